@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Times the whole `trainc compile SPEC -o DIR` process per example with hyperfine, pinned to one
+# core, side by side with what a user would otherwise run to render the same manifests:
+# `kubectl kustomize golden/<name>/k8s` (when kubectl is installed). Prints a markdown table.
+# Usage: bench/compile.sh [TRAINC]   (default build/compiler/trainc; `./dev.sh bench` builds it first)
+# Env: RUNS (default 30), WARMUP (default 3), TARGET_MS (default 20). Results: bench/results/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=tools/common.sh
+. tools/common.sh
+TRAINC=$(absolute_command "${1:-build/compiler/trainc}")
+RUNS=${RUNS:-30}
+WARMUP=${WARMUP:-3}
+TARGET_MS=${TARGET_MS:-20}
+results=bench/results
+
+if [ ! -x "$TRAINC" ]; then
+  echo "bench: $TRAINC is not built; run ./dev.sh bench" >&2
+  exit 2
+fi
+bash tools/install-deps.sh hyperfine
+
+pin=()
+if command -v taskset >/dev/null 2>&1; then pin=(taskset -c 0); else echo "bench: taskset missing; not pinned to one core" >&2; fi
+kubectl=$(command -v kubectl || true)
+if [ -z "$kubectl" ]; then echo "bench: kubectl not installed; timing trainc alone" >&2; fi
+
+mkdir -p "$results"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+jsons=()
+while read -r spec; do
+  name=$(basename "$(dirname "$spec")")
+  ext=${spec##*.}
+  json="$results/$name.$ext.json"
+  cmds=(--command-name "trainc compile $spec" "$TRAINC compile $spec -o $tmp/out")
+  if [ -n "$kubectl" ] && [ -d "golden/$name/k8s" ]; then
+    cmds+=(--command-name "kubectl kustomize golden/$name/k8s" "$kubectl kustomize golden/$name/k8s")
+  fi
+  echo "bench: $spec" >&2
+  # -N: no shell between hyperfine and the command; --prepare: every run compiles into a fresh folder.
+  "${pin[@]}" hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" \
+    --prepare "rm -rf $tmp/out" --export-json "$json" "${cmds[@]}" >"$results/$name.$ext.log" 2>&1 ||
+    { echo "bench: hyperfine failed for $spec; see $results/$name.$ext.log" >&2; exit 1; }
+  jsons+=("$json")
+done < <(example_specs)
+
+if [ "${#jsons[@]}" -eq 0 ]; then echo "bench: no examples/*/spec.* found" >&2; exit 1; fi
+
+python3 - "$TARGET_MS" "${jsons[@]}" <<'PY' | tee "$results/summary.md"
+import json, sys
+target = float(sys.argv[1])
+print(f"| example | spec | trainc compile, median ms | kubectl kustomize, median ms | kustomize / trainc | under {target:g} ms |")
+print("|---|---|---:|---:|---:|---|")
+for path in sys.argv[2:]:
+    runs = json.load(open(path))["results"]
+    trainc = runs[0]["median"] * 1000
+    name, ext = path.split("/")[-1].rsplit(".", 2)[:2]   # bench/results/<name>.<ext>.json
+    peer = f"{runs[1]['median'] * 1000:.1f}" if len(runs) > 1 else "n/a"
+    ratio = f"{runs[1]['median'] / runs[0]['median']:.1f}x" if len(runs) > 1 else "n/a"
+    print(f"| {name} | spec.{ext} | {trainc:.1f} | {peer} | {ratio} | {'yes' if trainc < target else 'NO'} |")
+PY
+echo >&2
+echo "bench: one core (${pin[*]:-unpinned}), $RUNS runs after $WARMUP warm-ups; raw data in $results/" >&2

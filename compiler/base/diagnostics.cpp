@@ -1,0 +1,97 @@
+#include "base/diagnostics.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/data_path.h"
+
+namespace trainc {
+
+void Diagnostics::add_source(SourcePtr file) { sources_[file->name()] = std::move(file); }
+
+void Diagnostics::report(Diagnostic d) { items_.push_back(std::move(d)); }
+
+bool Diagnostics::has_errors() const {
+  return std::any_of(items_.begin(), items_.end(), [](const auto& d) { return d.severity == Severity::error; });
+}
+
+size_t Diagnostics::error_count() const {
+  auto all = sorted();
+  return static_cast<size_t>(
+      std::count_if(all.begin(), all.end(), [](const auto& d) { return d.severity == Severity::error; }));
+}
+
+static auto sort_key(const Diagnostic& d) {
+  return std::tie(d.file, d.loc.line, d.loc.col, d.path, d.message);
+}
+
+std::vector<Diagnostic> Diagnostics::sorted() const {
+  std::vector<Diagnostic> v = items_;
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
+  v.erase(std::unique(v.begin(), v.end(),
+                      [](const auto& a, const auto& b) { return sort_key(a) == sort_key(b); }),
+          v.end());
+  return v;
+}
+
+std::string Diagnostics::quote_line(const std::string& file, const Loc& loc) const {
+  auto it = sources_.find(file);
+  if (!loc.known() || it == sources_.end()) return {};
+  std::string_view text = it->second->line(loc.line);
+  if (text.empty()) return {};
+  std::string gutter = fmt::format("{:>5} | ", loc.line);
+  std::string pad;
+  for (int i = 1; i < loc.col && static_cast<size_t>(i) <= text.size(); ++i) pad += text[i - 1] == '\t' ? '\t' : ' ';
+  int width = std::max(1, std::min<int>(loc.len, static_cast<int>(text.size()) - loc.col + 1));
+  return fmt::format("{}{}\n{:>5} | {}^{}\n", gutter, text, "", pad, std::string(width - 1, '~'));
+}
+
+static std::string where(const std::string& file, const Loc& loc) {
+  if (file.empty()) return "trainc";
+  if (!loc.known()) return file;
+  return fmt::format("{}:{}:{}", file, loc.line, loc.col);
+}
+
+std::string Diagnostics::render_text() const {
+  std::string out;
+  auto all = sorted();
+  for (const auto& d : all) {
+    out += fmt::format("{}: {}: {}\n", where(d.file, d.loc), d.severity == Severity::error ? "error" : "warning",
+                       d.message);
+    out += quote_line(d.file, d.loc);
+    if (!d.path.empty()) out += fmt::format("      = at {}\n", ptr_display(d.path));
+    for (const auto& n : d.notes) {
+      out += fmt::format("{}: note: {}\n", where(n.file, n.loc), n.message);
+      out += quote_line(n.file, n.loc);
+    }
+  }
+  size_t errors = error_count(), warnings = all.size() - std::min(all.size(), errors);
+  if (errors) out += fmt::format("{} error{}", errors, errors == 1 ? "" : "s");
+  if (warnings) out += fmt::format("{}{} warning{}", errors ? ", " : "", warnings, warnings == 1 ? "" : "s");
+  if (!all.empty()) out += "\n";
+  return out;
+}
+
+std::string Diagnostics::render_json() const {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& d : sorted()) {
+    nlohmann::ordered_json j;
+    j["severity"] = d.severity == Severity::error ? "error" : "warning";
+    j["file"] = d.file;
+    j["line"] = d.loc.line;
+    j["column"] = d.loc.col;
+    j["path"] = d.path.empty() ? "" : ptr_display(d.path);
+    j["pointer"] = d.path;
+    j["message"] = d.message;
+    j["notes"] = nlohmann::ordered_json::array();
+    for (const auto& n : d.notes)
+      j["notes"].push_back({{"file", n.file}, {"line", n.loc.line}, {"column", n.loc.col}, {"message", n.message}});
+    arr.push_back(std::move(j));
+  }
+  return arr.dump(2) + "\n";
+}
+
+}  // namespace trainc

@@ -1,0 +1,49 @@
+#pragma once
+// Diagnostics: collected (never thrown), sorted, de-duplicated, rendered as text or JSON.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/source.h"
+
+namespace trainc {
+
+enum class Severity { error, warning };
+
+/// A secondary position that contributed to a diagnostic ("first defined here").
+struct Note {
+  std::string file;
+  Loc loc;
+  std::string message;
+};
+
+struct Diagnostic {
+  Severity severity = Severity::error;
+  std::string file;     ///< as named on the command line; "" when no file applies
+  Loc loc;
+  std::string path;     ///< JSON pointer into the spec document; "" for none
+  std::string message;  ///< lower case, specific, says what to do
+  std::vector<Note> notes;
+};
+
+class Diagnostics {
+ public:
+  /// Registers a file so rendering can quote its lines.
+  void add_source(SourcePtr file);
+  void report(Diagnostic d);
+  bool has_errors() const;
+  size_t error_count() const;
+  /// Sorted by file, line, column, message; exact duplicates removed.
+  std::vector<Diagnostic> sorted() const;
+  /// The text form: "file:line:col: error: message", the source line, a caret, the data path, notes.
+  std::string render_text() const;
+  /// A JSON array of {severity, file, line, column, path, message, notes}.
+  std::string render_json() const;
+
+ private:
+  std::string quote_line(const std::string& file, const Loc& loc) const;
+  std::vector<Diagnostic> items_;
+  std::map<std::string, SourcePtr> sources_;
+};
+
+}  // namespace trainc

@@ -1,0 +1,29 @@
+#include "base/units.h"
+
+#include <doctest/doctest.h>
+
+namespace trainc {
+
+TEST_CASE("quantities") {
+  CHECK(parse_quantity("32Gi") == doctest::Approx(32.0 * 1024 * 1024 * 1024));
+  CHECK(parse_quantity("500m") == doctest::Approx(0.5));
+  CHECK(parse_quantity("4") == doctest::Approx(4));
+  CHECK(parse_quantity("1.5G") == doctest::Approx(1.5e9));
+  CHECK_FALSE(parse_quantity("32GB").has_value());
+  CHECK_FALSE(parse_quantity("Gi").has_value());
+  CHECK_FALSE(parse_quantity("-1").has_value());
+}
+
+TEST_CASE("durations") {
+  CHECK(parse_duration("90s") == 90);
+  CHECK(parse_duration("10m") == 600);
+  CHECK(parse_duration("2d") == 172800);
+  CHECK_FALSE(parse_duration("10").has_value());
+  CHECK_FALSE(parse_duration("10 minutes").has_value());
+  CHECK(format_duration(600) == "10m");
+  CHECK(format_duration(5400) == "90m");
+  CHECK(format_duration(7200) == "2h");
+  CHECK(format_duration(45) == "45s");
+}
+
+}  // namespace trainc

@@ -1,0 +1,13 @@
+#include "checks/checks.h"
+
+namespace trainc {
+
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
+  size_t before = diags.error_count();
+  check_names(sys, doc, diags);
+  check_steps(sys, doc, diags);
+  check_resources(sys, doc, diags);
+  return diags.error_count() == before;
+}
+
+}  // namespace trainc

@@ -1,0 +1,19 @@
+#pragma once
+// Semantic checks on the lowered model, one family per file. Each reports at the spec position
+// of the value that causes the problem.
+#include "frontend/document.h"
+#include "model/model.h"
+
+namespace trainc {
+
+/// Runs every family; returns true when none reported an error.
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags);
+
+/// Generated Kubernetes names fit their limits (names.cpp).
+void check_names(const System& sys, const Document& doc, Diagnostics& diags);
+/// Each step says what to run, checkpoints live inside outputs, env does not shadow trainc's (steps.cpp).
+void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
+/// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
+void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
+
+}  // namespace trainc

@@ -1,0 +1,26 @@
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "checks/checks.h"
+#include "emit/k8s_names.h"
+
+namespace trainc {
+
+constexpr size_t kMaxLabel = 63;
+
+void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& step : sys.steps) {
+    for (const auto& n : k8s::step_names(sys, step)) {
+      if (n.name.size() <= kMaxLabel) continue;
+      size_t budget = kMaxLabel - (n.name.size() - sys.name.size() - step.name.size());
+      doc.error(diags, ptr_key(step.ptr, "name"),
+                fmt::format("the {} '{}' would be {} characters, over the limit of {}; shorten the system name "
+                            "and the step name to {} characters together",
+                            n.what, n.name, n.name.size(), kMaxLabel, budget),
+                Anchor::value, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
+      break;  // one report per step: the longest name decides
+    }
+  }
+}
+
+}  // namespace trainc

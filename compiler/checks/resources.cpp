@@ -1,0 +1,79 @@
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/units.h"
+#include "checks/checks.h"
+
+namespace trainc {
+namespace {
+
+void check_pool_fit(const Step& step, const Pool& pool, const Document& doc, Diagnostics& diags) {
+  const std::string gpus_ptr = ptr_key(step.ptr, "gpus");
+  const int per_node = pool.accelerator ? pool.accelerator->count : 0;
+  if (step.gpus > 0 && !pool.accelerator) {
+    doc.error(diags, gpus_ptr,
+              fmt::format("step '{}' asks for {} GPU(s) but pool '{}' has no accelerator; add 'accelerator' to the "
+                          "pool or set gpus: 0",
+                          step.name, step.gpus, pool.name),
+              Anchor::value, {doc.note(pool.ptr, fmt::format("pool '{}' declared here", pool.name), Anchor::key)});
+    return;
+  }
+  if (step.gpus > per_node) {
+    doc.error(diags, gpus_ptr,
+              fmt::format("step '{}' asks for {} GPUs per pod but a node of pool '{}' has {}; use gpus: {} and more "
+                          "nodes, or a pool with bigger machines",
+                          step.name, step.gpus, pool.name, per_node, per_node),
+              Anchor::value,
+              {doc.note(ptr_key(pool.ptr, "accelerator"), fmt::format("{} x {} per node", per_node, pool.accelerator->type))});
+    return;
+  }
+  // Pods that fit on one node: GPUs decide; a CPU-only pod is assumed to take a node.
+  const int pods_per_node = step.gpus > 0 ? per_node / step.gpus : 1;
+  const int capacity = pods_per_node * pool.nodes;
+  if (step.nodes > capacity) {
+    doc.error(diags, ptr_key(step.ptr, "nodes"),
+              fmt::format("step '{}' runs {} pods but pool '{}' fits {} ({} node(s), {} pod(s) each); pods beyond "
+                          "that would stay Pending: raise the pool's nodes or lower the step's",
+                          step.name, step.nodes, pool.name, capacity, pool.nodes, pods_per_node),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "nodes"), fmt::format("pool '{}' size", pool.name))});
+  }
+}
+
+void check_shm(const Step& step, const Document& doc, Diagnostics& diags) {
+  auto limit_it = step.resources.limits.find("memory");
+  if (limit_it == step.resources.limits.end()) return;
+  auto shm = parse_quantity(step.shm);
+  auto limit = parse_quantity(limit_it->second);
+  if (!shm || !limit || *shm < *limit) return;
+  const bool explicit_shm = doc.root.contains(nlohmann::json::json_pointer(ptr_key(step.ptr, "shm")));
+  doc.error(diags, explicit_shm ? ptr_key(step.ptr, "shm") : ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "limits"), "memory"),
+            fmt::format("/dev/shm of {}{} is memory the pod uses, and it does not fit the memory limit of {}; "
+                        "lower 'shm' or raise the limit",
+                        step.shm, explicit_shm ? "" : " (the default: 2Gi per GPU)", limit_it->second),
+            Anchor::value);
+}
+
+}  // namespace
+
+void check_resources(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& step : sys.steps) {
+    if (const Pool* pool = sys.pool(step.pool)) check_pool_fit(step, *pool, doc, diags);
+    if (step.procs_per_node > step.gpus && step.gpus > 0)
+      doc.error(diags, ptr_key(step.ptr, "procsPerNode"),
+                fmt::format("{} processes per node share {} GPU(s); torchrun gives each process one GPU: use "
+                            "procsPerNode: {}",
+                            step.procs_per_node, step.gpus, step.gpus));
+    check_shm(step, doc, diags);
+    for (const auto& [key, value] : step.resources.requests) {
+      auto lim = step.resources.limits.find(key);
+      auto r = parse_quantity(value);
+      if (lim == step.resources.limits.end() || !r) continue;
+      auto l = parse_quantity(lim->second);
+      if (l && *r > *l)
+        doc.error(diags, ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "requests"), key),
+                  fmt::format("{} request {} is above its limit {}; Kubernetes rejects the pod", key, value, lim->second));
+    }
+  }
+}
+
+}  // namespace trainc

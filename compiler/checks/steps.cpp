@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "checks/checks.h"
+
+namespace trainc {
+namespace {
+
+/// Whether `inner` is `outer` or below it (both absolute, normalised).
+bool path_within(const std::string& inner, const std::string& outer) {
+  return inner == outer || outer == "/" || inner.starts_with(outer + "/");
+}
+
+/// Names the entry script or the Job set for the trainer; a spec that sets them breaks rendezvous.
+const std::vector<std::string>& reserved_env(const Step& step) {
+  static const std::vector<std::string> single{"PYTHONUNBUFFERED", "TRAINC_RESUME_FROM"};
+  static const std::vector<std::string> multi{"PYTHONUNBUFFERED", "TRAINC_RESUME_FROM", "NNODES", "NODE_RANK",
+                                              "MASTER_ADDR", "MASTER_PORT"};
+  return step.distributed() ? multi : single;
+}
+
+}  // namespace
+
+void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
+  (void)sys;
+  for (const auto& step : sys.steps) {
+    const bool has_cmd = doc.root.contains(nlohmann::json::json_pointer(ptr_key(step.ptr, "command")));
+    if (step.torchrun && has_cmd) {
+      doc.error(diags, ptr_key(step.ptr, "command"),
+                fmt::format("step '{}' sets both 'torchrun' and 'command'; keep one", step.name), Anchor::key,
+                {doc.note(ptr_key(step.ptr, "torchrun"), "'torchrun' is set here", Anchor::key)});
+    } else if (!step.torchrun && !has_cmd) {
+      doc.error(diags, step.ptr,
+                fmt::format("step '{}' says nothing to run; add 'torchrun: {{script: ...}}' or 'command: [...]'",
+                            step.name));
+    } else if (has_cmd && step.command.empty()) {
+      doc.error(diags, ptr_key(step.ptr, "command"), "'command' is empty; name the program to run");
+    }
+    if (step.distributed() && !step.torchrun) {
+      doc.error(diags, ptr_key(step.ptr, "nodes"),
+                fmt::format("step '{}' runs on {} nodes but has no 'torchrun' to coordinate them; multi-node "
+                            "steps use torchrun",
+                            step.name, step.nodes));
+    }
+    if (step.checkpoints && !step.outputs) {
+      doc.error(diags, step.checkpoints->ptr,
+                "'checkpoints' needs 'outputs': checkpoints are restored from and saved to the outputs' store",
+                Anchor::key);
+    } else if (step.checkpoints && !path_within(step.checkpoints->path, step.outputs->path)) {
+      doc.error(diags, ptr_key(step.checkpoints->ptr, "path"),
+                fmt::format("checkpoints path '{}' is outside outputs path '{}', so checkpoints would never be "
+                            "saved; put them under '{}'",
+                            step.checkpoints->path, step.outputs->path, step.outputs->path),
+                Anchor::value, {doc.note(ptr_key(step.outputs->ptr, "path"), "outputs path set here")});
+    }
+    for (const auto& name : reserved_env(step)) {
+      if (step.env.count(name))
+        doc.error(diags, ptr_key(ptr_key(step.ptr, "env"), name),
+                  fmt::format("env '{}' is set by trainc for this step; remove it", name), Anchor::key);
+    }
+  }
+}
+
+}  // namespace trainc

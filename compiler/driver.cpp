@@ -1,0 +1,43 @@
+#include "driver.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "checks/checks.h"
+#include "emit/emitter.h"
+#include "frontend/jsonnet_loader.h"
+#include "frontend/schema_check.h"
+#include "frontend/yaml_loader.h"
+#include "io/tree_writer.h"
+#include "model/lower.h"
+
+namespace trainc {
+
+SourcePtr read_source(const std::string& path, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read spec '" + path + "': no such file or not readable";
+    return nullptr;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return std::make_shared<SourceFile>(path, ss.str());
+}
+
+static bool is_jsonnet(const std::string& name) {
+  return name.ends_with(".jsonnet") || name.ends_with(".libsonnet");
+}
+
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags) {
+  diags.add_source(source);
+  auto doc = is_jsonnet(source->name()) ? load_jsonnet(source, diags) : load_yaml(source, diags);
+  if (!doc || !check_schema(*doc, diags)) return std::nullopt;
+  auto system = lower(*doc, diags);
+  if (!system || !run_checks(*system, *doc, diags)) return std::nullopt;
+  Compiled out{std::move(*system), {}};
+  for (const auto& emitter : emitters()) emitter->emit(out.system, out.files);
+  add_manifest(out.files);
+  return out;
+}
+
+}  // namespace trainc

@@ -1,0 +1,24 @@
+#pragma once
+// The pipeline: load -> validate -> lower -> check -> emit. Writing is the CLI's job (io/).
+#include <optional>
+#include <string>
+
+#include "base/diagnostics.h"
+#include "emit/output_sink.h"
+#include "model/model.h"
+
+namespace trainc {
+
+struct Compiled {
+  System system;
+  OutputSink files;  ///< every file of the output folder, .trainc-manifest included
+};
+
+/// Reads a spec file; nullopt (with `error` set) when it cannot be read.
+SourcePtr read_source(const std::string& path, std::string& error);
+
+/// Compiles one spec (YAML, or Jsonnet for *.jsonnet / *.libsonnet). nullopt when the spec has
+/// errors, all of which are in `diags`.
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags);
+
+}  // namespace trainc

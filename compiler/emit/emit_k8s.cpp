@@ -1,0 +1,202 @@
+// Kubernetes target: Namespace, the entry-script ConfigMap, the headless Service and the Job of
+// each step, and a kustomization.yaml listing them, under k8s/.
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "emit/emitter.h"
+#include "emit/entry_script.h"
+#include "emit/k8s_names.h"
+#include "emit/yaml_writer.h"
+
+namespace trainc {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
+                 const StringMap& extra = {}) {
+  ojson l = ojson::object();
+  l["app.kubernetes.io/name"] = name;
+  l["app.kubernetes.io/instance"] = instance;
+  l["app.kubernetes.io/component"] = component;
+  l["app.kubernetes.io/part-of"] = sys.name;
+  l["app.kubernetes.io/managed-by"] = "trainc";
+  for (const auto& [k, v] : sys.labels) l[k] = v;
+  for (const auto& [k, v] : extra) l[k] = v;
+  return l;
+}
+
+ojson step_labels(const System& sys, const Step& step) {
+  return labels_for(sys, step.name, k8s::job_name(sys, step), step.torchrun ? "torchrun" : "command", step.labels);
+}
+
+ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
+  ojson m;
+  m["name"] = name;
+  if (!ns.empty()) m["namespace"] = ns;
+  m["labels"] = std::move(labels);
+  return m;
+}
+
+std::string header(const System& sys, std::string_view what) {
+  return fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name);
+}
+
+ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", value}}; }
+
+ojson exec_probe(const std::string& script, int period, int failures) {
+  return {{"exec", {{"command", {"/bin/sh", "-c", script}}}}, {"periodSeconds", period}, {"failureThreshold", failures}};
+}
+
+ojson container(const System& sys, const Step& step) {
+  ojson c;
+  c["name"] = step.name;
+  c["image"] = step.image;
+  c["imagePullPolicy"] = step.image_pull_policy;
+  c["command"] = {"/bin/bash", fmt::format("{}/entrypoint.sh", k8s::kEntrypointDir)};
+  c["workingDir"] = step.workdir;
+  ojson env = ojson::array();
+  env.push_back(env_var("PYTHONUNBUFFERED", "1"));  // prints reach the log (and the heartbeat) at once
+  if (step.distributed()) {
+    env.push_back(env_var("NNODES", std::to_string(step.nodes)));
+    env.push_back({{"name", "NODE_RANK"},
+                   {"valueFrom",
+                    {{"fieldRef", {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+    env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
+    env.push_back(env_var("MASTER_PORT", std::to_string(step.torchrun ? step.torchrun->port : 29500)));
+  }
+  std::set<std::string> regions, secrets;
+  auto note_store = [&](const std::string& store) {
+    if (const auto* s = sys.store(store)) {
+      if (!s->region.empty()) regions.insert(s->region);
+      if (!s->credentials_secret.empty()) secrets.insert(s->credentials_secret);
+    }
+  };
+  for (const auto& in : step.inputs) note_store(in.from.store);
+  if (step.outputs) note_store(step.outputs->to.store);
+  if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
+  for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
+  c["env"] = env;
+  if (!secrets.empty()) {
+    ojson from = ojson::array();
+    for (const auto& s : secrets) from.push_back(ojson{{"secretRef", {{"name", s}}}});
+    c["envFrom"] = from;
+  }
+  if (step.distributed())
+    c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", step.torchrun ? step.torchrun->port : 29500}}});
+  ojson requests = ojson::object(), limits = ojson::object();
+  for (const auto& [k, v] : step.resources.requests) requests[k] = v;
+  for (const auto& [k, v] : step.resources.limits) limits[k] = v;
+  if (step.gpus > 0) {
+    requests["nvidia.com/gpu"] = step.gpus;
+    limits["nvidia.com/gpu"] = step.gpus;
+  }
+  ojson res = ojson::object();
+  if (!requests.empty()) res["requests"] = requests;
+  if (!limits.empty()) res["limits"] = limits;
+  if (!res.empty()) c["resources"] = res;
+  c["volumeMounts"] = ojson::array({
+      {{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}},
+      {{"name", "shm"}, {"mountPath", "/dev/shm"}},
+  });
+  // Liveness judges the heartbeat's age, never a file written only at the end of a run.
+  c["livenessProbe"] = exec_probe(
+      fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file, step.heartbeat.max_age_seconds),
+      60, 3);
+  c["readinessProbe"] = exec_probe(fmt::format("test -f {}/ready", k8s::kStateDir), 15, 1);
+  return c;
+}
+
+ojson job(const System& sys, const Step& step, const std::string& configmap) {
+  ojson j;
+  j["apiVersion"] = "batch/v1";
+  j["kind"] = "Job";
+  j["metadata"] = metadata(k8s::job_name(sys, step), sys.ns, step_labels(sys, step));
+  if (!step.annotations.empty()) j["metadata"]["annotations"] = step.annotations;
+  ojson spec;
+  // A failed rank takes the others down with it, so one retry of the step costs `nodes` pod failures.
+  spec["backoffLimit"] = step.retries * step.nodes;
+  if (step.distributed()) {
+    spec["completions"] = step.nodes;
+    spec["parallelism"] = step.nodes;
+    spec["completionMode"] = "Indexed";
+  }
+  if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
+  ojson pod;
+  pod["restartPolicy"] = "Never";
+  if (step.distributed()) pod["subdomain"] = k8s::job_name(sys, step);
+  if (!sys.service_account.empty()) pod["serviceAccountName"] = sys.service_account;
+  ojson selector = ojson::object();
+  if (const Pool* p = sys.pool(step.pool)) {
+    selector["cloud.google.com/gke-nodepool"] = p->name;
+    if (p->accelerator && step.gpus > 0) selector["cloud.google.com/gke-accelerator"] = p->accelerator->type;
+  }
+  if (!selector.empty()) pod["nodeSelector"] = selector;
+  if (step.gpus > 0)
+    pod["tolerations"] = ojson::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
+  // Room for the final sync of outputs after SIGTERM.
+  if (step.outputs) pod["terminationGracePeriodSeconds"] = 300;
+  pod["containers"] = ojson::array({container(sys, step)});
+  pod["volumes"] = ojson::array({
+      {{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}},
+      {{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", step.shm}}}},
+  });
+  spec["template"] = {{"metadata", {{"labels", step_labels(sys, step)}}}, {"spec", pod}};
+  j["spec"] = spec;
+  return j;
+}
+
+ojson headless_service(const System& sys, const Step& step) {
+  ojson s;
+  s["apiVersion"] = "v1";
+  s["kind"] = "Service";
+  s["metadata"] = metadata(k8s::job_name(sys, step), sys.ns, step_labels(sys, step));
+  int port = step.torchrun ? step.torchrun->port : 29500;
+  s["spec"] = {
+      {"clusterIP", "None"},
+      // Ranks must resolve each other before any of them is Ready.
+      {"publishNotReadyAddresses", true},
+      {"selector", {{"app.kubernetes.io/instance", k8s::job_name(sys, step)}, {"app.kubernetes.io/part-of", sys.name}}},
+      {"ports", ojson::array({{{"name", k8s::kPortName}, {"port", port}, {"targetPort", port}}})},
+  };
+  return s;
+}
+
+class K8sEmitter final : public Emitter {
+ public:
+  std::string_view name() const override { return "k8s"; }
+
+  void emit(const System& sys, OutputSink& out) const override {
+    std::vector<std::string> resources;  // relative to k8s/, as kustomize wants them
+    auto add = [&](const std::string& file, const ojson& obj, std::string_view what) {
+      out.add(file, to_yaml(obj, header(sys, what)));
+      resources.push_back(file.substr(4));
+    };
+    if (sys.owns_namespace) {
+      ojson ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
+               {"metadata", metadata(sys.ns, "", labels_for(sys, sys.name, sys.name, "namespace"))}};
+      add("k8s/namespace.yaml", ns, "namespace");
+    }
+    for (const auto& step : sys.steps) {
+      std::string script = entry_script(sys, step);
+      std::string cm_name = k8s::configmap_name(sys, step, script);
+      ojson cm{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", metadata(cm_name, sys.ns, step_labels(sys, step))},
+               {"data", {{"entrypoint.sh", script}}}};
+      const auto files = k8s::step_files(step);
+      add(files.configmap, cm, fmt::format("entry script of step '{}'", step.name));
+      if (!files.service.empty())
+        add(files.service, headless_service(sys, step), fmt::format("rendezvous service of step '{}'", step.name));
+      add(files.job, job(sys, step, cm_name), fmt::format("step '{}'", step.name));
+    }
+    ojson k{{"apiVersion", "kustomize.config.k8s.io/v1beta1"}, {"kind", "Kustomization"}, {"resources", resources}};
+    out.add("k8s/kustomization.yaml", to_yaml(k, header(sys, "kustomization")));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Emitter> new_k8s_emitter() { return std::make_unique<K8sEmitter>(); }
+
+}  // namespace trainc

@@ -1,0 +1,29 @@
+#pragma once
+// One emitter per target; all registered in one table (registry.cpp).
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "emit/output_sink.h"
+#include "model/model.h"
+
+namespace trainc {
+
+class Emitter {
+ public:
+  virtual ~Emitter() = default;
+  /// The target's name, e.g. "k8s"; unique in the registry.
+  virtual std::string_view name() const = 0;
+  /// Adds the target's files to `out`. Emitters run in registry order and may read what
+  /// earlier ones wrote (the runbook lists the manifests).
+  virtual void emit(const System& sys, OutputSink& out) const = 0;
+};
+
+std::unique_ptr<Emitter> new_k8s_emitter();
+std::unique_ptr<Emitter> new_model_emitter();
+std::unique_ptr<Emitter> new_runbook_emitter();
+
+/// Every emitter, in the order they run. Registering two with one name aborts at startup.
+const std::vector<std::unique_ptr<Emitter>>& emitters();
+
+}  // namespace trainc

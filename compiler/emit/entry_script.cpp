@@ -1,0 +1,150 @@
+#include "emit/entry_script.h"
+
+#include <fmt/format.h>
+
+#include "base/units.h"
+#include "emit/k8s_names.h"
+#include "emit/output_sink.h"
+#include "emit/shell.h"
+
+namespace trainc {
+
+std::vector<std::string> trainer_words(const Step& step) {
+  std::vector<std::string> words;
+  if (!step.torchrun) {
+    for (const auto& w : step.command) words.push_back(sh_quote(w));
+    return words;
+  }
+  const Torchrun& t = *step.torchrun;
+  words.push_back("torchrun");
+  if (!step.distributed()) {
+    words.insert(words.end(), {"--standalone", "--nnodes=1"});
+  } else {
+    // Static rendezvous: rank 0's pod hosts the store; node ranks come from the completion index.
+    words.insert(words.end(), {"--nnodes=\"$NNODES\"", "--node-rank=\"$NODE_RANK\"",
+                               "--master-addr=\"$MASTER_ADDR\"", "--master-port=\"$MASTER_PORT\""});
+  }
+  words.push_back(fmt::format("--nproc-per-node={}", step.procs_per_node));
+  words.push_back(sh_quote(t.script));
+  for (const auto& a : t.args) words.push_back(sh_quote(a));
+  return words;
+}
+
+std::string entry_script(const System& sys, const Step& step) {
+  ShellScript sh;
+  const std::string state(k8s::kStateDir);
+  sh.line("#!/usr/bin/env bash");
+  sh.comment(kGeneratedNotice);
+  sh.comment(fmt::format("entry script of step '{}' in system '{}'", step.name, sys.name));
+  sh.line("set -euo pipefail");
+  sh.line();
+  sh.line(fmt::format("readonly STATE={}", sh_quote(state)));
+  sh.line(fmt::format("readonly LOG={}", sh_quote(state + "/step.log")));
+  sh.line(fmt::format("readonly HEARTBEAT={}", sh_quote(step.heartbeat.file)));
+  sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
+  sh.line(": >>\"$LOG\"");
+  sh.line("touch \"$HEARTBEAT\"");
+  sh.line();
+  sh.open("log() {").line("printf '[trainc %s] %s\\n' \"$(date -u +%H:%M:%S)\" \"$*\" | tee -a \"$LOG\"").close("}");
+  sh.comment("Keeps the heartbeat fresh while this script itself works (syncs), so liveness only");
+  sh.comment("judges the trainer. Its PID is kept: nothing is killed by pattern.");
+  sh.open("keepalive() {").line("while sleep 30; do touch \"$HEARTBEAT\"; done").close("}");
+  sh.line("KEEPALIVE_PID=");
+  sh.open("start_keepalive() {").line("keepalive &").line("KEEPALIVE_PID=$!").close("}");
+  sh.open("stop_keepalive() {")
+      .line("if [ -n \"$KEEPALIVE_PID\" ]; then kill \"$KEEPALIVE_PID\" 2>/dev/null || true; fi")
+      .line("KEEPALIVE_PID=")
+      .close("}");
+
+  const bool uses_s3 = !step.inputs.empty() || step.outputs.has_value();
+  if (uses_s3) {
+    std::string endpoint;
+    for (const auto& in : step.inputs)
+      if (const auto* s = sys.store(in.from.store); s && !s->endpoint.empty()) endpoint = s->endpoint;
+    if (step.outputs)
+      if (const auto* s = sys.store(step.outputs->to.store); s && !s->endpoint.empty()) endpoint = s->endpoint;
+    sh.open("s3() {");
+    if (endpoint.empty()) sh.line("aws s3 \"$@\" --only-show-errors");
+    else sh.line(fmt::format("aws --endpoint-url {} s3 \"$@\" --only-show-errors", sh_quote(endpoint)));
+    sh.close("}");
+  }
+  sh.line();
+  sh.line("start_keepalive");
+  for (const auto& in : step.inputs) {
+    sh.line(fmt::format("log {}", sh_quote(fmt::format("syncing {} -> {}", in.from.url, in.to))));
+    sh.line(fmt::format("mkdir -p {}", sh_quote(in.to)));
+    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(in.from.url), sh_quote(in.to))));
+  }
+  if (step.outputs) {
+    const auto& o = *step.outputs;
+    sh.line(fmt::format("mkdir -p {}", sh_quote(o.path)));
+    sh.line(fmt::format("log {}", sh_quote(fmt::format("restoring outputs from {}", o.to.url))));
+    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.to.url), sh_quote(o.path))));
+  }
+  if (!step.checkpoints) sh.line("TRAINC_RESUME_FROM=");
+  if (step.checkpoints) {
+    const auto& c = *step.checkpoints;
+    sh.comment("The newest checkpoint by modification time, if any.");
+    sh.line(fmt::format("TRAINC_RESUME_FROM=$(find {} -type f -name {} -printf '%T@ %p\\n' 2>/dev/null \\",
+                        sh_quote(c.path), sh_quote(c.pattern)));
+    sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
+    sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
+        .line("log \"resuming from $TRAINC_RESUME_FROM\"")
+        .close("fi");
+  }
+  sh.line("export TRAINC_RESUME_FROM");
+  sh.line("touch \"$STATE/ready\"");
+  sh.line("stop_keepalive");
+  sh.line();
+
+  if (step.outputs) {
+    const auto& o = *step.outputs;
+    const bool only_rank0 = step.distributed();
+    if (only_rank0) sh.comment("Node 0 holds torch rank 0, which writes the outputs; only it syncs them out.");
+    sh.open("sync_outputs() {");
+    if (only_rank0) sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
+    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.path), sh_quote(o.to.url))));
+    sh.close("}");
+    sh.open("periodic_sync() {")
+        .open(fmt::format("while sleep {}; do", o.every_seconds))
+        .line(fmt::format("sync_outputs || log {}", sh_quote(fmt::format(
+                                                        "periodic sync failed; retrying in {}", format_duration(o.every_seconds)))))
+        .close("done")
+        .close("}");
+    sh.line("periodic_sync &");
+    sh.line("SYNC_PID=$!");
+  }
+  sh.line();
+  sh.open("trainer=(");
+  for (const auto& w : trainer_words(step)) sh.line(w);
+  sh.close(")");
+  if (step.checkpoints && !step.checkpoints->resume_flag.empty()) {
+    sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
+        .line(fmt::format("trainer+=({} \"$TRAINC_RESUME_FROM\")", sh_quote(step.checkpoints->resume_flag)))
+        .close("fi");
+  }
+  sh.line(fmt::format("cd {}", sh_quote(step.workdir)));
+  sh.line("log \"starting: ${trainer[*]}\"");
+  sh.comment("Every line the trainer prints lands in $LOG, whose age the liveness probe checks.");
+  sh.line("\"${trainer[@]}\" > >(tee -a \"$LOG\") 2>&1 &");
+  sh.line("TRAINER_PID=$!");
+  sh.line("trap 'log \"termination requested; stopping the trainer\"; kill -TERM \"$TRAINER_PID\" 2>/dev/null || true' TERM INT");
+  sh.line("status=0");
+  sh.line("wait \"$TRAINER_PID\" || status=$?");
+  sh.comment("A trapped signal ends the first wait early: wait until the trainer has really exited.");
+  sh.line("while kill -0 \"$TRAINER_PID\" 2>/dev/null; do wait \"$TRAINER_PID\" || status=$?; done");
+  sh.line("log \"trainer exited with status $status\"");
+  if (step.outputs) {
+    sh.line();
+    sh.line("kill \"$SYNC_PID\" 2>/dev/null || true");
+    sh.line("wait \"$SYNC_PID\" 2>/dev/null || true");
+    sh.line("start_keepalive");
+    sh.line(fmt::format("log {}", sh_quote("final sync of outputs to " + step.outputs->to.url)));
+    sh.line("sync_outputs");
+    sh.line("stop_keepalive");
+  }
+  sh.line("exit \"$status\"");
+  return sh.text();
+}
+
+}  // namespace trainc

@@ -1,0 +1,46 @@
+#include "emit/k8s_names.h"
+
+#include <fmt/format.h>
+
+namespace trainc::k8s {
+
+std::string job_name(const System& sys, const Step& step) { return fmt::format("{}-{}", sys.name, step.name); }
+
+std::string content_hash(std::string_view data) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h).substr(0, kHashLength);
+}
+
+std::string configmap_name(const System& sys, const Step& step, std::string_view script) {
+  return fmt::format("{}-{}", job_name(sys, step), content_hash(script));
+}
+
+std::string pod_hostname(const System& sys, const Step& step, int index) {
+  return fmt::format("{}-{}", job_name(sys, step), index);
+}
+
+std::string master_addr(const System& sys, const Step& step) {
+  return fmt::format("{}.{}", pod_hostname(sys, step, 0), job_name(sys, step));
+}
+
+StepFiles step_files(const Step& step) {
+  return {fmt::format("k8s/{}-configmap.yaml", step.name),
+          step.distributed() ? fmt::format("k8s/{}-service.yaml", step.name) : std::string(),
+          fmt::format("k8s/{}-job.yaml", step.name)};
+}
+
+std::vector<GeneratedName> step_names(const System& sys, const Step& step) {
+  // ConfigMap names may run to 253 characters; only these are labels of at most 63.
+  std::vector<GeneratedName> out{{job_name(sys, step), "Job name (also the value of its 'job-name' label)"}};
+  if (step.distributed()) {
+    out.push_back({job_name(sys, step), "headless Service name"});
+    out.push_back({pod_hostname(sys, step, step.nodes - 1), "hostname of the last pod"});
+  }
+  return out;
+}
+
+}  // namespace trainc::k8s

@@ -1,0 +1,43 @@
+#pragma once
+// Every Kubernetes name trainc generates comes from here, so the name checks see exactly the
+// names the emitter writes.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model.h"
+
+namespace trainc::k8s {
+
+inline constexpr int kHashLength = 10;
+inline constexpr std::string_view kEntrypointDir = "/opt/trainc";
+inline constexpr std::string_view kStateDir = "/tmp/trainc";
+inline constexpr std::string_view kPortName = "torchrun";
+
+/// "<system>-<step>": the Job, its headless Service and the pods' instance label.
+std::string job_name(const System& sys, const Step& step);
+/// The entry script's ConfigMap: "<job>-<content hash>", so a changed script rolls out.
+std::string configmap_name(const System& sys, const Step& step, std::string_view script);
+/// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".
+std::string pod_hostname(const System& sys, const Step& step, int index);
+/// The rendezvous address other ranks connect to.
+std::string master_addr(const System& sys, const Step& step);
+
+/// The files under k8s/ that hold a step's objects, in the order they should be applied.
+struct StepFiles {
+  std::string configmap, service, job;  ///< service is "" for single-pod steps
+};
+StepFiles step_files(const Step& step);
+
+/// A short stable hash of `data` (FNV-1a 64, hex).
+std::string content_hash(std::string_view data);
+
+struct GeneratedName {
+  std::string name;
+  std::string what;  ///< "Job", "pod hostname", ...
+};
+
+/// Every name the emitter will produce for `step` that must fit a 63-character DNS label.
+std::vector<GeneratedName> step_names(const System& sys, const Step& step);
+
+}  // namespace trainc::k8s

@@ -1,0 +1,23 @@
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "emit/emitter.h"
+
+namespace trainc {
+
+const std::vector<std::unique_ptr<Emitter>>& emitters() {
+  static const std::vector<std::unique_ptr<Emitter>> all = [] {
+    std::vector<std::unique_ptr<Emitter>> v;
+    v.push_back(new_k8s_emitter());
+    v.push_back(new_model_emitter());
+    v.push_back(new_runbook_emitter());  // last: it describes what the others wrote
+    std::set<std::string, std::less<>> names;
+    for (const auto& e : v)
+      if (!names.emplace(e->name()).second) throw std::logic_error("emitter registered twice: " + std::string(e->name()));
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace trainc

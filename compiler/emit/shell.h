@@ -1,0 +1,29 @@
+#pragma once
+// Writing POSIX/bash scripts: quoting, and a builder that keeps indentation consistent.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainc {
+
+/// `s` as one shell word: bare when it holds only safe characters, else single-quoted.
+std::string sh_quote(std::string_view s);
+/// Words joined by spaces, each quoted.
+std::string sh_join(const std::vector<std::string>& words);
+
+class ShellScript {
+ public:
+  /// Appends a line at the current indentation (an empty string gives a blank line).
+  ShellScript& line(std::string_view text = {});
+  ShellScript& comment(std::string_view text);
+  /// Opens a block: writes `header` and indents what follows until close().
+  ShellScript& open(std::string_view header);
+  ShellScript& close(std::string_view footer);
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  int depth_ = 0;
+};
+
+}  // namespace trainc

@@ -1,0 +1,153 @@
+#include "emit/yaml_writer.h"
+
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace trainc {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+bool looks_typed(std::string_view s) {
+  // YAML 1.1 and 1.2 booleans, nulls, numbers (with _ separators, octal, hex, sexagesimal), inf/nan.
+  static const std::regex typed(
+      "(y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~"
+      "|[-+]?[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?\\.[0-9_]+([eE][-+]?[0-9]+)?"
+      "|[-+]?0[xX][0-9a-fA-F_]+|[-+]?0[oO]?[0-7_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
+      "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|<<|=)");
+  return std::regex_match(s.begin(), s.end(), typed);
+}
+
+std::string dquote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string scalar(const ojson& v) {
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    return yaml_plain_safe(s) ? s : dquote(s);
+  }
+  if (v.is_null()) return "null";
+  return v.dump();
+}
+
+/// Multi-line strings become literal blocks when they can be written without loss.
+bool literal_ok(const std::string& s) {
+  if (s.find('\n') == std::string::npos || s.find('\r') != std::string::npos || s.find('\t') != std::string::npos)
+    return false;
+  if (s.front() == ' ' || s.front() == '\n') return false;
+  if (s.size() >= 2 && s.substr(s.size() - 2) == "\n\n") return false;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find('\n', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start && s[end - 1] == ' ') return false;  // trailing spaces would not survive linting
+    start = end + 1;
+  }
+  return true;
+}
+
+void write_literal(std::string& out, const std::string& s, int indent) {
+  out += s.back() == '\n' ? "|\n" : "|-\n";
+  std::string pad(indent, ' ');
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find('\n', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out += pad + s.substr(start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+}
+
+bool is_block(const ojson& v) { return (v.is_object() || v.is_array()) && !v.empty(); }
+
+void write_value(std::string& out, const ojson& v, int indent);
+
+/// Writes the members of a mapping; the first key continues the current line when `inline_first`.
+void write_map(std::string& out, const ojson& v, int indent, bool inline_first) {
+  bool first = true;
+  for (const auto& [k, child] : v.items()) {
+    if (!(first && inline_first)) out += std::string(indent, ' ');
+    first = false;
+    out += scalar(ojson(k)) + ":";
+    if (is_block(child)) {
+      out += "\n";
+      write_value(out, child, indent + 2);
+    } else if (child.is_string() && literal_ok(child.get_ref<const std::string&>())) {
+      out += " ";
+      write_literal(out, child.get_ref<const std::string&>(), indent + 2);
+    } else {
+      out += " " + (child.is_object() ? "{}" : child.is_array() ? "[]" : scalar(child)) + "\n";
+    }
+  }
+}
+
+void write_value(std::string& out, const ojson& v, int indent) {
+  if (v.is_object()) {
+    write_map(out, v, indent, false);
+  } else if (v.is_array()) {
+    for (const auto& item : v) {
+      out += std::string(indent, ' ') + "- ";
+      if (item.is_object() && !item.empty()) {
+        write_map(out, item, indent + 2, true);
+      } else if (item.is_array() && !item.empty()) {
+        out += "\n";
+        write_value(out, item, indent + 2);
+      } else if (item.is_string() && literal_ok(item.get_ref<const std::string&>())) {
+        write_literal(out, item.get_ref<const std::string&>(), indent + 2);
+      } else {
+        out += (item.is_object() ? "{}" : item.is_array() ? "[]" : scalar(item)) + "\n";
+      }
+    }
+  } else {
+    out += std::string(indent, ' ') + scalar(v) + "\n";
+  }
+}
+
+}  // namespace
+
+bool yaml_plain_safe(std::string_view s) {
+  if (s.empty() || looks_typed(s)) return false;
+  if (s.front() == ' ' || s.back() == ' ' || s.back() == ':') return false;
+  static const std::string_view bad_first = "-?:,[]{}#&*!|>'\"%@`";
+  if (bad_first.find(s.front()) != std::string_view::npos) {
+    // "-x" and "--flag" read back as strings; "- x" or a lone "-" do not.
+    if (!(s.front() == '-' && s.size() > 1 && s[1] != ' ')) return false;
+  }
+  if (s.find(": ") != std::string_view::npos || s.find(" #") != std::string_view::npos) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return c >= 0x20 && c != 0x7f && c != '{' && c != '}' && c != '[' && c != ']' && c != ',';
+  });
+}
+
+std::string to_yaml(const nlohmann::ordered_json& value, std::string_view header) {
+  std::string out;
+  size_t start = 0;
+  while (start < header.size()) {
+    size_t end = header.find('\n', start);
+    if (end == std::string_view::npos) end = header.size();
+    out += "# " + std::string(header.substr(start, end - start)) + "\n";
+    start = end + 1;
+  }
+  if (is_block(value)) write_value(out, value, 0);
+  else out += (value.is_object() ? "{}" : value.is_array() ? "[]" : scalar(value)) + "\n";
+  return out;
+}
+
+}  // namespace trainc

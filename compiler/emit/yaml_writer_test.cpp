@@ -1,0 +1,36 @@
+#include "emit/yaml_writer.h"
+
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+namespace trainc {
+
+TEST_CASE("strings that YAML would type are quoted") {
+  for (const char* s : {"true", "yes", "on", "0", "1200", "0755", "0.1", "1e3", "null", "~", "", "- x", "a: b",
+                        "x #y", "[a]", "12:30"})
+    CHECK_MESSAGE(!yaml_plain_safe(s), s);
+  for (const char* s : {"Python Sample v3", "s3://bucket/path/", "--epochs=1", "nvidia-tesla-t4", "IfNotPresent"})
+    CHECK_MESSAGE(yaml_plain_safe(s), s);
+}
+
+TEST_CASE("output reads back as the same document") {
+  nlohmann::ordered_json doc = {
+      {"kind", "Job"},
+      {"metadata", {{"name", "x"}, {"labels", {{"batch-size", "1200"}, {"flag", "true"}}}}},
+      {"spec", {{"items", {{{"a", 1}, {"b", "two"}}, "plain", nlohmann::ordered_json::array()}},
+                {"empty", nlohmann::ordered_json::object()},
+                {"script", "#!/bin/bash\nset -e\n  indented\n"},
+                {"nested", {{1, 2}}}}}};
+  std::string text = to_yaml(doc, "header line");
+  CHECK(text.rfind("# header line\nkind: Job\n", 0) == 0);
+  YAML::Node back = YAML::Load(text);
+  CHECK(back["metadata"]["labels"]["batch-size"].Tag() == "!");
+  CHECK(back["metadata"]["labels"]["batch-size"].as<std::string>() == "1200");
+  CHECK(back["spec"]["items"][0]["b"].as<std::string>() == "two");
+  CHECK(back["spec"]["items"][2].size() == 0);
+  CHECK(back["spec"]["script"].as<std::string>() == "#!/bin/bash\nset -e\n  indented\n");
+  CHECK(back["spec"]["nested"][0][1].as<int>() == 2);
+  CHECK(text.find("script: |\n    #!/bin/bash\n") != std::string::npos);
+}
+
+}  // namespace trainc

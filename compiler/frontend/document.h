@@ -1,0 +1,35 @@
+#pragma once
+// The document tree every front end produces: plain JSON values plus, for every JSON pointer,
+// where its key and its value sit in the source.
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/diagnostics.h"
+#include "base/source.h"
+
+namespace trainc {
+
+struct Span {
+  Loc key;    ///< the key of an object member (unknown for array items and the root)
+  Loc value;  ///< the value
+};
+
+enum class Anchor { key, value };
+
+struct Document {
+  SourcePtr file;
+  nlohmann::json root;
+  std::map<std::string, Span> spans;  ///< JSON pointer -> positions
+
+  /// The best known position for `ptr`: its own, else the nearest ancestor's.
+  Loc loc(const std::string& ptr, Anchor anchor = Anchor::value) const;
+  /// Reports an error at `ptr`.
+  void error(Diagnostics& diags, const std::string& ptr, std::string message, Anchor anchor = Anchor::value,
+             std::vector<Note> notes = {}) const;
+  /// A note pointing at `ptr`, for conflicts that involve two places.
+  Note note(const std::string& ptr, std::string message, Anchor anchor = Anchor::value) const;
+};
+
+}  // namespace trainc

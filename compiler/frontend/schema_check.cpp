@@ -1,0 +1,247 @@
+#include "frontend/schema_check.h"
+
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+#include "base/data_path.h"
+#include "base/embedded.h"
+#include "base/spelling.h"
+
+namespace trainc {
+namespace {
+
+const nlohmann::json& schema_json() {
+  static const nlohmann::json schema = nlohmann::json::parse(spec_schema_text());
+  return schema;
+}
+
+const valijson::Schema& compiled_schema() {
+  static const valijson::Schema* schema = [] {
+    auto* s = new valijson::Schema;
+    valijson::SchemaParser parser;
+    valijson::adapters::NlohmannJsonAdapter adapter(schema_json());
+    parser.populateSchema(adapter, *s);
+    return s;
+  }();
+  return *schema;
+}
+
+const nlohmann::json* resolve(const nlohmann::json& root, const nlohmann::json* s) {
+  for (int depth = 0; s && s->is_object() && s->contains("$ref") && depth < 16; ++depth) {
+    std::string ref = (*s)["$ref"];
+    if (ref.rfind("#", 0) != 0) return nullptr;
+    nlohmann::json::json_pointer p(ref.substr(1));
+    s = root.contains(p) ? &root.at(p) : nullptr;
+  }
+  return s;
+}
+
+/// valijson's context ("<root>", "[pipeline]", "[0]") as a JSON pointer, using the document to
+/// tell array indexes from keys.
+std::string context_to_ptr(const std::vector<std::string>& ctx, const nlohmann::json& doc) {
+  std::string ptr;
+  const nlohmann::json* node = &doc;
+  for (size_t i = 1; i < ctx.size(); ++i) {
+    std::string seg = ctx[i].size() >= 2 ? ctx[i].substr(1, ctx[i].size() - 2) : ctx[i];
+    if (node && node->is_array()) {
+      size_t idx = std::stoul(seg);
+      ptr = ptr_index(ptr, idx);
+      node = idx < node->size() ? &(*node)[idx] : nullptr;
+    } else {
+      ptr = ptr_key(ptr, seg);
+      node = node && node->is_object() && node->contains(seg) ? &(*node)[seg] : nullptr;
+    }
+  }
+  return ptr;
+}
+
+std::string kind_name(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::object: return "a mapping";
+    case nlohmann::json::value_t::array: return "a list";
+    case nlohmann::json::value_t::string: return fmt::format("the string '{}'", v.get<std::string>());
+    case nlohmann::json::value_t::boolean: return fmt::format("the boolean {}", v.dump());
+    case nlohmann::json::value_t::null: return "nothing (null)";
+    default: return fmt::format("the number {}", v.dump());
+  }
+}
+
+std::string type_name(const std::string& t) {
+  if (t == "object") return "a mapping";
+  if (t == "array") return "a list";
+  if (t == "integer") return "an integer";
+  if (t == "boolean") return "a boolean (true or false)";
+  return "a " + t;
+}
+
+std::string expected_types(const nlohmann::json* s) {
+  if (!s || !s->contains("type")) return "a different type";
+  const auto& t = (*s)["type"];
+  if (t.is_string()) return type_name(t);
+  std::vector<std::string> names;
+  for (const auto& x : t) names.push_back(type_name(x));
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? (i + 1 == names.size() ? " or " : ", ") : "") + names[i];
+  return out;
+}
+
+std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::vector<std::string> schema_keys(const nlohmann::json* s) {
+  std::vector<std::string> keys;
+  if (s && s->contains("properties"))
+    for (const auto& [k, _] : (*s)["properties"].items()) keys.push_back(k);
+  return keys;
+}
+
+const nlohmann::json* value_at(const nlohmann::json& doc, const std::string& ptr) {
+  nlohmann::json::json_pointer p(ptr);
+  return doc.contains(p) ? &doc.at(p) : nullptr;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.rfind(p, 0) == 0; }
+
+struct Translated {
+  std::string ptr;
+  std::string message;
+  Anchor anchor = Anchor::value;
+  bool wrapper = false;  ///< a summary valijson adds above a more specific error
+  std::string missing;   ///< for "missing required key": the key
+  std::string unknown;   ///< for "unknown key": the key
+};
+
+Translated translate(const valijson::ValidationResults::Error& e, const Document& doc) {
+  static const std::regex quoted("'([^']*)'\\.?$");  // the last quoted word: the key
+  static const std::regex number("(-?[0-9]+(\\.[0-9]*[1-9])?)");  // "65535.000000" -> 65535
+  const nlohmann::json& schema = schema_json();
+  Translated t;
+  t.ptr = context_to_ptr(e.context, doc.root);
+  const std::string& d = e.description;
+  const nlohmann::json* sub = subschema_at(schema, doc.root, t.ptr);
+  const nlohmann::json* val = value_at(doc.root, t.ptr);
+  std::smatch m;
+  if (starts_with(d, "Object contains a property that could not be validated") &&
+      std::regex_search(d, m, quoted)) {
+    std::string key = m[1];
+    std::string where = t.ptr.empty() ? "at the top level" : fmt::format("in {}", ptr_display(t.ptr));
+    t.message = fmt::format("unknown key '{}' {}{}", key, where, did_you_mean(key, schema_keys(sub)));
+    if (did_you_mean(key, schema_keys(sub)).empty() && !schema_keys(sub).empty()) {
+      auto keys = schema_keys(sub);
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+      t.message += fmt::format("; expected one of: {}", list);
+    }
+    t.unknown = key;
+    t.ptr = ptr_key(t.ptr, key);
+    t.anchor = Anchor::key;
+  } else if (starts_with(d, "Missing required property") && std::regex_search(d, m, quoted)) {
+    t.missing = m[1];
+    t.message = fmt::format("missing required key '{}'{}", m[1].str(),
+                            t.ptr.empty() ? "" : fmt::format(" in {}", ptr_display(t.ptr)));
+    t.anchor = Anchor::key;
+  } else if (starts_with(d, "Value type not permitted")) {
+    t.message = fmt::format("expected {}, found {}", expected_types(sub), val ? kind_name(*val) : "something else");
+  } else if (starts_with(d, "Failed to match against any enum values") && sub && sub->contains("enum")) {
+    std::vector<std::string> options;
+    for (const auto& o : (*sub)["enum"]) options.push_back(value_text(o));
+    std::string v = val ? value_text(*val) : "";
+    std::string list;
+    for (const auto& o : options) list += (list.empty() ? "" : ", ") + o;
+    std::string hint = did_you_mean(v, options);
+    t.message = hint.empty() ? fmt::format("'{}' is not allowed here; expected one of: {}", v, list)
+                             : fmt::format("'{}' is not allowed here{}", v, hint);
+  } else if (starts_with(d, "Failed to match regex specified by 'pattern'")) {
+    std::string v = val ? value_text(*val) : "";
+    if (sub && sub->contains("x-pattern-hint"))
+      t.message = fmt::format("'{}' is not {}", v, (*sub)["x-pattern-hint"].get<std::string>());
+    else
+      t.message = fmt::format("'{}' does not match the pattern {}", v,
+                              sub && sub->contains("pattern") ? (*sub)["pattern"].get<std::string>() : "");
+  } else if (starts_with(d, "Expected number greater than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("{} is too small; the minimum is {}", val ? value_text(*val) : "value", m[1].str());
+  } else if (starts_with(d, "Expected number less than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("{} is too large; the maximum is {}", val ? value_text(*val) : "value", m[1].str());
+  } else if (starts_with(d, "String should be no more than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("'{}' is longer than {} characters", val ? value_text(*val) : "", m[1].str());
+  } else if (starts_with(d, "String should be no fewer than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("the value must be at least {} character(s) long", m[1].str());
+  } else if (starts_with(d, "Array should contain no fewer than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("the list needs at least {} item(s)", m[1].str());
+  } else if (starts_with(d, "Elements of array at") || starts_with(d, "Array contains duplicate")) {
+    t.message = "the list holds the same item twice; remove the duplicate";
+  } else {
+    // Summaries such as "Failed to validate item #0 in array." repeat a deeper error.
+    t.wrapper = starts_with(d, "Failed to validate") || starts_with(d, "Failed to match against any") ||
+                starts_with(d, "Object contains a property name");
+    std::string lowered = d;
+    if (!lowered.empty()) lowered[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(lowered[0])));
+    if (!lowered.empty() && lowered.back() == '.') lowered.pop_back();
+    t.message = lowered;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string_view spec_schema_text() {
+  const auto* f = find_embedded("schemas/trainc.v1.schema.json");
+  return f ? f->data : std::string_view("{}");
+}
+
+const nlohmann::json* subschema_at(const nlohmann::json& schema, const nlohmann::json& doc, std::string_view ptr) {
+  const nlohmann::json* s = resolve(schema, &schema);
+  const nlohmann::json* node = &doc;
+  for (const auto& seg : ptr_segments(ptr)) {
+    if (!s) return nullptr;
+    const nlohmann::json* next = nullptr;
+    if (node && node->is_array()) {
+      if (s->contains("items")) next = &(*s)["items"];
+      size_t idx = std::stoul(seg);
+      node = idx < node->size() ? &(*node)[idx] : nullptr;
+    } else {
+      if (s->contains("properties") && (*s)["properties"].contains(seg))
+        next = &(*s)["properties"][seg];
+      else if (s->contains("additionalProperties") && (*s)["additionalProperties"].is_object())
+        next = &(*s)["additionalProperties"];
+      node = node && node->is_object() && node->contains(seg) ? &(*node)[seg] : nullptr;
+    }
+    s = resolve(schema, next);
+  }
+  return s;
+}
+
+bool check_schema(const Document& doc, Diagnostics& diags) {
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter target(doc.root);
+  if (validator.validate(compiled_schema(), target, &results)) return true;
+  std::vector<Translated> all;
+  valijson::ValidationResults::Error e;
+  while (results.popError(e)) all.push_back(translate(e, doc));
+  for (const auto& t : all) {
+    // A misspelled required key is one mistake, not two: the unknown-key error suggests it.
+    if (!t.missing.empty()) {
+      bool misspelled = std::any_of(all.begin(), all.end(), [&](const Translated& o) {
+        return !o.unknown.empty() && ptr_parent(o.ptr) == t.ptr && suggest(o.unknown, {t.missing}) == t.missing;
+      });
+      if (misspelled) continue;
+    }
+    if (t.wrapper) {
+      bool covered = std::any_of(all.begin(), all.end(), [&](const Translated& o) {
+        return !o.wrapper && (o.ptr == t.ptr || starts_with(o.ptr, t.ptr + "/"));
+      });
+      if (covered) continue;
+    }
+    doc.error(diags, t.ptr, t.message, t.anchor);
+  }
+  return false;
+}
+
+}  // namespace trainc

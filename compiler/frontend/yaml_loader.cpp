@@ -1,0 +1,125 @@
+#include "frontend/yaml_loader.h"
+
+#include <regex>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "base/data_path.h"
+
+namespace trainc {
+namespace {
+
+Loc mark_loc(const YAML::Mark& m, size_t len = 1) {
+  if (m.line < 0) return {};
+  return Loc{m.line + 1, m.column + 1, static_cast<int>(std::max<size_t>(len, 1))};
+}
+
+/// YAML 1.2 core-schema resolution of a plain (unquoted) scalar.
+nlohmann::json resolve_plain(const std::string& s) {
+  static const std::regex int_re("[-+]?[0-9]+");
+  static const std::regex hex_re("0x[0-9a-fA-F]+");
+  static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  try {
+    if (std::regex_match(s, int_re)) return std::stoll(s);
+    if (std::regex_match(s, hex_re)) return std::stoll(s, nullptr, 16);
+    if (std::regex_match(s, float_re)) return std::stod(s);
+  } catch (const std::out_of_range&) {
+    return s;  // too large for a number: keep the text, the schema reports the type
+  }
+  return s;
+}
+
+class Converter {
+ public:
+  Converter(Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags) {}
+
+  nlohmann::json convert(const YAML::Node& node, const std::string& ptr) {
+    auto& span = doc_.spans[ptr];
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        if (!span.value.known()) span.value = mark_loc(node.Mark());
+        return nullptr;
+      case YAML::NodeType::Scalar: {
+        const std::string& s = node.Scalar();
+        span.value = mark_loc(node.Mark(), s.find('\n') == std::string::npos ? s.size() : 1);
+        if (node.Tag() == "?") return resolve_plain(s);
+        return s;  // quoted, block, or explicitly tagged: a string
+      }
+      case YAML::NodeType::Sequence: {
+        span.value = mark_loc(node.Mark());
+        nlohmann::json arr = nlohmann::json::array();
+        size_t i = 0;
+        for (const auto& item : node) {
+          std::string child = ptr_index(ptr, i++);
+          arr.push_back(convert(item, child));
+        }
+        return arr;
+      }
+      case YAML::NodeType::Map: {
+        span.value = mark_loc(node.Mark());
+        nlohmann::json obj = nlohmann::json::object();
+        for (const auto& kv : node) {
+          std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+          std::string child = ptr_key(ptr, key);
+          Loc key_loc = mark_loc(kv.first.Mark(), key.size());
+          if (!kv.first.IsScalar()) {
+            doc_.error(diags_, ptr, "keys must be plain strings, not collections");
+            continue;
+          }
+          if (obj.contains(key)) {
+            Note first{doc_.file->name(), doc_.spans[child].key, fmt::format("'{}' first defined here", key)};
+            diags_.report({Severity::error, doc_.file->name(), key_loc, child,
+                           fmt::format("duplicate key '{}'; each key may appear once in a mapping", key),
+                           {first}});
+            continue;
+          }
+          doc_.spans[child].key = key_loc;
+          obj[key] = convert(kv.second, child);
+          if (kv.second.IsNull() && !doc_.spans[child].value.known()) doc_.spans[child].value = key_loc;
+        }
+        return obj;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  Document& doc_;
+  Diagnostics& diags_;
+};
+
+}  // namespace
+
+std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
+  Document doc;
+  doc.file = file;
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(file->text());
+  } catch (const YAML::ParserException& e) {
+    std::string msg = e.msg;
+    if (!msg.empty()) msg[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(msg[0])));
+    diags.report({Severity::error, file->name(), mark_loc(e.mark), "", "YAML syntax error: " + msg, {}});
+    return std::nullopt;
+  }
+  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
+    diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "", "the spec is empty; start from 'trainc schema' or an example under examples/", {}});
+    return std::nullopt;
+  }
+  if (docs.size() > 1) {
+    diags.report({Severity::error, file->name(), mark_loc(docs[1].Mark()), "",
+                  "a spec holds one YAML document; put each system in its own file", {}});
+    return std::nullopt;
+  }
+  size_t before = diags.error_count();
+  doc.root = Converter(doc, diags).convert(docs[0], "");
+  if (diags.error_count() > before) return std::nullopt;
+  return doc;
+}
+
+}  // namespace trainc

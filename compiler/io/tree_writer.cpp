@@ -1,0 +1,153 @@
+#include "io/tree_writer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "emit/shell.h"
+
+namespace fs = std::filesystem;
+
+namespace trainc {
+namespace {
+
+std::set<std::string> files_in(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (!e.is_directory()) out.insert(fs::relative(e.path(), dir).generic_string());
+  return out;
+}
+
+std::set<std::string> manifest_entries(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.insert(line);
+  return out;
+}
+
+std::optional<std::string> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Refuses folders trainc did not make, and trainc folders holding files it did not write.
+std::optional<std::string> check_ownership(const fs::path& dir) {
+  auto manifest = read_file(dir / kManifestName);
+  if (!manifest)
+    return fmt::format("refusing to overwrite '{}': trainc did not create it (no {}); remove it or choose another "
+                       "output folder",
+                       dir.generic_string(), kManifestName);
+  auto listed = manifest_entries(*manifest);
+  for (const auto& f : files_in(dir))
+    if (f != kManifestName && !listed.count(f))
+      return fmt::format("refusing to overwrite '{}': it holds '{}', which trainc did not generate; move that file "
+                         "elsewhere first",
+                         dir.generic_string(), f);
+  return std::nullopt;
+}
+
+std::string run_diff(const std::string& old_label, const fs::path& old_file, const std::string& new_label,
+                     const std::string& new_text) {
+  char tmpl[] = "/tmp/trainc-diff-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return fmt::format("--- {}\n+++ {}\n(cannot create a temporary file to diff)\n", old_label, new_label);
+  (void)!write(fd, new_text.data(), new_text.size());
+  close(fd);
+  std::string cmd = fmt::format("diff -u --label {} --label {} {} {}", sh_quote(old_label), sh_quote(new_label),
+                                sh_quote(old_file.string()), sh_quote(tmpl));
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    pclose(p);
+  }
+  unlink(tmpl);
+  return out;
+}
+
+}  // namespace
+
+void add_manifest(OutputSink& files) {
+  std::string text = fmt::format("# {}\n# the files trainc generated in this folder; it replaces the folder on "
+                                 "compile and refuses when other files are present\n",
+                                 kGeneratedNotice);
+  for (const auto& [path, _] : files.files()) text += path + "\n";
+  text += std::string(kManifestName) + "\n";
+  files.add(std::string(kManifestName), text);
+}
+
+std::optional<std::string> write_tree(const fs::path& root, const std::string& name, const OutputSink& files) {
+  std::error_code ec;
+  const fs::path target = root / name;
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec))
+      return fmt::format("refusing to overwrite '{}': it is a file, not a folder trainc made", target.generic_string());
+    if (auto err = check_ownership(target)) return err;
+  }
+  fs::create_directories(root, ec);
+  if (ec) return fmt::format("cannot create '{}': {}", root.generic_string(), ec.message());
+  const fs::path tmp = root / fmt::format(".{}.tmp-{}", name, getpid());
+  const fs::path old = root / fmt::format(".{}.old-{}", name, getpid());
+  fs::remove_all(tmp, ec);
+  auto fail = [&](const std::string& what) {
+    std::error_code ignore;
+    fs::remove_all(tmp, ignore);
+    return std::optional<std::string>(what);
+  };
+  for (const auto& [path, content] : files.files()) {
+    fs::path p = tmp / path;
+    fs::create_directories(p.parent_path(), ec);
+    std::ofstream out(p, std::ios::binary);
+    out << content;
+    out.close();
+    if (!out) return fail(fmt::format("cannot write '{}'", (target / path).generic_string()));
+  }
+  if (fs::exists(target, ec)) {
+    fs::rename(target, old, ec);
+    if (ec) return fail(fmt::format("cannot replace '{}': {}", target.generic_string(), ec.message()));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignore;
+    if (fs::exists(old, ignore)) fs::rename(old, target, ignore);
+    return fail(fmt::format("cannot move the new output into '{}': {}", target.generic_string(), ec.message()));
+  }
+  fs::remove_all(old, ec);
+  return std::nullopt;
+}
+
+std::string diff_tree(const fs::path& root, const std::string& name, const OutputSink& files, std::string& error) {
+  const fs::path dir = root / name;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    error = fmt::format("'{}' does not exist; run 'trainc compile' to create it", dir.generic_string());
+    return {};
+  }
+  std::string out;
+  std::set<std::string> on_disk = files_in(dir);
+  for (const auto& [path, content] : files.files()) {
+    const std::string label = (fs::path(root) / name / path).generic_string();
+    auto current = read_file(dir / path);
+    if (!current) {
+      out += fmt::format("--- /dev/null\n+++ {}\n(file missing: it would be generated)\n", label);
+    } else if (*current != content) {
+      out += run_diff(label, dir / path, label + " (compiled)", content);
+    }
+    on_disk.erase(path);
+  }
+  for (const auto& extra : on_disk)
+    out += fmt::format("--- {}\n+++ /dev/null\n(file present but not generated by this spec)\n",
+                       (fs::path(root) / name / extra).generic_string());
+  return out;
+}
+
+}  // namespace trainc

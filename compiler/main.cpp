@@ -1,0 +1,150 @@
+// trainc: compile training-system specs into Kubernetes manifests and a runbook.
+// Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "driver.h"
+#include "frontend/schema_check.h"
+#include "io/tree_writer.h"
+
+namespace {
+
+using namespace trainc;
+namespace fs = std::filesystem;
+
+constexpr int kOk = 0, kSpecError = 1, kUsage = 2;
+
+struct Options {
+  std::vector<std::string> specs;
+  std::string out_dir = "out";
+  std::string against;
+  std::string diagnostics = "text";
+};
+
+/// Compiles every spec; all diagnostics are printed together. Empty result on any error.
+int compile_all(const Options& opt, std::vector<Compiled>& results) {
+  Diagnostics diags;
+  std::map<std::string, std::string> seen;  // system name -> spec
+  for (const auto& spec : opt.specs) {
+    std::string io_error;
+    SourcePtr src = read_source(spec, io_error);
+    if (!src) {
+      fmt::print(stderr, "trainc: error: {}\n", io_error);
+      return kUsage;
+    }
+    if (auto compiled = compile_source(src, diags)) {
+      auto [it, fresh] = seen.emplace(compiled->system.name, spec);
+      if (!fresh) {
+        diags.report({Severity::error, spec, {}, "/name",
+                      fmt::format("system '{}' is also defined by '{}'; each spec compiles to its own folder, so names "
+                                  "must differ",
+                                  compiled->system.name, it->second),
+                      {}});
+        continue;
+      }
+      results.push_back(std::move(*compiled));
+    }
+  }
+  if (diags.has_errors()) {
+    std::fputs((opt.diagnostics == "json" ? diags.render_json() : diags.render_text()).c_str(), stderr);
+    results.clear();
+    return kSpecError;
+  }
+  return kOk;
+}
+
+int cmd_compile(const Options& opt) {
+  std::vector<Compiled> results;
+  if (int rc = compile_all(opt, results)) return rc;
+  // Ownership is checked for every folder before any is replaced.
+  for (const auto& r : results) {
+    if (auto err = write_tree(opt.out_dir, r.system.name, r.files)) {
+      fmt::print(stderr, "trainc: error: {}\n", *err);
+      return kUsage;
+    }
+    size_t k8s = r.files.under("k8s/").size();
+    fmt::print("wrote {}/ ({} files: {} in k8s/, README.md, model.yaml)\n",
+               (fs::path(opt.out_dir) / r.system.name).generic_string(), r.files.files().size(), k8s);
+  }
+  return kOk;
+}
+
+int cmd_check(const Options& opt) {
+  std::vector<Compiled> results;
+  if (int rc = compile_all(opt, results)) return rc;
+  for (const auto& r : results) fmt::print("{}: ok (system '{}', {} step(s))\n", opt.specs[&r - &results[0]], r.system.name, r.system.steps.size());
+  return kOk;
+}
+
+int cmd_diff(const Options& opt) {
+  std::vector<Compiled> results;
+  if (int rc = compile_all(opt, results)) return rc;
+  bool drift = false;
+  for (const auto& r : results) {
+    std::string error;
+    std::string diff = diff_tree(opt.against, r.system.name, r.files, error);
+    if (!error.empty()) {
+      fmt::print(stderr, "trainc: {}\n", error);
+      drift = true;
+      continue;
+    }
+    if (!diff.empty()) {
+      std::fputs(diff.c_str(), stdout);
+      drift = true;
+    }
+  }
+  if (drift)
+    fmt::print(stderr, "trainc: '{}' differs from what the spec compiles to; run 'trainc compile {} -o {}'\n",
+               opt.against, fmt::join(opt.specs, " "), opt.against);
+  return drift ? kSpecError : kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trainc: compiles one training-system spec into Kubernetes manifests and a runbook.\n"
+               "Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors."};
+  app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
+  app.require_subcommand(1);
+  Options opt;
+  app.add_option("--diagnostics", opt.diagnostics, "how to print spec errors")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  auto* compile = app.add_subcommand("compile", "validate specs and write DIR/<system name>/ for each");
+  compile->add_option("specs", opt.specs, "spec files (.yaml, .yml, .jsonnet)")->required();
+  compile->add_option("-o,--out", opt.out_dir, "output folder")->capture_default_str();
+
+  auto* check = app.add_subcommand("check", "validate specs; write nothing");
+  check->add_option("specs", opt.specs, "spec files")->required();
+
+  auto* diff = app.add_subcommand("diff", "exit 1 with a unified diff when DIR differs from what the specs compile to");
+  diff->add_option("specs", opt.specs, "spec files")->required();
+  diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
+
+  auto* schema = app.add_subcommand("schema", "print the spec's JSON Schema (for editors: yaml-language-server)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsage;
+  }
+  if (*schema) {
+    std::fwrite(spec_schema_text().data(), 1, spec_schema_text().size(), stdout);
+    return kOk;
+  }
+  if (*compile) return cmd_compile(opt);
+  if (*check) return cmd_check(opt);
+  if (*diff) return cmd_diff(opt);
+  return kUsage;
+}

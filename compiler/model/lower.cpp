@@ -1,0 +1,283 @@
+#include "model/lower.h"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/spelling.h"
+#include "base/units.h"
+
+namespace trainc {
+namespace {
+
+using json = nlohmann::json;
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return v.dump();
+}
+
+StringMap string_map(const json& obj, const char* key) {
+  StringMap out;
+  if (obj.contains(key))
+    for (const auto& [k, v] : obj[key].items()) out[k] = scalar_text(v);
+  return out;
+}
+
+/// List items may be numbers or booleans in the spec ("[--epochs, 1]"); the model keeps text.
+std::vector<std::string> string_list(const json& arr) {
+  std::vector<std::string> out;
+  for (const auto& v : arr) out.push_back(scalar_text(v));
+  return out;
+}
+
+template <typename T>
+T get_or(const json& obj, const char* key, T fallback) {
+  return obj.contains(key) ? obj[key].get<T>() : fallback;
+}
+
+/// A pod path: absolute as written, or relative to the step's workdir; normalised, no trailing '/'.
+std::string pod_path(const std::string& workdir, const std::string& p) {
+  std::filesystem::path joined = p.starts_with("/") ? std::filesystem::path(p) : std::filesystem::path(workdir) / p;
+  std::string s = joined.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+std::vector<std::string> keys_of(const auto& map) {
+  std::vector<std::string> keys;
+  for (const auto& [k, _] : map) keys.push_back(k);
+  return keys;
+}
+
+class Lowerer {
+ public:
+  Lowerer(const Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags), root_(doc.root) {}
+
+  std::optional<System> run() {
+    System sys;
+    sys.ptr = "";
+    sys.name = root_["name"];
+    if (root_.contains("namespace")) {
+      sys.ns = root_["namespace"];
+      sys.owns_namespace = false;
+    } else {
+      sys.ns = sys.name;
+    }
+    sys.service_account = get_or<std::string>(root_, "serviceAccount", "");
+    sys.labels = string_map(root_, "labels");
+    if (root_.contains("cluster") && root_["cluster"].contains("pools"))
+      for (const auto& [name, p] : root_["cluster"]["pools"].items()) sys.pools[name] = pool(name, p);
+    if (root_.contains("storage"))
+      for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(name, s);
+    std::vector<Step> steps;
+    for (size_t i = 0; i < root_["pipeline"].size(); ++i)
+      steps.push_back(step(sys, root_["pipeline"][i], ptr_index("/pipeline", i)));
+    check_step_names(steps);
+    sys.steps = dependency_order(std::move(steps));
+    if (diags_.has_errors()) return std::nullopt;
+    return sys;
+  }
+
+ private:
+  Pool pool(const std::string& name, const json& p) {
+    Pool out;
+    out.name = name;
+    out.ptr = ptr_key("/cluster/pools", name);
+    out.machine = p["machine"];
+    out.nodes = get_or(p, "nodes", 1);
+    if (p.contains("accelerator")) out.accelerator = Accelerator{p["accelerator"]["type"], p["accelerator"]["count"]};
+    return out;
+  }
+
+  S3Store store(const std::string& name, const json& s) {
+    const json& s3 = s["s3"];
+    S3Store out;
+    out.name = name;
+    out.ptr = ptr_key("/storage", name);
+    out.bucket = s3["bucket"];
+    out.prefix = get_or<std::string>(s3, "prefix", "");
+    while (out.prefix.starts_with("/")) out.prefix.erase(0, 1);
+    while (out.prefix.ends_with("/")) out.prefix.pop_back();
+    out.region = get_or<std::string>(s3, "region", "");
+    out.endpoint = get_or<std::string>(s3, "endpoint", "");
+    out.credentials_secret = get_or<std::string>(s3, "credentialsSecret", "");
+    return out;
+  }
+
+  StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr) {
+    StoreRef ref;
+    ref.ptr = ptr;
+    auto colon = text.find(':');
+    ref.store = text.substr(0, colon);
+    ref.path = text.substr(colon + 1);
+    const S3Store* s = sys.store(ref.store);
+    if (!s) {
+      std::string hint = sys.stores.empty() ? "; declare it under 'storage'"
+                                            : did_you_mean(ref.store, keys_of(sys.stores));
+      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", ref.store, text, hint));
+      return ref;
+    }
+    ref.url = fmt::format("s3://{}{}{}", s->bucket, s->prefix.empty() ? "" : "/" + s->prefix, ref.path);
+    return ref;
+  }
+
+  int duration(const json& obj, const char* key, int fallback, const std::string& ptr) {
+    if (!obj.contains(key)) return fallback;
+    auto d = parse_duration(obj[key].get<std::string>());
+    if (!d || *d == 0) {
+      doc_.error(diags_, ptr_key(ptr, key), fmt::format("'{}' is not a positive duration such as 90s, 10m, 2h or 1d",
+                                                        obj[key].get<std::string>()));
+      return fallback;
+    }
+    return *d;
+  }
+
+  Step step(const System& sys, const json& s, const std::string& ptr) {
+    Step out;
+    out.ptr = ptr;
+    out.name = s["name"];
+    out.image = s["image"];
+    out.image_pull_policy = get_or<std::string>(s, "imagePullPolicy", "IfNotPresent");
+    if (s.contains("needs")) out.needs = s["needs"].get<std::vector<std::string>>();
+    const Pool* pool = nullptr;
+    if (s.contains("pool")) {
+      out.pool = s["pool"];
+      pool = sys.pool(out.pool);
+      if (!pool) {
+        std::string hint = sys.pools.empty() ? "; no pools are declared under 'cluster.pools'"
+                                             : did_you_mean(out.pool, keys_of(sys.pools));
+        doc_.error(diags_, ptr_key(ptr, "pool"), fmt::format("unknown pool '{}'{}", out.pool, hint));
+      }
+    }
+    out.nodes = get_or(s, "nodes", 1);
+    out.gpus = get_or(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0);
+    out.procs_per_node = get_or(s, "procsPerNode", std::max(out.gpus, 1));
+    out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
+    if (s.contains("torchrun")) {
+      const json& t = s["torchrun"];
+      Torchrun tr;
+      tr.script = pod_path(out.workdir, t["script"]);
+      if (t.contains("args")) tr.args = string_list(t["args"]);
+      tr.port = get_or(t, "port", 29500);
+      out.torchrun = tr;
+    }
+    if (s.contains("command")) out.command = string_list(s["command"]);
+    out.env = string_map(s, "env");
+    if (s.contains("resources")) {
+      out.resources.requests = string_map(s["resources"], "requests");
+      out.resources.limits = string_map(s["resources"], "limits");
+    }
+    // PyTorch data loaders pass batches through /dev/shm: 2Gi per GPU, at least 1Gi.
+    out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
+    out.retries = get_or(s, "retries", 2);
+    if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
+    json hb = s.value("heartbeat", json::object());
+    out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
+    out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
+    if (s.contains("inputs")) {
+      for (size_t i = 0; i < s["inputs"].size(); ++i) {
+        const json& in = s["inputs"][i];
+        std::string iptr = ptr_index(ptr_key(ptr, "inputs"), i);
+        out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
+      }
+    }
+    if (s.contains("outputs")) {
+      const json& o = s["outputs"];
+      std::string optr = ptr_key(ptr, "outputs");
+      out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
+                            duration(o, "every", 600, optr), optr};
+    }
+    if (s.contains("checkpoints")) {
+      const json& c = s["checkpoints"];
+      out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
+                                    get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
+    }
+    out.labels = string_map(s, "labels");
+    out.annotations = string_map(s, "annotations");
+    return out;
+  }
+
+  void check_step_names(const std::vector<Step>& steps) {
+    std::map<std::string, const Step*> seen;
+    std::vector<std::string> names;
+    for (const auto& st : steps) {
+      auto [it, fresh] = seen.emplace(st.name, &st);
+      if (!fresh) {
+        doc_.error(diags_, ptr_key(st.ptr, "name"),
+                   fmt::format("duplicate step name '{}'; step names must be unique", st.name), Anchor::value,
+                   {doc_.note(ptr_key(it->second->ptr, "name"), "first used here")});
+      } else {
+        names.push_back(st.name);
+      }
+    }
+    for (const auto& st : steps) {
+      for (size_t i = 0; i < st.needs.size(); ++i) {
+        std::string nptr = ptr_index(ptr_key(st.ptr, "needs"), i);
+        if (st.needs[i] == st.name)
+          doc_.error(diags_, nptr, fmt::format("step '{}' cannot need itself", st.name));
+        else if (!seen.count(st.needs[i]))
+          doc_.error(diags_, nptr, fmt::format("unknown step '{}' in needs{}", st.needs[i], did_you_mean(st.needs[i], names)));
+      }
+    }
+  }
+
+  /// Kahn's algorithm, taking ready steps in spec order; reports one error per cycle found.
+  std::vector<Step> dependency_order(std::vector<Step> steps) {
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < steps.size(); ++i) index.emplace(steps[i].name, i);
+    std::vector<bool> done(steps.size(), false);
+    std::vector<Step> order;
+    while (std::find(done.begin(), done.end(), false) != done.end()) {
+      bool progressed = false;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (done[i]) continue;
+        bool ready = std::all_of(steps[i].needs.begin(), steps[i].needs.end(), [&](const std::string& n) {
+          auto it = index.find(n);
+          return it == index.end() || it->second == i || done[it->second];
+        });
+        if (ready) {
+          done[i] = true;
+          order.push_back(steps[i]);
+          progressed = true;
+          break;
+        }
+      }
+      if (progressed) continue;
+      // Everything left waits on something: walk needs from the first waiting step to find the cycle.
+      size_t start = std::find(done.begin(), done.end(), false) - done.begin();
+      std::vector<size_t> trail{start};
+      while (true) {
+        const Step& cur = steps[trail.back()];
+        size_t next = 0;
+        for (const auto& n : cur.needs)
+          if (auto it = index.find(n); it != index.end() && !done[it->second]) next = it->second;
+        auto seen = std::find(trail.begin(), trail.end(), next);
+        if (seen != trail.end()) {
+          std::string path;
+          for (auto it = seen; it != trail.end(); ++it) path += fmt::format("'{}' -> ", steps[*it].name);
+          path += fmt::format("'{}'", steps[next].name);
+          doc_.error(diags_, ptr_key(steps[*seen].ptr, "needs"),
+                     fmt::format("steps form a cycle through needs: {}; remove one of these needs", path));
+          for (auto it = seen; it != trail.end(); ++it) done[*it] = true;
+          break;
+        }
+        trail.push_back(next);
+      }
+    }
+    return order;
+  }
+
+  const Document& doc_;
+  Diagnostics& diags_;
+  const json& root_;
+};
+
+}  // namespace
+
+std::optional<System> lower(const Document& doc, Diagnostics& diags) { return Lowerer(doc, diags).run(); }
+
+}  // namespace trainc

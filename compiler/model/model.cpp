@@ -1,0 +1,15 @@
+#include "model/model.h"
+
+namespace trainc {
+
+const Pool* System::pool(const std::string& name) const {
+  auto it = pools.find(name);
+  return it == pools.end() ? nullptr : &it->second;
+}
+
+const S3Store* System::store(const std::string& name) const {
+  auto it = stores.find(name);
+  return it == stores.end() ? nullptr : &it->second;
+}
+
+}  // namespace trainc

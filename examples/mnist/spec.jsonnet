@@ -1,0 +1,18 @@
+// Seed 002 in Jsonnet: the same document as spec.yaml, written with the stdlib helpers.
+local t = import 'trainc.libsonnet';
+
+t.system(
+  'mnist',
+  pools={ 'gpu-pool': t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1, nodes=4) },
+  pipeline=[
+    t.torchrun('train',
+               'gcr.io/my-project/pytorch-mnist-gpu:latest',
+               'mnist.py',
+               args=['--epochs=1', '--log-interval=1'],
+               port=3389,
+               pool='gpu-pool',
+               nodes=4,
+               env={ LOGLEVEL: 'INFO' })
+    + { imagePullPolicy: 'Always' },
+  ],
+)

@@ -1,0 +1,95 @@
+// trainc.libsonnet: helpers for writing trainc/v1 specs in Jsonnet.
+//
+//   local t = import 'trainc.libsonnet';
+//   t.system('mnist', pools={...}, pipeline=[t.torchrun('train', image, 'mnist.py')])
+//
+// Every helper returns plain data and leaves out the keys you did not set, so the result is
+// what you would have written in YAML and validates against schemas/trainc.v1.schema.json.
+// Add any other field with `+`: t.torchrun(...) + { shm: '4Gi', retries: 0 }.
+
+// Drops the fields whose value is null (shallow: nested values are left as given).
+local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
+
+{
+  // The whole document: fills in apiVersion and kind; `pools` becomes cluster.pools.
+  system(name, pipeline, namespace=null, serviceAccount=null, labels=null, pools=null, storage=null)::
+    compact({
+      apiVersion: 'trainc/v1',
+      kind: 'TrainingSystem',
+      name: name,
+      namespace: namespace,
+      serviceAccount: serviceAccount,
+      labels: labels,
+      cluster: if pools == null then null else { pools: pools },
+      storage: storage,
+      pipeline: pipeline,
+    }),
+
+  // A CPU-only node pool of `nodes` machines (nodes defaults to 1 in the compiler).
+  pool(machine, nodes=null):: compact({ machine: machine, nodes: nodes }),
+
+  // A GPU node pool: `count` GPUs of type `accelerator` on each of `nodes` machines.
+  gpuPool(machine, accelerator, count, nodes=null)::
+    compact({ machine: machine, accelerator: { type: accelerator, count: count }, nodes: nodes }),
+
+  // A storage entry backed by an S3 bucket (for the `storage` map).
+  s3(bucket, prefix=null, region=null, endpoint=null, credentialsSecret=null):: {
+    s3: compact({
+      bucket: bucket,
+      prefix: prefix,
+      region: region,
+      endpoint: endpoint,
+      credentialsSecret: credentialsSecret,
+    }),
+  },
+
+  // A store reference "store:/path"; a leading '/' on path is optional: store('data', 'x/') == 'data:/x/'.
+  store(name, path=''):: name + ':/' + std.lstripChars(path, '/'),
+
+  // A step that runs `script` under torchrun; the compiler adds the distributed flags.
+  torchrun(name,
+           image,
+           script,
+           args=null,
+           port=null,
+           pool=null,
+           nodes=null,
+           gpus=null,
+           procsPerNode=null,
+           needs=null,
+           env=null)::
+    compact({
+      name: name,
+      needs: needs,
+      image: image,
+      pool: pool,
+      nodes: nodes,
+      gpus: gpus,
+      procsPerNode: procsPerNode,
+      torchrun: compact({ script: script, args: args, port: port }),
+      env: env,
+    }),
+
+  // A step that runs a plain command (argv list, no shell).
+  command(name, image, command, pool=null, nodes=null, gpus=null, needs=null, env=null)::
+    compact({
+      name: name,
+      needs: needs,
+      image: image,
+      pool: pool,
+      nodes: nodes,
+      gpus: gpus,
+      command: command,
+      env: env,
+    }),
+
+  // One entry of a step's `inputs`: copy store reference `from` to path `to` before the run.
+  input(from, to):: { from: from, to: to },
+
+  // A step's `outputs`: sync path `path` to store reference `to` every `every` (default 10m).
+  outputs(path, to, every=null):: compact({ path: path, to: to, every: every }),
+
+  // A step's `checkpoints`: files matching `pattern` under `path` (inside outputs.path).
+  checkpoints(path, pattern=null, resumeFlag=null)::
+    compact({ path: path, pattern: pattern, resumeFlag: resumeFlag }),
+}

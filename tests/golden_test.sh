@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Golden tests (TAP): every examples/<name>/spec.* compiles to exactly golden/<name>/, twice over
+# with the same bytes, into a folder named for the system; `trainc diff` agrees with golden/ and
+# catches a one-byte change. Usage: tests/golden_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+rc=0  # exit code of the last run() (tests/tap.sh)
+
+HINT="run ./dev.sh golden to regenerate (then review and commit golden/)"
+
+# check_* functions take: SPEC NAME OUT RC LOG, where OUT/RC/LOG are the result of one fresh compile.
+failed_compile() {
+  echo "trainc compile $1 exited $2:"
+  cat "$3"
+}
+
+check_golden() {
+  local spec=$1 name=$2 out=$3 rc=$4 log=$5 d
+  if [ "$rc" -ne 0 ]; then failed_compile "$spec" "$rc" "$log"; return 1; fi
+  if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
+  if ! d=$(diff -ru "golden/$name" "$out/$name" 2>&1); then
+    printf '%s\n' "$d" | head -n 40
+    echo "golden/$name differs from what $spec compiles to; $HINT"
+    return 1
+  fi
+}
+
+check_deterministic() {
+  local spec=$1 name=$2 out=$3 rc=$4 log=$5 again d
+  if [ "$rc" -ne 0 ]; then failed_compile "$spec" "$rc" "$log"; return 1; fi
+  again=$(mktemp -d "$TMP/again.XXXX")
+  if ! "$TRAINC" compile "$spec" -o "$again" >"$again.log" 2>&1; then
+    echo "second compile failed:"; cat "$again.log"; return 1
+  fi
+  if ! d=$(diff -r "$out/$name" "$again/$name" 2>&1); then
+    echo "two compiles of $spec differ:"
+    printf '%s\n' "$d" | head -n 40
+    return 1
+  fi
+}
+
+check_folder_name() {
+  local spec=$1 name=$2 out=$3 rc=$4 log=$5 made
+  if [ "$rc" -ne 0 ]; then failed_compile "$spec" "$rc" "$log"; return 1; fi
+  made=$(ls -A "$out")
+  if [ "$made" != "$name" ]; then
+    echo "expected exactly one folder '$name' (the example's folder name = the system name); got:"
+    printf '%s\n' "$made"
+    return 1
+  fi
+}
+
+check_diff_clean() {
+  local spec=$1 name=$2
+  if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
+  run "$TRAINC" diff "$spec" --against golden
+  if [ "$rc" -ne 0 ]; then
+    echo "trainc diff $spec --against golden exited $rc (expected 0):"
+    cat "$TMP/stdout" "$TMP/stderr" | head -n 40
+    return 1
+  fi
+}
+
+# Changes one letter or digit near the middle of FILE, so the edit stays inside one line.
+change_one_byte() {
+  python3 - "$1" <<'PY'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+i = len(data) // 2
+while i < len(data) and not chr(data[i]).isalnum():
+    i += 1
+if i == len(data):
+    data += b"x"
+else:
+    data[i] = ord("x") if data[i] != ord("x") else ord("y")
+open(path, "wb").write(data)
+PY
+}
+
+check_diff_detects_drift() {
+  local spec=$1 name=$2 copy rel
+  if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
+  copy=$(mktemp -d "$TMP/drift.XXXX")
+  cp -a "golden/$name" "$copy/"
+  rel=$(cd "$copy/$name" && { find k8s -name '*.yaml' ! -name kustomization.yaml 2>/dev/null | sort
+                              find . -type f ! -name .trainc-manifest | sed 's|^\./||' | sort; } | head -n 1)
+  if [ -z "$rel" ]; then echo "golden/$name holds no file to change"; return 1; fi
+  change_one_byte "$copy/$name/$rel"
+  run "$TRAINC" diff "$spec" --against "$copy"
+  local ok=1
+  if [ "$rc" -ne 1 ]; then echo "after changing one byte of $rel: exit $rc (expected 1)"; ok=0; fi
+  if ! grep -qF "$rel" "$TMP/stdout"; then echo "stdout does not name the changed file $rel"; ok=0; fi
+  if ! grep -q '^@@ -[0-9]' "$TMP/stdout" || ! grep -q '^--- ' "$TMP/stdout" || ! grep -q '^+++ ' "$TMP/stdout"; then
+    echo "stdout holds no unified diff (---, +++, @@ lines)"; ok=0
+  fi
+  if [ "$ok" -eq 0 ]; then
+    echo "stdout:"; head -n 20 "$TMP/stdout"
+    echo "stderr:"; head -n 20 "$TMP/stderr"
+    return 1
+  fi
+}
+
+mapfile -t specs < <(example_specs)
+if [ "${#specs[@]}" -eq 0 ]; then
+  t_fail "examples/*/spec.yaml or spec.jsonnet exist" "no example specs found under examples/"
+fi
+
+for spec in "${specs[@]}"; do
+  name=$(basename "$(dirname "$spec")")
+  label="$name ($(basename "$spec"))"
+  out=$(mktemp -d "$TMP/out.XXXX")
+  rc=0
+  "$TRAINC" compile "$spec" -o "$out" >"$out.log" 2>&1 || rc=$?
+  compiled=("$spec" "$name" "$out" "$rc" "$out.log")
+  t "golden/$name matches $spec" check_golden "${compiled[@]}"
+  t "compiling twice gives the same bytes: $label" check_deterministic "${compiled[@]}"
+  t "output folder is named for the system: $label" check_folder_name "${compiled[@]}"
+  t "trainc diff --against golden is clean: $label" check_diff_clean "$spec" "$name"
+  t "trainc diff catches a changed byte: $label" check_diff_detects_drift "$spec" "$name"
+done
+
+for dir in golden/*/; do
+  [ -d "$dir" ] || continue
+  name=$(basename "$dir")
+  if [ ! -d "examples/$name" ]; then
+    t_fail "golden/$name has an example" "golden/$name has no examples/$name: delete golden/$name"
+  fi
+done
+
+tap_done

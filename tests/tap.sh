@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# TAP plumbing for the tests/*_test.sh scripts (sourced). Each script is called as `SCRIPT TRAINC`
+# (meson passes the built binary), runs from the repo root, and prints `1..N` at the end.
+#   tap_init "$@"           resolves TRAINC, cd's to the repo root, makes $TMP (removed on exit)
+#   t NAME CMD [ARG...]     one test: ok when CMD succeeds; what CMD prints becomes `# ` lines
+#   tap_done                prints the plan; exits 1 when a test failed
+
+tap_init() {
+  if [ "$#" -lt 1 ]; then
+    echo "usage: $0 TRAINC" >&2
+    exit 2
+  fi
+  local root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  # shellcheck source=tools/common.sh
+  . "$root/tools/common.sh"
+  TRAINC=$(absolute_command "$1")
+  cd "$root" || exit 2
+  if [ ! -x "$TRAINC" ]; then
+    echo "Bail out! trainc binary not found or not executable: $1"
+    exit 1
+  fi
+  TMP=$(mktemp -d "${TMPDIR:-/tmp}/trainc-test.XXXXXX")
+  trap 'rm -rf "$TMP"' EXIT
+  tap_n=0
+  tap_failed=0
+}
+
+# Writes stdin as TAP diagnostic lines, at most $1 (default 40) of them.
+diag() {
+  local max=${1:-40}
+  awk -v max="$max" 'NR <= max { print "# " $0 } NR == max + 1 { print "# ..." }'
+}
+
+t() {
+  local name=$1 out
+  shift
+  tap_n=$((tap_n + 1))
+  if out=$("$@" 2>&1); then
+    echo "ok $tap_n - $name"
+  else
+    tap_failed=$((tap_failed + 1))
+    echo "not ok $tap_n - $name"
+    if [ -n "$out" ]; then printf '%s\n' "$out" | diag 60; fi
+  fi
+}
+
+# A test that fails with a message, for problems found outside a check function.
+t_fail() {
+  local name=$1
+  shift
+  t "$name" fail_with "$@"
+}
+fail_with() {
+  printf '%s\n' "$@"
+  return 1
+}
+
+tap_done() {
+  echo "1..$tap_n"
+  if [ "$tap_failed" -gt 0 ]; then exit 1; fi
+  exit 0
+}
+
+# Runs CMD, storing its exit code in $rc, stdout in $TMP/stdout and stderr in $TMP/stderr.
+# Tests run one after another, so one pair of files serves them all.
+# shellcheck disable=SC2034  # rc is read by the scripts that source this file
+run() {
+  rc=0
+  "$@" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+}

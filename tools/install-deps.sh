@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs what building and testing trainc needs, from Debian's archive. Quiet when nothing is missing.
+# Usage: tools/install-deps.sh [EXTRA_PACKAGE...]    (bench/compile.sh adds hyperfine)
+# valijson comes as headers only: its Debian package drags in Qt and Poco through Depends, so the
+# .deb is downloaded and unpacked into third_party/valijson (headers in third_party/valijson/usr/include).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
+          nlohmann-json3-dev libcli11-dev libfmt-dev python3 diffutils "$@")
+valijson_dir="$root/third_party/valijson"
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+apt_updated=0
+apt_update() {
+  if [ "$apt_updated" -eq 0 ]; then
+    apt-get update -qq >&2
+    apt_updated=1
+  fi
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: not a Debian system; make sure these are installed: ${packages[*]} libvalijson-dev" >&2
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  if ! is_root; then
+    echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+    echo "  run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  apt_update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [ ! -f "$valijson_dir/usr/include/valijson/validator.hpp" ]; then
+  echo "install-deps: unpacking libvalijson-dev headers into third_party/valijson" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  download() {
+    # As root, apt hands the download to its '_apt' user, who cannot write into a private temp dir.
+    local opts=()
+    if is_root; then opts=(-o APT::Sandbox::User=root); fi
+    (cd "$tmp" && apt-get download -qq "${opts[@]}" libvalijson-dev) >&2
+  }
+  if ! download; then
+    if ! is_root; then
+      echo "install-deps: 'apt-get download libvalijson-dev' failed; run 'sudo apt-get update' and retry" >&2
+      exit 2
+    fi
+    apt_update
+    download
+  fi
+  rm -rf "$valijson_dir"
+  mkdir -p "$valijson_dir"
+  dpkg -x "$tmp"/libvalijson-dev_*.deb "$valijson_dir"
+  test -f "$valijson_dir/usr/include/valijson/validator.hpp"
+fi
