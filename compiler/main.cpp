@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
                "Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors."};
   app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // --diagnostics works before or after the subcommand
   Options opt;
   app.add_option("--diagnostics", opt.diagnostics, "how to print spec errors")
       ->check(CLI::IsMember({"text", "json"}))

@@ -67,7 +67,7 @@ check_recompile() {
 
 check_json_diagnostics() {
   local spec=$1
-  expect_exit 1 check --diagnostics=json "$spec" || return 1
+  expect_exit 1 --diagnostics=json check "$spec" || return 1
   python3 - "$TMP/stderr" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()

@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "emit/emitter.h"
+#include "emit/entry_script.h"
+#include "emit/k8s_names.h"
+
+namespace trainc {
+
+static System two_node_system() {
+  System sys;
+  sys.name = "mnist";
+  sys.ns = "mnist";
+  sys.pools["gpu"] = Pool{"gpu", "", "n1-standard-4", Accelerator{"nvidia-tesla-t4", 1}, 4};
+  Step s;
+  s.name = "train";
+  s.image = "img";
+  s.pool = "gpu";
+  s.nodes = 4;
+  s.gpus = 1;
+  s.procs_per_node = 1;
+  s.torchrun = Torchrun{"/workspace/mnist.py", {"--epochs=1"}, 3389};
+  s.shm = "2Gi";
+  sys.steps.push_back(s);
+  return sys;
+}
+
+TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
+  System sys = two_node_system();
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, out);
+  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
+  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
+  CHECK(job["spec"]["completions"].as<int>() == 4);
+  CHECK(job["spec"]["parallelism"].as<int>() == 4);
+  CHECK(job["spec"]["backoffLimit"].as<int>() == 8);
+  auto pod = job["spec"]["template"]["spec"];
+  CHECK(pod["subdomain"].as<std::string>() == "mnist-train");
+  CHECK(pod["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == "nvidia-tesla-t4");
+  auto env = pod["containers"][0]["env"];
+  std::map<std::string, std::string> vars;
+  for (const auto& e : env)
+    if (e["value"]) vars[e["name"].as<std::string>()] = e["value"].as<std::string>();
+  CHECK(vars["MASTER_ADDR"] == "mnist-train-0.mnist-train");
+  CHECK(vars["MASTER_PORT"] == "3389");
+  CHECK(vars["NNODES"] == "4");
+  CHECK(vars["PYTHONUNBUFFERED"] == "1");
+  CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
+
+  YAML::Node svc = YAML::Load(out.files().at("k8s/train-service.yaml"));
+  CHECK(svc["spec"]["clusterIP"].as<std::string>() == "None");
+  CHECK(svc["spec"]["publishNotReadyAddresses"].as<bool>());
+  CHECK(svc["spec"]["selector"]["app.kubernetes.io/instance"].as<std::string>() == "mnist-train");
+
+  YAML::Node kust = YAML::Load(out.files().at("k8s/kustomization.yaml"));
+  CHECK(kust["resources"].size() == 4);
+}
+
+TEST_CASE("the entry-script ConfigMap name follows the script's content") {
+  System sys = two_node_system();
+  std::string a = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
+  sys.steps[0].torchrun->args.push_back("--lr=0.1");
+  std::string b = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
+  CHECK(a != b);
+  CHECK(a.rfind("mnist-train-", 0) == 0);
+  CHECK(a.size() == std::string("mnist-train-").size() + k8s::kHashLength);
+}
+
+TEST_CASE("torchrun flags derive from nodes and GPUs") {
+  System sys = two_node_system();
+  auto words = trainer_words(sys.steps[0]);
+  CHECK(std::find(words.begin(), words.end(), "--node-rank=\"$NODE_RANK\"") != words.end());
+  CHECK(std::find(words.begin(), words.end(), "--nproc-per-node=1") != words.end());
+  sys.steps[0].nodes = 1;
+  words = trainer_words(sys.steps[0]);
+  CHECK(std::find(words.begin(), words.end(), "--standalone") != words.end());
+}
+
+}  // namespace trainc

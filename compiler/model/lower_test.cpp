@@ -1,0 +1,68 @@
+#include "model/lower.h"
+
+#include <doctest/doctest.h>
+
+#include "frontend/yaml_loader.h"
+
+namespace trainc {
+
+static std::optional<System> lower_text(const std::string& text, Diagnostics& diags) {
+  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
+  REQUIRE(doc);
+  return lower(*doc, diags);
+}
+
+static const char* kHead =
+    "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+    "cluster:\n  pools:\n    gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 4}, nodes: 2}\n"
+    "storage:\n  b: {s3: {bucket: bkt, prefix: /runs/}}\n";
+
+TEST_CASE("defaults come from the pool and the step") {
+  Diagnostics diags;
+  auto sys = lower_text(std::string(kHead) +
+                            "pipeline:\n  - name: train\n    image: i\n    pool: gpu\n    workdir: /w\n"
+                            "    torchrun: {script: t.py, args: [--epochs, 1]}\n"
+                            "    inputs: [{from: 'b:/data/', to: data}]\n",
+                        diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  const Step& s = sys->steps[0];
+  CHECK(sys->ns == "sys");
+  CHECK(sys->owns_namespace);
+  CHECK(s.gpus == 4);
+  CHECK(s.procs_per_node == 4);
+  CHECK(s.shm == "8Gi");
+  CHECK(s.retries == 2);
+  CHECK(s.torchrun->script == "/w/t.py");
+  CHECK(s.torchrun->args == std::vector<std::string>{"--epochs", "1"});
+  CHECK(s.torchrun->port == 29500);
+  CHECK(s.inputs[0].to == "/w/data");
+  CHECK(s.inputs[0].from.url == "s3://bkt/runs/data/");
+  CHECK(s.heartbeat.max_age_seconds == 3600);
+}
+
+TEST_CASE("steps are ordered by needs, keeping spec order otherwise") {
+  Diagnostics diags;
+  auto sys = lower_text(std::string(kHead) +
+                            "pipeline:\n  - {name: c, image: i, command: [x], needs: [b]}\n"
+                            "  - {name: a, image: i, command: [x]}\n  - {name: b, image: i, command: [x], needs: [a]}\n",
+                        diags);
+  REQUIRE(sys);
+  std::vector<std::string> order;
+  for (const auto& s : sys->steps) order.push_back(s.name);
+  CHECK(order == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("unknown references are reported with suggestions") {
+  Diagnostics diags;
+  CHECK_FALSE(lower_text(std::string(kHead) +
+                             "pipeline:\n  - {name: a, image: i, command: [x], pool: gpus, needs: [bb]}\n"
+                             "  - {name: b, image: i, command: [x], inputs: [{from: 'bb:/x', to: y}]}\n",
+                         diags));
+  auto all = diags.sorted();
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].message == "unknown pool 'gpus'; did you mean 'gpu'?");
+  CHECK(all[1].message == "unknown step 'bb' in needs; did you mean 'b'?");
+  CHECK(all[2].message == "unknown store 'bb' in 'bb:/x'; did you mean 'b'?");
+}
+
+}  // namespace trainc
