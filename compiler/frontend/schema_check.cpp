@@ -188,6 +188,30 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
   return t;
 }
 
+/// valijson checks 'propertyNames' but reports nothing about which key failed: check map keys here.
+void check_keys(const nlohmann::json& schema, const Document& doc, const nlohmann::json& node, const std::string& ptr,
+                std::vector<Translated>& out) {
+  if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i) check_keys(schema, doc, node[i], ptr_index(ptr, i), out);
+    return;
+  }
+  if (!node.is_object()) return;
+  const nlohmann::json* sub = subschema_at(schema, doc.root, ptr);
+  const nlohmann::json* names = sub && sub->contains("propertyNames") ? resolve(schema, &(*sub)["propertyNames"]) : nullptr;
+  for (const auto& [key, child] : node.items()) {
+    std::string cptr = ptr_key(ptr, key);
+    if (names && names->contains("pattern")) {
+      const std::regex re((*names)["pattern"].get<std::string>());
+      const size_t max_len = names->value("maxLength", std::string::npos);
+      if (!std::regex_search(key, re) || key.size() > max_len) {
+        std::string hint = names->value("x-pattern-hint", "a valid key here");
+        out.push_back({cptr, fmt::format("key '{}' is not {}", key, hint), Anchor::key});
+      }
+    }
+    check_keys(schema, doc, child, cptr, out);
+  }
+}
+
 }  // namespace
 
 std::string_view spec_schema_text() {
@@ -225,6 +249,7 @@ bool check_schema(const Document& doc, Diagnostics& diags) {
   std::vector<Translated> all;
   valijson::ValidationResults::Error e;
   while (results.popError(e)) all.push_back(translate(e, doc));
+  check_keys(schema_json(), doc, doc.root, "", all);
   for (const auto& t : all) {
     // A misspelled required key is one mistake, not two: the unknown-key error suggests it.
     if (!t.missing.empty()) {

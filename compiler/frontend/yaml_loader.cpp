@@ -67,6 +67,9 @@ class Converter {
           std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
           std::string child = ptr_key(ptr, key);
           Loc key_loc = mark_loc(kv.first.Mark(), key.size());
+          std::string_view line = doc_.file->line(key_loc.line);
+          if (key_loc.col <= static_cast<int>(line.size()) && (line[key_loc.col - 1] == '"' || line[key_loc.col - 1] == '\''))
+            key_loc.len += 2;  // underline the quotes too
           if (!kv.first.IsScalar()) {
             doc_.error(diags_, ptr, "keys must be plain strings, not collections");
             continue;
