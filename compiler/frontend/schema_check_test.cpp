@@ -50,3 +50,15 @@ TEST_CASE("subschemas are found through $ref, items and maps") {
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+TEST_CASE("map keys are checked against propertyNames, at the key") {
+  auto errs = schema_errors(std::string(kHead) + "pipeline:\n  - {name: a, image: i, command: [x], env: {9X: y}}\n");
+  REQUIRE(errs.size() == 1);
+  CHECK(errs[0].message.rfind("key '9X' is not a valid environment variable name", 0) == 0);
+  CHECK(errs[0].path == "/pipeline/0/env/9X");
+  CHECK(errs[0].loc.col == 45);
+}
+
+}  // namespace trainc
