@@ -11,7 +11,12 @@ static System two_node_system() {
   System sys;
   sys.name = "mnist";
   sys.ns = "mnist";
-  sys.pools["gpu"] = Pool{"gpu", "", "n1-standard-4", Accelerator{"nvidia-tesla-t4", 1}, 4};
+  Pool pool;
+  pool.name = "gpu";
+  pool.machine = "n1-standard-4";
+  pool.accelerator = Accelerator{"nvidia-tesla-t4", 1};
+  pool.nodes = 4;
+  sys.pools["gpu"] = pool;
   Step s;
   s.name = "train";
   s.image = "img";

@@ -7,9 +7,11 @@ const Pool* System::pool(const std::string& name) const {
   return it == pools.end() ? nullptr : &it->second;
 }
 
-const S3Store* System::store(const std::string& name) const {
+const Store* System::store(const std::string& name) const {
   auto it = stores.find(name);
   return it == stores.end() ? nullptr : &it->second;
 }
+
+std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

@@ -11,21 +11,87 @@ namespace trainc {
 
 using StringMap = std::map<std::string, std::string>;
 
+/// Where the cloud side lives. Present only when the spec has `gcp:`; without it trainc emits no
+/// Terraform or gcloud scripts and assumes an existing cluster.
+struct Gcp {
+  std::string project, region, zone;  ///< zone "" = a regional cluster
+  std::string ptr;
+  std::string location() const { return zone.empty() ? region : zone; }
+};
+
 struct Accelerator {
-  std::string type;  ///< node label value, e.g. nvidia-tesla-t4
+  std::string type;  ///< node label value, e.g. nvidia-tesla-t4 (also Terraform's guest_accelerator type)
   int count = 0;     ///< GPUs on each node
+};
+
+/// A TPU slice: each node pool of a multi-host slice is one slice of `hosts` VMs.
+struct TpuSlice {
+  std::string generation;   ///< v4, v5e, v5p, v6e
+  std::string accelerator;  ///< node label cloud.google.com/gke-tpu-accelerator
+  std::string topology;     ///< e.g. 2x4, 2x2x2
+  int chips_per_host = 0;   ///< google.com/tpu per node
+  int hosts = 1;
+};
+
+struct Taint {
+  std::string key, value, effect;  ///< effect: NoSchedule, PreferNoSchedule, NoExecute
 };
 
 struct Pool {
   std::string name, ptr;
   std::string machine;
-  std::optional<Accelerator> accelerator;
-  int nodes = 1;
+  std::optional<Accelerator> accelerator;  ///< from the catalog (built-in GPUs) or the spec (N1 + T4)
+  std::optional<TpuSlice> tpu;
+  int nodes = 1;  ///< initial size; for autoscaled pools the minimum
+  std::optional<std::pair<int, int>> autoscaling;  ///< min, max nodes
+  std::string provisioning = "standard";           ///< standard, spot, flex-start, reservation
+  std::string reservation;                          ///< with provisioning: reservation
+  bool rdma = false;                                ///< GPUDirect RDMA multi-networking (A4, A3 Ultra)
+  int disk_gb = 0;                                  ///< 0 = GKE's default
+  StringMap labels;
+  std::vector<Taint> taints;
+  // From the hardware catalog:
+  int vcpus = 0;
+  double memory_gib = 0;
+  bool arm = false;
+  double allocatable_cpu = 0;        ///< cores left for pods after GKE's reserve
+  double allocatable_memory = 0;     ///< bytes left for pods after GKE's reserve and eviction threshold
+
+  int max_nodes() const { return autoscaling ? autoscaling->second : nodes; }
 };
 
-struct S3Store {
+/// A named store: an S3 bucket (synced with the AWS CLI) or a GCS bucket (mounted with GCS FUSE).
+struct Store {
+  enum class Kind { s3, gcs };
   std::string name, ptr;
-  std::string bucket, prefix, region, endpoint, credentials_secret;
+  Kind kind = Kind::s3;
+  std::string bucket, prefix;
+  // S3
+  std::string region, endpoint, credentials_secret;
+  // GCS
+  std::string location;    ///< bucket location; default: the gcp region
+  bool versioning = false; ///< object versioning (default on where checkpoints live)
+  bool create = true;      ///< trainc's Terraform and scripts create (and delete) the bucket
+  bool read_only = false;  ///< the workload only reads it: objectViewer instead of objectUser
+};
+using S3Store = Store;
+
+/// The workload's identity: a Kubernetes service account bound to a Google service account
+/// through Workload Identity, with roles granted on each GCS bucket (never project-wide).
+struct Identity {
+  std::string ksa;  ///< Kubernetes service account (created by trainc)
+  std::string gsa;  ///< Google service account id (the part before '@')
+  std::string ptr;
+  std::string gsa_email(const Gcp& gcp) const { return gsa + "@" + gcp.project + ".iam.gserviceaccount.com"; }
+};
+
+/// A GCS bucket mounted into a step's pods through the GCS FUSE CSI driver.
+struct Mount {
+  std::string store, path;  ///< store name; absolute path in the pod
+  std::string bucket;       ///< resolved
+  std::string only_dir;     ///< the store's prefix, mounted alone ("" = whole bucket)
+  bool read_only = false;
+  std::string ptr;
 };
 
 /// "<store>:/path" resolved against the store: `url` is the full s3:// address.
@@ -84,6 +150,7 @@ struct Step {
   std::optional<int> timeout_seconds;
   Heartbeat heartbeat;
   std::vector<Sync> inputs;
+  std::vector<Mount> mounts;
   std::optional<Outputs> outputs;
   std::optional<Checkpoints> checkpoints;
   StringMap labels, annotations;
@@ -91,18 +158,28 @@ struct Step {
   bool distributed() const { return nodes > 1; }
 };
 
+struct Cluster {
+  std::string name;             ///< GKE cluster name (default: the system name)
+  std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
+};
+
 struct System {
   std::string name, ptr;
+  std::optional<Gcp> gcp;
+  Cluster cluster;
+  std::optional<Identity> identity;
   std::string ns;
   bool owns_namespace = true;  ///< false when the spec names an existing namespace
   std::string service_account;
   StringMap labels;
   std::map<std::string, Pool> pools;
-  std::map<std::string, S3Store> stores;
+  std::map<std::string, Store> stores;
   std::vector<Step> steps;  ///< in dependency order (every step after the steps it needs)
 
   const Pool* pool(const std::string& name) const;
-  const S3Store* store(const std::string& name) const;
+  const Store* store(const std::string& name) const;
+  /// The service account pods run as: the identity's KSA, else `serviceAccount`, else "".
+  std::string pod_service_account() const;
 };
 
 }  // namespace trainc
