@@ -22,6 +22,8 @@ class Emitter {
 std::unique_ptr<Emitter> new_k8s_emitter();
 std::unique_ptr<Emitter> new_model_emitter();
 std::unique_ptr<Emitter> new_runbook_emitter();
+std::unique_ptr<Emitter> new_scripts_emitter();
+std::unique_ptr<Emitter> new_terraform_emitter();
 
 /// Every emitter, in the order they run. Registering two with one name aborts at startup.
 const std::vector<std::unique_ptr<Emitter>>& emitters();
