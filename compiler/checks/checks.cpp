@@ -4,6 +4,7 @@ namespace trainc {
 
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
   size_t before = diags.error_count();
+  check_pools(sys, doc, diags);
   check_names(sys, doc, diags);
   check_steps(sys, doc, diags);
   check_resources(sys, doc, diags);

@@ -9,6 +9,8 @@ namespace trainc {
 /// Runs every family; returns true when none reported an error.
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags);
 
+/// Pools agree with the hardware catalog: GPUs, TPU topologies, provisioning (hardware.cpp).
+void check_pools(const System& sys, const Document& doc, Diagnostics& diags);
 /// Generated Kubernetes names fit their limits (names.cpp).
 void check_names(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each step says what to run, checkpoints live inside outputs, env does not shadow trainc's (steps.cpp).

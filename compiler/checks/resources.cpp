@@ -3,11 +3,60 @@
 #include "base/data_path.h"
 #include "base/units.h"
 #include "checks/checks.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
 
+void check_tpu_fit(const Step& step, const Pool& pool, const Document& doc, Diagnostics& diags) {
+  if (step.gpus > 0)
+    doc.error(diags, ptr_key(step.ptr, "gpus"),
+              fmt::format("step '{}' asks for GPUs on pool '{}', a TPU {} slice; set gpus: 0", step.name, pool.name,
+                          pool.tpu->topology));
+  const int hosts = pool.tpu->hosts;
+  if (hosts > 0 && (step.nodes % hosts != 0 || step.nodes > pool.max_nodes()))
+    doc.error(diags, ptr_key(step.ptr, "nodes"),
+              fmt::format("a TPU {} slice is {} host(s) and runs one pod per host, so step '{}' needs nodes: {}, not {}",
+                          pool.tpu->topology, hosts, step.name, hosts, step.nodes),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "tpu"), fmt::format("pool '{}' slice", pool.name), Anchor::key)});
+}
+
+/// CPU and memory requests must fit what a node leaves for pods, less the GCS FUSE sidecar.
+void check_allocatable(const Step& step, const Pool& pool, const Document& doc, Diagnostics& diags) {
+  if (pool.vcpus == 0) return;  // unknown machine, reported by lowering
+  const auto& sidecar = catalog().gcsfuse_sidecar();
+  const bool fuse = !step.mounts.empty();
+  struct Resource {
+    const char* key;
+    double available, sidecar;
+    std::string unit(double v) const {
+      return std::string(key) == "cpu" ? fmt::format("{:.2f} cores", v) : fmt::format("{:.1f}Gi", v / (1 << 30));
+    }
+  };
+  const Resource resources[] = {
+      {"cpu", pool.allocatable_cpu, fuse ? parse_quantity(sidecar.cpu).value_or(0) : 0},
+      {"memory", pool.allocatable_memory, fuse ? parse_quantity(sidecar.memory).value_or(0) : 0},
+  };
+  for (const auto& r : resources) {
+    auto it = step.resources.requests.find(r.key);
+    if (it == step.resources.requests.end()) continue;
+    auto want = parse_quantity(it->second);
+    if (!want || *want + r.sidecar <= r.available) continue;
+    doc.error(diags, ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "requests"), r.key),
+              fmt::format("{} request {} does not fit a node of pool '{}': a {} leaves {} for pods after GKE's "
+                          "reserve{}; the pod would stay Pending. Request at most {}",
+                          r.key, it->second, pool.name, pool.machine, r.unit(r.available),
+                          fuse ? fmt::format(", less {} for the GCS FUSE sidecar", r.unit(r.sidecar)) : "",
+                          r.unit(r.available - r.sidecar)));
+  }
+}
+
 void check_pool_fit(const Step& step, const Pool& pool, const Document& doc, Diagnostics& diags) {
+  check_allocatable(step, pool, doc, diags);
+  if (pool.tpu) {
+    check_tpu_fit(step, pool, doc, diags);
+    return;
+  }
   const std::string gpus_ptr = ptr_key(step.ptr, "gpus");
   const int per_node = pool.accelerator ? pool.accelerator->count : 0;
   if (step.gpus > 0 && !pool.accelerator) {
@@ -29,13 +78,14 @@ void check_pool_fit(const Step& step, const Pool& pool, const Document& doc, Dia
   }
   // Pods that fit on one node: GPUs decide; a CPU-only pod is assumed to take a node.
   const int pods_per_node = step.gpus > 0 ? per_node / step.gpus : 1;
-  const int capacity = pods_per_node * pool.nodes;
+  const int capacity = pods_per_node * pool.max_nodes();
   if (step.nodes > capacity) {
     doc.error(diags, ptr_key(step.ptr, "nodes"),
               fmt::format("step '{}' runs {} pods but pool '{}' fits {} ({} node(s), {} pod(s) each); pods beyond "
                           "that would stay Pending: raise the pool's nodes or lower the step's",
-                          step.name, step.nodes, pool.name, capacity, pool.nodes, pods_per_node),
-              Anchor::value, {doc.note(ptr_key(pool.ptr, "nodes"), fmt::format("pool '{}' size", pool.name))});
+                          step.name, step.nodes, pool.name, capacity, pool.max_nodes(), pods_per_node),
+              Anchor::value,
+              {doc.note(ptr_key(pool.ptr, pool.autoscaling ? "autoscaling" : "nodes"), fmt::format("pool '{}' size", pool.name))});
   }
 }
 
@@ -55,9 +105,21 @@ void check_shm(const Step& step, const Document& doc, Diagnostics& diags) {
 
 }  // namespace
 
+/// A GPU step without a pool lands on any GPU node: some declared pool must hold it.
+void check_unplaced(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
+  if (sys.pools.empty() || step.gpus == 0) return;
+  for (const auto& [_, pool] : sys.pools)
+    if (pool.accelerator && pool.accelerator->count >= step.gpus) return;
+  doc.error(diags, ptr_key(step.ptr, "gpus"),
+            fmt::format("step '{}' asks for {} GPU(s) per pod, and no pool in cluster.pools has nodes with that many; "
+                        "the pod would stay Pending: add a GPU pool and set 'pool'",
+                        step.name, step.gpus));
+}
+
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& step : sys.steps) {
     if (const Pool* pool = sys.pool(step.pool)) check_pool_fit(step, *pool, doc, diags);
+    else check_unplaced(sys, step, doc, diags);
     if (step.procs_per_node > step.gpus && step.gpus > 0)
       doc.error(diags, ptr_key(step.ptr, "procsPerNode"),
                 fmt::format("{} processes per node share {} GPU(s); torchrun gives each process one GPU: use "

@@ -22,7 +22,10 @@ const std::vector<std::string>& reserved_env(const Step& step) {
 }  // namespace
 
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
-  (void)sys;
+  if (sys.steps.empty() && !sys.gcp)
+    doc.error(diags, doc.root.contains("pipeline") ? "/pipeline" : "",
+              "the spec has no steps and no 'gcp' infrastructure, so there is nothing to generate; add a step to "
+              "'pipeline' or a 'gcp' section");
   for (const auto& step : sys.steps) {
     const bool has_cmd = doc.root.contains(nlohmann::json::json_pointer(ptr_key(step.ptr, "command")));
     if (step.torchrun && has_cmd) {
@@ -42,17 +45,33 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
                             "steps use torchrun",
                             step.name, step.nodes));
     }
-    if (step.checkpoints && !step.outputs) {
+    const Mount* ckpt_mount = nullptr;
+    if (step.checkpoints)
+      for (const auto& m : step.mounts)
+        if (!m.read_only && path_within(step.checkpoints->path, m.path)) ckpt_mount = &m;
+    if (step.checkpoints && !step.outputs && !ckpt_mount) {
       doc.error(diags, step.checkpoints->ptr,
-                "'checkpoints' needs 'outputs': checkpoints are restored from and saved to the outputs' store",
+                "'checkpoints' needs 'outputs' (an S3 store synced in and out) or a writable GCS mount that holds "
+                "its path",
                 Anchor::key);
-    } else if (step.checkpoints && !path_within(step.checkpoints->path, step.outputs->path)) {
+    } else if (step.checkpoints && !ckpt_mount && !path_within(step.checkpoints->path, step.outputs->path)) {
       doc.error(diags, ptr_key(step.checkpoints->ptr, "path"),
                 fmt::format("checkpoints path '{}' is outside outputs path '{}', so checkpoints would never be "
                             "saved; put them under '{}'",
                             step.checkpoints->path, step.outputs->path, step.outputs->path),
                 Anchor::value, {doc.note(ptr_key(step.outputs->ptr, "path"), "outputs path set here")});
     }
+    if (!step.mounts.empty() && sys.pod_service_account().empty())
+      doc.error(diags, ptr_key(step.ptr, "mounts"),
+                "GCS mounts need an identity the bucket trusts: add 'identity' (a service account bound with "
+                "Workload Identity) or 'serviceAccount'",
+                Anchor::key);
+    for (size_t i = 0; i < step.mounts.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (step.mounts[i].path == step.mounts[j].path)
+          doc.error(diags, ptr_key(step.mounts[i].ptr, "path"),
+                    fmt::format("two mounts at '{}'; each mount needs its own path", step.mounts[i].path), Anchor::value,
+                    {doc.note(ptr_key(step.mounts[j].ptr, "path"), "first mounted here")});
     for (const auto& name : reserved_env(step)) {
       if (step.env.count(name))
         doc.error(diags, ptr_key(ptr_key(step.ptr, "env"), name),

@@ -77,6 +77,8 @@ ojson container(const System& sys, const Step& step) {
   for (const auto& in : step.inputs) note_store(in.from.store);
   if (step.outputs) note_store(step.outputs->to.store);
   if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
+  const Pool* pool = sys.pool(step.pool);
+  if (pool && pool->rdma) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   c["env"] = env;
   if (!secrets.empty()) {
@@ -93,20 +95,50 @@ ojson container(const System& sys, const Step& step) {
     requests["nvidia.com/gpu"] = step.gpus;
     limits["nvidia.com/gpu"] = step.gpus;
   }
+  if (pool && pool->tpu) {
+    requests["google.com/tpu"] = pool->tpu->chips_per_host;
+    limits["google.com/tpu"] = pool->tpu->chips_per_host;
+  }
   ojson res = ojson::object();
   if (!requests.empty()) res["requests"] = requests;
   if (!limits.empty()) res["limits"] = limits;
   if (!res.empty()) c["resources"] = res;
-  c["volumeMounts"] = ojson::array({
+  ojson mounts = ojson::array({
       {{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}},
       {{"name", "shm"}, {"mountPath", "/dev/shm"}},
   });
+  for (const auto& m : step.mounts)
+    mounts.push_back({{"name", k8s::mount_volume(m)}, {"mountPath", m.path}, {"readOnly", m.read_only}});
+  if (pool && pool->rdma) {
+    mounts.push_back({{"name", "nvidia"}, {"mountPath", "/usr/local/nvidia"}});
+    mounts.push_back({{"name", "gib"}, {"mountPath", "/usr/local/gib"}});
+  }
+  c["volumeMounts"] = mounts;
   // Liveness judges the heartbeat's age, never a file written only at the end of a run.
   c["livenessProbe"] = exec_probe(
       fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file, step.heartbeat.max_age_seconds),
       60, 3);
   c["readinessProbe"] = exec_probe(fmt::format("test -f {}/ready", k8s::kStateDir), 15, 1);
   return c;
+}
+
+/// A GCS bucket as a CSI ephemeral volume of the GCS FUSE driver.
+ojson gcsfuse_volume(const Mount& m) {
+  std::string options = "implicit-dirs";
+  if (!m.only_dir.empty()) options += ",only-dir=" + m.only_dir;
+  return {{"name", k8s::mount_volume(m)},
+          {"csi",
+           {{"driver", "gcsfuse.csi.storage.gke.io"},
+            {"readOnly", m.read_only},
+            {"volumeAttributes", {{"bucketName", m.bucket}, {"mountOptions", options}}}}}};
+}
+
+/// eth0 on the default network, then one NIC per GPU on the RDMA networks rdma-0, rdma-1, ...
+std::string rdma_interfaces(int gpus) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array({{{"interfaceName", "eth0"}, {"network", "default"}}});
+  for (int i = 0; i < gpus; ++i)
+    list.push_back({{"interfaceName", fmt::format("eth{}", i + 1)}, {"network", fmt::format("rdma-{}", i)}});
+  return list.dump();
 }
 
 ojson job(const System& sys, const Step& step, const std::string& configmap) {
@@ -127,23 +159,50 @@ ojson job(const System& sys, const Step& step, const std::string& configmap) {
   ojson pod;
   pod["restartPolicy"] = "Never";
   if (step.distributed()) pod["subdomain"] = k8s::job_name(sys, step);
-  if (!sys.service_account.empty()) pod["serviceAccountName"] = sys.service_account;
+  if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
+  const Pool* p = sys.pool(step.pool);
   ojson selector = ojson::object();
-  if (const Pool* p = sys.pool(step.pool)) {
+  if (p) {
     selector["cloud.google.com/gke-nodepool"] = p->name;
     if (p->accelerator && step.gpus > 0) selector["cloud.google.com/gke-accelerator"] = p->accelerator->type;
+    if (p->tpu) {
+      selector["cloud.google.com/gke-tpu-accelerator"] = p->tpu->accelerator;
+      selector["cloud.google.com/gke-tpu-topology"] = p->tpu->topology;
+    }
   }
   if (!selector.empty()) pod["nodeSelector"] = selector;
-  if (step.gpus > 0)
-    pod["tolerations"] = ojson::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
-  // Room for the final sync of outputs after SIGTERM.
-  if (step.outputs) pod["terminationGracePeriodSeconds"] = 300;
+  ojson tolerations = ojson::array();
+  if (step.gpus > 0) tolerations.push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  if (p && p->tpu) tolerations.push_back({{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  if (p)
+    for (const auto& t : p->taints) {
+      if (t.value.empty()) tolerations.push_back({{"key", t.key}, {"operator", "Exists"}, {"effect", t.effect}});
+      else tolerations.push_back({{"key", t.key}, {"operator", "Equal"}, {"value", t.value}, {"effect", t.effect}});
+    }
+  if (!tolerations.empty()) pod["tolerations"] = tolerations;
+  // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
+  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
   pod["containers"] = ojson::array({container(sys, step)});
-  pod["volumes"] = ojson::array({
+  ojson volumes = ojson::array({
       {{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}},
       {{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", step.shm}}}},
   });
-  spec["template"] = {{"metadata", {{"labels", step_labels(sys, step)}}}, {"spec", pod}};
+  for (const auto& m : step.mounts) volumes.push_back(gcsfuse_volume(m));
+  if (p && p->rdma) {
+    // The host's NVIDIA driver and the gIB NCCL plugin, as GKE installs them on A4 and A3 Ultra nodes.
+    volumes.push_back({{"name", "nvidia"}, {"hostPath", {{"path", "/home/kubernetes/bin/nvidia"}}}});
+    volumes.push_back({{"name", "gib"}, {"hostPath", {{"path", "/home/kubernetes/bin/gib"}}}});
+  }
+  pod["volumes"] = volumes;
+  ojson pod_meta{{"labels", step_labels(sys, step)}};
+  ojson annotations = ojson::object();
+  if (!step.mounts.empty()) annotations["gke-gcsfuse/volumes"] = "true";
+  if (p && p->rdma) {
+    annotations["networking.gke.io/default-interface"] = "eth0";
+    annotations["networking.gke.io/interfaces"] = rdma_interfaces(p->accelerator ? p->accelerator->count : 0);
+  }
+  if (!annotations.empty()) pod_meta["annotations"] = annotations;
+  spec["template"] = {{"metadata", pod_meta}, {"spec", pod}};
   j["spec"] = spec;
   return j;
 }
@@ -178,6 +237,12 @@ class K8sEmitter final : public Emitter {
       ojson ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
                {"metadata", metadata(sys.ns, "", labels_for(sys, sys.name, sys.name, "namespace"))}};
       add("k8s/namespace.yaml", ns, "namespace");
+    }
+    if (sys.identity && sys.gcp) {
+      ojson sa{{"apiVersion", "v1"}, {"kind", "ServiceAccount"},
+               {"metadata", metadata(sys.identity->ksa, sys.ns, labels_for(sys, sys.name, sys.name, "identity"))}};
+      sa["metadata"]["annotations"] = {{"iam.gke.io/gcp-service-account", sys.identity->gsa_email(*sys.gcp)}};
+      add("k8s/serviceaccount.yaml", sa, "Workload Identity service account");
     }
     for (const auto& step : sys.steps) {
       std::string script = entry_script(sys, step);

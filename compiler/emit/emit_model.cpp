@@ -18,6 +18,30 @@ ojson map_json(const StringMap& m) {
 
 ojson ref_json(const StoreRef& r) { return {{"store", r.store}, {"path", r.path}, {"url", r.url}}; }
 
+ojson pool_json(const Pool& p) {
+  ojson j;
+  j["machine"] = p.machine;
+  j["vcpus"] = p.vcpus;
+  j["memoryGiB"] = p.memory_gib;
+  j["allocatable"] = {{"cpu", fmt::format("{:.2f}", p.allocatable_cpu)},
+                      {"memory", fmt::format("{:.2f}Gi", p.allocatable_memory / (1 << 30))}};
+  j["accelerator"] = p.accelerator ? ojson{{"type", p.accelerator->type}, {"count", p.accelerator->count}} : ojson(nullptr);
+  j["tpu"] = p.tpu ? ojson{{"generation", p.tpu->generation}, {"accelerator", p.tpu->accelerator},
+                           {"topology", p.tpu->topology}, {"chipsPerHost", p.tpu->chips_per_host}, {"hosts", p.tpu->hosts}}
+                   : ojson(nullptr);
+  j["nodes"] = p.nodes;
+  j["autoscaling"] = p.autoscaling ? ojson{{"min", p.autoscaling->first}, {"max", p.autoscaling->second}} : ojson(nullptr);
+  j["provisioning"] = p.provisioning;
+  j["reservation"] = p.reservation;
+  j["rdma"] = p.rdma;
+  j["diskSizeGb"] = p.disk_gb;
+  j["labels"] = map_json(p.labels);
+  ojson taints = ojson::array();
+  for (const auto& t : p.taints) taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+  j["taints"] = taints;
+  return j;
+}
+
 ojson step_json(const Step& s) {
   ojson j;
   j["name"] = s.name;
@@ -40,6 +64,10 @@ ojson step_json(const Step& s) {
   ojson inputs = ojson::array();
   for (const auto& in : s.inputs) inputs.push_back({{"from", ref_json(in.from)}, {"to", in.to}});
   j["inputs"] = inputs;
+  ojson mounts = ojson::array();
+  for (const auto& m : s.mounts)
+    mounts.push_back({{"store", m.store}, {"bucket", m.bucket}, {"onlyDir", m.only_dir}, {"path", m.path}, {"readOnly", m.read_only}});
+  j["mounts"] = mounts;
   j["outputs"] = s.outputs ? ojson{{"path", s.outputs->path}, {"to", ref_json(s.outputs->to)},
                                    {"every", format_duration(s.outputs->every_seconds)}}
                            : ojson(nullptr);
@@ -58,20 +86,27 @@ class ModelEmitter final : public Emitter {
   void emit(const System& sys, OutputSink& out) const override {
     ojson m;
     m["name"] = sys.name;
+    m["gcp"] = sys.gcp ? ojson{{"project", sys.gcp->project}, {"region", sys.gcp->region}, {"zone", sys.gcp->zone}}
+                       : ojson(nullptr);
+    m["cluster"] = {{"name", sys.cluster.name}, {"releaseChannel", sys.cluster.release_channel}};
     m["namespace"] = {{"name", sys.ns}, {"managedByTrainc", sys.owns_namespace}};
-    m["serviceAccount"] = sys.service_account.empty() ? ojson(nullptr) : ojson(sys.service_account);
+    m["serviceAccount"] = sys.pod_service_account().empty() ? ojson(nullptr) : ojson(sys.pod_service_account());
+    m["identity"] = sys.identity && sys.gcp ? ojson{{"kubernetesServiceAccount", sys.identity->ksa},
+                                                   {"gcpServiceAccount", sys.identity->gsa_email(*sys.gcp)}}
+                                           : ojson(nullptr);
     m["labels"] = map_json(sys.labels);
     ojson pools = ojson::object();
-    for (const auto& [name, p] : sys.pools) {
-      pools[name] = {{"machine", p.machine}, {"nodes", p.nodes}};
-      pools[name]["accelerator"] =
-          p.accelerator ? ojson{{"type", p.accelerator->type}, {"count", p.accelerator->count}} : ojson(nullptr);
-    }
+    for (const auto& [name, p] : sys.pools) pools[name] = pool_json(p);
     m["pools"] = pools;
     ojson stores = ojson::object();
-    for (const auto& [name, s] : sys.stores)
-      stores[name] = {{"kind", "s3"}, {"bucket", s.bucket}, {"prefix", s.prefix}, {"region", s.region},
-                      {"endpoint", s.endpoint}, {"credentialsSecret", s.credentials_secret}};
+    for (const auto& [name, s] : sys.stores) {
+      if (s.kind == Store::Kind::s3)
+        stores[name] = {{"kind", "s3"}, {"bucket", s.bucket}, {"prefix", s.prefix}, {"region", s.region},
+                        {"endpoint", s.endpoint}, {"credentialsSecret", s.credentials_secret}};
+      else
+        stores[name] = {{"kind", "gcs"}, {"bucket", s.bucket}, {"prefix", s.prefix}, {"location", s.location},
+                        {"versioning", s.versioning}, {"create", s.create}, {"readOnly", s.read_only}};
+    }
     m["storage"] = stores;
     ojson steps = ojson::array();
     for (const auto& s : sys.steps) steps.push_back(step_json(s));

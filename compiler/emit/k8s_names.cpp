@@ -27,6 +27,8 @@ std::string master_addr(const System& sys, const Step& step) {
   return fmt::format("{}.{}", pod_hostname(sys, step, 0), job_name(sys, step));
 }
 
+std::string mount_volume(const Mount& m) { return "gcs-" + m.store; }
+
 StepFiles step_files(const Step& step) {
   return {fmt::format("k8s/{}-configmap.yaml", step.name),
           step.distributed() ? fmt::format("k8s/{}-service.yaml", step.name) : std::string(),

@@ -29,6 +29,9 @@ struct StepFiles {
 };
 StepFiles step_files(const Step& step);
 
+/// The pod volume of a GCS mount: "gcs-<store>".
+std::string mount_volume(const Mount& m);
+
 /// A short stable hash of `data` (FNV-1a 64, hex).
 std::string content_hash(std::string_view data);
 

@@ -1,5 +1,6 @@
 #include "model/lower.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "base/data_path.h"
 #include "base/spelling.h"
 #include "base/units.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
@@ -69,15 +71,24 @@ class Lowerer {
     }
     sys.service_account = get_or<std::string>(root_, "serviceAccount", "");
     sys.labels = string_map(root_, "labels");
-    if (root_.contains("cluster") && root_["cluster"].contains("pools"))
-      for (const auto& [name, p] : root_["cluster"]["pools"].items()) sys.pools[name] = pool(name, p);
+    if (root_.contains("gcp")) {
+      const json& g = root_["gcp"];
+      sys.gcp = Gcp{g["project"], g["region"], get_or<std::string>(g, "zone", ""), "/gcp"};
+    }
+    const json cluster = root_.value("cluster", json::object());
+    sys.cluster.name = get_or<std::string>(cluster, "name", sys.name);
+    sys.cluster.release_channel = get_or<std::string>(cluster, "releaseChannel", "");
+    if (cluster.contains("pools"))
+      for (const auto& [name, p] : cluster["pools"].items()) sys.pools[name] = pool(name, p);
     if (root_.contains("storage"))
-      for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(name, s);
+      for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(sys, name, s);
+    if (root_.contains("identity")) sys.identity = identity(sys, root_["identity"]);
     std::vector<Step> steps;
-    for (size_t i = 0; i < root_["pipeline"].size(); ++i)
-      steps.push_back(step(sys, root_["pipeline"][i], ptr_index("/pipeline", i)));
+    const json pipeline = root_.value("pipeline", json::array());
+    for (size_t i = 0; i < pipeline.size(); ++i) steps.push_back(step(sys, pipeline[i], ptr_index("/pipeline", i)));
     check_step_names(steps);
     sys.steps = dependency_order(std::move(steps));
+    default_versioning(sys);
     if (diags_.has_errors()) return std::nullopt;
     return sys;
   }
@@ -88,16 +99,95 @@ class Lowerer {
     out.name = name;
     out.ptr = ptr_key("/cluster/pools", name);
     out.machine = p["machine"];
-    out.nodes = get_or(p, "nodes", 1);
     if (p.contains("accelerator")) out.accelerator = Accelerator{p["accelerator"]["type"], p["accelerator"]["count"]};
+    const MachineType* m = catalog().machine(out.machine);
+    if (!m) {
+      doc_.error(diags_, ptr_key(out.ptr, "machine"),
+                 fmt::format("unknown machine type '{}'{}", out.machine, did_you_mean(out.machine, catalog().machine_names())) +
+                     (suggest(out.machine, catalog().machine_names()) ? "" : "; the catalog (stdlib/catalog.yaml) lists the machine types trainc knows"));
+    } else {
+      out.vcpus = m->vcpus;
+      out.memory_gib = m->memory_gib;
+      out.arm = m->arm;
+      out.allocatable_cpu = catalog().allocatable_cpu(*m);
+      out.allocatable_memory = catalog().allocatable_memory(*m);
+      // Built-in GPUs come from the catalog; checks compare them with any the spec wrote.
+      if (m->gpus > 0) out.accelerator = Accelerator{m->accelerator, m->gpus};
+      if (m->tpu_chips > 0 && p.contains("tpu")) {
+        std::string topo = p["tpu"]["topology"];
+        int chips = topology_chips(topo);
+        out.tpu = TpuSlice{m->tpu_generation, m->tpu_accelerator, topo, m->tpu_chips,
+                           chips > 0 && chips % m->tpu_chips == 0 ? chips / m->tpu_chips : 0};
+      }
+    }
+    out.nodes = get_or(p, "nodes", out.tpu ? out.tpu->hosts : 1);
+    if (p.contains("autoscaling")) out.autoscaling = std::pair<int, int>{p["autoscaling"]["min"], p["autoscaling"]["max"]};
+    out.provisioning = get_or<std::string>(p, "provisioning", "standard");
+    out.reservation = get_or<std::string>(p, "reservation", "");
+    out.rdma = get_or(p, "rdma", false);
+    out.disk_gb = get_or(p, "diskSizeGb", 0);
+    out.labels = string_map(p, "labels");
+    if (p.contains("taints"))
+      for (const auto& t : p["taints"]) out.taints.push_back({t["key"], get_or<std::string>(t, "value", ""), t["effect"]});
     return out;
   }
 
-  S3Store store(const std::string& name, const json& s) {
-    const json& s3 = s["s3"];
-    S3Store out;
+  Identity identity(const System& sys, const json& i) {
+    Identity out;
+    out.ptr = "/identity";
+    out.ksa = i["serviceAccount"];
+    out.gsa = get_or<std::string>(i, "gcpServiceAccount", out.ksa);
+    if (!sys.gcp)
+      doc_.error(diags_, out.ptr, "'identity' binds a Google service account and needs 'gcp' (project and region)",
+                 Anchor::key);
+    if (!sys.service_account.empty())
+      doc_.error(diags_, "/serviceAccount",
+                 "set either 'serviceAccount' (an existing account) or 'identity' (one trainc creates), not both",
+                 Anchor::key, {doc_.note(out.ptr, "'identity' is set here", Anchor::key)});
+    if (out.gsa.size() < 6 || out.gsa.size() > 30)
+      doc_.error(diags_, i.contains("gcpServiceAccount") ? "/identity/gcpServiceAccount" : "/identity/serviceAccount",
+                 fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set "
+                             "'gcpServiceAccount'",
+                             out.gsa, out.gsa.size()));
+    return out;
+  }
+
+  /// Buckets that hold checkpoints keep old versions unless the spec says otherwise.
+  void default_versioning(System& sys) {
+    for (auto& [name, st] : sys.stores) {
+      if (st.kind != Store::Kind::gcs || root_["storage"][name]["gcs"].contains("versioning")) continue;
+      for (const auto& step : sys.steps)
+        for (const auto& m : step.mounts)
+          if (m.store == name && step.checkpoints &&
+              (step.checkpoints->path == m.path || step.checkpoints->path.starts_with(m.path + "/")))
+            st.versioning = true;
+    }
+  }
+
+  Store store(const System& sys, const std::string& name, const json& s) {
+    Store out;
     out.name = name;
     out.ptr = ptr_key("/storage", name);
+    if (s.contains("gcs")) {
+      const json& g = s["gcs"];
+      out.kind = Store::Kind::gcs;
+      out.bucket = g["bucket"];
+      out.prefix = get_or<std::string>(g, "prefix", "");
+      std::string region = sys.gcp ? sys.gcp->region : "";
+      std::transform(region.begin(), region.end(), region.begin(), ::toupper);
+      out.location = get_or<std::string>(g, "location", region);
+      out.versioning = get_or(g, "versioning", false);
+      out.create = get_or(g, "create", true);
+      out.read_only = get_or(g, "readOnly", false);
+      if (!sys.gcp && out.create)
+        doc_.error(diags_, out.ptr,
+                   fmt::format("store '{}' is a GCS bucket for trainc to create, which needs 'gcp' (project and region); "
+                               "add 'gcp' or set 'create: false' for an existing bucket",
+                               name),
+                   Anchor::key);
+      return out;
+    }
+    const json& s3 = s["s3"];
     out.bucket = s3["bucket"];
     out.prefix = get_or<std::string>(s3, "prefix", "");
     while (out.prefix.starts_with("/")) out.prefix.erase(0, 1);
@@ -114,11 +204,18 @@ class Lowerer {
     auto colon = text.find(':');
     ref.store = text.substr(0, colon);
     ref.path = text.substr(colon + 1);
-    const S3Store* s = sys.store(ref.store);
+    const Store* s = sys.store(ref.store);
     if (!s) {
       std::string hint = sys.stores.empty() ? "; declare it under 'storage'"
                                             : did_you_mean(ref.store, keys_of(sys.stores));
       doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", ref.store, text, hint));
+      return ref;
+    }
+    if (s->kind == Store::Kind::gcs) {
+      doc_.error(diags_, ptr,
+                 fmt::format("store '{}' is a GCS bucket, which steps reach through 'mounts' (GCS FUSE), not by "
+                             "syncing; mount it with mounts: [{{store: {}, path: /data}}]",
+                             ref.store, ref.store));
       return ref;
     }
     ref.url = fmt::format("s3://{}{}{}", s->bucket, s->prefix.empty() ? "" : "/" + s->prefix, ref.path);
@@ -185,6 +282,13 @@ class Lowerer {
         out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
       }
     }
+    if (s.contains("mounts")) {
+      for (size_t i = 0; i < s["mounts"].size(); ++i) {
+        const json& m = s["mounts"][i];
+        std::string mptr = ptr_index(ptr_key(ptr, "mounts"), i);
+        out.mounts.push_back(mount(sys, m, mptr));
+      }
+    }
     if (s.contains("outputs")) {
       const json& o = s["outputs"];
       std::string optr = ptr_key(ptr, "outputs");
@@ -198,6 +302,29 @@ class Lowerer {
     }
     out.labels = string_map(s, "labels");
     out.annotations = string_map(s, "annotations");
+    return out;
+  }
+
+  Mount mount(const System& sys, const json& m, const std::string& ptr) {
+    Mount out;
+    out.ptr = ptr;
+    out.store = m["store"];
+    out.path = pod_path("/", m["path"]);
+    const Store* st = sys.store(out.store);
+    if (!st) {
+      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(out.store, keys_of(sys.stores));
+      doc_.error(diags_, ptr_key(ptr, "store"), fmt::format("unknown store '{}'{}", out.store, hint));
+      return out;
+    }
+    if (st->kind != Store::Kind::gcs) {
+      doc_.error(diags_, ptr_key(ptr, "store"),
+                 fmt::format("store '{}' is an S3 bucket, which cannot be mounted; sync it with 'inputs' and 'outputs'",
+                             out.store));
+      return out;
+    }
+    out.bucket = st->bucket;
+    out.only_dir = st->prefix;
+    out.read_only = get_or(m, "readOnly", st->read_only);
     return out;
   }
 

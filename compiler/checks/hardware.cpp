@@ -1,0 +1,160 @@
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/spelling.h"
+#include "checks/checks.h"
+#include "model/catalog.h"
+
+namespace trainc {
+namespace {
+
+using json = nlohmann::json;
+
+std::string join(const std::vector<std::string>& items, std::string_view last_sep = " or ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? std::string(last_sep) : ", ") + items[i];
+  return out;
+}
+
+const json* spec_at(const Document& doc, const std::string& ptr) {
+  json::json_pointer p(ptr);
+  return doc.root.contains(p) ? &doc.root.at(p) : nullptr;
+}
+
+/// Machines in the catalog whose built-in GPUs are `accelerator`.
+std::vector<std::string> machines_with(const std::string& accelerator) {
+  std::vector<std::string> out;
+  for (const auto& name : catalog().machine_names())
+    if (catalog().machine(name)->accelerator == accelerator) out.push_back(name);
+  return out;
+}
+
+void check_gpus(const Pool& pool, const MachineType& m, const Document& doc, Diagnostics& diags) {
+  const std::string aptr = ptr_key(pool.ptr, "accelerator");
+  const json* spec = spec_at(doc, aptr);
+  if (!spec) return;
+  const std::string type = (*spec)["type"];
+  const int count = (*spec)["count"];
+  if (m.gpus > 0) {
+    if (type != m.accelerator || count != m.gpus)
+      doc.error(diags, aptr,
+                fmt::format("'{}' comes with {} x {}, not {} x {}; remove 'accelerator' (trainc takes it from the "
+                            "hardware catalog)",
+                            m.type, m.gpus, m.accelerator, count, type),
+                Anchor::key);
+    return;
+  }
+  if (m.tpu_chips > 0) {
+    doc.error(diags, aptr, fmt::format("'{}' is a TPU machine; GPUs cannot be attached to it", m.type), Anchor::key);
+    return;
+  }
+  const AttachableGpu* gpu = catalog().attachable(type);
+  if (!gpu) {
+    auto builtin = machines_with(type);
+    doc.error(diags, ptr_key(aptr, "type"),
+              fmt::format("{} GPUs are not attached to general-purpose machines; they come built into {}", type,
+                          builtin.empty() ? "no machine type trainc knows" : join(builtin)));
+    return;
+  }
+  if (gpu->machine_family != m.family || m.shared_core) {
+    doc.error(diags, ptr_key(aptr, "type"),
+              fmt::format("{} attaches only to {} machines (not shared-core), and '{}' is {}; use e.g. {}-standard-8",
+                          type, gpu->machine_family, m.type, m.shared_core ? "shared-core" : m.family + "",
+                          gpu->machine_family),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "machine"), "machine type set here")});
+    return;
+  }
+  auto allowed = gpu->max_vcpus.find(count);
+  if (allowed == gpu->max_vcpus.end()) {
+    std::vector<std::string> counts;
+    for (const auto& [n, _] : gpu->max_vcpus) counts.push_back(std::to_string(n));
+    doc.error(diags, ptr_key(aptr, "count"),
+              fmt::format("{} comes {} per machine, not {}", type, join(counts), count));
+  } else if (m.vcpus > allowed->second) {
+    doc.error(diags, ptr_key(aptr, "count"),
+              fmt::format("with {} x {} a machine may have at most {} vCPUs, and '{}' has {}; use a smaller machine "
+                          "or more GPUs",
+                          count, type, allowed->second, m.type, m.vcpus),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "machine"), "machine type set here")});
+  }
+}
+
+void check_tpu(const Pool& pool, const MachineType& m, const Document& doc, Diagnostics& diags) {
+  const std::string tptr = ptr_key(pool.ptr, "tpu");
+  const json* spec = spec_at(doc, tptr);
+  if (m.tpu_chips == 0) {
+    if (spec)
+      doc.error(diags, tptr, fmt::format("'{}' is not a TPU machine; remove 'tpu' or use a TPU machine type", m.type),
+                Anchor::key);
+    return;
+  }
+  if (!spec) {
+    doc.error(diags, pool.ptr,
+              fmt::format("'{}' is a TPU machine: add tpu: {{topology: ...}}, one of {}", m.type, join(m.tpu_topologies)),
+              Anchor::key);
+    return;
+  }
+  const std::string topo = (*spec)["topology"];
+  const auto& valid = m.tpu_topologies;
+  if (std::find(valid.begin(), valid.end(), topo) == valid.end()) {
+    std::vector<std::string> others;
+    for (const auto& name : catalog().machine_names()) {
+      const MachineType* o = catalog().machine(name);
+      if (o->tpu_generation == m.tpu_generation && std::count(o->tpu_topologies.begin(), o->tpu_topologies.end(), topo))
+        others.push_back(name);
+    }
+    std::string fix = others.empty() ? fmt::format("; {} takes {}", m.type, join(valid))
+                                     : fmt::format("; {} slices run on {}", topo, join(others));
+    doc.error(diags, ptr_key(tptr, "topology"),
+              fmt::format("TPU {} topology '{}' is not available on '{}'{}", m.tpu_generation, topo, m.type, fix),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "machine"), "machine type set here")});
+    return;
+  }
+  const std::string nptr = ptr_key(pool.ptr, "nodes");
+  if (pool.tpu && spec_at(doc, nptr) && pool.nodes != pool.tpu->hosts)
+    doc.error(diags, nptr,
+              fmt::format("a {} slice of '{}' ({} chips each) is {} host(s), so the pool has {} node(s), not {}; "
+                          "remove 'nodes' or set it to {}",
+                          topo, m.type, m.tpu_chips, pool.tpu->hosts, pool.tpu->hosts, pool.nodes, pool.tpu->hosts));
+}
+
+void check_provisioning(const Pool& pool, const MachineType& m, const Document& doc, Diagnostics& diags) {
+  const std::string pptr = ptr_key(pool.ptr, "provisioning");
+  if (pool.provisioning == "reservation" && pool.reservation.empty())
+    doc.error(diags, pptr, "provisioning: reservation needs 'reservation', the name of the reservation to consume");
+  if (pool.provisioning != "reservation" && !pool.reservation.empty())
+    doc.error(diags, ptr_key(pool.ptr, "reservation"),
+              fmt::format("'reservation' is used only with provisioning: reservation, and this pool is {}; GKE cannot "
+                          "consume a reservation with {} nodes",
+                          pool.provisioning, pool.provisioning));
+  if (pool.provisioning == "flex-start" && !pool.autoscaling)
+    doc.error(diags, pptr,
+              "flex-start pools get nodes when capacity is found, so they must autoscale: add autoscaling: "
+              "{min: 0, max: N}");
+  if (pool.autoscaling && pool.autoscaling->first > pool.autoscaling->second)
+    doc.error(diags, ptr_key(ptr_key(pool.ptr, "autoscaling"), "min"),
+              fmt::format("autoscaling min {} is above max {}", pool.autoscaling->first, pool.autoscaling->second));
+  if (pool.rdma && !m.rdma) {
+    std::vector<std::string> capable;
+    for (const auto& name : catalog().machine_names())
+      if (catalog().machine(name)->rdma) capable.push_back(name);
+    doc.error(diags, ptr_key(pool.ptr, "rdma"),
+              fmt::format("GPUDirect RDMA networking is available on {}, not on '{}'; remove 'rdma'", join(capable),
+                          m.type));
+  }
+}
+
+}  // namespace
+
+void check_pools(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& [name, pool] : sys.pools) {
+    const MachineType* m = catalog().machine(pool.machine);
+    if (!m) continue;  // reported by lowering
+    check_gpus(pool, *m, doc, diags);
+    check_tpu(pool, *m, doc, diags);
+    check_provisioning(pool, *m, doc, diags);
+  }
+}
+
+}  // namespace trainc

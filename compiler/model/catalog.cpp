@@ -1,0 +1,159 @@
+#include "model/catalog.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "base/embedded.h"
+
+namespace trainc {
+namespace {
+
+template <typename T>
+T get(const YAML::Node& n, const char* key, const std::string& where) {
+  if (!n[key]) throw std::runtime_error(fmt::format("catalog: {} lacks '{}'", where, key));
+  return n[key].as<T>();
+}
+
+template <typename T>
+T get_or(const YAML::Node& n, const char* key, T fallback) {
+  return n[key] && !n[key].IsNull() ? n[key].as<T>() : fallback;
+}
+
+std::vector<ReserveTier> tiers(const YAML::Node& list, const char* bound) {
+  std::vector<ReserveTier> out;
+  for (const auto& t : list) out.push_back({get_or<double>(t, bound, 0), get<double>(t, "fraction", "a reserve tier")});
+  return out;
+}
+
+/// Applies reserve tiers to `amount`: each tier reserves its fraction of the part inside it.
+double reserved(const std::vector<ReserveTier>& tiers, double amount) {
+  double total = 0, lower = 0;
+  for (const auto& t : tiers) {
+    double upper = t.up_to > 0 ? t.up_to : amount;
+    if (amount > lower) total += (std::min(amount, upper) - lower) * t.fraction;
+    lower = upper;
+    if (amount <= upper) break;
+  }
+  return total;
+}
+
+MachineType base_row(const YAML::Node& m, const std::string& family, const std::string& source) {
+  MachineType out;
+  out.type = get<std::string>(m, "type", "a machine row");
+  out.family = family;
+  out.vcpus = get_or<int>(m, "vcpus", 0);
+  out.memory_gib = get_or<double>(m, "memoryGiB", 0);
+  out.shared_core = get_or<bool>(m, "sharedCore", false);
+  out.source = source;
+  return out;
+}
+
+}  // namespace
+
+Catalog Catalog::parse(const std::string& yaml_text) {
+  YAML::Node root = YAML::Load(yaml_text);
+  Catalog c;
+  auto add = [&](MachineType m) {
+    std::string type = m.type;
+    if (!c.machines_.emplace(type, std::move(m)).second)
+      throw std::runtime_error("catalog: machine type listed twice: " + type);
+  };
+  const YAML::Node alloc = root["allocatable"];
+  c.memory_tiers_ = tiers(alloc["memoryReserve"], "upToGiB");
+  c.cpu_tiers_ = tiers(alloc["cpuReserve"], "upToCores");
+  c.eviction_mib_ = get<double>(alloc, "evictionMemoryMiB", "allocatable");
+  const YAML::Node fuse = root["sidecars"]["gcsfuse"];
+  c.gcsfuse_ = {get<std::string>(fuse, "cpu", "sidecars.gcsfuse"), get<std::string>(fuse, "memory", "sidecars.gcsfuse"),
+                get_or<std::string>(fuse, "ephemeralStorage", "")};
+  for (const auto& fam : root["gpuFamilies"]) {
+    std::string id = get<std::string>(fam, "family", "a gpuFamilies row");
+    for (const auto& m : fam["machines"]) {
+      MachineType row = base_row(m, id, get_or<std::string>(fam, "source", ""));
+      row.gpus = get<int>(m, "gpus", row.type);
+      row.accelerator = get<std::string>(fam, "accelerator", id);
+      row.arm = get_or<bool>(fam, "arm", false);
+      row.rdma = get_or<bool>(fam, "rdma", false);
+      add(std::move(row));
+    }
+  }
+  for (const auto& m : root["cpuMachines"]["machines"]) {
+    MachineType row = base_row(m, "", get_or<std::string>(root["cpuMachines"], "source", ""));
+    row.family = row.type.substr(0, row.type.find('-'));
+    add(std::move(row));
+  }
+  for (const auto& gen : root["tpuGenerations"]) {
+    std::string g = get<std::string>(gen, "generation", "a tpuGenerations row");
+    for (const auto& m : gen["machines"]) {
+      MachineType row = base_row(m, "tpu-" + g, get_or<std::string>(gen, "source", ""));
+      row.tpu_generation = g;
+      row.tpu_accelerator = get<std::string>(gen, "accelerator", g);
+      row.tpu_dims = get<int>(gen, "dims", g);
+      row.tpu_chips = get<int>(m, "chips", row.type);
+      row.tpu_topologies = get<std::vector<std::string>>(m, "topologies", row.type);
+      add(std::move(row));
+    }
+  }
+  for (const auto& a : root["attachableGpus"]) {
+    AttachableGpu gpu;
+    gpu.accelerator = get<std::string>(a, "accelerator", "an attachableGpus row");
+    gpu.machine_family = get<std::string>(a, "machineFamily", gpu.accelerator);
+    for (const auto& cnt : a["counts"]) gpu.max_vcpus[get<int>(cnt, "gpus", gpu.accelerator)] = get<int>(cnt, "maxVcpus", gpu.accelerator);
+    c.attachable_.push_back(std::move(gpu));
+  }
+  return c;
+}
+
+const MachineType* Catalog::machine(const std::string& type) const {
+  auto it = machines_.find(type);
+  return it == machines_.end() ? nullptr : &it->second;
+}
+
+const AttachableGpu* Catalog::attachable(const std::string& accelerator) const {
+  for (const auto& a : attachable_)
+    if (a.accelerator == accelerator) return &a;
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::machine_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : machines_) out.push_back(name);
+  return out;
+}
+
+double Catalog::allocatable_cpu(const MachineType& m) const { return m.vcpus - reserved(cpu_tiers_, m.vcpus); }
+
+double Catalog::allocatable_memory(const MachineType& m) const {
+  constexpr double GiB = 1024.0 * 1024 * 1024;
+  return (m.memory_gib - reserved(memory_tiers_, m.memory_gib)) * GiB - eviction_mib_ * 1024 * 1024;
+}
+
+const Catalog& catalog() {
+  static const Catalog c = [] {
+    const auto* f = find_embedded("stdlib/catalog.yaml");
+    if (!f) throw std::logic_error("stdlib/catalog.yaml is not embedded");
+    return Catalog::parse(std::string(f->data));
+  }();
+  return c;
+}
+
+int topology_chips(const std::string& topology) {
+  int product = 1;
+  size_t start = 0;
+  while (start <= topology.size()) {
+    size_t x = topology.find('x', start);
+    std::string part = topology.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return 0;
+    product *= std::stoi(part);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return product;
+}
+
+int topology_dims(const std::string& topology) {
+  return static_cast<int>(std::count(topology.begin(), topology.end(), 'x')) + 1;
+}
+
+}  // namespace trainc

@@ -1,0 +1,76 @@
+#pragma once
+// The hardware catalog (stdlib/catalog.yaml, embedded): machine types, their GPUs or TPU chips,
+// vCPUs and memory, GKE's node reserve and injected sidecars. Every pool field, pod resource,
+// node selector and Terraform accelerator trainc emits is derived from one row here.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainc {
+
+struct MachineType {
+  std::string type, family;  ///< family: the gpuFamilies id, "tpu-<generation>", or the prefix (n1, e2, ...)
+  int vcpus = 0;
+  double memory_gib = 0;
+  bool shared_core = false;
+  // Built-in GPUs (accelerator-optimized families):
+  int gpus = 0;
+  std::string accelerator;  ///< gke-accelerator label, "" without built-in GPUs
+  bool arm = false, rdma = false;
+  // TPU machines:
+  int tpu_chips = 0;
+  std::string tpu_generation, tpu_accelerator;
+  int tpu_dims = 0;
+  std::vector<std::string> tpu_topologies;
+  std::string source;
+};
+
+/// GPUs that can be attached to general-purpose machines (T4 on N1).
+struct AttachableGpu {
+  std::string accelerator, machine_family;
+  std::map<int, int> max_vcpus;  ///< allowed GPU count -> most vCPUs the machine may have
+};
+
+struct ReserveTier {
+  double up_to = 0;  ///< 0 = no upper bound
+  double fraction = 0;
+};
+
+struct Sidecar {
+  std::string cpu, memory, ephemeral_storage;
+};
+
+class Catalog {
+ public:
+  /// Parses catalog YAML; throws std::runtime_error naming the row on malformed data.
+  static Catalog parse(const std::string& yaml_text);
+
+  const MachineType* machine(const std::string& type) const;
+  const AttachableGpu* attachable(const std::string& accelerator) const;
+  std::vector<std::string> machine_names() const;
+  const std::vector<AttachableGpu>& attachable_gpus() const { return attachable_; }
+  const Sidecar& gcsfuse_sidecar() const { return gcsfuse_; }
+
+  /// Cores a node of `m` leaves for pods after GKE's reserve.
+  double allocatable_cpu(const MachineType& m) const;
+  /// Bytes a node of `m` leaves for pods after GKE's reserve and the eviction threshold.
+  double allocatable_memory(const MachineType& m) const;
+
+ private:
+  std::map<std::string, MachineType> machines_;
+  std::vector<AttachableGpu> attachable_;
+  std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
+  double eviction_mib_ = 0;
+  Sidecar gcsfuse_;
+};
+
+/// The embedded catalog, parsed once.
+const Catalog& catalog();
+
+/// TPU slice geometry: the number of chips in a topology such as "2x2x4"; 0 when malformed.
+int topology_chips(const std::string& topology);
+/// The number of dimensions of a topology ("2x4" -> 2).
+int topology_dims(const std::string& topology);
+
+}  // namespace trainc
