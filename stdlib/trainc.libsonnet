@@ -11,8 +11,18 @@
 local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
 
 {
-  // The whole document: fills in apiVersion and kind; `pools` becomes cluster.pools.
-  system(name, pipeline, namespace=null, serviceAccount=null, labels=null, pools=null, storage=null)::
+  // The whole document: fills in apiVersion and kind; `pools` becomes cluster.pools and
+  // `cluster` (a name) cluster.name.
+  system(name,
+         pipeline=null,
+         namespace=null,
+         serviceAccount=null,
+         labels=null,
+         gcp=null,
+         cluster=null,
+         pools=null,
+         storage=null,
+         identity=null)::
     compact({
       apiVersion: 'trainc/v1',
       kind: 'TrainingSystem',
@@ -20,15 +30,42 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
       namespace: namespace,
       serviceAccount: serviceAccount,
       labels: labels,
-      cluster: if pools == null then null else { pools: pools },
+      gcp: gcp,
+      cluster: if pools == null && cluster == null then null else compact({ name: cluster, pools: pools }),
       storage: storage,
+      identity: identity,
       pipeline: pipeline,
     }),
+
+  // Where the cloud side lives; omit zone for a regional cluster.
+  gcp(project, region, zone=null):: compact({ project: project, region: region, zone: zone }),
+
+  // A Kubernetes service account bound to a Google one with Workload Identity.
+  identity(serviceAccount, gcpServiceAccount=null)::
+    compact({ serviceAccount: serviceAccount, gcpServiceAccount: gcpServiceAccount }),
+
+  // A storage entry backed by a GCS bucket, mounted into steps with GCS FUSE.
+  gcs(bucket, prefix=null, location=null, versioning=null, create=null, readOnly=null):: {
+    gcs: compact({
+      bucket: bucket,
+      prefix: prefix,
+      location: location,
+      versioning: versioning,
+      create: create,
+      readOnly: readOnly,
+    }),
+  },
 
   // A CPU-only node pool of `nodes` machines (nodes defaults to 1 in the compiler).
   pool(machine, nodes=null):: compact({ machine: machine, nodes: nodes }),
 
-  // A GPU node pool: `count` GPUs of type `accelerator` on each of `nodes` machines.
+  // A node pool of machines with built-in GPUs (a4-, a3-, a2-, g2-): the catalog knows the GPUs.
+  machinePool(machine, nodes=null):: compact({ machine: machine, nodes: nodes }),
+
+  // A TPU slice pool: `topology` decides the hosts (nodes) with the machine's chips per host.
+  tpuPool(machine, topology):: { machine: machine, tpu: { topology: topology } },
+
+  // A GPU node pool: `count` GPUs of type `accelerator` attached to each of `nodes` N1 machines.
   gpuPool(machine, accelerator, count, nodes=null)::
     compact({ machine: machine, accelerator: { type: accelerator, count: count }, nodes: nodes }),
 

@@ -30,7 +30,7 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
     const char* key;
     double available, sidecar;
     std::string unit(double v) const {
-      return std::string(key) == "cpu" ? fmt::format("{:.2f} cores", v) : fmt::format("{:.1f}Gi", v / (1 << 30));
+      return std::string(key) == "cpu" ? fmt::format("{:.2f} cores", v) : fmt::format("{:.2f}Gi", v / (1 << 30));
     }
   };
   const Resource resources[] = {
@@ -43,7 +43,7 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
     auto want = parse_quantity(it->second);
     if (!want || *want + r.sidecar <= r.available) continue;
     doc.error(diags, ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "requests"), r.key),
-              fmt::format("{} request {} does not fit a node of pool '{}': a {} leaves {} for pods after GKE's "
+              fmt::format("{} request {} does not fit a node of pool '{}': {} leaves {} for pods after GKE's "
                           "reserve{}; the pod would stay Pending. Request at most {}",
                           r.key, it->second, pool.name, pool.machine, r.unit(r.available),
                           fuse ? fmt::format(", less {} for the GCS FUSE sidecar", r.unit(r.sidecar)) : "",

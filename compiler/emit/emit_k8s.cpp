@@ -135,10 +135,11 @@ ojson gcsfuse_volume(const Mount& m) {
 
 /// eth0 on the default network, then one NIC per GPU on the RDMA networks rdma-0, rdma-1, ...
 std::string rdma_interfaces(int gpus) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array({{{"interfaceName", "eth0"}, {"network", "default"}}});
+  // Written with spaces after commas so the YAML writer can fold the line.
+  std::string out = R"([{"interfaceName": "eth0", "network": "default"})";
   for (int i = 0; i < gpus; ++i)
-    list.push_back({{"interfaceName", fmt::format("eth{}", i + 1)}, {"network", fmt::format("rdma-{}", i)}});
-  return list.dump();
+    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "rdma-{}"}})", i + 1, i);
+  return out + "]";
 }
 
 ojson job(const System& sys, const Step& step, const std::string& configmap) {

@@ -28,7 +28,11 @@ class RunbookEmitter final : public Emitter {
                       sys.name);
     md += "## What is here\n\n| file | kind |\n|---|---|\n";
     for (const auto& [path, content] : out.files()) {
-      std::string what = path == "model.yaml" ? "the lowered model (every default applied)" : kind_of(content);
+      std::string what = path == "model.yaml"            ? "the lowered model (every default applied)"
+                         : path.starts_with("terraform/") ? "Terraform (google provider)"
+                         : path.starts_with("scripts/")   ? "gcloud/kubectl script (`--dry-run` prints the commands)"
+                         : path.starts_with(".")          ? "the list of files trainc generated here"
+                                                          : kind_of(content);
       md += fmt::format("| `{}` | {} |\n", path, what);
     }
     md += "| `README.md` | this runbook |\n\n";
@@ -45,6 +49,18 @@ class RunbookEmitter final : public Emitter {
     md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
                "(node IAM role or the store's `credentialsSecret`).\n"
              : " and its training dependencies baked in.\n";
+    if (sys.gcp) {
+      md += "\n## Stand up the infrastructure\n\n";
+      md += fmt::format("The cluster `{}`, its node pools, the buckets trainc creates, the Google service account "
+                        "and its bucket-level roles live in project `{}`, {} `{}`. Either with Terraform:\n\n"
+                        "```sh\nterraform -chdir=terraform init\nterraform -chdir=terraform apply\n```\n\n"
+                        "or with the gcloud scripts (idempotent; `--dry-run` prints every command first):\n\n"
+                        "```sh\nscripts/up.sh --dry-run\nscripts/up.sh\n```\n\n"
+                        "`scripts/apply.sh` then applies the manifests in dependency order; `scripts/status.sh` shows "
+                        "where things stand.\n",
+                        sys.cluster.name, sys.gcp->project, sys.gcp->zone.empty() ? "region" : "zone",
+                        sys.gcp->location());
+    }
     md += "\n## Apply\n\n";
     bool has_needs = false;
     for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
@@ -84,10 +100,14 @@ class RunbookEmitter final : public Emitter {
     md += "```\n\n";
     md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
           "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
-    md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n```\n\n";
+    md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
+    if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
+    md += "```\n\n";
     if (sys.owns_namespace)
       md += fmt::format("This deletes the namespace `{}` and everything in it. ", ns);
-    md += "Data and outputs in object storage are kept.\n";
+    md += sys.gcp ? "`scripts/down.sh` deletes only what `scripts/up.sh` made, in reverse order, and keeps buckets "
+                    "that still hold data unless told otherwise.\n"
+                  : "Data and outputs in object storage are kept.\n";
     out.add("README.md", md);
   }
 };

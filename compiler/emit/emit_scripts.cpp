@@ -1,17 +1,655 @@
 // gcloud scripts target: scripts/up.sh, down.sh, apply.sh, status.sh — the same resources as the
 // Terraform, for users who do not use Terraform. Emitted only when the spec has `gcp:`.
+//
+// Every script parses --dry-run (and -h) first and sends every gcloud/kubectl action through one
+// `run` function, which prints the command and runs it unless --dry-run. Existence checks
+// (describe) are asked quietly and never in a dry run: there they assume the answer that prints
+// the whole plan (up.sh: nothing exists yet; down.sh: everything does).
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
 #include "emit/emitter.h"
+#include "emit/k8s_names.h"
 #include "emit/shell.h"
 
 namespace trainc {
 namespace {
+
+constexpr std::size_t kMaxLine = 100;
+/// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
+constexpr std::string_view kDefaultPool = "default-pool";
+/// The k8s emitter's Namespace file (written only when the system owns its namespace).
+constexpr std::string_view kNamespaceFile = "k8s/namespace.yaml";
+
+// ---- shell words ----------------------------------------------------------------------------
+
+/// A variable reference inside a double-quoted word built by dq().
+struct Var {
+  std::string_view name;
+};
+
+std::string dq_part(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+std::string dq_part(Var v) { return fmt::format("${{{}}}", v.name); }
+
+/// One double-quoted shell word mixing literal text and variables: dq("gs://", Var{"B"}).
+template <class... Parts>
+std::string dq(const Parts&... parts) {
+  std::string out = "\"";
+  ((out += dq_part(parts)), ...);
+  return out += '"';
+}
+/// "$NAME" as one word.
+std::string ref(std::string_view name) { return fmt::format("\"${}\"", name); }
+std::string lit(std::string_view s) { return sh_quote(s); }
+std::string gs(const Store& s) { return lit("gs://" + s.bucket); }
+
+// ---- calls ----------------------------------------------------------------------------------
+
+/// A gcloud or kubectl call as rendered shell words: `words` stay on the first line, and each of
+/// `flags` gets a line of its own when the whole call does not fit on one.
+struct Call {
+  std::vector<std::string> words, flags;
+  Call& flag(std::string_view name, const std::string& rendered) {
+    flags.push_back(fmt::format("{}={}", name, rendered));
+    return *this;
+  }
+  Call& flag(std::string_view name) {
+    flags.emplace_back(name);
+    return *this;
+  }
+};
+
+Call gcloud(std::initializer_list<std::string> words) {
+  Call c;
+  c.words.emplace_back("gcloud");
+  c.words.insert(c.words.end(), words);
+  return c;
+}
+
+/// Adds the flags naming the project, and the cluster's location when `located`.
+Call& at(Call& c, bool located = true) {
+  if (located) c.flag("--location", ref("LOCATION"));
+  return c.flag("--project", ref("PROJECT_ID"));
+}
+
+Call cluster_call(std::string_view verb) {
+  Call c = gcloud({"container", "clusters", std::string(verb), ref("CLUSTER")});
+  return at(c);
+}
+
+Call pool_call(std::string_view verb, std::string_view pool) {
+  Call c = gcloud({"container", "node-pools", std::string(verb), lit(pool)});
+  c.flag("--cluster", ref("CLUSTER"));
+  return at(c);
+}
+
+Call kubectl(std::initializer_list<std::string> words) {
+  Call c;
+  c.words = {"kubectl", "--context", ref("KUBE_CONTEXT")};
+  c.words.insert(c.words.end(), words);
+  return c;
+}
+
+/// The call's lines: `before` + words on the first, `after` at the end of the last.
+std::vector<std::string> render(const Call& c, std::string_view before, std::string_view after) {
+  std::string head = std::string(before) + fmt::format("{}", fmt::join(c.words, " "));
+  std::string one = head;
+  for (const auto& f : c.flags) one += " " + f;
+  if (c.flags.empty() || one.size() + after.size() <= kMaxLine) return {one + std::string(after)};
+  std::vector<std::string> lines{head + " \\"};
+  for (std::size_t i = 0; i < c.flags.size(); ++i)
+    lines.push_back("    " + c.flags[i] + (i + 1 == c.flags.size() ? std::string(after) : " \\"));
+  return lines;
+}
+
+/// Writes `<via> <call><after>`; `via` is the run function (or a wrapper of it).
+void call(ShellScript& sh, const Call& c, std::string_view via = "run", std::string_view after = "") {
+  for (const auto& l : render(c, fmt::format("{} ", via), after)) sh.line(l);
+}
+
+/// Opens `if <test> <call>; then`; close it with sh.close("fi").
+void open_if(ShellScript& sh, std::string_view test, const Call& c) {
+  auto lines = render(c, fmt::format("if {} ", test), "; then");
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) sh.line(lines[i]);
+  sh.open(lines.back());
+}
+
+void log(ShellScript& sh, std::string_view message) { sh.line("log " + lit(message)); }
+
+// ---- the spec's GCP objects -----------------------------------------------------------------
+
+std::vector<const Store*> gcs_stores(const System& sys, bool only_created = false) {
+  std::vector<const Store*> out;
+  for (const auto& [name, s] : sys.stores)
+    if (s.kind == Store::Kind::gcs && (s.create || !only_created)) out.push_back(&s);
+  return out;
+}
+
+/// A bucket in the gcp region follows a REGION override; any other location is kept as written.
+bool in_region(const System& sys, const Store& s) { return s.location.empty() || s.location == sys.gcp->region; }
+
+bool needs_region(const System& sys) {
+  for (const Store* s : gcs_stores(sys, true))
+    if (in_region(sys, *s)) return true;
+  return false;
+}
+
+std::string bucket_role(const Store& s) {
+  return s.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser";
+}
+
+Call bucket_binding(std::string_view verb, const Store& s) {
+  Call c = gcloud({"storage", "buckets", std::string(verb), gs(s)});
+  return c.flag("--member", dq("serviceAccount:", Var{"GSA_EMAIL"})).flag("--role", lit(bucket_role(s)));
+}
+
+Call bucket_call(std::string_view verb, const Store& s) { return gcloud({"storage", "buckets", std::string(verb), gs(s)}); }
+
+Call gsa_call(std::string_view verb) {
+  Call c = gcloud({"iam", "service-accounts", std::string(verb), ref("GSA_EMAIL")});
+  return at(c, false);
+}
+
+/// The spec's own pool may be called default-pool; then GKE's is kept (it is the spec's).
+bool removes_default_pool(const System& sys) { return sys.pools.count(std::string(kDefaultPool)) == 0; }
+
+// ---- what every script shares ---------------------------------------------------------------
+
+struct Option {
+  std::string flag, var, help;  ///< var "" for -h/--help
+};
+
+/// What a script needs defined at its top, besides the project and the cluster's location.
+struct Needs {
+  bool region = false, gsa = false, ns = false, kube = false, k8s_dir = false;
+};
+
+/// NAME="${NAME:-value}": the spec's value unless the environment sets one.
+std::string env_default(std::string_view name, std::string_view value) {
+  return fmt::format("{0}=\"${{{0}:-{1}}}\"", name, dq_part(value));
+}
+
+void variables(ShellScript& sh, const System& sys, const Needs& n) {
+  const Gcp& g = *sys.gcp;
+  const bool zonal = !g.zone.empty();
+  std::vector<std::string> names{"PROJECT_ID"};
+  sh.comment("The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.");
+  sh.line(env_default("PROJECT_ID", g.project));
+  if (!zonal || n.region) sh.line(env_default("REGION", g.region)), names.emplace_back("REGION");
+  if (zonal) sh.line(env_default("ZONE", g.zone)), names.emplace_back("ZONE");
+  sh.line(fmt::format("LOCATION={}  # a {} cluster", ref(zonal ? "ZONE" : "REGION"), zonal ? "zonal" : "regional"));
+  sh.line(fmt::format("CLUSTER={}", lit(sys.cluster.name)));
+  names.insert(names.end(), {"LOCATION", "CLUSTER"});
+  if (n.gsa && sys.identity) {
+    sh.line(fmt::format("GSA_EMAIL={}", dq(sys.identity->gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")));
+    names.emplace_back("GSA_EMAIL");
+  }
+  if (n.ns) sh.line(fmt::format("NAMESPACE={}", lit(sys.ns))), names.emplace_back("NAMESPACE");
+  if (n.kube) {
+    sh.comment("The context `gcloud container clusters get-credentials` writes for this cluster.");
+    sh.line("KUBE_CONTEXT=\"${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}\"");
+    names.emplace_back("KUBE_CONTEXT");
+  }
+  if (n.k8s_dir) sh.line("K8S_DIR=\"$(dirname \"$0\")/../k8s\""), names.emplace_back("K8S_DIR");
+  sh.line(fmt::format("readonly {}", fmt::join(names, " ")));
+  sh.line();
+}
+
+void usage(ShellScript& sh, std::string_view script, const std::vector<std::string>& about,
+           const std::vector<Option>& opts, bool kube) {
+  std::vector<std::string> text;
+  std::string synopsis = fmt::format("usage: {}", script);
+  for (const auto& o : opts) synopsis += fmt::format(" [{}]", o.flag);
+  text.push_back(synopsis);
+  text.insert(text.end(), about.begin(), about.end());
+  text.emplace_back("");
+  for (const auto& o : opts) text.push_back(fmt::format("  {:<14} {}", o.flag, o.help));
+  text.emplace_back("environment: PROJECT_ID, REGION, ZONE override the spec's project and location");
+  if (kube) text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
+  sh.open("usage() {").line("printf '%s\\n' \\");
+  for (std::size_t i = 0; i < text.size(); ++i) sh.line("  " + lit(text[i]) + (i + 1 == text.size() ? "" : " \\"));
+  sh.close("}");
+}
+
+void parse_args(ShellScript& sh, const std::vector<Option>& opts) {
+  std::string vars;
+  for (const auto& o : opts)
+    if (!o.var.empty()) sh.line(o.var + "=0"), vars += " " + o.var;
+  sh.open("while [ \"$#\" -gt 0 ]; do").open("case \"$1\" in");
+  for (const auto& o : opts) {
+    if (o.var.empty()) sh.line(fmt::format("{}) usage; exit 0 ;;", o.flag));
+    else sh.line(fmt::format("{}) {}=1 ;;", o.flag, o.var));
+  }
+  sh.line("*) usage >&2; die \"unknown argument '$1'\" ;;");
+  sh.close("esac").line("shift").close("done");
+  sh.line("readonly" + vars);
+  sh.line();
+}
+
+void run_function(ShellScript& sh) {
+  sh.comment("Every gcloud and kubectl action goes through here: printed, then run unless --dry-run.");
+  sh.open("run() {")
+      .line("{ printf '+'; printf ' %q' \"$@\"; printf '\\n'; } >&2")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("\"$@\"")
+      .close("}");
+}
+
+/// The top of every script: header, variables, log/die, usage, arguments and the run function.
+void prologue(ShellScript& sh, const System& sys, std::string_view script, const std::vector<std::string>& about,
+              std::vector<Option> opts, const Needs& needs) {
+  sh.line("#!/usr/bin/env bash");
+  sh.comment(kGeneratedNotice);
+  sh.comment(fmt::format("{}: {} (system '{}')", script, about.front(), sys.name));
+  sh.line("set -euo pipefail");
+  sh.line();
+  variables(sh, sys, needs);
+  sh.open("log() {").line(fmt::format("printf '{}: %s\\n' \"$*\" >&2", script)).close("}");
+  sh.open("die() {").line("log \"error: $*\"").line("exit 1").close("}");
+  opts.push_back({"--dry-run", "DRY_RUN", "print the commands without running any"});
+  opts.push_back({"-h|--help", "", "show this help"});
+  usage(sh, script, about, opts, needs.kube);
+  sh.line();
+  parse_args(sh, opts);
+  run_function(sh);
+}
+
+/// present/missing: whether a describe command finds its resource.
+void check_functions(ShellScript& sh, bool with_missing) {
+  sh.comment("Whether a describe command finds its resource (asked quietly). A dry run asks");
+  sh.comment("nothing and assumes the answer that shows the whole plan.");
+  sh.open("present() {")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("\"$@\" >/dev/null 2>&1")
+      .close("}");
+  if (with_missing)
+    sh.open("missing() {")
+        .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+        .line("! \"$@\" >/dev/null 2>&1")
+        .close("}");
+}
+
+// ---- up.sh ----------------------------------------------------------------------------------
+
+std::string release_channel(const Cluster& c) {
+  std::string out = c.release_channel;  // gcloud spells RAPID as rapid
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+void up_cluster(ShellScript& sh, const System& sys) {
+  sh.comment("The cluster, with Workload Identity and the GCS FUSE CSI driver.");
+  open_if(sh, "missing", cluster_call("describe"));
+  Call c = cluster_call("create");
+  c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
+  if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
+  call(sh, c.flag("--num-nodes", "1"));
+  sh.close("fi");
+  if (!removes_default_pool(sys)) return;
+  sh.comment("GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,");
+  sh.comment("it goes before the spec's pools are made, so only they carry workloads.");
+  open_if(sh, "present", pool_call("describe", kDefaultPool));
+  call(sh, pool_call("delete", kDefaultPool).flag("--quiet"));
+  sh.close("fi");
+}
+
+void pool_size(Call& c, const Pool& p) {
+  if (p.provisioning == "flex-start") {
+    // Flex-start VMs come only through the autoscaler, from zero, and never from a reservation.
+    c.flag("--flex-start").flag("--enable-autoscaling").flag("--num-nodes", "0");
+    c.flag("--total-min-nodes", "0").flag("--total-max-nodes", std::to_string(p.max_nodes()));
+    c.flag("--location-policy", "ANY").flag("--reservation-affinity", "none").flag("--no-enable-autorepair");
+    return;
+  }
+  c.flag("--num-nodes", std::to_string(p.nodes));
+  if (p.autoscaling) {
+    c.flag("--enable-autoscaling").flag("--min-nodes", std::to_string(p.autoscaling->first));
+    c.flag("--max-nodes", std::to_string(p.autoscaling->second));
+  }
+  if (p.provisioning == "spot") c.flag("--spot");
+  if (p.provisioning == "reservation")
+    c.flag("--reservation-affinity", "specific").flag("--reservation", lit(p.reservation));
+}
+
+std::string joined_labels(const StringMap& labels) {
+  std::vector<std::string> kv;
+  for (const auto& [k, v] : labels) kv.push_back(k + "=" + v);
+  return fmt::format("{}", fmt::join(kv, ","));
+}
+
+std::string joined_taints(const std::vector<Taint>& taints) {
+  std::vector<std::string> out;
+  for (const auto& t : taints) out.push_back(fmt::format("{}={}:{}", t.key, t.value, t.effect));
+  return fmt::format("{}", fmt::join(out, ","));
+}
+
+Call pool_create(const Pool& p) {
+  Call c = pool_call("create", p.name);
+  c.flag("--machine-type", lit(p.machine));
+  if (p.accelerator)
+    c.flag("--accelerator",
+           lit(fmt::format("type={},count={},gpu-driver-version=latest", p.accelerator->type, p.accelerator->count)));
+  if (p.tpu) {
+    c.flag("--tpu-topology", lit(p.tpu->topology));
+    if (p.tpu->hosts > 1) c.flag("--placement-type", "COMPACT");  // a multi-host slice's VMs sit together
+  }
+  pool_size(c, p);
+  if (p.disk_gb > 0) c.flag("--disk-size", std::to_string(p.disk_gb));
+  if (!p.labels.empty()) c.flag("--node-labels", lit(joined_labels(p.labels)));
+  if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
+  return c.flag("--workload-metadata", "GKE_METADATA");
+}
+
+void up_pool(ShellScript& sh, const Pool& p) {
+  sh.line();
+  sh.comment(fmt::format("Node pool '{}'.", p.name));
+  if (p.rdma) log(sh, fmt::format("warning: pool '{}' wants GPUDirect RDMA networks; up.sh does not make them", p.name));
+  open_if(sh, "missing", pool_call("describe", p.name));
+  call(sh, pool_create(p));
+  sh.close("fi");
+}
+
+void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
+  sh.line();
+  sh.comment(fmt::format("The bucket of store '{}'.", s.name));
+  open_if(sh, "missing", bucket_call("describe", s));
+  Call c = bucket_call("create", s);
+  c.flag("--project", ref("PROJECT_ID")).flag("--location", in_region(sys, s) ? ref("REGION") : lit(s.location));
+  call(sh, c.flag("--uniform-bucket-level-access").flag("--public-access-prevention"));
+  sh.close("fi");
+  if (s.versioning) call(sh, bucket_call("update", s).flag("--versioning"));
+}
+
+void up_identity(ShellScript& sh, const System& sys) {
+  const Identity& id = *sys.identity;
+  sh.line();
+  sh.comment("The workload's Google service account.");
+  open_if(sh, "missing", gsa_call("describe"));
+  Call c = gcloud({"iam", "service-accounts", "create", lit(id.gsa)});
+  at(c, false).flag("--display-name", lit(fmt::format("trainc workload of system {}", sys.name)));
+  call(sh, c);
+  sh.close("fi");
+  sh.comment("Its roles, granted on each bucket and never on the project.");
+  for (const Store* s : gcs_stores(sys)) call(sh, bucket_binding("add-iam-policy-binding", *s), "retry");
+  sh.comment(fmt::format("Workload Identity: pods running as {}/{} act as the Google service account.", sys.ns, id.ksa));
+  Call wi = gsa_call("add-iam-policy-binding");
+  wi.flag("--role", "roles/iam.workloadIdentityUser")
+      .flag("--member", dq("serviceAccount:", Var{"PROJECT_ID"}, fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa)));
+  call(sh, wi, "retry");
+}
+
+void retry_function(ShellScript& sh) {
+  sh.comment("IAM may not know a new service account for a minute: a binding is tried again.");
+  sh.open("retry() {")
+      .line("local attempt")
+      .open("for attempt in 1 2 3 4 5; do")
+      .line("if run \"$@\"; then return 0; fi")
+      .line("log \"retrying in 15s (attempt $attempt of 5 failed)\"")
+      .line("sleep 15")
+      .close("done")
+      .line("run \"$@\"")
+      .close("}");
+}
+
+std::string up_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys, "up.sh",
+           {"creates what the system needs on GCP with gcloud: the cluster, its node pools,",
+            "buckets, the service account and its grants; then fetches kubectl credentials.",
+            "Safe to run again: what exists is left alone."},
+           {}, {needs_region(sys), sys.identity.has_value(), false, false, false});
+  check_functions(sh, true);
+  if (sys.identity) retry_function(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
+  up_cluster(sh, sys);
+  for (const auto& [name, p] : sys.pools) up_pool(sh, p);
+  for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
+  if (sys.identity) up_identity(sh, sys);
+  sh.line();
+  call(sh, cluster_call("get-credentials"));
+  log(sh, "done; next: apply.sh");
+  return sh.text();
+}
+
+// ---- down.sh --------------------------------------------------------------------------------
+
+std::string down_summary(const System& sys) {
+  std::vector<std::string> what{fmt::format("cluster {} with pools", sys.cluster.name)};
+  for (const auto& [name, p] : sys.pools) what.back() += " " + name;
+  for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
+  if (sys.identity) what.emplace_back("service account " + sys.identity->gsa);
+  return fmt::format("{}", fmt::join(what, ", "));
+}
+
+void confirm(ShellScript& sh, const System& sys) {
+  sh.open("if [ \"$DRY_RUN\" != 1 ] && [ \"$YES\" != 1 ]; then")
+      .line("[ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'")
+      .line(fmt::format("log {}", dq("in project ", Var{"PROJECT_ID"}, ", this deletes: " + down_summary(sys))))
+      .line("read -r -p 'delete all of it? [y/N] ' answer")
+      .line("case \"$answer\" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac")
+      .close("fi");
+}
+
+/// Stops before anything is deleted when a bucket still holds data and --delete-data is absent.
+void refuse_data_loss(ShellScript& sh, const System& sys) {
+  auto buckets = gcs_stores(sys, true);
+  if (buckets.empty()) return;
+  sh.comment("Whether gs://$1 holds any object (any version). Never asked in a dry run.");
+  sh.open("has_objects() {")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 1; fi")
+      .line("[ -n \"$(gcloud storage ls --all-versions \"gs://$1\" 2>/dev/null | head -n 1)\" ]")
+      .close("}");
+  sh.open("if [ \"$DELETE_DATA\" != 1 ]; then");
+  for (const Store* s : buckets)
+    sh.line(fmt::format("if has_objects {0}; then die {1}; fi", lit(s->bucket),
+                        lit(fmt::format("gs://{} holds data; pass --delete-data to delete it too (nothing deleted)",
+                                        s->bucket))));
+  sh.close("fi");
+}
+
+void down_identity(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("Grants on buckets that stay; a deleted bucket takes its grants along, and the service");
+  sh.comment("account takes its Workload Identity binding along.");
+  for (const Store* s : gcs_stores(sys)) {
+    if (s->create) continue;
+    open_if(sh, "present", gsa_call("describe"));
+    call(sh, bucket_binding("remove-iam-policy-binding", *s), "run",
+         fmt::format(" || log {}", lit(fmt::format("no grant left on gs://{}", s->bucket))));
+    sh.close("fi");
+  }
+  open_if(sh, "present", gsa_call("describe"));
+  call(sh, gsa_call("delete").flag("--quiet"));
+  sh.close("fi");
+}
+
+void down_bucket(ShellScript& sh, const Store& s) {
+  sh.line();
+  open_if(sh, "present", bucket_call("describe", s));
+  sh.open("if [ \"$DELETE_DATA\" = 1 ]; then");
+  sh.comment("every version of every object, then the bucket itself");
+  call(sh, gcloud({"storage", "rm", "--recursive", gs(s)}).flag("--quiet"));
+  sh.branch("else");
+  call(sh, bucket_call("delete", s).flag("--quiet"));
+  sh.close("fi");
+  sh.close("fi");
+}
+
+void down_pools_and_cluster(ShellScript& sh, const System& sys) {
+  for (auto it = sys.pools.rbegin(); it != sys.pools.rend(); ++it) {
+    sh.line();
+    open_if(sh, "present", pool_call("describe", it->second.name));
+    call(sh, pool_call("delete", it->second.name).flag("--quiet"));
+    sh.close("fi");
+  }
+  sh.line();
+  open_if(sh, "present", cluster_call("describe"));
+  call(sh, cluster_call("delete").flag("--quiet"));
+  sh.close("fi");
+}
+
+std::string down_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys, "down.sh",
+           {"deletes what up.sh made, in reverse order: the service account, the buckets trainc",
+            "created (refusing any that holds data unless --delete-data), the node pools and the",
+            "cluster. Buckets the spec does not create are kept. Safe to run again."},
+           {{"-y|--yes", "YES", "do not ask for confirmation"},
+            {"--delete-data", "DELETE_DATA", "also delete buckets that hold data, with the data"}},
+           {false, sys.identity.has_value(), false, false, false});
+  check_functions(sh, false);
+  refuse_data_loss(sh, sys);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
+  confirm(sh, sys);
+  if (sys.identity) down_identity(sh, sys);
+  auto buckets = gcs_stores(sys, true);
+  for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
+  down_pools_and_cluster(sh, sys);
+  log(sh, "done");
+  return sh.text();
+}
+
+// ---- apply.sh -------------------------------------------------------------------------------
+
+std::string k8s_path(std::string_view file) {  // file: "k8s/x.yaml", as in the sink
+  return dq(Var{"K8S_DIR"}, "/", file.substr(std::string_view("k8s/").size()));
+}
+
+Call apply_call(const std::vector<std::string>& files) {
+  Call c = kubectl({"apply"});
+  for (const auto& f : files) c.flags.push_back("-f " + k8s_path(f));
+  return c;
+}
+
+void wait_function(ShellScript& sh) {
+  sh.comment("Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout");
+  sh.comment("on a failed Job, so every 5 minutes the Job's Failed condition is looked at.");
+  sh.open("wait_job() {")
+      .line("local failed")
+      .open("until run kubectl --context \"$KUBE_CONTEXT\" wait --for=condition=complete \"job/$1\" -n \"$NAMESPACE\" \\")
+      .line("--timeout=300s; do")
+      .line("failed=$(run kubectl --context \"$KUBE_CONTEXT\" get \"job/$1\" -n \"$NAMESPACE\" \\")
+      .line("  -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].status}') || die \"cannot read job/$1\"")
+      .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE\"; fi")
+      .line("log \"job/$1 is still running\"")
+      .close("done")
+      .close("}");
+}
+
+/// Files under k8s/ that belong to no step (the namespace, service accounts ...), in path order.
+std::vector<std::string> shared_files(const System& sys, const OutputSink& out) {
+  std::set<std::string> skip{"k8s/kustomization.yaml", std::string(kNamespaceFile)};
+  for (const auto& step : sys.steps) {
+    auto f = k8s::step_files(step);
+    skip.insert({f.configmap, f.service, f.job});
+  }
+  std::vector<std::string> files;
+  for (const auto& [path, text] : out.under("k8s/"))
+    if (!skip.count(path)) files.push_back(path);
+  return files;
+}
+
+void apply_steps(ShellScript& sh, const System& sys) {
+  std::set<std::string> waited;
+  for (const auto& step : sys.steps) {
+    sh.line();
+    sh.comment(step.needs.empty() ? fmt::format("Step '{}'.", step.name)
+                                  : fmt::format("Step '{}', after {}.", step.name, fmt::join(step.needs, ", ")));
+    for (const auto& need : step.needs) {
+      auto it = std::find_if(sys.steps.begin(), sys.steps.end(), [&](const Step& s) { return s.name == need; });
+      if (it == sys.steps.end() || !waited.insert(need).second) continue;
+      sh.line("wait_job " + lit(k8s::job_name(sys, *it)));
+    }
+    auto f = k8s::step_files(step);
+    std::vector<std::string> files{f.configmap};
+    if (!f.service.empty()) files.push_back(f.service);
+    files.push_back(f.job);
+    call(sh, apply_call(files));
+  }
+}
+
+void watch_hint(ShellScript& sh, const System& sys) {
+  std::string selector = "app.kubernetes.io/part-of=" + sys.name;
+  sh.line();
+  sh.line("log 'applied. The Jobs run on; watch them with:'");
+  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
+                                   " -l " + selector + " -w")));
+  if (!sys.steps.empty())
+    sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f job/" +
+                                         k8s::job_name(sys, sys.steps.back()) + " -n ",
+                                     Var{"NAMESPACE"})));
+}
+
+std::string apply_script(const System& sys, const OutputSink& out) {
+  ShellScript sh;
+  prologue(sh, sys, "apply.sh",
+           {"applies the generated k8s/ files in dependency order: the shared objects, then each",
+            "step once the steps it needs have completed. Run up.sh (or Terraform) first."},
+           {}, {false, false, true, true, true});
+  wait_function(sh);
+  sh.line();
+  call(sh, cluster_call("get-credentials"));
+  std::vector<std::string> shared;
+  if (sys.owns_namespace) shared.emplace_back(kNamespaceFile);
+  for (auto& f : shared_files(sys, out)) shared.push_back(std::move(f));
+  if (!shared.empty()) call(sh, apply_call(shared));
+  apply_steps(sh, sys);
+  watch_hint(sh, sys);
+  return sh.text();
+}
+
+// ---- status.sh ------------------------------------------------------------------------------
+
+void status_gcp(ShellScript& sh, const System& sys) {
+  Call cluster = cluster_call("describe");
+  call(sh, cluster.flag("--format", lit("value(name,location,status,currentMasterVersion)")), "run",
+       " || log 'cluster not found'");
+  Call pools = gcloud({"container", "node-pools", "list"});
+  pools.flag("--cluster", ref("CLUSTER"));
+  call(sh, at(pools), "run", " || log 'no node pools found'");
+  for (const Store* s : gcs_stores(sys))
+    call(sh, bucket_call("describe", *s).flag("--format", lit("value(name,location)")), "run",
+         fmt::format(" || log {}", lit(fmt::format("bucket gs://{} not found", s->bucket))));
+  if (sys.identity)
+    call(sh, gsa_call("describe").flag("--format", lit("value(email,disabled)")), "run",
+         " || log 'service account not found'");
+}
+
+std::string status_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys, "status.sh",
+           {"shows the cluster, its node pools, the buckets, the service account and the",
+            "system's Jobs and pods. Changes nothing."},
+           {}, {false, sys.identity.has_value(), true, true, false});
+  sh.line();
+  status_gcp(sh, sys);
+  Call k = kubectl({"get", "jobs,pods", "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
+  call(sh, k, "run", " || log 'cannot reach the cluster; run up.sh (or get-credentials) first'");
+  return sh.text();
+}
 
 class ScriptsEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "scripts"; }
   void emit(const System& sys, OutputSink& out) const override {
     if (!sys.gcp) return;
-    (void)out;
+    std::string apply = apply_script(sys, out);  // reads the k8s files already in `out`
+    out.add("scripts/up.sh", up_script(sys));
+    out.add("scripts/down.sh", down_script(sys));
+    out.add("scripts/apply.sh", std::move(apply));
+    out.add("scripts/status.sh", status_script(sys));
   }
 };
 

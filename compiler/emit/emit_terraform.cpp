@@ -1,17 +1,325 @@
 // Terraform target: terraform/ with the GKE cluster, node pools, buckets, service account,
 // bucket-scoped IAM and the Workload Identity binding. Emitted only when the spec has `gcp:`.
+// Everything hardware-specific (machine type, accelerator type and count, TPU topology) comes
+// from the Pool, which lowering filled from the hardware catalog; nothing is typed here.
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
 #include "emit/emitter.h"
 #include "emit/hcl.h"
 
 namespace trainc {
 namespace {
 
+using hcl::Block;
+using hcl::Body;
+using hcl::Value;
+
+/// The google provider version whose schema the oracle (and so trainc's output) is checked against.
+constexpr std::string_view kProviderVersion = "6.50.0";
+
+std::string cluster_label(const System& sys) {
+  return hcl::identifier(sys.cluster.name.empty() ? sys.name : sys.cluster.name);
+}
+
+/// `TYPE.LABEL.ATTR` as a reference.
+Value attr(std::string_view type, const std::string& label, std::string_view attribute) {
+  return hcl::ref(fmt::format("{}.{}.{}", type, label, attribute));
+}
+
+Value cluster_attr(const System& sys, std::string_view attribute) {
+  return attr("google_container_cluster", cluster_label(sys), attribute);
+}
+
+bool regional(const System& sys) { return sys.gcp->zone.empty(); }
+
+std::vector<const Store*> gcs_stores(const System& sys) {
+  std::vector<const Store*> out;
+  for (const auto& [name, store] : sys.stores)
+    if (store.kind == Store::Kind::gcs) out.push_back(&store);
+  return out;
+}
+
+/// The bucket's name: the created bucket's attribute, or the literal name of an existing bucket.
+Value bucket_name(const Store& store) {
+  return store.create ? attr("google_storage_bucket", hcl::identifier(store.name), "name") : hcl::str(store.bucket);
+}
+
+std::string service_account_label(const Identity& id) { return hcl::identifier(id.gsa); }
+
+Body versions_tf() {
+  Body file;
+  Block& tf = file.block("terraform");
+  tf.set("required_version", hcl::str(">= 1.5"));
+  tf.block("required_providers")
+      .set("google", hcl::map({{"source", hcl::str("hashicorp/google")}, {"version", hcl::str(std::string(kProviderVersion))}}));
+  return file;
+}
+
+void variable(Body& file, const std::string& name, const std::string& description, const std::string& value) {
+  Block& v = file.block("variable", {name});
+  v.set("description", hcl::str(description));
+  v.set("type", hcl::ref("string"));
+  v.set("default", hcl::str(value));
+}
+
+Body variables_tf(const Gcp& gcp) {
+  Body file;
+  variable(file, "project_id", "Google Cloud project that holds the cluster, the buckets and the service account.",
+           gcp.project);
+  variable(file, "region", gcp.zone.empty() ? "Region of the (regional) cluster and its node pools."
+                                            : "Region of the provider's regional resources.",
+           gcp.region);
+  if (!gcp.zone.empty()) variable(file, "zone", "Zone of the (zonal) cluster and its node pools.", gcp.zone);
+  return file;
+}
+
+Body providers_tf() {
+  Body file;
+  Block& p = file.block("provider", {"google"});
+  p.set("project", hcl::ref("var.project_id"));
+  p.set("region", hcl::ref("var.region"));
+  return file;
+}
+
+Body cluster_tf(const System& sys) {
+  Body file;
+  Block& c = file.block("resource", {"google_container_cluster", cluster_label(sys)});
+  c.set("name", hcl::str(sys.cluster.name.empty() ? sys.name : sys.cluster.name));
+  c.set("location", hcl::ref(regional(sys) ? "var.region" : "var.zone"));
+  c.comment("Node pools are separate resources (node_pools.tf); GKE still needs a first pool to create the cluster.");
+  c.set("remove_default_node_pool", hcl::boolean(true));
+  c.set("initial_node_count", hcl::number(1));
+  c.comment("trainc's down path (terraform destroy) must be able to remove what its up path made.");
+  c.set("deletion_protection", hcl::boolean(false));
+  if (!sys.cluster.release_channel.empty())
+    c.block("release_channel").set("channel", hcl::str(sys.cluster.release_channel));
+  c.comment("Pods reach Google APIs as a Google service account, through their Kubernetes one.");
+  c.block("workload_identity_config")
+      .set("workload_pool", hcl::templ({hcl::ref("var.project_id"), hcl::str(".svc.id.goog")}));
+  c.comment("Steps mount GCS buckets through the GCS FUSE CSI driver.");
+  c.block("addons_config").block("gcs_fuse_csi_driver_config").set("enabled", hcl::boolean(true));
+  return file;
+}
+
+/// Kubernetes taint effects (NoSchedule) in the API's spelling (NO_SCHEDULE).
+std::string taint_effect(std::string_view effect) {
+  std::string out;
+  for (char c : effect) {
+    if (std::isupper(static_cast<unsigned char>(c)) && !out.empty()) out += '_';
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+/// Autoscaling limits; a regional pool's plain min/max would count per zone, so it uses totals.
+void autoscaling(Block& pool, const System& sys, int min, int max, bool any_location) {
+  Block& a = pool.block("autoscaling");
+  a.set(regional(sys) ? "total_min_node_count" : "min_node_count", hcl::number(min));
+  a.set(regional(sys) ? "total_max_node_count" : "max_node_count", hcl::number(max));
+  if (any_location) a.set("location_policy", hcl::str("ANY"));
+}
+
+/// How many nodes: flex-start pools start empty and grow on demand, a multi-host TPU slice is
+/// exactly its hosts, others are fixed or autoscaled.
+void pool_size(Block& np, const System& sys, const Pool& pool) {
+  bool multi_host = pool.tpu && pool.tpu->hosts > 1;
+  if (pool.provisioning == "flex-start") {
+    np.set("initial_node_count", hcl::number(0));
+    autoscaling(np, sys, 0, multi_host ? pool.tpu->hosts : pool.max_nodes(), true);
+  } else if (multi_host) {
+    np.set("node_count", hcl::number(pool.tpu->hosts));
+  } else if (pool.autoscaling) {
+    np.set("initial_node_count", hcl::number(pool.autoscaling->first));
+    autoscaling(np, sys, pool.autoscaling->first, pool.autoscaling->second, false);
+  } else {
+    np.set("node_count", hcl::number(pool.nodes));
+  }
+}
+
+void reservation_affinity(Block& nc, const Pool& pool) {
+  if (pool.provisioning == "reservation") {
+    Block& r = nc.block("reservation_affinity");
+    r.set("consume_reservation_type", hcl::str("SPECIFIC_RESERVATION"));
+    r.set("key", hcl::str("compute.googleapis.com/reservation-name"));
+    r.set("values", hcl::list({hcl::str(pool.reservation)}));
+  } else if (pool.provisioning == "flex-start") {
+    nc.block("reservation_affinity").set("consume_reservation_type", hcl::str("NO_RESERVATION"));
+  }
+}
+
+void node_config(Block& np, const Pool& pool) {
+  Block& nc = np.block("node_config");
+  nc.set("machine_type", hcl::str(pool.machine));
+  if (pool.disk_gb > 0) nc.set("disk_size_gb", hcl::number(pool.disk_gb));
+  if (pool.provisioning == "spot") nc.set("spot", hcl::boolean(true));
+  if (pool.provisioning == "flex-start") nc.set("flex_start", hcl::boolean(true));
+  if (!pool.labels.empty()) {
+    std::vector<std::pair<std::string, Value>> labels;
+    for (const auto& [k, v] : pool.labels) labels.emplace_back(k, hcl::str(v));
+    nc.set("labels", hcl::map(std::move(labels)));
+  }
+  if (pool.accelerator) {
+    Block& g = nc.block("guest_accelerator");
+    g.set("type", hcl::str(pool.accelerator->type));
+    g.set("count", hcl::number(pool.accelerator->count));
+    g.block("gpu_driver_installation_config").set("gpu_driver_version", hcl::str("LATEST"));
+  }
+  reservation_affinity(nc, pool);
+  for (const auto& t : pool.taints) {
+    Block& tb = nc.block("taint");
+    tb.set("key", hcl::str(t.key));
+    tb.set("value", hcl::str(t.value));
+    tb.set("effect", hcl::str(taint_effect(t.effect)));
+  }
+  nc.comment("Pods get Workload Identity credentials from GKE's metadata server.");
+  nc.block("workload_metadata_config").set("mode", hcl::str("GKE_METADATA"));
+}
+
+void rdma_note(Body& file, const Pool& pool) {
+  file.comment(fmt::format(
+      "Pool '{}' asks for GPUDirect RDMA, which this Terraform does NOT set up yet. It needs: a gVNIC VPC\n"
+      "and an RDMA VPC (network profile <zone>-vpc-roce) with one subnet per RDMA NIC; enable_multi_networking\n"
+      "and datapath_provider = \"ADVANCED_DATAPATH\" on the cluster; one\n"
+      "network_config.additional_node_network_configs per extra NIC on this pool; and the GKE Network and\n"
+      "GKENetworkParamSet objects the pods' networking.gke.io/interfaces annotation names. Until then the\n"
+      "pool runs with its default network only.",
+      pool.name));
+}
+
+void node_pool(Body& file, const System& sys, const Pool& pool) {
+  if (pool.rdma) rdma_note(file, pool);
+  Block& np = file.block("resource", {"google_container_node_pool", hcl::identifier(pool.name)});
+  np.set("name", hcl::str(pool.name));
+  np.set("cluster", cluster_attr(sys, "id"));
+  np.set("location", cluster_attr(sys, "location"));
+  pool_size(np, sys, pool);
+  if (pool.tpu && pool.tpu->hosts > 1) {
+    np.comment(fmt::format("One multi-host TPU slice: {} VMs wired as a {} topology.", pool.tpu->hosts, pool.tpu->topology));
+    Block& pp = np.block("placement_policy");
+    pp.set("type", hcl::str("COMPACT"));
+    pp.set("tpu_topology", hcl::str(pool.tpu->topology));
+  }
+  if (pool.provisioning == "flex-start") {
+    np.comment("GKE's flex-start guide turns auto-repair off: a repair would recreate a node under a running job.");
+    np.block("management").set("auto_repair", hcl::boolean(false));
+  }
+  node_config(np, pool);
+}
+
+Body node_pools_tf(const System& sys) {
+  Body file;
+  for (const auto& [name, pool] : sys.pools) node_pool(file, sys, pool);
+  return file;
+}
+
+Body storage_tf(const System& sys) {
+  Body file;
+  for (const Store* s : gcs_stores(sys)) {
+    if (!s->create) continue;
+    Block& b = file.block("resource", {"google_storage_bucket", hcl::identifier(s->name)});
+    b.set("name", hcl::str(s->bucket));
+    std::string location = s->location;
+    if (location.empty()) {
+      location = sys.gcp->region;
+      std::transform(location.begin(), location.end(), location.begin(), [](unsigned char c) { return std::toupper(c); });
+    }
+    b.set("location", hcl::str(location));
+    b.set("uniform_bucket_level_access", hcl::boolean(true));
+    b.set("public_access_prevention", hcl::str("enforced"));
+    b.comment("A bucket that still holds data stops terraform destroy: datasets and checkpoints are never\n"
+              "deleted as a side effect. Empty it first when it really should go.");
+    b.set("force_destroy", hcl::boolean(false));
+    b.block("versioning").set("enabled", hcl::boolean(s->versioning));
+  }
+  return file;
+}
+
+Value gsa_member(const Identity& id) {
+  return hcl::templ({hcl::str("serviceAccount:"), attr("google_service_account", service_account_label(id), "email")});
+}
+
+void bucket_grant(Body& file, const Identity& id, const Store& store) {
+  Block& m = file.block("resource", {"google_storage_bucket_iam_member", hcl::identifier(store.name)});
+  m.set("bucket", bucket_name(store));
+  m.set("role", hcl::str(store.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser"));
+  m.set("member", gsa_member(id));
+}
+
+void workload_identity_binding(Body& file, const System& sys, const Identity& id) {
+  file.comment(fmt::format("The Kubernetes service account {}/{} may act as the Google service account.", sys.ns, id.ksa));
+  Block& b = file.block("resource", {"google_service_account_iam_member", "workload_identity"});
+  b.set("service_account_id", attr("google_service_account", service_account_label(id), "name"));
+  b.set("role", hcl::str("roles/iam.workloadIdentityUser"));
+  b.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("var.project_id"),
+                              hcl::str(fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa))}));
+  b.comment("The identity pool PROJECT.svc.id.goog exists once a cluster that uses it does.");
+  b.set("depends_on", hcl::list({hcl::ref("google_container_cluster." + cluster_label(sys))}));
+}
+
+Body iam_tf(const System& sys) {
+  const Identity& id = *sys.identity;
+  Body file;
+  Block& sa = file.block("resource", {"google_service_account", service_account_label(id)});
+  sa.set("account_id", hcl::str(id.gsa));
+  sa.set("display_name", hcl::str(fmt::format("trainc workload identity of {}", sys.name)));
+  file.comment("Roles on each bucket, never on the project.");
+  for (const Store* s : gcs_stores(sys)) bucket_grant(file, id, *s);
+  workload_identity_binding(file, sys, id);
+  return file;
+}
+
+void output(Body& file, const std::string& name, const std::string& description, Value value) {
+  Block& o = file.block("output", {name});
+  o.set("description", hcl::str(description));
+  o.set("value", std::move(value));
+}
+
+Body outputs_tf(const System& sys) {
+  Body file;
+  output(file, "cluster_name", "The GKE cluster.", cluster_attr(sys, "name"));
+  output(file, "cluster_location", "The cluster's zone or region.", cluster_attr(sys, "location"));
+  output(file, "get_credentials", "Points kubectl at the cluster.",
+         hcl::templ({hcl::str("gcloud container clusters get-credentials "), cluster_attr(sys, "name"),
+                     hcl::str(" --location "), cluster_attr(sys, "location"), hcl::str(" --project "),
+                     hcl::ref("var.project_id")}));
+  std::vector<std::pair<std::string, Value>> buckets;
+  for (const Store* s : gcs_stores(sys)) buckets.emplace_back(s->name, bucket_name(*s));
+  if (!buckets.empty()) output(file, "bucket_names", "GCS bucket of each store.", hcl::map(std::move(buckets)));
+  if (sys.identity)
+    output(file, "gsa_email", "The Google service account the workload runs as.",
+           attr("google_service_account", service_account_label(*sys.identity), "email"));
+  return file;
+}
+
+std::string node_pools_what(const System& sys) {
+  if (!regional(sys)) return "Node pools";
+  return "Node pools. The cluster is regional: each pool has nodes in every zone of the region, so\n"
+         "node_count and initial_node_count count per zone, and a TPU slice or a specific reservation\n"
+         "(both zonal) would need node_locations, which the spec cannot set yet";
+}
+
+void add(OutputSink& out, const System& sys, const std::string& file, const Body& body, std::string_view what) {
+  out.add("terraform/" + file,
+          hcl::format(body, fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name)));
+}
+
 class TerraformEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "terraform"; }
   void emit(const System& sys, OutputSink& out) const override {
     if (!sys.gcp) return;
-    (void)out;
+    add(out, sys, "versions.tf", versions_tf(), "Terraform and provider versions");
+    add(out, sys, "variables.tf", variables_tf(*sys.gcp), "Inputs (defaults from the spec)");
+    add(out, sys, "providers.tf", providers_tf(), "The google provider");
+    add(out, sys, "cluster.tf", cluster_tf(sys), "The GKE cluster");
+    if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), node_pools_what(sys));
+    Body storage = storage_tf(sys);
+    if (!storage.items().empty()) add(out, sys, "storage.tf", storage, "GCS buckets");
+    if (sys.identity) add(out, sys, "iam.tf", iam_tf(sys), "Workload identity and bucket roles");
+    add(out, sys, "outputs.tf", outputs_tf(sys), "Outputs");
   }
 };
 

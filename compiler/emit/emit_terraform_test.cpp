@@ -1,1 +1,251 @@
 #include <doctest/doctest.h>
+#include <regex>
+#include <string>
+
+#include "emit/emitter.h"
+
+namespace trainc {
+
+static Pool gpu_pool(std::string name, std::string machine, std::string accelerator, int count, int nodes) {
+  Pool p;
+  p.name = std::move(name);
+  p.machine = std::move(machine);
+  p.accelerator = Accelerator{std::move(accelerator), count};
+  p.nodes = nodes;
+  return p;
+}
+
+static Store gcs_store(std::string name, std::string bucket) {
+  Store s;
+  s.name = std::move(name);
+  s.kind = Store::Kind::gcs;
+  s.bucket = std::move(bucket);
+  return s;
+}
+
+/// A zonal cluster with every kind of pool, three GCS stores (one existing), an S3 store and an identity.
+static System zonal_system() {
+  System sys;
+  sys.name = "mnist";
+  sys.ns = "mnist-ns";
+  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", ""};
+  sys.cluster = Cluster{"mnist-cluster", "REGULAR"};
+
+  Pool t4 = gpu_pool("t4", "n1-standard-8", "nvidia-tesla-t4", 2, 3);
+  t4.disk_gb = 200;
+  t4.labels = {{"team", "ml"}, {"example.com/tier", "gpu"}};
+  t4.taints = {Taint{"dedicated", "train", "NoSchedule"}};
+  sys.pools["t4"] = t4;
+
+  Pool spot;
+  spot.name = "spot-cpu";
+  spot.machine = "e2-standard-8";
+  spot.nodes = 1;
+  spot.autoscaling = std::make_pair(1, 5);
+  spot.provisioning = "spot";
+  sys.pools["spot-cpu"] = spot;
+
+  Pool reserved = gpu_pool("reserved", "a3-highgpu-8g", "nvidia-h100-80gb", 8, 2);
+  reserved.provisioning = "reservation";
+  reserved.reservation = "my-h100-res";
+  sys.pools["reserved"] = reserved;
+
+  Pool tpu;
+  tpu.name = "tpu-v5e";
+  tpu.machine = "ct5lp-hightpu-4t";
+  tpu.tpu = TpuSlice{"v5e", "tpu-v5-lite-podslice", "2x4", 4, 2};
+  tpu.nodes = 2;
+  sys.pools["tpu-v5e"] = tpu;
+
+  Pool flex = gpu_pool("flex", "g2-standard-8", "nvidia-l4", 1, 1);
+  flex.provisioning = "flex-start";
+  flex.autoscaling = std::make_pair(0, 4);
+  sys.pools["flex"] = flex;
+
+  Store data = gcs_store("data", "mnist-data-bucket");
+  data.read_only = true;
+  sys.stores["data"] = data;
+  Store ckpt = gcs_store("ckpt", "mnist-ckpt-bucket");
+  ckpt.versioning = true;
+  ckpt.location = "US";
+  sys.stores["ckpt"] = ckpt;
+  Store ext = gcs_store("shared-datasets", "someone-elses-bucket");
+  ext.create = false;
+  ext.read_only = true;
+  sys.stores["shared-datasets"] = ext;
+  Store s3;
+  s3.name = "s3in";
+  s3.bucket = "an-s3-bucket";
+  sys.stores["s3in"] = s3;
+
+  sys.identity = Identity{"trainer", "mnist-trainer", ""};
+  return sys;
+}
+
+/// A regional cluster without identity: one RDMA pool and one bucket.
+static System regional_system() {
+  System sys;
+  sys.name = "big";
+  sys.ns = "big";
+  sys.gcp = Gcp{"my-proj", "europe-west4", "", ""};
+  sys.cluster = Cluster{"big", ""};
+  Pool a4 = gpu_pool("a4", "a4-highgpu-8g", "nvidia-b200", 8, 2);
+  a4.rdma = true;
+  sys.pools["a4"] = a4;
+  sys.stores["out"] = gcs_store("out", "big-outputs");
+  return sys;
+}
+
+static std::map<std::string, std::string> emit_terraform(const System& sys) {
+  OutputSink out;
+  new_terraform_emitter()->emit(sys, out);
+  return out.files();
+}
+
+/// The text of the top-level block that starts with `header` (up to its closing brace).
+static std::string block(const std::string& file, const std::string& header) {
+  size_t start = file.find(header + " {\n");
+  REQUIRE_MESSAGE(start != std::string::npos, header);
+  size_t end = file.find("\n}\n", start);
+  return file.substr(start, end + 3 - start);
+}
+
+/// Whether `text` has the line `name = value` (with any alignment padding).
+static bool has(const std::string& text, const std::string& name, const std::string& value) {
+  std::regex line("\\n *" + name + " += " + std::regex_replace(value, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + "\\n");
+  return std::regex_search(text, line);
+}
+
+TEST_CASE("terraform: no gcp section, no terraform") {
+  System sys = zonal_system();
+  sys.gcp.reset();
+  CHECK(emit_terraform(sys).empty());
+}
+
+TEST_CASE("terraform: every file is generated, headed and deterministic") {
+  auto files = emit_terraform(zonal_system());
+  for (const char* f : {"versions.tf", "variables.tf", "providers.tf", "cluster.tf", "node_pools.tf", "storage.tf",
+                        "iam.tf", "outputs.tf"})
+    CHECK_MESSAGE(files.count(std::string("terraform/") + f) == 1, f);
+  for (const auto& [path, text] : files) {
+    CHECK_MESSAGE(text.rfind("# " + std::string(kGeneratedNotice) + "\n", 0) == 0, path);
+    CHECK_MESSAGE(text.find("google_project_iam") == std::string::npos, path);
+    CHECK_MESSAGE(text.find("/work/") == std::string::npos, path);
+  }
+  CHECK(files == emit_terraform(zonal_system()));
+  CHECK(has(files["terraform/versions.tf"], "version", "\"6.50.0\""));
+  CHECK(has(files["terraform/variables.tf"], "default", "\"us-central1-a\""));
+}
+
+TEST_CASE("terraform: the cluster is zonal, keeps no default pool and enables Workload Identity and GCS FUSE") {
+  auto files = emit_terraform(zonal_system());
+  std::string c = block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"mnist_cluster\"");
+  CHECK(has(c, "name", "\"mnist-cluster\""));
+  CHECK(has(c, "location", "var.zone"));
+  CHECK(has(c, "remove_default_node_pool", "true"));
+  CHECK(has(c, "deletion_protection", "false"));
+  CHECK(has(c, "channel", "\"REGULAR\""));
+  CHECK(has(c, "workload_pool", "\"${var.project_id}.svc.id.goog\""));
+  CHECK(c.find("gcs_fuse_csi_driver_config {\n      enabled = true") != std::string::npos);
+}
+
+TEST_CASE("terraform: node pools take machine and accelerators from the pool") {
+  System sys = zonal_system();
+  std::string pools = emit_terraform(sys)["terraform/node_pools.tf"];
+  std::string t4 = block(pools, "resource \"google_container_node_pool\" \"t4\"");
+  CHECK(has(t4, "cluster", "google_container_cluster.mnist_cluster.id"));
+  CHECK(has(t4, "node_count", "3"));
+  CHECK(has(t4, "machine_type", "\"" + sys.pools["t4"].machine + "\""));
+  CHECK(has(t4, "count", std::to_string(sys.pools["t4"].accelerator->count)));
+  CHECK(has(t4, "type", "\"nvidia-tesla-t4\""));
+  CHECK(has(t4, "gpu_driver_version", "\"LATEST\""));
+  CHECK(has(t4, "disk_size_gb", "200"));
+  CHECK(has(t4, "\"example.com/tier\"", "\"gpu\""));
+  CHECK(has(t4, "effect", "\"NO_SCHEDULE\""));
+  CHECK(has(t4, "mode", "\"GKE_METADATA\""));
+
+  std::string spot = block(pools, "resource \"google_container_node_pool\" \"spot_cpu\"");
+  CHECK(has(spot, "spot", "true"));
+  CHECK(has(spot, "initial_node_count", "1"));
+  CHECK(has(spot, "min_node_count", "1"));
+  CHECK(has(spot, "max_node_count", "5"));
+  CHECK(spot.find("node_count =") == std::string::npos);
+  CHECK(spot.find("guest_accelerator") == std::string::npos);
+
+  std::string res = block(pools, "resource \"google_container_node_pool\" \"reserved\"");
+  CHECK(has(res, "consume_reservation_type", "\"SPECIFIC_RESERVATION\""));
+  CHECK(has(res, "key", "\"compute.googleapis.com/reservation-name\""));
+  CHECK(has(res, "values", "[\"my-h100-res\"]"));
+  CHECK(has(res, "count", "8"));
+
+  std::string flex = block(pools, "resource \"google_container_node_pool\" \"flex\"");
+  CHECK(has(flex, "flex_start", "true"));
+  CHECK(has(flex, "initial_node_count", "0"));
+  CHECK(has(flex, "max_node_count", "4"));
+  CHECK(has(flex, "location_policy", "\"ANY\""));
+  CHECK(has(flex, "auto_repair", "false"));
+  CHECK(has(flex, "consume_reservation_type", "\"NO_RESERVATION\""));
+}
+
+TEST_CASE("terraform: a multi-host TPU slice is one compact pool of exactly its hosts") {
+  std::string pools = emit_terraform(zonal_system())["terraform/node_pools.tf"];
+  std::string tpu = block(pools, "resource \"google_container_node_pool\" \"tpu_v5e\"");
+  CHECK(has(tpu, "name", "\"tpu-v5e\""));
+  CHECK(has(tpu, "node_count", "2"));
+  CHECK(has(tpu, "machine_type", "\"ct5lp-hightpu-4t\""));
+  CHECK(has(tpu, "type", "\"COMPACT\""));
+  CHECK(has(tpu, "tpu_topology", "\"2x4\""));
+  CHECK(tpu.find("guest_accelerator") == std::string::npos);
+}
+
+TEST_CASE("terraform: buckets are private, and roles are granted per bucket") {
+  auto files = emit_terraform(zonal_system());
+  std::string storage = files["terraform/storage.tf"];
+  std::string data = block(storage, "resource \"google_storage_bucket\" \"data\"");
+  CHECK(has(data, "location", "\"US-CENTRAL1\""));
+  CHECK(has(data, "public_access_prevention", "\"enforced\""));
+  CHECK(has(data, "uniform_bucket_level_access", "true"));
+  CHECK(has(data, "force_destroy", "false"));
+  CHECK(has(data, "enabled", "false"));
+  CHECK(has(block(storage, "resource \"google_storage_bucket\" \"ckpt\""), "enabled", "true"));
+  CHECK(storage.find("someone-elses-bucket") == std::string::npos);
+  CHECK(storage.find("an-s3-bucket") == std::string::npos);
+
+  std::string iam = files["terraform/iam.tf"];
+  CHECK(has(block(iam, "resource \"google_service_account\" \"mnist_trainer\""), "account_id", "\"mnist-trainer\""));
+  std::string ro = block(iam, "resource \"google_storage_bucket_iam_member\" \"data\"");
+  CHECK(has(ro, "bucket", "google_storage_bucket.data.name"));
+  CHECK(has(ro, "role", "\"roles/storage.objectViewer\""));
+  CHECK(has(ro, "member", "\"serviceAccount:${google_service_account.mnist_trainer.email}\""));
+  CHECK(has(block(iam, "resource \"google_storage_bucket_iam_member\" \"ckpt\""), "role", "\"roles/storage.objectUser\""));
+  CHECK(has(block(iam, "resource \"google_storage_bucket_iam_member\" \"shared_datasets\""), "bucket",
+            "\"someone-elses-bucket\""));
+  CHECK(iam.find("s3in") == std::string::npos);
+
+  std::string wi = block(iam, "resource \"google_service_account_iam_member\" \"workload_identity\"");
+  CHECK(has(wi, "service_account_id", "google_service_account.mnist_trainer.name"));
+  CHECK(has(wi, "role", "\"roles/iam.workloadIdentityUser\""));
+  CHECK(has(wi, "member", "\"serviceAccount:${var.project_id}.svc.id.goog[mnist-ns/trainer]\""));
+  CHECK(has(wi, "depends_on", "[google_container_cluster.mnist_cluster]"));
+
+  std::string outputs = files["terraform/outputs.tf"];
+  CHECK(has(outputs, "value", "google_service_account.mnist_trainer.email"));
+  CHECK(has(outputs, "shared-datasets", "\"someone-elses-bucket\""));
+}
+
+TEST_CASE("terraform: a regional cluster counts autoscaling in totals and says what RDMA lacks") {
+  System sys = regional_system();
+  sys.pools["a4"].autoscaling = std::make_pair(2, 4);
+  auto files = emit_terraform(sys);
+  CHECK(files.count("terraform/iam.tf") == 0);
+  CHECK(files["terraform/variables.tf"].find("variable \"zone\"") == std::string::npos);
+  CHECK(has(block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"big\""), "location",
+            "var.region"));
+  std::string pools = files["terraform/node_pools.tf"];
+  CHECK(has(pools, "total_min_node_count", "2"));
+  CHECK(has(pools, "total_max_node_count", "4"));
+  CHECK(pools.find("# Pool 'a4' asks for GPUDirect RDMA") != std::string::npos);
+  CHECK(files["terraform/outputs.tf"].find("gsa_email") == std::string::npos);
+}
+
+}  // namespace trainc

@@ -43,4 +43,11 @@ ShellScript& ShellScript::close(std::string_view footer) {
   return line(footer);
 }
 
+ShellScript& ShellScript::branch(std::string_view text) {
+  --depth_;
+  line(text);
+  ++depth_;
+  return *this;
+}
+
 }  // namespace trainc

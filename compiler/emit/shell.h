@@ -19,6 +19,8 @@ class ShellScript {
   /// Opens a block: writes `header` and indents what follows until close().
   ShellScript& open(std::string_view header);
   ShellScript& close(std::string_view footer);
+  /// Writes `text` (else, elif ...) one level out, between two indented parts of a block.
+  ShellScript& branch(std::string_view text);
   const std::string& text() const { return text_; }
 
  private:

@@ -75,6 +75,49 @@ void write_literal(std::string& out, const std::string& s, int indent) {
   }
 }
 
+/// Long one-line strings with single spaces fold onto several lines (">-"), which reads back as
+/// the same string and keeps lines short for linters.
+constexpr size_t kFoldWidth = 100;
+
+bool fold_ok(const std::string& s) {
+  if (s.size() <= kFoldWidth + 20 || s.find(' ') == std::string::npos) return false;
+  if (s.front() == ' ' || s.back() == ' ' || s.find("  ") != std::string::npos) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x20 && c != 0x7f; });
+}
+
+void write_folded(std::string& out, const std::string& s, int indent) {
+  out += ">-\n";
+  std::string pad(indent, ' ');
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.size();
+    if (end - start > kFoldWidth) {
+      size_t space = s.rfind(' ', start + kFoldWidth);
+      if (space == std::string::npos || space <= start) space = s.find(' ', start + kFoldWidth);
+      if (space != std::string::npos) end = space;
+    }
+    out += pad + s.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+}
+
+/// Writes a string scalar after "key:" or "- ": literal or folded block when that reads better.
+bool write_block_string(std::string& out, const ojson& v, int indent, std::string_view lead) {
+  if (!v.is_string()) return false;
+  const auto& s = v.get_ref<const std::string&>();
+  if (literal_ok(s)) {
+    out += lead;
+    write_literal(out, s, indent);
+    return true;
+  }
+  if (fold_ok(s)) {
+    out += lead;
+    write_folded(out, s, indent);
+    return true;
+  }
+  return false;
+}
+
 bool is_block(const ojson& v) { return (v.is_object() || v.is_array()) && !v.empty(); }
 
 void write_value(std::string& out, const ojson& v, int indent);
@@ -89,9 +132,7 @@ void write_map(std::string& out, const ojson& v, int indent, bool inline_first) 
     if (is_block(child)) {
       out += "\n";
       write_value(out, child, indent + 2);
-    } else if (child.is_string() && literal_ok(child.get_ref<const std::string&>())) {
-      out += " ";
-      write_literal(out, child.get_ref<const std::string&>(), indent + 2);
+    } else if (write_block_string(out, child, indent + 2, " ")) {
     } else {
       out += " " + (child.is_object() ? "{}" : child.is_array() ? "[]" : scalar(child)) + "\n";
     }
@@ -109,8 +150,7 @@ void write_value(std::string& out, const ojson& v, int indent) {
       } else if (item.is_array() && !item.empty()) {
         out += "\n";
         write_value(out, item, indent + 2);
-      } else if (item.is_string() && literal_ok(item.get_ref<const std::string&>())) {
-        write_literal(out, item.get_ref<const std::string&>(), indent + 2);
+      } else if (write_block_string(out, item, indent + 2, "")) {
       } else {
         out += (item.is_object() ? "{}" : item.is_array() ? "[]" : scalar(item)) + "\n";
       }

@@ -33,4 +33,22 @@ TEST_CASE("output reads back as the same document") {
   CHECK(text.find("script: |\n    #!/bin/bash\n") != std::string::npos);
 }
 
+TEST_CASE("long one-line strings fold and read back unchanged") {
+  std::string words;
+  for (int i = 0; i < 40; ++i) words += (i ? " " : "") + std::string("{\"eth") + std::to_string(i) + "\": 1},";
+  nlohmann::ordered_json doc = {{"a", words}, {"b", {words}}};
+  std::string text = to_yaml(doc);
+  CHECK(text.find("a: >-\n") != std::string::npos);
+  size_t longest = 0, start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    longest = std::max(longest, end - start);
+    start = end + 1;
+  }
+  CHECK(longest <= 130);
+  YAML::Node back = YAML::Load(text);
+  CHECK(back["a"].as<std::string>() == words);
+  CHECK(back["b"][0].as<std::string>() == words);
+}
+
 }  // namespace trainc

@@ -3,6 +3,8 @@ local t = import 'trainc.libsonnet';
 
 t.system(
   'mnist',
+  gcp=t.gcp('my-project', 'us-central1', zone='us-central1-c'),
+  cluster='demo',
   pools={ 'gpu-pool': t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1, nodes=4) },
   pipeline=[
     t.torchrun('train',
