@@ -122,6 +122,17 @@ for spec in "${specs[@]}"; do
   t "trainc diff catches a changed byte: $label" check_diff_detects_drift "$spec" "$name"
 done
 
+# The seed recipe granted roles/storage.objectAdmin on the whole project; trainc grants bucket roles.
+no_project_storage_role() {
+  local hits
+  hits=$(grep -rnE 'google_project_iam|projects add-iam-policy-binding|roles/storage\.admin' golden/ || true)
+  if [ -n "$hits" ]; then echo "project-level or admin storage grants in golden/:"; echo "$hits"; return 1; fi
+  if ! grep -rqE 'google_storage_bucket_iam_member|buckets add-iam-policy-binding' golden/; then
+    echo "no bucket-level grant found in golden/ (expected in the GCS examples)"; return 1
+  fi
+}
+t "no output grants a storage role at project level; buckets get their own" no_project_storage_role
+
 for dir in golden/*/; do
   [ -d "$dir" ] || continue
   name=$(basename "$dir")

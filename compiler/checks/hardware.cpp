@@ -145,16 +145,50 @@ void check_provisioning(const Pool& pool, const MachineType& m, const Document& 
   }
 }
 
+/// TPU slices and specific reservations live in one zone: a regional cluster cannot place them.
+void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagnostics& diags) {
+  if (!sys.gcp || !sys.gcp->zone.empty()) return;
+  if (!pool.autoscaling && !pool.tpu)
+    doc.error(diags, pool.ptr,
+              fmt::format("in a regional cluster GKE creates a fixed-size pool's {} node(s) in each of the region's "
+                          "zones, not {} in all; add gcp.zone for a zonal cluster, or use autoscaling (whose limits "
+                          "trainc sets for the whole pool)",
+                          pool.nodes, pool.nodes),
+              Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
+  if (pool.tpu || pool.provisioning == "reservation")
+    doc.error(diags, pool.ptr,
+              fmt::format("pool '{}' {} in one zone, and the cluster is regional; add gcp.zone (a zone of {})", pool.name,
+                          pool.tpu ? "is a TPU slice, which lives" : "consumes a reservation, which lives",
+                          sys.gcp->region),
+              Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
+}
+
+/// A cluster trainc creates drops GKE's default pool, so kube-dns and the other system pods need a
+/// pool that starts with a node they tolerate. TPU nodes are always tainted, flex-start pools start
+/// empty; GPU pools are tainted only beside a CPU pool, which then serves.
+void check_system_pool(const System& sys, const Document& doc, Diagnostics& diags) {
+  if (!sys.gcp || sys.pools.empty()) return;
+  for (const auto& [_, pool] : sys.pools)
+    if (!pool.tpu && pool.taints.empty() && pool.provisioning != "flex-start" && pool.nodes > 0) return;
+  doc.error(diags, "/cluster/pools",
+            "no pool starts with a node that system pods such as kube-dns can run on (TPU nodes are tainted, "
+            "flex-start pools start empty, the others are tainted or have no nodes), so pods could not resolve "
+            "each other; add a small CPU pool, e.g. system: {machine: e2-standard-4}",
+            Anchor::key);
+}
+
 }  // namespace
 
 void check_pools(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& [name, pool] : sys.pools) {
+    check_zonal(sys, pool, doc, diags);
     const MachineType* m = catalog().machine(pool.machine);
     if (!m) continue;  // reported by lowering
     check_gpus(pool, *m, doc, diags);
     check_tpu(pool, *m, doc, diags);
     check_provisioning(pool, *m, doc, diags);
   }
+  check_system_pool(sys, doc, diags);
 }
 
 }  // namespace trainc

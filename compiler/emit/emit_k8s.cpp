@@ -237,13 +237,13 @@ class K8sEmitter final : public Emitter {
     if (sys.owns_namespace) {
       ojson ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
                {"metadata", metadata(sys.ns, "", labels_for(sys, sys.name, sys.name, "namespace"))}};
-      add("k8s/namespace.yaml", ns, "namespace");
+      add(std::string(k8s::kNamespaceFile), ns, "namespace");
     }
     if (sys.identity && sys.gcp) {
       ojson sa{{"apiVersion", "v1"}, {"kind", "ServiceAccount"},
                {"metadata", metadata(sys.identity->ksa, sys.ns, labels_for(sys, sys.name, sys.name, "identity"))}};
       sa["metadata"]["annotations"] = {{"iam.gke.io/gcp-service-account", sys.identity->gsa_email(*sys.gcp)}};
-      add("k8s/serviceaccount.yaml", sa, "Workload Identity service account");
+      add(std::string(k8s::kServiceAccountFile), sa, "Workload Identity service account");
     }
     for (const auto& step : sys.steps) {
       std::string script = entry_script(sys, step);

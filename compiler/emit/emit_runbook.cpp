@@ -69,7 +69,8 @@ class RunbookEmitter final : public Emitter {
     } else {
       md += "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
             "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n";
-      if (sys.owns_namespace) md += "kubectl apply -f k8s/namespace.yaml\n";
+      if (sys.owns_namespace) md += fmt::format("kubectl apply -f {}\n", k8s::kNamespaceFile);
+      if (sys.identity) md += fmt::format("kubectl apply -f {}\n", k8s::kServiceAccountFile);
       for (const auto& st : sys.steps) {
         for (const auto& need : st.needs) {
           const Step* dep = nullptr;

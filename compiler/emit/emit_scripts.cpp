@@ -22,7 +22,6 @@ constexpr std::size_t kMaxLine = 100;
 /// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
 constexpr std::string_view kDefaultPool = "default-pool";
 /// The k8s emitter's Namespace file (written only when the system owns its namespace).
-constexpr std::string_view kNamespaceFile = "k8s/namespace.yaml";
 
 // ---- shell words ----------------------------------------------------------------------------
 
@@ -124,7 +123,7 @@ void open_if(ShellScript& sh, std::string_view test, const Call& c) {
   sh.open(lines.back());
 }
 
-void log(ShellScript& sh, std::string_view message) { sh.line("log " + lit(message)); }
+void log_line(ShellScript& sh, std::string_view message) { sh.line("log " + lit(message)); }
 
 // ---- the spec's GCP objects -----------------------------------------------------------------
 
@@ -136,7 +135,13 @@ std::vector<const Store*> gcs_stores(const System& sys, bool only_created = fals
 }
 
 /// A bucket in the gcp region follows a REGION override; any other location is kept as written.
-bool in_region(const System& sys, const Store& s) { return s.location.empty() || s.location == sys.gcp->region; }
+/// (GCS location names ignore case: US-CENTRAL1 is us-central1.)
+bool in_region(const System& sys, const Store& s) {
+  const std::string& r = sys.gcp->region;
+  return s.location.empty() || std::equal(s.location.begin(), s.location.end(), r.begin(), r.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         });
+}
 
 bool needs_region(const System& sys) {
   for (const Store* s : gcs_stores(sys, true))
@@ -160,9 +165,6 @@ Call gsa_call(std::string_view verb) {
   return at(c, false);
 }
 
-/// The spec's own pool may be called default-pool; then GKE's is kept (it is the spec's).
-bool removes_default_pool(const System& sys) { return sys.pools.count(std::string(kDefaultPool)) == 0; }
-
 // ---- what every script shares ---------------------------------------------------------------
 
 struct Option {
@@ -182,25 +184,25 @@ std::string env_default(std::string_view name, std::string_view value) {
 void variables(ShellScript& sh, const System& sys, const Needs& n) {
   const Gcp& g = *sys.gcp;
   const bool zonal = !g.zone.empty();
-  std::vector<std::string> names{"PROJECT_ID"};
+  std::vector<std::string> names;
+  auto define = [&](std::string_view name, const std::string& line) {
+    sh.line(line);
+    names.emplace_back(name);
+  };
   sh.comment("The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.");
-  sh.line(env_default("PROJECT_ID", g.project));
-  if (!zonal || n.region) sh.line(env_default("REGION", g.region)), names.emplace_back("REGION");
-  if (zonal) sh.line(env_default("ZONE", g.zone)), names.emplace_back("ZONE");
-  sh.line(fmt::format("LOCATION={}  # a {} cluster", ref(zonal ? "ZONE" : "REGION"), zonal ? "zonal" : "regional"));
-  sh.line(fmt::format("CLUSTER={}", lit(sys.cluster.name)));
-  names.insert(names.end(), {"LOCATION", "CLUSTER"});
-  if (n.gsa && sys.identity) {
-    sh.line(fmt::format("GSA_EMAIL={}", dq(sys.identity->gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")));
-    names.emplace_back("GSA_EMAIL");
-  }
-  if (n.ns) sh.line(fmt::format("NAMESPACE={}", lit(sys.ns))), names.emplace_back("NAMESPACE");
+  define("PROJECT_ID", env_default("PROJECT_ID", g.project));
+  if (!zonal || n.region) define("REGION", env_default("REGION", g.region));
+  if (zonal) define("ZONE", env_default("ZONE", g.zone));
+  define("LOCATION", fmt::format("LOCATION={}  # a {} cluster", ref(zonal ? "ZONE" : "REGION"), zonal ? "zonal" : "regional"));
+  define("CLUSTER", fmt::format("CLUSTER={}", lit(sys.cluster.name)));
+  if (n.gsa && sys.identity)
+    define("GSA_EMAIL", fmt::format("GSA_EMAIL={}", dq(sys.identity->gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")));
+  if (n.ns) define("NAMESPACE", fmt::format("NAMESPACE={}", lit(sys.ns)));
   if (n.kube) {
     sh.comment("The context `gcloud container clusters get-credentials` writes for this cluster.");
-    sh.line("KUBE_CONTEXT=\"${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}\"");
-    names.emplace_back("KUBE_CONTEXT");
+    define("KUBE_CONTEXT", "KUBE_CONTEXT=\"${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}\"");
   }
-  if (n.k8s_dir) sh.line("K8S_DIR=\"$(dirname \"$0\")/../k8s\""), names.emplace_back("K8S_DIR");
+  if (n.k8s_dir) define("K8S_DIR", "K8S_DIR=\"$(dirname \"$0\")/../k8s\"");
   sh.line(fmt::format("readonly {}", fmt::join(names, " ")));
   sh.line();
 }
@@ -223,60 +225,75 @@ void usage(ShellScript& sh, std::string_view script, const std::vector<std::stri
 
 void parse_args(ShellScript& sh, const std::vector<Option>& opts) {
   std::string vars;
-  for (const auto& o : opts)
-    if (!o.var.empty()) sh.line(o.var + "=0"), vars += " " + o.var;
+  for (const auto& o : opts) {
+    if (o.var.empty()) continue;
+    sh.line(o.var + "=0");
+    vars += " " + o.var;
+  }
   sh.open("while [ \"$#\" -gt 0 ]; do").open("case \"$1\" in");
   for (const auto& o : opts) {
     if (o.var.empty()) sh.line(fmt::format("{}) usage; exit 0 ;;", o.flag));
     else sh.line(fmt::format("{}) {}=1 ;;", o.flag, o.var));
   }
-  sh.line("*) usage >&2; die \"unknown argument '$1'\" ;;");
+  sh.line("*) usage >&2; log \"error: unknown argument '$1'\"; exit 2 ;;");
   sh.close("esac").line("shift").close("done");
   sh.line("readonly" + vars);
   sh.line();
 }
 
 void run_function(ShellScript& sh) {
-  sh.comment("Every gcloud and kubectl action goes through here: printed, then run unless --dry-run.");
+  sh.comment("Every gcloud and kubectl action goes through here: printed (quoted where the shell");
+  sh.comment("needs it), then run unless --dry-run.");
   sh.open("run() {")
-      .line("{ printf '+'; printf ' %q' \"$@\"; printf '\\n'; } >&2")
+      .line("local word line=+")
+      .open("for word in \"$@\"; do")
+      .line("if [[ $word =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then line+=\" $word\"; else line+=\" $(printf '%q' \"$word\")\"; fi")
+      .close("done")
+      .line("printf '%s\\n' \"$line\" >&2")
       .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
       .line("\"$@\"")
       .close("}");
 }
 
+/// A script's name, its one-line summary and the help text under the synopsis.
+struct About {
+  std::string_view script, summary;
+  std::vector<std::string> help;
+};
+
 /// The top of every script: header, variables, log/die, usage, arguments and the run function.
-void prologue(ShellScript& sh, const System& sys, std::string_view script, const std::vector<std::string>& about,
-              std::vector<Option> opts, const Needs& needs) {
+void prologue(ShellScript& sh, const System& sys, const About& about, std::vector<Option> opts, const Needs& needs) {
   sh.line("#!/usr/bin/env bash");
   sh.comment(kGeneratedNotice);
-  sh.comment(fmt::format("{}: {} (system '{}')", script, about.front(), sys.name));
+  sh.comment(fmt::format("{}: {} of system '{}'.", about.script, about.summary, sys.name));
   sh.line("set -euo pipefail");
   sh.line();
   variables(sh, sys, needs);
-  sh.open("log() {").line(fmt::format("printf '{}: %s\\n' \"$*\" >&2", script)).close("}");
+  sh.open("log() {").line(fmt::format("printf '{}: %s\\n' \"$*\" >&2", about.script)).close("}");
   sh.open("die() {").line("log \"error: $*\"").line("exit 1").close("}");
   opts.push_back({"--dry-run", "DRY_RUN", "print the commands without running any"});
   opts.push_back({"-h|--help", "", "show this help"});
-  usage(sh, script, about, opts, needs.kube);
+  usage(sh, about.script, about.help, opts, needs.kube);
   sh.line();
   parse_args(sh, opts);
   run_function(sh);
 }
 
-/// present/missing: whether a describe command finds its resource.
+/// exists/present/missing: whether a describe command finds its resource.
 void check_functions(ShellScript& sh, bool with_missing) {
-  sh.comment("Whether a describe command finds its resource (asked quietly). A dry run asks");
-  sh.comment("nothing and assumes the answer that shows the whole plan.");
-  sh.open("present() {")
-      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
-      .line("\"$@\" >/dev/null 2>&1")
+  sh.line();
+  sh.comment("Whether a describe command finds its resource (asked quietly); an error other than");
+  sh.comment("\"not found\" (no login, no permission) stops the script.");
+  sh.open("exists() {")
+      .line("local err")
+      .line("if err=$(\"$@\" 2>&1 >/dev/null); then return 0; fi")
+      .line("case \"$err\" in *NOT_FOUND* | *[Nn]ot\\ found*) return 1 ;; esac")
+      .line("die \"$* failed: $err\"")
       .close("}");
+  sh.comment("A dry run asks nothing and assumes the answer that shows the whole plan.");
+  sh.open("present() {").line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi").line("exists \"$@\"").close("}");
   if (with_missing)
-    sh.open("missing() {")
-        .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
-        .line("! \"$@\" >/dev/null 2>&1")
-        .close("}");
+    sh.open("missing() {").line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi").line("! exists \"$@\"").close("}");
 }
 
 // ---- up.sh ----------------------------------------------------------------------------------
@@ -294,8 +311,13 @@ void up_cluster(ShellScript& sh, const System& sys) {
   c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
   if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
   call(sh, c.flag("--num-nodes", "1"));
+  const bool named_in_spec = sys.pools.count(std::string(kDefaultPool)) > 0;
+  if (named_in_spec) {  // only a fresh default pool is GKE's; an older one is the spec's
+    sh.comment("GKE's own default pool goes at once: the spec's pool of that name replaces it.");
+    call(sh, pool_call("delete", kDefaultPool).flag("--quiet"));
+  }
   sh.close("fi");
-  if (!removes_default_pool(sys)) return;
+  if (named_in_spec) return;
   sh.comment("GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,");
   sh.comment("it goes before the spec's pools are made, so only they carry workloads.");
   open_if(sh, "present", pool_call("describe", kDefaultPool));
@@ -353,7 +375,7 @@ Call pool_create(const Pool& p) {
 void up_pool(ShellScript& sh, const Pool& p) {
   sh.line();
   sh.comment(fmt::format("Node pool '{}'.", p.name));
-  if (p.rdma) log(sh, fmt::format("warning: pool '{}' wants GPUDirect RDMA networks; up.sh does not make them", p.name));
+  if (p.rdma) log_line(sh, fmt::format("warning: pool '{}' wants GPUDirect RDMA networks; up.sh does not make them", p.name));
   open_if(sh, "missing", pool_call("describe", p.name));
   call(sh, pool_create(p));
   sh.close("fi");
@@ -389,6 +411,7 @@ void up_identity(ShellScript& sh, const System& sys) {
 }
 
 void retry_function(ShellScript& sh) {
+  sh.line();
   sh.comment("IAM may not know a new service account for a minute: a binding is tried again.");
   sh.open("retry() {")
       .line("local attempt")
@@ -403,22 +426,24 @@ void retry_function(ShellScript& sh) {
 
 std::string up_script(const System& sys) {
   ShellScript sh;
-  prologue(sh, sys, "up.sh",
-           {"creates what the system needs on GCP with gcloud: the cluster, its node pools,",
-            "buckets, the service account and its grants; then fetches kubectl credentials.",
-            "Safe to run again: what exists is left alone."},
-           {}, {needs_region(sys), sys.identity.has_value(), false, false, false});
+  prologue(sh, sys,
+           {"up.sh", "creates the GCP resources",
+            {"Creates what the system needs on GCP with gcloud: the cluster, its node pools,",
+             "buckets, the service account and its grants; then fetches kubectl credentials.",
+             "Safe to run again: what exists is left alone."}},
+           {}, {.region = needs_region(sys), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
   if (sys.identity) retry_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
+  sh.line();
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, p);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (sys.identity) up_identity(sh, sys);
   sh.line();
   call(sh, cluster_call("get-credentials"));
-  log(sh, "done; next: apply.sh");
+  log_line(sh, "done; next: apply.sh");
   return sh.text();
 }
 
@@ -441,15 +466,19 @@ void confirm(ShellScript& sh, const System& sys) {
       .close("fi");
 }
 
-/// Stops before anything is deleted when a bucket still holds data and --delete-data is absent.
-void refuse_data_loss(ShellScript& sh, const System& sys) {
-  auto buckets = gcs_stores(sys, true);
-  if (buckets.empty()) return;
+void has_objects_function(ShellScript& sh) {
+  sh.line();
   sh.comment("Whether gs://$1 holds any object (any version). Never asked in a dry run.");
   sh.open("has_objects() {")
       .line("if [ \"$DRY_RUN\" = 1 ]; then return 1; fi")
       .line("[ -n \"$(gcloud storage ls --all-versions \"gs://$1\" 2>/dev/null | head -n 1)\" ]")
       .close("}");
+}
+
+/// Stops before anything is deleted when a bucket still holds data and --delete-data is absent.
+void refuse_data_loss(ShellScript& sh, const System& sys) {
+  auto buckets = gcs_stores(sys, true);
+  if (buckets.empty()) return;
   sh.open("if [ \"$DELETE_DATA\" != 1 ]; then");
   for (const Store* s : buckets)
     sh.line(fmt::format("if has_objects {0}; then die {1}; fi", lit(s->bucket),
@@ -499,25 +528,38 @@ void down_pools_and_cluster(ShellScript& sh, const System& sys) {
   sh.close("fi");
 }
 
+std::vector<std::string> down_help(const System& sys) {
+  if (gcs_stores(sys, true).empty())
+    return {"Deletes what up.sh made, in reverse order: the service account (if any), the node",
+            "pools and the cluster. Safe to run again."};
+  return {"Deletes what up.sh made, in reverse order: the service account, the buckets trainc",
+          "created (refusing any that holds data unless --delete-data), the node pools and the",
+          "cluster. Buckets the spec does not create are kept. Safe to run again."};
+}
+
+std::vector<Option> down_options(const System& sys) {
+  std::vector<Option> opts{{"-y|--yes", "YES", "do not ask for confirmation"}};
+  if (!gcs_stores(sys, true).empty())
+    opts.push_back({"--delete-data", "DELETE_DATA", "also delete buckets that hold data, with the data"});
+  return opts;
+}
+
 std::string down_script(const System& sys) {
   ShellScript sh;
-  prologue(sh, sys, "down.sh",
-           {"deletes what up.sh made, in reverse order: the service account, the buckets trainc",
-            "created (refusing any that holds data unless --delete-data), the node pools and the",
-            "cluster. Buckets the spec does not create are kept. Safe to run again."},
-           {{"-y|--yes", "YES", "do not ask for confirmation"},
-            {"--delete-data", "DELETE_DATA", "also delete buckets that hold data, with the data"}},
-           {false, sys.identity.has_value(), false, false, false});
+  prologue(sh, sys,
+           {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
+           {.gsa = sys.identity.has_value()});
   check_functions(sh, false);
-  refuse_data_loss(sh, sys);
+  if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
   confirm(sh, sys);
+  refuse_data_loss(sh, sys);
   if (sys.identity) down_identity(sh, sys);
   auto buckets = gcs_stores(sys, true);
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
   down_pools_and_cluster(sh, sys);
-  log(sh, "done");
+  log_line(sh, "finished; run up.sh to make it all again");
   return sh.text();
 }
 
@@ -534,12 +576,13 @@ Call apply_call(const std::vector<std::string>& files) {
 }
 
 void wait_function(ShellScript& sh) {
+  sh.line();
   sh.comment("Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout");
   sh.comment("on a failed Job, so every 5 minutes the Job's Failed condition is looked at.");
   sh.open("wait_job() {")
       .line("local failed")
-      .open("until run kubectl --context \"$KUBE_CONTEXT\" wait --for=condition=complete \"job/$1\" -n \"$NAMESPACE\" \\")
-      .line("--timeout=300s; do")
+      .line("until run kubectl --context \"$KUBE_CONTEXT\" wait \"job/$1\" -n \"$NAMESPACE\" \\")
+      .open("    --for=condition=complete --timeout=300s; do")
       .line("failed=$(run kubectl --context \"$KUBE_CONTEXT\" get \"job/$1\" -n \"$NAMESPACE\" \\")
       .line("  -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].status}') || die \"cannot read job/$1\"")
       .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE\"; fi")
@@ -550,7 +593,7 @@ void wait_function(ShellScript& sh) {
 
 /// Files under k8s/ that belong to no step (the namespace, service accounts ...), in path order.
 std::vector<std::string> shared_files(const System& sys, const OutputSink& out) {
-  std::set<std::string> skip{"k8s/kustomization.yaml", std::string(kNamespaceFile)};
+  std::set<std::string> skip{"k8s/kustomization.yaml", std::string(k8s::kNamespaceFile)};
   for (const auto& step : sys.steps) {
     auto f = k8s::step_files(step);
     skip.insert({f.configmap, f.service, f.job});
@@ -594,15 +637,17 @@ void watch_hint(ShellScript& sh, const System& sys) {
 
 std::string apply_script(const System& sys, const OutputSink& out) {
   ShellScript sh;
-  prologue(sh, sys, "apply.sh",
-           {"applies the generated k8s/ files in dependency order: the shared objects, then each",
-            "step once the steps it needs have completed. Run up.sh (or Terraform) first."},
-           {}, {false, false, true, true, true});
+  prologue(sh, sys,
+           {"apply.sh", "applies the Kubernetes objects",
+            {"Applies the generated k8s/ files in dependency order: the shared objects, then each",
+             "step once the steps it needs have completed. Run up.sh (or Terraform) first."}},
+           {}, {.ns = true, .kube = true, .k8s_dir = true});
   wait_function(sh);
   sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
   std::vector<std::string> shared;
-  if (sys.owns_namespace) shared.emplace_back(kNamespaceFile);
+  if (sys.owns_namespace) shared.emplace_back(k8s::kNamespaceFile);
   for (auto& f : shared_files(sys, out)) shared.push_back(std::move(f));
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_steps(sh, sys);
@@ -629,11 +674,13 @@ void status_gcp(ShellScript& sh, const System& sys) {
 
 std::string status_script(const System& sys) {
   ShellScript sh;
-  prologue(sh, sys, "status.sh",
-           {"shows the cluster, its node pools, the buckets, the service account and the",
-            "system's Jobs and pods. Changes nothing."},
-           {}, {false, sys.identity.has_value(), true, true, false});
+  prologue(sh, sys,
+           {"status.sh", "shows the state",
+            {"Shows the cluster, its node pools, the buckets, the service account and the",
+             "system's Jobs and pods. Changes nothing."}},
+           {}, {.gsa = sys.identity.has_value(), .ns = true, .kube = true});
   sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   status_gcp(sh, sys);
   Call k = kubectl({"get", "jobs,pods", "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
   call(sh, k, "run", " || log 'cannot reach the cluster; run up.sh (or get-credentials) first'");

@@ -1,1 +1,252 @@
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "emit/emitter.h"
+
+namespace trainc {
+namespace {
+
+/// A zonal cluster with a T4 pool, an autoscaled spot pool and a multi-host TPU v5e slice; a
+/// created GCS bucket and an existing read-only one; an identity; two steps, one needing the other.
+System gcp_system() {
+  System sys;
+  sys.name = "mnist";
+  sys.ns = "mnist";
+  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", ""};
+  sys.cluster = {"mnist-gke", "REGULAR"};
+  sys.identity = Identity{"mnist-ksa", "mnist-gsa", ""};
+
+  Pool gpu;
+  gpu.name = "gpu";
+  gpu.machine = "n1-standard-8";
+  gpu.accelerator = Accelerator{"nvidia-tesla-t4", 2};
+  gpu.nodes = 4;
+  Pool spot;
+  spot.name = "spot";
+  spot.machine = "n2-standard-8";
+  spot.nodes = 0;
+  spot.autoscaling = std::pair{0, 8};
+  spot.provisioning = "spot";
+  Pool tpu;
+  tpu.name = "tpu";
+  tpu.machine = "ct5lp-hightpu-4t";
+  tpu.tpu = TpuSlice{"v5e", "tpu-v5-lite-podslice", "2x4", 4, 2};
+  tpu.nodes = 2;
+  for (const Pool* p : {&gpu, &spot, &tpu}) sys.pools[p->name] = *p;
+
+  Store ckpt;
+  ckpt.name = "ckpt";
+  ckpt.kind = Store::Kind::gcs;
+  ckpt.bucket = "mnist-ckpt";
+  ckpt.location = "us-central1";
+  ckpt.versioning = true;
+  Store data;
+  data.name = "data";
+  data.kind = Store::Kind::gcs;
+  data.bucket = "shared-data";
+  data.create = false;
+  data.read_only = true;
+  sys.stores["ckpt"] = ckpt;
+  sys.stores["data"] = data;
+
+  Step prep;
+  prep.name = "prep";
+  prep.image = "img";
+  prep.command = {"python", "prep.py"};
+  prep.shm = "1Gi";
+  Step train;
+  train.name = "train";
+  train.image = "img";
+  train.pool = "gpu";
+  train.nodes = 2;
+  train.gpus = 2;
+  train.needs = {"prep"};
+  train.torchrun = Torchrun{"/workspace/train.py", {}, 29500};
+  train.shm = "2Gi";
+  sys.steps = {prep, train};
+  return sys;
+}
+
+/// The files the k8s and scripts emitters write, in registry order (apply.sh reads k8s/).
+std::map<std::string, std::string> emit(const System& sys) {
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, out);
+  new_scripts_emitter()->emit(sys, out);
+  return out.under("scripts/");
+}
+
+/// The script's lines with `\`-continued lines joined into one.
+std::vector<std::string> logical_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line, pending;
+  while (std::getline(in, line)) {
+    auto first = line.find_first_not_of(' ');
+    pending += pending.empty() || first == std::string::npos ? line : line.substr(first);
+    if (!pending.empty() && pending.back() == '\\') {
+      pending.pop_back();
+      continue;
+    }
+    out.push_back(pending);
+    pending.clear();
+  }
+  return out;
+}
+
+/// The first logical line holding `needle` ("" when none does).
+std::string line_with(const std::string& text, std::string_view needle) {
+  for (const auto& l : logical_lines(text))
+    if (l.find(needle) != std::string::npos) return l;
+  return "";
+}
+
+/// "kind name" of each `run gcloud ... <verb> name` line: the resources a script makes or deletes.
+std::vector<std::string> resources(const std::string& text, std::string_view verb) {
+  std::vector<std::string> out;
+  for (const auto& l : logical_lines(text)) {
+    auto at = l.find("run gcloud ");
+    auto v = l.find(fmt::format(" {} ", verb));
+    if (at == std::string::npos || v == std::string::npos) continue;
+    std::string kind = l.substr(at + 11, v - at - 11);
+    std::string name = l.substr(v + verb.size() + 2);
+    name = name.substr(0, name.find(' '));
+    if (kind == "iam service-accounts") name = "gsa";  // created by id, deleted by email
+    out.push_back(kind + " " + name);
+  }
+  return out;
+}
+
+std::size_t pos(const std::string& text, std::string_view needle) {
+  auto at = text.find(needle);
+  REQUIRE_MESSAGE(at != std::string::npos, "missing: ", needle);
+  return at;
+}
+
+}  // namespace
+
+TEST_CASE("scripts are emitted only for a spec with gcp") {
+  System sys = gcp_system();
+  CHECK(emit(sys).size() == 4);
+  sys.gcp.reset();
+  CHECK(emit(sys).empty());
+}
+
+TEST_CASE("every script is strict bash with --dry-run and one run function") {
+  for (const auto& [path, text] : emit(gcp_system())) {
+    CAPTURE(path);
+    CHECK(text.rfind("#!/usr/bin/env bash\n# " + std::string(kGeneratedNotice) + "\n", 0) == 0);
+    CHECK(text.find("\nset -euo pipefail\n") != std::string::npos);
+    CHECK(text.find("--dry-run) DRY_RUN=1 ;;") != std::string::npos);
+    CHECK(text.find("-h|--help) usage; exit 0 ;;") != std::string::npos);
+    CHECK(text.find("\nrun() {\n") != std::string::npos);
+    CHECK(text.find("/work/") == std::string::npos);
+    for (const auto& l : logical_lines(text)) {
+      auto first = l.find_first_not_of(' ');
+      if (first == std::string::npos) continue;
+      bool direct_call = l.compare(first, 7, "gcloud ") == 0 || l.compare(first, 8, "kubectl ") == 0;
+      CHECK_MESSAGE(!direct_call, "called without run: ", l);
+    }
+  }
+}
+
+TEST_CASE("up.sh grants bucket roles on each bucket, never on the project") {
+  auto up = emit(gcp_system()).at("scripts/up.sh");
+  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
+  auto ckpt = line_with(up, "buckets add-iam-policy-binding gs://mnist-ckpt");
+  CHECK(ckpt.find("--role=roles/storage.objectUser") != std::string::npos);
+  CHECK(ckpt.find("--member=\"serviceAccount:${GSA_EMAIL}\"") != std::string::npos);
+  auto data = line_with(up, "buckets add-iam-policy-binding gs://shared-data");
+  CHECK(data.find("--role=roles/storage.objectViewer") != std::string::npos);
+  auto wi = line_with(up, "service-accounts add-iam-policy-binding \"$GSA_EMAIL\"");
+  CHECK(wi.find("--role=roles/iam.workloadIdentityUser") != std::string::npos);
+  CHECK(wi.find("--member=\"serviceAccount:${PROJECT_ID}.svc.id.goog[mnist/mnist-ksa]\"") != std::string::npos);
+  CHECK(line_with(up, "buckets create gs://shared-data").empty());  // create: false
+}
+
+TEST_CASE("up.sh makes the cluster and pools from the pool fields") {
+  auto up = emit(gcp_system()).at("scripts/up.sh");
+  auto cluster = line_with(up, "clusters create");
+  CHECK(cluster.find("--workload-pool=\"${PROJECT_ID}.svc.id.goog\"") != std::string::npos);
+  CHECK(cluster.find("--addons=GcsFuseCsiDriver") != std::string::npos);
+  CHECK(cluster.find("--release-channel=regular") != std::string::npos);
+  CHECK(line_with(up, "if missing gcloud container clusters describe \"$CLUSTER\"").size() > 0);
+
+  auto gpu = line_with(up, "node-pools create gpu");
+  CHECK(gpu.find("--machine-type=n1-standard-8") != std::string::npos);
+  CHECK(gpu.find("--accelerator=type=nvidia-tesla-t4,count=2,gpu-driver-version=latest") != std::string::npos);
+  CHECK(gpu.find("--num-nodes=4") != std::string::npos);
+  CHECK(gpu.find("--workload-metadata=GKE_METADATA") != std::string::npos);
+
+  auto spot = line_with(up, "node-pools create spot");
+  CHECK(spot.find("--enable-autoscaling --min-nodes=0 --max-nodes=8") != std::string::npos);
+  CHECK(spot.find("--spot") != std::string::npos);
+  CHECK(spot.find("--accelerator") == std::string::npos);
+
+  auto tpu = line_with(up, "node-pools create tpu");
+  CHECK(tpu.find("--machine-type=ct5lp-hightpu-4t") != std::string::npos);
+  CHECK(tpu.find("--tpu-topology=2x4 --placement-type=COMPACT --num-nodes=2") != std::string::npos);
+
+  auto bucket = line_with(up, "buckets create gs://mnist-ckpt");
+  CHECK(bucket.find("--location=\"$REGION\" --uniform-bucket-level-access --public-access-prevention") !=
+        std::string::npos);
+  CHECK(pos(up, "buckets update gs://mnist-ckpt --versioning") > pos(up, "buckets create gs://mnist-ckpt"));
+}
+
+TEST_CASE("a flex-start pool scales from zero without reservations") {
+  System sys = gcp_system();
+  sys.pools["gpu"].provisioning = "flex-start";
+  sys.pools["gpu"].autoscaling = std::pair{0, 3};
+  auto gpu = line_with(emit(sys).at("scripts/up.sh"), "node-pools create gpu");
+  CHECK(gpu.find("--flex-start --enable-autoscaling --num-nodes=0 --total-min-nodes=0 --total-max-nodes=3") !=
+        std::string::npos);
+  CHECK(gpu.find("--reservation-affinity=none --no-enable-autorepair") != std::string::npos);
+}
+
+TEST_CASE("down.sh deletes in the reverse order of up.sh's creates") {
+  auto files = emit(gcp_system());
+  auto made = resources(files.at("scripts/up.sh"), "create");
+  auto deleted = resources(files.at("scripts/down.sh"), "delete");
+  CHECK(made == std::vector<std::string>{"container clusters \"$CLUSTER\"", "container node-pools gpu",
+                                         "container node-pools spot", "container node-pools tpu",
+                                         "storage buckets gs://mnist-ckpt", "iam service-accounts gsa"});
+  std::reverse(made.begin(), made.end());
+  CHECK(deleted == made);
+}
+
+TEST_CASE("down.sh keeps data and buckets it did not make unless told") {
+  auto down = emit(gcp_system()).at("scripts/down.sh");
+  CHECK(down.find("gs://shared-data --quiet") == std::string::npos);  // create: false
+  CHECK(pos(down, "if has_objects mnist-ckpt; then die") < pos(down, "run gcloud"));
+  CHECK(down.find("[ \"$DRY_RUN\" != 1 ] && [ \"$YES\" != 1 ]") != std::string::npos);
+  CHECK(down.find("--delete-data) DELETE_DATA=1 ;;") != std::string::npos);
+}
+
+TEST_CASE("apply.sh waits for the needed job before applying the next step") {
+  auto apply = emit(gcp_system()).at("scripts/apply.sh");
+  auto ns = pos(apply, "\"${K8S_DIR}/namespace.yaml\"");
+  auto prep = pos(apply, "\"${K8S_DIR}/prep-job.yaml\"");
+  auto wait = pos(apply, "\nwait_job mnist-prep\n");
+  auto train = pos(apply, "\"${K8S_DIR}/train-configmap.yaml\"");
+  CHECK(ns < prep);
+  CHECK(prep < wait);
+  CHECK(wait < train);
+  CHECK(pos(apply, "\"${K8S_DIR}/train-service.yaml\"") < pos(apply, "\"${K8S_DIR}/train-job.yaml\""));
+  CHECK(apply.find("wait \"job/$1\"") != std::string::npos);
+  CHECK(apply.find("--for=condition=complete") != std::string::npos);
+  CHECK(apply.find("K8S_DIR=\"$(dirname \"$0\")/../k8s\"") != std::string::npos);
+}
+
+TEST_CASE("status.sh lists pools, buckets and the system's jobs") {
+  auto status = emit(gcp_system()).at("scripts/status.sh");
+  CHECK(status.find("gcloud container node-pools list") != std::string::npos);
+  CHECK(status.find("gcloud storage buckets describe gs://shared-data") != std::string::npos);
+  CHECK(line_with(status, "get jobs,pods").find("-l app.kubernetes.io/part-of=mnist") != std::string::npos);
+}
+
+TEST_CASE("scripts are deterministic") { CHECK(emit(gcp_system()) == emit(gcp_system())); }
+
+}  // namespace trainc

@@ -174,18 +174,18 @@ void node_config(Block& np, const Pool& pool) {
     tb.set("value", hcl::str(t.value));
     tb.set("effect", hcl::str(taint_effect(t.effect)));
   }
-  nc.comment("Pods get Workload Identity credentials from GKE's metadata server.");
   nc.block("workload_metadata_config").set("mode", hcl::str("GKE_METADATA"));
 }
 
 void rdma_note(Body& file, const Pool& pool) {
   file.comment(fmt::format(
-      "Pool '{}' asks for GPUDirect RDMA, which this Terraform does NOT set up yet. It needs: a gVNIC VPC\n"
-      "and an RDMA VPC (network profile <zone>-vpc-roce) with one subnet per RDMA NIC; enable_multi_networking\n"
-      "and datapath_provider = \"ADVANCED_DATAPATH\" on the cluster; one\n"
-      "network_config.additional_node_network_configs per extra NIC on this pool; and the GKE Network and\n"
-      "GKENetworkParamSet objects the pods' networking.gke.io/interfaces annotation names. Until then the\n"
-      "pool runs with its default network only.",
+      "Pool '{}' asks for GPUDirect RDMA, which this Terraform does NOT set up yet. It needs:\n"
+      "- a gVNIC VPC, and an RDMA VPC (network profile <zone>-vpc-roce) with one subnet per RDMA NIC;\n"
+      "- enable_multi_networking = true and datapath_provider = \"ADVANCED_DATAPATH\" on the cluster;\n"
+      "- network_config.additional_node_network_configs on this pool, one per extra NIC;\n"
+      "- the GKE Network and GKENetworkParamSet objects that the pods' networking.gke.io/interfaces\n"
+      "  annotation names.\n"
+      "Until then the pool's nodes have their default network only.",
       pool.name));
 }
 
@@ -229,8 +229,7 @@ Body storage_tf(const System& sys) {
     b.set("location", hcl::str(location));
     b.set("uniform_bucket_level_access", hcl::boolean(true));
     b.set("public_access_prevention", hcl::str("enforced"));
-    b.comment("A bucket that still holds data stops terraform destroy: datasets and checkpoints are never\n"
-              "deleted as a side effect. Empty it first when it really should go.");
+    b.comment("A bucket that still holds objects stops terraform destroy: data is never deleted as a side effect.");
     b.set("force_destroy", hcl::boolean(false));
     b.block("versioning").set("enabled", hcl::boolean(s->versioning));
   }
@@ -294,16 +293,19 @@ Body outputs_tf(const System& sys) {
   return file;
 }
 
-std::string node_pools_what(const System& sys) {
-  if (!regional(sys)) return "Node pools";
-  return "Node pools. The cluster is regional: each pool has nodes in every zone of the region, so\n"
-         "node_count and initial_node_count count per zone, and a TPU slice or a specific reservation\n"
-         "(both zonal) would need node_locations, which the spec cannot set yet";
+/// Extra header lines for node_pools.tf: what a regional cluster does to node counts.
+std::string node_pools_note(const System& sys) {
+  if (!regional(sys)) return "";
+  return "The cluster is regional: each pool has nodes in every zone of the region, so node_count and\n"
+         "initial_node_count count per zone, and a TPU slice or a specific reservation (both zonal)\n"
+         "would need node_locations, which the spec cannot set yet.";
 }
 
-void add(OutputSink& out, const System& sys, const std::string& file, const Body& body, std::string_view what) {
-  out.add("terraform/" + file,
-          hcl::format(body, fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name)));
+void add(OutputSink& out, const System& sys, const std::string& file, const Body& body, std::string_view what,
+         std::string_view note = {}) {
+  std::string header = fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name);
+  if (!note.empty()) header += fmt::format("\n{}", note);
+  out.add("terraform/" + file, hcl::format(body, header));
 }
 
 class TerraformEmitter final : public Emitter {
@@ -315,7 +317,7 @@ class TerraformEmitter final : public Emitter {
     add(out, sys, "variables.tf", variables_tf(*sys.gcp), "Inputs (defaults from the spec)");
     add(out, sys, "providers.tf", providers_tf(), "The google provider");
     add(out, sys, "cluster.tf", cluster_tf(sys), "The GKE cluster");
-    if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), node_pools_what(sys));
+    if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), "Node pools", node_pools_note(sys));
     Body storage = storage_tf(sys);
     if (!storage.items().empty()) add(out, sys, "storage.tf", storage, "GCS buckets");
     if (sys.identity) add(out, sys, "iam.tf", iam_tf(sys), "Workload identity and bucket roles");

@@ -10,8 +10,7 @@
 
 namespace trainc::hcl {
 
-/// An expression on the right of `=`. Build it with the factories below, never from raw text
-/// except for references (`ref`), so literals are always escaped.
+/// An expression on the right of `=`, built with the factories below so literals are always escaped.
 class Value {
  public:
   enum class Kind { string, ref, templ, number, boolean, list, map };
@@ -99,8 +98,7 @@ std::string quote(std::string_view s);
 /// True when `s` is a valid HCL identifier (a letter or '_', then letters, digits, '_' or '-').
 bool is_identifier(std::string_view s);
 
-/// A Terraform resource label for a user name: '-' and other invalid characters become '_',
-/// and a leading digit gets a '_' in front ("8x-a100" -> "_8x_a100").
+/// A resource label for a user name, by Terraform convention: "8x-a100" -> "_8x_a100".
 std::string identifier(std::string_view name);
 
 }  // namespace trainc::hcl

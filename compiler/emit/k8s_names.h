@@ -13,6 +13,9 @@ inline constexpr int kHashLength = 10;
 inline constexpr std::string_view kEntrypointDir = "/opt/trainc";
 inline constexpr std::string_view kStateDir = "/tmp/trainc";
 inline constexpr std::string_view kPortName = "torchrun";
+/// Files under k8s/ that are not a step's.
+inline constexpr std::string_view kNamespaceFile = "k8s/namespace.yaml";
+inline constexpr std::string_view kServiceAccountFile = "k8s/serviceaccount.yaml";
 
 /// "<system>-<step>": the Job, its headless Service and the pods' instance label.
 std::string job_name(const System& sys, const Step& step);
