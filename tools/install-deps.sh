@@ -5,8 +5,12 @@
 # .deb is downloaded and unpacked into third_party/valijson (headers in third_party/valijson/usr/include).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# libxgboost-dev: trainrt trains through XGBoost's C API. python3-xgboost: XGBoost 1.7's tracker is
+# Python (the distributed training tests start it). nodejs/npm: the Parquet tests read files back
+# with DuckDB from the npm registry.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
-          nlohmann-json3-dev libcli11-dev libfmt-dev python3 diffutils "$@")
+          nlohmann-json3-dev libcli11-dev libfmt-dev python3 diffutils
+          libxgboost-dev python3-xgboost python3-numpy "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -30,6 +34,9 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+# Node.js may come from elsewhere (with npm bundled); Debian's packages only when there is none.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
   if ! is_root; then
