@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "frontend/schema_check.h"
 #include "io/tree_writer.h"
+#include "run/local_runner.h"
 
 namespace {
 
@@ -21,6 +22,11 @@ constexpr int kOk = 0, kSpecError = 1, kUsage = 2;
 
 struct Options {
   std::vector<std::string> specs;
+  std::string spec;
+  bool local = false;
+  double scale = 1.0;
+  int threads = 0;
+  std::string workdir, trainrt, tracker;
   std::string out_dir = "out";
   std::string against;
   std::string diagnostics = "text";
@@ -104,6 +110,40 @@ int cmd_diff(const Options& opt) {
   return drift ? kSpecError : kOk;
 }
 
+/// trainrt and its tracker script, found next to this binary (build tree or install) or on PATH.
+fs::path find_beside(const char* argv0, const std::vector<std::string>& candidates) {
+  std::error_code ec;
+  fs::path self = fs::canonical("/proc/self/exe", ec);
+  if (ec) self = fs::absolute(argv0);
+  for (const auto& rel : candidates)
+    if (fs::exists(self.parent_path() / rel, ec)) return (self.parent_path() / rel).lexically_normal();
+  return {};
+}
+
+int cmd_run(const Options& opt, const char* argv0) {
+  if (!opt.local) {
+    fmt::print(stderr, "trainc: run needs --local (runs trainrt steps on this machine); in a cluster, apply the "
+                       "compiled manifests
+");
+    return kUsage;
+  }
+  Options one = opt;
+  one.specs = {opt.spec};
+  std::vector<Compiled> results;
+  if (int rc = compile_all(one, results)) return rc;
+  LocalRunOptions run;
+  run.scale = opt.scale;
+  run.threads = opt.threads;
+  const System& sys = results[0].system;
+  run.workdir = opt.workdir.empty() ? fs::path(".trainc-local") / sys.name : fs::path(opt.workdir);
+  run.trainrt = !opt.trainrt.empty() ? fs::path(opt.trainrt) : find_beside(argv0, {"../runtime/trainrt", "trainrt"});
+  if (run.trainrt.empty()) run.trainrt = "trainrt";
+  run.tracker = !opt.tracker.empty()
+                    ? fs::path(opt.tracker)
+                    : find_beside(argv0, {"../../runtime/train/tracker17.py", "../share/trainc/tracker17.py"});
+  return run_local(sys, run);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,6 +168,16 @@ int main(int argc, char** argv) {
   diff->add_option("specs", opt.specs, "spec files")->required();
   diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
 
+  auto* run = app.add_subcommand("run", "run a spec's trainrt steps (datagen, xgboost) on this machine");
+  run->add_option("spec", opt.spec, "the spec")->required();
+  run->add_flag("--local", opt.local, "run here: ranks as local processes on loopback, stores as local folders");
+  run->add_option("--scale", opt.scale, "multiply every datagen step's rows (e.g. 1e-6 turns 6TB into 6MB)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--workdir", opt.workdir, "where stores live (default .trainc-local/<system>)");
+  run->add_option("--threads", opt.threads, "threads per trainrt process (default: all cores)");
+  run->add_option("--trainrt", opt.trainrt, "the trainrt binary (default: beside trainc, else PATH)");
+  run->add_option("--tracker", opt.tracker, "XGBoost 1.7's tracker script, for multi-rank steps");
+
   auto* schema = app.add_subcommand("schema", "print the spec's JSON Schema (for editors: yaml-language-server)");
 
   try {
@@ -147,5 +197,6 @@ int main(int argc, char** argv) {
   if (*compile) return cmd_compile(opt);
   if (*check) return cmd_check(opt);
   if (*diff) return cmd_diff(opt);
+  if (*run) return cmd_run(opt, argv[0]);
   return kUsage;
 }

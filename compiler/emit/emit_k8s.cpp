@@ -29,7 +29,7 @@ ojson labels_for(const System& sys, const std::string& name, const std::string& 
 }
 
 ojson step_labels(const System& sys, const Step& step) {
-  return labels_for(sys, step.name, k8s::job_name(sys, step), step.torchrun ? "torchrun" : "command", step.labels);
+  return labels_for(sys, step.name, k8s::job_name(sys, step), step.kind(), step.labels);
 }
 
 ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
@@ -48,6 +48,10 @@ ojson env_var(const std::string& name, const std::string& value) { return {{"nam
 
 ojson exec_probe(const std::string& script, int period, int failures) {
   return {{"exec", {{"command", {"/bin/sh", "-c", script}}}}, {"periodSeconds", period}, {"failureThreshold", failures}};
+}
+
+ojson exec_argv(const std::vector<std::string>& argv, int period, int failures) {
+  return {{"exec", {{"command", argv}}}, {"periodSeconds", period}, {"failureThreshold", failures}};
 }
 
 ojson container(const System& sys, const Step& step) {
@@ -115,10 +119,19 @@ ojson container(const System& sys, const Step& step) {
   }
   c["volumeMounts"] = mounts;
   // Liveness judges the heartbeat's age, never a file written only at the end of a run.
-  c["livenessProbe"] = exec_probe(
-      fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file, step.heartbeat.max_age_seconds),
-      60, 3);
-  c["readinessProbe"] = exec_probe(fmt::format("test -f {}/ready", k8s::kStateDir), 15, 1);
+  if (step.uses_trainrt()) {
+    c["livenessProbe"] = exec_argv({"trainrt", "probe", "live", "--heartbeat", step.heartbeat.file, "--max-age",
+                                    format_duration(step.heartbeat.max_age_seconds)},
+                                   60, 3);
+    std::vector<std::string> ready{"trainrt", "probe", "ready", "--path", fmt::format("{}/ready", k8s::kStateDir)};
+    if (step.xgboost) ready.insert(ready.end(), {"--path", step.xgboost->from.pod_path});
+    c["readinessProbe"] = exec_argv(ready, 15, 1);
+  } else {
+    c["livenessProbe"] = exec_probe(fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file,
+                                                step.heartbeat.max_age_seconds),
+                                    60, 3);
+    c["readinessProbe"] = exec_probe(fmt::format("test -f {}/ready", k8s::kStateDir), 15, 1);
+  }
   return c;
 }
 

@@ -9,8 +9,66 @@
 
 namespace trainc {
 
+namespace {
+
+std::string number(double v) { return fmt::format("{}", v); }
+
+/// `trainrt datagen` flags, without the shard selection.
+std::vector<std::string> datagen_words(const Datagen& d, int threads) {
+  std::vector<std::string> w{"trainrt", "datagen"};
+  auto flag = [&](const char* name, const std::string& value) { w.push_back(sh_quote(fmt::format("--{}={}", name, value))); };
+  if (d.rows > 0) flag("rows", std::to_string(d.rows));
+  else flag("size", d.size);
+  flag("features", std::to_string(d.features));
+  flag("task", d.task);
+  flag("informative", std::to_string(d.informative));
+  if (d.task == "classification") {
+    flag("redundant", std::to_string(d.redundant));
+    flag("repeated", std::to_string(d.repeated));
+    flag("classes", std::to_string(d.classes));
+    flag("clusters-per-class", std::to_string(d.clusters_per_class));
+    flag("class-sep", number(d.class_sep));
+    flag("flip-y", number(d.flip_y));
+    if (!d.hypercube) w.push_back("--no-hypercube");
+    if (!d.weights.empty()) {
+      std::string ws;
+      for (double x : d.weights) ws += (ws.empty() ? "" : ",") + number(x);
+      flag("weights", ws);
+    }
+  }
+  flag("seed", std::to_string(d.seed));
+  flag("shards", std::to_string(d.shards));
+  flag("format", d.format);
+  flag("out", d.to.pod_path);
+  if (threads > 0) flag("threads", std::to_string(threads));
+  return w;
+}
+
+std::vector<std::string> xgboost_words(const Step& step) {
+  const XGBoost& x = *step.xgboost;
+  std::vector<std::string> w{"trainrt", "train"};
+  auto flag = [&](const char* name, const std::string& value) { w.push_back(sh_quote(fmt::format("--{}={}", name, value))); };
+  flag("data", x.from.pod_path);
+  flag("model-dir", x.to.pod_path);
+  flag("rounds", std::to_string(x.rounds));
+  flag("checkpoint-every", std::to_string(x.checkpoint_every));
+  for (const auto& [k, v] : x.params) flag("param", k + "=" + v);
+  if (step.distributed())
+    w.insert(w.end(), {"--rank=\"$NODE_RANK\"", "--world-size=\"$NNODES\"", "--tracker=\"$MASTER_ADDR:$MASTER_PORT\""});
+  return w;
+}
+
+}  // namespace
+
 std::vector<std::string> trainer_words(const Step& step) {
   std::vector<std::string> words;
+  if (step.datagen) {
+    words = datagen_words(*step.datagen, 0);
+    // One shard per pod, or every shard when one pod makes them all; otherwise the script loops.
+    if (step.distributed() && step.datagen->shards == step.nodes) words.push_back("--shard-index=\"$NODE_RANK\"");
+    return words;
+  }
+  if (step.xgboost) return xgboost_words(step);
   if (!step.torchrun) {
     for (const auto& w : step.command) words.push_back(sh_quote(w));
     return words;
@@ -115,9 +173,30 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.line("SYNC_PID=$!");
   }
   sh.line();
-  sh.open("trainer=(");
-  for (const auto& w : trainer_words(step)) sh.line(w);
-  sh.close(")");
+  if (step.datagen && step.distributed() && step.datagen->shards != step.nodes) {
+    // Pod i makes shards i, i+nodes, i+2*nodes, ...
+    sh.open("datagen=(");
+    for (const auto& w : trainer_words(step)) sh.line(w);
+    sh.close(")");
+    sh.open("make_shards() {")
+        .open(fmt::format("for ((shard = NODE_RANK; shard < {}; shard += NNODES)); do", step.datagen->shards))
+        .line("\"${datagen[@]}\" --shard-index=\"$shard\"")
+        .close("done")
+        .close("}");
+    sh.line("trainer=(make_shards)");
+  } else {
+    sh.open("trainer=(");
+    for (const auto& w : trainer_words(step)) sh.line(w);
+    sh.close(")");
+  }
+  if (step.xgboost && step.gpus > 0) {
+    // A bad GPU or a rank that cannot reach the others fails here in seconds, not hours into training.
+    std::string preflight = fmt::format("trainrt preflight --expect-gpus={}", step.gpus);
+    if (step.distributed())
+      preflight += " --rank=\"$NODE_RANK\" --world-size=\"$NNODES\" --coordinator=\"$MASTER_ADDR:$((MASTER_PORT + 1))\"";
+    sh.line(fmt::format("log {}", sh_quote("preflight: GPUs and NCCL all-reduce")));
+    sh.line(preflight + " 2>&1 | tee -a \"$LOG\"");
+  }
   if (step.checkpoints && !step.checkpoints->resume_flag.empty()) {
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line(fmt::format("trainer+=({} \"$TRAINC_RESUME_FROM\")", sh_quote(step.checkpoints->resume_flag)))

@@ -55,6 +55,9 @@ std::vector<std::string> keys_of(const auto& map) {
   return keys;
 }
 
+/// Where trainrt steps see the GCS stores they name.
+constexpr std::string_view kStoreMountRoot = "/mnt/stores";
+
 class Lowerer {
  public:
   Lowerer(const Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags), root_(doc.root) {}
@@ -70,6 +73,7 @@ class Lowerer {
       sys.ns = sys.name;
     }
     sys.service_account = get_or<std::string>(root_, "serviceAccount", "");
+    if (root_.contains("runtime")) sys.runtime_image = root_["runtime"]["image"];
     sys.labels = string_map(root_, "labels");
     if (root_.contains("gcp")) {
       const json& g = root_["gcp"];
@@ -237,7 +241,7 @@ class Lowerer {
     Step out;
     out.ptr = ptr;
     out.name = s["name"];
-    out.image = s["image"];
+    out.image = get_or<std::string>(s, "image", "");
     out.image_pull_policy = get_or<std::string>(s, "imagePullPolicy", "IfNotPresent");
     if (s.contains("needs")) out.needs = s["needs"].get<std::vector<std::string>>();
     const Pool* pool = nullptr;
@@ -263,6 +267,12 @@ class Lowerer {
       out.torchrun = tr;
     }
     if (s.contains("command")) out.command = string_list(s["command"]);
+    if (s.contains("datagen")) out.datagen = datagen(sys, s["datagen"], ptr_key(ptr, "datagen"), out.nodes);
+    if (s.contains("xgboost")) out.xgboost = xgboost(sys, s["xgboost"], ptr_key(ptr, "xgboost"), out.gpus);
+    if (out.uses_trainrt()) {
+      if (out.image.empty()) out.image = sys.runtime_image;
+      add_store_mounts(sys, out);
+    }
     out.env = string_map(s, "env");
     if (s.contains("resources")) {
       out.resources.requests = string_map(s["resources"], "requests");
@@ -303,6 +313,78 @@ class Lowerer {
     out.labels = string_map(s, "labels");
     out.annotations = string_map(s, "annotations");
     return out;
+  }
+
+  /// "<store>:/path" for trainrt steps: the store must exist; GCS stores appear under /mnt/stores.
+  StoreLoc store_loc(const System& sys, const std::string& text, const std::string& ptr) {
+    StoreLoc loc;
+    loc.ptr = ptr;
+    auto colon = text.find(':');
+    loc.store = text.substr(0, colon);
+    loc.path = text.substr(colon + 1);
+    const Store* st = sys.store(loc.store);
+    if (!st) {
+      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(loc.store, keys_of(sys.stores));
+      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", loc.store, text, hint));
+    } else if (st->kind != Store::Kind::gcs) {
+      doc_.error(diags_, ptr,
+                 fmt::format("store '{}' is an S3 bucket; trainrt steps read and write GCS stores, which their pods "
+                             "mount",
+                             loc.store));
+    }
+    loc.pod_path = pod_path("/", fmt::format("{}/{}{}", kStoreMountRoot, loc.store, loc.path));
+    return loc;
+  }
+
+  Datagen datagen(const System& sys, const json& g, const std::string& ptr, int nodes) {
+    Datagen d;
+    d.rows = get_or<long long>(g, "rows", 0);
+    d.size = get_or<std::string>(g, "size", "");
+    if ((d.rows == 0) == d.size.empty())
+      doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
+    d.features = g["features"];
+    d.task = get_or<std::string>(g, "task", "classification");
+    d.informative = get_or(g, "informative", std::min(2, d.features));
+    d.redundant = get_or(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0);
+    d.repeated = get_or(g, "repeated", 0);
+    d.classes = get_or(g, "classes", 2);
+    d.clusters_per_class = get_or(g, "clustersPerClass", 2);
+    d.class_sep = get_or(g, "classSep", 1.0);
+    d.flip_y = get_or(g, "flipY", 0.01);
+    d.hypercube = get_or(g, "hypercube", true);
+    if (g.contains("weights")) d.weights = g["weights"].get<std::vector<double>>();
+    d.shards = get_or(g, "shards", nodes);
+    d.seed = get_or<long long>(g, "seed", 0);
+    d.format = get_or<std::string>(g, "format", "native");
+    d.to = store_loc(sys, g["to"], ptr_key(ptr, "to"));
+    return d;
+  }
+
+  XGBoost xgboost(const System& sys, const json& x, const std::string& ptr, int gpus) {
+    XGBoost out;
+    out.from = store_loc(sys, x["from"], ptr_key(ptr, "from"));
+    out.to = store_loc(sys, x["to"], ptr_key(ptr, "to"));
+    out.rounds = x["rounds"];
+    out.checkpoint_every = get_or(x, "checkpointEvery", 100);
+    out.params = string_map(x, "params");
+    out.params.emplace("tree_method", "hist");
+    if (gpus > 0) out.params.emplace("device", "cuda");
+    return out;
+  }
+
+  /// A trainrt step's pods mount every GCS store it names, once.
+  void add_store_mounts(const System& sys, Step& step) {
+    std::vector<const StoreLoc*> locs;
+    if (step.datagen) locs.push_back(&step.datagen->to);
+    if (step.xgboost) locs = {&step.xgboost->from, &step.xgboost->to};
+    for (const StoreLoc* loc : locs) {
+      const Store* st = sys.store(loc->store);
+      if (!st || st->kind != Store::Kind::gcs) continue;
+      bool present = std::any_of(step.mounts.begin(), step.mounts.end(), [&](const Mount& m) { return m.store == loc->store; });
+      if (present) continue;
+      step.mounts.push_back(Mount{loc->store, fmt::format("{}/{}", kStoreMountRoot, loc->store), st->bucket, st->prefix,
+                                  false, loc->ptr});
+    }
   }
 
   Mount mount(const System& sys, const json& m, const std::string& ptr) {

@@ -12,6 +12,12 @@ const Store* System::store(const std::string& name) const {
   return it == stores.end() ? nullptr : &it->second;
 }
 
+std::string Step::kind() const {
+  if (datagen) return "datagen";
+  if (xgboost) return "xgboost";
+  return torchrun ? "torchrun" : "command";
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

@@ -125,6 +125,33 @@ struct Torchrun {
   int port = 29500;
 };
 
+/// A place in a store that trainrt steps read or write: GCS stores are mounted at
+/// /mnt/stores/<store>, so `pod_path` is where the data appears in the pod.
+struct StoreLoc {
+  std::string store, path, pod_path, ptr;
+};
+
+/// A trainrt datagen step: make_classification / make_regression semantics.
+struct Datagen {
+  long long rows = 0;
+  std::string size;  ///< "6TB" when given instead of rows
+  int features = 0, informative = 2, redundant = 2, repeated = 0, classes = 2, clusters_per_class = 2;
+  double class_sep = 1.0, flip_y = 0.01;
+  bool hypercube = true;
+  std::vector<double> weights;
+  std::string task = "classification", format = "native";
+  int shards = 0;  ///< default: one per pod
+  long long seed = 0;
+  StoreLoc to;
+};
+
+/// A trainrt XGBoost training step.
+struct XGBoost {
+  StoreLoc from, to;
+  int rounds = 0, checkpoint_every = 100;
+  StringMap params;  ///< tree_method=hist and, on GPUs, device=cuda unless the spec sets them
+};
+
 struct Resources {
   StringMap requests, limits;  ///< cpu, memory, ... as Kubernetes quantities
 };
@@ -143,6 +170,8 @@ struct Step {
   std::string workdir = "/workspace";
   std::optional<Torchrun> torchrun;
   std::vector<std::string> command;
+  std::optional<Datagen> datagen;
+  std::optional<XGBoost> xgboost;
   StringMap env;
   Resources resources;
   std::string shm;
@@ -156,6 +185,10 @@ struct Step {
   StringMap labels, annotations;
 
   bool distributed() const { return nodes > 1; }
+  /// Runs the trainrt runtime image (datagen or xgboost) rather than a user image.
+  bool uses_trainrt() const { return datagen || xgboost; }
+  /// "torchrun", "command", "datagen" or "xgboost": the component label and what the script runs.
+  std::string kind() const;
 };
 
 struct Cluster {
@@ -171,6 +204,7 @@ struct System {
   std::string ns;
   bool owns_namespace = true;  ///< false when the spec names an existing namespace
   std::string service_account;
+  std::string runtime_image;  ///< the trainrt image (spec `runtime.image`), "" when not set
   StringMap labels;
   std::map<std::string, Pool> pools;
   std::map<std::string, Store> stores;
