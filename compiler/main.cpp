@@ -123,8 +123,7 @@ fs::path find_beside(const char* argv0, const std::vector<std::string>& candidat
 int cmd_run(const Options& opt, const char* argv0) {
   if (!opt.local) {
     fmt::print(stderr, "trainc: run needs --local (runs trainrt steps on this machine); in a cluster, apply the "
-                       "compiled manifests
-");
+                       "compiled manifests\n");
     return kUsage;
   }
   Options one = opt;
