@@ -80,8 +80,16 @@ run kubectl --context "$KUBE_CONTEXT" apply \
 # Step 'datagen'.
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-configmap.yaml" \
+    -f "${K8S_DIR}/datagen-service.yaml" \
     -f "${K8S_DIR}/datagen-job.yaml"
+
+# Step 'train', after datagen.
+wait_job xgb-a4-datagen
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/train-configmap.yaml" \
+    -f "${K8S_DIR}/train-service.yaml" \
+    -f "${K8S_DIR}/train-job.yaml"
 
 log 'applied. The Jobs run on; watch them with:'
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-datagen -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train -n ${NAMESPACE}"
