@@ -31,6 +31,7 @@ class RunbookEmitter final : public Emitter {
       std::string what = path == "model.yaml"            ? "the lowered model (every default applied)"
                          : path.starts_with("terraform/") ? "Terraform (google provider)"
                          : path.starts_with("scripts/")   ? "gcloud/kubectl script (`--dry-run` prints the commands)"
+                         : path.starts_with("docker/")    ? "Dockerfile of the trainrt image (build context: the trainc source tree)"
                          : path.starts_with(".")          ? "the list of files trainc generated here"
                                                           : kind_of(content);
       md += fmt::format("| `{}` | {} |\n", path, what);

@@ -19,11 +19,14 @@ class Emitter {
   virtual void emit(const System& sys, OutputSink& out) const = 0;
 };
 
+std::unique_ptr<Emitter> new_docker_emitter();
 std::unique_ptr<Emitter> new_k8s_emitter();
 std::unique_ptr<Emitter> new_model_emitter();
 std::unique_ptr<Emitter> new_runbook_emitter();
 std::unique_ptr<Emitter> new_scripts_emitter();
 std::unique_ptr<Emitter> new_terraform_emitter();
+/// Whether the system runs trainrt steps, and so needs docker/trainrt.Dockerfile (emit_docker.cpp).
+bool uses_trainrt(const System& sys);
 
 /// Every emitter, in the order they run. Registering two with one name aborts at startup.
 const std::vector<std::unique_ptr<Emitter>>& emitters();

@@ -12,6 +12,7 @@ const std::vector<std::unique_ptr<Emitter>>& emitters() {
     v.push_back(new_k8s_emitter());
     v.push_back(new_terraform_emitter());
     v.push_back(new_scripts_emitter());
+    v.push_back(new_docker_emitter());
     v.push_back(new_model_emitter());
     v.push_back(new_runbook_emitter());  // last: it describes what the others wrote
     std::set<std::string, std::less<>> names;

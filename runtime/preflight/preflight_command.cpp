@@ -1,9 +1,41 @@
+// `trainrt preflight`: the CLI of preflight.h.
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
 #include "commands.h"
+#include "preflight/preflight.h"
 
 namespace trainrt {
 
 void add_preflight(CLI::App& app, int& rc) {
-  app.add_subcommand("preflight", "(not built yet)")->callback([&rc] { rc = kFailed; });
+  auto o = std::make_shared<preflight::Options>();
+  auto* cmd = app.add_subcommand(
+      "preflight",
+      "check this pod's GPUs, then run a timed NCCL all-reduce across every GPU of every rank.\n"
+      "Order: GPUs (exit 3), rendezvous with rank 0 (exit 4 naming missing ranks), NCCL (exit 1, or 4 on a stall).\n"
+      "Prints algbw and busbw (nccl-tests' definitions) and ends with one JSON line.");
+  cmd->add_option("--expect-gpus", o->expect_gpus,
+                  "GPUs this pod must see (default: at least one; 0: a CPU pod, check only the rendezvous)");
+  cmd->add_option("--rank", o->rank, "this pod's rank (default: $RANK, else 0)");
+  cmd->add_option("--world-size", o->world_size, "number of pods (default: $WORLD_SIZE, else 1)");
+  cmd->add_option("--coordinator", o->coordinator,
+                  "rank 0's HOST:PORT; rank 0 listens on PORT (default: $MASTER_ADDR:$MASTER_PORT)");
+  cmd->add_option("--bytes", o->bytes, "all-reduce size per GPU: 256MiB, 1GiB, 64M (default 256MiB)");
+  cmd->add_option("--iters", o->iters, "timed all-reduces (default 20)");
+  cmd->add_option("--warmup", o->warmup, "untimed all-reduces first (default 5)");
+  cmd->add_option("--timeout", o->timeout_seconds,
+                  "seconds to wait for the other ranks, and again for NCCL setup and runs (default 120)");
+  cmd->callback([o, &rc] {
+    const preflight::Env env = [](const char* name) { return std::getenv(name); };
+    auto plan = preflight::resolve(*o, env);
+    if (auto* usage = std::get_if<std::string>(&plan)) {
+      std::cerr << "trainrt preflight: " << *usage << '\n';
+      rc = kUsage;
+      return;
+    }
+    rc = preflight::run(std::get<preflight::Plan>(plan), env, std::cout, std::cerr);
+  });
 }
 
 }  // namespace trainrt
