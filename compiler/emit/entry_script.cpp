@@ -189,6 +189,10 @@ std::string entry_script(const System& sys, const Step& step) {
     for (const auto& w : trainer_words(step)) sh.line(w);
     sh.close(")");
   }
+  if (step.xgboost && step.distributed()) {
+    // Rank 0 also runs XGBoost's tracker, at the rendezvous address every rank connects to.
+    sh.line("if [ \"$NODE_RANK\" = 0 ]; then trainer+=(--tracker-serve=\"$MASTER_PORT\"); fi");
+  }
   if (step.xgboost && step.gpus > 0) {
     // A bad GPU or a rank that cannot reach the others fails here in seconds, not hours into training.
     std::string preflight = fmt::format("trainrt preflight --expect-gpus={}", step.gpus);

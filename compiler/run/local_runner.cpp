@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <cmath>
 #include <regex>
 
@@ -117,27 +118,39 @@ std::vector<std::string> train_argv(const Step& step, const LocalRunOptions& opt
   return a;
 }
 
-/// Picks a free loopback port for the tracker.
-int free_port() {
-  static int next = 0;
-  return 29600 + (getpid() % 1000) + (next++);
+/// Waits for the tracker to write the port it listens on; 0 on timeout.
+int wait_for_port(const fs::path& file, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    std::ifstream in(file);
+    int port = 0;
+    if (in >> port && port > 0) return port;
+    usleep(100000);
+  }
+  return 0;
 }
 
 int run_distributed_train(const Step& step, const LocalRunOptions& opt) {
   const int world = step.nodes;
-  const int port = free_port();
   if (opt.tracker.empty() || !fs::exists(opt.tracker)) {
     fmt::print(stderr, "trainc: step '{}' trains on {} ranks and needs XGBoost's tracker script ({}); pass --tracker\n",
                step.name, world, opt.tracker.string());
     return 2;
   }
-  std::vector<std::string> tracker{"/usr/bin/python3", opt.tracker.string(), "--host=127.0.0.1",
-                                   fmt::format("--port={}", port), fmt::format("--world-size={}", world)};
+  const fs::path port_file = opt.workdir / fmt::format(".tracker-{}.port", step.name);
+  fs::remove(port_file);
+  std::vector<std::string> tracker{"/usr/bin/python3", opt.tracker.string(), "--host=127.0.0.1", "--port=0",
+                                   fmt::format("--port-file={}", port_file.string()),
+                                   fmt::format("--world-size={}", world), "--timeout=600"};
   fmt::print("  $ {} &\n", sh_join(tracker));
   std::string error;
   Child tracker_proc(tracker, error);
   if (!tracker_proc.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
+    return 2;
+  }
+  const int port = wait_for_port(port_file, 30);
+  if (port == 0) {
+    fmt::print(stderr, "trainc: XGBoost's tracker did not start within 30s (is python3-xgboost installed?)\n");
     return 2;
   }
   std::vector<Child> ranks;

@@ -1,15 +1,138 @@
+// `trainrt datagen` and `trainrt inspect`: flags to options; the work is in datagen_run and inspect.
+#include <fmt/format.h>
+
+#include <sstream>
+
 #include "commands.h"
+#include "datagen/datagen_run.h"
+#include "datagen/inspect.h"
 
 namespace trainrt {
 
+namespace {
+
+struct DatagenFlags {
+  datagen::RunOptions run;
+  uint64_t rows = 0;
+  std::string size, task = "classification", format = "native", device = "cpu", weights;
+  std::optional<uint32_t> informative, redundant;
+  bool hypercube = true, shuffle_rows = true;
+};
+
+/// "0.7,0.2" -> {0.7, 0.2}; throws CLI::ValidationError on anything else.
+std::vector<double> parse_weights(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      out.push_back(std::stod(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw CLI::ValidationError("--weights", "'" + text + "' is not a comma-separated list of numbers");
+    }
+  }
+  return out;
+}
+
+/// Turns the flags into a spec; returns false (after printing why) on a usage error.
+bool resolve(DatagenFlags& f) {
+  datagen::Spec& s = f.run.spec;
+  s.task = f.task == "regression" ? datagen::Task::kRegression : datagen::Task::kClassification;
+  f.run.layout.format = f.format == "parquet" ? datagen::Format::kParquet : datagen::Format::kNative;
+  f.run.device = f.device == "cuda" ? datagen::Device::kCuda : datagen::Device::kCpu;
+  if ((f.rows > 0) == !f.size.empty()) {
+    fmt::print(stderr, "trainrt datagen: give exactly one of --rows and --size\n");
+    return false;
+  }
+  if (f.rows > 0) {
+    s.rows = f.rows;
+  } else {
+    const auto bytes = datagen::parse_size(f.size);
+    if (!bytes) {
+      fmt::print(stderr, "trainrt datagen: --size '{}' is not a size such as 6TB, 500GB or 64GiB\n", f.size);
+      return false;
+    }
+    s.rows = datagen::rows_for_bytes(*bytes, s.features);
+  }
+  const bool classify = s.task == datagen::Task::kClassification;
+  s.informative = f.informative.value_or(std::min<uint32_t>(classify ? 2 : 10, s.features));
+  s.redundant = classify ? f.redundant.value_or(std::min<uint32_t>(2, s.features - std::min(s.informative, s.features)))
+                         : 0;
+  s.hypercube = f.hypercube;
+  s.shuffle_rows = f.shuffle_rows;
+  if (!f.weights.empty()) s.weights = parse_weights(f.weights);
+  return true;
+}
+
+}  // namespace
+
 void add_datagen(CLI::App& app, int& rc) {
-  app.add_subcommand("datagen", "generate a synthetic classification or regression table (not built yet)")
-      ->callback([&rc] { rc = kFailed; });
+  auto flags = std::make_shared<DatagenFlags>();
+  auto* cmd = app.add_subcommand(
+      "datagen",
+      "generate a synthetic classification or regression table (scikit-learn make_classification / make_regression "
+      "semantics) as native or Parquet shards");
+  cmd->footer(
+      "Columns are in scikit-learn's order without its column shuffle: informative, redundant, repeated, then noise "
+      "columns (f0..f{F-1}), and the label. Rows are shuffled by a seeded permutation (--no-shuffle-rows keeps them "
+      "cluster by cluster). The table depends only on the seed and the parameters, never on --shards, --threads or "
+      "--device.");
+  datagen::Spec& s = flags->run.spec;
+  cmd->add_option("--rows", flags->rows, "rows in the table");
+  cmd->add_option("--size", flags->size, "table size in bytes of float32 features and label (6TB, 500GB, 64GiB)");
+  cmd->add_option("--features", s.features, "feature columns")->capture_default_str();
+  cmd->add_option("--seed", s.seed, "random seed")->capture_default_str();
+  cmd->add_option("--task", flags->task, "classification or regression")
+      ->check(CLI::IsMember({"classification", "regression"}))
+      ->capture_default_str();
+  cmd->add_option("--informative", flags->informative, "informative features (default 2; regression 10)");
+  cmd->add_option("--redundant", flags->redundant, "linear combinations of the informative features (default 2)");
+  cmd->add_option("--repeated", s.repeated, "copies of informative or redundant features")->capture_default_str();
+  cmd->add_option("--classes", s.classes, "classes")->capture_default_str();
+  cmd->add_option("--clusters-per-class", s.clusters_per_class, "Gaussian clusters per class")->capture_default_str();
+  cmd->add_option("--class-sep", s.class_sep, "hypercube half-side: larger separates classes more")
+      ->capture_default_str();
+  cmd->add_flag("--hypercube,!--no-hypercube", flags->hypercube,
+                "centroids on hypercube vertices (default) or on a random polytope");
+  cmd->add_option("--flip-y", s.flip_y, "fraction of labels replaced by a random class")->capture_default_str();
+  cmd->add_option("--weights", flags->weights, "class proportions w0,w1,... (n_classes or n_classes-1 values)");
+  cmd->add_flag("--shuffle-rows,!--no-shuffle-rows", flags->shuffle_rows,
+                "rows in a seeded random order (default) rather than cluster by cluster");
+  cmd->add_option("--noise", s.noise, "regression: standard deviation of the target's noise")->capture_default_str();
+  cmd->add_option("--bias", s.bias, "regression: the target's intercept")->capture_default_str();
+  cmd->add_option("--shards", flags->run.layout.shards, "files the table is split into")->capture_default_str();
+  cmd->add_option("--shard-index", flags->run.shard_index, "make only this shard (0-based; default: all)");
+  cmd->add_option("--format", flags->format, "native or parquet")
+      ->check(CLI::IsMember({"native", "parquet"}))
+      ->capture_default_str();
+  cmd->add_option("--out", flags->run.out_dir, "output folder")->required();
+  cmd->add_option("--device", flags->device, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", flags->run.threads, "CPU worker threads (default: one per hardware thread)");
+  cmd->add_flag("--fsync", flags->run.fsync, "fsync every shard before renaming it (durable across power loss)");
+  cmd->add_flag("--quiet", flags->run.quiet, "no progress output");
+  cmd->callback([flags, &rc] {
+    try {
+      rc = resolve(*flags) ? datagen::run_datagen(flags->run) : kUsage;
+    } catch (const CLI::ValidationError& e) {
+      fmt::print(stderr, "trainrt datagen: {}\n", e.what());
+      rc = kUsage;
+    }
+  });
 }
 
 void add_inspect(CLI::App& app, int& rc) {
-  app.add_subcommand("inspect", "print rows, columns and a checksum of a generated table (not built yet)")
-      ->callback([&rc] { rc = kFailed; });
+  auto dir = std::make_shared<std::string>();
+  auto stats = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("inspect",
+                                 "verify every shard of a generated table and print its rows, columns and a checksum "
+                                 "of the logical table (the same for any sharding and either format)");
+  cmd->add_option("dir", *dir, "the table's folder (holding _trainrt_table.json)")->required();
+  cmd->add_flag("--stats", *stats, "also print each column's sum, minimum and maximum");
+  cmd->callback([dir, stats, &rc] { rc = datagen::run_inspect(*dir, *stats); });
 }
 
 }  // namespace trainrt

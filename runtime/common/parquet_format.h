@@ -1,0 +1,79 @@
+#pragma once
+// The parts of Parquet's metadata (parquet.thrift in apache/parquet-format) that trainrt writes and
+// reads: a flat schema of required columns, row groups of column chunks, data pages v1.
+// Field ids below are parquet.thrift's.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trainrt::parquet {
+
+inline constexpr char kMagic[4] = {'P', 'A', 'R', '1'};
+
+enum PhysicalType : int32_t { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5, kByteArray = 6 };
+enum Repetition : int32_t { kRequired = 0, kOptional = 1, kRepeated = 2 };
+enum Encoding : int32_t { kPlain = 0, kRle = 3 };
+enum Codec : int32_t { kUncompressed = 0 };
+enum PageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
+
+/// CRC-32 as in gzip/zlib (reflected polynomial 0xEDB88320): Parquet's page checksum.
+uint32_t crc32(const void* data, size_t bytes, uint32_t crc = 0);
+
+struct PageHeader {
+  int32_t type = kDataPage;
+  int32_t uncompressed_size = 0, compressed_size = 0;
+  bool has_crc = false;
+  uint32_t crc = 0;
+  // data_page_header (v1)
+  int32_t num_values = 0;
+  int32_t encoding = kPlain, definition_level_encoding = kRle, repetition_level_encoding = kRle;
+};
+
+/// Serialises a page header (compact protocol), appending to `out`.
+void encode_page_header(const PageHeader& h, std::vector<uint8_t>& out);
+/// Parses a page header at data[0..size); sets `used` to its length. False when malformed.
+bool decode_page_header(const uint8_t* data, size_t size, PageHeader& h, size_t& used);
+
+struct SchemaElement {
+  std::string name;
+  int32_t type = -1;        ///< -1: a group (the root)
+  int32_t repetition = -1;  ///< -1: not set
+  int32_t num_children = -1;
+};
+
+struct ColumnChunk {
+  int32_t type = kFloat;
+  std::vector<int32_t> encodings{kPlain};
+  std::vector<std::string> path;
+  int32_t codec = kUncompressed;
+  int64_t num_values = 0, total_uncompressed_size = 0, total_compressed_size = 0;
+  int64_t data_page_offset = 0;
+  int64_t dictionary_page_offset = -1;  ///< -1: none
+  int64_t file_offset = 0;              ///< ColumnChunk.file_offset
+  bool has_min_max = false;
+  std::string min_value, max_value;  ///< plain-encoded (4 little-endian bytes for FLOAT)
+  int64_t null_count = -1;           ///< -1: not set
+};
+
+struct RowGroup {
+  std::vector<ColumnChunk> columns;
+  int64_t total_byte_size = 0, num_rows = 0;
+  int64_t file_offset = -1, total_compressed_size = -1;  ///< -1: not set
+};
+
+struct FileMetaData {
+  int32_t version = 1;
+  std::vector<SchemaElement> schema;  ///< the root group first, then its leaf columns
+  int64_t num_rows = 0;
+  std::vector<RowGroup> row_groups;
+  std::vector<std::pair<std::string, std::string>> key_values;
+  std::string created_by;
+};
+
+void encode_file_metadata(const FileMetaData& m, std::vector<uint8_t>& out);
+/// Parses a footer; "" or what is malformed in it.
+std::string decode_file_metadata(const uint8_t* data, size_t size, FileMetaData& m);
+
+}  // namespace trainrt::parquet

@@ -1,0 +1,50 @@
+#pragma once
+// A Parquet writer for tables of required FLOAT columns: PLAIN encoding, no compression, data
+// pages v1 with CRCs, min/max statistics. It does no I/O: row groups are encoded into memory
+// (in parallel if the caller likes), then appended to the file in order, and the footer is built
+// from what was appended.
+//
+//   "PAR1" | row group 0 | row group 1 | ... | FileMetaData | footer length (u32 LE) | "PAR1"
+//   row group = for each column, its pages: PageHeader | values (rows x float32 LE)
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/parquet_format.h"
+
+namespace trainrt::parquet {
+
+/// Values per data page: 128k floats = 512 KiB, near the 1 MiB pages most writers make.
+inline constexpr uint32_t kDefaultPageValues = 1u << 17;
+
+/// One row group, encoded; offsets in `chunks` are relative to the start of `bytes`.
+struct EncodedRowGroup {
+  std::vector<uint8_t> bytes;
+  uint64_t rows = 0;
+  std::vector<ColumnChunk> chunks;
+};
+
+/// Encodes a row group from column-major floats: column c, row r at column_major[c * rows + r].
+void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
+                      uint32_t page_values = kDefaultPageValues);
+
+/// Collects row groups as they are placed in a file and builds the footer.
+class FileWriter {
+ public:
+  FileWriter(std::vector<std::string> column_names, std::vector<std::pair<std::string, std::string>> key_values,
+             std::string created_by);
+
+  /// The four bytes a file starts with; row group data follows at offset 4.
+  static std::string header() { return std::string(kMagic, 4); }
+  /// Records a row group whose bytes the caller wrote at `file_offset`.
+  void add_row_group(const EncodedRowGroup& group, uint64_t file_offset);
+  uint64_t rows() const { return meta_.num_rows; }
+  /// FileMetaData, its length and the closing magic: the last bytes of the file.
+  std::vector<uint8_t> footer() const;
+
+ private:
+  FileMetaData meta_;
+};
+
+}  // namespace trainrt::parquet

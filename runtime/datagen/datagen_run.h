@@ -1,0 +1,28 @@
+#pragma once
+// `trainrt datagen` after flag parsing: check the spec, claim the folder, skip the shards that
+// are already complete, generate the rest, and write the table's metadata once all are there.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "datagen/spec.h"
+
+namespace trainrt::datagen {
+
+enum class Device { kCpu, kCuda };
+
+struct RunOptions {
+  Spec spec;
+  Layout layout;
+  std::string out_dir;
+  std::optional<uint32_t> shard_index;  ///< only this shard; default all
+  Device device = Device::kCpu;
+  unsigned threads = 0;  ///< CPU worker threads; 0: one per hardware thread
+  bool quiet = false;
+  bool fsync = false;
+};
+
+/// Runs datagen and returns the process exit code (commands.h), reporting problems on stderr.
+int run_datagen(const RunOptions& opt);
+
+}  // namespace trainrt::datagen

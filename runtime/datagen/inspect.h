@@ -1,0 +1,50 @@
+#pragma once
+// `trainrt inspect`: reads a generated table back shard by shard, verifying each one, and
+// summarises the logical table — rows in global order — so the summary does not depend on how
+// the table was sharded or stored.
+//
+// Checksum: sum over rows r (mod 2^64) of mix64(h_r + r * 0x9E3779B97F4A7C15), where h_r is
+// FNV-1a 64 over the row's float32 bit patterns (features, then label) taken as 32-bit words.
+// Position-dependent (rows cannot be swapped unnoticed) yet computable in any order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainrt::datagen {
+
+struct ColumnStats {
+  double sum = 0;
+  float min = 0, max = 0;
+};
+
+struct TableSummary {
+  uint64_t rows = 0;
+  uint32_t features = 0;
+  uint64_t checksum = 0;
+  std::vector<ColumnStats> columns;  ///< features then label; filled with `stats`
+};
+
+/// Folds rows into a TableSummary.
+class TableAccumulator {
+ public:
+  TableAccumulator(uint32_t features, bool stats);
+  /// Row `row` of the logical table.
+  void add_row(uint64_t row, const float* features, float label);
+  const TableSummary& summary() const { return summary_; }
+
+ private:
+  void add_stat(size_t column, float v);
+  TableSummary summary_;
+  bool stats_;
+};
+
+/// Reads and verifies the table in DIR. Throws std::runtime_error naming the file and the problem.
+TableSummary summarize_table(const std::string& dir, bool stats);
+
+/// The text `trainrt inspect` prints.
+std::string format_summary(const TableSummary& summary, bool stats);
+
+/// Runs `trainrt inspect DIR` and returns the exit code.
+int run_inspect(const std::string& dir, bool stats);
+
+}  // namespace trainrt::datagen

@@ -1,0 +1,192 @@
+// The table does not depend on sharding, threads, block boundaries, the format or the CPU's
+// vector width: the same seed gives the same logical table, bit for bit.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/shard_format.h"
+#include "datagen/cpu_generator.h"
+#include "datagen/datagen_run.h"
+#include "datagen/inspect.h"
+#include "datagen/model.h"
+#include "datagen/row_generator.h"
+#include "datagen/shard_writer.h"
+#include "datagen/table.h"
+
+namespace trainrt::datagen {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Spec small_spec() {
+  Spec s;
+  s.rows = 10007;  // prime: no shard count divides it
+  s.features = 13;
+  s.seed = 99;
+  s.informative = 4;
+  s.redundant = 3;
+  s.repeated = 1;
+  s.classes = 3;
+  return s;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("trainrt-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+/// The logical table as bytes: every row's features then its label.
+std::vector<float> logical_table(const Spec& spec, uint64_t block) {
+  const Model m = build_model(spec);
+  std::vector<float> x(block * spec.features), y(block), out;
+  for (uint64_t r = 0; r < spec.rows; r += block) {
+    const uint64_t n = std::min(block, spec.rows - r);
+    generate_rows_cpu(m.view(), r, n, x.data(), y.data());
+    for (uint64_t i = 0; i < n; ++i) {
+      out.insert(out.end(), x.begin() + static_cast<ptrdiff_t>(i * spec.features),
+                 x.begin() + static_cast<ptrdiff_t>((i + 1) * spec.features));
+      out.push_back(y[i]);
+    }
+  }
+  return out;
+}
+
+TableSummary make_and_summarize(const Spec& spec, const Layout& layout, unsigned threads, const fs::path& dir) {
+  RunOptions opt;
+  opt.spec = spec;
+  opt.layout = layout;
+  opt.out_dir = dir.string();
+  opt.threads = threads;
+  opt.quiet = true;
+  REQUIRE(run_datagen(opt) == 0);
+  return summarize_table(dir.string(), true);
+}
+
+}  // namespace
+
+TEST_CASE("rows do not depend on block boundaries or the vectorised CPU path") {
+  const Spec spec = small_spec();
+  const auto one_block = logical_table(spec, spec.rows);
+  CHECK(logical_table(spec, 1) == one_block);
+  CHECK(logical_table(spec, 777) == one_block);
+  // make_row compiled into this test (baseline x86-64, no AVX2 clone) gives the same bits.
+  const Model m = build_model(spec);
+  std::vector<float> row(spec.features);
+  bool same = true;
+  for (uint64_t r = 0; r < spec.rows; ++r) {
+    float label;
+    make_row(m.view(), r, row.data(), &label);
+    same = same && std::memcmp(row.data(), &one_block[r * (spec.features + 1)], spec.features * 4) == 0 &&
+           label == one_block[r * (spec.features + 1) + spec.features];
+  }
+  CHECK(same);
+}
+
+TEST_CASE("the AVX-512 and AVX2 paths and the portable path (the CUDA kernel's) give the same bits") {
+  for (uint32_t features : {1u, 5u, 12u, 37u, 46u, 70u, 131u}) {
+    for (Task task : {Task::kClassification, Task::kRegression}) {
+      Spec s;
+      s.rows = 500;
+      s.features = features;
+      s.task = task;
+      s.seed = features;
+      s.informative = std::min(features, task == Task::kRegression ? 10u : (features >= 9 ? 9u : 1u));
+      s.redundant = task == Task::kClassification && features >= 12 ? 2 : 0;
+      s.repeated = task == Task::kClassification && features >= 12 ? 1 : 0;
+      s.clusters_per_class = 1;
+      s.noise = 1.5;
+      const Model m = build_model(s);
+      std::vector<float> x1(s.rows * features), y1(s.rows), x2(x1.size()), y2(y1.size());
+      generate_rows_on(CpuPath::kPortable, m.view(), 0, s.rows, x1.data(), y1.data());
+      for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
+        if (!cpu_path_available(path)) continue;
+        generate_rows_on(path, m.view(), 0, s.rows, x2.data(), y2.data());
+        CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
+        CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("1 shard or 7, native or Parquet, 1 thread or 3: the same logical table") {
+  const Spec spec = small_spec();
+  TempDir one("one"), seven("seven"), pq("parquet"), pq1("parquet1");
+  const TableSummary a = make_and_summarize(spec, Layout{1, Format::kNative}, 1, one.path);
+  const TableSummary b = make_and_summarize(spec, Layout{7, Format::kNative}, 3, seven.path);
+  const TableSummary c = make_and_summarize(spec, Layout{7, Format::kParquet}, 2, pq.path);
+  const TableSummary d = make_and_summarize(spec, Layout{1, Format::kParquet}, 3, pq1.path);
+  CHECK(a.rows == spec.rows);
+  CHECK(format_summary(a, true) == format_summary(b, true));
+  CHECK(format_summary(a, true) == format_summary(c, true));
+  CHECK(format_summary(a, true) == format_summary(d, true));
+
+  // The shards' bytes, concatenated in row order, are the logical table.
+  const auto table = logical_table(spec, 1000);
+  TableAccumulator acc(spec.features, true);
+  for (uint64_t r = 0; r < spec.rows; ++r)
+    acc.add_row(r, &table[r * (spec.features + 1)], table[r * (spec.features + 1) + spec.features]);
+  CHECK(format_summary(acc.summary(), true) == format_summary(a, true));
+  CHECK(fs::exists(seven.path / kTableFile));
+  CHECK(fs::exists(seven.path / "part-00006-of-00007.trs"));
+}
+
+TEST_CASE("small row groups and pages in Parquet change nothing either") {
+  const Spec spec = small_spec();
+  TempDir dir("parquet-small-groups");
+  fs::create_directories(dir.path);
+  const Layout layout{2, Format::kParquet};
+  const Model model = build_model(spec);
+  WriteOptions opt;
+  opt.dir = dir.path.string();
+  opt.layout = layout;
+  opt.row_group_bytes = 1000 * 4 * (spec.features + 1);  // 1000-row groups
+  opt.page_values = 300;
+  std::vector<ShardTask> tasks;
+  for (uint32_t i = 0; i < 2; ++i)
+    tasks.push_back({i, shard_first_row(spec.rows, i, 2), shard_row_count(spec.rows, i, 2)});
+  const ModelView v = model.view();
+  std::vector<RowSource> sources(2, [v](uint64_t f, uint64_t n, float* x, float* y) { generate_rows_cpu(v, f, n, x, y); });
+  write_shards(model, tasks, sources, opt);
+  write_table_metadata(opt.dir, spec, layout);
+  TempDir ref("parquet-ref");
+  CHECK(format_summary(summarize_table(opt.dir, true), true) ==
+        format_summary(make_and_summarize(spec, Layout{1, Format::kNative}, 2, ref.path), true));
+}
+
+TEST_CASE("a rerun skips complete shards, redoes damaged ones and refuses another table's folder") {
+  Spec spec = small_spec();
+  TempDir dir("rerun");
+  const Layout layout{3, Format::kNative};
+  const std::string first = format_summary(make_and_summarize(spec, layout, 2, dir.path), false);
+  const fs::path s0 = dir.path / "part-00000-of-00003.trs", s1 = dir.path / "part-00001-of-00003.trs";
+  const auto t0 = fs::last_write_time(s0);
+  {
+    std::fstream f(s1, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1000);
+    f.put('\x55');
+  }
+  CHECK_THROWS_WITH_AS(summarize_table(dir.path.string(), false), doctest::Contains("part-00001-of-00003.trs"),
+                       std::runtime_error);
+  CHECK(format_summary(make_and_summarize(spec, layout, 2, dir.path), false) == first);
+  CHECK(fs::last_write_time(s0) == t0);
+
+  RunOptions other;
+  other.spec = spec;
+  other.spec.seed = 100;
+  other.layout = layout;
+  other.out_dir = dir.path.string();
+  other.quiet = true;
+  CHECK(run_datagen(other) == 1);
+}
+
+}  // namespace trainrt::datagen

@@ -1,0 +1,327 @@
+#include "datagen/shard_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/shard_format.h"
+#include "datagen/cpu_generator.h"
+#include "datagen/table.h"
+
+namespace trainrt::datagen {
+
+namespace {
+
+/// A block of rows of one shard: a native block or a Parquet row group.
+struct Piece {
+  size_t task = 0;
+  uint64_t first_row = 0, rows = 0;
+  bool first_of_shard = false, last_of_shard = false;
+};
+
+struct Slot {
+  int64_t ready = -1;  ///< the piece whose data the slot holds
+  std::vector<float> features, labels;
+  parquet::EncodedRowGroup group;
+};
+
+/// A shard being written under its temporary name.
+class OpenShard {
+ public:
+  OpenShard(std::string tmp, std::string final_path) : tmp_(std::move(tmp)), final_(std::move(final_path)) {
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("cannot create");
+  }
+  ~OpenShard() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OpenShard(const OpenShard&) = delete;
+  OpenShard& operator=(const OpenShard&) = delete;
+
+  void write(const void* data, size_t bytes) {
+    auto p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::write(fd_, p, bytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot write");
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      written_ += static_cast<uint64_t>(n);
+    }
+  }
+  void write_at(const void* data, size_t bytes, uint64_t offset) {
+    auto p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot write");
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+  }
+  uint64_t written() const { return written_; }
+  void read_at(void* data, size_t bytes, uint64_t offset) const {
+    auto p = static_cast<char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot read back");
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+  }
+
+  /// Closes the file and renames it into place.
+  void commit(bool sync) {
+    if (sync && ::fsync(fd_) != 0) fail("cannot fsync");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("cannot close");
+    if (::rename(tmp_.c_str(), final_.c_str()) != 0) fail("cannot rename into place");
+    if (sync) {
+      const int dir = ::open(std::filesystem::path(final_).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    throw std::runtime_error(fmt::format("{} {}: {}", what, tmp_, std::strerror(errno)));
+  }
+
+  std::string tmp_, final_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+};
+
+/// Where a native shard's labels start: after the header and the features.
+uint64_t label_offset(const ShardTask& task, uint32_t features) {
+  return sizeof(ShardHeader) + task.rows * features * sizeof(float);
+}
+
+std::vector<Piece> cut_pieces(const std::vector<ShardTask>& tasks, uint64_t block_rows) {
+  std::vector<Piece> pieces;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const ShardTask& task = tasks[t];
+    for (uint64_t done = 0; done < task.rows || (done == 0 && task.rows == 0);) {
+      Piece p;
+      p.task = t;
+      p.first_row = task.first_row + done;
+      p.rows = std::min(block_rows, task.rows - done);
+      p.first_of_shard = done == 0;
+      done += p.rows;
+      p.last_of_shard = done >= task.rows;
+      pieces.push_back(p);
+      if (task.rows == 0) break;
+    }
+  }
+  return pieces;
+}
+
+/// The writer's side of a shard: native or Parquet.
+class ShardSink {
+ public:
+  ShardSink(const Model& model, const WriteOptions& opt) : model_(model), opt_(opt) {}
+
+  void begin(const ShardTask& task) {
+    task_ = task;
+    file_ = std::make_unique<OpenShard>(temp_shard_path(opt_.dir, task.index, opt_.layout),
+                                        shard_path(opt_.dir, task.index, opt_.layout));
+    if (opt_.layout.format == Format::kNative) {
+      hasher_ = PayloadHasher{};
+    } else {
+      const Spec& s = model_.spec;
+      parquet_ = std::make_unique<parquet::FileWriter>(
+          column_names(s.features),
+          std::vector<std::pair<std::string, std::string>>{
+              {"trainrt.table", fingerprint(to_json(s, opt_.layout))},
+              {"trainrt.first_row", std::to_string(task.first_row)},
+              {"trainrt.total_rows", std::to_string(s.rows)},
+              {"trainrt.shard", fmt::format("{}/{}", task.index, opt_.layout.shards)},
+              {"trainrt.seed", std::to_string(s.seed)}},
+          "trainrt datagen");
+      const std::string magic = parquet::FileWriter::header();
+      file_->write(magic.data(), magic.size());
+    }
+  }
+
+  void add(const Piece& piece, const Slot& slot) {
+    if (opt_.layout.format == Format::kNative) {
+      // One thread writes: parallel writes to one file only contend for its inode lock.
+      const uint64_t row_in_shard = piece.first_row - task_.first_row, f = model_.spec.features;
+      const size_t bytes = piece.rows * f * sizeof(float);
+      file_->write_at(slot.features.data(), bytes, sizeof(ShardHeader) + row_in_shard * f * sizeof(float));
+      file_->write_at(slot.labels.data(), piece.rows * sizeof(float),
+                      label_offset(task_, model_.spec.features) + row_in_shard * sizeof(float));
+      hasher_.update(slot.features.data(), bytes);
+    } else if (piece.rows > 0) {
+      const uint64_t offset = file_->written();
+      file_->write(slot.group.bytes.data(), slot.group.bytes.size());
+      parquet_->add_row_group(slot.group, offset);
+    }
+  }
+
+  void finish() {
+    if (opt_.layout.format == Format::kNative) {
+      // The labels follow the features in the payload: hash them as the workers wrote them.
+      std::vector<char> buf(1u << 20);
+      const uint64_t end = native_shard_bytes(task_.rows, model_.spec.features);
+      for (uint64_t at = label_offset(task_, model_.spec.features); at < end; at += buf.size()) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - at));
+        file_->read_at(buf.data(), n, at);
+        hasher_.update(buf.data(), n);
+      }
+      ShardHeader h = make_shard_header(model_.spec.features, task_.rows, task_.first_row, model_.spec.rows,
+                                        model_.spec.seed, task_.index, opt_.layout.shards);
+      h.payload_fnv = hasher_.digest();
+      file_->write_at(&h, sizeof h, 0);
+    } else {
+      const std::vector<uint8_t> footer = parquet_->footer();
+      file_->write(footer.data(), footer.size());
+    }
+    file_->commit(opt_.fsync);
+    file_.reset();
+  }
+
+ private:
+  const Model& model_;
+  const WriteOptions& opt_;
+  ShardTask task_;
+  std::unique_ptr<OpenShard> file_;
+  PayloadHasher hasher_;
+  std::unique_ptr<parquet::FileWriter> parquet_;
+};
+
+/// Worker threads fill slots in a ring; the calling thread writes them out in order.
+class Pipeline {
+ public:
+  Pipeline(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
+           const WriteOptions& opt)
+      : model_(model), tasks_(tasks), sources_(sources), opt_(opt),
+        pieces_(cut_pieces(tasks, max_block_rows(model.spec.features, opt))), slots_(2 * sources.size() + 1) {}
+
+  void run() {
+    std::vector<std::thread> workers;
+    for (size_t w = 0; w < sources_.size(); ++w) workers.emplace_back([this, w] { work(w); });
+    try {
+      write_all();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    for (auto& t : workers) t.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void fail(std::exception_ptr e) {
+    std::lock_guard lock(mu_);
+    if (!error_) error_ = e;
+    cv_.notify_all();
+  }
+
+  void work(size_t w) {
+    std::vector<float> row_major, labels, columns;  // Parquet scratch
+    const uint32_t f = model_.spec.features;
+    for (;;) {
+      const size_t p = next_.fetch_add(1);
+      if (p >= pieces_.size()) return;
+      Slot& slot = slots_[p % slots_.size()];
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return error_ || p < consumed_ + slots_.size(); });
+        if (error_) return;
+      }
+      try {
+        const Piece& piece = pieces_[p];
+        if (opt_.layout.format == Format::kNative) {
+          slot.features.resize(piece.rows * f);
+          slot.labels.resize(piece.rows);
+          if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, slot.features.data(), slot.labels.data());
+        } else if (piece.rows > 0) {
+          row_major.resize(piece.rows * f);
+          labels.resize(piece.rows);
+          columns.resize(piece.rows * (f + 1));
+          sources_[w](piece.first_row, piece.rows, row_major.data(), labels.data());
+          to_column_major(row_major.data(), labels.data(), piece.rows, f, columns.data());
+          parquet::encode_row_group(columns.data(), piece.rows, f + 1, slot.group, opt_.page_values);
+        }
+      } catch (...) {
+        fail(std::current_exception());
+        return;
+      }
+      std::lock_guard lock(mu_);
+      slot.ready = static_cast<int64_t>(p);
+      cv_.notify_all();
+    }
+  }
+
+  void write_all() {
+    ShardSink sink(model_, opt_);
+    uint64_t rows = 0;
+    for (size_t p = 0; p < pieces_.size(); ++p) {
+      Slot& slot = slots_[p % slots_.size()];
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return error_ || slot.ready == static_cast<int64_t>(p); });
+        if (error_) return;
+      }
+      const Piece& piece = pieces_[p];
+      if (piece.first_of_shard) sink.begin(tasks_[piece.task]);
+      sink.add(piece, slot);
+      if (piece.last_of_shard) sink.finish();
+      rows += piece.rows;
+      {
+        std::lock_guard lock(mu_);
+        consumed_ = p + 1;
+        cv_.notify_all();
+      }
+      if (opt_.on_rows) opt_.on_rows(rows);
+      if (piece.last_of_shard && opt_.on_shard) opt_.on_shard(tasks_[piece.task]);
+    }
+  }
+
+  const Model& model_;
+  const std::vector<ShardTask>& tasks_;
+  const std::vector<RowSource>& sources_;
+  const WriteOptions& opt_;
+  std::vector<Piece> pieces_;
+  std::vector<Slot> slots_;
+  std::atomic<size_t> next_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t consumed_ = 0;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+uint64_t max_block_rows(uint32_t features, const WriteOptions& opt) {
+  const uint64_t row_bytes = 4 * (uint64_t{features} + 1);
+  if (opt.layout.format == Format::kNative) return std::max<uint64_t>(1, opt.block_bytes / row_bytes);
+  return std::clamp<uint64_t>(opt.row_group_bytes / row_bytes, 1, uint64_t{1} << 20);
+}
+
+void write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
+                  const WriteOptions& opt) {
+  if (sources.empty()) throw std::invalid_argument("write_shards needs at least one row source");
+  Pipeline(model, tasks, sources, opt).run();
+}
+
+}  // namespace trainrt::datagen

@@ -1,0 +1,229 @@
+#include "train/train_data.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace trainrt {
+namespace {
+
+constexpr uint64_t kBatchBytes = uint64_t{32} << 20;
+
+std::string dense_interface(const float* data, uint64_t rows, uint32_t cols) {
+  return fmt::format(R"({{"data": [{}, true], "shape": [{}, {}], "typestr": "<f4", "version": 3}})",
+                     reinterpret_cast<uintptr_t>(data), rows, cols);
+}
+
+/// Feeds RowRanges to XGBoost's DMatrix proxy, one per call to next(). XGBoost calls next() until
+/// it returns 0, and reset() between its passes over the data (three to build a QuantileDMatrix).
+/// The callbacks cannot throw through XGBoost: a failure ends the stream and is rethrown after.
+class BatchFeed {
+ public:
+  BatchFeed(const std::vector<RowRange>& ranges, DMatrixHandle proxy) : ranges_(ranges), proxy_(proxy) {}
+
+  static int next(DataIterHandle self) { return static_cast<BatchFeed*>(self)->next(); }
+  static void reset(DataIterHandle self) { static_cast<BatchFeed*>(self)->reset(); }
+
+  void rethrow() const {
+    if (!error_.empty()) throw xgb::XgbError(error_);
+  }
+
+ private:
+  int next() {
+    release_previous();
+    if (at_ >= ranges_.size() || !error_.empty()) return 0;
+    const RowRange& r = ranges_[at_];
+    const uint32_t f = r.shard->features();
+    const std::string iface = dense_interface(r.shard->feature_data() + r.begin * f, r.rows(), f);
+    if (XGProxyDMatrixSetDataDense(proxy_, iface.c_str()) != 0 ||
+        XGDMatrixSetFloatInfo(proxy_, "label", r.shard->label_data() + r.begin, r.rows()) != 0) {
+      error_ = fmt::format("handing {} rows {}..{} to XGBoost: {}", r.shard->path(), r.begin, r.end, XGBGetLastError());
+      return 0;
+    }
+    ++at_;
+    return 1;
+  }
+
+  void reset() {
+    release_previous();
+    at_ = 0;
+  }
+
+  /// XGBoost is done with the batch before it asks for the next one: drop its pages.
+  void release_previous() {
+    if (at_ > 0) {
+      const RowRange& r = ranges_[at_ - 1];
+      r.shard->release_rows(r.begin, r.end);
+    }
+  }
+
+  const std::vector<RowRange>& ranges_;
+  DMatrixHandle proxy_;
+  size_t at_ = 0;
+  std::string error_;
+};
+
+xgb::DMatrix quantile_dmatrix(const std::vector<RowRange>& ranges, const DataOptions& o, DMatrixHandle ref) {
+  DMatrixHandle proxy_handle = nullptr;
+  xgb::check(XGProxyDMatrixCreate(&proxy_handle), "XGProxyDMatrixCreate");
+  xgb::DMatrix proxy(proxy_handle);
+  BatchFeed feed(ranges, proxy.get());
+  // nlohmann would write NaN as null; XGBoost's own JSON reader takes NaN.
+  const std::string config = fmt::format(R"({{"missing": NaN, "nthread": {}, "max_bin": {}}})", o.threads, o.max_bin);
+  DMatrixHandle out = nullptr;
+  const int rc = XGQuantileDMatrixCreateFromCallback(&feed, proxy.get(), ref, BatchFeed::reset, BatchFeed::next,
+                                                     config.c_str(), &out);
+  xgb::DMatrix result(out);
+  feed.rethrow();
+  xgb::check(rc, "XGQuantileDMatrixCreateFromCallback");
+  return result;
+}
+
+xgb::DMatrix dense_dmatrix(const std::vector<RowRange>& ranges, uint32_t features, const DataOptions& o) {
+  uint64_t rows = 0;
+  for (const auto& r : ranges) rows += r.rows();
+  const float* x = nullptr;
+  const float* y = nullptr;
+  std::vector<float> x_buf;
+  std::vector<float> y_buf;
+  if (ranges.size() == 1) {  // one range: straight from the mapping
+    x = ranges[0].shard->feature_data() + ranges[0].begin * features;
+    y = ranges[0].shard->label_data() + ranges[0].begin;
+  } else {  // several: one contiguous buffer
+    x_buf.reserve(rows * features);
+    y_buf.reserve(rows);
+    for (const auto& r : ranges) {
+      const float* rx = r.shard->feature_data() + r.begin * features;
+      x_buf.insert(x_buf.end(), rx, rx + r.rows() * features);
+      const float* ry = r.shard->label_data() + r.begin;
+      y_buf.insert(y_buf.end(), ry, ry + r.rows());
+      r.shard->release_rows(r.begin, r.end);
+    }
+    x = x_buf.data();
+    y = y_buf.data();
+  }
+  DMatrixHandle out = nullptr;
+  xgb::check(XGDMatrixCreateFromMat_omp(x, rows, features, std::nanf(""), &out, o.threads), "XGDMatrixCreateFromMat");
+  xgb::DMatrix result(out);
+  xgb::check(XGDMatrixSetFloatInfo(result.get(), "label", y, rows), "XGDMatrixSetFloatInfo(label)");
+  return result;
+}
+
+/// Merges adjacent ranges of the same shard back into one (the dense path wants as few as possible).
+std::vector<RowRange> coalesce(const std::vector<RowRange>& ranges) {
+  std::vector<RowRange> out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && out.back().shard == r.shard && out.back().end == r.begin) {
+      out.back().end = r.end;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> shards_of_rank(const std::vector<std::string>& all, int rank, int world_size) {
+  std::vector<std::string> mine;
+  for (size_t i = static_cast<size_t>(rank); i < all.size(); i += static_cast<size_t>(world_size)) {
+    mine.push_back(all[i]);
+  }
+  return mine;
+}
+
+RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, int threads) {
+  std::vector<std::optional<MappedShard>> opened(paths.size());
+  std::vector<std::string> errors(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        opened[i].emplace(MappedShard::open(paths[i], verify));
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t n_threads = std::min<size_t>(paths.size(), threads > 0 ? static_cast<unsigned>(threads) : hw);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+
+  std::string problems;
+  for (const auto& e : errors) {
+    if (!e.empty()) problems += (problems.empty() ? "" : "\n") + e;
+  }
+  if (!problems.empty()) throw ShardError(problems);
+
+  RankShards out;
+  for (auto& s : opened) {
+    if (out.shards.empty()) {
+      out.features = s->features();
+    } else if (s->features() != out.features) {
+      throw ShardError(fmt::format("{} has {} features but {} has {}", s->path(), s->features(),
+                                   out.shards.front().path(), out.features));
+    }
+    out.rows += s->rows();
+    out.shards.push_back(std::move(*s));
+  }
+  return out;
+}
+
+void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_batch_rows, std::vector<RowRange>& train,
+                std::vector<RowRange>& eval) {
+  max_batch_rows = std::max<uint64_t>(max_batch_rows, 1);
+  auto cut = [&](const MappedShard* s, uint64_t begin, uint64_t end, std::vector<RowRange>& out) {
+    for (uint64_t at = begin; at < end;) {
+      const uint64_t stop = end - at > max_batch_rows ? at + max_batch_rows : end;
+      out.push_back({s, at, stop});
+      at = stop;
+    }
+  };
+  for (const auto& s : shards.shards) {
+    const auto held_out = static_cast<uint64_t>(std::floor(static_cast<double>(s.rows()) * eval_fraction));
+    cut(&s, 0, s.rows() - held_out, train);
+    cut(&s, s.rows() - held_out, s.rows(), eval);
+  }
+}
+
+RowCounts count_rows(const RankShards& shards, double eval_fraction) {
+  std::vector<RowRange> train;
+  std::vector<RowRange> eval;
+  split_rows(shards, eval_fraction, UINT64_MAX, train, eval);
+  RowCounts c;
+  for (const auto& r : train) c.train += r.rows();
+  for (const auto& r : eval) c.eval += r.rows();
+  return c;
+}
+
+TrainData build_train_data(const RankShards& shards, const DataOptions& o) {
+  std::vector<RowRange> train;
+  std::vector<RowRange> eval;
+  const uint64_t batch_rows = kBatchBytes / (uint64_t{std::max<uint32_t>(shards.features, 1)} * sizeof(float));
+  split_rows(shards, o.eval_fraction, batch_rows, train, eval);
+  TrainData d;
+  for (const auto& r : train) d.train_rows += r.rows();
+  for (const auto& r : eval) d.eval_rows += r.rows();
+  if (d.train_rows == 0) throw ShardError("the shards of this rank hold no training rows");
+  if (o.quantile) {
+    d.train = quantile_dmatrix(train, o, nullptr);
+    if (d.eval_rows > 0) d.eval = quantile_dmatrix(eval, o, d.train.get());
+  } else {
+    d.train = dense_dmatrix(coalesce(train), shards.features, o);
+    if (d.eval_rows > 0) d.eval = dense_dmatrix(coalesce(eval), shards.features, o);
+  }
+  for (const auto& s : shards.shards) s.release_all();
+  return d;
+}
+
+}  // namespace trainrt

@@ -1,0 +1,69 @@
+#pragma once
+// From mapped shards to XGBoost matrices. The default (hist) builds a QuantileDMatrix through
+// XGBoost's iterator API: each shard is handed over in batches that point straight into the
+// mapping, and XGBoost keeps only its quantised bin index (1 byte per value at max_bin <= 256), so
+// the float data is never copied and never resident all at once. `--dmatrix dense` builds a plain
+// DMatrix instead (XGDMatrixCreateFromMat, which XGBoost copies into its own CSR pages): from the
+// mapping directly when the rank has one range of rows, else from one contiguous buffer.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/shard_reader.h"
+#include "train/xgb.h"
+
+namespace trainrt {
+
+/// Shard i goes to rank i % world_size.
+std::vector<std::string> shards_of_rank(const std::vector<std::string>& all, int rank, int world_size);
+
+/// One rank's shards, mapped and checked.
+struct RankShards {
+  std::vector<MappedShard> shards;
+  uint64_t rows = 0;
+  uint32_t features = 0;
+};
+
+/// Maps PATHS and checks them (payload checksums too when `verify`), on up to `threads` threads.
+/// All must have the same number of features. Throws ShardError.
+RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, int threads);
+
+/// Rows [begin, end) of one shard.
+struct RowRange {
+  const MappedShard* shard = nullptr;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint64_t rows() const { return end - begin; }
+};
+
+struct DataOptions {
+  bool quantile = true;
+  double eval_fraction = 0;  ///< the last fraction of each shard's rows is held out for evaluation
+  int max_bin = 256;
+  int threads = 0;
+};
+
+struct TrainData {
+  xgb::DMatrix train;
+  xgb::DMatrix eval;  ///< empty without an evaluation fraction
+  uint64_t train_rows = 0;
+  uint64_t eval_rows = 0;
+};
+
+/// The training and evaluation row ranges of SHARDS, each cut into batches of at most
+/// `max_batch_rows` rows.
+void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_batch_rows, std::vector<RowRange>& train,
+                std::vector<RowRange>& eval);
+
+/// Training and evaluation rows of SHARDS, without building anything.
+struct RowCounts {
+  uint64_t train = 0;
+  uint64_t eval = 0;
+};
+RowCounts count_rows(const RankShards& shards, double eval_fraction);
+
+/// Builds the matrices. The shards' pages are released from memory as they are consumed; the
+/// returned matrices do not refer to the shards, which may be unmapped afterwards.
+TrainData build_train_data(const RankShards& shards, const DataOptions& options);
+
+}  // namespace trainrt
