@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times synthetic data generation, 1,000,000 rows x 50 features (classification, make_classification's
 # defaults: 2 informative, 2 redundant, 2 classes, 2 clusters per class, flip_y 0.01), side by side:
-#   trainrt datagen --threads 2            the whole process, writing native shards (then Parquet)
+#   trainrt datagen --threads 2            the whole process, writing native shards (then Parquet,
+#                                          then --dry-run: generating and checksumming, no files)
 #   scikit-learn make_classification      the call alone, in memory (Debian's python3-sklearn)
 #   dask.array                            normals + a linear label, computed with 2 threads, in memory
 # The peers keep their arrays in memory, so trainrt writes to memory too: its shards go to a folder
@@ -47,8 +48,8 @@ def run_trainrt(fmt):
     """Wall and CPU seconds (user + system, all threads) of the whole trainrt process."""
     out = os.path.join(tmp, "table")
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [trainrt, "datagen", f"--rows={rows}", f"--features={features}", f"--threads={threads}",
-           f"--format={fmt}", f"--out={out}", "--quiet"]
+    cmd = [trainrt, "datagen", f"--rows={rows}", f"--features={features}", f"--threads={threads}", "--quiet"]
+    cmd += ["--dry-run"] if fmt == "none" else [f"--format={fmt}", f"--out={out}"]
     c, t = children_cpu(), time.perf_counter()
     subprocess.run(cmd, check=True)
     return time.perf_counter() - t, children_cpu() - c
@@ -75,6 +76,7 @@ def run_dask():
 contenders = {
     f"trainrt datagen --threads {threads} (native shards)": lambda: run_trainrt("native"),
     f"trainrt datagen --threads {threads} (Parquet shards)": lambda: run_trainrt("parquet"),
+    f"trainrt datagen --threads {threads} --dry-run (generate + checksum, in memory)": lambda: run_trainrt("none"),
     "sklearn make_classification (in memory)": run_sklearn,
     f"dask.array normals + linear label, {threads} threads (in memory)": run_dask,
 }

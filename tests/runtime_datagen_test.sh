@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `trainrt datagen` and `trainrt inspect` end to end (TAP):
 #   the same seed gives the same `inspect` text for native and Parquet, 1 shard or 7, any --threads,
-#   all shards at once or one --shard-index at a time;
+#   all shards at once or one --shard-index at a time, and `datagen --dry-run` prints it too;
 #   a rerun skips complete shards (untouched: same mtime) and regenerates deleted, corrupt and torn ones;
 #   inspect names a corrupt shard and exits 1; another table's parameters in the same folder exit 1;
 #   DuckDB (npm @duckdb/node-api, installed into a cache folder) reads the Parquet shards back with
@@ -56,6 +56,13 @@ check_invariance() {
     [ "$(find "$TMP/p7" -name 'part-*-of-00007.parquet' | wc -l)" -eq 7 ]
 }
 t "inspect is the same for native and Parquet, 1 and 7 shards, 1-3 threads" check_invariance
+
+check_dry_run() {
+  "$TRAINRT" datagen "${TABLE[@]}" --dry-run --quiet --out "$TMP/dry" >"$TMP/dry.out" || return 1
+  [ ! -e "$TMP/dry" ] || { echo "--dry-run created $TMP/dry"; return 1; }
+  "$TRAINRT" inspect "$TMP/n7" >"$TMP/n7.plain" && same_text "$TMP/n7.plain" "$TMP/dry.out"
+}
+t "--dry-run prints what inspect prints for the written table, and writes nothing" check_dry_run
 
 check_shard_index() {
   local i

@@ -42,6 +42,10 @@ bool resolve(DatagenFlags& f) {
   s.task = f.task == "regression" ? datagen::Task::kRegression : datagen::Task::kClassification;
   f.run.layout.format = f.format == "parquet" ? datagen::Format::kParquet : datagen::Format::kNative;
   f.run.device = f.device == "cuda" ? datagen::Device::kCuda : datagen::Device::kCpu;
+  if (f.run.out_dir.empty() && !f.run.dry_run) {
+    fmt::print(stderr, "trainrt datagen: --out is required (or --dry-run)\n");
+    return false;
+  }
   if ((f.rows > 0) == !f.size.empty()) {
     fmt::print(stderr, "trainrt datagen: give exactly one of --rows and --size\n");
     return false;
@@ -107,13 +111,15 @@ void add_datagen(CLI::App& app, int& rc) {
   cmd->add_option("--format", flags->format, "native or parquet")
       ->check(CLI::IsMember({"native", "parquet"}))
       ->capture_default_str();
-  cmd->add_option("--out", flags->run.out_dir, "output folder")->required();
+  cmd->add_option("--out", flags->run.out_dir, "output folder (required unless --dry-run)");
   cmd->add_option("--device", flags->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--threads", flags->run.threads, "CPU worker threads (default: one per hardware thread)");
   cmd->add_flag("--fsync", flags->run.fsync, "fsync every shard before renaming it (durable across power loss)");
   cmd->add_flag("--quiet", flags->run.quiet, "no progress output");
+  cmd->add_flag("--dry-run", flags->run.dry_run,
+                "generate the rows without writing them and print what `trainrt inspect` would print for them");
   cmd->callback([flags, &rc] {
     try {
       rc = resolve(*flags) ? datagen::run_datagen(flags->run) : kUsage;

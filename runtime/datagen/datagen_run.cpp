@@ -11,6 +11,7 @@
 #include "common/shard_format.h"
 #include "datagen/cpu_generator.h"
 #include "datagen/cuda_generator.h"
+#include "datagen/inspect.h"
 #include "datagen/model.h"
 #include "datagen/progress.h"
 #include "datagen/shard_writer.h"
@@ -45,11 +46,12 @@ std::vector<ShardTask> pending_shards(const RunOptions& opt, const Progress& pro
   return tasks;
 }
 
-/// One RowSource per worker: CPU threads, or one per GPU. Throws NoGpu when CUDA cannot be used.
+/// --device cuda asked for and no GPU usable: exit code kNoGpu rather than kFailed.
 struct NoGpu : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// One RowSource per worker: CPU threads, or one per GPU. Throws NoGpu when CUDA cannot be used.
 std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, const WriteOptions& wopt,
                                     std::vector<std::shared_ptr<CudaGenerator>>& gpus) {
   std::vector<RowSource> sources;
@@ -87,6 +89,26 @@ bool all_shards_present(const RunOptions& opt) {
   return true;
 }
 
+/// Generates the selected rows without writing them and prints what `trainrt inspect` would.
+int dry_run(const RunOptions& opt, const Model& model, const std::vector<RowSource>& sources, WriteOptions& wopt) {
+  std::vector<ShardTask> tasks;
+  uint64_t rows = 0;
+  for (uint32_t i = 0; i < opt.layout.shards; ++i) {
+    if (opt.shard_index && *opt.shard_index != i) continue;
+    tasks.push_back({i, shard_first_row(opt.spec.rows, i, opt.layout.shards),
+                     shard_row_count(opt.spec.rows, i, opt.layout.shards)});
+    rows += tasks.back().rows;
+  }
+  Progress progress(opt.quiet, static_cast<uint32_t>(tasks.size()), rows);
+  wopt.on_rows = [&](uint64_t r) { progress.rows_written(r); };
+  TableSummary summary;
+  summary.features = opt.spec.features;
+  add_checksum_terms(summary, rows, write_shards(model, tasks, sources, wopt));
+  progress.done();
+  fmt::print("{}", format_summary(summary, false));
+  return kOk;
+}
+
 }  // namespace
 
 int run_datagen(const RunOptions& opt) {
@@ -105,8 +127,10 @@ int run_datagen(const RunOptions& opt) {
     wopt.dir = opt.out_dir;
     wopt.layout = opt.layout;
     wopt.fsync = opt.fsync;
+    wopt.dry_run = opt.dry_run;
     std::vector<std::shared_ptr<CudaGenerator>> gpus;
     std::vector<RowSource> sources = make_sources(opt, model, wopt, gpus);
+    if (opt.dry_run) return dry_run(opt, model, sources, wopt);
     fs::create_directories(opt.out_dir);
     claim_folder(opt.out_dir, to_json(opt.spec, opt.layout));
 

@@ -20,6 +20,7 @@ struct RunOptions {
   unsigned threads = 0;  ///< CPU worker threads; 0: one per hardware thread
   bool quiet = false;
   bool fsync = false;
+  bool dry_run = false;  ///< generate the rows and print their checksum (as inspect would), write nothing
 };
 
 /// Runs datagen and returns the process exit code (commands.h), reporting problems on stderr.

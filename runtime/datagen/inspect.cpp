@@ -34,11 +34,21 @@ void TableAccumulator::add_stat(size_t column, float v) {
   if (summary_.rows == 0 || v > c.max) c.max = v;
 }
 
+uint64_t row_checksum(uint64_t row, const float* features, uint32_t count, float label) {
+  constexpr uint64_t kBasis = 0xcbf29ce484222325ull, kPrime = 0x100000001b3ull;
+  uint64_t lanes[4] = {kBasis, kBasis, kBasis, kBasis};
+  uint32_t i = 0;
+  for (; i + 4 <= count; i += 4)
+    for (uint32_t t = 0; t < 4; ++t) lanes[t] = (lanes[t] ^ philox::float_bits(features[i + t])) * kPrime;
+  for (; i < count; ++i) lanes[i % 4] = (lanes[i % 4] ^ philox::float_bits(features[i])) * kPrime;
+  lanes[count % 4] = (lanes[count % 4] ^ philox::float_bits(label)) * kPrime;  // the label is word `count`
+  uint64_t h = kBasis;
+  for (uint64_t lane : lanes) h = (h ^ lane) * kPrime;
+  return mix64(h + row * 0x9E3779B97F4A7C15ull);
+}
+
 void TableAccumulator::add_row(uint64_t row, const float* features, float label) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint32_t i = 0; i < summary_.features; ++i) h = (h ^ philox::float_bits(features[i])) * 0x100000001b3ull;
-  h = (h ^ philox::float_bits(label)) * 0x100000001b3ull;
-  summary_.checksum += mix64(h + row * 0x9E3779B97F4A7C15ull);
+  summary_.checksum += row_checksum(row, features, summary_.features, label);
   if (stats_) {
     for (uint32_t i = 0; i < summary_.features; ++i) add_stat(i, features[i]);
     add_stat(summary_.features, label);

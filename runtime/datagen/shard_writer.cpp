@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -18,6 +19,7 @@
 
 #include "common/shard_format.h"
 #include "datagen/cpu_generator.h"
+#include "datagen/inspect.h"
 #include "datagen/table.h"
 
 namespace trainrt::datagen {
@@ -35,6 +37,7 @@ struct Slot {
   int64_t ready = -1;  ///< the piece whose data the slot holds
   std::vector<float> features, labels;
   parquet::EncodedRowGroup group;
+  uint64_t checksum_terms = 0;  ///< dry run: the piece's rows' checksum terms, summed
 };
 
 /// A shard being written under its temporary name.
@@ -142,11 +145,10 @@ class ShardSink {
 
   void begin(const ShardTask& task) {
     task_ = task;
+    hasher_ = PayloadHasher{};
     file_ = std::make_unique<OpenShard>(temp_shard_path(opt_.dir, task.index, opt_.layout),
                                         shard_path(opt_.dir, task.index, opt_.layout));
-    if (opt_.layout.format == Format::kNative) {
-      hasher_ = PayloadHasher{};
-    } else {
+    if (opt_.layout.format == Format::kParquet) {
       const Spec& s = model_.spec;
       parquet_ = std::make_unique<parquet::FileWriter>(
           column_names(s.features),
@@ -164,7 +166,7 @@ class ShardSink {
 
   void add(const Piece& piece, const Slot& slot) {
     if (opt_.layout.format == Format::kNative) {
-      // One thread writes: parallel writes to one file only contend for its inode lock.
+      // Features and labels to their places; the features hashed now, in row order.
       const uint64_t row_in_shard = piece.first_row - task_.first_row, f = model_.spec.features;
       const size_t bytes = piece.rows * f * sizeof(float);
       file_->write_at(slot.features.data(), bytes, sizeof(ShardHeader) + row_in_shard * f * sizeof(float));
@@ -180,7 +182,7 @@ class ShardSink {
 
   void finish() {
     if (opt_.layout.format == Format::kNative) {
-      // The labels follow the features in the payload: hash them as the workers wrote them.
+      // The labels follow the features in the payload: read them back to hash them last.
       std::vector<char> buf(1u << 20);
       const uint64_t end = native_shard_bytes(task_.rows, model_.spec.features);
       for (uint64_t at = label_offset(task_, model_.spec.features); at < end; at += buf.size()) {
@@ -217,6 +219,8 @@ class Pipeline {
       : model_(model), tasks_(tasks), sources_(sources), opt_(opt),
         pieces_(cut_pieces(tasks, max_block_rows(model.spec.features, opt))), slots_(2 * sources.size() + 1) {}
 
+  uint64_t checksum_terms() const { return checksum_terms_; }
+
   void run() {
     std::vector<std::thread> workers;
     for (size_t w = 0; w < sources_.size(); ++w) workers.emplace_back([this, w] { work(w); });
@@ -250,10 +254,15 @@ class Pipeline {
       }
       try {
         const Piece& piece = pieces_[p];
-        if (opt_.layout.format == Format::kNative) {
+        if (opt_.dry_run || opt_.layout.format == Format::kNative) {
           slot.features.resize(piece.rows * f);
           slot.labels.resize(piece.rows);
           if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, slot.features.data(), slot.labels.data());
+          if (opt_.dry_run) {
+            slot.checksum_terms = 0;
+            for (uint64_t i = 0; i < piece.rows; ++i)
+              slot.checksum_terms += row_checksum(piece.first_row + i, slot.features.data() + i * f, f, slot.labels[i]);
+          }
         } else if (piece.rows > 0) {
           row_major.resize(piece.rows * f);
           labels.resize(piece.rows);
@@ -283,9 +292,13 @@ class Pipeline {
         if (error_) return;
       }
       const Piece& piece = pieces_[p];
-      if (piece.first_of_shard) sink.begin(tasks_[piece.task]);
-      sink.add(piece, slot);
-      if (piece.last_of_shard) sink.finish();
+      if (opt_.dry_run) {
+        checksum_terms_ += slot.checksum_terms;
+      } else {
+        if (piece.first_of_shard) sink.begin(tasks_[piece.task]);
+        sink.add(piece, slot);
+        if (piece.last_of_shard) sink.finish();
+      }
       rows += piece.rows;
       {
         std::lock_guard lock(mu_);
@@ -293,7 +306,7 @@ class Pipeline {
         cv_.notify_all();
       }
       if (opt_.on_rows) opt_.on_rows(rows);
-      if (piece.last_of_shard && opt_.on_shard) opt_.on_shard(tasks_[piece.task]);
+      if (piece.last_of_shard && opt_.on_shard && !opt_.dry_run) opt_.on_shard(tasks_[piece.task]);
     }
   }
 
@@ -308,20 +321,23 @@ class Pipeline {
   std::condition_variable cv_;
   size_t consumed_ = 0;
   std::exception_ptr error_;
+  uint64_t checksum_terms_ = 0;
 };
 
 }  // namespace
 
 uint64_t max_block_rows(uint32_t features, const WriteOptions& opt) {
   const uint64_t row_bytes = 4 * (uint64_t{features} + 1);
-  if (opt.layout.format == Format::kNative) return std::max<uint64_t>(1, opt.block_bytes / row_bytes);
+  if (opt.dry_run || opt.layout.format == Format::kNative) return std::max<uint64_t>(1, opt.block_bytes / row_bytes);
   return std::clamp<uint64_t>(opt.row_group_bytes / row_bytes, 1, uint64_t{1} << 20);
 }
 
-void write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
-                  const WriteOptions& opt) {
+uint64_t write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
+                      const WriteOptions& opt) {
   if (sources.empty()) throw std::invalid_argument("write_shards needs at least one row source");
-  Pipeline(model, tasks, sources, opt).run();
+  Pipeline pipeline(model, tasks, sources, opt);
+  pipeline.run();
+  return pipeline.checksum_terms();
 }
 
 }  // namespace trainrt::datagen

@@ -1,8 +1,9 @@
 #pragma once
 // Writing shards: worker threads generate blocks of rows in parallel; one writer thread puts them
-// in the file (parallel writes to one file only contend for its inode lock). Native: ~2 MiB blocks,
-// features and labels each written to their places and hashed in row order (the labels, read back
-// at the end, last), then the header. Parquet: whole row groups, transposed and encoded by the
+// in the files in row order (parallel writes to one file only contend for its inode lock, and
+// generating into a mapped file cost more in page faults than write()'s copy). Native: ~2 MiB
+// blocks, features and labels each written to their places and hashed in row order (the labels,
+// read back at the end, last), then the header. Parquet: whole row groups, transposed and encoded by the
 // worker, appended in row order, then the footer. Each shard goes to a temporary name and is
 // renamed once complete, so a shard file that exists under its final name is whole.
 #include <cstdint>
@@ -31,6 +32,7 @@ struct WriteOptions {
   uint64_t block_bytes = 2u << 20;             ///< native: rows per block ~ this many bytes
   uint64_t row_group_bytes = 32u << 20;        ///< Parquet: rows per row group ~ this many bytes
   uint32_t page_values = parquet::kDefaultPageValues;
+  bool dry_run = false;  ///< generate and checksum the rows (inspect.h), write nothing
   std::function<void(uint64_t rows)> on_rows;  ///< rows written so far, after each block
   std::function<void(const ShardTask&)> on_shard;  ///< a shard was renamed into place
 };
@@ -38,9 +40,10 @@ struct WriteOptions {
 /// The most rows a RowSource is asked for at once.
 uint64_t max_block_rows(uint32_t features, const WriteOptions& opt);
 
-/// Generates and writes `tasks` in order with one worker thread per source. Throws
-/// std::runtime_error naming the file and what failed.
-void write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
+/// Generates and writes `tasks` in order with one worker thread per source; returns the sum of the
+/// rows' row_checksum() terms with dry_run (else 0). Throws std::runtime_error naming the file and
+/// what failed.
+uint64_t write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
                   const WriteOptions& opt);
 
 }  // namespace trainrt::datagen
