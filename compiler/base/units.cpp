@@ -28,6 +28,22 @@ std::optional<double> parse_quantity(std::string_view q) {
   return v * scale;
 }
 
+std::optional<double> parse_byte_size(std::string_view s) {
+  static const std::array<std::pair<std::string_view, double>, 9> units{{
+      {"KiB", 1024.0}, {"MiB", std::pow(1024.0, 2)}, {"GiB", std::pow(1024.0, 3)}, {"TiB", std::pow(1024.0, 4)},
+      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1.0},
+  }};
+  for (const auto& [unit, scale] : units) {
+    if (s.size() <= unit.size() || s.substr(s.size() - unit.size()) != unit) continue;
+    std::string_view num = s.substr(0, s.size() - unit.size());
+    double v = 0;
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    if (ec != std::errc() || end != num.data() + num.size() || v < 0) return std::nullopt;
+    return v * scale;
+  }
+  return std::nullopt;
+}
+
 std::optional<int> parse_duration(std::string_view d) {
   if (d.size() < 2) return std::nullopt;
   int unit = 0;

@@ -14,6 +14,15 @@ TEST_CASE("quantities") {
   CHECK_FALSE(parse_quantity("-1").has_value());
 }
 
+TEST_CASE("byte sizes") {
+  CHECK(parse_byte_size("6TB") == doctest::Approx(6e12));
+  CHECK(parse_byte_size("64GiB") == doctest::Approx(64.0 * (1ull << 30)));
+  CHECK(parse_byte_size("1.5MB") == doctest::Approx(1.5e6));
+  CHECK(parse_byte_size("100B") == doctest::Approx(100));
+  CHECK_FALSE(parse_byte_size("6T").has_value());
+  CHECK_FALSE(parse_byte_size("TB").has_value());
+}
+
 TEST_CASE("durations") {
   CHECK(parse_duration("90s") == 90);
   CHECK(parse_duration("10m") == 600);

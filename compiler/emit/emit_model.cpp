@@ -18,6 +18,16 @@ ojson map_json(const StringMap& m) {
 
 ojson ref_json(const StoreRef& r) { return {{"store", r.store}, {"path", r.path}, {"url", r.url}}; }
 
+ojson loc_json(const StoreLoc& l) { return {{"store", l.store}, {"path", l.path}, {"podPath", l.pod_path}}; }
+
+ojson datagen_json(const Datagen& d) {
+  return {{"rows", d.rows}, {"size", d.size}, {"features", d.features}, {"task", d.task},
+          {"informative", d.informative}, {"redundant", d.redundant}, {"repeated", d.repeated},
+          {"classes", d.classes}, {"clustersPerClass", d.clusters_per_class}, {"classSep", d.class_sep},
+          {"flipY", d.flip_y}, {"hypercube", d.hypercube}, {"weights", d.weights}, {"shards", d.shards},
+          {"seed", d.seed}, {"format", d.format}, {"to", loc_json(d.to)}};
+}
+
 ojson pool_json(const Pool& p) {
   ojson j;
   j["machine"] = p.machine;
@@ -54,6 +64,10 @@ ojson step_json(const Step& s) {
   j["procsPerNode"] = s.procs_per_node;
   j["workdir"] = s.workdir;
   if (s.torchrun) j["torchrun"] = {{"script", s.torchrun->script}, {"args", s.torchrun->args}, {"port", s.torchrun->port}};
+  else if (s.datagen) j["datagen"] = datagen_json(*s.datagen);
+  else if (s.xgboost)
+    j["xgboost"] = {{"from", loc_json(s.xgboost->from)}, {"to", loc_json(s.xgboost->to)}, {"rounds", s.xgboost->rounds},
+                    {"checkpointEvery", s.xgboost->checkpoint_every}, {"params", map_json(s.xgboost->params)}};
   else j["command"] = s.command;
   j["env"] = map_json(s.env);
   j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};

@@ -17,8 +17,7 @@ std::string number(double v) { return fmt::format("{}", v); }
 std::vector<std::string> datagen_words(const Datagen& d, int threads) {
   std::vector<std::string> w{"trainrt", "datagen"};
   auto flag = [&](const char* name, const std::string& value) { w.push_back(sh_quote(fmt::format("--{}={}", name, value))); };
-  if (d.rows > 0) flag("rows", std::to_string(d.rows));
-  else flag("size", d.size);
+  flag("rows", std::to_string(d.rows));
   flag("features", std::to_string(d.features));
   flag("task", d.task);
   flag("informative", std::to_string(d.informative));

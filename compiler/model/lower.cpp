@@ -1,6 +1,7 @@
 #include "model/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -340,9 +341,14 @@ class Lowerer {
     Datagen d;
     d.rows = get_or<long long>(g, "rows", 0);
     d.size = get_or<std::string>(g, "size", "");
-    if ((d.rows == 0) == d.size.empty())
+    if (g.contains("rows") == g.contains("size"))
       doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
     d.features = g["features"];
+    if (!d.size.empty())
+      d.rows = static_cast<long long>(std::floor(parse_byte_size(d.size).value_or(0) / ((d.features + 1) * 4.0)));
+    if (!d.size.empty() && d.rows < 1)
+      doc_.error(diags_, ptr_key(ptr, "size"),
+                 fmt::format("{} holds less than one row of {} float32 features and a label", d.size, d.features));
     d.task = get_or<std::string>(g, "task", "classification");
     d.informative = get_or(g, "informative", std::min(2, d.features));
     d.redundant = get_or(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0);

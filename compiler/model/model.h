@@ -133,8 +133,8 @@ struct StoreLoc {
 
 /// A trainrt datagen step: make_classification / make_regression semantics.
 struct Datagen {
-  long long rows = 0;
-  std::string size;  ///< "6TB" when given instead of rows
+  long long rows = 0;  ///< given, or resolved from `size` (bytes of float32 features + label)
+  std::string size;    ///< "6TB" when the spec gave a size; kept for the model dump
   int features = 0, informative = 2, redundant = 2, repeated = 0, classes = 2, clusters_per_class = 2;
   double class_sep = 1.0, flip_y = 0.01;
   bool hypercube = true;

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <fstream>
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -70,23 +69,6 @@ fs::path local_path(const LocalRunOptions& opt, const StoreLoc& loc) {
   std::string rel = loc.path;
   while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
   return opt.workdir / "stores" / loc.store / rel;
-}
-
-double parse_size(const std::string& size) {
-  static const std::regex re("([0-9]+(?:\\.[0-9]+)?)(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)");
-  std::smatch m;
-  if (!std::regex_match(size, m, re)) return 0;
-  const std::string unit = m[2];
-  double scale = 1;
-  if (unit == "KB") scale = 1e3;
-  else if (unit == "MB") scale = 1e6;
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "TB") scale = 1e12;
-  else if (unit == "KiB") scale = 1024.0;
-  else if (unit == "MiB") scale = std::pow(1024.0, 2);
-  else if (unit == "GiB") scale = std::pow(1024.0, 3);
-  else if (unit == "TiB") scale = std::pow(1024.0, 4);
-  return std::stod(m[1]) * scale;
 }
 
 std::vector<std::string> datagen_argv(const Step& step, const LocalRunOptions& opt, long long rows) {
@@ -173,8 +155,7 @@ int run_distributed_train(const Step& step, const LocalRunOptions& opt) {
 }  // namespace
 
 long long scaled_rows(const Datagen& d, double scale) {
-  double rows = d.rows > 0 ? static_cast<double>(d.rows) : parse_size(d.size) / ((d.features + 1) * 4.0);
-  return std::max(1LL, static_cast<long long>(std::floor(rows * scale)));
+  return std::max(1LL, static_cast<long long>(std::floor(static_cast<double>(d.rows) * scale)));
 }
 
 int run_local(const System& sys, const LocalRunOptions& opt) {

@@ -22,7 +22,7 @@ struct LocalRunOptions {
 /// setup errors). Prints progress to stdout and errors to stderr.
 int run_local(const System& sys, const LocalRunOptions& opt);
 
-/// Rows a datagen step makes at `scale`: from rows, or from size in bytes of float32 features + label.
+/// Rows a datagen step makes at `scale` (lowering resolved `size` into rows).
 long long scaled_rows(const Datagen& d, double scale);
 
 }  // namespace trainc
