@@ -35,7 +35,8 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   auto system = lower(*doc, diags);
   if (!system || !run_checks(*system, *doc, diags)) return std::nullopt;
   Compiled out{std::move(*system), {}};
-  for (const auto& emitter : emitters()) emitter->emit(out.system, out.files);
+  const k8s::Plan plan = k8s::plan(out.system);
+  for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
   add_manifest(out.files);
   return out;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The pipeline: load -> validate -> lower -> check -> emit. Writing is the CLI's job (io/).
+// The pipeline: load -> validate -> lower -> check -> plan -> emit. Writing is the CLI's job (io/).
 #include <optional>
 #include <string>
 

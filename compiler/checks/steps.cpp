@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/overloaded.h"
 #include "checks/checks.h"
 
 namespace trainc {
@@ -19,46 +20,39 @@ const std::vector<std::string>& reserved_env(const Step& step) {
   return step.distributed() ? multi : single;
 }
 
-const char* const kKinds[] = {"torchrun", "command", "datagen", "xgboost"};
-
-/// Exactly one of torchrun, command, datagen, xgboost; the image each needs; multi-node only where
-/// something coordinates the pods.
-void check_kind(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
-  std::vector<std::string> set;
-  for (const char* k : kKinds)
-    if (doc.root.contains(nlohmann::json::json_pointer(ptr_key(step.ptr, k)))) set.push_back(k);
-  if (set.size() > 1) {
-    doc.error(diags, ptr_key(step.ptr, set[1]),
-              fmt::format("step '{}' sets both '{}' and '{}'; keep one", step.name, set[0], set[1]), Anchor::key,
-              {doc.note(ptr_key(step.ptr, set[0]), fmt::format("'{}' is set here", set[0]), Anchor::key)});
-  } else if (set.empty()) {
-    doc.error(diags, step.ptr,
-              fmt::format("step '{}' says nothing to run; add 'torchrun: {{script: ...}}', 'command: [...]', "
-                          "'datagen: {{...}}' or 'xgboost: {{...}}'",
-                          step.name));
-  } else if (set[0] == "command" && step.command.empty()) {
-    doc.error(diags, ptr_key(step.ptr, "command"), "'command' is empty; name the program to run");
-  }
-  const bool image_given = doc.root.contains(nlohmann::json::json_pointer(ptr_key(step.ptr, "image")));
-  if (step.uses_trainrt()) {
-    if (sys.runtime_image.empty() && !image_given)
+/// The image each kind needs; multi-node only where something coordinates the pods. (Lowering
+/// has already made sure exactly one kind is set.)
+void check_kind(const Step& step, const Document& doc, Diagnostics& diags) {
+  auto needs_runtime_image = [&] {
+    if (step.image.empty())  // lowering falls back to runtime.image, so neither was given
       doc.error(diags, ptr_key(step.ptr, step.kind()),
                 fmt::format("'{}' steps run the trainrt image: set runtime: {{image: ...}} (build it from "
                             "docker/trainrt.Dockerfile in the output) or the step's 'image'",
                             step.kind()),
                 Anchor::key);
-  } else if (!image_given && !set.empty()) {
-    doc.error(diags, step.ptr, fmt::format("missing required key 'image' in {}", ptr_display(step.ptr)), Anchor::key);
-  }
-  if (step.distributed() && step.command.size() > 0 && !step.torchrun && !step.uses_trainrt())
-    doc.error(diags, ptr_key(step.ptr, "nodes"),
-              fmt::format("step '{}' runs on {} nodes but has nothing to coordinate them; multi-node steps use "
-                          "torchrun, datagen or xgboost",
-                          step.name, step.nodes));
-  if (step.datagen && step.datagen->shards % step.nodes != 0)
-    doc.error(diags, ptr_key(ptr_key(step.ptr, "datagen"), "shards"),
-              fmt::format("{} shards do not divide among {} pods; use a multiple of {}", step.datagen->shards,
-                          step.nodes, step.nodes));
+  };
+  auto needs_user_image = [&] {
+    if (step.image.empty())
+      doc.error(diags, step.ptr, fmt::format("missing required key 'image' in {}", ptr_display(step.ptr)), Anchor::key);
+  };
+  match(
+      step.run, [&](const Torchrun&) { needs_user_image(); },
+      [&](const Command&) {
+        needs_user_image();
+        if (step.distributed())
+          doc.error(diags, ptr_key(step.ptr, "nodes"),
+                    fmt::format("step '{}' runs on {} nodes but has nothing to coordinate them; multi-node steps use "
+                                "torchrun, datagen or xgboost",
+                                step.name, step.nodes));
+      },
+      [&](const Datagen& d) {
+        needs_runtime_image();
+        if (d.shards % step.nodes != 0)
+          doc.error(diags, ptr_key(ptr_key(step.ptr, "datagen"), "shards"),
+                    fmt::format("{} shards do not divide among {} pods; use a multiple of {}", d.shards, step.nodes,
+                                step.nodes));
+      },
+      [&](const XGBoost&) { needs_runtime_image(); });
 }
 
 }  // namespace
@@ -69,7 +63,7 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
               "the spec has no steps and no 'gcp' infrastructure, so there is nothing to generate; add a step to "
               "'pipeline' or a 'gcp' section");
   for (const auto& step : sys.steps) {
-    check_kind(sys, step, doc, diags);
+    check_kind(step, doc, diags);
     const Mount* ckpt_mount = nullptr;
     if (step.checkpoints)
       for (const auto& m : step.mounts)

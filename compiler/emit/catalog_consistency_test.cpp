@@ -9,6 +9,7 @@
 
 #include "driver.h"
 #include "emit/k8s_names.h"
+#include "emit/k8s_plan.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -72,7 +73,7 @@ TEST_CASE("pools, Terraform, scripts and pods agree with the catalog row") {
     for (const auto& step : sys.steps) {
       const Pool* pool = sys.pool(step.pool);
       if (!pool || !pool->accelerator || step.gpus == 0) continue;
-      YAML::Node job = YAML::Load(files.at(k8s::step_files(step).job));
+      YAML::Node job = YAML::Load(files.at(k8s::plan(sys).workload(step.name)->done().file));
       auto pod = job["spec"]["template"]["spec"];
       CHECK(pod["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == pool->accelerator->type);
       int gpus = pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>();

@@ -40,7 +40,7 @@ std::string trainrt_dockerfile() {
 class DockerEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "docker"; }
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     if (uses_trainrt(sys)) out.add("docker/trainrt.Dockerfile", trainrt_dockerfile());
   }
 };

@@ -12,7 +12,7 @@ constexpr const char* kPath = "docker/trainrt.Dockerfile";
 std::string emit_docker(const System& sys) {
   OutputSink out;
   for (const auto& e : emitters())
-    if (e->name() == "docker") e->emit(sys, out);
+    if (e->name() == "docker") e->emit(sys, k8s::plan(sys), out);
   auto it = out.files().find(kPath);
   return it == out.files().end() ? "" : it->second;
 }
@@ -24,7 +24,7 @@ System on_gcp() {
   sys.gcp = Gcp{"proj", "us-central1", "us-central1-b", ""};
   Step train;
   train.name = "train";
-  train.xgboost = XGBoost{};
+  train.run = XGBoost{};
   sys.steps.push_back(train);
   return sys;
 }

@@ -1,13 +1,15 @@
-// Kubernetes target: Namespace, the entry-script ConfigMap, the headless Service and the Job of
-// each step, and a kustomization.yaml listing them, under k8s/.
+// Kubernetes target: every object of the plan (emit/k8s_plan.h) under k8s/, and a
+// kustomization.yaml listing them in apply order.
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/emitter.h"
-#include "emit/entry_script.h"
 #include "emit/k8s_names.h"
+#include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
 
 namespace trainc {
@@ -69,7 +71,7 @@ ojson container(const System& sys, const Step& step) {
                    {"valueFrom",
                     {{"fieldRef", {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
     env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
-    env.push_back(env_var("MASTER_PORT", std::to_string(step.torchrun ? step.torchrun->port : 29500)));
+    env.push_back(env_var("MASTER_PORT", std::to_string(rendezvous_port(step.run))));
   }
   std::set<std::string> regions, secrets;
   auto note_store = [&](const std::string& store) {
@@ -91,7 +93,7 @@ ojson container(const System& sys, const Step& step) {
     c["envFrom"] = from;
   }
   if (step.distributed())
-    c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", step.torchrun ? step.torchrun->port : 29500}}});
+    c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", rendezvous_port(step.run)}}});
   ojson requests = ojson::object(), limits = ojson::object();
   for (const auto& [k, v] : step.resources.requests) requests[k] = v;
   for (const auto& [k, v] : step.resources.limits) limits[k] = v;
@@ -119,19 +121,25 @@ ojson container(const System& sys, const Step& step) {
   }
   c["volumeMounts"] = mounts;
   // Liveness judges the heartbeat's age, never a file written only at the end of a run.
-  if (step.uses_trainrt()) {
-    c["livenessProbe"] = exec_argv({"trainrt", "probe", "live", "--heartbeat", step.heartbeat.file, "--max-age",
-                                    format_duration(step.heartbeat.max_age_seconds)},
-                                   60, 3);
-    std::vector<std::string> ready{"trainrt", "probe", "ready", "--path", fmt::format("{}/ready", k8s::kStateDir)};
-    if (step.xgboost) ready.insert(ready.end(), {"--path", step.xgboost->from.pod_path});
-    c["readinessProbe"] = exec_argv(ready, 15, 1);
-  } else {
+  const std::string ready_file = fmt::format("{}/ready", k8s::kStateDir);
+  auto trainrt_probes = [&](std::vector<std::string> ready_paths) {
+    c["livenessProbe"] =
+        exec_argv(trainrt::exec_argv(trainrt::probe_live(step.heartbeat.file, step.heartbeat.max_age_seconds)), 60, 3);
+    ready_paths.insert(ready_paths.begin(), ready_file);
+    c["readinessProbe"] = exec_argv(trainrt::exec_argv(trainrt::probe_ready(ready_paths)), 15, 1);
+  };
+  // A user image may lack trainrt: its probes are shell, on the same files.
+  auto shell_probes = [&] {
     c["livenessProbe"] = exec_probe(fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file,
                                                 step.heartbeat.max_age_seconds),
                                     60, 3);
-    c["readinessProbe"] = exec_probe(fmt::format("test -f {}/ready", k8s::kStateDir), 15, 1);
-  }
+    c["readinessProbe"] = exec_probe(fmt::format("test -f {}", ready_file), 15, 1);
+  };
+  // Liveness judges the heartbeat's age, never a file written only at the end of a run.
+  match(
+      step.run, [&](const Torchrun&) { shell_probes(); }, [&](const Command&) { shell_probes(); },
+      [&](const Datagen&) { trainrt_probes({}); },
+      [&](const XGBoost& x) { trainrt_probes({x.from.pod_path}); });
   return c;
 }
 
@@ -155,15 +163,15 @@ std::string rdma_interfaces(int gpus) {
   return out + "]";
 }
 
-ojson job(const System& sys, const Step& step, const std::string& configmap) {
+ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
   ojson j;
-  j["apiVersion"] = "batch/v1";
-  j["kind"] = "Job";
-  j["metadata"] = metadata(k8s::job_name(sys, step), sys.ns, step_labels(sys, step));
+  j["apiVersion"] = obj.api_version;
+  j["kind"] = obj.kind;
+  j["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
   if (!step.annotations.empty()) j["metadata"]["annotations"] = step.annotations;
   ojson spec;
   // A failed rank takes the others down with it, so one retry of the step costs `nodes` pod failures.
-  spec["backoffLimit"] = step.retries * step.nodes;
+  spec["backoffLimit"] = static_cast<long long>(step.retries) * step.nodes;
   if (step.distributed()) {
     spec["completions"] = step.nodes;
     spec["parallelism"] = step.nodes;
@@ -221,12 +229,12 @@ ojson job(const System& sys, const Step& step, const std::string& configmap) {
   return j;
 }
 
-ojson headless_service(const System& sys, const Step& step) {
+ojson headless_service(const System& sys, const Step& step, const k8s::Object& obj) {
   ojson s;
-  s["apiVersion"] = "v1";
-  s["kind"] = "Service";
-  s["metadata"] = metadata(k8s::job_name(sys, step), sys.ns, step_labels(sys, step));
-  int port = step.torchrun ? step.torchrun->port : 29500;
+  s["apiVersion"] = obj.api_version;
+  s["kind"] = obj.kind;
+  s["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
+  int port = rendezvous_port(step.run);
   s["spec"] = {
       {"clusterIP", "None"},
       // Ranks must resolve each other before any of them is Ready.
@@ -237,40 +245,54 @@ ojson headless_service(const System& sys, const Step& step) {
   return s;
 }
 
+ojson typed(const k8s::Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
+
+/// One object of the plan, built for its role.
+ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
+  switch (obj.role) {
+    case k8s::Role::kNamespace: {
+      ojson ns = typed(obj);
+      ns["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "namespace"));
+      return ns;
+    }
+    case k8s::Role::kServiceAccount: {
+      ojson sa = typed(obj);
+      sa["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, sys.name, sys.name, "identity"));
+      sa["metadata"]["annotations"] = {{"iam.gke.io/gcp-service-account", sys.identity->gsa_email(*sys.gcp)}};
+      return sa;
+    }
+    case k8s::Role::kEntryScript: {
+      ojson cm = typed(obj);
+      cm["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, *w->step));
+      cm["data"] = {{"entrypoint.sh", w->entry_script}};
+      return cm;
+    }
+    case k8s::Role::kRendezvous: return headless_service(sys, *w->step, obj);
+    case k8s::Role::kBatchJob: {
+      std::string configmap;
+      for (const auto& o : w->objects)
+        if (o.role == k8s::Role::kEntryScript) configmap = o.name;
+      return job(sys, *w->step, obj, configmap);
+    }
+  }
+  throw std::logic_error("unknown object role");
+}
+
 class K8sEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "k8s"; }
 
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
     std::vector<std::string> resources;  // relative to k8s/, as kustomize wants them
-    auto add = [&](const std::string& file, const ojson& obj, std::string_view what) {
-      out.add(file, to_yaml(obj, header(sys, what)));
-      resources.push_back(file.substr(4));
+    auto add = [&](const k8s::Object& obj, const k8s::Workload* w) {
+      out.add(obj.file, to_yaml(build(sys, obj, w), header(sys, obj.what)));
+      resources.push_back(obj.file.substr(4));
     };
-    if (sys.owns_namespace) {
-      ojson ns{{"apiVersion", "v1"}, {"kind", "Namespace"},
-               {"metadata", metadata(sys.ns, "", labels_for(sys, sys.name, sys.name, "namespace"))}};
-      add(std::string(k8s::kNamespaceFile), ns, "namespace");
-    }
-    if (sys.identity && sys.gcp) {
-      ojson sa{{"apiVersion", "v1"}, {"kind", "ServiceAccount"},
-               {"metadata", metadata(sys.identity->ksa, sys.ns, labels_for(sys, sys.name, sys.name, "identity"))}};
-      sa["metadata"]["annotations"] = {{"iam.gke.io/gcp-service-account", sys.identity->gsa_email(*sys.gcp)}};
-      add(std::string(k8s::kServiceAccountFile), sa, "Workload Identity service account");
-    }
-    for (const auto& step : sys.steps) {
-      std::string script = entry_script(sys, step);
-      std::string cm_name = k8s::configmap_name(sys, step, script);
-      ojson cm{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", metadata(cm_name, sys.ns, step_labels(sys, step))},
-               {"data", {{"entrypoint.sh", script}}}};
-      const auto files = k8s::step_files(step);
-      add(files.configmap, cm, fmt::format("entry script of step '{}'", step.name));
-      if (!files.service.empty())
-        add(files.service, headless_service(sys, step), fmt::format("rendezvous service of step '{}'", step.name));
-      add(files.job, job(sys, step, cm_name), fmt::format("step '{}'", step.name));
-    }
+    for (const auto& obj : plan.shared) add(obj, nullptr);
+    for (const auto& w : plan.workloads)
+      for (const auto& obj : w.objects) add(obj, &w);
     ojson k{{"apiVersion", "kustomize.config.k8s.io/v1beta1"}, {"kind", "Kustomization"}, {"resources", resources}};
-    out.add("k8s/kustomization.yaml", to_yaml(k, header(sys, "kustomization")));
+    out.add(plan.kustomization, to_yaml(k, header(sys, "kustomization")));
   }
 };
 

@@ -24,7 +24,7 @@ static System two_node_system() {
   s.nodes = 4;
   s.gpus = 1;
   s.procs_per_node = 1;
-  s.torchrun = Torchrun{"/workspace/mnist.py", {"--epochs=1"}, 3389};
+  s.run = Torchrun{"/workspace/mnist.py", {"--epochs=1"}, 3389};
   s.shm = "2Gi";
   sys.steps.push_back(s);
   return sys;
@@ -33,7 +33,7 @@ static System two_node_system() {
 TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
   System sys = two_node_system();
   OutputSink out;
-  new_k8s_emitter()->emit(sys, out);
+  new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
   YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
   CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
   CHECK(job["spec"]["completions"].as<int>() == 4);
@@ -64,7 +64,7 @@ TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
 TEST_CASE("the entry-script ConfigMap name follows the script's content") {
   System sys = two_node_system();
   std::string a = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
-  sys.steps[0].torchrun->args.push_back("--lr=0.1");
+  std::get<Torchrun>(sys.steps[0].run).args.push_back("--lr=0.1");
   std::string b = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
   CHECK(a != b);
   CHECK(a.rfind("mnist-train-", 0) == 0);

@@ -1,6 +1,7 @@
 // model.yaml: the lowered model, so a golden diff shows exactly what lowering did.
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/emitter.h"
 #include "emit/yaml_writer.h"
@@ -63,12 +64,14 @@ ojson step_json(const Step& s) {
   j["gpus"] = s.gpus;
   j["procsPerNode"] = s.procs_per_node;
   j["workdir"] = s.workdir;
-  if (s.torchrun) j["torchrun"] = {{"script", s.torchrun->script}, {"args", s.torchrun->args}, {"port", s.torchrun->port}};
-  else if (s.datagen) j["datagen"] = datagen_json(*s.datagen);
-  else if (s.xgboost)
-    j["xgboost"] = {{"from", loc_json(s.xgboost->from)}, {"to", loc_json(s.xgboost->to)}, {"rounds", s.xgboost->rounds},
-                    {"checkpointEvery", s.xgboost->checkpoint_every}, {"params", map_json(s.xgboost->params)}};
-  else j["command"] = s.command;
+  j[s.kind()] = match(
+      s.run,
+      [](const Torchrun& t) { return ojson{{"script", t.script}, {"args", t.args}, {"port", t.port}}; },
+      [](const Command& c) { return ojson(c.argv); }, [](const Datagen& d) { return datagen_json(d); },
+      [](const XGBoost& x) {
+        return ojson{{"from", loc_json(x.from)}, {"to", loc_json(x.to)}, {"rounds", x.rounds},
+                     {"checkpointEvery", x.checkpoint_every}, {"params", map_json(x.params)}};
+      });
   j["env"] = map_json(s.env);
   j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};
   j["shm"] = s.shm;
@@ -97,7 +100,7 @@ class ModelEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "model"; }
 
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     ojson m;
     m["name"] = sys.name;
     m["gcp"] = sys.gcp ? ojson{{"project", sys.gcp->project}, {"region", sys.gcp->region}, {"zone", sys.gcp->zone}}

@@ -2,23 +2,27 @@
 #include <fmt/format.h>
 
 #include "emit/emitter.h"
-#include "emit/k8s_names.h"
 
 namespace trainc {
 namespace {
 
-std::string kind_of(const std::string& yaml) {
-  auto pos = yaml.find("\nkind: ");
-  if (pos == std::string::npos) return "";
-  auto end = yaml.find('\n', pos + 7);
-  return yaml.substr(pos + 7, end - pos - 7);
+/// What a file of the output folder is, for the table at the top.
+std::string describe(const k8s::Plan& plan, const std::string& path) {
+  if (path == "model.yaml") return "the lowered model (every default applied)";
+  if (path.starts_with("terraform/")) return "Terraform (google provider)";
+  if (path.starts_with("scripts/")) return "gcloud/kubectl script (`--dry-run` prints the commands)";
+  if (path.starts_with("docker/")) return "Dockerfile of the trainrt image (build context: the trainc source tree)";
+  if (path.starts_with(".")) return "the list of files trainc generated here";
+  if (path == plan.kustomization) return "Kustomization";
+  if (const k8s::Object* o = plan.object_in(path)) return o->kind;
+  return "";
 }
 
 class RunbookEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "runbook"; }
 
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
     std::string md;
     const std::string ns = sys.ns;
     md += fmt::format("<!-- {} -->\n# {}: runbook\n\n", kGeneratedNotice, sys.name);
@@ -27,15 +31,7 @@ class RunbookEmitter final : public Emitter {
                       "whether this folder is up to date.\n\n",
                       sys.name);
     md += "## What is here\n\n| file | kind |\n|---|---|\n";
-    for (const auto& [path, content] : out.files()) {
-      std::string what = path == "model.yaml"            ? "the lowered model (every default applied)"
-                         : path.starts_with("terraform/") ? "Terraform (google provider)"
-                         : path.starts_with("scripts/")   ? "gcloud/kubectl script (`--dry-run` prints the commands)"
-                         : path.starts_with("docker/")    ? "Dockerfile of the trainrt image (build context: the trainc source tree)"
-                         : path.starts_with(".")          ? "the list of files trainc generated here"
-                                                          : kind_of(content);
-      md += fmt::format("| `{}` | {} |\n", path, what);
-    }
+    for (const auto& [path, content] : out.files()) md += fmt::format("| `{}` | {} |\n", path, describe(plan, path));
     md += "| `README.md` | this runbook |\n\n";
 
     md += "## Before you apply\n\n";
@@ -70,20 +66,17 @@ class RunbookEmitter final : public Emitter {
     } else {
       md += "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
             "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n";
-      if (sys.owns_namespace) md += fmt::format("kubectl apply -f {}\n", k8s::kNamespaceFile);
-      if (sys.identity) md += fmt::format("kubectl apply -f {}\n", k8s::kServiceAccountFile);
-      for (const auto& st : sys.steps) {
-        for (const auto& need : st.needs) {
-          const Step* dep = nullptr;
-          for (const auto& s : sys.steps)
-            if (s.name == need) dep = &s;
-          if (dep)
-            md += fmt::format("kubectl wait -n {} --for=condition=complete --timeout=-1s job/{}\n", ns,
-                              k8s::job_name(sys, *dep));
+      for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
+      for (const auto& w : plan.workloads) {
+        for (const auto& need : w.needs) {
+          const k8s::Workload* dep = plan.workload(need);
+          if (!dep) continue;
+          const k8s::Object& done = dep->done();
+          if (done.ready != k8s::Ready::kApplied)
+            md += fmt::format("kubectl wait -n {} --for={} --timeout=-1s {}\n", ns, k8s::wait_condition(done.ready),
+                              k8s::kubectl_ref(done));
         }
-        const auto files = k8s::step_files(st);
-        for (const auto& path : {files.configmap, files.service, files.job})
-          if (!path.empty()) md += fmt::format("kubectl apply -f {}\n", path);
+        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
       }
       md += "```\n\n";
     }
@@ -91,13 +84,13 @@ class RunbookEmitter final : public Emitter {
           "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
     md += "## Watch\n\n```sh\n";
     md += fmt::format("kubectl get jobs,pods -n {} -l app.kubernetes.io/part-of={} -w\n", ns, sys.name);
-    for (const auto& st : sys.steps) {
-      std::string job = k8s::job_name(sys, st);
-      if (st.distributed())
+    for (const auto& w : plan.workloads) {
+      const k8s::Object& done = w.done();
+      if (w.step->distributed())  // the pods carry their workload's name as the instance label
         md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
-                          job, st.nodes);
+                          done.name, w.step->nodes);
       else
-        md += fmt::format("kubectl logs -n {} -f job/{}\n", ns, job);
+        md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::kubectl_ref(done));
     }
     md += "```\n\n";
     md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "

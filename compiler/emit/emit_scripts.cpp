@@ -21,7 +21,6 @@ namespace {
 constexpr std::size_t kMaxLine = 100;
 /// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
 constexpr std::string_view kDefaultPool = "default-pool";
-/// The k8s emitter's Namespace file (written only when the system owns its namespace).
 
 // ---- shell words ----------------------------------------------------------------------------
 
@@ -582,7 +581,7 @@ void wait_function(ShellScript& sh) {
   sh.open("wait_job() {")
       .line("local failed")
       .line("until run kubectl --context \"$KUBE_CONTEXT\" wait \"job/$1\" -n \"$NAMESPACE\" \\")
-      .open("    --for=condition=complete --timeout=300s; do")
+      .open(fmt::format("    --for={} --timeout=300s; do", k8s::wait_condition(k8s::Ready::kJobComplete)))
       .line("failed=$(run kubectl --context \"$KUBE_CONTEXT\" get \"job/$1\" -n \"$NAMESPACE\" \\")
       .line("  -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].status}') || die \"cannot read job/$1\"")
       .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE\"; fi")
@@ -591,51 +590,45 @@ void wait_function(ShellScript& sh) {
       .close("}");
 }
 
-/// Files under k8s/ that belong to no step (the namespace, service accounts ...), in path order.
-std::vector<std::string> shared_files(const System& sys, const OutputSink& out) {
-  std::set<std::string> skip{"k8s/kustomization.yaml", std::string(k8s::kNamespaceFile)};
-  for (const auto& step : sys.steps) {
-    auto f = k8s::step_files(step);
-    skip.insert({f.configmap, f.service, f.job});
+/// The line that blocks until `done` is done.
+std::string wait_line(const k8s::Object& done) {
+  switch (done.ready) {
+    case k8s::Ready::kApplied: return "";
+    case k8s::Ready::kJobComplete: return "wait_job " + lit(done.name);
   }
-  std::vector<std::string> files;
-  for (const auto& [path, text] : out.under("k8s/"))
-    if (!skip.count(path)) files.push_back(path);
-  return files;
+  return "";
 }
 
-void apply_steps(ShellScript& sh, const System& sys) {
+void apply_workloads(ShellScript& sh, const k8s::Plan& plan) {
   std::set<std::string> waited;
-  for (const auto& step : sys.steps) {
+  for (const auto& w : plan.workloads) {
     sh.line();
-    sh.comment(step.needs.empty() ? fmt::format("Step '{}'.", step.name)
-                                  : fmt::format("Step '{}', after {}.", step.name, fmt::join(step.needs, ", ")));
-    for (const auto& need : step.needs) {
-      auto it = std::find_if(sys.steps.begin(), sys.steps.end(), [&](const Step& s) { return s.name == need; });
-      if (it == sys.steps.end() || !waited.insert(need).second) continue;
-      sh.line("wait_job " + lit(k8s::job_name(sys, *it)));
+    sh.comment(w.needs.empty() ? fmt::format("Step '{}'.", w.name)
+                               : fmt::format("Step '{}', after {}.", w.name, fmt::join(w.needs, ", ")));
+    for (const auto& need : w.needs) {
+      const k8s::Workload* dep = plan.workload(need);
+      if (!dep || !waited.insert(need).second) continue;
+      if (std::string line = wait_line(dep->done()); !line.empty()) sh.line(line);
     }
-    auto f = k8s::step_files(step);
-    std::vector<std::string> files{f.configmap};
-    if (!f.service.empty()) files.push_back(f.service);
-    files.push_back(f.job);
+    std::vector<std::string> files;
+    for (const auto& o : w.objects) files.push_back(o.file);
     call(sh, apply_call(files));
   }
 }
 
-void watch_hint(ShellScript& sh, const System& sys) {
+void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
   std::string selector = "app.kubernetes.io/part-of=" + sys.name;
   sh.line();
   sh.line("log 'applied. The Jobs run on; watch them with:'");
   sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
                                    " -l " + selector + " -w")));
-  if (!sys.steps.empty())
-    sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f job/" +
-                                         k8s::job_name(sys, sys.steps.back()) + " -n ",
+  if (!plan.workloads.empty())
+    sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
+                                         k8s::kubectl_ref(plan.workloads.back().done()) + " -n ",
                                      Var{"NAMESPACE"})));
 }
 
-std::string apply_script(const System& sys, const OutputSink& out) {
+std::string apply_script(const System& sys, const k8s::Plan& plan) {
   ShellScript sh;
   prologue(sh, sys,
            {"apply.sh", "applies the Kubernetes objects",
@@ -647,11 +640,10 @@ std::string apply_script(const System& sys, const OutputSink& out) {
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
   std::vector<std::string> shared;
-  if (sys.owns_namespace) shared.emplace_back(k8s::kNamespaceFile);
-  for (auto& f : shared_files(sys, out)) shared.push_back(std::move(f));
+  for (const auto& o : plan.shared) shared.push_back(o.file);
   if (!shared.empty()) call(sh, apply_call(shared));
-  apply_steps(sh, sys);
-  watch_hint(sh, sys);
+  apply_workloads(sh, plan);
+  watch_hint(sh, sys, plan);
   return sh.text();
 }
 
@@ -690,12 +682,11 @@ std::string status_script(const System& sys) {
 class ScriptsEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "scripts"; }
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
     if (!sys.gcp) return;
-    std::string apply = apply_script(sys, out);  // reads the k8s files already in `out`
     out.add("scripts/up.sh", up_script(sys));
     out.add("scripts/down.sh", down_script(sys));
-    out.add("scripts/apply.sh", std::move(apply));
+    out.add("scripts/apply.sh", apply_script(sys, plan));
     out.add("scripts/status.sh", status_script(sys));
   }
 };

@@ -56,7 +56,7 @@ System gcp_system() {
   Step prep;
   prep.name = "prep";
   prep.image = "img";
-  prep.command = {"python", "prep.py"};
+  prep.run = Command{{"python", "prep.py"}};
   prep.shm = "1Gi";
   Step train;
   train.name = "train";
@@ -65,17 +65,16 @@ System gcp_system() {
   train.nodes = 2;
   train.gpus = 2;
   train.needs = {"prep"};
-  train.torchrun = Torchrun{"/workspace/train.py", {}, 29500};
+  train.run = Torchrun{"/workspace/train.py", {}, 29500};
   train.shm = "2Gi";
   sys.steps = {prep, train};
   return sys;
 }
 
-/// The files the k8s and scripts emitters write, in registry order (apply.sh reads k8s/).
+/// The files the scripts emitter writes; it reads the plan, never the k8s files.
 std::map<std::string, std::string> emit(const System& sys) {
   OutputSink out;
-  new_k8s_emitter()->emit(sys, out);
-  new_scripts_emitter()->emit(sys, out);
+  new_scripts_emitter()->emit(sys, k8s::plan(sys), out);
   return out.under("scripts/");
 }
 

@@ -311,7 +311,7 @@ void add(OutputSink& out, const System& sys, const std::string& file, const Body
 class TerraformEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "terraform"; }
-  void emit(const System& sys, OutputSink& out) const override {
+  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     if (!sys.gcp) return;
     add(out, sys, "versions.tf", versions_tf(), "Terraform and provider versions");
     add(out, sys, "variables.tf", variables_tf(*sys.gcp), "Inputs (defaults from the spec)");

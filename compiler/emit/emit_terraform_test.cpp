@@ -98,7 +98,7 @@ static System regional_system() {
 
 static std::map<std::string, std::string> emit_terraform(const System& sys) {
   OutputSink out;
-  new_terraform_emitter()->emit(sys, out);
+  new_terraform_emitter()->emit(sys, k8s::plan(sys), out);
   return out.files();
 }
 

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "emit/k8s_plan.h"
 #include "emit/output_sink.h"
 #include "model/model.h"
 
@@ -14,9 +15,10 @@ class Emitter {
   virtual ~Emitter() = default;
   /// The target's name, e.g. "k8s"; unique in the registry.
   virtual std::string_view name() const = 0;
-  /// Adds the target's files to `out`. Emitters run in registry order and may read what
-  /// earlier ones wrote (the runbook lists the manifests).
-  virtual void emit(const System& sys, OutputSink& out) const = 0;
+  /// Adds the target's files to `out`. What the system becomes in Kubernetes comes from `plan`;
+  /// no emitter reads another's output, except that the runbook, registered last, lists the
+  /// paths of the files in `out`.
+  virtual void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const = 0;
 };
 
 std::unique_ptr<Emitter> new_docker_emitter();

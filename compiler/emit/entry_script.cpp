@@ -2,89 +2,45 @@
 
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/k8s_names.h"
 #include "emit/output_sink.h"
 #include "emit/shell.h"
+#include "emit/trainrt_command.h"
 
 namespace trainc {
 
-namespace {
-
-std::string number(double v) { return fmt::format("{}", v); }
-
-/// `trainrt datagen` flags, without the shard selection.
-std::vector<std::string> datagen_words(const Datagen& d, int threads) {
-  std::vector<std::string> w{"trainrt", "datagen"};
-  auto flag = [&](const char* name, const std::string& value) { w.push_back(sh_quote(fmt::format("--{}={}", name, value))); };
-  flag("rows", std::to_string(d.rows));
-  flag("features", std::to_string(d.features));
-  flag("task", d.task);
-  flag("informative", std::to_string(d.informative));
-  if (d.task == "classification") {
-    flag("redundant", std::to_string(d.redundant));
-    flag("repeated", std::to_string(d.repeated));
-    flag("classes", std::to_string(d.classes));
-    flag("clusters-per-class", std::to_string(d.clusters_per_class));
-    flag("class-sep", number(d.class_sep));
-    flag("flip-y", number(d.flip_y));
-    if (!d.hypercube) w.push_back("--no-hypercube");
-    if (!d.weights.empty()) {
-      std::string ws;
-      for (double x : d.weights) ws += (ws.empty() ? "" : ",") + number(x);
-      flag("weights", ws);
-    }
-  }
-  flag("seed", std::to_string(d.seed));
-  flag("shards", std::to_string(d.shards));
-  flag("format", d.format);
-  flag("out", d.to.pod_path);
-  if (threads > 0) flag("threads", std::to_string(threads));
-  return w;
-}
-
-std::vector<std::string> xgboost_words(const Step& step) {
-  const XGBoost& x = *step.xgboost;
-  std::vector<std::string> w{"trainrt", "train"};
-  auto flag = [&](const char* name, const std::string& value) { w.push_back(sh_quote(fmt::format("--{}={}", name, value))); };
-  flag("data", x.from.pod_path);
-  flag("model-dir", x.to.pod_path);
-  flag("rounds", std::to_string(x.rounds));
-  flag("checkpoint-every", std::to_string(x.checkpoint_every));
-  for (const auto& [k, v] : x.params) flag("param", k + "=" + v);
-  if (step.distributed())
-    w.insert(w.end(), {"--rank=\"$NODE_RANK\"", "--world-size=\"$NNODES\"", "--tracker=\"$MASTER_ADDR:$MASTER_PORT\""});
-  return w;
-}
-
-}  // namespace
-
 std::vector<std::string> trainer_words(const Step& step) {
-  std::vector<std::string> words;
-  if (step.datagen) {
-    words = datagen_words(*step.datagen, 0);
-    // One shard per pod, or every shard when one pod makes them all; otherwise the script loops.
-    if (step.distributed() && step.datagen->shards == step.nodes) words.push_back("--shard-index=\"$NODE_RANK\"");
-    return words;
-  }
-  if (step.xgboost) return xgboost_words(step);
-  if (!step.torchrun) {
-    for (const auto& w : step.command) words.push_back(sh_quote(w));
-    return words;
-  }
-  const Torchrun& t = *step.torchrun;
-  words.push_back("torchrun");
-  if (!step.distributed()) {
-    words.insert(words.end(), {"--standalone", "--nnodes=1"});
-  } else {
-    // Static rendezvous: rank 0's pod hosts the store; node ranks come from the completion index.
-    words.insert(words.end(), {"--nnodes=\"$NNODES\"", "--node-rank=\"$NODE_RANK\"",
-                               "--master-addr=\"$MASTER_ADDR\"", "--master-port=\"$MASTER_PORT\""});
-  }
-  words.push_back(fmt::format("--nproc-per-node={}", step.procs_per_node));
-  words.push_back(sh_quote(t.script));
-  for (const auto& a : t.args) words.push_back(sh_quote(a));
-  return words;
+  return match(
+      step.run,
+      [&](const Datagen& d) {
+        auto words = trainrt::shell_words(trainrt::datagen(d));
+        // One shard per pod, or every shard when one pod makes them all; otherwise the script loops.
+        if (step.distributed() && d.shards == step.nodes)
+          words.push_back(trainrt::shell_word(trainrt::shard_index(trainrt::env(trainrt::kRankVar))));
+        return words;
+      },
+      [&](const XGBoost& x) { return trainrt::shell_words(trainrt::train(x, step.distributed())); },
+      [&](const Command& c) {
+        std::vector<std::string> words;
+        for (const auto& w : c.argv) words.push_back(sh_quote(w));
+        return words;
+      },
+      [&](const Torchrun& t) {
+        std::vector<std::string> words{"torchrun"};
+        if (!step.distributed()) {
+          words.insert(words.end(), {"--standalone", "--nnodes=1"});
+        } else {
+          // Static rendezvous: rank 0's pod hosts the store; node ranks come from the completion index.
+          words.insert(words.end(), {"--nnodes=\"$NNODES\"", "--node-rank=\"$NODE_RANK\"",
+                                     "--master-addr=\"$MASTER_ADDR\"", "--master-port=\"$MASTER_PORT\""});
+        }
+        words.push_back(fmt::format("--nproc-per-node={}", step.procs_per_node));
+        words.push_back(sh_quote(t.script));
+        for (const auto& a : t.args) words.push_back(sh_quote(a));
+        return words;
+      });
 }
 
 std::string entry_script(const System& sys, const Step& step) {
@@ -172,14 +128,15 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.line("SYNC_PID=$!");
   }
   sh.line();
-  if (step.datagen && step.distributed() && step.datagen->shards != step.nodes) {
+  const Datagen* looped = step.as<Datagen>();
+  if (looped && step.distributed() && looped->shards != step.nodes) {
     // Pod i makes shards i, i+nodes, i+2*nodes, ...
     sh.open("datagen=(");
     for (const auto& w : trainer_words(step)) sh.line(w);
     sh.close(")");
     sh.open("make_shards() {")
-        .open(fmt::format("for ((shard = NODE_RANK; shard < {}; shard += NNODES)); do", step.datagen->shards))
-        .line("\"${datagen[@]}\" --shard-index=\"$shard\"")
+        .open(fmt::format("for ((shard = NODE_RANK; shard < {}; shard += NNODES)); do", looped->shards))
+        .line("\"${datagen[@]}\" " + trainrt::shell_word(trainrt::shard_index(trainrt::env("shard"))))
         .close("done")
         .close("}");
     sh.line("trainer=(make_shards)");
@@ -188,17 +145,15 @@ std::string entry_script(const System& sys, const Step& step) {
     for (const auto& w : trainer_words(step)) sh.line(w);
     sh.close(")");
   }
-  if (step.xgboost && step.distributed()) {
+  if (step.as<XGBoost>() && step.distributed()) {
     // Rank 0 also runs XGBoost's tracker, at the rendezvous address every rank connects to.
-    sh.line("if [ \"$NODE_RANK\" = 0 ]; then trainer+=(--tracker-serve=\"$MASTER_PORT\"); fi");
+    sh.line(fmt::format("if [ \"$NODE_RANK\" = 0 ]; then trainer+=({}); fi", trainrt::shell_word(trainrt::tracker_serve())));
   }
-  if (step.xgboost && step.gpus > 0) {
+  if (step.as<XGBoost>() && step.gpus > 0) {
     // A bad GPU or a rank that cannot reach the others fails here in seconds, not hours into training.
-    std::string preflight = fmt::format("trainrt preflight --expect-gpus={}", step.gpus);
-    if (step.distributed())
-      preflight += " --rank=\"$NODE_RANK\" --world-size=\"$NNODES\" --coordinator=\"$MASTER_ADDR:$((MASTER_PORT + 1))\"";
     sh.line(fmt::format("log {}", sh_quote("preflight: GPUs and NCCL all-reduce")));
-    sh.line(preflight + " 2>&1 | tee -a \"$LOG\"");
+    sh.line(fmt::format("{} 2>&1 | tee -a \"$LOG\"",
+                        fmt::join(trainrt::shell_words(trainrt::preflight(step.gpus, step.distributed())), " ")));
   }
   if (step.checkpoints && !step.checkpoints->resume_flag.empty()) {
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")

@@ -29,12 +29,6 @@ std::string master_addr(const System& sys, const Step& step) {
 
 std::string mount_volume(const Mount& m) { return "gcs-" + m.store; }
 
-StepFiles step_files(const Step& step) {
-  return {fmt::format("k8s/{}-configmap.yaml", step.name),
-          step.distributed() ? fmt::format("k8s/{}-service.yaml", step.name) : std::string(),
-          fmt::format("k8s/{}-job.yaml", step.name)};
-}
-
 std::vector<GeneratedName> step_names(const System& sys, const Step& step) {
   // ConfigMap names may run to 253 characters; only these are labels of at most 63.
   std::vector<GeneratedName> out{{job_name(sys, step), "Job name (also the value of its 'job-name' label)"}};

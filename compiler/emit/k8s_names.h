@@ -26,12 +26,6 @@ std::string pod_hostname(const System& sys, const Step& step, int index);
 /// The rendezvous address other ranks connect to.
 std::string master_addr(const System& sys, const Step& step);
 
-/// The files under k8s/ that hold a step's objects, in the order they should be applied.
-struct StepFiles {
-  std::string configmap, service, job;  ///< service is "" for single-pod steps
-};
-StepFiles step_files(const Step& step);
-
 /// The pod volume of a GCS mount: "gcs-<store>".
 std::string mount_volume(const Mount& m);
 

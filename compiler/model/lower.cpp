@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/overloaded.h"
 #include "base/spelling.h"
 #include "base/units.h"
 #include "model/catalog.h"
@@ -104,7 +106,8 @@ class Lowerer {
     out.name = name;
     out.ptr = ptr_key("/cluster/pools", name);
     out.machine = p["machine"];
-    if (p.contains("accelerator")) out.accelerator = Accelerator{p["accelerator"]["type"], p["accelerator"]["count"]};
+    if (p.contains("accelerator"))
+      out.accelerator = Accelerator{p["accelerator"]["type"], integer(p["accelerator"], "count", 0, ptr_key(out.ptr, "accelerator"))};
     const MachineType* m = catalog().machine(out.machine);
     if (!m) {
       doc_.error(diags_, ptr_key(out.ptr, "machine"),
@@ -125,12 +128,15 @@ class Lowerer {
                            chips > 0 && chips % m->tpu_chips == 0 ? chips / m->tpu_chips : 0};
       }
     }
-    out.nodes = get_or(p, "nodes", out.tpu ? out.tpu->hosts : 1);
-    if (p.contains("autoscaling")) out.autoscaling = std::pair<int, int>{p["autoscaling"]["min"], p["autoscaling"]["max"]};
+    out.nodes = integer(p, "nodes", out.tpu ? out.tpu->hosts : 1, out.ptr);
+    if (p.contains("autoscaling")) {
+      const std::string aptr = ptr_key(out.ptr, "autoscaling");
+      out.autoscaling = std::pair<int, int>{integer(p["autoscaling"], "min", 0, aptr), integer(p["autoscaling"], "max", 0, aptr)};
+    }
     out.provisioning = get_or<std::string>(p, "provisioning", "standard");
     out.reservation = get_or<std::string>(p, "reservation", "");
     out.rdma = get_or(p, "rdma", false);
-    out.disk_gb = get_or(p, "diskSizeGb", 0);
+    out.disk_gb = integer(p, "diskSizeGb", 0, out.ptr);
     out.labels = string_map(p, "labels");
     if (p.contains("taints"))
       for (const auto& t : p["taints"]) out.taints.push_back({t["key"], get_or<std::string>(t, "value", ""), t["effect"]});
@@ -238,6 +244,37 @@ class Lowerer {
     return *d;
   }
 
+  /// An integer the spec gave (else `fallback`), checked to fit `T`: the schema's maximums bound
+  /// most fields, but Jsonnet may yield 1e20 as a float, and nothing may wrap around silently.
+  template <class T>
+  T integer(const json& obj, const char* key, T fallback, const std::string& ptr) {
+    if (!obj.contains(key)) return fallback;
+    const json& v = obj[key];
+    using limits = std::numeric_limits<T>;
+    const double top = std::ldexp(1.0, limits::digits);  // limits::max() + 1, exactly
+    bool fits = false;
+    T out{};
+    if (v.is_number_unsigned()) {
+      fits = v.get<unsigned long long>() <= static_cast<unsigned long long>(limits::max());
+      if (fits) out = static_cast<T>(v.get<unsigned long long>());
+    } else if (v.is_number_integer()) {
+      const long long i = v.get<long long>();
+      fits = i >= static_cast<long long>(limits::min()) && i <= static_cast<long long>(limits::max());
+      if (fits) out = static_cast<T>(i);
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      fits = std::trunc(d) == d && d >= -top && d < top;
+      if (fits) out = static_cast<T>(d);
+    }
+    if (!fits) {
+      doc_.error(diags_, ptr_key(ptr, key),
+                 fmt::format("'{}' is {}, which does not fit: trainc takes whole numbers from {} to {} here", key,
+                             v.dump(), limits::min(), limits::max()));
+      return fallback;
+    }
+    return out;
+  }
+
   Step step(const System& sys, const json& s, const std::string& ptr) {
     Step out;
     out.ptr = ptr;
@@ -255,21 +292,11 @@ class Lowerer {
         doc_.error(diags_, ptr_key(ptr, "pool"), fmt::format("unknown pool '{}'{}", out.pool, hint));
       }
     }
-    out.nodes = get_or(s, "nodes", 1);
-    out.gpus = get_or(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0);
-    out.procs_per_node = get_or(s, "procsPerNode", std::max(out.gpus, 1));
+    out.nodes = integer(s, "nodes", 1, ptr);
+    out.gpus = integer(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0, ptr);
+    out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
     out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
-    if (s.contains("torchrun")) {
-      const json& t = s["torchrun"];
-      Torchrun tr;
-      tr.script = pod_path(out.workdir, t["script"]);
-      if (t.contains("args")) tr.args = string_list(t["args"]);
-      tr.port = get_or(t, "port", 29500);
-      out.torchrun = tr;
-    }
-    if (s.contains("command")) out.command = string_list(s["command"]);
-    if (s.contains("datagen")) out.datagen = datagen(sys, s["datagen"], ptr_key(ptr, "datagen"), out.nodes);
-    if (s.contains("xgboost")) out.xgboost = xgboost(sys, s["xgboost"], ptr_key(ptr, "xgboost"), out.gpus);
+    out.run = kind(sys, s, ptr, out);
     if (out.uses_trainrt()) {
       if (out.image.empty()) out.image = sys.runtime_image;
       add_store_mounts(sys, out);
@@ -281,7 +308,7 @@ class Lowerer {
     }
     // PyTorch data loaders pass batches through /dev/shm: 2Gi per GPU, at least 1Gi.
     out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
-    out.retries = get_or(s, "retries", 2);
+    out.retries = integer(s, "retries", 2, ptr);
     if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
     json hb = s.value("heartbeat", json::object());
     out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
@@ -316,6 +343,43 @@ class Lowerer {
     return out;
   }
 
+  /// The one key that says what the step runs; both of two, or none, is reported here, where the
+  /// diagnostic can point at both keys.
+  StepKind kind(const System& sys, const json& s, const std::string& ptr, const Step& step) {
+    std::vector<std::string_view> set;
+    for (std::string_view name : alternative_names<StepKind>::value)
+      if (s.contains(std::string(name))) set.push_back(name);
+    if (set.size() > 1) {
+      doc_.error(diags_, ptr_key(ptr, std::string(set[1])),
+                 fmt::format("step '{}' sets both '{}' and '{}'; keep one", step.name, set[0], set[1]), Anchor::key,
+                 {doc_.note(ptr_key(ptr, std::string(set[0])), fmt::format("'{}' is set here", set[0]), Anchor::key)});
+    } else if (set.empty()) {
+      doc_.error(diags_, ptr,
+                 fmt::format("step '{}' says nothing to run; add 'torchrun: {{script: ...}}', 'command: [...]', "
+                             "'datagen: {{...}}' or 'xgboost: {{...}}'",
+                             step.name));
+      return Command{};
+    }
+    const json& k = s[std::string(set.front())];
+    const std::string kptr = ptr_key(ptr, std::string(set.front()));
+    return make_alternative<StepKind>(
+        set.front(),
+        [&](std::type_identity<Torchrun>) {
+          Torchrun tr;
+          tr.script = pod_path(step.workdir, k["script"]);
+          if (k.contains("args")) tr.args = string_list(k["args"]);
+          tr.port = integer(k, "port", 29500, kptr);
+          return tr;
+        },
+        [&](std::type_identity<Command>) {
+          Command c{string_list(k)};
+          if (c.argv.empty()) doc_.error(diags_, kptr, "'command' is empty; name the program to run");
+          return c;
+        },
+        [&](std::type_identity<Datagen>) { return datagen(sys, k, kptr, step.nodes); },
+        [&](std::type_identity<XGBoost>) { return xgboost(sys, k, kptr, step.gpus); });
+  }
+
   /// "<store>:/path" for trainrt steps: the store must exist; GCS stores appear under /mnt/stores.
   StoreLoc store_loc(const System& sys, const std::string& text, const std::string& ptr) {
     StoreLoc loc;
@@ -339,28 +403,28 @@ class Lowerer {
 
   Datagen datagen(const System& sys, const json& g, const std::string& ptr, int nodes) {
     Datagen d;
-    d.rows = get_or<long long>(g, "rows", 0);
+    d.rows = integer<long long>(g, "rows", 0, ptr);
     d.size = get_or<std::string>(g, "size", "");
     if (g.contains("rows") == g.contains("size"))
       doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
-    d.features = g["features"];
+    d.features = integer(g, "features", 0, ptr);
     if (!d.size.empty())
       d.rows = static_cast<long long>(std::floor(parse_byte_size(d.size).value_or(0) / ((d.features + 1) * 4.0)));
     if (!d.size.empty() && d.rows < 1)
       doc_.error(diags_, ptr_key(ptr, "size"),
                  fmt::format("{} holds less than one row of {} float32 features and a label", d.size, d.features));
     d.task = get_or<std::string>(g, "task", "classification");
-    d.informative = get_or(g, "informative", std::min(2, d.features));
-    d.redundant = get_or(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0);
-    d.repeated = get_or(g, "repeated", 0);
-    d.classes = get_or(g, "classes", 2);
-    d.clusters_per_class = get_or(g, "clustersPerClass", 2);
+    d.informative = integer(g, "informative", std::min(2, d.features), ptr);
+    d.redundant = integer(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0, ptr);
+    d.repeated = integer(g, "repeated", 0, ptr);
+    d.classes = integer(g, "classes", 2, ptr);
+    d.clusters_per_class = integer(g, "clustersPerClass", 2, ptr);
     d.class_sep = get_or(g, "classSep", 1.0);
     d.flip_y = get_or(g, "flipY", 0.01);
     d.hypercube = get_or(g, "hypercube", true);
     if (g.contains("weights")) d.weights = g["weights"].get<std::vector<double>>();
-    d.shards = get_or(g, "shards", nodes);
-    d.seed = get_or<long long>(g, "seed", 0);
+    d.shards = integer(g, "shards", nodes, ptr);
+    d.seed = integer<long long>(g, "seed", 0, ptr);
     d.format = get_or<std::string>(g, "format", "native");
     d.to = store_loc(sys, g["to"], ptr_key(ptr, "to"));
     return d;
@@ -370,8 +434,8 @@ class Lowerer {
     XGBoost out;
     out.from = store_loc(sys, x["from"], ptr_key(ptr, "from"));
     out.to = store_loc(sys, x["to"], ptr_key(ptr, "to"));
-    out.rounds = x["rounds"];
-    out.checkpoint_every = get_or(x, "checkpointEvery", 100);
+    out.rounds = integer(x, "rounds", 0, ptr);
+    out.checkpoint_every = integer(x, "checkpointEvery", 100, ptr);
     out.params = string_map(x, "params");
     out.params.emplace("tree_method", "hist");
     if (gpus > 0) out.params.emplace("device", "cuda");
@@ -380,10 +444,7 @@ class Lowerer {
 
   /// A trainrt step's pods mount every GCS store it names, once.
   void add_store_mounts(const System& sys, Step& step) {
-    std::vector<const StoreLoc*> locs;
-    if (step.datagen) locs.push_back(&step.datagen->to);
-    if (step.xgboost) locs = {&step.xgboost->from, &step.xgboost->to};
-    for (const StoreLoc* loc : locs) {
+    for (const StoreLoc* loc : store_locs(step.run)) {
       const Store* st = sys.store(loc->store);
       if (!st || st->kind != Store::Kind::gcs) continue;
       bool present = std::any_of(step.mounts.begin(), step.mounts.end(), [&](const Mount& m) { return m.store == loc->store; });

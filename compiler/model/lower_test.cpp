@@ -32,9 +32,11 @@ TEST_CASE("defaults come from the pool and the step") {
   CHECK(s.procs_per_node == 4);
   CHECK(s.shm == "8Gi");
   CHECK(s.retries == 2);
-  CHECK(s.torchrun->script == "/w/t.py");
-  CHECK(s.torchrun->args == std::vector<std::string>{"--epochs", "1"});
-  CHECK(s.torchrun->port == 29500);
+  const Torchrun* t = s.as<Torchrun>();
+  REQUIRE(t != nullptr);
+  CHECK(t->script == "/w/t.py");
+  CHECK(t->args == std::vector<std::string>{"--epochs", "1"});
+  CHECK(t->port == 29500);
   CHECK(s.inputs[0].to == "/w/data");
   CHECK(s.inputs[0].from.url == "s3://bkt/runs/data/");
   CHECK(s.heartbeat.max_age_seconds == 3600);

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "base/overloaded.h"
+
 namespace trainc {
 
 const Pool* System::pool(const std::string& name) const {
@@ -13,11 +15,34 @@ const Store* System::store(const std::string& name) const {
 }
 
 std::string Step::kind() const {
-  if (datagen) return "datagen";
-  if (xgboost) return "xgboost";
-  return torchrun ? "torchrun" : "command";
+  return std::visit([](const auto& k) { return std::string(k.kName); }, run);
+}
+
+bool Step::uses_trainrt() const {
+  return match(
+      run, [](const Torchrun&) { return false; }, [](const Command&) { return false; },
+      [](const Datagen&) { return true; }, [](const XGBoost&) { return true; });
+}
+
+int rendezvous_port(const StepKind& kind) {
+  // trainrt's XGBoost tracker and any user launcher meet on torchrun's default port.
+  return match(
+      kind, [](const Torchrun& t) { return t.port; }, [](const Command&) { return 29500; },
+      [](const Datagen&) { return 29500; }, [](const XGBoost&) { return 29500; });
 }
 
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
+
+}  // namespace trainc
+
+namespace trainc {
+
+std::vector<const StoreLoc*> store_locs(const StepKind& kind) {
+  return match(
+      kind, [](const Torchrun&) { return std::vector<const StoreLoc*>{}; },
+      [](const Command&) { return std::vector<const StoreLoc*>{}; },
+      [](const Datagen& d) { return std::vector<const StoreLoc*>{&d.to}; },
+      [](const XGBoost& x) { return std::vector<const StoreLoc*>{&x.from, &x.to}; });
+}
 
 }  // namespace trainc

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 namespace trainc {
@@ -119,10 +121,23 @@ struct Checkpoints {
   std::string ptr;
 };
 
+// ---- what a step runs: one alternative of StepKind -----------------------------------------
+// Each alternative names itself (`kName`: the spec key, the component label). Passes that depend
+// on the kind dispatch with match() from base/overloaded.h, one handler per alternative, so a new
+// alternative that a pass forgot is a compile error (docs/design.md, "Adding a workload kind").
+
+/// torchrun with a static rendezvous: rank 0's pod hosts the store.
 struct Torchrun {
+  static constexpr std::string_view kName = "torchrun";
   std::string script;  ///< absolute path in the pod
   std::vector<std::string> args;
   int port = 29500;
+};
+
+/// Any program of the user's image, run as given.
+struct Command {
+  static constexpr std::string_view kName = "command";
+  std::vector<std::string> argv;
 };
 
 /// A place in a store that trainrt steps read or write: GCS stores are mounted at
@@ -133,6 +148,7 @@ struct StoreLoc {
 
 /// A trainrt datagen step: make_classification / make_regression semantics.
 struct Datagen {
+  static constexpr std::string_view kName = "datagen";
   long long rows = 0;  ///< given, or resolved from `size` (bytes of float32 features + label)
   std::string size;    ///< "6TB" when the spec gave a size; kept for the model dump
   int features = 0, informative = 2, redundant = 2, repeated = 0, classes = 2, clusters_per_class = 2;
@@ -147,10 +163,19 @@ struct Datagen {
 
 /// A trainrt XGBoost training step.
 struct XGBoost {
+  static constexpr std::string_view kName = "xgboost";
   StoreLoc from, to;
   int rounds = 0, checkpoint_every = 100;
   StringMap params;  ///< tree_method=hist and, on GPUs, device=cuda unless the spec sets them
 };
+
+/// What a step runs: exactly one of these, filled by lowering.
+using StepKind = std::variant<Torchrun, Command, Datagen, XGBoost>;
+
+/// The port ranks of a multi-node step meet on.
+int rendezvous_port(const StepKind& kind);
+/// The store places a trainrt step reads or writes, in flag order (none for user images).
+std::vector<const StoreLoc*> store_locs(const StepKind& kind);
 
 struct Resources {
   StringMap requests, limits;  ///< cpu, memory, ... as Kubernetes quantities
@@ -168,10 +193,7 @@ struct Step {
   std::string pool;  ///< "" when the step names no pool
   int nodes = 1, gpus = 0, procs_per_node = 1;
   std::string workdir = "/workspace";
-  std::optional<Torchrun> torchrun;
-  std::vector<std::string> command;
-  std::optional<Datagen> datagen;
-  std::optional<XGBoost> xgboost;
+  StepKind run;
   StringMap env;
   Resources resources;
   std::string shm;
@@ -186,9 +208,12 @@ struct Step {
 
   bool distributed() const { return nodes > 1; }
   /// Runs the trainrt runtime image (datagen or xgboost) rather than a user image.
-  bool uses_trainrt() const { return datagen || xgboost; }
-  /// "torchrun", "command", "datagen" or "xgboost": the component label and what the script runs.
+  bool uses_trainrt() const;
+  /// The alternative's kName: the component label and what the script runs.
   std::string kind() const;
+  /// The run as `T`, or nullptr when the step runs something else.
+  template <class T>
+  const T* as() const { return std::get_if<T>(&run); }
 };
 
 struct Cluster {

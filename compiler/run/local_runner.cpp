@@ -7,11 +7,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "emit/shell.h"
+#include "emit/trainrt_command.h"
 
 extern char** environ;
 
@@ -71,33 +74,26 @@ fs::path local_path(const LocalRunOptions& opt, const StoreLoc& loc) {
   return opt.workdir / "stores" / loc.store / rel;
 }
 
-std::vector<std::string> datagen_argv(const Step& step, const LocalRunOptions& opt, long long rows) {
-  const Datagen& d = *step.datagen;
-  std::vector<std::string> a{opt.trainrt.string(), "datagen", fmt::format("--rows={}", rows),
-                             fmt::format("--features={}", d.features), fmt::format("--task={}", d.task),
-                             fmt::format("--informative={}", d.informative), fmt::format("--seed={}", d.seed),
-                             fmt::format("--shards={}", d.shards), fmt::format("--format={}", d.format),
-                             fmt::format("--out={}", local_path(opt, d.to).string())};
-  if (d.task == "classification") {
-    a.insert(a.end(), {fmt::format("--redundant={}", d.redundant), fmt::format("--repeated={}", d.repeated),
-                       fmt::format("--classes={}", d.classes), fmt::format("--clusters-per-class={}", d.clusters_per_class),
-                       fmt::format("--class-sep={}", d.class_sep), fmt::format("--flip-y={}", d.flip_y)});
-    if (!d.hypercube) a.push_back("--no-hypercube");
-    if (!d.weights.empty()) a.push_back(fmt::format("--weights={}", fmt::join(d.weights, ",")));
-  }
-  if (opt.threads > 0) a.push_back(fmt::format("--threads={}", opt.threads));
+/// trainrt's own command line (emit/trainrt_command.h) with this machine's paths and binary.
+std::vector<std::string> local_argv(const trainrt::Command& cmd, const LocalRunOptions& opt,
+                                    const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> a = trainrt::argv(cmd, env);
+  a.front() = opt.trainrt.string();
   return a;
 }
 
-std::vector<std::string> train_argv(const Step& step, const LocalRunOptions& opt) {
-  const XGBoost& x = *step.xgboost;
-  std::vector<std::string> a{opt.trainrt.string(), "train", fmt::format("--data={}", local_path(opt, x.from).string()),
-                             fmt::format("--model-dir={}", local_path(opt, x.to).string()),
-                             fmt::format("--rounds={}", x.rounds), fmt::format("--checkpoint-every={}", x.checkpoint_every)};
-  for (const auto& [k, v] : x.params)
-    if (k != "device") a.push_back(fmt::format("--param={}={}", k, v));  // this machine has no GPU
-  if (opt.threads > 0) a.push_back(fmt::format("--threads={}", opt.threads));
-  return a;
+std::vector<std::string> datagen_argv(const Datagen& d, const LocalRunOptions& opt) {
+  Datagen scaled = d;
+  scaled.rows = scaled_rows(d, opt.scale);
+  return local_argv(trainrt::datagen(scaled, [&](const StoreLoc& l) { return local_path(opt, l).string(); }, opt.threads),
+                    opt);
+}
+
+trainrt::Command train_command(const Step& step, const XGBoost& x, const LocalRunOptions& opt) {
+  XGBoost here = x;
+  here.params.erase("device");  // this machine has no GPU
+  return trainrt::train(here, step.distributed(), [&](const StoreLoc& l) { return local_path(opt, l).string(); },
+                        opt.threads);
 }
 
 /// Waits for the tracker to write the port it listens on; 0 on timeout.
@@ -111,7 +107,7 @@ int wait_for_port(const fs::path& file, int seconds) {
   return 0;
 }
 
-int run_distributed_train(const Step& step, const LocalRunOptions& opt) {
+int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOptions& opt) {
   const int world = step.nodes;
   if (opt.tracker.empty() || !fs::exists(opt.tracker)) {
     fmt::print(stderr, "trainc: step '{}' trains on {} ranks and needs XGBoost's tracker script ({}); pass --tracker\n",
@@ -136,10 +132,14 @@ int run_distributed_train(const Step& step, const LocalRunOptions& opt) {
     return 2;
   }
   std::vector<Child> ranks;
+  const trainrt::Command cmd = train_command(step, x, opt);
   for (int r = 0; r < world; ++r) {
-    auto argv = train_argv(step, opt);  // every rank trains the same model; rank 0 writes it
-    argv.insert(argv.end(), {fmt::format("--rank={}", r), fmt::format("--world-size={}", world),
-                             fmt::format("--tracker=127.0.0.1:{}", port)});
+    // Every rank trains the same model; rank 0 writes it.
+    auto argv = local_argv(cmd, opt,
+                           {{std::string(trainrt::kRankVar), std::to_string(r)},
+                            {std::string(trainrt::kWorldVar), std::to_string(world)},
+                            {std::string(trainrt::kAddrVar), "127.0.0.1"},
+                            {std::string(trainrt::kPortVar), std::to_string(port)}});
     fmt::print("  $ {} &\n", sh_join(argv));
     ranks.emplace_back(argv, error);
     if (!ranks.back().started()) {
@@ -168,8 +168,8 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     return 2;
   }
   for (const Step* s : steps)
-    if (s->datagen) {
-      double bytes = scaled_rows(*s->datagen, opt.scale) * (s->datagen->features + 1) * 4.0;
+    if (const Datagen* d = s->as<Datagen>()) {
+      double bytes = scaled_rows(*d, opt.scale) * (d->features + 1) * 4.0;
       if (bytes > opt.max_local_bytes) {
         fmt::print(stderr,
                    "trainc: step '{}' would write {:.1f} GiB here; pass --scale (e.g. --scale {:.0e}) to shrink it\n",
@@ -183,17 +183,16 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     auto start = std::chrono::steady_clock::now();
     fmt::print("[{}/{}] {} ({})\n", index, steps.size(), s->name, s->kind());
     std::fflush(stdout);
-    int rc = 0;
-    if (s->datagen) {
-      fs::create_directories(local_path(opt, s->datagen->to));
-      rc = run_one(datagen_argv(*s, opt, scaled_rows(*s->datagen, opt.scale)));
-    } else if (s->nodes > 1) {
-      fs::create_directories(local_path(opt, s->xgboost->to));
-      rc = run_distributed_train(*s, opt);
-    } else {
-      fs::create_directories(local_path(opt, s->xgboost->to));
-      rc = run_one(train_argv(*s, opt));
-    }
+    const int rc = match(
+        s->run, [](const Torchrun&) { return 0; }, [](const Command&) { return 0; },  // not selected above
+        [&](const Datagen& d) {
+          fs::create_directories(local_path(opt, d.to));
+          return run_one(datagen_argv(d, opt));
+        },
+        [&](const XGBoost& x) {
+          fs::create_directories(local_path(opt, x.to));
+          return s->distributed() ? run_distributed_train(*s, x, opt) : run_one(local_argv(train_command(*s, x, opt), opt));
+        });
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rc != 0) {
       fmt::print(stderr, "trainc: step '{}' failed (exit {}) after {:.1f}s; its output is above\n", s->name, rc, secs);

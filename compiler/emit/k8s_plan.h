@@ -1,0 +1,70 @@
+#pragma once
+// The Kubernetes plan: what every workload of a system becomes in Kubernetes (each object's kind,
+// apiVersion, name and file), the order to apply them in, what "ready" or "done" means for each,
+// and the order to tear them down. Computed once after the checks; the k8s, scripts and runbook
+// emitters all read it, so none of them re-derives the objects or parses emitted text.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/model.h"
+
+namespace trainc::k8s {
+
+/// What the object does in the system, and so how the k8s emitter builds it.
+enum class Role {
+  kNamespace,       ///< the system's own namespace
+  kServiceAccount,  ///< the Workload Identity service account
+  kEntryScript,     ///< a ConfigMap holding a step's entry script
+  kRendezvous,      ///< the headless Service ranks of a multi-node step resolve each other by
+  kBatchJob,        ///< the (Indexed) Job that runs a step
+};
+
+/// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
+/// that need it start.
+enum class Ready {
+  kApplied,      ///< accepted by the API server; nothing to wait for
+  kJobComplete,  ///< a Job's Complete condition (a Failed condition means it never will be)
+};
+
+struct Object {
+  Role role;
+  std::string api_version, kind, name;
+  std::string file;  ///< "k8s/<name>.yaml", as in the output folder
+  std::string what;  ///< the file header's description: "entry script of step 'train'"
+  Ready ready = Ready::kApplied;
+};
+
+/// One workload (today: a pipeline step) and its objects, in apply order.
+struct Workload {
+  const Step* step = nullptr;
+  std::string name;
+  std::vector<std::string> needs;  ///< workloads that must be done before this one starts
+  std::vector<Object> objects;
+  std::string entry_script;        ///< the data of its kEntryScript ConfigMap
+  /// The object whose readiness means the workload is done (a step's Job).
+  const Object& done() const;
+};
+
+struct Plan {
+  std::vector<Object> shared;         ///< applied before any workload: the namespace first
+  std::vector<Workload> workloads;    ///< in dependency order
+  std::string kustomization = "k8s/kustomization.yaml";
+
+  const Workload* workload(std::string_view name) const;
+  /// Every object: the shared ones, then each workload's.
+  std::vector<const Object*> apply_order() const;
+  /// The reverse: a workload's objects before what they run in (the namespace last).
+  std::vector<const Object*> teardown_order() const;
+  /// The object written to `file`, or nullptr.
+  const Object* object_in(std::string_view file) const;
+};
+
+Plan plan(const System& sys);
+
+/// The `kubectl wait --for=` argument of `ready`; "" for kApplied.
+std::string_view wait_condition(Ready ready);
+/// How kubectl names the object: "job/mnist-train".
+std::string kubectl_ref(const Object& o);
+
+}  // namespace trainc::k8s
