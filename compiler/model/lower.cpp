@@ -267,9 +267,13 @@ class Lowerer {
       if (fits) out = static_cast<T>(d);
     }
     if (!fits) {
+      const bool whole = !v.is_number_float() || std::trunc(v.get<double>()) == v.get<double>();
+      const bool high = v.is_number_unsigned() || (v.is_number_integer() && v.get<long long>() > 0) ||
+                        (v.is_number_float() && v.get<double>() > 0);
       doc_.error(diags_, ptr_key(ptr, key),
-                 fmt::format("'{}' is {}, which does not fit: trainc takes whole numbers from {} to {} here", key,
-                             v.dump(), limits::min(), limits::max()));
+                 !whole ? fmt::format("'{}' is {}, which is not a whole number", key, v.dump())
+                 : high ? fmt::format("'{}' is {}, too large for trainc: at most {}", key, v.dump(), limits::max())
+                        : fmt::format("'{}' is {}, too small for trainc: at least {}", key, v.dump(), limits::min()));
       return fallback;
     }
     return out;

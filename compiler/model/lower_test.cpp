@@ -67,4 +67,32 @@ TEST_CASE("unknown references are reported with suggestions") {
   CHECK(all[2].message == "unknown store 'bb' in 'bb:/x'; did you mean 'b'?");
 }
 
+TEST_CASE("integers that do not fit are reported at their line, never wrapped") {
+  // The schema's maximums stop these first; lowering must hold on its own (Jsonnet floats, new fields).
+  Diagnostics diags;
+  auto sys = lower_text(std::string(kHead) +
+                            "pipeline:\n  - name: train\n    image: i\n    command: [x]\n"
+                            "    nodes: 99999999999\n    retries: 4294967297\n    procsPerNode: -3000000000\n",
+                        diags);
+  CHECK(!sys);
+  const std::string text = diags.render_text();
+  CHECK(text.find("s.yaml:13:12: error: 'nodes' is 99999999999, too large for trainc: at most 2147483647") !=
+        std::string::npos);
+  CHECK(text.find("s.yaml:14:14: error: 'retries' is 4294967297, too large") != std::string::npos);
+  CHECK(text.find("'procsPerNode' is -3000000000, too small for trainc: at least -2147483648") != std::string::npos);
+}
+
+TEST_CASE("a step names exactly one kind") {
+  Diagnostics diags;
+  auto sys = lower_text(std::string(kHead) +
+                            "pipeline:\n  - name: train\n    image: i\n    command: [x]\n"
+                            "    torchrun: {script: t.py}\n",
+                        diags);
+  CHECK(!sys);
+  CHECK(diags.render_text().find("step 'train' sets both 'torchrun' and 'command'; keep one") != std::string::npos);
+  Diagnostics none;
+  CHECK(!lower_text(std::string(kHead) + "pipeline:\n  - name: train\n    image: i\n", none));
+  CHECK(none.render_text().find("says nothing to run") != std::string::npos);
+}
+
 }  // namespace trainc

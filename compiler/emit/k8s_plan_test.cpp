@@ -1,0 +1,70 @@
+#include "emit/k8s_plan.h"
+
+#include <doctest/doctest.h>
+
+#include "frontend/yaml_loader.h"
+#include "model/lower.h"
+
+namespace trainc {
+namespace {
+
+System lowered(const std::string& text) {
+  Diagnostics diags;
+  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
+  REQUIRE(doc);
+  auto sys = lower(*doc, diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  return std::move(*sys);
+}
+
+const char* kTwoSteps =
+    "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+    "pipeline:\n"
+    "  - {name: train, image: i, nodes: 2, needs: [prep], torchrun: {script: t.py}}\n"
+    "  - {name: prep, image: i, command: [python, prep.py]}\n";
+
+std::vector<std::string> files(const std::vector<const k8s::Object*>& objects) {
+  std::vector<std::string> out;
+  for (const auto* o : objects) out.push_back(o->file);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the plan lists each workload's objects in dependency order") {
+  System sys = lowered(kTwoSteps);
+  const k8s::Plan plan = k8s::plan(sys);
+  CHECK(files(plan.apply_order()) == std::vector<std::string>{"k8s/namespace.yaml", "k8s/prep-configmap.yaml",
+                                                               "k8s/prep-job.yaml", "k8s/train-configmap.yaml",
+                                                               "k8s/train-service.yaml", "k8s/train-job.yaml"});
+  auto teardown = files(plan.teardown_order());
+  CHECK(teardown.front() == "k8s/train-job.yaml");
+  CHECK(teardown.back() == "k8s/namespace.yaml");
+  const k8s::Workload* train = plan.workload("train");
+  REQUIRE(train != nullptr);
+  CHECK(train->needs == std::vector<std::string>{"prep"});
+  CHECK(train->done().kind == "Job");
+  CHECK(train->done().ready == k8s::Ready::kJobComplete);
+  CHECK(k8s::kubectl_ref(plan.workload("prep")->done()) == "job/sys-prep");
+  CHECK(k8s::wait_condition(k8s::Ready::kJobComplete) == "condition=complete");
+  CHECK(k8s::wait_condition(k8s::Ready::kApplied).empty());
+  CHECK(plan.object_in("k8s/train-service.yaml")->kind == "Service");
+  CHECK(plan.object_in("k8s/nothing.yaml") == nullptr);
+}
+
+TEST_CASE("the entry script's ConfigMap is named by the script the plan holds") {
+  System sys = lowered(kTwoSteps);
+  const k8s::Plan plan = k8s::plan(sys);
+  const k8s::Workload* prep = plan.workload("prep");
+  CHECK(prep->objects.front().role == k8s::Role::kEntryScript);
+  CHECK(prep->objects.front().name.starts_with("sys-prep-"));
+  CHECK(prep->entry_script.find("python") != std::string::npos);
+  CHECK(prep->objects.size() == 2);  // a single pod needs no rendezvous Service
+}
+
+TEST_CASE("an existing namespace is not in the plan") {
+  System sys = lowered(std::string(kTwoSteps) + "namespace: shared\n");
+  CHECK(k8s::plan(sys).shared.empty());
+}
+
+}  // namespace trainc
