@@ -1,5 +1,5 @@
 // trainc: compile training-system specs into Kubernetes manifests and a runbook.
-// Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors.
+// Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors (and internal errors, which are bugs).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +20,9 @@ namespace fs = std::filesystem;
 
 constexpr int kOk = 0, kSpecError = 1, kUsage = 2;
 
+/// What the CLI is doing now ("compiling 'spec.yaml'"), so an internal error can say where it happened.
+std::string g_activity = "reading the command line";
+
 struct Options {
   std::vector<std::string> specs;
   std::string spec;
@@ -37,6 +40,7 @@ int compile_all(const Options& opt, std::vector<Compiled>& results) {
   Diagnostics diags;
   std::map<std::string, std::string> seen;  // system name -> spec
   for (const auto& spec : opt.specs) {
+    g_activity = fmt::format("compiling '{}'", spec);
     std::string io_error;
     SourcePtr src = read_source(spec, io_error);
     if (!src) {
@@ -57,6 +61,7 @@ int compile_all(const Options& opt, std::vector<Compiled>& results) {
     }
   }
   if (diags.has_errors()) {
+    g_activity = "printing diagnostics";
     std::fputs((opt.diagnostics == "json" ? diags.render_json() : diags.render_text()).c_str(), stderr);
     results.clear();
     return kSpecError;
@@ -69,6 +74,7 @@ int cmd_compile(const Options& opt) {
   if (int rc = compile_all(opt, results)) return rc;
   // Ownership is checked for every folder before any is replaced.
   for (const auto& r : results) {
+    g_activity = fmt::format("writing '{}'", (fs::path(opt.out_dir) / r.system.name).generic_string());
     if (auto err = write_tree(opt.out_dir, r.system.name, r.files)) {
       fmt::print(stderr, "trainc: error: {}\n", *err);
       return kUsage;
@@ -92,6 +98,8 @@ int cmd_diff(const Options& opt) {
   if (int rc = compile_all(opt, results)) return rc;
   bool drift = false;
   for (const auto& r : results) {
+    g_activity = fmt::format("comparing '{}' with '{}'", r.system.name,
+                             (fs::path(opt.against) / r.system.name).generic_string());
     std::string error;
     std::string diff = diff_tree(opt.against, r.system.name, r.files, error);
     if (!error.empty()) {
@@ -130,6 +138,7 @@ int cmd_run(const Options& opt, const char* argv0) {
   one.specs = {opt.spec};
   std::vector<Compiled> results;
   if (int rc = compile_all(one, results)) return rc;
+  g_activity = fmt::format("running '{}' locally", opt.spec);
   LocalRunOptions run;
   run.scale = opt.scale;
   run.threads = opt.threads;
@@ -143,9 +152,8 @@ int cmd_run(const Options& opt, const char* argv0) {
   return run_local(sys, run);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// Parses the command line and runs one subcommand; returns the exit code.
+int run_cli(int argc, char** argv) {
   CLI::App app{"trainc: compiles one training-system spec into Kubernetes manifests and a runbook.\n"
                "Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors."};
   app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
@@ -198,4 +206,24 @@ int main(int argc, char** argv) {
   if (*diff) return cmd_diff(opt);
   if (*run) return cmd_run(opt, argv[0]);
   return kUsage;
+}
+
+/// A bug, not a spec error: exit 2 like other failures outside the spec, and say what was going on.
+int internal_error(std::string_view what) {
+  std::fflush(stdout);
+  fmt::print(stderr, "trainc: internal error: {} while {}; please report it\n",
+             what.empty() ? "an exception without a message" : what, g_activity);
+  return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    return internal_error(e.what());
+  } catch (...) {
+    return internal_error("an exception that is not a std::exception");
+  }
 }

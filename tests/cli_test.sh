@@ -105,6 +105,15 @@ check_check_writes_nothing() {
   if [ -n "$changed" ]; then echo "files in the repo changed during trainc check:"; printf '%s\n' "$changed"; return 1; fi
 }
 
+check_same_system_twice() {
+  local spec=$1 copy="$TMP/twin/${1##*/}"
+  cp -r "$(dirname "$spec")" "$TMP/twin"  # the whole folder, for any local imports
+  expect_exit 1 check "$spec" "$copy" || return 1
+  if ! grep -qF "is also defined by '$spec'" "$TMP/stderr"; then
+    echo "stderr does not name the first spec:"; head -n 10 "$TMP/stderr"; return 1
+  fi
+}
+
 t "--version exits 0 and prints a version" check_prints --version
 t "--help exits 0 and prints usage" check_prints --help
 t "no arguments exits 2" expect_exit 2
@@ -121,6 +130,7 @@ if [ -n "$example" ]; then
   t "compile refuses to overwrite a folder it did not create ($name)" check_refuses_foreign_folder "$example" "$name"
   t "compile over its own previous output succeeds ($name)" check_recompile "$example" "$name"
   t "check on a valid example exits 0 and writes nothing ($example)" check_check_writes_nothing "$example"
+  t "two specs of one system exit 1 and name the first ($example)" check_same_system_twice "$example"
 else
   t_fail "an example to run the CLI tests on" "no examples/*/spec.yaml or spec.jsonnet found"
 fi

@@ -108,6 +108,39 @@ const nlohmann::json* value_at(const nlohmann::json& doc, const std::string& ptr
 
 bool starts_with(std::string_view s, std::string_view p) { return s.rfind(p, 0) == 0; }
 
+/// "'gcs' or 's3'", for messages that list keys.
+std::string quoted_list(const std::vector<std::string>& items, std::string_view last_sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += fmt::format("{}'{}'", i == 0 ? "" : i + 1 == items.size() ? last_sep : ", ", items[i]);
+  return out;
+}
+
+/// How a message names the field at `ptr`: 'nodes', or an item of 'weights'.
+std::string field_name(const std::string& ptr) {
+  const auto segs = ptr_segments(ptr);
+  if (segs.empty()) return "the document";
+  const std::string& last = segs.back();
+  const bool index = std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (index && segs.size() >= 2) return fmt::format("an item of '{}'", segs[segs.size() - 2]);
+  return fmt::format("'{}'", last);
+}
+
+/// "99999999999 is above the maximum of 1000 for 'nodes' (why)": the limit as the schema writes it
+/// (valijson prints "1000.000000") and the schema's reason for it.
+std::string above_maximum(const std::string& d, const std::string& printed, const nlohmann::json* sub,
+                          const nlohmann::json* val, const std::string& ptr) {
+  const bool exclusive = !starts_with(d, "Expected number less than or equal to");
+  const char* key = exclusive ? "exclusiveMaximum" : "maximum";
+  const std::string limit = sub && sub->contains(key) && (*sub)[key].is_number() ? (*sub)[key].dump() : printed;
+  const std::string reason = sub && sub->contains("x-maximum-reason")
+                                 ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
+                                 : "";
+  const std::string v = val ? value_text(*val) : "the value";
+  if (exclusive) return fmt::format("{} is too large for {}; it must be below {}{}", v, field_name(ptr), limit, reason);
+  return fmt::format("{} is above the maximum of {} for {}{}", v, limit, field_name(ptr), reason);
+}
+
 struct Translated {
   std::string ptr;
   std::string message;
@@ -120,6 +153,7 @@ struct Translated {
 Translated translate(const valijson::ValidationResults::Error& e, const Document& doc) {
   static const std::regex quoted("'([^']*)'\\.?$");  // the last quoted word: the key
   static const std::regex number("(-?[0-9]+(\\.[0-9]*[1-9])?)");  // "65535.000000" -> 65535
+  static const std::regex duplicate("^Elements at indexes #([0-9]+) and #([0-9]+)");
   const nlohmann::json& schema = schema_json();
   Translated t;
   t.ptr = context_to_ptr(e.context, doc.root);
@@ -164,18 +198,31 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
     else
       t.message = fmt::format("'{}' does not match the pattern {}", v,
                               sub && sub->contains("pattern") ? (*sub)["pattern"].get<std::string>() : "");
-  } else if (starts_with(d, "Expected number greater than") && std::regex_search(d, m, number)) {
+  } else if (starts_with(d, "Expected number greater than or equal to") && std::regex_search(d, m, number)) {
     t.message = fmt::format("{} is too small; the minimum is {}", val ? value_text(*val) : "value", m[1].str());
+  } else if (starts_with(d, "Expected number greater than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("{} is too small; it must be above {}", val ? value_text(*val) : "value", m[1].str());
   } else if (starts_with(d, "Expected number less than") && std::regex_search(d, m, number)) {
-    t.message = fmt::format("{} is too large; the maximum is {}", val ? value_text(*val) : "value", m[1].str());
+    t.message = above_maximum(d, m[1].str(), sub, val, t.ptr);
   } else if (starts_with(d, "String should be no more than") && std::regex_search(d, m, number)) {
     t.message = fmt::format("'{}' is longer than {} characters", val ? value_text(*val) : "", m[1].str());
   } else if (starts_with(d, "String should be no fewer than") && std::regex_search(d, m, number)) {
     t.message = fmt::format("the value must be at least {} character(s) long", m[1].str());
   } else if (starts_with(d, "Array should contain no fewer than") && std::regex_search(d, m, number)) {
     t.message = fmt::format("the list needs at least {} item(s)", m[1].str());
-  } else if (starts_with(d, "Elements of array at") || starts_with(d, "Array contains duplicate")) {
-    t.message = "the list holds the same item twice; remove the duplicate";
+  } else if (std::regex_search(d, m, duplicate) && val && val->is_array()) {
+    // Point at the second copy: the first is where the user meant it.
+    const size_t second = std::stoul(m[2]);
+    t.message = second < val->size() ? fmt::format("'{}' is already listed in {}; remove the duplicate",
+                                                   value_text((*val)[second]), field_name(t.ptr))
+                                     : "the list holds the same item twice; remove the duplicate";
+    t.ptr = ptr_index(t.ptr, second);
+  } else if (starts_with(d, "Object should have no more than 1 propert") && !schema_keys(sub).empty()) {
+    t.message = fmt::format("give only one of {}", quoted_list(schema_keys(sub), " and "));
+    t.anchor = Anchor::key;
+  } else if (starts_with(d, "Object should have no fewer than 1 propert") && !schema_keys(sub).empty()) {
+    t.message = fmt::format("give one of {}", quoted_list(schema_keys(sub), " or "));
+    t.anchor = Anchor::key;
   } else {
     // Summaries such as "Failed to validate item #0 in array." repeat a deeper error.
     t.wrapper = starts_with(d, "Failed to validate") || starts_with(d, "Failed to match against any") ||
@@ -205,7 +252,7 @@ void check_keys(const nlohmann::json& schema, const Document& doc, const nlohman
       const size_t max_len = names->value("maxLength", std::string::npos);
       if (!std::regex_search(key, re) || key.size() > max_len) {
         std::string hint = names->value("x-pattern-hint", "a valid key here");
-        out.push_back({cptr, fmt::format("key '{}' is not {}", key, hint), Anchor::key});
+        out.push_back({cptr, fmt::format("key '{}' is not {}", key, hint), Anchor::key, false, "", ""});
       }
     }
     check_keys(schema, doc, child, cptr, out);
