@@ -1,6 +1,9 @@
 #pragma once
-// Each subcommand registers itself on the CLI; its callback stores the exit code in `rc`.
+// Each subcommand registers itself on the CLI; its callback stores the exit code in `Run::rc`.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <string>
 
 namespace trainrt {
 
@@ -14,10 +17,32 @@ enum Exit : int {
   kProbeFailed = 5,   ///< a probe's condition does not hold
 };
 
-void add_datagen(CLI::App& app, int& rc);
-void add_inspect(CLI::App& app, int& rc);
-void add_train(CLI::App& app, int& rc);
-void add_preflight(CLI::App& app, int& rc);
-void add_probe(CLI::App& app, int& rc);
+/// What the top level shares with every subcommand's callback.
+struct Run {
+  int rc = kOk;
+  /// --check-args: parse and check the flags as for a real run, then stop before any work.
+  bool check_args = false;
+
+  /// Called by a subcommand once its flags are parsed and checked, just before it would start
+  /// work. With --check-args prints "trainrt SUB: arguments ok" (and `note`, if any, on stderr),
+  /// sets rc to kOk and returns true: the caller returns. Otherwise returns false.
+  bool stop_before_work(const CLI::App& command, const std::string& note = "") {
+    if (!check_args) return false;
+    std::string name = command.get_name();  // "live" under "probe": "probe live"
+    for (const CLI::App* up = command.get_parent(); up != nullptr && up->get_parent() != nullptr;
+         up = up->get_parent())
+      name = up->get_name() + " " + name;
+    fmt::print("trainrt {}: arguments ok\n", name);
+    if (!note.empty()) fmt::print(stderr, "trainrt {}: note: {}\n", name, note);
+    rc = kOk;
+    return true;
+  }
+};
+
+void add_datagen(CLI::App& app, Run& run);
+void add_inspect(CLI::App& app, Run& run);
+void add_train(CLI::App& app, Run& run);
+void add_preflight(CLI::App& app, Run& run);
+void add_probe(CLI::App& app, Run& run);
 
 }  // namespace trainrt

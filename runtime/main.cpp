@@ -6,12 +6,16 @@ int main(int argc, char** argv) {
                "Exit codes: 0 ok, 1 failed, 2 usage, 3 no usable GPU, 4 a rank never joined, 5 probe failed."};
   app.set_version_flag("--version", std::string("trainrt ") + TRAINRT_VERSION);
   app.require_subcommand(1);
-  int rc = trainrt::kOk;
-  trainrt::add_datagen(app, rc);
-  trainrt::add_inspect(app, rc);
-  trainrt::add_train(app, rc);
-  trainrt::add_preflight(app, rc);
-  trainrt::add_probe(app, rc);
+  trainrt::Run run;
+  app.add_flag("--check-args", run.check_args,
+               "before the subcommand: parse and check its flags exactly as a real run would, print "
+               "'trainrt SUB: arguments ok' and exit 0 without doing any work (no files, no network); "
+               "bad flags exit 2 as usual");
+  trainrt::add_datagen(app, run);
+  trainrt::add_inspect(app, run);
+  trainrt::add_train(app, run);
+  trainrt::add_preflight(app, run);
+  trainrt::add_probe(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -22,5 +26,5 @@ int main(int argc, char** argv) {
     app.exit(e);
     return trainrt::kUsage;
   }
-  return rc;
+  return run.rc;
 }

@@ -72,7 +72,7 @@ bool resolve(DatagenFlags& f) {
 
 }  // namespace
 
-void add_datagen(CLI::App& app, int& rc) {
+void add_datagen(CLI::App& app, Run& run) {
   auto flags = std::make_shared<DatagenFlags>();
   auto* cmd = app.add_subcommand(
       "datagen",
@@ -120,17 +120,28 @@ void add_datagen(CLI::App& app, int& rc) {
   cmd->add_flag("--quiet", flags->run.quiet, "no progress output");
   cmd->add_flag("--dry-run", flags->run.dry_run,
                 "generate the rows without writing them and print what `trainrt inspect` would print for them");
-  cmd->callback([flags, &rc] {
+  cmd->callback([flags, cmd, &run] {
     try {
-      rc = resolve(*flags) ? datagen::run_datagen(flags->run) : kUsage;
+      if (!resolve(*flags)) {
+        run.rc = kUsage;
+        return;
+      }
     } catch (const CLI::ValidationError& e) {
       fmt::print(stderr, "trainrt datagen: {}\n", e.what());
-      rc = kUsage;
+      run.rc = kUsage;
+      return;
     }
+    if (auto errors = datagen::usage_errors(flags->run); !errors.empty()) {
+      for (const auto& e : errors) fmt::print(stderr, "trainrt datagen: {}\n", e);
+      run.rc = kUsage;
+      return;
+    }
+    if (run.stop_before_work(*cmd)) return;
+    run.rc = datagen::run_datagen(flags->run);
   });
 }
 
-void add_inspect(CLI::App& app, int& rc) {
+void add_inspect(CLI::App& app, Run& run) {
   auto dir = std::make_shared<std::string>();
   auto stats = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("inspect",
@@ -138,7 +149,9 @@ void add_inspect(CLI::App& app, int& rc) {
                                  "of the logical table (the same for any sharding and either format)");
   cmd->add_option("dir", *dir, "the table's folder (holding _trainrt_table.json)")->required();
   cmd->add_flag("--stats", *stats, "also print each column's sum, minimum and maximum");
-  cmd->callback([dir, stats, &rc] { rc = datagen::run_inspect(*dir, *stats); });
+  cmd->callback([dir, stats, cmd, &run] {
+    if (!run.stop_before_work(*cmd)) run.rc = datagen::run_inspect(*dir, *stats);
+  });
 }
 
 }  // namespace trainrt

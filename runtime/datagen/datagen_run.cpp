@@ -111,14 +111,17 @@ int dry_run(const RunOptions& opt, const Model& model, const std::vector<RowSour
 
 }  // namespace
 
+std::vector<std::string> usage_errors(const RunOptions& opt) {
+  std::vector<std::string> errors = validate(opt.spec, opt.layout);
+  if (errors.empty() && opt.shard_index && *opt.shard_index >= opt.layout.shards)
+    errors.push_back(fmt::format("--shard-index {} is out of range for {} shards (0..{})", *opt.shard_index,
+                                 opt.layout.shards, opt.layout.shards - 1));
+  return errors;
+}
+
 int run_datagen(const RunOptions& opt) {
-  if (auto errors = validate(opt.spec, opt.layout); !errors.empty()) {
+  if (auto errors = usage_errors(opt); !errors.empty()) {
     for (const auto& e : errors) fmt::print(stderr, "trainrt datagen: {}\n", e);
-    return kUsage;
-  }
-  if (opt.shard_index && *opt.shard_index >= opt.layout.shards) {
-    fmt::print(stderr, "trainrt datagen: --shard-index {} is out of range for {} shards (0..{})\n", *opt.shard_index,
-               opt.layout.shards, opt.layout.shards - 1);
     return kUsage;
   }
   try {

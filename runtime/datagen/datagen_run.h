@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "datagen/spec.h"
 
@@ -22,6 +23,10 @@ struct RunOptions {
   bool fsync = false;
   bool dry_run = false;  ///< generate the rows and print their checksum (as inspect would), write nothing
 };
+
+/// What makes these options a usage error (exit kUsage), one message per problem; empty when
+/// datagen can run. run_datagen() checks this first; `trainrt --check-args datagen` stops after it.
+std::vector<std::string> usage_errors(const RunOptions& opt);
 
 /// Runs datagen and returns the process exit code (commands.h), reporting problems on stderr.
 int run_datagen(const RunOptions& opt);

@@ -8,7 +8,7 @@
 
 namespace trainrt {
 
-void add_preflight(CLI::App& app, int& rc) {
+void add_preflight(CLI::App& app, Run& run) {
   auto o = std::make_shared<preflight::Options>();
   auto* cmd = app.add_subcommand(
       "preflight",
@@ -26,15 +26,16 @@ void add_preflight(CLI::App& app, int& rc) {
   cmd->add_option("--warmup", o->warmup, "untimed all-reduces first (default 5)");
   cmd->add_option("--timeout", o->timeout_seconds,
                   "seconds to wait for the other ranks, and again for NCCL setup and runs (default 120)");
-  cmd->callback([o, &rc] {
+  cmd->callback([o, cmd, &run] {
     const preflight::Env env = [](const char* name) { return std::getenv(name); };
     auto plan = preflight::resolve(*o, env);
     if (auto* usage = std::get_if<std::string>(&plan)) {
       std::cerr << "trainrt preflight: " << *usage << '\n';
-      rc = kUsage;
+      run.rc = kUsage;
       return;
     }
-    rc = preflight::run(std::get<preflight::Plan>(plan), env, std::cout, std::cerr);
+    if (run.stop_before_work(*cmd)) return;
+    run.rc = preflight::run(std::get<preflight::Plan>(plan), env, std::cout, std::cerr);
   });
 }
 

@@ -23,7 +23,7 @@ int report(const ProbeResult& r) {
 
 }  // namespace
 
-void add_probe(CLI::App& app, int& rc) {
+void add_probe(CLI::App& app, Run& run) {
   auto* probe = app.add_subcommand("probe", "exec probes for Kubernetes: exit 0 when the condition holds, 5 when not");
   probe->require_subcommand(1);
 
@@ -36,13 +36,17 @@ void add_probe(CLI::App& app, int& rc) {
   l->add_option("--max-age", live->max_age, "oldest acceptable heartbeat: 90s, 10m, 1h, 1h30m")
       ->required()
       ->check(kDuration);
-  l->callback([live, &rc] { rc = report(check_heartbeat(live->heartbeat, *parse_duration(live->max_age))); });
+  l->callback([live, l, &run] {
+    if (!run.stop_before_work(*l)) run.rc = report(check_heartbeat(live->heartbeat, *parse_duration(live->max_age)));
+  });
 
   auto paths = std::make_shared<std::vector<std::string>>();
   auto* r = probe->add_subcommand("ready", "readiness: every --path exists and is readable (directories: listable)");
   r->add_option("--path", *paths, "a file or directory the workload needs (repeatable, or several after one --path)")
       ->required();
-  r->callback([paths, &rc] { rc = report(check_ready(*paths)); });
+  r->callback([paths, r, &run] {
+    if (!run.stop_before_work(*r)) run.rc = report(check_ready(*paths));
+  });
 }
 
 }  // namespace trainrt

@@ -1,6 +1,8 @@
 // `trainrt train`: flags -> TrainOptions -> run_train().
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "commands.h"
 #include "train/trainer.h"
@@ -8,7 +10,7 @@
 
 namespace trainrt {
 
-void add_train(CLI::App& app, int& rc) {
+void add_train(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "train",
       "train XGBoost (hist) on native shards, data-parallel across ranks, with checkpoints and resume.\n"
@@ -40,17 +42,27 @@ void add_train(CLI::App& app, int& rc) {
   for (auto* opt : cmd->get_options()) {
     if (opt->get_name() != "--param" && opt->get_expected_max() == 1) opt->take_last();
   }
-  cmd->callback([o, params, &rc] {
+  cmd->callback([o, params, cmd, &run] {
+    std::string limit;  // the flags are fine but this build cannot do what they ask
     try {
       o->params.clear();
       for (const auto& p : *params) o->params.push_back(parse_param(p));
       resolve_options(*o, [](const char* name) { return std::getenv(name); });
+    } catch (const BuildLimit& e) {
+      limit = e.what();
     } catch (const UsageError& e) {
       std::fprintf(stderr, "train: error: %s\n", e.what());
-      rc = kUsage;
+      run.rc = kUsage;
       return;
     }
-    rc = run_train(*o);
+    // --check-args answers for the flags, which a pod's trainrt (built with a newer XGBoost) may run.
+    if (run.stop_before_work(*cmd, limit)) return;
+    if (!limit.empty()) {
+      std::fprintf(stderr, "train: error: %s\n", limit.c_str());
+      run.rc = kUsage;
+      return;
+    }
+    run.rc = run_train(*o);
   });
 }
 

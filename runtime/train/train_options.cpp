@@ -69,10 +69,11 @@ void resolve_options(TrainOptions& o, const GetEnv& getenv) {
     throw UsageError(fmt::format("--eval-fraction must be in [0, 1), not {}", o.eval_fraction));
   }
   if (o.device != "cpu" && o.device != "cuda") throw UsageError("--device must be cpu or cuda");
+  std::string limit;  // thrown as BuildLimit after every other check
 #if XGBOOST_VER_MAJOR < 2
   if (o.device == "cuda") {
-    throw UsageError(fmt::format("--device cuda needs XGBoost 2.0 or later; this trainrt was built with {}",
-                                 xgb::compiled_version()));
+    limit = fmt::format("--device cuda needs XGBoost 2.0 or later; this trainrt was built with {}",
+                        xgb::compiled_version());
   }
 #endif
   if (o.dmatrix != "auto" && o.dmatrix != "quantile" && o.dmatrix != "dense") {
@@ -93,13 +94,16 @@ void resolve_options(TrainOptions& o, const GetEnv& getenv) {
     parse_host_port(o.tracker);
   }
   if (o.tracker_serve != 0) {
-#if XGBOOST_VER_MAJOR < 2 || (XGBOOST_VER_MAJOR == 2 && XGBOOST_VER_MINOR < 1)
-    throw UsageError(fmt::format("--tracker-serve needs XGBoost 2.1 or later (this trainrt was built with {}); "
-                                 "start runtime/train/tracker17.py instead",
-                                 xgb::compiled_version()));
-#endif
     if (o.tracker_serve < 1 || o.tracker_serve > 65535) throw UsageError("--tracker-serve needs a port number");
+#if XGBOOST_VER_MAJOR < 2 || (XGBOOST_VER_MAJOR == 2 && XGBOOST_VER_MINOR < 1)
+    if (limit.empty()) {
+      limit = fmt::format("--tracker-serve needs XGBoost 2.1 or later (this trainrt was built with {}); "
+                          "start runtime/train/tracker17.py instead",
+                          xgb::compiled_version());
+    }
+#endif
   }
+  if (!limit.empty()) throw BuildLimit(limit);
 }
 
 std::vector<Param> booster_params(const TrainOptions& o) {

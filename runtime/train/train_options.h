@@ -14,6 +14,13 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Flags that are valid but ask for what this build's XGBoost cannot do (--device cuda before 2.0,
+/// --tracker-serve before 2.1). Also exit kUsage, except under `trainrt --check-args`, which
+/// answers for the flags: the pods' image is built with a newer XGBoost than a CI machine may have.
+struct BuildLimit : UsageError {
+  using UsageError::UsageError;
+};
+
 /// One `--param key=value`, passed to XGBoosterSetParam in the order given.
 struct Param {
   std::string key;
@@ -56,7 +63,8 @@ struct TrainOptions {
 using GetEnv = std::function<const char*(const char*)>;
 
 /// Fills rank, world size and tracker from RANK (or JOB_COMPLETION_INDEX), WORLD_SIZE and
-/// TRACKER_ADDR where no flag gave them, then checks every option. Throws UsageError.
+/// TRACKER_ADDR where no flag gave them, then checks every option. Throws UsageError; BuildLimit
+/// only once every option has passed.
 void resolve_options(TrainOptions& options, const GetEnv& getenv);
 
 /// The parameters XGBoost gets: trainrt's defaults (tree_method=hist, nthread, device), then the

@@ -141,6 +141,32 @@ TEST_CASE("rank, world size and tracker: flags, then the environment") {
         std::string::npos);
 }
 
+TEST_CASE("what this build's XGBoost cannot do is a BuildLimit, reported only after every flag passed") {
+  auto serve = minimal();
+  serve.tracker_serve = 9091;
+  auto bad_port = serve;
+  bad_port.tracker_serve = 70000;
+  CHECK(usage_error(bad_port).find("port number") != std::string::npos);
+  auto bad_rounds = serve;
+  bad_rounds.rounds = 0;
+  CHECK(usage_error(bad_rounds).find("--rounds") != std::string::npos);
+#if XGBOOST_VER_MAJOR < 2 || (XGBOOST_VER_MAJOR == 2 && XGBOOST_VER_MINOR < 1)
+  CHECK_THROWS_WITH_AS(resolve_options(serve, env_of({})), doctest::Contains("XGBoost 2.1"), BuildLimit);
+  auto bad_rounds_cuda = bad_rounds;
+  bad_rounds_cuda.device = "cuda";
+  try {
+    resolve_options(bad_rounds_cuda, env_of({}));
+    FAIL("no error");
+  } catch (const BuildLimit&) {
+    FAIL("a BuildLimit hid a bad flag");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()).find("--rounds") != std::string::npos);
+  }
+#else
+  CHECK_NOTHROW(resolve_options(serve, env_of({})));
+#endif
+}
+
 TEST_CASE("communicator keys for the XGBoost this was built with") {
   const auto c = communicator_config(1, 2, HostPort{"10.0.0.3", 9091}, 60);
 #if XGBOOST_VER_MAJOR > 2 || (XGBOOST_VER_MAJOR == 2 && XGBOOST_VER_MINOR >= 1)
