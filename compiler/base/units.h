@@ -1,5 +1,5 @@
 #pragma once
-// Kubernetes resource quantities and spec durations.
+// Kubernetes resource quantities; spec sizes and durations.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,13 +9,16 @@ namespace trainc {
 /// "32Gi" -> 34359738368, "500m" -> 0.5, "4" -> 4. nullopt when not a quantity.
 std::optional<double> parse_quantity(std::string_view q);
 
-/// "6TB" -> 6e12, "64GiB" -> 64 * 2^30 (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB). nullopt when not a size.
+// Sizes and durations follow the grammars trainc shares with trainrt (common/units.h); these
+// keep the compiler's names and its int seconds.
+
+/// common::parse_byte_size: "6TB" -> 6e12, "64GiB" -> 64 * 2^30, "1.5e9" -> 1.5e9.
 std::optional<double> parse_byte_size(std::string_view s);
 
-/// "90s", "30m", "48h", "2d" -> seconds. nullopt when not a duration.
+/// common::parse_duration_seconds: "90s", "1h30m", "2d" -> seconds; nullopt unless whole seconds.
 std::optional<int> parse_duration(std::string_view d);
 
-/// 600 -> "10m", 5400 -> "90m", 7200 -> "2h": the largest unit that divides evenly.
+/// common::format_duration_single_unit: 5400 -> "90m"; generated files (and goldens) hold this form.
 std::string format_duration(int seconds);
 
 }  // namespace trainc

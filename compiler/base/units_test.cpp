@@ -14,20 +14,17 @@ TEST_CASE("quantities") {
   CHECK_FALSE(parse_quantity("-1").has_value());
 }
 
-TEST_CASE("byte sizes") {
+// The grammars themselves are tested in common/units_test.cpp; these pin what the compiler's
+// names return.
+TEST_CASE("sizes and durations: the compiler's names for the shared grammars") {
   CHECK(parse_byte_size("6TB") == doctest::Approx(6e12));
   CHECK(parse_byte_size("64GiB") == doctest::Approx(64.0 * (1ull << 30)));
-  CHECK(parse_byte_size("1.5MB") == doctest::Approx(1.5e6));
-  CHECK(parse_byte_size("100B") == doctest::Approx(100));
   CHECK_FALSE(parse_byte_size("6T").has_value());
-  CHECK_FALSE(parse_byte_size("TB").has_value());
-}
-
-TEST_CASE("durations") {
   CHECK(parse_duration("90s") == 90);
-  CHECK(parse_duration("10m") == 600);
   CHECK(parse_duration("2d") == 172800);
-  CHECK_FALSE(parse_duration("10").has_value());
+  CHECK(parse_duration("1h30m") == 5400);
+  CHECK(parse_duration("10") == 10);  // a bare number is seconds, as trainrt has always read it
+  CHECK_FALSE(parse_duration("1500ms").has_value());  // not whole seconds
   CHECK_FALSE(parse_duration("10 minutes").has_value());
   CHECK(format_duration(600) == "10m");
   CHECK(format_duration(5400) == "90m");

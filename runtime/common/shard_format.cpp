@@ -34,17 +34,16 @@ uint64_t native_shard_bytes(uint64_t rows, uint32_t features) {
 }
 
 namespace {
-constexpr uint64_t kWordFnvPrime = 0x100000001b3ull;
-}
 
-namespace {
+using trainc::common::fnv1a_step;
+using trainc::common::kFnvOffset;
 
 /// One 32-byte group: word t into lane t.
 inline void hash_group(uint64_t (&lanes)[4], const unsigned char* p) {
   for (int t = 0; t < 4; ++t) {
     uint64_t w;
     std::memcpy(&w, p + 8 * t, 8);
-    lanes[t] = (lanes[t] ^ w) * kWordFnvPrime;
+    lanes[t] = fnv1a_step(lanes[t], w);
   }
 }
 
@@ -76,10 +75,10 @@ uint64_t PayloadHasher::digest() const {
     std::memcpy(word, pending_ + at, std::min<size_t>(8, npending_ - at));
     uint64_t w;
     std::memcpy(&w, word, 8);
-    lanes[t] = (lanes[t] ^ w) * kWordFnvPrime;
+    lanes[t] = fnv1a_step(lanes[t], w);
   }
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint64_t lane : lanes) h = (h ^ lane) * kWordFnvPrime;
+  uint64_t h = kFnvOffset;
+  for (uint64_t lane : lanes) h = fnv1a_step(h, lane);
   return h;
 }
 

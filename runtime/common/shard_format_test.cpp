@@ -9,6 +9,8 @@
 #include <fstream>
 #include <vector>
 
+#include "common/fnv.h"
+
 namespace trainrt {
 
 TEST_CASE("shards partition the rows in order") {
@@ -32,7 +34,7 @@ namespace {
 
 /// The definition, spelled out word by word: FNV-1a 64 in four lanes over zero-padded 64-bit words.
 uint64_t reference_payload_fnv(const unsigned char* p, size_t bytes) {
-  const uint64_t basis = 0xcbf29ce484222325ull, prime = 0x100000001b3ull;
+  const uint64_t basis = trainc::common::kFnvOffset, prime = trainc::common::kFnvPrime;
   uint64_t lanes[4] = {basis, basis, basis, basis};
   for (size_t at = 0, i = 0; at < bytes; at += 8, ++i) {
     uint64_t w = 0;

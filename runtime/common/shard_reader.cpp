@@ -18,15 +18,6 @@ namespace trainrt {
 
 static_assert(std::endian::native == std::endian::little, "shards are little-endian and read in place");
 
-uint64_t fnv1a64(const void* data, size_t size, uint64_t hash) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= p[i];
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
 std::string shard_header_problem(const ShardHeader& h, uint64_t file_size) {
   if (std::memcmp(h.magic, kShardMagic, sizeof h.magic) != 0) return "not a trainrt shard (bad magic)";
   if (h.version != kShardVersion) {

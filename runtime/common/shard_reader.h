@@ -12,11 +12,6 @@
 
 namespace trainrt {
 
-/// FNV-1a 64 over bytes (for model digests; a shard's payload checksum is payload_fnv() in
-/// shard_format.h); `hash` continues a running one.
-inline constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-uint64_t fnv1a64(const void* data, size_t size, uint64_t hash = kFnvOffset);
-
 /// A shard that cannot be used: unreadable, a bad header, a size that disagrees, a bad checksum.
 struct ShardError : std::runtime_error {
   using std::runtime_error::runtime_error;

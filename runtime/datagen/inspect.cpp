@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "common/fnv.h"
 #include "common/parquet_reader.h"
 #include "common/philox.h"
 #include "common/shard_format.h"
@@ -35,15 +36,15 @@ void TableAccumulator::add_stat(size_t column, float v) {
 }
 
 uint64_t row_checksum(uint64_t row, const float* features, uint32_t count, float label) {
-  constexpr uint64_t kBasis = 0xcbf29ce484222325ull, kPrime = 0x100000001b3ull;
-  uint64_t lanes[4] = {kBasis, kBasis, kBasis, kBasis};
+  using trainc::common::fnv1a_step, trainc::common::kFnvOffset;
+  uint64_t lanes[4] = {kFnvOffset, kFnvOffset, kFnvOffset, kFnvOffset};
   uint32_t i = 0;
   for (; i + 4 <= count; i += 4)
-    for (uint32_t t = 0; t < 4; ++t) lanes[t] = (lanes[t] ^ philox::float_bits(features[i + t])) * kPrime;
-  for (; i < count; ++i) lanes[i % 4] = (lanes[i % 4] ^ philox::float_bits(features[i])) * kPrime;
-  lanes[count % 4] = (lanes[count % 4] ^ philox::float_bits(label)) * kPrime;  // the label is word `count`
-  uint64_t h = kBasis;
-  for (uint64_t lane : lanes) h = (h ^ lane) * kPrime;
+    for (uint32_t t = 0; t < 4; ++t) lanes[t] = fnv1a_step(lanes[t], philox::float_bits(features[i + t]));
+  for (; i < count; ++i) lanes[i % 4] = fnv1a_step(lanes[i % 4], philox::float_bits(features[i]));
+  lanes[count % 4] = fnv1a_step(lanes[count % 4], philox::float_bits(label));  // the label is word `count`
+  uint64_t h = kFnvOffset;
+  for (uint64_t lane : lanes) h = fnv1a_step(h, lane);
   return mix64(h + row * 0x9E3779B97F4A7C15ull);
 }
 

@@ -3,28 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <regex>
+
+#include "common/units.h"
 
 namespace trainrt::datagen {
 
-std::optional<double> parse_size(const std::string& text) {
-  static const std::regex re(R"(\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*(B|KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|PiB)?\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re)) return std::nullopt;
-  const std::string unit = m[2];
-  double scale = 1;
-  if (unit == "KB") scale = 1e3;
-  else if (unit == "MB") scale = 1e6;
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "TB") scale = 1e12;
-  else if (unit == "PB") scale = 1e15;
-  else if (unit == "KiB") scale = 0x1p10;
-  else if (unit == "MiB") scale = 0x1p20;
-  else if (unit == "GiB") scale = 0x1p30;
-  else if (unit == "TiB") scale = 0x1p40;
-  else if (unit == "PiB") scale = 0x1p50;
-  return std::stod(m[1]) * scale;
-}
+std::optional<double> parse_size(const std::string& text) { return trainc::common::parse_byte_size(text); }
 
 uint64_t rows_for_bytes(double bytes, uint32_t features) {
   const double per_row = 4.0 * (static_cast<double>(features) + 1);

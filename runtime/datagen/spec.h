@@ -36,7 +36,7 @@ struct Layout {
   Format format = Format::kNative;
 };
 
-/// Bytes from "6TB", "500GB", "64GiB", "1.5e9" (decimal KB..PB, binary KiB..PiB). nullopt if malformed.
+/// Bytes from "6TB", "500GB", "64GiB", "1.5e9": the byte-size grammar trainc shares (common/units.h).
 std::optional<double> parse_size(const std::string& text);
 
 /// Rows whose float32 features and label fill `bytes`.

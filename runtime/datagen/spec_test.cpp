@@ -14,6 +14,9 @@ TEST_CASE("sizes in bytes") {
   CHECK(parse_size("1000") == 1000);
   CHECK_FALSE(parse_size("6 tera").has_value());
   CHECK_FALSE(parse_size("-1GB").has_value());
+  CHECK(parse_size("2PiB") == 0x1p51);
+  CHECK_FALSE(parse_size(" 6TB").has_value());  // no whitespace: the grammar trainc shares (common/units.h)
+  CHECK_FALSE(parse_size("6 TB").has_value());
   CHECK(rows_for_bytes(6e12, 400) == 3740648379ull);  // 6e12 / (401 * 4)
   CHECK(rows_for_bytes(204, 50) == 1);
   CHECK(rows_for_bytes(203, 50) == 0);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fnv.h"
 #include "common/parquet_reader.h"
 #include "common/shard_format.h"
 
@@ -38,10 +39,7 @@ std::vector<std::string> column_names(uint32_t features) {
 }
 
 std::string fingerprint(const nlohmann::json& spec_json) {
-  const std::string text = spec_json.dump();
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-  return fmt::format("{:016x}", h);
+  return fmt::format("{:016x}", trainc::common::fnv1a64(spec_json.dump()));
 }
 
 namespace {

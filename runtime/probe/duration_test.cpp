@@ -35,6 +35,8 @@ TEST_CASE("durations: formatted for messages") {
   CHECK(format_duration(Millis(minutes(10))) == "10m");
   CHECK(format_duration(Millis(hours(48))) == "2d");
   CHECK(format_duration(Millis(hours(50))) == "2d2h");
+  // Past a day minutes and seconds are kept too (they were dropped: 1d2h3m4s printed as 1d2h).
+  CHECK(format_duration(Millis(seconds(93'784))) == "1d2h3m4s");
 }
 
 }  // namespace

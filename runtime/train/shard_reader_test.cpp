@@ -29,14 +29,6 @@ std::string open_error(const std::string& path, bool verify = true) {
 
 }  // namespace
 
-TEST_CASE("fnv1a64 matches the published FNV-1a 64 test vectors") {
-  CHECK(fnv1a64("", 0) == 0xcbf29ce484222325ull);
-  CHECK(fnv1a64("a", 1) == 0xaf63dc4c8601ec8cull);
-  CHECK(fnv1a64("foobar", 6) == 0x85944171f73967e8ull);
-  // a running hash over pieces equals one pass over the whole
-  CHECK(fnv1a64("bar", 3, fnv1a64("foo", 3)) == fnv1a64("foobar", 6));
-}
-
 TEST_CASE("a shard written to the format reads back in place") {
   testdata::TempDir dir;
   const auto table = testdata::make_table(1000, 7, 3);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "common/fnv.h"
 #include "common/shard_reader.h"
 #include "train/checkpoint.h"
 #include "train/collective.h"
@@ -168,7 +169,7 @@ std::vector<char> Trainer::resume_point() {
 
 void Trainer::finish(const xgb::Booster& booster) {
   const std::vector<char> model = booster.save();
-  const uint64_t digest = fnv1a64(model.data(), model.size());
+  const uint64_t digest = trainc::common::fnv1a64({model.data(), model.size()});
   const auto digests = coll_.allgather(digest);
   for (int r = 1; r < coll_.world_size(); ++r) {
     if (digests[r] != digests[0]) {
