@@ -12,6 +12,7 @@
 #include "base/overloaded.h"
 #include "base/spelling.h"
 #include "base/units.h"
+#include "common/units.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -235,10 +236,18 @@ class Lowerer {
 
   int duration(const json& obj, const char* key, int fallback, const std::string& ptr) {
     if (!obj.contains(key)) return fallback;
-    auto d = parse_duration(obj[key].get<std::string>());
+    const std::string text = obj[key].get<std::string>();
+    auto d = parse_duration(text);
     if (!d || *d == 0) {
-      doc_.error(diags_, ptr_key(ptr, key), fmt::format("'{}' is not a positive duration such as 90s, 10m, 2h or 1d",
-                                                        obj[key].get<std::string>()));
+      // The shared grammar took it (the schema checked the pattern): say which spec rule it breaks.
+      const auto ms = common::parse_duration_ms(text);
+      const std::string why = !ms                   ? "is not a duration"
+                              : *ms == 0              ? "is zero"
+                              : *ms % 1000 != 0       ? "is not a whole number of seconds"
+                                                     : "is longer than 2^31 seconds (68 years)";
+      doc_.error(diags_, ptr_key(ptr, key),
+                 fmt::format("'{}' {}; give a positive duration in whole seconds, such as 90s, 10m, 1h30m or 2d", text,
+                             why));
       return fallback;
     }
     return *d;
@@ -412,9 +421,13 @@ class Lowerer {
     if (g.contains("rows") == g.contains("size"))
       doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
     d.features = integer(g, "features", 0, ptr);
-    if (!d.size.empty())
-      d.rows = static_cast<long long>(std::floor(parse_byte_size(d.size).value_or(0) / ((d.features + 1) * 4.0)));
-    if (!d.size.empty() && d.rows < 1)
+    const std::optional<double> bytes = d.size.empty() ? std::nullopt : parse_byte_size(d.size);
+    if (!d.size.empty() && !bytes)
+      doc_.error(diags_, ptr_key(ptr, "size"),
+                 fmt::format("'{}' is not a size of at most 2^63 bytes such as 6TB, 500GB or 64GiB", d.size));
+    else if (bytes)
+      d.rows = static_cast<long long>(std::floor(*bytes / ((d.features + 1) * 4.0)));
+    if (bytes && d.rows < 1)
       doc_.error(diags_, ptr_key(ptr, "size"),
                  fmt::format("{} holds less than one row of {} float32 features and a label", d.size, d.features));
     d.task = get_or<std::string>(g, "task", "classification");
