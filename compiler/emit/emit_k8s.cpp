@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "emit/emitter.h"
 #include "emit/k8s_names.h"
+#include "emit/k8s_pod.h"
 #include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
 
@@ -16,37 +17,21 @@ namespace trainc {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+using k8s::env_var;
+using k8s::labels_for;
+using k8s::metadata;
 
-ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
-                 const StringMap& extra = {}) {
-  ojson l = ojson::object();
-  l["app.kubernetes.io/name"] = name;
-  l["app.kubernetes.io/instance"] = instance;
-  l["app.kubernetes.io/component"] = component;
-  l["app.kubernetes.io/part-of"] = sys.name;
-  l["app.kubernetes.io/managed-by"] = "trainc";
-  for (const auto& [k, v] : sys.labels) l[k] = v;
-  for (const auto& [k, v] : extra) l[k] = v;
-  return l;
+k8s::PodNeeds needs_of(const System& sys, const Step& step) {
+  return {sys.pool(step.pool), step.gpus, step.shm, &step.mounts};
 }
 
 ojson step_labels(const System& sys, const Step& step) {
   return labels_for(sys, step.name, k8s::job_name(sys, step), step.kind(), step.labels);
 }
 
-ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
-  ojson m;
-  m["name"] = name;
-  if (!ns.empty()) m["namespace"] = ns;
-  m["labels"] = std::move(labels);
-  return m;
-}
-
 std::string header(const System& sys, std::string_view what) {
   return fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name);
 }
-
-ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", value}}; }
 
 ojson exec_probe(const std::string& script, int period, int failures) {
   return {{"exec", {{"command", {"/bin/sh", "-c", script}}}}, {"periodSeconds", period}, {"failureThreshold", failures}};
@@ -67,9 +52,7 @@ ojson container(const System& sys, const Step& step) {
   env.push_back(env_var("PYTHONUNBUFFERED", "1"));  // prints reach the log (and the heartbeat) at once
   if (step.distributed()) {
     env.push_back(env_var("NNODES", std::to_string(step.nodes)));
-    env.push_back({{"name", "NODE_RANK"},
-                   {"valueFrom",
-                    {{"fieldRef", {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+    env.push_back(k8s::env_field("NODE_RANK", "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
     env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
     env.push_back(env_var("MASTER_PORT", std::to_string(rendezvous_port(step.run))));
   }
@@ -83,8 +66,8 @@ ojson container(const System& sys, const Step& step) {
   for (const auto& in : step.inputs) note_store(in.from.store);
   if (step.outputs) note_store(step.outputs->to.store);
   if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
-  const Pool* pool = sys.pool(step.pool);
-  if (pool && pool->rdma) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
+  const k8s::PodNeeds needs = needs_of(sys, step);
+  k8s::add_node_env(env, needs);
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   c["env"] = env;
   if (!secrets.empty()) {
@@ -94,33 +77,10 @@ ojson container(const System& sys, const Step& step) {
   }
   if (step.distributed())
     c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", rendezvous_port(step.run)}}});
-  ojson requests = ojson::object(), limits = ojson::object();
-  for (const auto& [k, v] : step.resources.requests) requests[k] = v;
-  for (const auto& [k, v] : step.resources.limits) limits[k] = v;
-  if (step.gpus > 0) {
-    requests["nvidia.com/gpu"] = step.gpus;
-    limits["nvidia.com/gpu"] = step.gpus;
-  }
-  if (pool && pool->tpu) {
-    requests["google.com/tpu"] = pool->tpu->chips_per_host;
-    limits["google.com/tpu"] = pool->tpu->chips_per_host;
-  }
-  ojson res = ojson::object();
-  if (!requests.empty()) res["requests"] = requests;
-  if (!limits.empty()) res["limits"] = limits;
-  if (!res.empty()) c["resources"] = res;
-  ojson mounts = ojson::array({
-      {{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}},
-      {{"name", "shm"}, {"mountPath", "/dev/shm"}},
-  });
-  for (const auto& m : step.mounts)
-    mounts.push_back({{"name", k8s::mount_volume(m)}, {"mountPath", m.path}, {"readOnly", m.read_only}});
-  if (pool && pool->rdma) {
-    mounts.push_back({{"name", "nvidia"}, {"mountPath", "/usr/local/nvidia"}});
-    mounts.push_back({{"name", "gib"}, {"mountPath", "/usr/local/gib"}});
-  }
+  if (ojson res = k8s::resources(step.resources, needs); !res.empty()) c["resources"] = res;
+  ojson mounts = ojson::array({{{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}}});
+  k8s::add_volume_mounts(mounts, needs);
   c["volumeMounts"] = mounts;
-  // Liveness judges the heartbeat's age, never a file written only at the end of a run.
   const std::string ready_file = fmt::format("{}/ready", k8s::kStateDir);
   auto trainrt_probes = [&](std::vector<std::string> ready_paths) {
     c["livenessProbe"] =
@@ -143,26 +103,6 @@ ojson container(const System& sys, const Step& step) {
   return c;
 }
 
-/// A GCS bucket as a CSI ephemeral volume of the GCS FUSE driver.
-ojson gcsfuse_volume(const Mount& m) {
-  std::string options = "implicit-dirs";
-  if (!m.only_dir.empty()) options += ",only-dir=" + m.only_dir;
-  return {{"name", k8s::mount_volume(m)},
-          {"csi",
-           {{"driver", "gcsfuse.csi.storage.gke.io"},
-            {"readOnly", m.read_only},
-            {"volumeAttributes", {{"bucketName", m.bucket}, {"mountOptions", options}}}}}};
-}
-
-/// eth0 on the default network, then one NIC per GPU on the RDMA networks rdma-0, rdma-1, ...
-std::string rdma_interfaces(int gpus) {
-  // Written with spaces after commas so the YAML writer can fold the line.
-  std::string out = R"([{"interfaceName": "eth0", "network": "default"})";
-  for (int i = 0; i < gpus; ++i)
-    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "rdma-{}"}})", i + 1, i);
-  return out + "]";
-}
-
 ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
   ojson j;
   j["apiVersion"] = obj.api_version;
@@ -182,48 +122,16 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   pod["restartPolicy"] = "Never";
   if (step.distributed()) pod["subdomain"] = k8s::job_name(sys, step);
   if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
-  const Pool* p = sys.pool(step.pool);
-  ojson selector = ojson::object();
-  if (p) {
-    selector["cloud.google.com/gke-nodepool"] = p->name;
-    if (p->accelerator && step.gpus > 0) selector["cloud.google.com/gke-accelerator"] = p->accelerator->type;
-    if (p->tpu) {
-      selector["cloud.google.com/gke-tpu-accelerator"] = p->tpu->accelerator;
-      selector["cloud.google.com/gke-tpu-topology"] = p->tpu->topology;
-    }
-  }
-  if (!selector.empty()) pod["nodeSelector"] = selector;
-  ojson tolerations = ojson::array();
-  if (step.gpus > 0) tolerations.push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
-  if (p && p->tpu) tolerations.push_back({{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
-  if (p)
-    for (const auto& t : p->taints) {
-      if (t.value.empty()) tolerations.push_back({{"key", t.key}, {"operator", "Exists"}, {"effect", t.effect}});
-      else tolerations.push_back({{"key", t.key}, {"operator", "Equal"}, {"value", t.value}, {"effect", t.effect}});
-    }
-  if (!tolerations.empty()) pod["tolerations"] = tolerations;
+  const k8s::PodNeeds needs = needs_of(sys, step);
+  k8s::place(pod, needs);
   // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
   if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
   pod["containers"] = ojson::array({container(sys, step)});
-  ojson volumes = ojson::array({
-      {{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}},
-      {{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", step.shm}}}},
-  });
-  for (const auto& m : step.mounts) volumes.push_back(gcsfuse_volume(m));
-  if (p && p->rdma) {
-    // The host's NVIDIA driver and the gIB NCCL plugin, as GKE installs them on A4 and A3 Ultra nodes.
-    volumes.push_back({{"name", "nvidia"}, {"hostPath", {{"path", "/home/kubernetes/bin/nvidia"}}}});
-    volumes.push_back({{"name", "gib"}, {"hostPath", {{"path", "/home/kubernetes/bin/gib"}}}});
-  }
+  ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
+  k8s::add_volumes(volumes, needs);
   pod["volumes"] = volumes;
   ojson pod_meta{{"labels", step_labels(sys, step)}};
-  ojson annotations = ojson::object();
-  if (!step.mounts.empty()) annotations["gke-gcsfuse/volumes"] = "true";
-  if (p && p->rdma) {
-    annotations["networking.gke.io/default-interface"] = "eth0";
-    annotations["networking.gke.io/interfaces"] = rdma_interfaces(p->accelerator ? p->accelerator->count : 0);
-  }
-  if (!annotations.empty()) pod_meta["annotations"] = annotations;
+  if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
   spec["template"] = {{"metadata", pod_meta}, {"spec", pod}};
   j["spec"] = spec;
   return j;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -91,6 +92,8 @@ class Lowerer {
     if (root_.contains("storage"))
       for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(sys, name, s);
     if (root_.contains("identity")) sys.identity = identity(sys, root_["identity"]);
+    if (root_.contains("clusters"))
+      for (const auto& [name, c] : root_["clusters"].items()) sys.clusters[name] = compute_cluster(sys, name, c);
     std::vector<Step> steps;
     const json pipeline = root_.value("pipeline", json::array());
     for (size_t i = 0; i < pipeline.size(); ++i) steps.push_back(step(sys, pipeline[i], ptr_index("/pipeline", i)));
@@ -253,6 +256,138 @@ class Lowerer {
     return *d;
   }
 
+  /// A pool named at `ptr`, or nullptr after reporting it unknown.
+  const Pool* pool_ref(const System& sys, const std::string& name, const std::string& ptr) {
+    const Pool* pool = sys.pool(name);
+    if (!pool) {
+      std::string hint = sys.pools.empty() ? "; no pools are declared under 'cluster.pools'"
+                                           : did_you_mean(name, keys_of(sys.pools));
+      doc_.error(diags_, ptr, fmt::format("unknown pool '{}'{}", name, hint));
+    }
+    return pool;
+  }
+
+  /// Pods of a compute cluster. Workers take whole nodes of their pool (all GPUs, the allocatable
+  /// CPU and memory); the head or scheduler (`lead`) takes no GPUs, and a whole node only of a
+  /// CPU pool: on a GPU pool it asks for 2 CPUs and 8Gi.
+  PodGroup pod_group(const System& sys, const std::string& name, const json& g, const std::string& ptr, bool lead,
+                     bool fuse) {
+    PodGroup out;
+    out.name = name;
+    out.ptr = ptr;
+    const Pool* pool = nullptr;
+    if (g.contains("pool")) {
+      out.pool = g["pool"];
+      pool = pool_ref(sys, out.pool, ptr_key(ptr, "pool"));
+    }
+    out.replicas = lead ? 1 : integer(g, "replicas", 1, ptr);
+    if (lead && g.contains("replicas") && g["replicas"] != 1)
+      doc_.error(diags_, ptr_key(ptr, "replicas"), fmt::format("the {} runs as one pod; remove 'replicas'", name));
+    out.min = integer(g, "min", out.replicas, ptr);
+    out.max = integer(g, "max", out.replicas, ptr);
+    if (out.min > out.max)
+      doc_.error(diags_, ptr_key(ptr, "min"), fmt::format("min {} is above max {}", out.min, out.max), Anchor::value,
+                 {doc_.note(ptr_key(ptr, "max"), "max set here")});
+    else if (out.replicas < out.min || out.replicas > out.max)
+      doc_.error(diags_, ptr_key(ptr, "replicas"),
+                 fmt::format("replicas {} is outside min {} and max {}", out.replicas, out.min, out.max));
+    const bool gpu_pool = pool && pool->accelerator;
+    out.gpus = integer(g, "gpus", gpu_pool && !lead ? pool->accelerator->count : 0, ptr);
+    if (g.contains("resources")) {
+      out.resources.requests = string_map(g["resources"], "requests");
+      out.resources.limits = string_map(g["resources"], "limits");
+    } else if (pool && pool->vcpus > 0 && !(lead && gpu_pool)) {
+      const auto& sidecar = catalog().gcsfuse_sidecar();
+      const double cpu = pool->allocatable_cpu - (fuse ? parse_quantity(sidecar.cpu).value_or(0) : 0);
+      const double mem = pool->allocatable_memory - (fuse ? parse_quantity(sidecar.memory).value_or(0) : 0);
+      const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
+      const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
+      out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
+      out.resources.limits = {{"cpu", cpu_q}, {"memory", mem_q}};
+    } else {
+      out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
+      out.resources.limits = {{"memory", "8Gi"}};
+    }
+    out.shm = g.contains("shm") ? scalar_text(g["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
+    return out;
+  }
+
+  /// The Ray version the image's tag names ("rayproject/ray:2.52.0-gpu" -> "2.52.0"), or "".
+  static std::string tag_version(const std::string& image) {
+    auto colon = image.rfind(':');
+    if (colon == std::string::npos || image.find('/', colon) != std::string::npos) return "";
+    static const std::regex re(R"(^([0-9]+\.[0-9]+\.[0-9]+)(-.*)?$)");
+    std::smatch m;
+    const std::string tag = image.substr(colon + 1);
+    return std::regex_match(tag, m, re) ? m[1].str() : "";
+  }
+
+  ComputeCluster compute_cluster(const System& sys, const std::string& name, const json& c) {
+    ComputeCluster out;
+    out.name = name;
+    out.ptr = ptr_key("/clusters", name);
+    out.image = c["image"];
+    out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
+    out.env = string_map(c, "env");
+    out.labels = string_map(c, "labels");
+    if (c.contains("mounts"))
+      for (size_t i = 0; i < c["mounts"].size(); ++i)
+        out.mounts.push_back(mount(sys, c["mounts"][i], ptr_index(ptr_key(out.ptr, "mounts"), i)));
+    const bool fuse = !out.mounts.empty();
+    const std::string engine = c["engine"];
+    // The lead pod's key is the engine's own word; the other engine's word is a mistake.
+    const char* lead_key = engine == Ray::kName ? "head" : "scheduler";
+    const char* other_key = engine == Ray::kName ? "scheduler" : "head";
+    if (c.contains(other_key))
+      doc_.error(diags_, ptr_key(out.ptr, other_key),
+                 fmt::format("{} clusters have a '{}', not a '{}'", engine, lead_key, other_key), Anchor::key);
+    PodGroup lead = pod_group(sys, lead_key, c.value(lead_key, json::object()), ptr_key(out.ptr, lead_key), true, fuse);
+    for (const auto& [g, spec] : c["workers"].items())
+      out.workers.push_back(pod_group(sys, g, spec, ptr_key(ptr_key(out.ptr, "workers"), g), false, fuse));
+    auto only_for = [&](const char* key, std::string_view for_engine) {
+      if (c.contains(key) && engine != for_engine)
+        doc_.error(diags_, ptr_key(out.ptr, key), fmt::format("'{}' applies to {} clusters only; remove it", key, for_engine),
+                   Anchor::key);
+    };
+    only_for("version", Ray::kName);
+    only_for("threads", Dask::kName);
+    only_for("rmmPoolSize", Dask::kName);
+    out.engine = make_alternative<Engine>(
+        engine,
+        [&](std::type_identity<Ray>) {
+          Ray r;
+          r.head = lead;
+          const std::string from_tag = tag_version(out.image);
+          r.version = get_or<std::string>(c, "version", from_tag);
+          if (r.version.empty())
+            doc_.error(diags_, out.ptr,
+                       fmt::format("cluster '{}': the Ray version is not in the image tag '{}'; set 'version' (e.g. "
+                                   "2.52.0) to the Ray version the image holds",
+                                   name, out.image),
+                       Anchor::key);
+          else if (!from_tag.empty() && r.version != from_tag)
+            doc_.error(diags_, ptr_key(out.ptr, "version"),
+                       fmt::format("version {} disagrees with the image tag, which holds Ray {}; KubeRay and the "
+                                   "autoscaler need the version the image runs",
+                                   r.version, from_tag),
+                       Anchor::value, {doc_.note(ptr_key(out.ptr, "image"), "the image is named here")});
+          return r;
+        },
+        [&](std::type_identity<Dask>) {
+          Dask d;
+          d.scheduler = lead;
+          d.threads = integer(c, "threads", 0, out.ptr);
+          d.rmm_pool_size = get_or<std::string>(c, "rmmPoolSize", "");
+          for (const auto& w : out.workers)
+            if (w.min != w.max || c["workers"][w.name].contains("min"))
+              doc_.error(diags_, ptr_key(w.ptr, c["workers"][w.name].contains("min") ? "min" : "max"),
+                         "dask workers do not autoscale here; set 'replicas' (and scale with kubectl scale)",
+                         Anchor::key);
+          return d;
+        });
+    return out;
+  }
+
   /// An integer the spec gave (else `fallback`), checked to fit `T`: the schema's maximums bound
   /// most fields, but Jsonnet may yield 1e20 as a float, and nothing may wrap around silently.
   template <class T>
@@ -298,12 +433,20 @@ class Lowerer {
     const Pool* pool = nullptr;
     if (s.contains("pool")) {
       out.pool = s["pool"];
-      pool = sys.pool(out.pool);
-      if (!pool) {
-        std::string hint = sys.pools.empty() ? "; no pools are declared under 'cluster.pools'"
-                                             : did_you_mean(out.pool, keys_of(sys.pools));
-        doc_.error(diags_, ptr_key(ptr, "pool"), fmt::format("unknown pool '{}'{}", out.pool, hint));
+      pool = pool_ref(sys, out.pool, ptr_key(ptr, "pool"));
+    }
+    if (s.contains("cluster")) {
+      out.cluster = s["cluster"];
+      if (!sys.compute_cluster(out.cluster)) {
+        std::string hint = sys.clusters.empty() ? "; declare it under 'clusters'" : did_you_mean(out.cluster, keys_of(sys.clusters));
+        doc_.error(diags_, ptr_key(ptr, "cluster"), fmt::format("unknown cluster '{}'{}", out.cluster, hint));
       }
+      if (s.contains("nodes") && s["nodes"].is_number() && s["nodes"].get<double>() > 1)
+        doc_.error(diags_, ptr_key(ptr, "nodes"),
+                   fmt::format("step '{}' runs on cluster '{}', which spreads its work; the step itself is one pod: "
+                               "remove 'nodes' (grow the cluster's workers instead)",
+                               out.name, out.cluster),
+                   Anchor::value, {doc_.note(ptr_key(ptr, "cluster"), "the cluster is named here")});
     }
     out.nodes = integer(s, "nodes", 1, ptr);
     out.gpus = integer(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0, ptr);

@@ -31,6 +31,15 @@ int rendezvous_port(const StepKind& kind) {
       [](const Datagen&) { return 29500; }, [](const XGBoost&) { return 29500; });
 }
 
+const ComputeCluster* System::compute_cluster(const std::string& name) const {
+  auto it = clusters.find(name);
+  return it == clusters.end() ? nullptr : &it->second;
+}
+
+std::string ComputeCluster::kind() const {
+  return std::visit([](const auto& e) { return std::string(e.kName); }, engine);
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

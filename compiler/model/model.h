@@ -190,7 +190,8 @@ struct Step {
   std::string name, ptr;
   std::vector<std::string> needs;
   std::string image, image_pull_policy = "IfNotPresent";
-  std::string pool;  ///< "" when the step names no pool
+  std::string pool;     ///< "" when the step names no pool
+  std::string cluster;  ///< the compute cluster it runs on; "" for none
   int nodes = 1, gpus = 0, procs_per_node = 1;
   std::string workdir = "/workspace";
   StepKind run;
@@ -216,6 +217,48 @@ struct Step {
   const T* as() const { return std::get_if<T>(&run); }
 };
 
+// ---- long-lived compute clusters (`clusters:`): one alternative of Engine ----------------------
+
+/// Identical pods of a compute cluster on one pool; CPU, memory and GPUs default from the pool.
+struct PodGroup {
+  std::string name, ptr;
+  std::string pool;  ///< "" = no placement constraint
+  int replicas = 1, min = 1, max = 1;
+  int gpus = 0;
+  Resources resources;  ///< requests and limits, with the pool's defaults applied
+  std::string shm;
+  bool autoscaled() const { return min < max; }
+};
+
+/// A KubeRay RayCluster: the head and one worker group per `workers` entry.
+struct Ray {
+  static constexpr std::string_view kName = "ray";
+  std::string version;  ///< rayVersion, from the spec or the image tag
+  PodGroup head;
+};
+
+/// A Dask scheduler (Deployment + Service) and one worker Deployment per `workers` entry.
+struct Dask {
+  static constexpr std::string_view kName = "dask";
+  PodGroup scheduler;
+  int threads = 0;            ///< --nthreads; 0 = derived per group
+  std::string rmm_pool_size;  ///< dask cuda worker --rmm-pool-size; "" = none
+};
+
+using Engine = std::variant<Ray, Dask>;
+
+struct ComputeCluster {
+  std::string name, ptr;
+  std::string image, image_pull_policy = "IfNotPresent";
+  Engine engine;
+  std::vector<PodGroup> workers;  ///< in name order
+  StringMap env, labels;
+  std::vector<Mount> mounts;
+  std::string kind() const;  ///< the engine's kName
+  template <class T>
+  const T* as() const { return std::get_if<T>(&engine); }
+};
+
 struct Cluster {
   std::string name;             ///< GKE cluster name (default: the system name)
   std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
@@ -233,10 +276,12 @@ struct System {
   StringMap labels;
   std::map<std::string, Pool> pools;
   std::map<std::string, Store> stores;
+  std::map<std::string, ComputeCluster> clusters;
   std::vector<Step> steps;  ///< in dependency order (every step after the steps it needs)
 
   const Pool* pool(const std::string& name) const;
   const Store* store(const std::string& name) const;
+  const ComputeCluster* compute_cluster(const std::string& name) const;
   /// The service account pods run as: the identity's KSA, else `serviceAccount`, else "".
   std::string pod_service_account() const;
 };

@@ -1,0 +1,137 @@
+#include "emit/k8s_pod.h"
+
+#include <fmt/format.h>
+
+#include "emit/k8s_names.h"
+
+namespace trainc::k8s {
+
+ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
+                 const StringMap& extra) {
+  ojson l = ojson::object();
+  l["app.kubernetes.io/name"] = name;
+  l["app.kubernetes.io/instance"] = instance;
+  l["app.kubernetes.io/component"] = component;
+  l["app.kubernetes.io/part-of"] = sys.name;
+  l["app.kubernetes.io/managed-by"] = "trainc";
+  for (const auto& [k, v] : sys.labels) l[k] = v;
+  for (const auto& [k, v] : extra) l[k] = v;
+  return l;
+}
+
+ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
+  ojson m;
+  m["name"] = name;
+  if (!ns.empty()) m["namespace"] = ns;
+  m["labels"] = std::move(labels);
+  return m;
+}
+
+ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", value}}; }
+
+ojson env_field(const std::string& name, const std::string& field_path) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+}
+
+ojson resources(const Resources& r, const PodNeeds& n) {
+  ojson requests = ojson::object(), limits = ojson::object();
+  for (const auto& [k, v] : r.requests) requests[k] = v;
+  for (const auto& [k, v] : r.limits) limits[k] = v;
+  if (n.gpus > 0) {
+    requests["nvidia.com/gpu"] = n.gpus;
+    limits["nvidia.com/gpu"] = n.gpus;
+  }
+  if (n.pool && n.pool->tpu) {
+    requests["google.com/tpu"] = n.pool->tpu->chips_per_host;
+    limits["google.com/tpu"] = n.pool->tpu->chips_per_host;
+  }
+  ojson res = ojson::object();
+  if (!requests.empty()) res["requests"] = requests;
+  if (!limits.empty()) res["limits"] = limits;
+  return res;
+}
+
+void add_volume_mounts(ojson& mounts, const PodNeeds& n) {
+  mounts.push_back({{"name", "shm"}, {"mountPath", "/dev/shm"}});
+  if (n.mounts)
+    for (const auto& m : *n.mounts)
+      mounts.push_back({{"name", mount_volume(m)}, {"mountPath", m.path}, {"readOnly", m.read_only}});
+  if (n.rdma()) {
+    mounts.push_back({{"name", "nvidia"}, {"mountPath", "/usr/local/nvidia"}});
+    mounts.push_back({{"name", "gib"}, {"mountPath", "/usr/local/gib"}});
+  }
+}
+
+namespace {
+
+/// A GCS bucket as a CSI ephemeral volume of the GCS FUSE driver.
+ojson gcsfuse_volume(const Mount& m) {
+  std::string options = "implicit-dirs";
+  if (!m.only_dir.empty()) options += ",only-dir=" + m.only_dir;
+  return {{"name", mount_volume(m)},
+          {"csi",
+           {{"driver", "gcsfuse.csi.storage.gke.io"},
+            {"readOnly", m.read_only},
+            {"volumeAttributes", {{"bucketName", m.bucket}, {"mountOptions", options}}}}}};
+}
+
+/// eth0 on the default network, then one NIC per GPU on the RDMA networks rdma-0, rdma-1, ...
+std::string rdma_interfaces(int gpus) {
+  // Written with spaces after commas so the YAML writer can fold the line.
+  std::string out = R"([{"interfaceName": "eth0", "network": "default"})";
+  for (int i = 0; i < gpus; ++i)
+    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "rdma-{}"}})", i + 1, i);
+  return out + "]";
+}
+
+}  // namespace
+
+void add_volumes(ojson& volumes, const PodNeeds& n) {
+  volumes.push_back({{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", n.shm}}}});
+  if (n.mounts)
+    for (const auto& m : *n.mounts) volumes.push_back(gcsfuse_volume(m));
+  if (n.rdma()) {
+    // The host's NVIDIA driver and the gIB NCCL plugin, as GKE installs them on A4 and A3 Ultra nodes.
+    volumes.push_back({{"name", "nvidia"}, {"hostPath", {{"path", "/home/kubernetes/bin/nvidia"}}}});
+    volumes.push_back({{"name", "gib"}, {"hostPath", {{"path", "/home/kubernetes/bin/gib"}}}});
+  }
+}
+
+void place(ojson& pod, const PodNeeds& n) {
+  const Pool* p = n.pool;
+  ojson selector = ojson::object();
+  if (p) {
+    selector["cloud.google.com/gke-nodepool"] = p->name;
+    if (p->accelerator && n.gpus > 0) selector["cloud.google.com/gke-accelerator"] = p->accelerator->type;
+    if (p->tpu) {
+      selector["cloud.google.com/gke-tpu-accelerator"] = p->tpu->accelerator;
+      selector["cloud.google.com/gke-tpu-topology"] = p->tpu->topology;
+    }
+  }
+  if (!selector.empty()) pod["nodeSelector"] = selector;
+  ojson tolerations = ojson::array();
+  if (n.gpus > 0) tolerations.push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  if (p && p->tpu) tolerations.push_back({{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  if (p)
+    for (const auto& t : p->taints) {
+      if (t.value.empty()) tolerations.push_back({{"key", t.key}, {"operator", "Exists"}, {"effect", t.effect}});
+      else tolerations.push_back({{"key", t.key}, {"operator", "Equal"}, {"value", t.value}, {"effect", t.effect}});
+    }
+  if (!tolerations.empty()) pod["tolerations"] = tolerations;
+}
+
+ojson pod_annotations(const PodNeeds& n) {
+  ojson annotations = ojson::object();
+  if (n.mounts && !n.mounts->empty()) annotations["gke-gcsfuse/volumes"] = "true";
+  if (n.rdma()) {
+    annotations["networking.gke.io/default-interface"] = "eth0";
+    annotations["networking.gke.io/interfaces"] = rdma_interfaces(n.pool->accelerator ? n.pool->accelerator->count : 0);
+  }
+  return annotations;
+}
+
+void add_node_env(ojson& env, const PodNeeds& n) {
+  if (n.rdma()) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
+}
+
+}  // namespace trainc::k8s

@@ -1,0 +1,45 @@
+#pragma once
+// The pieces every pod trainc writes shares, whatever workload it belongs to (a step's Job, a
+// Dask worker Deployment, a Ray worker group): labels, placement on its pool, GPUs, /dev/shm, GCS
+// FUSE mounts and the RDMA wiring of A4 / A3 Ultra nodes.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model.h"
+
+namespace trainc::k8s {
+
+using ojson = nlohmann::ordered_json;
+
+/// The recommended app.kubernetes.io labels, the system's labels, then `extra`.
+ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
+                 const StringMap& extra = {});
+ojson metadata(const std::string& name, const std::string& ns, ojson labels);
+ojson env_var(const std::string& name, const std::string& value);
+/// An env var from the pod's own field, e.g. metadata.name.
+ojson env_field(const std::string& name, const std::string& field_path);
+
+/// What a pod asks of its node and brings along.
+struct PodNeeds {
+  const Pool* pool = nullptr;
+  int gpus = 0;
+  std::string shm;
+  const std::vector<Mount>* mounts = nullptr;
+  bool rdma() const { return pool && pool->rdma; }
+};
+
+/// requests/limits with the GPUs (and a TPU pool's chips) added; empty object when none.
+ojson resources(const Resources& r, const PodNeeds& n);
+/// /dev/shm, the GCS mounts, and on RDMA pools the host's NVIDIA and gIB folders.
+void add_volume_mounts(ojson& mounts, const PodNeeds& n);
+void add_volumes(ojson& volumes, const PodNeeds& n);
+/// nodeSelector and tolerations for the pool (and its GPUs or TPU), as far as they apply.
+void place(ojson& pod_spec, const PodNeeds& n);
+/// The GCS FUSE and multi-network annotations the pod needs; empty object when none.
+ojson pod_annotations(const PodNeeds& n);
+/// LD_LIBRARY_PATH where the host's NVIDIA libraries are mounted (RDMA pools).
+void add_node_env(ojson& env, const PodNeeds& n);
+
+}  // namespace trainc::k8s
