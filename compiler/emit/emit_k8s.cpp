@@ -8,6 +8,7 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/emitter.h"
+#include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
 #include "emit/k8s_pod.h"
 #include "emit/trainrt_command.h"
@@ -68,6 +69,8 @@ ojson container(const System& sys, const Step& step) {
   if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
   const k8s::PodNeeds needs = needs_of(sys, step);
   k8s::add_node_env(env, needs);
+  if (const ComputeCluster* on = sys.compute_cluster(step.cluster); on && on->as<Dask>())
+    env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on)));
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   c["env"] = env;
   if (!secrets.empty()) {
@@ -176,6 +179,11 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
       return cm;
     }
     case k8s::Role::kRendezvous: return headless_service(sys, *w->step, obj);
+    case k8s::Role::kDaskService: return k8s::dask_service(sys, *w->cluster, obj);
+    case k8s::Role::kDaskScheduler: return k8s::dask_scheduler(sys, *w->cluster, obj);
+    case k8s::Role::kDaskWorkers: return k8s::dask_workers(sys, *w->cluster, obj);
+    case k8s::Role::kRayCluster: return k8s::ray_cluster(sys, *w->cluster, obj);
+    case k8s::Role::kRayJob: return k8s::ray_job(sys, *w->step, obj);
     case k8s::Role::kBatchJob: {
       std::string configmap;
       for (const auto& o : w->objects)
@@ -197,6 +205,8 @@ class K8sEmitter final : public Emitter {
       resources.push_back(obj.file.substr(4));
     };
     for (const auto& obj : plan.shared) add(obj, nullptr);
+    for (const auto& w : plan.clusters)
+      for (const auto& obj : w.objects) add(obj, &w);
     for (const auto& w : plan.workloads)
       for (const auto& obj : w.objects) add(obj, &w);
     ojson k{{"apiVersion", "kustomize.config.k8s.io/v1beta1"}, {"kind", "Kustomization"}, {"resources", resources}};

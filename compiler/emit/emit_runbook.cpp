@@ -1,7 +1,13 @@
 // README.md: the generated runbook — what was generated, apply order, how to watch, teardown.
 #include <fmt/format.h>
 
+#include <set>
+
+#include "base/overloaded.h"
 #include "emit/emitter.h"
+#include "emit/k8s_clusters.h"
+#include "emit/k8s_names.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
@@ -16,6 +22,45 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == plan.kustomization) return "Kustomization";
   if (const k8s::Object* o = plan.object_in(path)) return o->kind;
   return "";
+}
+
+/// How to reach, scale and follow each long-lived cluster.
+std::string clusters_section(const System& sys, const k8s::Plan& plan) {
+  if (plan.clusters.empty()) return "";
+  std::string md = "## Clusters\n\n";
+  const std::string& ns = sys.ns;
+  for (const auto& w : plan.clusters) {
+    const ComputeCluster& c = *w.cluster;
+    const std::string base = k8s::cluster_name(sys, c);
+    md += match(
+        c.engine,
+        [&](const Ray&) {
+          std::string s = fmt::format(
+              "Ray cluster `{}`: its dashboard and job API are on the head's port 8265 (the recipe forwarded 8625 "
+              "by mistake). Submit work with `ray job submit` as an alternative to a step:\n\n```sh\n",
+              c.name);
+          s += fmt::format("kubectl port-forward -n {} service/{}-head-svc 8265:8265\n", ns, base);
+          s += "ray job submit --address http://localhost:8265 -- python my_script.py\n";
+          s += fmt::format("kubectl get raycluster -n {} {}\n", ns, base);
+          for (const auto& g : c.workers)
+            if (g.autoscaled())
+              s += fmt::format("# worker group '{}' scales between {} and {} pods with the load\n", g.name, g.min, g.max);
+          return s + "```\n\n";
+        },
+        [&](const Dask&) {
+          std::string s = fmt::format(
+              "Dask cluster `{}`: clients reach the scheduler at `{}`; its dashboard is on port 8787.\n\n```sh\n", c.name,
+              k8s::dask_scheduler_address(sys, c));
+          s += fmt::format("kubectl port-forward -n {} service/{}-scheduler 8787:8787\n", ns, base);
+          for (const auto& g : c.workers)
+            s += fmt::format("kubectl scale -n {} deployment/{}-{} --replicas={}   # worker group '{}'\n", ns, base, g.name,
+                             g.replicas + 1, g.name);
+          s += fmt::format("kubectl logs -n {} deployment/{}-scheduler\n", ns, base);
+          return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
+                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again.\n\n";
+        });
+  }
+  return md;
 }
 
 class RunbookEmitter final : public Emitter {
@@ -61,21 +106,33 @@ class RunbookEmitter final : public Emitter {
     md += "\n## Apply\n\n";
     bool has_needs = false;
     for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
-    if (!has_needs) {
+    if (!has_needs && plan.clusters.empty()) {
       md += "```sh\nkubectl apply -k k8s/\n```\n\n";
     } else {
-      md += "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
-            "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n";
+      md += plan.clusters.empty()
+                ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
+                  "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
+                : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
+                  "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
+                  "once):\n\n```sh\n";
+      if (plan.has_engine(Ray::kName)) {
+        const Operator& op = catalog().kuberay();
+        md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
+                          op.release, op.chart, op.repo, op.version, op.ns);
+      }
+      auto wait = [&](const k8s::Object& done) {
+        if (done.ready != k8s::Ready::kApplied)
+          md += fmt::format("kubectl wait -n {} --for={} --timeout=-1s {}\n", ns, k8s::wait_condition(done.ready),
+                            k8s::kubectl_ref(done));
+      };
       for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
+      for (const auto& w : plan.clusters)
+        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
+      std::set<std::string> ready;
       for (const auto& w : plan.workloads) {
-        for (const auto& need : w.needs) {
-          const k8s::Workload* dep = plan.workload(need);
-          if (!dep) continue;
-          const k8s::Object& done = dep->done();
-          if (done.ready != k8s::Ready::kApplied)
-            md += fmt::format("kubectl wait -n {} --for={} --timeout=-1s {}\n", ns, k8s::wait_condition(done.ready),
-                              k8s::kubectl_ref(done));
-        }
+        if (const k8s::Workload* c = plan.cluster(w.on); c && ready.insert(w.on).second) wait(c->done());
+        for (const auto& need : w.needs)
+          if (const k8s::Workload* dep = plan.workload(need)) wait(dep->done());
         for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
       }
       md += "```\n\n";
@@ -90,12 +147,15 @@ class RunbookEmitter final : public Emitter {
         md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
                           done.name, w.step->nodes);
       else
-        md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::kubectl_ref(done));
+        md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
     }
     md += "```\n\n";
     md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
           "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
+    md += clusters_section(sys, plan);
     md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
+    if (plan.has_engine(Ray::kName))  // after the RayClusters are gone, so none is left without its operator
+      md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
     if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
     md += "```\n\n";
     if (sys.owns_namespace)

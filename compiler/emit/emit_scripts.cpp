@@ -14,6 +14,7 @@
 #include "emit/emitter.h"
 #include "emit/k8s_names.h"
 #include "emit/shell.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
@@ -590,21 +591,68 @@ void wait_function(ShellScript& sh) {
       .close("}");
 }
 
+/// For long-lived clusters and RayJobs: waits for any condition `kubectl wait` can check.
+void wait_for_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;");
+  sh.comment("with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).");
+  sh.open("wait_for() {")
+      .line("local state")
+      .open("until run kubectl --context \"$KUBE_CONTEXT\" wait \"$1\" -n \"$NAMESPACE\" --for=\"$2\" --timeout=300s; do")
+      .open("if [ \"$#\" -ge 4 ]; then")
+      .line("state=$(run kubectl --context \"$KUBE_CONTEXT\" get \"$1\" -n \"$NAMESPACE\" -o \"jsonpath=$3\") ||")
+      .line("  die \"cannot read $1\"")
+      .line("if [ \"$state\" = \"$4\" ]; then die \"$1 is $4; see: kubectl describe $1 -n $NAMESPACE\"; fi")
+      .close("fi")
+      .line("log \"$1 is not there yet\"")
+      .close("done")
+      .close("}");
+}
+
 /// The line that blocks until `done` is done.
 std::string wait_line(const k8s::Object& done) {
+  const std::string ref = lit(k8s::kubectl_ref(done)), cond = lit(k8s::wait_condition(done.ready));
   switch (done.ready) {
     case k8s::Ready::kApplied: return "";
     case k8s::Ready::kJobComplete: return "wait_job " + lit(done.name);
+    case k8s::Ready::kAvailable: return fmt::format("wait_for {} {}", ref, cond);
+    case k8s::Ready::kRayReady: return fmt::format("wait_for {} {} '{{.status.state}}' failed", ref, cond);
+    case k8s::Ready::kRaySucceeded: return fmt::format("wait_for {} {} '{{.status.jobStatus}}' FAILED", ref, cond);
   }
   return "";
+}
+
+/// The KubeRay operator, pinned in stdlib/catalog.yaml; `helm upgrade --install` is idempotent.
+void install_kuberay(ShellScript& sh) {
+  const Operator& op = catalog().kuberay();
+  sh.line();
+  sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", op.version));
+  Call c{{"helm", "upgrade", "--install", lit(op.release), lit(op.chart)}, {}};
+  c.flag("--repo", lit(op.repo)).flag("--version", lit(op.version)).flag("--namespace", lit(op.ns));
+  c.flag("--create-namespace").flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
+  call(sh, c);
+}
+
+void apply_clusters(ShellScript& sh, const k8s::Plan& plan) {
+  if (plan.has_engine(Ray::kName)) install_kuberay(sh);
+  for (const auto& w : plan.clusters) {
+    sh.line();
+    sh.comment(fmt::format("Cluster '{}' ({}); steps on it wait until it is ready.", w.name, w.cluster->kind()));
+    std::vector<std::string> files;
+    for (const auto& o : w.objects) files.push_back(o.file);
+    call(sh, apply_call(files));
+  }
 }
 
 void apply_workloads(ShellScript& sh, const k8s::Plan& plan) {
   std::set<std::string> waited;
   for (const auto& w : plan.workloads) {
     sh.line();
-    sh.comment(w.needs.empty() ? fmt::format("Step '{}'.", w.name)
-                               : fmt::format("Step '{}', after {}.", w.name, fmt::join(w.needs, ", ")));
+    const std::string on = w.on.empty() ? "" : fmt::format(" on cluster '{}'", w.on);
+    sh.comment(w.needs.empty() ? fmt::format("Step '{}'{}.", w.name, on)
+                               : fmt::format("Step '{}'{}, after {}.", w.name, on, fmt::join(w.needs, ", ")));
+    if (const k8s::Workload* cluster = plan.cluster(w.on); cluster && waited.insert("cluster " + w.on).second)
+      if (std::string line = wait_line(cluster->done()); !line.empty()) sh.line(line);
     for (const auto& need : w.needs) {
       const k8s::Workload* dep = plan.workload(need);
       if (!dep || !waited.insert(need).second) continue;
@@ -624,7 +672,7 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
                                    " -l " + selector + " -w")));
   if (!plan.workloads.empty())
     sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
-                                         k8s::kubectl_ref(plan.workloads.back().done()) + " -n ",
+                                         k8s::logs_ref(plan.workloads.back().done()) + " -n ",
                                      Var{"NAMESPACE"})));
 }
 
@@ -636,12 +684,14 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
              "step once the steps it needs have completed. Run up.sh (or Terraform) first."}},
            {}, {.ns = true, .kube = true, .k8s_dir = true});
   wait_function(sh);
+  if (!plan.clusters.empty()) wait_for_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
   std::vector<std::string> shared;
   for (const auto& o : plan.shared) shared.push_back(o.file);
   if (!shared.empty()) call(sh, apply_call(shared));
+  apply_clusters(sh, plan);
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);
   return sh.text();

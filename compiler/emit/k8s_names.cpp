@@ -8,6 +8,8 @@ namespace trainc::k8s {
 
 std::string job_name(const System& sys, const Step& step) { return fmt::format("{}-{}", sys.name, step.name); }
 
+std::string cluster_name(const System& sys, const ComputeCluster& c) { return fmt::format("{}-{}", sys.name, c.name); }
+
 std::string content_hash(std::string_view data) {
   // A historical seed (kFnvOffset short of a digit), kept: another would rename every ConfigMap users have applied.
   const uint64_t h = common::fnv1a64(data, 1469598103934665603ULL);

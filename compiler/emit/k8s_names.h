@@ -19,6 +19,8 @@ inline constexpr std::string_view kServiceAccountFile = "k8s/serviceaccount.yaml
 
 /// "<system>-<step>": the Job, its headless Service and the pods' instance label.
 std::string job_name(const System& sys, const Step& step);
+/// "<system>-<cluster>": a compute cluster's objects start with it (and the RayCluster is named it).
+std::string cluster_name(const System& sys, const ComputeCluster& c);
 /// The entry script's ConfigMap: "<job>-<content hash>", so a changed script rolls out.
 std::string configmap_name(const System& sys, const Step& step, std::string_view script);
 /// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".

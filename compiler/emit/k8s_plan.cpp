@@ -18,6 +18,12 @@ std::string step_file(const Step& step, std::string_view what) { return fmt::for
 /// A step that runs to completion in pods: entry-script ConfigMap, a headless Service when its
 /// pods must find each other, and the Job.
 void batch_step(const System& sys, const Step& step, Workload& w) {
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && c->as<Ray>()) {
+    // Submitted to the long-lived cluster: KubeRay runs the entrypoint from a submitter pod.
+    w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
+                         fmt::format("step '{}' on Ray cluster '{}'", step.name, c->name), Ready::kRaySucceeded});
+    return;
+  }
   w.entry_script = entry_script(sys, step);
   w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step, w.entry_script),
                        step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
@@ -26,6 +32,33 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
                          fmt::format("rendezvous service of step '{}'", step.name)});
   w.objects.push_back({Role::kBatchJob, "batch/v1", "Job", job_name(sys, step), step_file(step, "job"),
                        fmt::format("step '{}'", step.name), Ready::kJobComplete});
+}
+
+std::string cluster_file(const ComputeCluster& c, std::string_view what) {
+  return fmt::format("k8s/cluster-{}-{}.yaml", c.name, what);
+}
+
+/// A compute cluster's objects: what its engine becomes.
+void compute_cluster(const System& sys, const ComputeCluster& c, Workload& w) {
+  const std::string base = cluster_name(sys, c);
+  match(
+      c.engine,
+      [&](const Ray&) {
+        w.objects.push_back({Role::kRayCluster, "ray.io/v1", "RayCluster", base, cluster_file(c, "raycluster"),
+                             fmt::format("Ray cluster '{}'", c.name), Ready::kRayReady});
+      },
+      [&](const Dask&) {
+        w.objects.push_back({Role::kDaskService, "v1", "Service", base + "-scheduler", cluster_file(c, "scheduler-service"),
+                             fmt::format("scheduler service of Dask cluster '{}'", c.name)});
+        w.objects.push_back({Role::kDaskScheduler, "apps/v1", "Deployment", base + "-scheduler",
+                             cluster_file(c, "scheduler-deployment"), fmt::format("scheduler of Dask cluster '{}'", c.name),
+                             Ready::kAvailable});
+        for (const auto& g : c.workers)
+          w.objects.push_back({Role::kDaskWorkers, "apps/v1", "Deployment", base + "-" + g.name,
+                               cluster_file(c, g.name + "-deployment"),
+                               fmt::format("worker group '{}' of Dask cluster '{}'", g.name, c.name), Ready::kApplied,
+                               g.name});
+      });
 }
 
 }  // namespace
@@ -42,9 +75,23 @@ const Workload* Plan::workload(std::string_view name) const {
   return nullptr;
 }
 
+const Workload* Plan::cluster(std::string_view name) const {
+  for (const auto& w : clusters)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+bool Plan::has_engine(std::string_view engine) const {
+  for (const auto& w : clusters)
+    if (w.cluster->kind() == engine) return true;
+  return false;
+}
+
 std::vector<const Object*> Plan::apply_order() const {
   std::vector<const Object*> out;
   for (const auto& o : shared) out.push_back(&o);
+  for (const auto& w : clusters)
+    for (const auto& o : w.objects) out.push_back(&o);
   for (const auto& w : workloads)
     for (const auto& o : w.objects) out.push_back(&o);
   return out;
@@ -69,11 +116,19 @@ Plan plan(const System& sys) {
   if (sys.identity && sys.gcp)
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
+  for (const auto& [name, c] : sys.clusters) {
+    Workload w;
+    w.cluster = &c;
+    w.name = name;
+    compute_cluster(sys, c, w);
+    p.clusters.push_back(std::move(w));
+  }
   for (const auto& step : sys.steps) {
     Workload w;
     w.step = &step;
     w.name = step.name;
     w.needs = step.needs;
+    w.on = step.cluster;
     // Where a new kind of step becomes other objects (a RayJob, a JobSet), it says so here.
     match(
         step.run, [&](const Torchrun&) { batch_step(sys, step, w); }, [&](const Command&) { batch_step(sys, step, w); },
@@ -87,6 +142,9 @@ std::string_view wait_condition(Ready ready) {
   switch (ready) {
     case Ready::kApplied: return "";
     case Ready::kJobComplete: return "condition=complete";
+    case Ready::kAvailable: return "condition=available";
+    case Ready::kRayReady: return "jsonpath={.status.state}=ready";
+    case Ready::kRaySucceeded: return "jsonpath={.status.jobStatus}=SUCCEEDED";
   }
   return "";
 }
@@ -95,6 +153,26 @@ std::string kubectl_ref(const Object& o) {
   std::string kind = o.kind;
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
   return kind + "/" + o.name;
+}
+
+}  // namespace trainc::k8s
+
+namespace trainc::k8s {
+
+std::string logs_ref(const Object& o) {
+  switch (o.role) {
+    case Role::kRayJob: return "job/" + o.name;
+    case Role::kNamespace:
+    case Role::kServiceAccount:
+    case Role::kEntryScript:
+    case Role::kRendezvous:
+    case Role::kBatchJob:
+    case Role::kDaskService:
+    case Role::kDaskScheduler:
+    case Role::kDaskWorkers:
+    case Role::kRayCluster: return kubectl_ref(o);
+  }
+  return kubectl_ref(o);
 }
 
 }  // namespace trainc::k8s

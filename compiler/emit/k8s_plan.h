@@ -18,6 +18,11 @@ enum class Role {
   kEntryScript,     ///< a ConfigMap holding a step's entry script
   kRendezvous,      ///< the headless Service ranks of a multi-node step resolve each other by
   kBatchJob,        ///< the (Indexed) Job that runs a step
+  kDaskService,     ///< the Service in front of a Dask scheduler
+  kDaskScheduler,   ///< the Dask scheduler's Deployment
+  kDaskWorkers,     ///< one Dask worker group's Deployment
+  kRayCluster,      ///< a KubeRay RayCluster
+  kRayJob,          ///< a step submitted to a RayCluster
 };
 
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
@@ -25,6 +30,9 @@ enum class Role {
 enum class Ready {
   kApplied,      ///< accepted by the API server; nothing to wait for
   kJobComplete,  ///< a Job's Complete condition (a Failed condition means it never will be)
+  kAvailable,    ///< a Deployment's Available condition: its pods are ready
+  kRayReady,     ///< a RayCluster's status.state is ready
+  kRaySucceeded, ///< a RayJob's status.jobStatus is SUCCEEDED
 };
 
 struct Object {
@@ -33,13 +41,16 @@ struct Object {
   std::string file;  ///< "k8s/<name>.yaml", as in the output folder
   std::string what;  ///< the file header's description: "entry script of step 'train'"
   Ready ready = Ready::kApplied;
+  std::string group;  ///< the cluster's pod group a kDaskWorkers object runs
 };
 
-/// One workload (today: a pipeline step) and its objects, in apply order.
+/// One workload (a pipeline step, or a long-lived compute cluster) and its objects, in apply order.
 struct Workload {
-  const Step* step = nullptr;
+  const Step* step = nullptr;                ///< set for a step
+  const ComputeCluster* cluster = nullptr;   ///< set for a cluster
   std::string name;
-  std::vector<std::string> needs;  ///< workloads that must be done before this one starts
+  std::vector<std::string> needs;  ///< steps that must be done before this one starts
+  std::string on;                  ///< the cluster a step runs on ("" for none): ready before it starts
   std::vector<Object> objects;
   std::string entry_script;        ///< the data of its kEntryScript ConfigMap
   /// The object whose readiness means the workload is done (a step's Job).
@@ -48,13 +59,17 @@ struct Workload {
 
 struct Plan {
   std::vector<Object> shared;         ///< applied before any workload: the namespace first
-  std::vector<Workload> workloads;    ///< in dependency order
+  std::vector<Workload> clusters;     ///< long-lived compute clusters, applied before the steps
+  std::vector<Workload> workloads;    ///< the steps, in dependency order
   std::string kustomization = "k8s/kustomization.yaml";
 
   const Workload* workload(std::string_view name) const;
-  /// Every object: the shared ones, then each workload's.
+  const Workload* cluster(std::string_view name) const;
+  /// Whether a cluster runs on `engine` ("ray": the KubeRay operator must be installed first).
+  bool has_engine(std::string_view engine) const;
+  /// Every object: the shared ones, then each cluster's, then each step's.
   std::vector<const Object*> apply_order() const;
-  /// The reverse: a workload's objects before what they run in (the namespace last).
+  /// The reverse: steps, then clusters, then the namespace.
   std::vector<const Object*> teardown_order() const;
   /// The object written to `file`, or nullptr.
   const Object* object_in(std::string_view file) const;
@@ -66,5 +81,8 @@ Plan plan(const System& sys);
 std::string_view wait_condition(Ready ready);
 /// How kubectl names the object: "job/mnist-train".
 std::string kubectl_ref(const Object& o);
+/// What `kubectl logs` follows for the object: a Job itself; for a RayJob, the submitter Job
+/// KubeRay makes under the same name.
+std::string logs_ref(const Object& o);
 
 }  // namespace trainc::k8s

@@ -164,6 +164,20 @@ std::vector<std::string> argv(const Command& c, const std::map<std::string, std:
   return out;
 }
 
+std::vector<std::string> container_argv(const Command& c) {
+  std::vector<std::string> out = c.words;
+  for (const auto& f : c.flags) {
+    std::string word = "--" + f.name;
+    if (!f.value.empty()) word += "=";
+    for (const Part& p : f.value) {
+      if (p.env && p.plus != 0) throw std::logic_error(fmt::format("--{}: Kubernetes cannot add to $({})", f.name, p.text));
+      word += p.env ? fmt::format("$({})", p.text) : p.text;
+    }
+    out.push_back(word);
+  }
+  return out;
+}
+
 std::vector<std::string> exec_argv(const Command& c) {
   std::vector<std::string> out = c.words;
   for (const auto& f : c.flags) {

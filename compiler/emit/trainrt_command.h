@@ -1,5 +1,6 @@
 #pragma once
-// trainrt's command lines, built once from the model: the entry script quotes them for bash, the
+// Command lines the pods run, built once from the model (trainrt here; the Dask engine's in
+// dask_command.h): the entry script quotes them for bash, the
 // local runner resolves them into argv, and the Kubernetes emitter makes exec probes of them.
 // tests/trainrt_args_test.sh feeds every emitted command to `trainrt --check-args`, so a flag
 // renamed on one side fails in CI rather than in a pod.
@@ -35,7 +36,7 @@ struct Flag {
 };
 
 struct Command {
-  std::vector<std::string> words;  ///< "trainrt", "<subcommand>" [, "<mode>"]
+  std::vector<std::string> words;  ///< "trainrt", "<subcommand>" [, "<mode>"]; positional words too
   std::vector<Flag> flags;
 };
 
@@ -67,5 +68,7 @@ std::string shell_word(const Flag& f);
 std::vector<std::string> argv(const Command& c, const std::map<std::string, std::string>& env = {});
 /// argv with "--name" and "value" as separate words, as exec probes are written; literal values only.
 std::vector<std::string> exec_argv(const Command& c);
+/// A container's command as Kubernetes expands it: environment values as $(NAME).
+std::vector<std::string> container_argv(const Command& c);
 
 }  // namespace trainc::trainrt

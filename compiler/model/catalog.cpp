@@ -67,6 +67,11 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
   c.gcsfuse_ = {get<std::string>(fuse, "cpu", "sidecars.gcsfuse"), get<std::string>(fuse, "memory", "sidecars.gcsfuse"),
                 get_or<std::string>(fuse, "ephemeralStorage", "")};
+  const YAML::Node kuberay = root["operators"]["kuberay"];
+  c.kuberay_ = {get<std::string>(kuberay, "chart", "operators.kuberay"), get<std::string>(kuberay, "repo", "operators.kuberay"),
+                get<std::string>(kuberay, "version", "operators.kuberay"),
+                get<std::string>(kuberay, "release", "operators.kuberay"),
+                get<std::string>(kuberay, "namespace", "operators.kuberay")};
   for (const auto& fam : root["gpuFamilies"]) {
     std::string id = get<std::string>(fam, "family", "a gpuFamilies row");
     for (const auto& m : fam["machines"]) {

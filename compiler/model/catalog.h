@@ -41,6 +41,11 @@ struct Sidecar {
   std::string cpu, memory, ephemeral_storage;
 };
 
+/// A Kubernetes operator trainc installs with helm, pinned.
+struct Operator {
+  std::string chart, repo, version, release, ns;
+};
+
 class Catalog {
  public:
   /// Parses catalog YAML; throws std::runtime_error naming the row on malformed data.
@@ -51,6 +56,8 @@ class Catalog {
   std::vector<std::string> machine_names() const;
   const std::vector<AttachableGpu>& attachable_gpus() const { return attachable_; }
   const Sidecar& gcsfuse_sidecar() const { return gcsfuse_; }
+  /// The KubeRay operator that runs RayClusters and RayJobs.
+  const Operator& kuberay() const { return kuberay_; }
 
   /// Cores a node of `m` leaves for pods after GKE's reserve.
   double allocatable_cpu(const MachineType& m) const;
@@ -63,6 +70,7 @@ class Catalog {
   std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
   double eviction_mib_ = 0;
   Sidecar gcsfuse_;
+  Operator kuberay_;
 };
 
 /// The embedded catalog, parsed once.

@@ -453,6 +453,8 @@ class Lowerer {
     out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
     out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
     out.run = kind(sys, s, ptr, out);
+    // A client of a cluster runs the cluster's image unless it names its own: the versions match.
+    if (const ComputeCluster* c = sys.compute_cluster(out.cluster); c && out.image.empty()) out.image = c->image;
     if (out.uses_trainrt()) {
       if (out.image.empty()) out.image = sys.runtime_image;
       add_store_mounts(sys, out);

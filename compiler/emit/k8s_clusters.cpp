@@ -1,0 +1,166 @@
+#include "emit/k8s_clusters.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "emit/dask_command.h"
+#include "emit/k8s_names.h"
+#include "emit/shell.h"
+#include "emit/yaml_writer.h"
+
+namespace trainc::k8s {
+namespace {
+
+ojson typed(const Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
+
+ojson cluster_labels(const System& sys, const ComputeCluster& c, const std::string& instance, const std::string& component) {
+  return labels_for(sys, c.name, instance, component, c.labels);
+}
+
+const PodGroup& group_named(const ComputeCluster& c, const std::string& name) {
+  for (const auto& g : c.workers)
+    if (g.name == name) return g;
+  throw std::logic_error("cluster '" + c.name + "' has no worker group '" + name + "'");
+}
+
+PodNeeds needs_of(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  return {sys.pool(g.pool), g.gpus, g.shm, &c.mounts};
+}
+
+ojson port(const std::string& name, int number) { return {{"name", name}, {"containerPort", number}}; }
+
+/// A container of the cluster: image, env, ports, resources and mounts of `g`.
+ojson cluster_container(const System& sys, const ComputeCluster& c, const PodGroup& g, const std::string& name,
+                        ojson ports) {
+  const PodNeeds n = needs_of(sys, c, g);
+  ojson ct;
+  ct["name"] = name;
+  ct["image"] = c.image;
+  ct["imagePullPolicy"] = c.image_pull_policy;
+  ojson env = ojson::array({env_field(std::string(dask::kPodNameVar), "metadata.name")});
+  add_node_env(env, n);
+  for (const auto& [k, v] : c.env) env.push_back(env_var(k, v));
+  ct["env"] = env;
+  if (!ports.empty()) ct["ports"] = std::move(ports);
+  if (ojson res = resources(g.resources, n); !res.empty()) ct["resources"] = res;
+  ojson mounts = ojson::array();
+  add_volume_mounts(mounts, n);
+  ct["volumeMounts"] = mounts;
+  return ct;
+}
+
+/// The pod template of `g` around `container`.
+ojson pod_template(const System& sys, const ComputeCluster& c, const PodGroup& g, ojson labels, ojson container) {
+  const PodNeeds n = needs_of(sys, c, g);
+  ojson pod;
+  if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
+  place(pod, n);
+  pod["containers"] = ojson::array({std::move(container)});
+  ojson volumes = ojson::array();
+  add_volumes(volumes, n);
+  pod["volumes"] = volumes;
+  ojson meta{{"labels", std::move(labels)}};
+  if (ojson a = pod_annotations(n); !a.empty()) meta["annotations"] = a;
+  return {{"metadata", meta}, {"spec", pod}};
+}
+
+ojson deployment(const System& sys, const ComputeCluster& c, const Object& obj, const PodGroup& g, const std::string& component,
+                 ojson container) {
+  ojson labels = cluster_labels(sys, c, obj.name, component);
+  ojson d = typed(obj);
+  d["metadata"] = metadata(obj.name, sys.ns, labels);
+  d["spec"] = {{"replicas", g.replicas},
+               {"selector", {{"matchLabels", {{"app.kubernetes.io/instance", obj.name}, {"app.kubernetes.io/part-of", sys.name}}}}},
+               {"template", pod_template(sys, c, g, labels, std::move(container))}};
+  return d;
+}
+
+}  // namespace
+
+std::string dask_scheduler_address(const System& sys, const ComputeCluster& c) {
+  return fmt::format("tcp://{}-scheduler:{}", cluster_name(sys, c), dask::kCommPort);
+}
+
+ojson dask_service(const System& sys, const ComputeCluster& c, const Object& obj) {
+  const std::string scheduler = cluster_name(sys, c) + "-scheduler";
+  ojson s = typed(obj);
+  s["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, scheduler, "dask-scheduler"));
+  // Port names carry their protocol, so a service mesh routes them as they are.
+  s["spec"] = {{"selector", {{"app.kubernetes.io/instance", scheduler}, {"app.kubernetes.io/part-of", sys.name}}},
+               {"ports", ojson::array({{{"name", "tcp-comm"}, {"port", dask::kCommPort}, {"targetPort", "tcp-comm"}},
+                                       {{"name", "http-dashboard"}, {"port", dask::kDashboardPort},
+                                        {"targetPort", "http-dashboard"}}})}};
+  return s;
+}
+
+ojson dask_scheduler(const System& sys, const ComputeCluster& c, const Object& obj) {
+  const Dask& d = std::get<Dask>(c.engine);
+  ojson ct = cluster_container(sys, c, d.scheduler, "scheduler",
+                               ojson::array({port("tcp-comm", dask::kCommPort), port("http-dashboard", dask::kDashboardPort)}));
+  ct["command"] = trainrt::container_argv(dask::scheduler());
+  // Ready once it answers on its dashboard; alive while it accepts connections from workers.
+  ct["readinessProbe"] = {{"httpGet", {{"path", "/health"}, {"port", "http-dashboard"}}}, {"periodSeconds", 10}};
+  ct["livenessProbe"] = {{"tcpSocket", {{"port", "tcp-comm"}}}, {"periodSeconds", 20}, {"failureThreshold", 6}};
+  return deployment(sys, c, obj, d.scheduler, "dask-scheduler", std::move(ct));
+}
+
+ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj) {
+  const Dask& d = std::get<Dask>(c.engine);
+  const PodGroup& g = group_named(c, obj.group);
+  ojson ct = cluster_container(sys, c, g, "worker", ojson::array());
+  ct["command"] = trainrt::container_argv(dask::worker(c, d, g, dask_scheduler_address(sys, c)));
+  return deployment(sys, c, obj, g, "dask-worker", std::move(ct));
+}
+
+ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj) {
+  const Ray& r = std::get<Ray>(c.engine);
+  ojson rc = typed(obj);
+  rc["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, obj.name, "ray-cluster"));
+  ojson spec;
+  spec["rayVersion"] = r.version;
+  bool autoscaled = false;
+  for (const auto& g : c.workers) autoscaled = autoscaled || g.autoscaled();
+  if (autoscaled) spec["enableInTreeAutoscaling"] = true;
+  ojson head = cluster_container(sys, c, r.head, "ray-head",
+                                 ojson::array({port("gcs-server", 6379), port("dashboard", 8265), port("client", 10001)}));
+  // rayStartParams are strings; the head takes no GPUs, so Ray schedules none of the work there.
+  spec["headGroupSpec"] = {
+      {"rayStartParams", {{"dashboard-host", "0.0.0.0"}, {"num-gpus", std::to_string(r.head.gpus)}}},
+      {"template", pod_template(sys, c, r.head, cluster_labels(sys, c, obj.name, "ray-head"), std::move(head))}};
+  ojson groups = ojson::array();
+  for (const auto& g : c.workers) {
+    ojson worker = cluster_container(sys, c, g, "ray-worker", ojson::array());
+    groups.push_back({{"groupName", g.name},
+                      {"replicas", g.replicas},
+                      {"minReplicas", g.min},
+                      {"maxReplicas", g.max},
+                      {"rayStartParams", {{"num-gpus", std::to_string(g.gpus)}}},
+                      {"template", pod_template(sys, c, g, cluster_labels(sys, c, obj.name, "ray-worker"), std::move(worker))}});
+  }
+  spec["workerGroupSpecs"] = groups;
+  rc["spec"] = spec;
+  return rc;
+}
+
+ojson ray_job(const System& sys, const Step& step, const Object& obj) {
+  const ComputeCluster& c = *sys.compute_cluster(step.cluster);
+  const auto* cmd = step.as<trainc::Command>();
+  if (!cmd) throw std::logic_error("a step on a Ray cluster runs a command");
+  ojson j = typed(obj);
+  j["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, step.name, obj.name, "ray-job", step.labels));
+  ojson spec;
+  spec["entrypoint"] = sh_join(cmd->argv);
+  spec["clusterSelector"] = {{"ray.io/cluster", cluster_name(sys, c)}};
+  if (!step.env.empty()) {
+    ojson env_vars = ojson::object();
+    for (const auto& [k, v] : step.env) env_vars[k] = v;
+    spec["runtimeEnvYAML"] = to_yaml(ojson{{"env_vars", env_vars}}, "");
+  }
+  spec["backoffLimit"] = step.retries;
+  if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
+  j["spec"] = spec;
+  return j;
+}
+
+}  // namespace trainc::k8s

@@ -1,0 +1,22 @@
+#pragma once
+// What a long-lived compute cluster becomes in Kubernetes: the Dask scheduler's Service and
+// Deployment and one worker Deployment per group, or a KubeRay RayCluster; and a step submitted
+// to a Ray cluster as a RayJob. Object names and files come from the plan (emit/k8s_plan.h).
+#include <string>
+
+#include "emit/k8s_plan.h"
+#include "emit/k8s_pod.h"
+
+namespace trainc::k8s {
+
+/// tcp://<scheduler service>:8786, what Dask clients and workers connect to.
+std::string dask_scheduler_address(const System& sys, const ComputeCluster& c);
+
+ojson dask_service(const System& sys, const ComputeCluster& c, const Object& obj);
+ojson dask_scheduler(const System& sys, const ComputeCluster& c, const Object& obj);
+ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj);
+ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj);
+/// A step on a Ray cluster: its command as the entrypoint, its env as the runtime env.
+ojson ray_job(const System& sys, const Step& step, const Object& obj);
+
+}  // namespace trainc::k8s
