@@ -15,6 +15,8 @@ void check_pools(const System& sys, const Document& doc, Diagnostics& diags);
 void check_names(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each step says what to run, checkpoints live inside outputs, env does not shadow trainc's (steps.cpp).
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
+/// Compute clusters fit their pools; steps on a cluster use what its engine runs (clusters.cpp).
+void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 

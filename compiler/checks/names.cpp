@@ -21,6 +21,19 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
       break;  // one report per step: the longest name decides
     }
   }
+  // A cluster's objects are "<system>-<cluster>-<group>", also the pods' instance label.
+  for (const auto& [name, c] : sys.clusters) {
+    std::string longest = k8s::cluster_name(sys, c) + "-scheduler";
+    for (const auto& g : c.workers)
+      if (k8s::cluster_name(sys, c).size() + 1 + g.name.size() > longest.size())
+        longest = k8s::cluster_name(sys, c) + "-" + g.name;
+    if (longest.size() <= kMaxLabel) continue;
+    doc.error(diags, c.ptr,
+              fmt::format("the name '{}' of cluster '{}' would be {} characters, over the limit of {} for labels; "
+                          "shorten the system, cluster or worker group names",
+                          longest, name, longest.size(), kMaxLabel),
+              Anchor::key, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
+  }
 }
 
 }  // namespace trainc

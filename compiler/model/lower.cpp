@@ -286,11 +286,11 @@ class Lowerer {
     out.min = integer(g, "min", out.replicas, ptr);
     out.max = integer(g, "max", out.replicas, ptr);
     if (out.min > out.max)
-      doc_.error(diags_, ptr_key(ptr, "min"), fmt::format("min {} is above max {}", out.min, out.max), Anchor::value,
+      doc_.error(diags_, ptr_key(ptr, "min"), fmt::format("{}: min {} is above max {}", name, out.min, out.max), Anchor::value,
                  {doc_.note(ptr_key(ptr, "max"), "max set here")});
     else if (out.replicas < out.min || out.replicas > out.max)
       doc_.error(diags_, ptr_key(ptr, "replicas"),
-                 fmt::format("replicas {} is outside min {} and max {}", out.replicas, out.min, out.max));
+                 fmt::format("{}: replicas {} is outside min {} and max {}", name, out.replicas, out.min, out.max));
     const bool gpu_pool = pool && pool->accelerator;
     out.gpus = integer(g, "gpus", gpu_pool && !lead ? pool->accelerator->count : 0, ptr);
     if (g.contains("resources")) {
