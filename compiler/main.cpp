@@ -130,7 +130,7 @@ fs::path find_beside(const char* argv0, const std::vector<std::string>& candidat
 
 int cmd_run(const Options& opt, const char* argv0) {
   if (!opt.local) {
-    fmt::print(stderr, "trainc: run needs --local (runs trainrt steps on this machine); in a cluster, apply the "
+    fmt::print(stderr, "trainc: run needs --local (runs trainrt steps and Dask clusters on this machine); in a cluster, apply the "
                        "compiled manifests\n");
     return kUsage;
   }
@@ -143,6 +143,8 @@ int cmd_run(const Options& opt, const char* argv0) {
   run.scale = opt.scale;
   run.threads = opt.threads;
   const System& sys = results[0].system;
+  run.spec_dir = fs::path(opt.spec).parent_path();
+  if (run.spec_dir.empty()) run.spec_dir = ".";
   run.workdir = opt.workdir.empty() ? fs::path(".trainc-local") / sys.name : fs::path(opt.workdir);
   run.trainrt = !opt.trainrt.empty() ? fs::path(opt.trainrt) : find_beside(argv0, {"../runtime/trainrt", "trainrt"});
   if (run.trainrt.empty()) run.trainrt = "trainrt";
@@ -175,7 +177,7 @@ int run_cli(int argc, char** argv) {
   diff->add_option("specs", opt.specs, "spec files")->required();
   diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
 
-  auto* run = app.add_subcommand("run", "run a spec's trainrt steps (datagen, xgboost) on this machine");
+  auto* run = app.add_subcommand("run", "run a spec's trainrt steps (datagen, xgboost) and Dask clusters with their client steps on this machine");
   run->add_option("spec", opt.spec, "the spec")->required();
   run->add_flag("--local", opt.local, "run here: ranks as local processes on loopback, stores as local folders");
   run->add_option("--scale", opt.scale, "multiply every datagen step's rows (e.g. 1e-6 turns 6TB into 6MB)")

@@ -1,6 +1,9 @@
 #include "run/local_runner.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,11 +11,14 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
+#include "emit/dask_command.h"
 #include "emit/shell.h"
 #include "emit/trainrt_command.h"
 
@@ -26,14 +32,30 @@ namespace {
 /// A running child process; killed if still running when dropped.
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, std::string& error) {
+  /// Starts argv[0] (looked up on PATH unless it has a '/'), with `env` added to this process's
+  /// environment and in `cwd` when given.
+  Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env = {},
+        const fs::path& cwd = {}) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    if (int rc = posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ); rc != 0) {
+    std::vector<std::string> vars;
+    for (char** e = environ; *e; ++e) {
+      std::string_view v(*e);
+      if (!env.count(std::string(v.substr(0, v.find('='))))) vars.emplace_back(v);
+    }
+    for (const auto& [k, v] : env) vars.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    if (int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data()); rc != 0) {
       error = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
       pid_ = -1;
     }
+    posix_spawn_file_actions_destroy(&actions);
   }
   Child(Child&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
   ~Child() {
@@ -50,16 +72,27 @@ class Child {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   bool started() const { return pid_ > 0; }
+  /// The exit code (or 128 + signal) if the process has ended, without waiting.
+  std::optional<int> poll() {
+    int status = 0;
+    if (pid_ <= 0) return 2;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
 
  private:
   pid_t pid_ = -1;
 };
 
-int run_one(const std::vector<std::string>& argv) {
-  fmt::print("  $ {}\n", sh_join(argv));
+int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+            const fs::path& cwd = {}) {
+  std::string shown;
+  for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
+  fmt::print("  $ {}{}\n", shown, sh_join(argv));
   std::fflush(stdout);
   std::string error;
-  Child child(argv, error);
+  Child child(argv, error, env, cwd);
   if (!child.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
     return 2;
@@ -152,6 +185,109 @@ int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOpti
   return rc;
 }
 
+/// A TCP port on loopback that nothing listens on (the kernel's pick, released for the caller).
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/// Whether something accepts connections on 127.0.0.1:port within `seconds`.
+bool accepts(int port, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) close(fd);
+    if (ok) return true;
+    usleep(100000);
+  }
+  return false;
+}
+
+/// A Dask cluster on loopback: the scheduler and each group's workers, stopped when dropped.
+struct LocalDask {
+  std::vector<Child> procs;
+  std::vector<std::string> names;  ///< what each process is, for messages
+  std::string address;
+};
+
+/// Starts `c` with the command lines its pods run (emit/dask_command.h), scaled to this machine:
+/// one thread and 1GiB per worker unless --threads says otherwise, GPU groups as CPU workers, at
+/// most two workers per group.
+int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& opt, LocalDask& out) {
+  const int port = free_port(), dashboard = free_port();
+  std::string error;
+  auto start = [&](const std::vector<std::string>& argv) {
+    fmt::print("  $ {} &\n", sh_join(argv));
+    std::fflush(stdout);
+    out.procs.emplace_back(argv, error);
+    out.names.push_back(fmt::format("{} {}", argv[0], argv[1]));
+    if (!out.procs.back().started()) fmt::print(stderr, "trainc: {}\n", error);
+    return out.procs.back().started();
+  };
+  if (!start(trainrt::argv(dask::scheduler(port, dashboard)))) return 2;
+  if (!accepts(port, 60)) {
+    fmt::print(stderr, "trainc: the Dask scheduler of cluster '{}' did not listen on port {} within 60s "
+                       "(is python3-distributed installed?)\n", c.name, port);
+    return 2;
+  }
+  out.address = fmt::format("tcp://127.0.0.1:{}", port);
+  Dask here = d;
+  if (opt.threads > 0) here.threads = opt.threads;
+  for (const auto& g : c.workers) {
+    PodGroup local = g;
+    if (g.gpus > 0) fmt::print("  (worker group '{}' has GPUs in the cluster; here it runs as CPU workers)\n", g.name);
+    local.gpus = 0;
+    local.resources.limits = {{"cpu", "1"}, {"memory", "1Gi"}};
+    for (int i = 0; i < std::min(g.replicas, 2); ++i)
+      if (!start(trainrt::argv(dask::worker(c, here, local, out.address),
+                               {{std::string(dask::kPodNameVar), fmt::format("{}-{}-{}", c.name, g.name, i)}})))
+        return 2;
+  }
+  return 0;
+}
+
+/// A step on a Dask cluster: its command in the spec's folder, with the scheduler's address. A
+/// cluster process that exits meanwhile fails the step at once, naming it.
+int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const LocalRunOptions& opt) {
+  if (!s.mounts.empty() || !s.inputs.empty() || s.outputs)
+    fmt::print("  (step '{}' reads or writes stores in the cluster; here they are not mounted)\n", s.name);
+  std::map<std::string, std::string> env(s.env.begin(), s.env.end());
+  env["DASK_SCHEDULER_ADDRESS"] = cluster.address;
+  std::string shown;
+  for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
+  fmt::print("  $ {}{}\n", shown, sh_join(cmd.argv));
+  std::fflush(stdout);
+  std::string error;
+  Child client(cmd.argv, error, env, opt.spec_dir);
+  if (!client.started()) {
+    fmt::print(stderr, "trainc: {}\n", error);
+    return 2;
+  }
+  while (true) {
+    if (auto rc = client.poll()) return *rc;
+    for (size_t i = 0; i < cluster.procs.size(); ++i)
+      if (auto rc = cluster.procs[i].poll()) {
+        fmt::print(stderr, "trainc: `{}` of the Dask cluster exited (status {}) while step '{}' ran; its output is "
+                           "above\n", cluster.names[i], *rc, s.name);
+        return *rc == 0 ? 1 : *rc;
+      }
+    usleep(100000);
+  }
+}
+
 }  // namespace
 
 long long scaled_rows(const Datagen& d, double scale) {
@@ -160,11 +296,19 @@ long long scaled_rows(const Datagen& d, double scale) {
 
 int run_local(const System& sys, const LocalRunOptions& opt) {
   std::vector<const Step*> steps;
-  for (const auto& s : sys.steps)
-    if (s.uses_trainrt()) steps.push_back(&s);
+  auto on_dask = [&](const Step& s) {
+    const ComputeCluster* c = sys.compute_cluster(s.cluster);
+    return c && c->as<Dask>() && s.as<Command>();
+  };
+  for (const auto& s : sys.steps) {
+    if (s.uses_trainrt() || on_dask(s)) steps.push_back(&s);
+    else if (!s.cluster.empty())
+      fmt::print("skipping step '{}': it runs on {} cluster '{}', which runs only in Kubernetes\n", s.name,
+                 sys.compute_cluster(s.cluster)->kind(), s.cluster);
     else fmt::print("skipping step '{}': {} steps run only in the cluster\n", s.name, s.kind());
+  }
   if (steps.empty()) {
-    fmt::print(stderr, "trainc: system '{}' has no datagen or xgboost steps to run locally\n", sys.name);
+    fmt::print(stderr, "trainc: system '{}' has no datagen, xgboost or Dask client steps to run locally\n", sys.name);
     return 2;
   }
   for (const Step* s : steps)
@@ -177,6 +321,7 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
         return 2;
       }
     }
+  std::map<std::string, std::unique_ptr<LocalDask>> dask_clusters;  // stopped on return
   int index = 0;
   for (const Step* s : steps) {
     ++index;
@@ -184,7 +329,17 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     fmt::print("[{}/{}] {} ({})\n", index, steps.size(), s->name, s->kind());
     std::fflush(stdout);
     const int rc = match(
-        s->run, [](const Torchrun&) { return 0; }, [](const Command&) { return 0; },  // not selected above
+        s->run, [](const Torchrun&) { return 0; },  // not selected above
+        [&](const Command& cmd) {
+          // A client of a Dask cluster: the cluster starts before its first client and stays up.
+          const ComputeCluster& c = *sys.compute_cluster(s->cluster);
+          auto it = dask_clusters.find(c.name);
+          if (it == dask_clusters.end()) {
+            it = dask_clusters.emplace(c.name, std::make_unique<LocalDask>()).first;
+            if (int started = start_dask(c, std::get<Dask>(c.engine), opt, *it->second); started != 0) return started;
+          }
+          return run_client(*s, cmd, *it->second, opt);
+        },
         [&](const Datagen& d) {
           fs::create_directories(local_path(opt, d.to));
           return run_one(datagen_argv(d, opt));

@@ -1,7 +1,8 @@
 #pragma once
-// `trainc run --local`: runs a spec's trainrt steps on this machine, in dependency order, so a
-// pipeline can be smoke-tested before renting GPUs. Stores become folders; a multi-node step's
-// ranks become local processes on loopback.
+// `trainc run --local`: runs a spec's trainrt steps, and its Dask clusters with their client
+// steps, on this machine in dependency order, so a pipeline can be smoke-tested before renting
+// GPUs. Stores become folders; a multi-node step's ranks become local processes on loopback; a Dask
+// cluster is started on loopback with the command lines its pods run.
 #include <filesystem>
 #include <string>
 
@@ -14,6 +15,7 @@ struct LocalRunOptions {
   std::filesystem::path workdir;       ///< stores live in workdir/stores/<store>
   std::filesystem::path trainrt;       ///< the trainrt binary
   std::filesystem::path tracker;       ///< XGBoost 1.7's Python tracker script (distributed steps)
+  std::filesystem::path spec_dir;      ///< where client steps of a Dask cluster run (their scripts)
   int threads = 0;                     ///< per process; 0 = trainrt's default
   double max_local_bytes = 2.0 * (1ull << 30);  ///< refuse bigger tables without --scale
 };
