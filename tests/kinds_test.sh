@@ -47,7 +47,8 @@ fails_without_handler() {
   fi
   # The error must be a dispatch (overloaded handlers) given the new alternative, not something
   # unrelated to it.
-  if ! grep -E "error:" <<<"$out" | grep -q "overloaded<.*trainc::Extra"; then
+  # (One grep: `grep | grep -q` under pipefail fails when -q closes the pipe early.)
+  if ! grep -qE "error:.*overloaded<.*trainc::Extra" <<<"$out"; then
     echo "$source failed for another reason:"
     printf '%s\n' "$out" | head -n 20
     return 1
