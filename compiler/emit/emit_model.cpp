@@ -60,6 +60,7 @@ ojson step_json(const Step& s) {
   j["image"] = s.image;
   j["imagePullPolicy"] = s.image_pull_policy;
   j["pool"] = s.pool.empty() ? ojson(nullptr) : ojson(s.pool);
+  if (!s.cluster.empty()) j["cluster"] = s.cluster;
   j["nodes"] = s.nodes;
   j["gpus"] = s.gpus;
   j["procsPerNode"] = s.procs_per_node;
@@ -96,6 +97,41 @@ ojson step_json(const Step& s) {
   return j;
 }
 
+ojson group_json(const PodGroup& g) {
+  return {{"pool", g.pool.empty() ? ojson(nullptr) : ojson(g.pool)}, {"replicas", g.replicas}, {"min", g.min},
+          {"max", g.max}, {"gpus", g.gpus},
+          {"resources", {{"requests", map_json(g.resources.requests)}, {"limits", map_json(g.resources.limits)}}},
+          {"shm", g.shm}};
+}
+
+ojson cluster_json(const ComputeCluster& c) {
+  ojson j;
+  j["engine"] = c.kind();
+  j["image"] = c.image;
+  j["imagePullPolicy"] = c.image_pull_policy;
+  match(
+      c.engine,
+      [&](const Ray& r) {
+        j["version"] = r.version;
+        j["head"] = group_json(r.head);
+      },
+      [&](const Dask& d) {
+        j["scheduler"] = group_json(d.scheduler);
+        j["threads"] = d.threads;
+        j["rmmPoolSize"] = d.rmm_pool_size;
+      });
+  ojson workers = ojson::object();
+  for (const auto& g : c.workers) workers[g.name] = group_json(g);
+  j["workers"] = workers;
+  j["env"] = map_json(c.env);
+  ojson mounts = ojson::array();
+  for (const auto& m : c.mounts)
+    mounts.push_back({{"store", m.store}, {"bucket", m.bucket}, {"onlyDir", m.only_dir}, {"path", m.path}, {"readOnly", m.read_only}});
+  j["mounts"] = mounts;
+  j["labels"] = map_json(c.labels);
+  return j;
+}
+
 class ModelEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "model"; }
@@ -125,6 +161,11 @@ class ModelEmitter final : public Emitter {
                         {"versioning", s.versioning}, {"create", s.create}, {"readOnly", s.read_only}};
     }
     m["storage"] = stores;
+    if (!sys.clusters.empty()) {
+      ojson clusters = ojson::object();
+      for (const auto& [name, c] : sys.clusters) clusters[name] = cluster_json(c);
+      m["clusters"] = clusters;
+    }
     ojson steps = ojson::array();
     for (const auto& s : sys.steps) steps.push_back(step_json(s));
     m["pipeline"] = steps;

@@ -69,6 +69,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
@@ -77,5 +91,22 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"
 
+# The KubeRay operator 1.7.0 (CRDs included), before any RayCluster.
+run helm upgrade --install kuberay-operator kuberay-operator \
+    --repo=https://ray-project.github.io/kuberay-helm/ \
+    --version=1.7.0 \
+    --namespace=kuberay-system \
+    --create-namespace \
+    --kube-context="$KUBE_CONTEXT" \
+    --wait
+
+# Cluster 'ray' (ray); steps on it wait until it is ready.
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/cluster-ray-raycluster.yaml"
+
+# Step 'train' on cluster 'ray'.
+wait_for raycluster/ray-t4-ray 'jsonpath={.status.state}=ready' '{.status.state}' failed
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-rayjob.yaml"
+
 log 'applied. The Jobs run on; watch them with:'
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=ray-t4 -w"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/ray-t4-train -n ${NAMESPACE}"
