@@ -145,7 +145,8 @@ void check_provisioning(const Pool& pool, const MachineType& m, const Document& 
   }
 }
 
-/// TPU slices and specific reservations live in one zone: a regional cluster cannot place them.
+/// TPU slices, specific reservations and RDMA networks live in one zone: a regional cluster cannot
+/// place them.
 void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagnostics& diags) {
   if (!sys.gcp || !sys.gcp->zone.empty()) return;
   if (!pool.autoscaling && !pool.tpu)
@@ -155,10 +156,13 @@ void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagn
                           "trainc sets for the whole pool)",
                           pool.nodes, pool.nodes),
               Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
-  if (pool.tpu || pool.provisioning == "reservation")
+  if (pool.tpu || pool.provisioning == "reservation" || pool.rdma)
     doc.error(diags, pool.ptr,
               fmt::format("pool '{}' {} in one zone, and the cluster is regional; add gcp.zone (a zone of {})", pool.name,
-                          pool.tpu ? "is a TPU slice, which lives" : "consumes a reservation, which lives",
+                          pool.tpu                            ? "is a TPU slice, which lives"
+                          : pool.provisioning == "reservation" ? "consumes a reservation, which lives"
+                                                               : "uses GPUDirect RDMA, whose network (the zone's "
+                                                                 "RDMA profile) lives",
                           sys.gcp->region),
               Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
 }

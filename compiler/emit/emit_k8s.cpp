@@ -184,6 +184,19 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kDaskWorkers: return k8s::dask_workers(sys, *w->cluster, obj);
     case k8s::Role::kRayCluster: return k8s::ray_cluster(sys, *w->cluster, obj);
     case k8s::Role::kRayJob: return k8s::ray_job(sys, *w->step, obj);
+    case k8s::Role::kNetworkParams: {
+      ojson params = typed(obj);
+      params["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "network"));
+      params["spec"] = {{"vpc", k8s::rdma_vpc(sys)}, {"vpcSubnet", k8s::rdma_subnet(sys, obj.nic)}, {"deviceMode", "RDMA"}};
+      return params;
+    }
+    case k8s::Role::kNetwork: {
+      ojson net = typed(obj);
+      net["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "network"));
+      net["spec"] = {{"type", "Device"},
+                     {"parametersRef", {{"group", "networking.gke.io"}, {"kind", "GKENetworkParamSet"}, {"name", obj.name}}}};
+      return net;
+    }
     case k8s::Role::kBatchJob: {
       std::string configmap;
       for (const auto& o : w->objects)

@@ -144,6 +144,7 @@ bool in_region(const System& sys, const Store& s) {
 }
 
 bool needs_region(const System& sys) {
+  if (sys.rdma_nics() > 0) return true;  // the RDMA subnets are regional
   for (const Store* s : gcs_stores(sys, true))
     if (in_region(sys, *s)) return true;
   return false;
@@ -310,6 +311,8 @@ void up_cluster(ShellScript& sh, const System& sys) {
   Call c = cluster_call("create");
   c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
   if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
+  if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
+    c.flag("--enable-ip-alias").flag("--enable-dataplane-v2").flag("--enable-multi-networking");
   call(sh, c.flag("--num-nodes", "1"));
   const bool named_in_spec = sys.pools.count(std::string(kDefaultPool)) > 0;
   if (named_in_spec) {  // only a fresh default pool is GKE's; an older one is the spec's
@@ -355,7 +358,51 @@ std::string joined_taints(const std::vector<Taint>& taints) {
   return fmt::format("{}", fmt::join(out, ","));
 }
 
-Call pool_create(const Pool& p) {
+Call network_call(std::string_view verb, const System& sys) {
+  Call c = gcloud({"compute", "networks", std::string(verb), lit(k8s::rdma_vpc(sys))});
+  return at(c, false);
+}
+
+Call subnet_call(std::string_view verb, const System& sys, int nic) {
+  Call c = gcloud({"compute", "networks", "subnets", std::string(verb), lit(k8s::rdma_subnet(sys, nic))});
+  c.flag("--region", ref("REGION"));
+  return at(c, false);
+}
+
+/// The RDMA VPC with the zone's RDMA network profile, and one subnet per RDMA NIC.
+void up_rdma_network(ShellScript& sh, const System& sys) {
+  const RdmaLayout& r = catalog().rdma();
+  sh.line();
+  sh.comment("The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.");
+  open_if(sh, "missing", network_call("describe", sys));
+  Call net = network_call("create", sys);
+  net.flag("--network-profile", dq(Var{"ZONE"}, "-" + r.network_profile)).flag("--subnet-mode", "custom");
+  net.flag("--mtu", std::to_string(r.mtu));
+  call(sh, net);
+  sh.close("fi");
+  for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
+    open_if(sh, "missing", subnet_call("describe", sys, nic));
+    Call sub = subnet_call("create", sys, nic);
+    sub.flag("--network", lit(k8s::rdma_vpc(sys))).flag("--range", lit(r.subnet_cidr(nic)));
+    call(sh, sub);
+    sh.close("fi");
+  }
+}
+
+void down_rdma_network(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("The GPUDirect RDMA network, once no node uses it.");
+  for (int nic = sys.rdma_nics() - 1; nic >= 0; --nic) {
+    open_if(sh, "present", subnet_call("describe", sys, nic));
+    call(sh, subnet_call("delete", sys, nic).flag("--quiet"));
+    sh.close("fi");
+  }
+  open_if(sh, "present", network_call("describe", sys));
+  call(sh, network_call("delete", sys).flag("--quiet"));
+  sh.close("fi");
+}
+
+Call pool_create(const System& sys, const Pool& p) {
   Call c = pool_call("create", p.name);
   c.flag("--machine-type", lit(p.machine));
   if (p.accelerator)
@@ -369,15 +416,20 @@ Call pool_create(const Pool& p) {
   if (p.disk_gb > 0) c.flag("--disk-size", std::to_string(p.disk_gb));
   if (!p.labels.empty()) c.flag("--node-labels", lit(joined_labels(p.labels)));
   if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
+  if (p.rdma) {
+    c.flag("--enable-gvnic");
+    for (int nic = 0; nic < (p.accelerator ? p.accelerator->count : 0); ++nic)
+      c.flag("--additional-node-network",
+             lit(fmt::format("network={},subnetwork={}", k8s::rdma_vpc(sys), k8s::rdma_subnet(sys, nic))));
+  }
   return c.flag("--workload-metadata", "GKE_METADATA");
 }
 
-void up_pool(ShellScript& sh, const Pool& p) {
+void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
   sh.line();
   sh.comment(fmt::format("Node pool '{}'.", p.name));
-  if (p.rdma) log_line(sh, fmt::format("warning: pool '{}' wants GPUDirect RDMA networks; up.sh does not make them", p.name));
   open_if(sh, "missing", pool_call("describe", p.name));
-  call(sh, pool_create(p));
+  call(sh, pool_create(sys, p));
   sh.close("fi");
 }
 
@@ -437,8 +489,9 @@ std::string up_script(const System& sys) {
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
+  if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
   up_cluster(sh, sys);
-  for (const auto& [name, p] : sys.pools) up_pool(sh, p);
+  for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (sys.identity) up_identity(sh, sys);
   sh.line();
@@ -454,6 +507,7 @@ std::string down_summary(const System& sys) {
   for (const auto& [name, p] : sys.pools) what.back() += " " + name;
   for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
   if (sys.identity) what.emplace_back("service account " + sys.identity->gsa);
+  if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
   return fmt::format("{}", fmt::join(what, ", "));
 }
 
@@ -548,7 +602,7 @@ std::string down_script(const System& sys) {
   ShellScript sh;
   prologue(sh, sys,
            {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
-           {.gsa = sys.identity.has_value()});
+           {.region = sys.rdma_nics() > 0, .gsa = sys.identity.has_value()});
   check_functions(sh, false);
   if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
   sh.line();
@@ -559,6 +613,7 @@ std::string down_script(const System& sys) {
   auto buckets = gcs_stores(sys, true);
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
   down_pools_and_cluster(sh, sys);
+  if (sys.rdma_nics() > 0) down_rdma_network(sh, sys);
   log_line(sh, "finished; run up.sh to make it all again");
   return sh.text();
 }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "emit/emitter.h"
+#include "emit/k8s_names.h"
+#include "model/catalog.h"
 #include "emit/hcl.h"
 
 namespace trainc {
@@ -96,6 +98,14 @@ Body cluster_tf(const System& sys) {
   c.set("deletion_protection", hcl::boolean(false));
   if (!sys.cluster.release_channel.empty())
     c.block("release_channel").set("channel", hcl::str(sys.cluster.release_channel));
+  if (sys.rdma_nics() > 0) {
+    c.comment("GPUDirect RDMA pods attach extra NICs: multi-networking, which needs Dataplane V2 and a\n"
+              "VPC-native cluster.");
+    c.set("networking_mode", hcl::str("VPC_NATIVE"));
+    c.block("ip_allocation_policy");
+    c.set("datapath_provider", hcl::str("ADVANCED_DATAPATH"));
+    c.set("enable_multi_networking", hcl::boolean(true));
+  }
   c.comment("Pods reach Google APIs as a Google service account, through their Kubernetes one.");
   c.block("workload_identity_config")
       .set("workload_pool", hcl::templ({hcl::ref("var.project_id"), hcl::str(".svc.id.goog")}));
@@ -174,23 +184,44 @@ void node_config(Block& np, const Pool& pool) {
     tb.set("value", hcl::str(t.value));
     tb.set("effect", hcl::str(taint_effect(t.effect)));
   }
+  if (pool.rdma) nc.block("gvnic").set("enabled", hcl::boolean(true));
   nc.block("workload_metadata_config").set("mode", hcl::str("GKE_METADATA"));
 }
 
-void rdma_note(Body& file, const Pool& pool) {
-  file.comment(fmt::format(
-      "Pool '{}' asks for GPUDirect RDMA, which this Terraform does NOT set up yet. It needs:\n"
-      "- a gVNIC VPC, and an RDMA VPC (network profile <zone>-vpc-roce) with one subnet per RDMA NIC;\n"
-      "- enable_multi_networking = true and datapath_provider = \"ADVANCED_DATAPATH\" on the cluster;\n"
-      "- network_config.additional_node_network_configs on this pool, one per extra NIC;\n"
-      "- the GKE Network and GKENetworkParamSet objects that the pods' networking.gke.io/interfaces\n"
-      "  annotation names.\n"
-      "Until then the pool's nodes have their default network only.",
-      pool.name));
+/// The RDMA VPC (the zone's RDMA network profile) and one subnet per RDMA NIC.
+Body network_tf(const System& sys) {
+  const RdmaLayout& r = catalog().rdma();
+  Body file;
+  Block& net = file.block("resource", {"google_compute_network", "rdma"});
+  net.set("name", hcl::str(k8s::rdma_vpc(sys)));
+  net.set("auto_create_subnetworks", hcl::boolean(false));
+  net.set("mtu", hcl::number(r.mtu));
+  net.set("routing_mode", hcl::str("REGIONAL"));
+  net.comment("RDMA NICs only attach to a VPC made with the zone's RDMA network profile.");
+  net.set("network_profile", hcl::templ({hcl::str("https://www.googleapis.com/compute/beta/projects/"),
+                                         hcl::ref("var.project_id"), hcl::str("/global/networkProfiles/"),
+                                         hcl::ref("var.zone"), hcl::str("-" + r.network_profile)}));
+  for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
+    Block& sub = file.block("resource", {"google_compute_subnetwork", fmt::format("rdma_{}", nic)});
+    sub.set("name", hcl::str(k8s::rdma_subnet(sys, nic)));
+    sub.set("network", attr("google_compute_network", "rdma", "id"));
+    sub.set("region", hcl::ref("var.region"));
+    sub.set("ip_cidr_range", hcl::str(r.subnet_cidr(nic)));
+  }
+  return file;
+}
+
+/// One extra node NIC per GPU on the RDMA VPC's subnets (the pods' rdma-N networks).
+void rdma_network_config(Block& np, const Pool& pool) {
+  Block& nc = np.block("network_config");
+  for (int nic = 0; nic < (pool.accelerator ? pool.accelerator->count : 0); ++nic) {
+    Block& extra = nc.block("additional_node_network_configs");
+    extra.set("network", attr("google_compute_network", "rdma", "name"));
+    extra.set("subnetwork", attr("google_compute_subnetwork", fmt::format("rdma_{}", nic), "name"));
+  }
 }
 
 void node_pool(Body& file, const System& sys, const Pool& pool) {
-  if (pool.rdma) rdma_note(file, pool);
   Block& np = file.block("resource", {"google_container_node_pool", hcl::identifier(pool.name)});
   np.set("name", hcl::str(pool.name));
   np.set("cluster", cluster_attr(sys, "id"));
@@ -206,6 +237,7 @@ void node_pool(Body& file, const System& sys, const Pool& pool) {
     np.comment("GKE's flex-start guide turns auto-repair off: a repair would recreate a node under a running job.");
     np.block("management").set("auto_repair", hcl::boolean(false));
   }
+  if (pool.rdma) rdma_network_config(np, pool);
   node_config(np, pool);
 }
 
@@ -316,6 +348,7 @@ class TerraformEmitter final : public Emitter {
     add(out, sys, "versions.tf", versions_tf(), "Terraform and provider versions");
     add(out, sys, "variables.tf", variables_tf(*sys.gcp), "Inputs (defaults from the spec)");
     add(out, sys, "providers.tf", providers_tf(), "The google provider");
+    if (sys.rdma_nics() > 0) add(out, sys, "network.tf", network_tf(sys), "The GPUDirect RDMA network");
     add(out, sys, "cluster.tf", cluster_tf(sys), "The GKE cluster");
     if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), "Node pools", node_pools_note(sys));
     Body storage = storage_tf(sys);

@@ -8,6 +8,10 @@ namespace trainc::k8s {
 
 std::string job_name(const System& sys, const Step& step) { return fmt::format("{}-{}", sys.name, step.name); }
 
+std::string rdma_vpc(const System& sys) { return sys.cluster.name + "-rdma"; }
+std::string rdma_subnet(const System& sys, int nic) { return fmt::format("{}-rdma-sub-{}", sys.cluster.name, nic); }
+std::string rdma_network(int nic) { return fmt::format("rdma-{}", nic); }
+
 std::string cluster_name(const System& sys, const ComputeCluster& c) { return fmt::format("{}-{}", sys.name, c.name); }
 
 std::string content_hash(std::string_view data) {

@@ -21,6 +21,11 @@ inline constexpr std::string_view kServiceAccountFile = "k8s/serviceaccount.yaml
 std::string job_name(const System& sys, const Step& step);
 /// "<system>-<cluster>": a compute cluster's objects start with it (and the RayCluster is named it).
 std::string cluster_name(const System& sys, const ComputeCluster& c);
+/// GPUDirect RDMA: the VPC and its per-NIC subnets (Terraform and up.sh make them), and the GKE
+/// networks pods name in their networking.gke.io/interfaces annotation.
+std::string rdma_vpc(const System& sys);
+std::string rdma_subnet(const System& sys, int nic);
+std::string rdma_network(int nic);
 /// The entry script's ConfigMap: "<job>-<content hash>", so a changed script rolls out.
 std::string configmap_name(const System& sys, const Step& step, std::string_view script);
 /// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".

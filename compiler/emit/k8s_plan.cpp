@@ -113,6 +113,18 @@ Plan plan(const System& sys) {
   Plan p;
   if (sys.owns_namespace)
     p.shared.push_back({Role::kNamespace, "v1", "Namespace", sys.ns, std::string(kNamespaceFile), "namespace"});
+  // The networks GPUDirect RDMA pods name: one per NIC, cluster-scoped, made before any pod.
+  for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
+    Object params{Role::kNetworkParams, "networking.gke.io/v1", "GKENetworkParamSet", rdma_network(nic),
+                  fmt::format("k8s/networkparams-{}.yaml", rdma_network(nic)),
+                  fmt::format("RDMA NIC {}: its VPC and subnet", nic)};
+    params.nic = nic;
+    p.shared.push_back(params);
+    Object network{Role::kNetwork, "networking.gke.io/v1", "Network", rdma_network(nic),
+                   fmt::format("k8s/network-{}.yaml", rdma_network(nic)), fmt::format("RDMA network of NIC {}", nic)};
+    network.nic = nic;
+    p.shared.push_back(network);
+  }
   if (sys.identity && sys.gcp)
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
@@ -170,7 +182,9 @@ std::string logs_ref(const Object& o) {
     case Role::kDaskService:
     case Role::kDaskScheduler:
     case Role::kDaskWorkers:
-    case Role::kRayCluster: return kubectl_ref(o);
+    case Role::kRayCluster:
+    case Role::kNetworkParams:
+    case Role::kNetwork: return kubectl_ref(o);
   }
   return kubectl_ref(o);
 }

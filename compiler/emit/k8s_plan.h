@@ -23,6 +23,8 @@ enum class Role {
   kDaskWorkers,     ///< one Dask worker group's Deployment
   kRayCluster,      ///< a KubeRay RayCluster
   kRayJob,          ///< a step submitted to a RayCluster
+  kNetworkParams,   ///< a GKENetworkParamSet: one RDMA NIC's VPC and subnet
+  kNetwork,         ///< a GKE Network pods attach an RDMA NIC through
 };
 
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
@@ -42,6 +44,7 @@ struct Object {
   std::string what;  ///< the file header's description: "entry script of step 'train'"
   Ready ready = Ready::kApplied;
   std::string group;  ///< the cluster's pod group a kDaskWorkers object runs
+  int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object
 };
 
 /// One workload (a pipeline step, or a long-lived compute cluster) and its objects, in apply order.

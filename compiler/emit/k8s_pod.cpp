@@ -80,7 +80,7 @@ std::string rdma_interfaces(int gpus) {
   // Written with spaces after commas so the YAML writer can fold the line.
   std::string out = R"([{"interfaceName": "eth0", "network": "default"})";
   for (int i = 0; i < gpus; ++i)
-    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "rdma-{}"}})", i + 1, i);
+    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "{}"}})", i + 1, rdma_network(i));
   return out + "]";
 }
 

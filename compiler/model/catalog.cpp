@@ -1,5 +1,7 @@
 #include "model/catalog.h"
 
+#include <cstdio>
+
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -67,6 +69,9 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
   c.gcsfuse_ = {get<std::string>(fuse, "cpu", "sidecars.gcsfuse"), get<std::string>(fuse, "memory", "sidecars.gcsfuse"),
                 get_or<std::string>(fuse, "ephemeralStorage", "")};
+  const YAML::Node rdma = root["rdma"];
+  c.rdma_ = {get<std::string>(rdma, "networkProfile", "rdma"), get<int>(rdma, "mtu", "rdma"),
+             get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma")};
   const YAML::Node kuberay = root["operators"]["kuberay"];
   c.kuberay_ = {get<std::string>(kuberay, "chart", "operators.kuberay"), get<std::string>(kuberay, "repo", "operators.kuberay"),
                 get<std::string>(kuberay, "version", "operators.kuberay"),
@@ -159,6 +164,22 @@ int topology_chips(const std::string& topology) {
 
 int topology_dims(const std::string& topology) {
   return static_cast<int>(std::count(topology.begin(), topology.end(), 'x')) + 1;
+}
+
+}  // namespace trainc
+
+namespace trainc {
+
+std::string RdmaLayout::subnet_cidr(int i) const {
+  // a.b.c.d/p split into /subnet_prefix blocks: block i starts i * 2^(32 - subnet_prefix) further on.
+  unsigned a = 0, b = 0, c = 0, d = 0, p = 0;
+  if (std::sscanf(subnet_range.c_str(), "%u.%u.%u.%u/%u", &a, &b, &c, &d, &p) != 5 || subnet_prefix < static_cast<int>(p) ||
+      subnet_prefix > 32 || i >= (1 << (subnet_prefix - p)))
+    throw std::runtime_error("catalog: rdma subnet " + std::to_string(i) + " does not fit " + subnet_range);
+  const uint32_t base = (a << 24) | (b << 16) | (c << 8) | d;
+  const uint32_t start = base + static_cast<uint32_t>(i) * (1u << (32 - subnet_prefix));
+  return std::to_string(start >> 24) + "." + std::to_string((start >> 16) & 255) + "." + std::to_string((start >> 8) & 255) +
+         "." + std::to_string(start & 255) + "/" + std::to_string(subnet_prefix);
 }
 
 }  // namespace trainc

@@ -46,6 +46,16 @@ struct Operator {
   std::string chart, repo, version, release, ns;
 };
 
+/// How trainc lays out the RDMA VPC of A4 / A3 Ultra pools.
+struct RdmaLayout {
+  std::string network_profile;  ///< suffix after "<zone>-"
+  int mtu = 0;
+  std::string subnet_range;     ///< e.g. 192.168.128.0/18, split into one subnet per NIC
+  int subnet_prefix = 0;        ///< each NIC's subnet, e.g. /21
+  /// The CIDR of NIC `i`'s subnet: subnet_range split into /subnet_prefix blocks.
+  std::string subnet_cidr(int i) const;
+};
+
 class Catalog {
  public:
   /// Parses catalog YAML; throws std::runtime_error naming the row on malformed data.
@@ -58,6 +68,7 @@ class Catalog {
   const Sidecar& gcsfuse_sidecar() const { return gcsfuse_; }
   /// The KubeRay operator that runs RayClusters and RayJobs.
   const Operator& kuberay() const { return kuberay_; }
+  const RdmaLayout& rdma() const { return rdma_; }
 
   /// Cores a node of `m` leaves for pods after GKE's reserve.
   double allocatable_cpu(const MachineType& m) const;
@@ -71,6 +82,7 @@ class Catalog {
   double eviction_mib_ = 0;
   Sidecar gcsfuse_;
   Operator kuberay_;
+  RdmaLayout rdma_;
 };
 
 /// The embedded catalog, parsed once.

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "base/overloaded.h"
 
 namespace trainc {
@@ -34,6 +36,13 @@ int rendezvous_port(const StepKind& kind) {
 const ComputeCluster* System::compute_cluster(const std::string& name) const {
   auto it = clusters.find(name);
   return it == clusters.end() ? nullptr : &it->second;
+}
+
+int System::rdma_nics() const {
+  int n = 0;
+  for (const auto& [_, p] : pools)
+    if (p.rdma && p.accelerator) n = std::max(n, p.accelerator->count);
+  return n;
 }
 
 std::string ComputeCluster::kind() const {

@@ -282,6 +282,8 @@ struct System {
   const Pool* pool(const std::string& name) const;
   const Store* store(const std::string& name) const;
   const ComputeCluster* compute_cluster(const std::string& name) const;
+  /// RDMA NICs the RDMA VPC needs subnets for: the most GPUs of any pool with rdma (0 = none).
+  int rdma_nics() const;
   /// The service account pods run as: the identity's KSA, else `serviceAccount`, else "".
   std::string pod_service_account() const;
 };
