@@ -241,7 +241,7 @@ TEST_CASE("terraform: buckets are private, and roles are granted per bucket") {
   CHECK(has(outputs, "\"shared-datasets\"", "\"someone-elses-bucket\""));
 }
 
-TEST_CASE("terraform: a regional cluster counts autoscaling in totals and says what RDMA lacks") {
+TEST_CASE("terraform: a regional cluster counts autoscaling in totals") {
   System sys = regional_system();
   sys.pools["a4"].autoscaling = std::make_pair(2, 4);
   auto files = emit_terraform(sys);
@@ -252,8 +252,31 @@ TEST_CASE("terraform: a regional cluster counts autoscaling in totals and says w
   std::string pools = files["terraform/node_pools.tf"];
   CHECK(has(pools, "total_min_node_count", "2"));
   CHECK(has(pools, "total_max_node_count", "4"));
-  CHECK(pools.find("# Pool 'a4' asks for GPUDirect RDMA") != std::string::npos);
   CHECK(files["terraform/outputs.tf"].find("gsa_email") == std::string::npos);
+}
+
+TEST_CASE("terraform: an RDMA pool gets the RDMA VPC, one subnet per NIC and multi-networking") {
+  System sys = regional_system();
+  sys.gcp->zone = sys.gcp->region + "-b";  // RDMA networks are zonal
+  REQUIRE(sys.pools["a4"].rdma);
+  REQUIRE(sys.rdma_nics() == 8);
+  auto files = emit_terraform(sys);
+  const std::string net = files["terraform/network.tf"];
+  CHECK(net.find("networkProfiles/${var.zone}-vpc-roce\"") != std::string::npos);
+  CHECK(has(block(net, "resource \"google_compute_subnetwork\" \"rdma_7\""), "ip_cidr_range", "\"192.168.184.0/21\""));
+  CHECK(net.find("rdma_8") == std::string::npos);
+  const std::string cluster = files["terraform/cluster.tf"];
+  CHECK(cluster.find("enable_multi_networking = true") != std::string::npos);
+  CHECK(cluster.find("datapath_provider       = \"ADVANCED_DATAPATH\"") != std::string::npos);
+  const std::string pools = files["terraform/node_pools.tf"];
+  size_t configs = 0;
+  for (size_t at = pools.find("additional_node_network_configs"); at != std::string::npos;
+       at = pools.find("additional_node_network_configs", at + 1))
+    ++configs;
+  CHECK(configs == 8);
+  CHECK(files.count("terraform/network.tf") == 1);
+  sys.pools["a4"].rdma = false;
+  CHECK(emit_terraform(sys).count("terraform/network.tf") == 0);
 }
 
 }  // namespace trainc

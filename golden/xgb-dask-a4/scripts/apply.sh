@@ -89,6 +89,22 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-0.yaml" \
+    -f "${K8S_DIR}/network-rdma-0.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-1.yaml" \
+    -f "${K8S_DIR}/network-rdma-1.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-2.yaml" \
+    -f "${K8S_DIR}/network-rdma-2.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-3.yaml" \
+    -f "${K8S_DIR}/network-rdma-3.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-4.yaml" \
+    -f "${K8S_DIR}/network-rdma-4.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-5.yaml" \
+    -f "${K8S_DIR}/network-rdma-5.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-6.yaml" \
+    -f "${K8S_DIR}/network-rdma-6.yaml" \
+    -f "${K8S_DIR}/networkparams-rdma-7.yaml" \
+    -f "${K8S_DIR}/network-rdma-7.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"
 
 # Cluster 'dask' (dask); steps on it wait until it is ready.

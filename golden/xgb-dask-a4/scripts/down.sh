@@ -5,11 +5,12 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-my-project}"
+REGION="${REGION:-us-central1}"
 ZONE="${ZONE:-us-central1-b}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=ml-a4
 GSA_EMAIL="zt-fuse-gsa@${PROJECT_ID}.iam.gserviceaccount.com"
-readonly PROJECT_ID ZONE LOCATION CLUSTER GSA_EMAIL
+readonly PROJECT_ID REGION ZONE LOCATION CLUSTER GSA_EMAIL
 
 log() {
   printf 'down.sh: %s\n' "$*" >&2
@@ -82,7 +83,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, service account zt-fuse-gsa"
+  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, service account zt-fuse-gsa, network ml-a4-rdma"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -134,5 +135,74 @@ if present gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --quiet
+fi
+
+# The GPUDirect RDMA network, once no node uses it.
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-7 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-7 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-6 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-6 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-5 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-5 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-4 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-4 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-3 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-3 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-2 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-2 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-1 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-1 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-rdma-sub-0 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-rdma-sub-0 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks describe ml-a4-rdma --project="$PROJECT_ID"; then
+  run gcloud compute networks delete ml-a4-rdma --project="$PROJECT_ID" --quiet
 fi
 log 'finished; run up.sh to make it all again'

@@ -85,6 +85,87 @@ retry() {
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
 
+
+# The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.
+if missing gcloud compute networks describe ml-a4-rdma --project="$PROJECT_ID"; then
+  run gcloud compute networks create ml-a4-rdma \
+      --project="$PROJECT_ID" \
+      --network-profile="${ZONE}-vpc-roce" \
+      --subnet-mode=custom \
+      --mtu=8896
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-0 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-0 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.128.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-1 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-1 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.136.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-2 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-2 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.144.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-3 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-3 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.152.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-4 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-4 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.160.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-5 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-5 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.168.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-6 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-6 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.176.0/21
+fi
+if missing gcloud compute networks subnets describe ml-a4-rdma-sub-7 \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-rdma-sub-7 \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-rdma \
+      --range=192.168.184.0/21
+fi
 # The cluster, with Workload Identity and the GCS FUSE CSI driver.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
@@ -94,6 +175,9 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=GcsFuseCsiDriver \
+      --enable-ip-alias \
+      --enable-dataplane-v2 \
+      --enable-multi-networking \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -128,6 +212,15 @@ if missing gcloud container node-pools describe a4 \
       --location-policy=ANY \
       --reservation-affinity=none \
       --no-enable-autorepair \
+      --enable-gvnic \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-0 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-1 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-2 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-3 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-4 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-5 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-6 \
+      --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-7 \
       --workload-metadata=GKE_METADATA
 fi
 

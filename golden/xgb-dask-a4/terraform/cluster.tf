@@ -9,6 +9,14 @@ resource "google_container_cluster" "ml_a4" {
   initial_node_count       = 1
   # trainc's down path (terraform destroy) must be able to remove what its up path made.
   deletion_protection = false
+  # GPUDirect RDMA pods attach extra NICs: multi-networking, which needs Dataplane V2 and a
+  # VPC-native cluster.
+  networking_mode = "VPC_NATIVE"
+
+  ip_allocation_policy {}
+
+  datapath_provider       = "ADVANCED_DATAPATH"
+  enable_multi_networking = true
 
   # Pods reach Google APIs as a Google service account, through their Kubernetes one.
   workload_identity_config {

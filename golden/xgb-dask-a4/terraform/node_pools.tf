@@ -18,6 +18,48 @@ resource "google_container_node_pool" "a4" {
     auto_repair = false
   }
 
+  network_config {
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_0.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_1.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_2.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_3.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_4.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_5.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_6.name
+    }
+
+    additional_node_network_configs {
+      network    = google_compute_network.rdma.name
+      subnetwork = google_compute_subnetwork.rdma_7.name
+    }
+  }
+
   node_config {
     machine_type = "a4-highgpu-8g"
     flex_start   = true
@@ -33,6 +75,10 @@ resource "google_container_node_pool" "a4" {
 
     reservation_affinity {
       consume_reservation_type = "NO_RESERVATION"
+    }
+
+    gvnic {
+      enabled = true
     }
 
     workload_metadata_config {
