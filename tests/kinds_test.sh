@@ -11,9 +11,13 @@ tap_init "$@"
 BUILD=$(cd "$2" && pwd)
 
 mkdir -p "$TMP/inc/model"
+# Both closed sums get an alternative no pass knows: StepKind (what a step runs) and Engine (what a
+# compute cluster is).
 sed -e 's/^using StepKind = std::variant<Torchrun, Command, Datagen, XGBoost>;$/struct Extra {\n  static constexpr std::string_view kName = "extra";\n};\nusing StepKind = std::variant<Torchrun, Command, Datagen, XGBoost, Extra>;/' \
+  -e 's/^using Engine = std::variant<Ray, Dask>;$/struct ExtraEngine {\n  static constexpr std::string_view kName = "extra";\n};\nusing Engine = std::variant<Ray, Dask, ExtraEngine>;/' \
   compiler/model/model.h >"$TMP/inc/model/model.h"
-t "the copy of model.h adds an alternative" grep -q 'XGBoost, Extra>' "$TMP/inc/model/model.h"
+t "the copy of model.h adds an alternative to StepKind" grep -q 'XGBoost, Extra>' "$TMP/inc/model/model.h"
+t "the copy of model.h adds an alternative to Engine" grep -q 'Dask, ExtraEngine>' "$TMP/inc/model/model.h"
 
 # The compile command of SOURCE, as the build runs it, with -fsyntax-only and the copy first.
 compile_command() {
@@ -36,19 +40,19 @@ for entry in json.load(open(db)):
 PY
 }
 
-# Passes `SOURCE` when compiling it against the extended StepKind fails at a kind dispatch.
+# Passes `SOURCE` when compiling it against the extended sums fails at a dispatch on ALTERNATIVE.
 fails_without_handler() {
-  local source=$1 dir cmd out
+  local source=$1 alternative=$2 dir cmd out
   { read -r dir; read -r cmd; } < <(compile_command "$source")
   if [ -z "${cmd:-}" ]; then echo "no compile command for $source in $BUILD/compile_commands.json"; return 1; fi
   if out=$(cd "$dir" && eval "$cmd" 2>&1); then
-    echo "$source compiled although StepKind has an alternative it does not handle"
+    echo "$source compiled although a closed sum has an alternative it does not handle"
     return 1
   fi
   # The error must be a dispatch (overloaded handlers) given the new alternative, not something
   # unrelated to it.
   # (One grep: `grep | grep -q` under pipefail fails when -q closes the pipe early.)
-  if ! grep -qE "error:.*overloaded<.*trainc::Extra" <<<"$out"; then
+  if ! grep -qE "error:.*overloaded<.*trainc::$alternative\\b" <<<"$out"; then
     echo "$source failed for another reason:"
     printf '%s\n' "$out" | head -n 20
     return 1
@@ -59,6 +63,10 @@ fails_without_handler() {
 for source in compiler/model/model.cpp compiler/model/lower.cpp compiler/checks/steps.cpp \
   compiler/emit/k8s_plan.cpp compiler/emit/emit_k8s.cpp compiler/emit/entry_script.cpp \
   compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
-  t "$source does not compile with a kind it has no handler for" fails_without_handler "$source"
+  t "$source does not compile with a step kind it has no handler for" fails_without_handler "$source" Extra
+done
+for source in compiler/emit/k8s_plan.cpp compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp \
+  compiler/emit/emit_model.cpp; do
+  t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
 tap_done
