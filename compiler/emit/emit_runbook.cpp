@@ -7,6 +7,7 @@
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
+#include "emit/shell.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -87,10 +88,20 @@ class RunbookEmitter final : public Emitter {
       md += fmt::format("- The service account `{}` exists in `{}`.\n", sys.service_account, ns);
     bool s3 = false;
     for (const auto& st : sys.steps) s3 = s3 || !st.inputs.empty() || st.outputs;
-    md += "- Each step's image has `bash`";
-    md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
-               "(node IAM role or the store's `credentialsSecret`).\n"
-             : " and its training dependencies baked in.\n";
+    bool entry_scripts = false, ray_jobs = false;
+    for (const auto& w : plan.workloads)
+      for (const auto& o : w.objects) {
+        entry_scripts = entry_scripts || o.role == k8s::Role::kEntryScript;
+        ray_jobs = ray_jobs || o.role == k8s::Role::kRayJob;
+      }
+    if (entry_scripts) {
+      md += "- Each step's image has `bash`";
+      md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
+                 "(node IAM role or the store's `credentialsSecret`).\n"
+               : " and its training dependencies baked in.\n";
+    }
+    if (ray_jobs)
+      md += "- The Ray cluster's image holds the code each RayJob's entrypoint runs, in its working directory.\n";
     if (sys.gcp) {
       md += "\n## Stand up the infrastructure\n\n";
       md += fmt::format("The cluster `{}`, its node pools, the buckets trainc creates, the Google service account "
@@ -121,9 +132,9 @@ class RunbookEmitter final : public Emitter {
                           op.release, op.chart, op.repo, op.version, op.ns);
       }
       auto wait = [&](const k8s::Object& done) {
-        if (done.ready != k8s::Ready::kApplied)
-          md += fmt::format("kubectl wait -n {} --for={} --timeout=-1s {}\n", ns, k8s::wait_condition(done.ready),
-                            k8s::kubectl_ref(done));
+        if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell
+          md += fmt::format("kubectl wait -n {} {} --timeout=-1s {}\n", ns,
+                            sh_quote(fmt::format("--for={}", k8s::wait_condition(done.ready))), k8s::kubectl_ref(done));
       };
       for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
       for (const auto& w : plan.clusters)
