@@ -126,7 +126,7 @@ class RunbookEmitter final : public Emitter {
                 : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
                   "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
                   "once):\n\n```sh\n";
-      if (plan.has_engine(Ray::kName)) {
+      if (plan.needs_kuberay) {
         const Operator& op = catalog().kuberay();
         md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
                           op.release, op.chart, op.repo, op.version, op.ns);
@@ -165,7 +165,7 @@ class RunbookEmitter final : public Emitter {
           "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
     md += clusters_section(sys, plan);
     md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
-    if (plan.has_engine(Ray::kName))  // after the RayClusters are gone, so none is left without its operator
+    if (plan.needs_kuberay)  // after the RayClusters are gone, so none is left without its operator
       md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
     if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
     md += "```\n\n";

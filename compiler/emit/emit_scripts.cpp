@@ -689,7 +689,7 @@ void install_kuberay(ShellScript& sh) {
 }
 
 void apply_clusters(ShellScript& sh, const k8s::Plan& plan) {
-  if (plan.has_engine(Ray::kName)) install_kuberay(sh);
+  if (plan.needs_kuberay) install_kuberay(sh);
   for (const auto& w : plan.clusters) {
     sh.line();
     sh.comment(fmt::format("Cluster '{}' ({}); steps on it wait until it is ready.", w.name, w.cluster->kind()));

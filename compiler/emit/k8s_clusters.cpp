@@ -113,10 +113,11 @@ ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj
   return deployment(sys, c, obj, g, "dask-worker", std::move(ct));
 }
 
-ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj) {
+namespace {
+
+/// A RayCluster's spec; `instance` labels its pods.
+ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::string& instance) {
   const Ray& r = std::get<Ray>(c.engine);
-  ojson rc = typed(obj);
-  rc["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, obj.name, "ray-cluster"));
   ojson spec;
   spec["rayVersion"] = r.version;
   bool autoscaled = false;
@@ -127,7 +128,7 @@ ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj)
   // rayStartParams are strings; the head takes no GPUs, so Ray schedules none of the work there.
   spec["headGroupSpec"] = {
       {"rayStartParams", {{"dashboard-host", "0.0.0.0"}, {"num-gpus", std::to_string(r.head.gpus)}}},
-      {"template", pod_template(sys, c, r.head, cluster_labels(sys, c, obj.name, "ray-head"), std::move(head))}};
+      {"template", pod_template(sys, c, r.head, cluster_labels(sys, c, instance, "ray-head"), std::move(head))}};
   ojson groups = ojson::array();
   for (const auto& g : c.workers) {
     ojson worker = cluster_container(sys, c, g, "ray-worker", ojson::array());
@@ -136,10 +137,18 @@ ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj)
                       {"minReplicas", g.min},
                       {"maxReplicas", g.max},
                       {"rayStartParams", {{"num-gpus", std::to_string(g.gpus)}}},
-                      {"template", pod_template(sys, c, g, cluster_labels(sys, c, obj.name, "ray-worker"), std::move(worker))}});
+                      {"template", pod_template(sys, c, g, cluster_labels(sys, c, instance, "ray-worker"), std::move(worker))}});
   }
   spec["workerGroupSpecs"] = groups;
-  rc["spec"] = spec;
+  return spec;
+}
+
+}  // namespace
+
+ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj) {
+  ojson rc = typed(obj);
+  rc["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, obj.name, "ray-cluster"));
+  rc["spec"] = ray_cluster_spec(sys, c, obj.name);
   return rc;
 }
 
@@ -151,7 +160,15 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   j["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, step.name, obj.name, "ray-job", step.labels));
   ojson spec;
   spec["entrypoint"] = sh_join(cmd->argv);
-  spec["clusterSelector"] = {{"ray.io/cluster", cluster_name(sys, c)}};
+  const Ray& r = std::get<Ray>(c.engine);
+  if (r.per_job) {
+    // The job's own cluster: made with the job, deleted `ttl` after it finishes.
+    spec["shutdownAfterJobFinishes"] = true;
+    spec["ttlSecondsAfterFinished"] = r.ttl_after_finished;
+    spec["rayClusterSpec"] = ray_cluster_spec(sys, c, obj.name);
+  } else {
+    spec["clusterSelector"] = {{"ray.io/cluster", cluster_name(sys, c)}};
+  }
   if (!step.env.empty()) {
     ojson env_vars = ojson::object();
     for (const auto& [k, v] : step.env) env_vars[k] = v;

@@ -21,7 +21,9 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
   if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && c->as<Ray>()) {
     // Submitted to the long-lived cluster: KubeRay runs the entrypoint from a submitter pod.
     w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
-                         fmt::format("step '{}' on Ray cluster '{}'", step.name, c->name), Ready::kRaySucceeded});
+                         fmt::format("step '{}' on {}Ray cluster '{}'", step.name,
+                                     c->as<Ray>()->per_job ? "its own " : "", c->name),
+                         Ready::kRaySucceeded});
     return;
   }
   w.entry_script = entry_script(sys, step);
@@ -81,11 +83,7 @@ const Workload* Plan::cluster(std::string_view name) const {
   return nullptr;
 }
 
-bool Plan::has_engine(std::string_view engine) const {
-  for (const auto& w : clusters)
-    if (w.cluster->kind() == engine) return true;
-  return false;
-}
+
 
 std::vector<const Object*> Plan::apply_order() const {
   std::vector<const Object*> out;
@@ -129,6 +127,9 @@ Plan plan(const System& sys) {
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
   for (const auto& [name, c] : sys.clusters) {
+    if (c.as<Ray>()) p.needs_kuberay = true;
+    // A per-job Ray cluster is no object of its own: each RayJob on it describes one.
+    if (const Ray* r = c.as<Ray>(); r && r->per_job) continue;
     Workload w;
     w.cluster = &c;
     w.name = name;

@@ -68,8 +68,8 @@ struct Plan {
 
   const Workload* workload(std::string_view name) const;
   const Workload* cluster(std::string_view name) const;
-  /// Whether a cluster runs on `engine` ("ray": the KubeRay operator must be installed first).
-  bool has_engine(std::string_view engine) const;
+  /// Whether RayClusters or RayJobs are in the plan: the KubeRay operator must be installed first.
+  bool needs_kuberay = false;
   /// Every object: the shared ones, then each cluster's, then each step's.
   std::vector<const Object*> apply_order() const;
   /// The reverse: steps, then clusters, then the namespace.

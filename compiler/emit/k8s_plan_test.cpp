@@ -67,4 +67,34 @@ TEST_CASE("an existing namespace is not in the plan") {
   CHECK(k8s::plan(sys).shared.empty());
 }
 
+const char* kRay =
+    "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+    "cluster:\n  pools:\n    gpu: {machine: n1-standard-8, accelerator: {type: nvidia-tesla-t4, count: 4}}\n"
+    "clusters:\n  ray:\n    engine: ray\n    image: rayproject/ray:2.52.0-gpu\n    workers: {gpu: {pool: gpu}}\n";
+
+TEST_CASE("a Ray cluster is applied before its steps, which wait for it to be ready") {
+  System sys = lowered(std::string(kRay) + "pipeline:\n  - {name: train, cluster: ray, command: [python, t.py]}\n");
+  const k8s::Plan plan = k8s::plan(sys);
+  CHECK(plan.needs_kuberay);
+  REQUIRE(plan.cluster("ray") != nullptr);
+  CHECK(plan.cluster("ray")->done().kind == "RayCluster");
+  CHECK(k8s::wait_condition(plan.cluster("ray")->done().ready) == "jsonpath={.status.state}=ready");
+  const k8s::Workload* train = plan.workload("train");
+  CHECK(train->on == "ray");
+  CHECK(train->objects.size() == 1);
+  CHECK(train->done().kind == "RayJob");
+  CHECK(k8s::logs_ref(train->done()) == "job/sys-train");  // KubeRay's submitter Job
+  CHECK(files(plan.apply_order()) == std::vector<std::string>{"k8s/namespace.yaml", "k8s/cluster-ray-raycluster.yaml",
+                                                               "k8s/train-rayjob.yaml"});
+}
+
+TEST_CASE("a per-job Ray cluster is no object of its own") {
+  System sys = lowered(std::string(kRay) + "    perJob: true\n" +
+                       "pipeline:\n  - {name: train, cluster: ray, command: [python, t.py]}\n");
+  const k8s::Plan plan = k8s::plan(sys);
+  CHECK(plan.needs_kuberay);
+  CHECK(plan.clusters.empty());
+  CHECK(plan.workload("train")->done().kind == "RayJob");
+}
+
 }  // namespace trainc

@@ -350,6 +350,7 @@ class Lowerer {
                    Anchor::key);
     };
     only_for("version", Ray::kName);
+    only_for("perJob", Ray::kName);
     only_for("threads", Dask::kName);
     only_for("rmmPoolSize", Dask::kName);
     out.engine = make_alternative<Engine>(
@@ -357,6 +358,11 @@ class Lowerer {
         [&](std::type_identity<Ray>) {
           Ray r;
           r.head = lead;
+          r.per_job = get_or(c, "perJob", false);
+          r.ttl_after_finished = duration(c, "ttlAfterFinished", 600, out.ptr);
+          if (c.contains("ttlAfterFinished") && !r.per_job)
+            doc_.error(diags_, ptr_key(out.ptr, "ttlAfterFinished"),
+                       "'ttlAfterFinished' applies to per-job clusters only; set perJob: true or remove it", Anchor::key);
           const std::string from_tag = tag_version(out.image);
           r.version = get_or<std::string>(c, "version", from_tag);
           if (r.version.empty())

@@ -235,6 +235,8 @@ struct Ray {
   static constexpr std::string_view kName = "ray";
   std::string version;  ///< rayVersion, from the spec or the image tag
   PodGroup head;
+  bool per_job = false;             ///< each RayJob brings its own cluster, deleted when it finishes
+  int ttl_after_finished = 600;     ///< seconds a per-job cluster outlives its job
 };
 
 /// A Dask scheduler (Deployment + Service) and one worker Deployment per `workers` entry.
