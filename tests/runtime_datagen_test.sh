@@ -8,22 +8,10 @@
 #   the same row count, sums, minima and maxima; --device cuda without a GPU exits 3; bad flags exit 2.
 # Usage: tests/runtime_datagen_test.sh TRAINRT TRAINC
 set -uo pipefail
-if [ "$#" -lt 2 ]; then
-  echo "usage: $0 TRAINRT TRAINC" >&2
-  exit 2
-fi
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-# shellcheck source=tools/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../tools/common.sh"
-TRAINRT=$(absolute_command "$1")
-shift
-tap_init "$@"
+tap_init_trainrt "$@"
 rc=0  # exit code of the last run() (tests/tap.sh)
-if [ ! -x "$TRAINRT" ]; then
-  echo "Bail out! trainrt binary not found or not executable: $TRAINRT"
-  exit 1
-fi
 
 # One table, many ways of making it: the flags that define it, then per-run extras.
 TABLE=(--rows 30011 --features 17 --informative 4 --redundant 3 --repeated 2 --classes 3

@@ -26,6 +26,24 @@ tap_init() {
   tap_failed=0
 }
 
+# For the runtime suites, called as `SCRIPT TRAINRT TRAINC`: resolves TRAINRT (bailing out when it
+# is not executable), then does what tap_init does with TRAINC.
+tap_init_trainrt() {
+  if [ "$#" -lt 2 ]; then
+    echo "usage: $0 TRAINRT TRAINC" >&2
+    exit 2
+  fi
+  # shellcheck source=tools/common.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/../tools/common.sh"
+  TRAINRT=$(absolute_command "$1")
+  shift
+  tap_init "$@"
+  if [ ! -x "$TRAINRT" ]; then
+    echo "Bail out! trainrt binary not found or not executable: $TRAINRT"
+    exit 1
+  fi
+}
+
 # Writes stdin as TAP diagnostic lines, at most $1 (default 40) of them.
 diag() {
   local max=${1:-40}

@@ -15,22 +15,10 @@
 # script changes. Under --check-args trainrt reads and writes nothing.
 # Usage: tests/trainrt_args_test.sh TRAINRT TRAINC
 set -uo pipefail
-if [ "$#" -lt 2 ]; then
-  echo "usage: $0 TRAINRT TRAINC" >&2
-  exit 2
-fi
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
-# shellcheck source=tools/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../tools/common.sh"
-TRAINRT=$(absolute_command "$1")
-shift
-tap_init "$@"
+tap_init_trainrt "$@"
 rc=0  # exit code of the last run() (tests/tap.sh)
-if [ ! -x "$TRAINRT" ]; then
-  echo "Bail out! trainrt binary not found or not executable: $TRAINRT"
-  exit 1
-fi
 STATE=/tmp/trainc  # fixed in the generated scripts (the probes read it)
 
 # ---- trainrt --check-args ----------------------------------------------------------------------
