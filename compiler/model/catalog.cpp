@@ -154,8 +154,11 @@ int topology_chips(const std::string& topology) {
   while (start <= topology.size()) {
     size_t x = topology.find('x', start);
     std::string part = topology.substr(start, x == std::string::npos ? std::string::npos : x - start);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return 0;
+    if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos) return 0;
+    // No TPU slice has more than a few thousand chips: anything bigger is not a topology (and must
+    // not overflow an int on its way to a diagnostic).
     product *= std::stoi(part);
+    if (product <= 0 || product > (1 << 20)) return 0;
     if (x == std::string::npos) break;
     start = x + 1;
   }
