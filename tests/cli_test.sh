@@ -146,4 +146,8 @@ else
   t_fail "an error case to test --diagnostics=json on" "no tests/errors/<case> with exit code 1 found"
 fi
 
+# Spec text that is not UTF-8 still gives JSON diagnostics (invalid bytes replaced), not a crash.
+printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: x\377\376\npipeline: []\n' >"$TMP/latin1.yaml"
+t "--diagnostics=json on a spec that is not UTF-8 exits 1 with JSON" check_json_diagnostics "$TMP/latin1.yaml"
+
 tap_done

@@ -91,7 +91,8 @@ std::string Diagnostics::render_json() const {
       j["notes"].push_back({{"file", n.file}, {"line", n.loc.line}, {"column", n.loc.col}, {"message", n.message}});
     arr.push_back(std::move(j));
   }
-  return arr.dump(2) + "\n";
+  // Spec text need not be UTF-8: invalid bytes become U+FFFD rather than an exception.
+  return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainc
