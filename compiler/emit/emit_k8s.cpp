@@ -10,6 +10,7 @@
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
+#include "model/catalog.h"
 #include "emit/k8s_pod.h"
 #include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
@@ -158,6 +159,52 @@ ojson headless_service(const System& sys, const Step& step, const k8s::Object& o
 
 ojson typed(const k8s::Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
 
+/// On each node of an RDMA pool, a privileged init container installs the gIB NCCL plugin into the
+/// host folders the training pods mount (/home/kubernetes/bin/gib and nvidia/lib64); a pause
+/// container then keeps the pod, so a new node is served as soon as it joins.
+ojson gib_installer(const System& sys, const k8s::Object& obj) {
+  const RdmaLayout& r = catalog().rdma();
+  std::vector<std::string> pools;
+  bool arm = false;
+  for (const auto& [name, p] : sys.pools)
+    if (p.rdma) {
+      pools.push_back(name);
+      arm = arm || p.arm;
+    }
+  ojson labels = labels_for(sys, "gib-installer", obj.name, "network");
+  ojson ds = typed(obj);
+  ds["metadata"] = metadata(obj.name, "kube-system", labels);
+  const std::string lib = "/home/kubernetes/bin/nvidia/lib64", gib = "/home/kubernetes/bin/gib";
+  ojson install = {
+      {"name", "install"},
+      {"image", r.gib_image + (arm ? r.gib_arm_suffix : "")},
+      {"command", {"/bin/sh", "-c"}},
+      {"args", {fmt::format("set -ex\n/scripts/container_entry.sh install --install-nccl\ncp -r /var/lib/gib/lib64/. "
+                            "/host{}\ncp -r /var/lib/gib/. /host{}\n",
+                            lib, gib)}},
+      {"securityContext", {{"privileged", true}}},
+      {"resources", {{"requests", {{"cpu", "150m"}}}}},
+      {"volumeMounts", {{{"name", "nvidia-lib"}, {"mountPath", "/host" + lib}}, {{"name", "gib"}, {"mountPath", "/host" + gib}}}}};
+  ojson pod;
+  pod["priorityClassName"] = "system-node-critical";
+  pod["hostNetwork"] = true;
+  pod["hostPID"] = true;
+  pod["affinity"] = {{"nodeAffinity",
+                      {{"requiredDuringSchedulingIgnoredDuringExecution",
+                        {{"nodeSelectorTerms",
+                          {{{"matchExpressions",
+                             {{{"key", "cloud.google.com/gke-nodepool"}, {"operator", "In"}, {"values", pools}}}}}}}}}}}};
+  pod["tolerations"] = ojson::array({{{"operator", "Exists"}}});
+  pod["initContainers"] = ojson::array({install});
+  pod["containers"] = ojson::array({{{"name", "pause"}, {"image", r.pause_image}}});
+  pod["volumes"] = ojson::array({{{"name", "nvidia-lib"}, {"hostPath", {{"path", lib}, {"type", "DirectoryOrCreate"}}}},
+                                 {{"name", "gib"}, {"hostPath", {{"path", gib}, {"type", "DirectoryOrCreate"}}}}});
+  ds["spec"] = {{"selector", {{"matchLabels", {{"app.kubernetes.io/instance", obj.name}}}}},
+                {"updateStrategy", {{"type", "RollingUpdate"}}},
+                {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}};
+  return ds;
+}
+
 /// One object of the plan, built for its role.
 ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
   switch (obj.role) {
@@ -190,6 +237,7 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
       params["spec"] = {{"vpc", k8s::rdma_vpc(sys)}, {"vpcSubnet", k8s::rdma_subnet(sys, obj.nic)}, {"deviceMode", "RDMA"}};
       return params;
     }
+    case k8s::Role::kGibInstaller: return gib_installer(sys, obj);
     case k8s::Role::kNetwork: {
       ojson net = typed(obj);
       net["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "network"));

@@ -123,6 +123,9 @@ Plan plan(const System& sys) {
     network.nic = nic;
     p.shared.push_back(network);
   }
+  if (sys.rdma_nics() > 0)
+    p.shared.push_back({Role::kGibInstaller, "apps/v1", "DaemonSet", sys.name + "-gib-installer",
+                        "k8s/gib-installer-daemonset.yaml", "the gIB NCCL plugin on RDMA nodes"});
   if (sys.identity && sys.gcp)
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
@@ -185,7 +188,8 @@ std::string logs_ref(const Object& o) {
     case Role::kDaskWorkers:
     case Role::kRayCluster:
     case Role::kNetworkParams:
-    case Role::kNetwork: return kubectl_ref(o);
+    case Role::kNetwork:
+    case Role::kGibInstaller: return kubectl_ref(o);
   }
   return kubectl_ref(o);
 }

@@ -25,6 +25,7 @@ enum class Role {
   kRayJob,          ///< a step submitted to a RayCluster
   kNetworkParams,   ///< a GKENetworkParamSet: one RDMA NIC's VPC and subnet
   kNetwork,         ///< a GKE Network pods attach an RDMA NIC through
+  kGibInstaller,    ///< the DaemonSet that puts the gIB NCCL plugin on RDMA nodes
 };
 
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads

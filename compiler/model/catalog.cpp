@@ -70,8 +70,11 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.gcsfuse_ = {get<std::string>(fuse, "cpu", "sidecars.gcsfuse"), get<std::string>(fuse, "memory", "sidecars.gcsfuse"),
                 get_or<std::string>(fuse, "ephemeralStorage", "")};
   const YAML::Node rdma = root["rdma"];
+  const YAML::Node gib = rdma["gibInstaller"];
   c.rdma_ = {get<std::string>(rdma, "networkProfile", "rdma"), get<int>(rdma, "mtu", "rdma"),
-             get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma")};
+             get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma"),
+             get<std::string>(gib, "image", "rdma.gibInstaller"), get<std::string>(gib, "armSuffix", "rdma.gibInstaller"),
+             get<std::string>(gib, "pause", "rdma.gibInstaller")};
   const YAML::Node kuberay = root["operators"]["kuberay"];
   c.kuberay_ = {get<std::string>(kuberay, "chart", "operators.kuberay"), get<std::string>(kuberay, "repo", "operators.kuberay"),
                 get<std::string>(kuberay, "version", "operators.kuberay"),

@@ -52,6 +52,7 @@ struct RdmaLayout {
   int mtu = 0;
   std::string subnet_range;     ///< e.g. 192.168.128.0/18, split into one subnet per NIC
   int subnet_prefix = 0;        ///< each NIC's subnet, e.g. /21
+  std::string gib_image, gib_arm_suffix, pause_image;  ///< the gIB NCCL plugin installer
   /// The CIDR of NIC `i`'s subnet: subnet_range split into /subnet_prefix blocks.
   std::string subnet_cidr(int i) const;
 };

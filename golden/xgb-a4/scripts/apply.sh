@@ -91,6 +91,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/network-rdma-6.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-7.yaml" \
     -f "${K8S_DIR}/network-rdma-7.yaml" \
+    -f "${K8S_DIR}/gib-installer-daemonset.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"
 
 # Step 'datagen'.
