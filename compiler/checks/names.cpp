@@ -21,12 +21,11 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
       break;  // one report per step: the longest name decides
     }
   }
-  // A cluster's objects are "<system>-<cluster>-<group>", also the pods' instance label.
+  // A cluster's object names are also its pods' instance label.
   for (const auto& [name, c] : sys.clusters) {
-    std::string longest = k8s::cluster_name(sys, c) + "-scheduler";
-    for (const auto& g : c.workers)
-      if (k8s::cluster_name(sys, c).size() + 1 + g.name.size() > longest.size())
-        longest = k8s::cluster_name(sys, c) + "-" + g.name;
+    std::string longest;
+    for (const auto& n : k8s::cluster_names(sys, c))
+      if (n.name.size() > longest.size()) longest = n.name;
     if (longest.size() <= kMaxLabel) continue;
     doc.error(diags, c.ptr,
               fmt::format("the name '{}' of cluster '{}' would be {} characters, over the limit of {} for labels; "

@@ -157,7 +157,7 @@ ojson headless_service(const System& sys, const Step& step, const k8s::Object& o
   return s;
 }
 
-ojson typed(const k8s::Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
+using k8s::typed;
 
 /// On each node of an RDMA pool, a privileged init container installs the gIB NCCL plugin into the
 /// host folders the training pods mount (/home/kubernetes/bin/gib and nvidia/lib64); a pause

@@ -40,7 +40,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               "Ray cluster `{}`: its dashboard and job API are on the head's port 8265 (the recipe forwarded 8625 "
               "by mistake). Submit work with `ray job submit` as an alternative to a step:\n\n```sh\n",
               c.name);
-          s += fmt::format("kubectl port-forward -n {} service/{}-head-svc 8265:8265\n", ns, base);
+          s += fmt::format("kubectl port-forward -n {} service/{} 8265:8265\n", ns, k8s::ray_head_service(sys, c));
           s += "ray job submit --address http://localhost:8265 -- python my_script.py\n";
           s += fmt::format("kubectl get raycluster -n {} {}\n", ns, base);
           for (const auto& g : c.workers)
@@ -52,11 +52,12 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
           std::string s = fmt::format(
               "Dask cluster `{}`: clients reach the scheduler at `{}`; its dashboard is on port 8787.\n\n```sh\n", c.name,
               k8s::dask_scheduler_address(sys, c));
-          s += fmt::format("kubectl port-forward -n {} service/{}-scheduler 8787:8787\n", ns, base);
+          const std::string scheduler = k8s::dask_scheduler_name(sys, c);
+          s += fmt::format("kubectl port-forward -n {} service/{} 8787:8787\n", ns, scheduler);
           for (const auto& g : c.workers)
-            s += fmt::format("kubectl scale -n {} deployment/{}-{} --replicas={}   # worker group '{}'\n", ns, base, g.name,
-                             g.replicas + 1, g.name);
-          s += fmt::format("kubectl logs -n {} deployment/{}-scheduler\n", ns, base);
+            s += fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # worker group '{}'\n", ns,
+                             k8s::worker_group_name(sys, c, g), g.replicas + 1, g.name);
+          s += fmt::format("kubectl logs -n {} deployment/{}\n", ns, scheduler);
           return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
                  " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again.\n\n";
         });

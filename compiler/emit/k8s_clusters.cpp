@@ -12,8 +12,6 @@
 namespace trainc::k8s {
 namespace {
 
-ojson typed(const Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
-
 ojson cluster_labels(const System& sys, const ComputeCluster& c, const std::string& instance, const std::string& component) {
   return labels_for(sys, c.name, instance, component, c.labels);
 }
@@ -79,11 +77,11 @@ ojson deployment(const System& sys, const ComputeCluster& c, const Object& obj, 
 }  // namespace
 
 std::string dask_scheduler_address(const System& sys, const ComputeCluster& c) {
-  return fmt::format("tcp://{}-scheduler:{}", cluster_name(sys, c), dask::kCommPort);
+  return fmt::format("tcp://{}:{}", dask_scheduler_name(sys, c), dask::kCommPort);
 }
 
 ojson dask_service(const System& sys, const ComputeCluster& c, const Object& obj) {
-  const std::string scheduler = cluster_name(sys, c) + "-scheduler";
+  const std::string scheduler = dask_scheduler_name(sys, c);
   ojson s = typed(obj);
   s["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, scheduler, "dask-scheduler"));
   // Port names carry their protocol, so a service mesh routes them as they are.

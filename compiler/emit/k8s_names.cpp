@@ -14,6 +14,21 @@ std::string rdma_network(int nic) { return fmt::format("rdma-{}", nic); }
 
 std::string cluster_name(const System& sys, const ComputeCluster& c) { return fmt::format("{}-{}", sys.name, c.name); }
 
+std::string dask_scheduler_name(const System& sys, const ComputeCluster& c) { return cluster_name(sys, c) + "-scheduler"; }
+
+std::string worker_group_name(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  return cluster_name(sys, c) + "-" + g.name;
+}
+
+std::string ray_head_service(const System& sys, const ComputeCluster& c) { return cluster_name(sys, c) + "-head-svc"; }
+
+std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster& c) {
+  std::vector<GeneratedName> out{{cluster_name(sys, c), "cluster name"}};
+  if (c.as<Dask>()) out.push_back({dask_scheduler_name(sys, c), "scheduler Deployment name"});
+  for (const auto& g : c.workers) out.push_back({worker_group_name(sys, c, g), "worker group name"});
+  return out;
+}
+
 std::string content_hash(std::string_view data) {
   // A historical seed (kFnvOffset short of a digit), kept: another would rename every ConfigMap users have applied.
   const uint64_t h = common::fnv1a64(data, 1469598103934665603ULL);

@@ -21,6 +21,12 @@ inline constexpr std::string_view kServiceAccountFile = "k8s/serviceaccount.yaml
 std::string job_name(const System& sys, const Step& step);
 /// "<system>-<cluster>": a compute cluster's objects start with it (and the RayCluster is named it).
 std::string cluster_name(const System& sys, const ComputeCluster& c);
+/// "<system>-<cluster>-scheduler": a Dask scheduler's Deployment and Service.
+std::string dask_scheduler_name(const System& sys, const ComputeCluster& c);
+/// "<system>-<cluster>-<group>": a Dask worker group's Deployment.
+std::string worker_group_name(const System& sys, const ComputeCluster& c, const PodGroup& g);
+/// The head Service KubeRay makes for a RayCluster: "<raycluster>-head-svc".
+std::string ray_head_service(const System& sys, const ComputeCluster& c);
 /// GPUDirect RDMA: the VPC and its per-NIC subnets (Terraform and up.sh make them), and the GKE
 /// networks pods name in their networking.gke.io/interfaces annotation.
 std::string rdma_vpc(const System& sys);
@@ -46,5 +52,7 @@ struct GeneratedName {
 
 /// Every name the emitter will produce for `step` that must fit a 63-character DNS label.
 std::vector<GeneratedName> step_names(const System& sys, const Step& step);
+/// The same for a compute cluster: its object names, which are also its pods' instance label.
+std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster& c);
 
 }  // namespace trainc::k8s

@@ -18,14 +18,6 @@ std::string step_file(const Step& step, std::string_view what) { return fmt::for
 /// A step that runs to completion in pods: entry-script ConfigMap, a headless Service when its
 /// pods must find each other, and the Job.
 void batch_step(const System& sys, const Step& step, Workload& w) {
-  if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && c->as<Ray>()) {
-    // Submitted to the long-lived cluster: KubeRay runs the entrypoint from a submitter pod.
-    w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
-                         fmt::format("step '{}' on {}Ray cluster '{}'", step.name,
-                                     c->as<Ray>()->per_job ? "its own " : "", c->name),
-                         Ready::kRaySucceeded});
-    return;
-  }
   w.entry_script = entry_script(sys, step);
   w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step, w.entry_script),
                        step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
@@ -36,27 +28,48 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
                        fmt::format("step '{}'", step.name), Ready::kJobComplete});
 }
 
+/// A step on a Ray cluster: a RayJob, whose entrypoint KubeRay runs from a submitter pod.
+void ray_job_step(const System& sys, const Step& step, const ComputeCluster& c, const Ray& r, Workload& w) {
+  w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
+                       fmt::format("step '{}' on {}Ray cluster '{}'", step.name, r.per_job ? "its own " : "", c.name),
+                       Ready::kRaySucceeded});
+}
+
+/// What a step becomes: on a compute cluster, what its engine runs steps as; otherwise what its
+/// kind runs as (today a Job for every kind).
+void step_objects(const System& sys, const Step& step, Workload& w) {
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster)) {
+    match(
+        c->engine, [&](const Ray& r) { ray_job_step(sys, step, *c, r, w); },
+        [&](const Dask&) { batch_step(sys, step, w); });  // a client Job beside the cluster
+    return;
+  }
+  match(
+      step.run, [&](const Torchrun&) { batch_step(sys, step, w); }, [&](const Command&) { batch_step(sys, step, w); },
+      [&](const Datagen&) { batch_step(sys, step, w); }, [&](const XGBoost&) { batch_step(sys, step, w); });
+}
+
 std::string cluster_file(const ComputeCluster& c, std::string_view what) {
   return fmt::format("k8s/cluster-{}-{}.yaml", c.name, what);
 }
 
 /// A compute cluster's objects: what its engine becomes.
 void compute_cluster(const System& sys, const ComputeCluster& c, Workload& w) {
-  const std::string base = cluster_name(sys, c);
   match(
       c.engine,
       [&](const Ray&) {
-        w.objects.push_back({Role::kRayCluster, "ray.io/v1", "RayCluster", base, cluster_file(c, "raycluster"),
+        w.objects.push_back({Role::kRayCluster, "ray.io/v1", "RayCluster", cluster_name(sys, c), cluster_file(c, "raycluster"),
                              fmt::format("Ray cluster '{}'", c.name), Ready::kRayReady});
       },
       [&](const Dask&) {
-        w.objects.push_back({Role::kDaskService, "v1", "Service", base + "-scheduler", cluster_file(c, "scheduler-service"),
+        const std::string scheduler = dask_scheduler_name(sys, c);
+        w.objects.push_back({Role::kDaskService, "v1", "Service", scheduler, cluster_file(c, "scheduler-service"),
                              fmt::format("scheduler service of Dask cluster '{}'", c.name)});
-        w.objects.push_back({Role::kDaskScheduler, "apps/v1", "Deployment", base + "-scheduler",
+        w.objects.push_back({Role::kDaskScheduler, "apps/v1", "Deployment", scheduler,
                              cluster_file(c, "scheduler-deployment"), fmt::format("scheduler of Dask cluster '{}'", c.name),
                              Ready::kAvailable});
         for (const auto& g : c.workers)
-          w.objects.push_back({Role::kDaskWorkers, "apps/v1", "Deployment", base + "-" + g.name,
+          w.objects.push_back({Role::kDaskWorkers, "apps/v1", "Deployment", worker_group_name(sys, c, g),
                                cluster_file(c, g.name + "-deployment"),
                                fmt::format("worker group '{}' of Dask cluster '{}'", g.name, c.name), Ready::kApplied,
                                g.name});
@@ -145,10 +158,7 @@ Plan plan(const System& sys) {
     w.name = step.name;
     w.needs = step.needs;
     w.on = step.cluster;
-    // Where a new kind of step becomes other objects (a RayJob, a JobSet), it says so here.
-    match(
-        step.run, [&](const Torchrun&) { batch_step(sys, step, w); }, [&](const Command&) { batch_step(sys, step, w); },
-        [&](const Datagen&) { batch_step(sys, step, w); }, [&](const XGBoost&) { batch_step(sys, step, w); });
+    step_objects(sys, step, w);  // where a new kind of step or engine says which objects it becomes
     p.workloads.push_back(std::move(w));
   }
   return p;

@@ -5,6 +5,7 @@
 // emitters all read it, so none of them re-derives the objects or parses emitted text.
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
@@ -39,6 +40,10 @@ enum class Ready {
 };
 
 struct Object {
+  Object(Role role, std::string api_version, std::string kind, std::string name, std::string file, std::string what,
+         Ready ready = Ready::kApplied, std::string group = {})
+      : role(role), api_version(std::move(api_version)), kind(std::move(kind)), name(std::move(name)),
+        file(std::move(file)), what(std::move(what)), ready(ready), group(std::move(group)) {}
   Role role;
   std::string api_version, kind, name;
   std::string file;  ///< "k8s/<name>.yaml", as in the output folder

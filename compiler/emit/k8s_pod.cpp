@@ -6,6 +6,8 @@
 
 namespace trainc::k8s {
 
+ojson typed(const Object& obj) { return {{"apiVersion", obj.api_version}, {"kind", obj.kind}}; }
+
 ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
                  const StringMap& extra) {
   ojson l = ojson::object();

@@ -7,12 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emit/k8s_plan.h"
 #include "model/model.h"
 
 namespace trainc::k8s {
 
 using ojson = nlohmann::ordered_json;
 
+/// apiVersion and kind of a planned object: the first two keys of every object trainc writes.
+ojson typed(const Object& obj);
 /// The recommended app.kubernetes.io labels, the system's labels, then `extra`.
 ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
                  const StringMap& extra = {});
