@@ -21,7 +21,7 @@ long long worker_memory_limit(const PodGroup& group) {
   return static_cast<long long>(std::floor(bytes / std::max(1, group.gpus)));
 }
 
-trainrt::Command worker(const ComputeCluster&, const Dask& d, const PodGroup& group, const std::string& address) {
+trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address) {
   trainrt::Command c;
   c.words = group.gpus > 0 ? std::vector<std::string>{"dask", "cuda", "worker", address}
                            : std::vector<std::string>{"dask", "worker", address};

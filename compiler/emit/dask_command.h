@@ -18,7 +18,7 @@ inline constexpr std::string_view kPodNameVar = "POD_NAME";
 trainrt::Command scheduler(int port = kCommPort, int dashboard_port = kDashboardPort);
 /// `dask worker` (CPU pools) or `dask cuda worker` (one worker process per GPU) of `group`,
 /// connecting to `address` (tcp://host:port).
-trainrt::Command worker(const ComputeCluster& c, const Dask& d, const PodGroup& group, const std::string& address);
+trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address);
 /// Memory one worker process may use: the pod's memory limit split over its processes (bytes).
 long long worker_memory_limit(const PodGroup& group);
 

@@ -107,7 +107,7 @@ ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj
   const Dask& d = std::get<Dask>(c.engine);
   const PodGroup& g = group_named(c, obj.group);
   ojson ct = cluster_container(sys, c, g, "worker", ojson::array());
-  ct["command"] = trainrt::container_argv(dask::worker(c, d, g, dask_scheduler_address(sys, c)));
+  ct["command"] = trainrt::container_argv(dask::worker(d, g, dask_scheduler_address(sys, c)));
   return deployment(sys, c, obj, g, "dask-worker", std::move(ct));
 }
 

@@ -252,7 +252,7 @@ int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& op
     local.gpus = 0;
     local.resources.limits = {{"cpu", "1"}, {"memory", "1Gi"}};
     for (int i = 0; i < std::min(g.replicas, 2); ++i)
-      if (!start(trainrt::argv(dask::worker(c, here, local, out.address),
+      if (!start(trainrt::argv(dask::worker(here, local, out.address),
                                {{std::string(dask::kPodNameVar), fmt::format("{}-{}-{}", c.name, g.name, i)}})))
         return 2;
   }
