@@ -8,6 +8,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
   check_names(sys, doc, diags);
   check_steps(sys, doc, diags);
   check_clusters(sys, doc, diags);
+  check_services(sys, doc, diags);
   check_resources(sys, doc, diags);
   return diags.error_count() == before;
 }

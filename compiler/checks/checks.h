@@ -17,6 +17,8 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags);
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
 /// Compute clusters fit their pools; steps on a cluster use what its engine runs (clusters.cpp).
 void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
+/// Services fit their pools, their gateway has a mesh and each host one service (services.cpp).
+void check_services(const System& sys, const Document& doc, Diagnostics& diags);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 

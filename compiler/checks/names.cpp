@@ -33,6 +33,16 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
                           longest, name, longest.size(), kMaxLabel),
               Anchor::key, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
   }
+  for (const auto& [name, s] : sys.services)
+    for (const auto& n : k8s::service_names(sys, s)) {
+      if (n.name.size() <= kMaxLabel) continue;
+      doc.error(diags, s.ptr,
+                fmt::format("the {} '{}' of service '{}' would be {} characters, over the limit of {}; shorten the "
+                            "system or service name",
+                            n.what, n.name, name, n.name.size(), kMaxLabel),
+                Anchor::key, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
+      break;
+    }
 }
 
 }  // namespace trainc

@@ -12,6 +12,7 @@
 #include "emit/k8s_names.h"
 #include "model/catalog.h"
 #include "emit/k8s_pod.h"
+#include "emit/k8s_services.h"
 #include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
 
@@ -134,7 +135,7 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
   k8s::add_volumes(volumes, needs);
   pod["volumes"] = volumes;
-  ojson pod_meta{{"labels", step_labels(sys, step)}};
+  ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
   if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
   spec["template"] = {{"metadata", pod_meta}, {"spec", pod}};
   j["spec"] = spec;
@@ -210,7 +211,9 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
   switch (obj.role) {
     case k8s::Role::kNamespace: {
       ojson ns = typed(obj);
-      ns["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "namespace"));
+      ojson labels = labels_for(sys, sys.name, sys.name, "namespace");
+      if (sys.istio) labels["istio-injection"] = "enabled";  // batch pods opt out (batch_pod_labels)
+      ns["metadata"] = metadata(obj.name, "", labels);
       return ns;
     }
     case k8s::Role::kServiceAccount: {
@@ -245,6 +248,14 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
                      {"parametersRef", {{"group", "networking.gke.io"}, {"kind", "GKENetworkParamSet"}, {"name", obj.name}}}};
       return net;
     }
+    case k8s::Role::kGateway: return k8s::gateway(sys, obj);
+    case k8s::Role::kServiceIdentity: return k8s::service_account(sys, *w->service, obj);
+    case k8s::Role::kServer: return k8s::server_deployment(sys, *w->service, obj);
+    case k8s::Role::kServerService: return k8s::server_service(sys, *w->service, obj);
+    case k8s::Role::kDisruptionBudget: return k8s::disruption_budget(sys, *w->service, obj);
+    case k8s::Role::kPodMonitoring: return k8s::pod_monitoring(sys, *w->service, obj);
+    case k8s::Role::kAutoscaler: return k8s::autoscaler(sys, *w->service, obj);
+    case k8s::Role::kVirtualService: return k8s::virtual_service(sys, *w->service, obj);
     case k8s::Role::kBatchJob: {
       std::string configmap;
       for (const auto& o : w->objects)
@@ -267,6 +278,8 @@ class K8sEmitter final : public Emitter {
     };
     for (const auto& obj : plan.shared) add(obj, nullptr);
     for (const auto& w : plan.clusters)
+      for (const auto& obj : w.objects) add(obj, &w);
+    for (const auto& w : plan.services)
       for (const auto& obj : w.objects) add(obj, &w);
     for (const auto& w : plan.workloads)
       for (const auto& obj : w.objects) add(obj, &w);

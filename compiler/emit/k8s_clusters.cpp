@@ -58,7 +58,7 @@ ojson pod_template(const System& sys, const ComputeCluster& c, const PodGroup& g
   ojson volumes = ojson::array();
   add_volumes(volumes, n);
   pod["volumes"] = volumes;
-  ojson meta{{"labels", std::move(labels)}};
+  ojson meta{{"labels", batch_pod_labels(sys, std::move(labels))}};
   if (ojson a = pod_annotations(n); !a.empty()) meta["annotations"] = a;
   return {{"metadata", meta}, {"spec", pod}};
 }

@@ -29,6 +29,14 @@ std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster
   return out;
 }
 
+std::string service_name(const System& sys, const Service& s) { return fmt::format("{}-{}", sys.name, s.name); }
+
+std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }
+
+std::vector<GeneratedName> service_names(const System& sys, const Service& s) {
+  return {{service_name(sys, s), "service name"}, {s.identity.ksa, "service account name"}};
+}
+
 std::string content_hash(std::string_view data) {
   // A historical seed (kFnvOffset short of a digit), kept: another would rename every ConfigMap users have applied.
   const uint64_t h = common::fnv1a64(data, 1469598103934665603ULL);

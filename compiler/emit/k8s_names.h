@@ -27,6 +27,10 @@ std::string dask_scheduler_name(const System& sys, const ComputeCluster& c);
 std::string worker_group_name(const System& sys, const ComputeCluster& c, const PodGroup& g);
 /// The head Service KubeRay makes for a RayCluster: "<raycluster>-head-svc".
 std::string ray_head_service(const System& sys, const ComputeCluster& c);
+/// "<system>-<service>": a service's Deployment, Service and the objects around them.
+std::string service_name(const System& sys, const Service& s);
+/// "<system>-gateway": the Istio Gateway every exposed service binds its routes to.
+std::string gateway_name(const System& sys);
 /// GPUDirect RDMA: the VPC and its per-NIC subnets (Terraform and up.sh make them), and the GKE
 /// networks pods name in their networking.gke.io/interfaces annotation.
 std::string rdma_vpc(const System& sys);
@@ -52,6 +56,8 @@ struct GeneratedName {
 
 /// Every name the emitter will produce for `step` that must fit a 63-character DNS label.
 std::vector<GeneratedName> step_names(const System& sys, const Step& step);
+/// The same for a service.
+std::vector<GeneratedName> service_names(const System& sys, const Service& s);
 /// The same for a compute cluster: its object names, which are also its pods' instance label.
 std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster& c);
 

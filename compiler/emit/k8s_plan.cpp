@@ -76,6 +76,32 @@ void compute_cluster(const System& sys, const ComputeCluster& c, Workload& w) {
       });
 }
 
+std::string service_file(const Service& s, std::string_view what) { return fmt::format("k8s/service-{}-{}.yaml", s.name, what); }
+
+/// A model server: its identity, Deployment and Service, and what keeps it up, watched, scaled
+/// and reachable.
+void service_objects(const System& sys, const Service& s, Workload& w) {
+  const std::string name = service_name(sys, s);
+  if (sys.gcp)
+    w.objects.push_back({Role::kServiceIdentity, "v1", "ServiceAccount", s.identity.ksa, service_file(s, "serviceaccount"),
+                         fmt::format("Workload Identity service account of service '{}'", s.name)});
+  w.objects.push_back({Role::kServerService, "v1", "Service", name, service_file(s, "service"),
+                       fmt::format("Service of service '{}'", s.name)});
+  w.objects.push_back({Role::kServer, "apps/v1", "Deployment", name, service_file(s, "deployment"),
+                       fmt::format("{} server of service '{}'", s.kind(), s.name), Ready::kAvailable});
+  if (s.max > 1)  // more than one pod can serve: drains take them one at a time
+    w.objects.push_back({Role::kDisruptionBudget, "policy/v1", "PodDisruptionBudget", name, service_file(s, "pdb"),
+                         fmt::format("disruption budget of service '{}'", s.name)});
+  w.objects.push_back({Role::kPodMonitoring, "monitoring.googleapis.com/v1", "PodMonitoring", name,
+                       service_file(s, "podmonitoring"), fmt::format("metrics scraping of service '{}'", s.name)});
+  if (s.autoscaled())
+    w.objects.push_back({Role::kAutoscaler, "autoscaling/v2", "HorizontalPodAutoscaler", name, service_file(s, "hpa"),
+                         fmt::format("autoscaler of service '{}'", s.name)});
+  if (s.expose.gateway)
+    w.objects.push_back({Role::kVirtualService, "networking.istio.io/v1", "VirtualService", name,
+                         service_file(s, "virtualservice"), fmt::format("gateway routes of service '{}'", s.name)});
+}
+
 }  // namespace
 
 const Object& Workload::done() const {
@@ -102,6 +128,8 @@ std::vector<const Object*> Plan::apply_order() const {
   std::vector<const Object*> out;
   for (const auto& o : shared) out.push_back(&o);
   for (const auto& w : clusters)
+    for (const auto& o : w.objects) out.push_back(&o);
+  for (const auto& w : services)
     for (const auto& o : w.objects) out.push_back(&o);
   for (const auto& w : workloads)
     for (const auto& o : w.objects) out.push_back(&o);
@@ -152,6 +180,18 @@ Plan plan(const System& sys) {
     compute_cluster(sys, c, w);
     p.clusters.push_back(std::move(w));
   }
+  if (sys.uses_gateway())
+    p.shared.push_back({Role::kGateway, "networking.istio.io/v1", "Gateway", gateway_name(sys), "k8s/gateway.yaml",
+                        "Istio ingress gateway's routes into the system"});
+  p.needs_istio = sys.istio && sys.istio->install;
+  for (const auto& [name, s] : sys.services) {
+    if (s.autoscaled()) p.needs_metrics_adapter = true;
+    Workload w;
+    w.service = &s;
+    w.name = name;
+    service_objects(sys, s, w);
+    p.services.push_back(std::move(w));
+  }
   for (const auto& step : sys.steps) {
     Workload w;
     w.step = &step;
@@ -199,7 +239,15 @@ std::string logs_ref(const Object& o) {
     case Role::kRayCluster:
     case Role::kNetworkParams:
     case Role::kNetwork:
-    case Role::kGibInstaller: return kubectl_ref(o);
+    case Role::kGibInstaller:
+    case Role::kGateway:
+    case Role::kServiceIdentity:
+    case Role::kServer:
+    case Role::kServerService:
+    case Role::kDisruptionBudget:
+    case Role::kPodMonitoring:
+    case Role::kAutoscaler:
+    case Role::kVirtualService: return kubectl_ref(o);
   }
   return kubectl_ref(o);
 }

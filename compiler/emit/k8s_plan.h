@@ -27,6 +27,14 @@ enum class Role {
   kNetworkParams,   ///< a GKENetworkParamSet: one RDMA NIC's VPC and subnet
   kNetwork,         ///< a GKE Network pods attach an RDMA NIC through
   kGibInstaller,    ///< the DaemonSet that puts the gIB NCCL plugin on RDMA nodes
+  kGateway,         ///< the Istio Gateway on the ingress gateway's port 80, for every exposed service
+  kServiceIdentity, ///< a service's own Workload Identity service account
+  kServer,          ///< a service's Deployment of server pods
+  kServerService,   ///< the Service in front of them, ports named by protocol
+  kDisruptionBudget,///< a PodDisruptionBudget keeping all but one server pod up during drains
+  kPodMonitoring,   ///< a Managed Prometheus PodMonitoring scraping the servers' metrics port
+  kAutoscaler,      ///< a HorizontalPodAutoscaler on the servers' queue
+  kVirtualService,  ///< the Istio VirtualService routing the gateway's traffic to the Service
 };
 
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
@@ -53,10 +61,12 @@ struct Object {
   int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object
 };
 
-/// One workload (a pipeline step, or a long-lived compute cluster) and its objects, in apply order.
+/// One workload (a pipeline step, a long-lived compute cluster or a service) and its objects, in
+/// apply order.
 struct Workload {
   const Step* step = nullptr;                ///< set for a step
   const ComputeCluster* cluster = nullptr;   ///< set for a cluster
+  const Service* service = nullptr;          ///< set for a service
   std::string name;
   std::vector<std::string> needs;  ///< steps that must be done before this one starts
   std::string on;                  ///< the cluster a step runs on ("" for none): ready before it starts
@@ -69,6 +79,7 @@ struct Workload {
 struct Plan {
   std::vector<Object> shared;         ///< applied before any workload: the namespace first
   std::vector<Workload> clusters;     ///< long-lived compute clusters, applied before the steps
+  std::vector<Workload> services;     ///< model servers, applied after the clusters, before the steps
   std::vector<Workload> workloads;    ///< the steps, in dependency order
   std::string kustomization = "k8s/kustomization.yaml";
 
@@ -76,9 +87,14 @@ struct Plan {
   const Workload* cluster(std::string_view name) const;
   /// Whether RayClusters or RayJobs are in the plan: the KubeRay operator must be installed first.
   bool needs_kuberay = false;
-  /// Every object: the shared ones, then each cluster's, then each step's.
+  /// Whether apply.sh installs Istio (the spec enables it and does not bring its own).
+  bool needs_istio = false;
+  /// Whether a HorizontalPodAutoscaler reads Managed Prometheus metrics: the Custom Metrics
+  /// Stackdriver Adapter must serve them.
+  bool needs_metrics_adapter = false;
+  /// Every object: the shared ones, then each cluster's, each service's, each step's.
   std::vector<const Object*> apply_order() const;
-  /// The reverse: steps, then clusters, then the namespace.
+  /// The reverse: steps, services, clusters, then the namespace.
   std::vector<const Object*> teardown_order() const;
   /// The object written to `file`, or nullptr.
   const Object* object_in(std::string_view file) const;

@@ -21,6 +21,11 @@ ojson labels_for(const System& sys, const std::string& name, const std::string& 
   return l;
 }
 
+ojson batch_pod_labels(const System& sys, ojson labels) {
+  if (sys.istio) labels["sidecar.istio.io/inject"] = "false";
+  return labels;
+}
+
 ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
   ojson m;
   m["name"] = name;

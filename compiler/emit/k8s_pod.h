@@ -19,6 +19,9 @@ ojson typed(const Object& obj);
 /// The recommended app.kubernetes.io labels, the system's labels, then `extra`.
 ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
                  const StringMap& extra = {});
+/// A batch or compute pod's labels: with Istio on, it opts out of sidecar injection, since a
+/// sidecar keeps a finished Job's pod running and these pods need no mesh.
+ojson batch_pod_labels(const System& sys, ojson labels);
 ojson metadata(const std::string& name, const std::string& ns, ojson labels);
 ojson env_var(const std::string& name, const std::string& value);
 /// An env var from the pod's own field, e.g. metadata.name.

@@ -54,6 +54,12 @@ MachineType base_row(const YAML::Node& m, const std::string& family, const std::
 
 }  // namespace
 
+const std::string& Catalog::server_image(const std::string& kind) const {
+  auto it = server_images_.find(kind);
+  if (it == server_images_.end()) throw std::runtime_error("catalog: no image for server kind '" + kind + "' under 'servers'");
+  return it->second;
+}
+
 Catalog Catalog::parse(const std::string& yaml_text) {
   YAML::Node root = YAML::Load(yaml_text);
   Catalog c;
@@ -75,11 +81,25 @@ Catalog Catalog::parse(const std::string& yaml_text) {
              get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma"),
              get<std::string>(gib, "image", "rdma.gibInstaller"), get<std::string>(gib, "armSuffix", "rdma.gibInstaller"),
              get<std::string>(gib, "pause", "rdma.gibInstaller")};
-  const YAML::Node kuberay = root["operators"]["kuberay"];
-  c.kuberay_ = {get<std::string>(kuberay, "chart", "operators.kuberay"), get<std::string>(kuberay, "repo", "operators.kuberay"),
-                get<std::string>(kuberay, "version", "operators.kuberay"),
-                get<std::string>(kuberay, "release", "operators.kuberay"),
-                get<std::string>(kuberay, "namespace", "operators.kuberay")};
+  auto chart = [&](const char* key) -> Operator {
+    const YAML::Node op = root["operators"][key];
+    const std::string where = std::string("operators.") + key;
+    return {get<std::string>(op, "chart", where), get<std::string>(op, "repo", where), get<std::string>(op, "version", where),
+            get<std::string>(op, "release", where), get<std::string>(op, "namespace", where)};
+  };
+  c.kuberay_ = chart("kuberay");
+  c.istio_base_ = chart("istioBase");
+  c.istiod_ = chart("istiod");
+  c.istio_gateway_ = chart("istioGateway");
+  const YAML::Node adapter = root["operators"]["metricsAdapter"];
+  c.metrics_adapter_ = {get<std::string>(adapter, "manifest", "operators.metricsAdapter"),
+                        get<std::string>(adapter, "namespace", "operators.metricsAdapter"),
+                        get<std::string>(adapter, "serviceAccount", "operators.metricsAdapter")};
+  const YAML::Node proxy = root["sidecars"]["istioProxy"];
+  c.istio_proxy_ = {get<std::string>(proxy, "cpu", "sidecars.istioProxy"), get<std::string>(proxy, "memory", "sidecars.istioProxy"),
+                    ""};
+  for (const auto& s : root["servers"])
+    c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());
   for (const auto& fam : root["gpuFamilies"]) {
     std::string id = get<std::string>(fam, "family", "a gpuFamilies row");
     for (const auto& m : fam["machines"]) {

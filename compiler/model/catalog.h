@@ -46,6 +46,12 @@ struct Operator {
   std::string chart, repo, version, release, ns;
 };
 
+/// A manifest trainc applies with kubectl, pinned to a commit: the Custom Metrics Stackdriver
+/// Adapter, which serves Managed Prometheus metrics to HorizontalPodAutoscalers.
+struct Manifest {
+  std::string url, ns, service_account;
+};
+
 /// How trainc lays out the RDMA VPC of A4 / A3 Ultra pools.
 struct RdmaLayout {
   std::string network_profile;  ///< suffix after "<zone>-"
@@ -70,6 +76,15 @@ class Catalog {
   /// The KubeRay operator that runs RayClusters and RayJobs.
   const Operator& kuberay() const { return kuberay_; }
   const RdmaLayout& rdma() const { return rdma_; }
+  /// Istio's charts: CRDs (base), the control plane (istiod) and the ingress gateway.
+  const Operator& istio_base() const { return istio_base_; }
+  const Operator& istiod() const { return istiod_; }
+  const Operator& istio_gateway() const { return istio_gateway_; }
+  /// What Istio's injected sidecar requests, which a pod's own requests must leave room for.
+  const Sidecar& istio_proxy() const { return istio_proxy_; }
+  const Manifest& metrics_adapter() const { return metrics_adapter_; }
+  /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
+  const std::string& server_image(const std::string& kind) const;
 
   /// Cores a node of `m` leaves for pods after GKE's reserve.
   double allocatable_cpu(const MachineType& m) const;
@@ -82,7 +97,10 @@ class Catalog {
   std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
   double eviction_mib_ = 0;
   Sidecar gcsfuse_;
-  Operator kuberay_;
+  Operator kuberay_, istio_base_, istiod_, istio_gateway_;
+  Sidecar istio_proxy_;
+  Manifest metrics_adapter_;
+  std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;
 };
 

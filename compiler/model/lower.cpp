@@ -1,6 +1,7 @@
 #include "model/lower.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -91,9 +92,19 @@ class Lowerer {
       for (const auto& [name, p] : cluster["pools"].items()) sys.pools[name] = pool(name, p);
     if (root_.contains("storage"))
       for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(sys, name, s);
-    if (root_.contains("identity")) sys.identity = identity(sys, root_["identity"]);
+    if (root_.contains("identity")) {
+      sys.identity = identity(sys, root_["identity"], "/identity", "", "");
+      // The system's workloads may use every GCS bucket: a role on each, never on the project.
+      for (const auto& [name, st] : sys.stores)
+        if (st.kind == Store::Kind::gcs)
+          sys.identity->grants.push_back(
+              {name, st.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser"});
+    }
     if (root_.contains("clusters"))
       for (const auto& [name, c] : root_["clusters"].items()) sys.clusters[name] = compute_cluster(sys, name, c);
+    if (root_.contains("istio")) sys.istio = Istio{get_or(root_["istio"], "install", true), "/istio"};
+    if (root_.contains("services"))
+      for (const auto& [name, s] : root_["services"].items()) sys.services[name] = service(sys, name, s);
     std::vector<Step> steps;
     const json pipeline = root_.value("pipeline", json::array());
     for (size_t i = 0; i < pipeline.size(); ++i) steps.push_back(step(sys, pipeline[i], ptr_index("/pipeline", i)));
@@ -147,23 +158,186 @@ class Lowerer {
     return out;
   }
 
-  Identity identity(const System& sys, const json& i) {
+  /// The identity at `ptr` (`i` may be empty: then `ksa` and `gsa` are the defaults). `of` names
+  /// the service it belongs to, "" for the system's.
+  Identity identity(const System& sys, const json& i, const std::string& ptr, const std::string& of,
+                    const std::string& default_gsa) {
     Identity out;
-    out.ptr = "/identity";
-    out.ksa = i["serviceAccount"];
-    out.gsa = get_or<std::string>(i, "gcpServiceAccount", out.ksa);
-    if (!sys.gcp)
-      doc_.error(diags_, out.ptr, "'identity' binds a Google service account and needs 'gcp' (project and region)",
+    out.ptr = ptr;
+    out.of = of;
+    out.ksa = get_or<std::string>(i, "serviceAccount", of + "-server");
+    out.gsa = get_or<std::string>(i, "gcpServiceAccount", default_gsa.empty() ? out.ksa : default_gsa);
+    if (!of.empty()) {
+      if (!sys.gcp)
+        doc_.error(diags_, ptr_key("/services", of),
+                   fmt::format("service '{}' reads its models from GCS as its own Google service account, which "
+                               "needs 'gcp' (project and region)",
+                               of),
+                   Anchor::key);
+    } else {
+      if (!sys.gcp)
+        doc_.error(diags_, out.ptr, "'identity' binds a Google service account and needs 'gcp' (project and region)",
+                   Anchor::key);
+      if (!sys.service_account.empty())
+        doc_.error(diags_, "/serviceAccount",
+                   "set either 'serviceAccount' (an existing account) or 'identity' (one trainc creates), not both",
+                   Anchor::key, {doc_.note(out.ptr, "'identity' is set here", Anchor::key)});
+    }
+    if (out.gsa.size() < 6 || out.gsa.size() > 30) {
+      const std::string at = i.contains("gcpServiceAccount") ? ptr_key(ptr, "gcpServiceAccount")
+                              : i.contains("serviceAccount") ? ptr_key(ptr, "serviceAccount")
+                                                             : ptr_key("/services", of);
+      doc_.error(diags_, at,
+                 fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set {}", out.gsa,
+                             out.gsa.size(), of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),
+                 i.contains("gcpServiceAccount") || i.contains("serviceAccount") ? Anchor::value : Anchor::key);
+    }
+    return out;
+  }
+
+  /// "<store>:/path" in a GCS store, as a gs:// address.
+  StoreRef gcs_ref(const System& sys, const std::string& text, const std::string& ptr, std::string_view who) {
+    StoreRef ref;
+    ref.ptr = ptr;
+    auto colon = text.find(':');
+    ref.store = text.substr(0, colon);
+    ref.path = text.substr(colon + 1);
+    const Store* s = sys.store(ref.store);
+    if (!s) {
+      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(ref.store, keys_of(sys.stores));
+      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", ref.store, text, hint));
+      return ref;
+    }
+    if (s->kind != Store::Kind::gcs) {
+      doc_.error(diags_, ptr,
+                 fmt::format("store '{}' is an S3 bucket; {} reads from GCS with Workload Identity: name a store with "
+                             "'gcs'",
+                             ref.store, who));
+      return ref;
+    }
+    std::string path = ref.path;
+    while (path.ends_with("/") && path.size() > 1) path.pop_back();
+    ref.url = fmt::format("gs://{}{}{}", s->bucket, s->prefix.empty() ? "" : "/" + s->prefix, path == "/" ? "" : path);
+    return ref;
+  }
+
+  /// Flags trainc sets on tritonserver itself, which `args` may not repeat.
+  static constexpr std::array<std::string_view, 5> kTritonOwnFlags = {"--model-repository", "--model-store", "--http-port",
+                                                                      "--grpc-port", "--metrics-port"};
+
+  Triton triton(const System& sys, const json& t, const std::string& ptr) {
+    Triton out;
+    out.repository = gcs_ref(sys, t["repository"], ptr_key(ptr, "repository"), "Triton");
+    if (t.contains("models")) out.models = string_list(t["models"]);
+    if (t.contains("args")) out.args = string_list(t["args"]);
+    for (size_t i = 0; i < out.args.size(); ++i) {
+      const std::string flag = out.args[i].substr(0, out.args[i].find('='));
+      if (std::find(kTritonOwnFlags.begin(), kTritonOwnFlags.end(), flag) != kTritonOwnFlags.end())
+        doc_.error(diags_, ptr_index(ptr_key(ptr, "args"), i),
+                   fmt::format("'{}' is trainc's to set: the repository comes from 'repository' and the ports are "
+                               "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
+                               "remove it",
+                               flag));
+    }
+    return out;
+  }
+
+  /// The one key that says which server a service runs.
+  ServerKind server_kind(const System& sys, const json& s, const Service& svc) {
+    std::vector<std::string_view> set;
+    for (std::string_view name : alternative_names<ServerKind>::value)
+      if (s.contains(std::string(name))) set.push_back(name);
+    if (set.size() > 1)
+      doc_.error(diags_, ptr_key(svc.ptr, std::string(set[1])),
+                 fmt::format("service '{}' sets both '{}' and '{}'; keep one", svc.name, set[0], set[1]), Anchor::key,
+                 {doc_.note(ptr_key(svc.ptr, std::string(set[0])), fmt::format("'{}' is set here", set[0]), Anchor::key)});
+    if (set.empty()) {
+      doc_.error(diags_, svc.ptr,
+                 fmt::format("service '{}' says nothing to serve; add 'triton: {{repository: \"<store>:/path\"}}'",
+                             svc.name),
                  Anchor::key);
-    if (!sys.service_account.empty())
-      doc_.error(diags_, "/serviceAccount",
-                 "set either 'serviceAccount' (an existing account) or 'identity' (one trainc creates), not both",
-                 Anchor::key, {doc_.note(out.ptr, "'identity' is set here", Anchor::key)});
-    if (out.gsa.size() < 6 || out.gsa.size() > 30)
-      doc_.error(diags_, i.contains("gcpServiceAccount") ? "/identity/gcpServiceAccount" : "/identity/serviceAccount",
-                 fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set "
-                             "'gcpServiceAccount'",
-                             out.gsa, out.gsa.size()));
+      return Triton{};
+    }
+    const std::string kptr = ptr_key(svc.ptr, std::string(set.front()));
+    const json& k = s[std::string(set.front())];
+    return make_alternative<ServerKind>(set.front(),
+                                        [&](std::type_identity<Triton>) { return triton(sys, k, kptr); });
+  }
+
+  Service service(const System& sys, const std::string& name, const json& s) {
+    Service out;
+    out.name = name;
+    out.ptr = ptr_key("/services", name);
+    out.server = server_kind(sys, s, out);
+    out.image = get_or<std::string>(s, "image", catalog().server_image(out.kind()));
+    out.image_pull_policy = get_or<std::string>(s, "imagePullPolicy", "IfNotPresent");
+    const Pool* pool = nullptr;
+    if (s.contains("pool")) {
+      out.pool = s["pool"];
+      pool = pool_ref(sys, out.pool, ptr_key(out.ptr, "pool"));
+    }
+    if (s.contains("autoscaling")) {
+      const json& a = s["autoscaling"];
+      const std::string aptr = ptr_key(out.ptr, "autoscaling");
+      if (s.contains("replicas"))
+        doc_.error(diags_, ptr_key(out.ptr, "replicas"),
+                   "with 'autoscaling' the autoscaler sets the replicas; remove 'replicas' (autoscaling.min is where "
+                   "it starts)",
+                   Anchor::key, {doc_.note(aptr, "'autoscaling' is set here", Anchor::key)});
+      out.min = integer(a, "min", 1, aptr);
+      out.max = integer(a, "max", 1, aptr);
+      out.pending_requests = integer(a, "pendingRequests", 10, aptr);
+      if (out.min > out.max)
+        doc_.error(diags_, ptr_key(aptr, "min"), fmt::format("autoscaling: min {} is above max {}", out.min, out.max),
+                   Anchor::value, {doc_.note(ptr_key(aptr, "max"), "max set here")});
+      else if (out.min == out.max && a.contains("pendingRequests"))
+        doc_.error(diags_, ptr_key(aptr, "pendingRequests"),
+                   fmt::format("min and max are both {}, so nothing scales on 'pendingRequests'; raise max or remove it",
+                               out.min),
+                   Anchor::key);
+      out.replicas = out.min;
+    } else {
+      out.replicas = integer(s, "replicas", 1, out.ptr);
+      out.min = out.max = out.replicas;
+    }
+    const bool gpu_pool = pool && pool->accelerator;
+    out.gpus = integer(s, "gpus", gpu_pool ? pool->accelerator->count : 0, out.ptr);
+    if (s.contains("resources")) {
+      out.resources.requests = string_map(s["resources"], "requests");
+      out.resources.limits = string_map(s["resources"], "limits");
+    } else if (pool && pool->vcpus > 0) {
+      // A node's allocatable, shared by the pods that fit on it (by GPUs), less the mesh's sidecar.
+      const int per_node = out.gpus > 0 && gpu_pool ? std::max(1, pool->accelerator->count / out.gpus) : 1;
+      const auto& proxy = catalog().istio_proxy();
+      const bool sidecar = sys.istio.has_value();
+      const double cpu = pool->allocatable_cpu / per_node - (sidecar ? parse_quantity(proxy.cpu).value_or(0) : 0);
+      const double mem = pool->allocatable_memory / per_node - (sidecar ? parse_quantity(proxy.memory).value_or(0) : 0);
+      const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
+      const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
+      out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
+      out.resources.limits = {{"memory", mem_q}};
+    } else {
+      out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
+      out.resources.limits = {{"memory", "8Gi"}};
+    }
+    out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
+    out.startup_seconds = duration(s, "startupTimeout", 600, out.ptr);
+    if (s.contains("expose") && s["expose"].contains("gateway")) {
+      const json& g = s["expose"]["gateway"];
+      out.expose.gateway = true;
+      out.expose.ptr = ptr_key(ptr_key(out.ptr, "expose"), "gateway");
+      out.expose.hosts = g.contains("hosts") ? string_list(g["hosts"]) : std::vector<std::string>{"*"};
+    }
+    const json id = s.value("identity", json::object());
+    out.identity = identity(sys, id, ptr_key(out.ptr, "identity"), name, sys.name + "-" + name);
+    match(out.server, [&](const Triton& t) {
+      if (t.repository.url.empty()) return;
+      // Read-only: the objects, and the bucket's metadata, which Triton's GCS client asks for first.
+      out.identity.grants.push_back({t.repository.store, "roles/storage.objectViewer"});
+      out.identity.grants.push_back({t.repository.store, "roles/storage.legacyBucketReader"});
+    });
+    out.env = string_map(s, "env");
+    out.labels = string_map(s, "labels");
     return out;
   }
 

@@ -64,3 +64,29 @@ std::vector<const StoreLoc*> store_locs(const StepKind& kind) {
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+std::vector<ServerPort> server_ports(const ServerKind& kind) {
+  return match(kind, [](const Triton&) {
+    return std::vector<ServerPort>{{"http", 8000}, {"grpc", 8001}, {"metrics", 8002}};
+  });
+}
+
+std::string Service::kind() const {
+  return std::visit([](const auto& k) { return std::string(k.kName); }, server);
+}
+
+std::vector<const Identity*> System::identities() const {
+  std::vector<const Identity*> out;
+  if (!gcp) return out;
+  if (identity) out.push_back(&*identity);
+  for (const auto& [_, s] : services) out.push_back(&s.identity);
+  return out;
+}
+
+bool System::uses_gateway() const {
+  return std::any_of(services.begin(), services.end(), [](const auto& s) { return s.second.expose.gateway; });
+}
+
+}  // namespace trainc

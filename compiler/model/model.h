@@ -78,12 +78,20 @@ struct Store {
 };
 using S3Store = Store;
 
-/// The workload's identity: a Kubernetes service account bound to a Google service account
-/// through Workload Identity, with roles granted on each GCS bucket (never project-wide).
+/// A role on one GCS bucket.
+struct BucketGrant {
+  std::string store;  ///< the store whose bucket it is
+  std::string role;   ///< roles/storage.objectUser or roles/storage.objectViewer
+};
+
+/// A workload's identity: a Kubernetes service account bound to a Google service account
+/// through Workload Identity, with roles granted on GCS buckets (never project-wide).
 struct Identity {
   std::string ksa;  ///< Kubernetes service account (created by trainc)
   std::string gsa;  ///< Google service account id (the part before '@')
   std::string ptr;
+  std::string of;   ///< whose it is: "" for the system's, else the service's name
+  std::vector<BucketGrant> grants;
   std::string gsa_email(const Gcp& gcp) const { return gsa + "@" + gcp.project + ".iam.gserviceaccount.com"; }
 };
 
@@ -261,6 +269,61 @@ struct ComputeCluster {
   const T* as() const { return std::get_if<T>(&engine); }
 };
 
+// ---- long-running servers (`services:`): one alternative of ServerKind -------------------------
+
+/// A named port of a server container.
+struct ServerPort {
+  std::string_view name;  ///< also the Service port's name: its protocol prefix lets a mesh route it
+  int number;
+};
+
+/// NVIDIA Triton Inference Server, reading its model repository from GCS.
+struct Triton {
+  static constexpr std::string_view kName = "triton";
+  StoreRef repository;              ///< `url` is gs://bucket/prefix/path
+  std::vector<std::string> models;  ///< checked ready by the health check
+  std::vector<std::string> args;    ///< further tritonserver flags
+};
+
+using ServerKind = std::variant<Triton>;
+
+/// The ports a server listens on: HTTP first (probes and the health check use it), then gRPC,
+/// then metrics.
+std::vector<ServerPort> server_ports(const ServerKind& kind);
+
+/// How a service is reached from outside the cluster.
+struct Exposure {
+  bool gateway = false;            ///< through the Istio ingress gateway
+  std::vector<std::string> hosts;  ///< the gateway's hosts for it
+  std::string ptr;
+};
+
+struct Service {
+  std::string name, ptr;
+  ServerKind server;
+  std::string image, image_pull_policy = "IfNotPresent";
+  std::string pool;  ///< "" = no placement constraint
+  int replicas = 1, min = 1, max = 1;
+  int pending_requests = 10;  ///< the HPA's target of waiting requests per pod
+  int gpus = 0;
+  Resources resources;
+  std::string shm;
+  int startup_seconds = 600;
+  Exposure expose;
+  Identity identity;
+  StringMap env, labels;
+  bool autoscaled() const { return min < max; }
+  std::string kind() const;  ///< the server kind's kName
+  template <class T>
+  const T* as() const { return std::get_if<T>(&server); }
+};
+
+/// The Istio mesh services run in.
+struct Istio {
+  bool install = true;  ///< apply.sh installs it (pinned); false = a mesh is already there
+  std::string ptr;
+};
+
 struct Cluster {
   std::string name;             ///< GKE cluster name (default: the system name)
   std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
@@ -279,6 +342,8 @@ struct System {
   std::map<std::string, Pool> pools;
   std::map<std::string, Store> stores;
   std::map<std::string, ComputeCluster> clusters;
+  std::map<std::string, Service> services;
+  std::optional<Istio> istio;
   std::vector<Step> steps;  ///< in dependency order (every step after the steps it needs)
 
   const Pool* pool(const std::string& name) const;
@@ -288,6 +353,10 @@ struct System {
   int rdma_nics() const;
   /// The service account pods run as: the identity's KSA, else `serviceAccount`, else "".
   std::string pod_service_account() const;
+  /// Every identity trainc creates: the system's, then each service's (needs `gcp`).
+  std::vector<const Identity*> identities() const;
+  /// Whether any service is exposed through the Istio gateway.
+  bool uses_gateway() const;
 };
 
 }  // namespace trainc

@@ -1,0 +1,119 @@
+// Model servers: their pods fit the pools they are placed on, as many of them as the pools can
+// hold, and the gateway they are exposed through exists and routes each host to one service.
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/units.h"
+#include "checks/checks.h"
+#include "model/catalog.h"
+
+namespace trainc {
+namespace {
+
+/// Whether two gateway host patterns can name the same host ("*", "*.example.com", exact names).
+bool hosts_overlap(const std::string& a, const std::string& b) {
+  if (a == "*" || b == "*" || a == b) return true;
+  auto covers = [](const std::string& wild, const std::string& host) {
+    return wild.starts_with("*.") && host.size() > wild.size() - 1 && host.ends_with(wild.substr(1));
+  };
+  return covers(a, b) || covers(b, a);
+}
+
+double request(const Resources& r, const char* key) {
+  auto it = r.requests.find(key);
+  return it == r.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
+}
+
+void check_placement(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
+  const Pool* pool = sys.pool(s.pool);
+  if (!pool) return;  // none named, or unknown (reported by lowering)
+  const int per_node_gpus = pool->accelerator ? pool->accelerator->count : 0;
+  if (s.gpus > per_node_gpus) {
+    doc.error(diags, ptr_key(s.ptr, "gpus"),
+              per_node_gpus == 0
+                  ? fmt::format("service '{}' asks for {} GPU(s) but pool '{}' ({}) has no GPUs; set gpus: 0 to serve "
+                                "on CPUs or place it on a GPU pool",
+                                s.name, s.gpus, pool->name, pool->machine)
+                  : fmt::format("service '{}' asks for {} GPUs per pod but a node of pool '{}' ({}) has {}; use gpus: {} "
+                                "or a larger machine",
+                                s.name, s.gpus, pool->name, pool->machine, per_node_gpus, per_node_gpus),
+              Anchor::value, {doc.note(pool->ptr, fmt::format("pool '{}' declared here", pool->name), Anchor::key)});
+    return;
+  }
+  if (pool->tpu)
+    doc.error(diags, ptr_key(s.ptr, "pool"),
+              fmt::format("service '{}' is placed on TPU pool '{}', but its {} server runs on GPUs or CPUs; place it on "
+                          "a GPU or CPU pool",
+                          s.name, pool->name, s.kind()));
+  if (pool->vcpus == 0) return;  // unknown machine, reported by lowering
+  // Pods per node: by GPUs when the server takes some, else by CPU and memory.
+  const double proxy_cpu = sys.istio ? parse_quantity(catalog().istio_proxy().cpu).value_or(0) : 0;
+  const double proxy_mem = sys.istio ? parse_quantity(catalog().istio_proxy().memory).value_or(0) : 0;
+  const double cpu = request(s.resources, "cpu") + proxy_cpu, mem = request(s.resources, "memory") + proxy_mem;
+  int per_node = s.gpus > 0 ? per_node_gpus / s.gpus : 1000;
+  if (cpu > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_cpu / cpu + 1e-9));
+  if (mem > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_memory / mem));
+  if (per_node == 0) {
+    doc.error(diags, s.ptr,
+              fmt::format("a pod of service '{}' asks for {:.2f} CPU and {:.2f}Gi{}, but a node of pool '{}' ({}) "
+                          "leaves {:.2f} cores and {:.2f}Gi for pods; it would stay Pending",
+                          s.name, cpu, mem / (1 << 30), sys.istio ? " with its Istio sidecar" : "", pool->name,
+                          pool->machine, pool->allocatable_cpu, pool->allocatable_memory / (1 << 30)),
+              Anchor::key);
+    return;
+  }
+  const long long capacity = static_cast<long long>(per_node) * pool->max_nodes();
+  if (s.max > capacity)
+    doc.error(diags, s.autoscaled() ? ptr_key(ptr_key(s.ptr, "autoscaling"), "max") : ptr_key(s.ptr, "replicas"),
+              fmt::format("service '{}' {} {} pods but pool '{}' holds {} ({} node(s), {} pod(s) each); the rest would "
+                          "stay Pending: raise the pool's {} or lower the service's",
+                          s.name, s.autoscaled() ? "grows to" : "runs", s.max, pool->name, capacity, pool->max_nodes(),
+                          per_node, pool->autoscaling ? "autoscaling.max" : "nodes"),
+              Anchor::value,
+              {doc.note(ptr_key(pool->ptr, pool->autoscaling ? "autoscaling" : "nodes"),
+                        fmt::format("pool '{}' size", pool->name), Anchor::key)});
+}
+
+}  // namespace
+
+void check_services(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& [name, s] : sys.services) {
+    check_placement(sys, s, doc, diags);
+    if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)
+      doc.error(diags, s.ptr,
+                fmt::format("service '{}' asks for {} GPU(s) but names no pool; set 'pool' to a GPU pool", name, s.gpus),
+                Anchor::key);
+    if (!s.expose.gateway) continue;
+    if (!sys.istio)
+      doc.error(diags, s.expose.ptr,
+                fmt::format("service '{}' is exposed through the Istio ingress gateway, but the system does not enable "
+                            "Istio; add 'istio: {{}}' (apply.sh installs it) or 'istio: {{install: false}}' for a "
+                            "mesh that is already there",
+                            name),
+                Anchor::key);
+    // Triton's paths are fixed, so two services on the gateway must differ by host.
+    auto clash = [&]() -> std::optional<std::tuple<std::string, std::string, const Service*>> {
+      for (const auto& [other_name, other] : sys.services) {
+        if (other_name == name) break;
+        if (!other.expose.gateway) continue;
+        for (const auto& mine : s.expose.hosts)
+          for (const auto& theirs : other.expose.hosts)
+            if (hosts_overlap(mine, theirs)) return std::tuple{mine, theirs, &other};
+      }
+      return std::nullopt;
+    }();
+    if (clash) {
+      const auto& [mine, theirs, other] = *clash;
+      doc.error(diags, s.expose.ptr,
+                fmt::format("host '{}' of service '{}' overlaps host '{}' of service '{}' on the gateway, and both serve "
+                            "the same paths (/v2, /inference.GRPCInferenceService); give each service hosts of its own",
+                            mine, name, theirs, other->name),
+                Anchor::key, {doc.note(other->expose.ptr, fmt::format("service '{}' is exposed here", other->name), Anchor::key)});
+    }
+  }
+}
+
+}  // namespace trainc

@@ -1,0 +1,186 @@
+#include "emit/k8s_services.h"
+
+#include <fmt/format.h>
+
+#include "base/overloaded.h"
+#include "emit/k8s_names.h"
+
+namespace trainc::k8s {
+namespace {
+
+ojson service_labels(const System& sys, const Service& s) {
+  return labels_for(sys, s.name, service_name(sys, s), s.kind(), s.labels);
+}
+
+ojson selector(const System& sys, const Service& s) {
+  return {{"app.kubernetes.io/instance", service_name(sys, s)}, {"app.kubernetes.io/part-of", sys.name}};
+}
+
+PodNeeds needs_of(const System& sys, const Service& s) { return {sys.pool(s.pool), s.gpus, s.shm, nullptr}; }
+
+int port_number(const Service& s, std::string_view name) {
+  for (const auto& p : server_ports(s.server))
+    if (p.name == name) return p.number;
+  return 0;
+}
+
+/// Service port names carry the protocol (http, grpc, http-*) so Istio routes each as what it is.
+std::string service_port_name(const ServerPort& p) {
+  return p.name == "http" || p.name == "grpc" ? std::string(p.name) : "http-" + std::string(p.name);
+}
+
+ojson http_probe(std::string_view path, int period, int failures) {
+  return {{"httpGet", {{"path", path}, {"port", "http"}}}, {"periodSeconds", period}, {"failureThreshold", failures}};
+}
+
+ojson server_container(const System& sys, const Service& s) {
+  const PodNeeds n = needs_of(sys, s);
+  ojson c;
+  c["name"] = s.kind();
+  c["image"] = s.image;
+  c["imagePullPolicy"] = s.image_pull_policy;
+  const auto argv = server_argv(s);
+  c["command"] = ojson::array({argv.front()});
+  c["args"] = std::vector<std::string>(argv.begin() + 1, argv.end());
+  if (!s.env.empty()) {
+    ojson env = ojson::array();
+    for (const auto& [k, v] : s.env) env.push_back(env_var(k, v));
+    c["env"] = env;
+  }
+  ojson ports = ojson::array();
+  for (const auto& p : server_ports(s.server)) ports.push_back({{"name", p.name}, {"containerPort", p.number}});
+  c["ports"] = ports;
+  if (ojson res = resources(s.resources, n); !res.empty()) c["resources"] = res;
+  // Loading models may take minutes: the startup probe gives it `startupTimeout` before liveness
+  // may restart the pod; ready means every model in the repository is loaded (strict readiness).
+  c["startupProbe"] = http_probe("/v2/health/ready", 10, std::max(1, (s.startup_seconds + 9) / 10));
+  c["readinessProbe"] = http_probe("/v2/health/ready", 5, 3);
+  c["livenessProbe"] = http_probe("/v2/health/live", 10, 3);
+  ojson mounts = ojson::array();
+  add_volume_mounts(mounts, n);
+  c["volumeMounts"] = mounts;
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> server_argv(const Service& s) {
+  return match(s.server, [&](const Triton& t) {
+    std::vector<std::string> argv{"tritonserver", "--model-repository=" + t.repository.url};
+    for (const auto& p : server_ports(s.server))
+      argv.push_back(fmt::format("--{}-port={}", p.name, p.number));
+    argv.insert(argv.end(), t.args.begin(), t.args.end());
+    return argv;
+  });
+}
+
+ojson service_account(const System& sys, const Service& s, const Object& obj) {
+  ojson sa = typed(obj);
+  sa["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  sa["metadata"]["annotations"] = {{"iam.gke.io/gcp-service-account", s.identity.gsa_email(*sys.gcp)}};
+  return sa;
+}
+
+ojson server_deployment(const System& sys, const Service& s, const Object& obj) {
+  const PodNeeds n = needs_of(sys, s);
+  ojson d = typed(obj);
+  d["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  ojson spec;
+  // With an autoscaler the HPA owns the replica count; a replicas field here would reset it on
+  // every apply.
+  if (!s.autoscaled()) spec["replicas"] = s.replicas;
+  spec["selector"] = {{"matchLabels", selector(sys, s)}};
+  ojson pod;
+  if (sys.gcp) pod["serviceAccountName"] = s.identity.ksa;
+  place(pod, n);
+  pod["containers"] = ojson::array({server_container(sys, s)});
+  ojson volumes = ojson::array();
+  add_volumes(volumes, n);
+  pod["volumes"] = volumes;
+  ojson labels = service_labels(sys, s);
+  ojson meta;
+  if (sys.istio) {
+    labels["sidecar.istio.io/inject"] = "true";
+    // The server reads GCS as it starts: through the sidecar, which must be up first.
+    meta["annotations"] = {{"proxy.istio.io/config", R"({"holdApplicationUntilProxyStarts": true})"}};
+  }
+  meta["labels"] = labels;
+  spec["template"] = {{"metadata", meta}, {"spec", pod}};
+  d["spec"] = spec;
+  return d;
+}
+
+ojson server_service(const System& sys, const Service& s, const Object& obj) {
+  ojson svc = typed(obj);
+  svc["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  ojson ports = ojson::array();
+  for (const auto& p : server_ports(s.server))
+    ports.push_back({{"name", service_port_name(p)}, {"port", p.number}, {"targetPort", p.name}});
+  svc["spec"] = {{"selector", selector(sys, s)}, {"ports", ports}};
+  return svc;
+}
+
+ojson disruption_budget(const System& sys, const Service& s, const Object& obj) {
+  ojson pdb = typed(obj);
+  pdb["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  pdb["spec"] = {{"maxUnavailable", 1}, {"selector", {{"matchLabels", selector(sys, s)}}}};
+  return pdb;
+}
+
+ojson pod_monitoring(const System& sys, const Service& s, const Object& obj) {
+  ojson pm = typed(obj);
+  pm["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  pm["spec"] = {{"selector", {{"matchLabels", selector(sys, s)}}},
+                {"endpoints", ojson::array({{{"port", "metrics"}, {"interval", "15s"}}})}};
+  return pm;
+}
+
+ojson autoscaler(const System& sys, const Service& s, const Object& obj) {
+  ojson hpa = typed(obj);
+  hpa["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  hpa["spec"] = {
+      {"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", service_name(sys, s)}}},
+      {"minReplicas", s.min},
+      {"maxReplicas", s.max},
+      {"metrics",
+       ojson::array({{{"type", "Pods"},
+                      {"pods",
+                       {{"metric", {{"name", kQueueMetric}}},
+                        {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(s.pending_requests)}}}}}}})},
+  };
+  return hpa;
+}
+
+ojson virtual_service(const System& sys, const Service& s, const Object& obj) {
+  const std::string host = fmt::format("{}.{}.svc.cluster.local", service_name(sys, s), sys.ns);
+  auto route = [&](std::string_view name, std::string_view prefix, int port) {
+    return ojson{{"name", name},
+                 {"match", ojson::array({{{"uri", {{"prefix", prefix}}}}})},
+                 {"route", ojson::array({{{"destination", {{"host", host}, {"port", {{"number", port}}}}}}})}};
+  };
+  ojson vs = typed(obj);
+  vs["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
+  vs["spec"] = {{"hosts", s.expose.hosts},
+                {"gateways", ojson::array({gateway_name(sys)})},
+                {"http", ojson::array({route("grpc", kTritonGrpcPrefix, port_number(s, "grpc")),
+                                       route("http", kTritonHttpPrefix, port_number(s, "http"))})}};
+  return vs;
+}
+
+ojson gateway(const System& sys, const Object& obj) {
+  std::vector<std::string> hosts;
+  for (const auto& [_, s] : sys.services)
+    if (s.expose.gateway)
+      for (const auto& h : s.expose.hosts)
+        if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+  ojson g = typed(obj);
+  g["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, sys.name, obj.name, "gateway"));
+  // One plain-text HTTP server: Envoy's codec takes HTTP/1.1 and HTTP/2 on it, so gRPC clients
+  // reach port 80 too.
+  g["spec"] = {{"selector", {{"istio", kIngressGatewayLabel}}},
+               {"servers", ojson::array({{{"port", {{"number", 80}, {"name", "http"}, {"protocol", "HTTP"}}},
+                                          {"hosts", hosts}}})}};
+  return g;
+}
+
+}  // namespace trainc::k8s
