@@ -22,7 +22,10 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
          cluster=null,
          pools=null,
          storage=null,
-         identity=null)::
+         identity=null,
+         clusters=null,
+         services=null,
+         istio=null)::
     compact({
       apiVersion: 'trainc/v1',
       kind: 'TrainingSystem',
@@ -34,6 +37,9 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
       cluster: if pools == null && cluster == null then null else compact({ name: cluster, pools: pools }),
       storage: storage,
       identity: identity,
+      clusters: clusters,
+      istio: istio,
+      services: services,
       pipeline: pipeline,
     }),
 
@@ -129,4 +135,20 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
   // A step's `checkpoints`: files matching `pattern` under `path` (inside outputs.path).
   checkpoints(path, pattern=null, resumeFlag=null)::
     compact({ path: path, pattern: pattern, resumeFlag: resumeFlag }),
+
+  // A Triton model server reading `repository` (a store reference, t.store('models', '/repo'));
+  // `models` are checked ready after deployment; `autoscaling` is {min, max} or null for fixed
+  // `replicas`; `gateway` (t.gateway(...)) exposes it through the Istio ingress gateway.
+  triton(repository, pool=null, models=null, replicas=null, autoscaling=null, gpus=null, gateway=null)::
+    compact({
+      pool: pool,
+      triton: compact({ repository: repository, models: models }),
+      replicas: replicas,
+      autoscaling: autoscaling,
+      gpus: gpus,
+      expose: if gateway == null then null else { gateway: gateway },
+    }),
+
+  // A service's route through the Istio ingress gateway, for `hosts` (default: any host).
+  gateway(hosts=null):: compact({ hosts: hosts }),
 }

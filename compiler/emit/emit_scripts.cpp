@@ -13,6 +13,7 @@
 
 #include "emit/emitter.h"
 #include "emit/k8s_names.h"
+#include "base/overloaded.h"
 #include "emit/shell.h"
 #include "model/catalog.h"
 
@@ -150,20 +151,28 @@ bool needs_region(const System& sys) {
   return false;
 }
 
-std::string bucket_role(const Store& s) {
-  return s.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser";
+/// The identity's Google service account email as one shell word: $GSA_EMAIL for the system's.
+std::string gsa_email(const Identity& id) {
+  return id.of.empty() ? ref("GSA_EMAIL") : dq(id.gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com");
 }
 
-Call bucket_binding(std::string_view verb, const Store& s) {
+Call bucket_binding(std::string_view verb, const Identity& id, const Store& s, const std::string& role) {
   Call c = gcloud({"storage", "buckets", std::string(verb), gs(s)});
-  return c.flag("--member", dq("serviceAccount:", Var{"GSA_EMAIL"})).flag("--role", lit(bucket_role(s)));
+  return c.flag("--member", id.of.empty() ? dq("serviceAccount:", Var{"GSA_EMAIL"})
+                                          : dq("serviceAccount:" + id.gsa + "@", Var{"PROJECT_ID"},
+                                               ".iam.gserviceaccount.com"))
+      .flag("--role", lit(role));
 }
 
 Call bucket_call(std::string_view verb, const Store& s) { return gcloud({"storage", "buckets", std::string(verb), gs(s)}); }
 
-Call gsa_call(std::string_view verb) {
-  Call c = gcloud({"iam", "service-accounts", std::string(verb), ref("GSA_EMAIL")});
+Call gsa_call(std::string_view verb, const Identity& id) {
+  Call c = gcloud({"iam", "service-accounts", std::string(verb), gsa_email(id)});
   return at(c, false);
+}
+
+std::string identity_owner(const System& sys, const Identity& id) {
+  return id.of.empty() ? fmt::format("system {}", sys.name) : fmt::format("service {} of {}", id.of, sys.name);
 }
 
 // ---- what every script shares ---------------------------------------------------------------
@@ -311,6 +320,8 @@ void up_cluster(ShellScript& sh, const System& sys) {
   Call c = cluster_call("create");
   c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
   if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
+  if (!sys.services.empty())  // collects the services' metrics through their PodMonitoring objects
+    c.flag("--enable-managed-prometheus");
   if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
     c.flag("--enable-ip-alias").flag("--enable-dataplane-v2").flag("--enable-multi-networking");
   call(sh, c.flag("--num-nodes", "1"));
@@ -444,19 +455,21 @@ void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
   if (s.versioning) call(sh, bucket_call("update", s).flag("--versioning"));
 }
 
-void up_identity(ShellScript& sh, const System& sys) {
-  const Identity& id = *sys.identity;
+void up_identity(ShellScript& sh, const System& sys, const Identity& id) {
   sh.line();
-  sh.comment("The workload's Google service account.");
-  open_if(sh, "missing", gsa_call("describe"));
+  sh.comment(id.of.empty() ? "The workload's Google service account."
+                           : fmt::format("Service '{}''s own Google service account.", id.of));
+  open_if(sh, "missing", gsa_call("describe", id));
   Call c = gcloud({"iam", "service-accounts", "create", lit(id.gsa)});
-  at(c, false).flag("--display-name", lit(fmt::format("trainc workload of system {}", sys.name)));
+  at(c, false).flag("--display-name", lit(fmt::format("trainc workload of {}", identity_owner(sys, id))));
   call(sh, c);
   sh.close("fi");
-  sh.comment("Its roles, granted on each bucket and never on the project.");
-  for (const Store* s : gcs_stores(sys)) call(sh, bucket_binding("add-iam-policy-binding", *s), "retry");
+  sh.comment(id.of.empty() ? "Its roles, granted on each bucket and never on the project."
+                           : "Its roles: read-only, on the model repository's bucket alone.");
+  for (const auto& g : id.grants)
+    if (const Store* s = sys.store(g.store)) call(sh, bucket_binding("add-iam-policy-binding", id, *s, g.role), "retry");
   sh.comment(fmt::format("Workload Identity: pods running as {}/{} act as the Google service account.", sys.ns, id.ksa));
-  Call wi = gsa_call("add-iam-policy-binding");
+  Call wi = gsa_call("add-iam-policy-binding", id);
   wi.flag("--role", "roles/iam.workloadIdentityUser")
       .flag("--member", dq("serviceAccount:", Var{"PROJECT_ID"}, fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa)));
   call(sh, wi, "retry");
@@ -476,6 +489,39 @@ void retry_function(ShellScript& sh) {
       .close("}");
 }
 
+bool autoscaled_services(const System& sys) {
+  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
+}
+
+/// The Workload Identity principal of the metrics adapter's Kubernetes service account.
+std::string adapter_principal() {
+  const Manifest& m = catalog().metrics_adapter();
+  return dq("principal://iam.googleapis.com/projects/", Var{"PROJECT_NUMBER"}, "/locations/global/workloadIdentityPools/",
+            Var{"PROJECT_ID"}, fmt::format(".svc.id.goog/subject/ns/{}/sa/{}", m.ns, m.service_account));
+}
+
+Call metrics_reader_binding(std::string_view verb) {
+  Call c = gcloud({"projects", std::string(verb), ref("PROJECT_ID")});
+  return c.flag("--role", "roles/monitoring.viewer").flag("--member", adapter_principal()).flag("--condition", "None");
+}
+
+void project_number(ShellScript& sh) {
+  sh.line("PROJECT_NUMBER=$(gcloud projects describe \"$PROJECT_ID\" --format='value(projectNumber)') ||");
+  sh.line("  die \"cannot read the number of project $PROJECT_ID\"");
+}
+
+/// The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring
+/// for their HorizontalPodAutoscalers: a read-only role, the only one trainc grants on a project.
+void up_metrics_reader(ShellScript& sh) {
+  sh.line();
+  sh.comment("The metrics adapter (installed by apply.sh) reads the services' queue metric from Cloud");
+  sh.comment("Monitoring for their autoscalers: read-only, the only role trainc grants on the project.");
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
+  project_number(sh);
+  sh.close("fi");
+  call(sh, metrics_reader_binding("add-iam-policy-binding"), "retry", " >/dev/null");
+}
+
 std::string up_script(const System& sys) {
   ShellScript sh;
   prologue(sh, sys,
@@ -485,7 +531,7 @@ std::string up_script(const System& sys) {
              "Safe to run again: what exists is left alone."}},
            {}, {.region = needs_region(sys), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
-  if (sys.identity) retry_function(sh);
+  if (!sys.identities().empty()) retry_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
@@ -493,7 +539,8 @@ std::string up_script(const System& sys) {
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
-  if (sys.identity) up_identity(sh, sys);
+  for (const Identity* id : sys.identities()) up_identity(sh, sys, *id);
+  if (autoscaled_services(sys)) up_metrics_reader(sh);
   sh.line();
   call(sh, cluster_call("get-credentials"));
   log_line(sh, "done; next: apply.sh");
@@ -506,7 +553,7 @@ std::string down_summary(const System& sys) {
   std::vector<std::string> what{fmt::format("cluster {} with pools", sys.cluster.name)};
   for (const auto& [name, p] : sys.pools) what.back() += " " + name;
   for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
-  if (sys.identity) what.emplace_back("service account " + sys.identity->gsa);
+  for (const Identity* id : sys.identities()) what.emplace_back("service account " + id->gsa);
   if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
   return fmt::format("{}", fmt::join(what, ", "));
 }
@@ -541,19 +588,44 @@ void refuse_data_loss(ShellScript& sh, const System& sys) {
   sh.close("fi");
 }
 
-void down_identity(ShellScript& sh, const System& sys) {
+void down_identity(ShellScript& sh, const System& sys, const Identity& id) {
   sh.line();
   sh.comment("Grants on buckets that stay; a deleted bucket takes its grants along, and the service");
   sh.comment("account takes its Workload Identity binding along.");
-  for (const Store* s : gcs_stores(sys)) {
-    if (s->create) continue;
-    open_if(sh, "present", gsa_call("describe"));
-    call(sh, bucket_binding("remove-iam-policy-binding", *s), "run",
+  for (const auto& g : id.grants) {
+    const Store* s = sys.store(g.store);
+    if (!s || s->create) continue;
+    open_if(sh, "present", gsa_call("describe", id));
+    call(sh, bucket_binding("remove-iam-policy-binding", id, *s, g.role), "run",
          fmt::format(" || log {}", lit(fmt::format("no grant left on gs://{}", s->bucket))));
     sh.close("fi");
   }
-  open_if(sh, "present", gsa_call("describe"));
-  call(sh, gsa_call("delete").flag("--quiet"));
+  open_if(sh, "present", gsa_call("describe", id));
+  call(sh, gsa_call("delete", id).flag("--quiet"));
+  sh.close("fi");
+}
+
+/// The project role of the metrics adapter, which outlives the cluster otherwise.
+void down_metrics_reader(ShellScript& sh) {
+  sh.line();
+  sh.comment("The metrics adapter's read-only project role.");
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
+  project_number(sh);
+  sh.close("fi");
+  call(sh, metrics_reader_binding("remove-iam-policy-binding"), "run", " >/dev/null || log 'no metrics adapter role left'");
+}
+
+/// The ingress gateway's LoadBalancer Service goes while the cluster can still release its
+/// Google Cloud load balancer.
+void down_gateway(ShellScript& sh) {
+  const Operator& gw = catalog().istio_gateway();
+  sh.line();
+  sh.comment("The Istio ingress gateway first, so its load balancer is released by the cluster that made it.");
+  open_if(sh, "present", cluster_call("describe"));
+  call(sh, cluster_call("get-credentials"));
+  Call c{{"helm", "uninstall", lit(gw.release)}, {}};
+  c.flag("--namespace", lit(gw.ns)).flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
+  call(sh, c, "run", " || log 'no ingress gateway left'");
   sh.close("fi");
 }
 
@@ -598,18 +670,21 @@ std::vector<Option> down_options(const System& sys) {
   return opts;
 }
 
-std::string down_script(const System& sys) {
+std::string down_script(const System& sys, const k8s::Plan& plan) {
   ShellScript sh;
+  const bool gateway = plan.needs_istio && sys.uses_gateway();
   prologue(sh, sys,
            {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
-           {.region = sys.rdma_nics() > 0, .gsa = sys.identity.has_value()});
+           {.region = sys.rdma_nics() > 0, .gsa = sys.identity.has_value(), .kube = gateway});
   check_functions(sh, false);
   if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
   confirm(sh, sys);
   refuse_data_loss(sh, sys);
-  if (sys.identity) down_identity(sh, sys);
+  if (gateway) down_gateway(sh);
+  if (autoscaled_services(sys)) down_metrics_reader(sh);
+  for (const Identity* id : sys.identities()) down_identity(sh, sys, *id);
   auto buckets = gcs_stores(sys, true);
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
   down_pools_and_cluster(sh, sys);
@@ -673,19 +748,75 @@ std::string wait_line(const k8s::Object& done) {
     case k8s::Ready::kAvailable: return fmt::format("wait_for {} {}", ref, cond);
     case k8s::Ready::kRayReady: return fmt::format("wait_for {} {} '{{.status.state}}' failed", ref, cond);
     case k8s::Ready::kRaySucceeded: return fmt::format("wait_for {} {} '{{.status.jobStatus}}' FAILED", ref, cond);
+    case k8s::Ready::kRolledOut: return "wait_rollout " + ref;
   }
   return "";
 }
 
-/// The KubeRay operator, pinned in stdlib/catalog.yaml; `helm upgrade --install` is idempotent.
-void install_kuberay(ShellScript& sh) {
-  const Operator& op = catalog().kuberay();
-  sh.line();
-  sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", op.version));
+/// A chart pinned in stdlib/catalog.yaml; `helm upgrade --install` is idempotent.
+void helm_install(ShellScript& sh, const Operator& op) {
   Call c{{"helm", "upgrade", "--install", lit(op.release), lit(op.chart)}, {}};
   c.flag("--repo", lit(op.repo)).flag("--version", lit(op.version)).flag("--namespace", lit(op.ns));
   c.flag("--create-namespace").flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
   call(sh, c);
+}
+
+void install_kuberay(ShellScript& sh) {
+  sh.line();
+  sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", catalog().kuberay().version));
+  helm_install(sh, catalog().kuberay());
+}
+
+/// Istio before anything of the system: its CRDs before the Gateway, its injector before any pod.
+void install_istio(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment(fmt::format("Istio {}: CRDs, the control plane (its webhook gives service pods their sidecar)",
+                         catalog().istiod().version));
+  sh.comment(sys.uses_gateway() ? "and the ingress gateway, a LoadBalancer Service on port 80."
+                                : "and the ingress gateway.");
+  helm_install(sh, catalog().istio_base());
+  helm_install(sh, catalog().istiod());
+  helm_install(sh, catalog().istio_gateway());
+}
+
+void rollout_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.");
+  sh.open("wait_rollout() {")
+      .line("run kubectl --context \"$KUBE_CONTEXT\" rollout status \"$1\" -n \"$NAMESPACE\" --timeout=\"${2:-30m}\" ||")
+      .line("  die \"$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}\"")
+      .close("}");
+}
+
+/// Services come up before the pipeline: the metrics adapter their autoscalers read, their
+/// objects, their rollout, and then health.sh asks each one whether it serves.
+void apply_services(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
+  if (plan.services.empty()) return;
+  if (plan.needs_metrics_adapter) {
+    const Manifest& m = catalog().metrics_adapter();
+    sh.line();
+    sh.comment("The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the");
+    sh.comment(fmt::format("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer)."));
+    call(sh, kubectl({"apply", "-f", lit(m.url)}));
+  }
+  for (const auto& w : plan.services) {
+    const Service& s = *w.service;
+    sh.line();
+    sh.comment(fmt::format("Service '{}' ({}).", w.name, s.kind()));
+    std::vector<std::string> files;
+    for (const auto& o : w.objects) files.push_back(o.file);
+    call(sh, apply_call(files));
+    // Loading the models may take the whole startup budget, after the node and image arrive.
+    sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), s.startup_seconds + 600));
+  }
+  sh.line();
+  sh.comment("Ask every service whether it serves, as a client would.");
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\" --dry-run")
+      .branch("else")
+      .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\"")
+      .close("fi");
+  (void)sys;
 }
 
 void apply_clusters(ShellScript& sh, const k8s::Plan& plan) {
@@ -722,6 +853,10 @@ void apply_workloads(ShellScript& sh, const k8s::Plan& plan) {
 void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
   std::string selector = "app.kubernetes.io/part-of=" + sys.name;
   sh.line();
+  if (plan.workloads.empty()) {
+    sh.line("log 'applied. status.sh shows where things stand; health.sh asks the services again'");
+    return;
+  }
   sh.line("log 'applied. The Jobs run on; watch them with:'");
   sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
                                    " -l " + selector + " -w")));
@@ -731,22 +866,147 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
                                      Var{"NAMESPACE"})));
 }
 
+std::vector<std::string> apply_help(const k8s::Plan& plan) {
+  if (plan.services.empty())
+    return {"Applies the generated k8s/ files in dependency order: the shared objects, then each",
+            "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+  return {"Applies the generated k8s/ files in dependency order: the shared objects, then the",
+          "services (waiting until they roll out and health.sh finds them serving), then each",
+          "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+}
+
+// ---- health.sh ------------------------------------------------------------------------------
+
+/// A host the gateway routes to the service: its first, with a wildcard label made concrete.
+std::string probe_host(const Service& s) {
+  std::string h = s.expose.hosts.empty() ? "*" : s.expose.hosts.front();
+  if (h == "*") return "";
+  if (h.starts_with("*.")) h = "health" + h.substr(1);
+  return h;
+}
+
+void health_functions(ShellScript& sh) {
+  sh.line();
+  sh.comment("Tries \"$@\" up to ATTEMPTS times, DELAY seconds apart; $1 says what is checked.");
+  sh.open("until_ok() {")
+      .line("local what=$1 attempt")
+      .line("shift")
+      .open("for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do")
+      .open("if run \"$@\"; then")
+      .line("log \"$what: ready\"")
+      .line("return 0")
+      .close("fi")
+      .line("log \"$what: not yet (attempt $attempt of $ATTEMPTS); trying again in ${DELAY}s\"")
+      .line("sleep \"$DELAY\"")
+      .close("done")
+      .line("return 1")
+      .close("}");
+}
+
+void gateway_address(ShellScript& sh) {
+  const Operator& gw = catalog().istio_gateway();
+  const std::string get = fmt::format(
+      "kubectl --context \"$KUBE_CONTEXT\" get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}'",
+      lit(gw.release), lit(gw.ns));
+  sh.line();
+  sh.comment("The ingress gateway's external IP, once Google Cloud has given it one.");
+  sh.open("gateway_ip() {")
+      .line("local ip attempt")
+      .open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("run " + get)
+      .line("echo GATEWAY_IP")
+      .line("return 0")
+      .close("fi")
+      .open("for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do")
+      .line("ip=$(" + get + ") || ip=")
+      .open("if [ -n \"$ip\" ]; then")
+      .line("echo \"$ip\"")
+      .line("return 0")
+      .close("fi")
+      .line("log \"the gateway has no external IP yet (attempt $attempt of $ATTEMPTS); trying again in ${DELAY}s\"")
+      .line("sleep \"$DELAY\"")
+      .close("done")
+      .line("return 1")
+      .close("}");
+  sh.line("GATEWAY_IP=$(gateway_ip) ||");
+  sh.line(fmt::format("  die {}", dq(fmt::format("the Istio ingress gateway (service {}/{}) got no external IP in ", gw.ns,
+                                                  gw.release),
+                                      Var{"ATTEMPTS"},
+                                      fmt::format(" tries; see: kubectl describe service {} -n {}", gw.release, gw.ns))));
+}
+
+/// The checks of one service: the server is ready, then each model the spec names.
+void health_checks(ShellScript& sh, const System& sys, const Service& s) {
+  const std::string name = k8s::service_name(sys, s);
+  const std::string see = fmt::format("; see: kubectl logs -n {} deployment/{}", sys.ns, name);
+  std::vector<std::pair<std::string, std::string>> checks{{fmt::format("service '{}'", s.name), "/v2/health/ready"}};
+  match(s.server, [&](const Triton& t) {
+    for (const auto& m : t.models) checks.emplace_back(fmt::format("model '{}' of service '{}'", m, s.name),
+                                                        fmt::format("/v2/models/{}/ready", m));
+  });
+  sh.line();
+  if (s.expose.gateway) {
+    const std::string host = probe_host(s);
+    sh.comment(fmt::format("Service '{}': through the ingress gateway{}, as clients call it.", s.name,
+                           host.empty() ? "" : " (Host: " + host + ")"));
+    for (const auto& [what, path] : checks) {
+      Call c{{"until_ok", dq(what), "curl", "-fsS", "-o", "/dev/null", "--max-time", "5"}, {}};
+      if (!host.empty()) c.words.insert(c.words.end(), {"-H", lit("Host: " + host)});
+      c.words.push_back(dq("http://", Var{"GATEWAY_IP"}, path));
+      for (const auto& l : render(c, "", " ||")) sh.line(l);
+      sh.line(fmt::format("  die {}", dq(what + " is not ready at http://", Var{"GATEWAY_IP"},
+                                         path + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+    }
+    return;
+  }
+  sh.comment(fmt::format("Service '{}': inside the cluster, through the API server's service proxy.", s.name));
+  for (const auto& [what, path] : checks) {
+    const std::string raw = fmt::format("/api/v1/namespaces/{}/services/{}:http/proxy{}", sys.ns, name, path);
+    Call c{{"until_ok", dq(what), "kubectl", "--context", ref("KUBE_CONTEXT"), "get", "--raw", lit(raw)}, {}};
+    for (const auto& l : render(c, "", " >/dev/null ||")) sh.line(l);
+    sh.line(fmt::format("  die {}", dq(what + " is not ready at " + raw + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+  }
+}
+
+std::string health_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys,
+           {"health.sh", "checks that the services serve",
+            {"Asks each service whether it is ready, and each model the spec names, the way a",
+             "client would: through the Istio ingress gateway's external IP for exposed services,",
+             "through the API server's service proxy for the others. Each check is tried",
+             "HEALTH_ATTEMPTS times (default 30), HEALTH_DELAY seconds apart (default 10).",
+             "Exits 1 naming the first check that never passed. Changes nothing."}},
+           {}, {.kube = true});
+  sh.line("ATTEMPTS=\"${HEALTH_ATTEMPTS:-30}\"");
+  sh.line("DELAY=\"${HEALTH_DELAY:-10}\"");
+  sh.line("readonly ATTEMPTS DELAY");
+  health_functions(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
+  if (sys.uses_gateway()) gateway_address(sh);
+  for (const auto& [_, s] : sys.services) health_checks(sh, sys, s);
+  log_line(sh, "every service serves");
+  return sh.text();
+}
+
 std::string apply_script(const System& sys, const k8s::Plan& plan) {
   ShellScript sh;
   prologue(sh, sys,
-           {"apply.sh", "applies the Kubernetes objects",
-            {"Applies the generated k8s/ files in dependency order: the shared objects, then each",
-             "step once the steps it needs have completed. Run up.sh (or Terraform) first."}},
+           {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
            {}, {.ns = true, .kube = true, .k8s_dir = true});
   wait_function(sh);
   if (!plan.clusters.empty()) wait_for_function(sh);
+  if (!plan.services.empty()) rollout_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
+  if (plan.needs_istio) install_istio(sh, sys);
   std::vector<std::string> shared;
   for (const auto& o : plan.shared) shared.push_back(o.file);
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_clusters(sh, plan);
+  apply_services(sh, sys, plan);
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);
   return sh.text();
@@ -764,9 +1024,9 @@ void status_gcp(ShellScript& sh, const System& sys) {
   for (const Store* s : gcs_stores(sys))
     call(sh, bucket_call("describe", *s).flag("--format", lit("value(name,location)")), "run",
          fmt::format(" || log {}", lit(fmt::format("bucket gs://{} not found", s->bucket))));
-  if (sys.identity)
-    call(sh, gsa_call("describe").flag("--format", lit("value(email,disabled)")), "run",
-         " || log 'service account not found'");
+  for (const Identity* id : sys.identities())
+    call(sh, gsa_call("describe", *id).flag("--format", lit("value(email,disabled)")), "run",
+         fmt::format(" || log {}", lit(fmt::format("service account {} not found", id->gsa))));
 }
 
 std::string status_script(const System& sys) {
@@ -779,8 +1039,19 @@ std::string status_script(const System& sys) {
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   status_gcp(sh, sys);
-  Call k = kubectl({"get", "jobs,pods", "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
+  const std::string kinds = sys.services.empty() ? "jobs,pods" : "jobs,deployments,hpa,pods";
+  Call k = kubectl({"get", kinds, "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
   call(sh, k, "run", " || log 'cannot reach the cluster; run up.sh (or get-credentials) first'");
+  if (!sys.services.empty()) {
+    sh.comment("Which server pods each service sends requests to.");
+    Call e = kubectl({"get", "endpointslices", "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
+    call(sh, e, "run", " || log 'no endpoints'");
+  }
+  if (sys.uses_gateway()) {
+    const Operator& gw = catalog().istio_gateway();
+    sh.comment("The ingress gateway's external address (EXTERNAL-IP).");
+    call(sh, kubectl({"get", "service", lit(gw.release), "-n", lit(gw.ns)}), "run", " || log 'no ingress gateway found'");
+  }
   return sh.text();
 }
 
@@ -790,9 +1061,10 @@ class ScriptsEmitter final : public Emitter {
   void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
     if (!sys.gcp) return;
     out.add("scripts/up.sh", up_script(sys));
-    out.add("scripts/down.sh", down_script(sys));
+    out.add("scripts/down.sh", down_script(sys, plan));
     out.add("scripts/apply.sh", apply_script(sys, plan));
     out.add("scripts/status.sh", status_script(sys));
+    if (!sys.services.empty()) out.add("scripts/health.sh", health_script(sys));
   }
 };
 

@@ -18,7 +18,8 @@ System gcp_system() {
   sys.ns = "mnist";
   sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", ""};
   sys.cluster = {"mnist-gke", "REGULAR"};
-  sys.identity = Identity{"mnist-ksa", "mnist-gsa", ""};
+  sys.identity = Identity{"mnist-ksa", "mnist-gsa", "", "",
+                          {{"ckpt", "roles/storage.objectUser"}, {"data", "roles/storage.objectViewer"}}};
 
   Pool gpu;
   gpu.name = "gpu";

@@ -88,7 +88,7 @@ void service_objects(const System& sys, const Service& s, Workload& w) {
   w.objects.push_back({Role::kServerService, "v1", "Service", name, service_file(s, "service"),
                        fmt::format("Service of service '{}'", s.name)});
   w.objects.push_back({Role::kServer, "apps/v1", "Deployment", name, service_file(s, "deployment"),
-                       fmt::format("{} server of service '{}'", s.kind(), s.name), Ready::kAvailable});
+                       fmt::format("{} server of service '{}'", s.kind(), s.name), Ready::kRolledOut});
   if (s.max > 1)  // more than one pod can serve: drains take them one at a time
     w.objects.push_back({Role::kDisruptionBudget, "policy/v1", "PodDisruptionBudget", name, service_file(s, "pdb"),
                          fmt::format("disruption budget of service '{}'", s.name)});
@@ -211,6 +211,7 @@ std::string_view wait_condition(Ready ready) {
     case Ready::kAvailable: return "condition=available";
     case Ready::kRayReady: return "jsonpath={.status.state}=ready";
     case Ready::kRaySucceeded: return "jsonpath={.status.jobStatus}=SUCCEEDED";
+    case Ready::kRolledOut: return "";  // kubectl rollout status, not kubectl wait
   }
   return "";
 }

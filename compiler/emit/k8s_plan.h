@@ -45,6 +45,7 @@ enum class Ready {
   kAvailable,    ///< a Deployment's Available condition: its pods are ready
   kRayReady,     ///< a RayCluster's status.state is ready
   kRaySucceeded, ///< a RayJob's status.jobStatus is SUCCEEDED
+  kRolledOut,    ///< a Deployment's rollout is complete (`kubectl rollout status`): every pod is new and ready
 };
 
 struct Object {
@@ -102,7 +103,8 @@ struct Plan {
 
 Plan plan(const System& sys);
 
-/// The `kubectl wait --for=` argument of `ready`; "" for kApplied.
+/// The `kubectl wait --for=` argument of `ready`; "" for kApplied and kRolledOut (which
+/// `kubectl rollout status` waits for).
 std::string_view wait_condition(Ready ready);
 /// How kubectl names the object: "job/mnist-train".
 std::string kubectl_ref(const Object& o);

@@ -110,6 +110,11 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
     out << content;
     out.close();
     if (!out) return fail(fmt::format("cannot write '{}'", (target / path).generic_string()));
+    // Scripts run as the runbook names them (scripts/up.sh), so they are executable.
+    if (content.starts_with("#!")) {
+      fs::permissions(p, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add, ec);
+      if (ec) return fail(fmt::format("cannot make '{}' executable: {}", (target / path).generic_string(), ec.message()));
+    }
   }
   if (fs::exists(target, ec)) {
     fs::rename(target, old, ec);

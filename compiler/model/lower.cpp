@@ -306,16 +306,18 @@ class Lowerer {
       out.resources.requests = string_map(s["resources"], "requests");
       out.resources.limits = string_map(s["resources"], "limits");
     } else if (pool && pool->vcpus > 0) {
-      // A node's allocatable, shared by the pods that fit on it (by GPUs), less the mesh's sidecar.
+      // The pod's share of a node (the pods that fit on it by GPUs share its allocatable), less the
+      // mesh's sidecar. It asks for half of that and may use all the memory: the other half leaves
+      // room for GKE's own DaemonSets, whose requests depend on the cluster's features.
       const int per_node = out.gpus > 0 && gpu_pool ? std::max(1, pool->accelerator->count / out.gpus) : 1;
       const auto& proxy = catalog().istio_proxy();
       const bool sidecar = sys.istio.has_value();
       const double cpu = pool->allocatable_cpu / per_node - (sidecar ? parse_quantity(proxy.cpu).value_or(0) : 0);
       const double mem = pool->allocatable_memory / per_node - (sidecar ? parse_quantity(proxy.memory).value_or(0) : 0);
-      const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
-      const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
-      out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
-      out.resources.limits = {{"memory", mem_q}};
+      auto millis = [](double cores) { return fmt::format("{}m", static_cast<long long>(std::floor(cores * 1000))); };
+      auto mebis = [](double bytes) { return fmt::format("{}Mi", static_cast<long long>(std::floor(bytes / (1 << 20)))); };
+      out.resources.requests = {{"cpu", millis(cpu / 2)}, {"memory", mebis(mem / 2)}};
+      out.resources.limits = {{"memory", mebis(mem)}};
     } else {
       out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
       out.resources.limits = {{"memory", "8Gi"}};

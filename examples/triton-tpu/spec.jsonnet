@@ -1,6 +1,8 @@
-// Seed 004's infrastructure: a T4 pool for Triton serving and TPU slice pools for training
-// (a v4 2x2x2 slice of two hosts and a v5e 2x4 slice on 4-chip hosts), with the model
-// repository bucket read through Workload Identity. Serving and JobSets come with their engines.
+// Seed 004's system: NVIDIA Triton serving the models of a GCS bucket on a T4 pool, behind the
+// Istio ingress gateway, scraped by Managed Prometheus and autoscaled on its request queue; and
+// TPU slice pools for training (a v4 2x2x2 slice of two hosts, a v5e 2x4 slice on 4-chip hosts).
+// The seed's mistakes are not repeated: no one is made project owner (Triton's service account
+// may only read the model bucket), and the bucket lives in the cluster's region.
 local t = import 'trainc.libsonnet';
 
 t.system(
@@ -8,10 +10,17 @@ t.system(
   gcp=t.gcp('jk-mlops-dev', 'us-central2', zone='us-central2-b'),
   cluster='jk-ft-gke',
   pools={
-    triton: t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1),
+    triton: t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1) + { autoscaling: { min: 1, max: 3 } },
     'tpu-v4': t.tpuPool('ct4p-hightpu-4t', '2x2x2'),
     'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot' },
   },
   storage={ models: t.gcs('jk-triton-repository') },
-  identity=t.identity('triton-sa'),
+  istio={},
+  services={
+    triton: t.triton(t.store('models', '/'),
+                     pool='triton',
+                     models=['densenet_onnx'],
+                     autoscaling={ min: 1, max: 3 },
+                     gateway=t.gateway()) + { identity: t.identity('triton-sa') },
+  },
 )

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The generated health check (scripts/health.sh) against stand-ins for kubectl and curl: it
+# passes when the server answers ready, tries again while it does not, and fails with a message
+# naming the check when it never does; without an external IP on the gateway it says so.
+# Usage: tests/health_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+rc=0  # exit code of the last run() (tests/tap.sh)
+
+# Stand-ins on PATH. kubectl prints $FAKE_IP for the gateway query (nothing when it is empty) and
+# answers `get --raw` like curl; curl fails until it has been called $FAKE_READY_AFTER times
+# (0 = never succeeds). Every call is logged to $FAKE_LOG.
+BIN="$TMP/bin"
+mkdir -p "$BIN"
+cat >"$BIN/curl" <<'SH'
+#!/usr/bin/env bash
+echo "curl $*" >>"$FAKE_LOG"
+n=$(($(cat "$FAKE_COUNT" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$FAKE_COUNT"
+if [ "$FAKE_READY_AFTER" -gt 0 ] && [ "$n" -ge "$FAKE_READY_AFTER" ]; then exit 0; fi
+echo "curl: (22) The requested URL returned error: 503" >&2
+exit 22
+SH
+cat >"$BIN/kubectl" <<'SH'
+#!/usr/bin/env bash
+echo "kubectl $*" >>"$FAKE_LOG"
+case " $* " in
+  *" get service "*) printf '%s' "$FAKE_IP" ;;
+  *" get --raw "*) exec curl "${@: -1}" ;;
+  *) echo "unexpected kubectl call: $*" >&2; exit 3 ;;
+esac
+SH
+chmod +x "$BIN/curl" "$BIN/kubectl"
+
+compile() {  # $1 spec, $2 output folder
+  "$TRAINC" compile "$1" -o "$2" >/dev/null 2>"$TMP/compile.err" || { cat "$TMP/compile.err"; return 1; }
+}
+
+# Runs the health check of output folder $1 with the stand-ins.
+health() {
+  : >"$TMP/log"
+  rm -f "$TMP/count"
+  run env PATH="$BIN:$PATH" FAKE_LOG="$TMP/log" FAKE_COUNT="$TMP/count" HEALTH_ATTEMPTS=4 HEALTH_DELAY=0 \
+    KUBE_CONTEXT=test "$1/scripts/health.sh"
+}
+
+show() {
+  echo "exit $rc; stderr:"
+  cat "$TMP/stderr"
+  echo "calls:"
+  cat "$TMP/log"
+}
+
+OUT="$TMP/out"
+compile examples/triton-tpu/spec.jsonnet "$OUT" || exit 1
+GW="$OUT/triton-tpu"
+
+check_ready_at_once() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=1 health "$GW"
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  grep -q "curl .*http://203.0.113.7/v2/health/ready" "$TMP/log" || { show; echo "the server's readiness was not asked"; return 1; }
+  grep -q "curl .*http://203.0.113.7/v2/models/densenet_onnx/ready" "$TMP/log" ||
+    { show; echo "the model named in the spec was not asked"; return 1; }
+  grep -q "every service serves" "$TMP/stderr" || { show; return 1; }
+}
+export FAKE_IP FAKE_READY_AFTER
+t "gateway: ready at once passes, asking the server and each model" check_ready_at_once
+
+check_retries() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=3 health "$GW"
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  local tries
+  tries=$(grep -c "not yet (attempt" "$TMP/stderr")
+  [ "$tries" -eq 2 ] || { show; echo "expected 2 retries before ready, saw $tries"; return 1; }
+}
+t "gateway: not ready twice, then ready: passes after retrying" check_retries
+
+check_never() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=0 health "$GW"
+  [ "$rc" -eq 1 ] || { show; echo "expected exit 1"; return 1; }
+  grep -q "error: service 'triton' is not ready at http://203.0.113.7/v2/health/ready after 4 tries; see: kubectl logs -n triton-tpu deployment/triton-tpu-triton" "$TMP/stderr" ||
+    { show; echo "the failure does not say which check failed and where to look"; return 1; }
+  [ "$(grep -c '^curl' "$TMP/log")" -eq 4 ] || { show; echo "expected exactly HEALTH_ATTEMPTS=4 tries"; return 1; }
+}
+t "gateway: never ready fails after HEALTH_ATTEMPTS tries, naming the check" check_never
+
+check_no_ip() {
+  FAKE_IP="" FAKE_READY_AFTER=1 health "$GW"
+  [ "$rc" -eq 1 ] || { show; echo "expected exit 1"; return 1; }
+  grep -q "error: the Istio ingress gateway (service istio-ingress/istio-ingressgateway) got no external IP in 4 tries" "$TMP/stderr" ||
+    { show; return 1; }
+  if grep -q '^curl' "$TMP/log"; then show; echo "curl ran without an address"; return 1; fi
+}
+t "gateway: no external IP fails with the gateway named, before any request" check_no_ip
+
+check_dry_run() {
+  : >"$TMP/log"
+  run env PATH="$BIN:$PATH" FAKE_LOG="$TMP/log" KUBE_CONTEXT=test "$GW/scripts/health.sh" --dry-run
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  if [ -s "$TMP/log" ]; then show; echo "--dry-run ran commands"; return 1; fi
+  grep -q "curl -fsS -o /dev/null --max-time 5 http://GATEWAY_IP/v2/health/ready" "$TMP/stderr" || { show; return 1; }
+}
+t "--dry-run prints the requests and runs nothing" check_dry_run
+
+# A service without a gateway is asked through the API server's service proxy.
+cat >"$TMP/internal.yaml" <<'YAML'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: serve
+gcp: {project: my-proj, region: us-central1, zone: us-central1-a}
+cluster:
+  pools:
+    gpu: {machine: g2-standard-8}
+storage:
+  models: {gcs: {bucket: my-models}}
+services:
+  llm:
+    pool: gpu
+    triton: {repository: "models:/repo", models: [ensemble]}
+YAML
+compile "$TMP/internal.yaml" "$TMP/internal" || exit 1
+
+check_internal() {
+  FAKE_READY_AFTER=2 health "$TMP/internal/serve"
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  grep -q "kubectl --context test get --raw /api/v1/namespaces/serve/services/serve-llm:http/proxy/v2/health/ready" "$TMP/log" ||
+    { show; echo "the server was not asked through the service proxy"; return 1; }
+  grep -q "/api/v1/namespaces/serve/services/serve-llm:http/proxy/v2/models/ensemble/ready" "$TMP/log" || { show; return 1; }
+  if grep -q "get service" "$TMP/log"; then show; echo "an internal service looked for a gateway"; return 1; fi
+}
+t "internal: asked through the API server's service proxy, retried until ready" check_internal
+
+check_internal_never() {
+  FAKE_READY_AFTER=0 health "$TMP/internal/serve"
+  [ "$rc" -eq 1 ] || { show; return 1; }
+  grep -q "error: service 'llm' is not ready at /api/v1/namespaces/serve/services/serve-llm:http/proxy/v2/health/ready after 4 tries" "$TMP/stderr" ||
+    { show; return 1; }
+}
+t "internal: never ready fails naming the service" check_internal_never
+
+tap_done
