@@ -80,6 +80,25 @@ void check_placement(const System& sys, const Service& s, const Document& doc, D
 }  // namespace
 
 void check_services(const System& sys, const Document& doc, Diagnostics& diags) {
+  // Each identity is its own pair of accounts: a shared one would carry the other's grants.
+  const auto ids = sys.identities();
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const bool ksa = ids[i]->ksa == ids[j]->ksa;
+      if (!ksa && ids[i]->gsa != ids[j]->gsa) continue;
+      const std::string owner = ids[j]->of.empty() ? "the system's identity" : fmt::format("service '{}'", ids[j]->of);
+      // A service identity comes second (System::identities), so ids[i] is a service's.
+      doc.error(diags, ptr_key("/services", ids[i]->of),
+                fmt::format("service '{}' would run as {} service account '{}', which {} uses too; a service's "
+                            "account may read only its model bucket, so give it one of its own with "
+                            "'identity.serviceAccount'{}",
+                            ids[i]->of, ksa ? "Kubernetes" : "Google", ksa ? ids[i]->ksa : ids[i]->gsa, owner,
+                            ksa ? "" : " and 'identity.gcpServiceAccount'"),
+                Anchor::key,
+                {doc.note(ids[j]->of.empty() ? ids[j]->ptr : ptr_key("/services", ids[j]->of),
+                          fmt::format("{} is set here", owner), Anchor::key)});
+      break;
+    }
   for (const auto& [name, s] : sys.services) {
     check_placement(sys, s, doc, diags);
     if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)

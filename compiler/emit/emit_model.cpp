@@ -132,6 +132,32 @@ ojson cluster_json(const ComputeCluster& c) {
   return j;
 }
 
+ojson service_json(const System& sys, const Service& s) {
+  ojson j;
+  j["kind"] = s.kind();
+  match(s.server, [&](const Triton& t) {
+    j["triton"] = {{"repository", t.repository.url}, {"models", t.models}, {"args", t.args}};
+  });
+  j["image"] = s.image;
+  j["imagePullPolicy"] = s.image_pull_policy;
+  j["pool"] = s.pool.empty() ? ojson(nullptr) : ojson(s.pool);
+  j["replicas"] = {{"min", s.min}, {"max", s.max}};
+  if (s.autoscaled()) j["autoscaling"] = {{"metric", "nv_inference_pending_request_count"}, {"target", s.pending_requests}};
+  j["gpus"] = s.gpus;
+  j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};
+  j["shm"] = s.shm;
+  j["startupTimeoutSeconds"] = s.startup_seconds;
+  j["expose"] = s.expose.gateway ? ojson{{"gateway", {{"hosts", s.expose.hosts}}}} : ojson("cluster-internal");
+  ojson grants = ojson::array();
+  for (const auto& g : s.identity.grants) grants.push_back({{"store", g.store}, {"role", g.role}});
+  j["identity"] = {{"kubernetesServiceAccount", s.identity.ksa},
+                   {"gcpServiceAccount", sys.gcp ? ojson(s.identity.gsa_email(*sys.gcp)) : ojson(nullptr)},
+                   {"bucketRoles", grants}};
+  j["env"] = map_json(s.env);
+  j["labels"] = map_json(s.labels);
+  return j;
+}
+
 class ModelEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "model"; }
@@ -165,6 +191,12 @@ class ModelEmitter final : public Emitter {
       ojson clusters = ojson::object();
       for (const auto& [name, c] : sys.clusters) clusters[name] = cluster_json(c);
       m["clusters"] = clusters;
+    }
+    if (sys.istio) m["istio"] = {{"install", sys.istio->install}};
+    if (!sys.services.empty()) {
+      ojson services = ojson::object();
+      for (const auto& [name, s] : sys.services) services[name] = service_json(sys, s);
+      m["services"] = services;
     }
     ojson steps = ojson::array();
     for (const auto& s : sys.steps) steps.push_back(step_json(s));

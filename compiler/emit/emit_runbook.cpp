@@ -65,6 +65,79 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   return md;
 }
 
+/// How to call, watch, scale and roll back each service.
+std::string services_section(const System& sys, const k8s::Plan& plan) {
+  if (plan.services.empty()) return "";
+  const std::string& ns = sys.ns;
+  const Operator& gw = catalog().istio_gateway();
+  std::string md = "## Services\n\n";
+  if (sys.uses_gateway())
+    md += fmt::format("Exposed services answer on the Istio ingress gateway's external IP, port 80: HTTP/REST under "
+                      "`/v2` and gRPC (`inference.GRPCInferenceService`) on the same port. `scripts/health.sh` finds "
+                      "the address and asks every service and model whether it is ready.\n\n```sh\n"
+                      "GATEWAY_IP=$(kubectl get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}')\n"
+                      "```\n\n",
+                      gw.release, gw.ns);
+  for (const auto& w : plan.services) {
+    const Service& s = *w.service;
+    const std::string name = k8s::service_name(sys, s);
+    md += fmt::format("### `{}` ({})\n\n", s.name, s.kind());
+    md += match(s.server, [&](const Triton& t) {
+      std::string out = fmt::format(
+          "Triton serves the model repository `{}` (one folder per model, each with `config.pbtxt` and numbered "
+          "version folders), read with the service's own Google service account `{}`, which may only read that "
+          "bucket.\n\n",
+          t.repository.url, s.identity.gsa);
+      const std::string model = t.models.empty() ? "MODEL" : t.models.front();
+      if (s.expose.gateway) {
+        const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
+        const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
+        out += fmt::format("Call it from outside the cluster, e.g. with the Triton SDK image's `image_client` (the "
+                           "seed's flow):\n\n```sh\ncurl{} http://$GATEWAY_IP/v2/models/{}/ready\n"
+                           "docker run --rm --net=host {}-sdk \\\n"
+                           "  /workspace/install/bin/image_client -u $GATEWAY_IP:80 -m {} -c 3 -s INCEPTION "
+                           "/workspace/images/mug.jpg\n```\n\n",
+                           header, model, s.image.substr(0, s.image.rfind("-py3")) + "-py3", model);
+        if (!host.empty())
+          out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
+                             "`Host` header as above.\n\n",
+                             fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
+      } else {
+        out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000` (gRPC on 8001). From a "
+                           "workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000 8001:8001\n"
+                           "curl http://localhost:8000/v2/models/{}/ready\n```\n\n",
+                           name, ns, ns, name, model);
+      }
+      out += fmt::format(
+          "**Dashboards.** Managed Service for Prometheus scrapes port 8002 every 15s (PodMonitoring `{}`). In Cloud "
+          "Monitoring's Metrics Explorer (PromQL), e.g. requests per second and queue time per request:\n\n```\n"
+          "sum by (model) (rate(nv_inference_request_success{{namespace=\"{}\"}}[5m]))\n"
+          "sum(rate(nv_inference_queue_duration_us{{namespace=\"{}\"}}[5m])) / "
+          "sum(rate(nv_inference_request_success{{namespace=\"{}\"}}[5m]))\n```\n\n",
+          name, ns, ns, ns);
+      if (s.autoscaled())
+        out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than "
+                           "{} requests per pod wait in Triton's queue (`nv_inference_pending_request_count`, served "
+                           "to the HPA by the Custom Metrics Stackdriver Adapter). `kubectl describe hpa -n {} {}` "
+                           "shows what it sees; change the bounds in the spec.\n\n",
+                           s.min, s.max, s.pending_requests, ns, name);
+      else
+        out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on "
+                           "the request queue.\n\n",
+                           s.replicas);
+      out += fmt::format(
+          "**New model versions and rollback.** Triton loads the repository when a pod starts. After copying a new "
+          "version folder into the bucket, roll the pods: `kubectl rollout restart -n {0} deployment/{1}`. To roll "
+          "back a model, remove (or stop listing in `version_policy`) the newer version folder and restart the same "
+          "way; to roll back a change of the server itself (image, flags), `kubectl rollout undo -n {0} "
+          "deployment/{1}` until the spec is fixed and applied again.\n\n",
+          ns, name);
+      return out;
+    });
+  }
+  return md;
+}
+
 class RunbookEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "runbook"; }
@@ -118,20 +191,27 @@ class RunbookEmitter final : public Emitter {
     md += "\n## Apply\n\n";
     bool has_needs = false;
     for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
-    if (!has_needs && plan.clusters.empty()) {
+    if (!has_needs && plan.clusters.empty() && plan.services.empty()) {
       md += "```sh\nkubectl apply -k k8s/\n```\n\n";
     } else {
-      md += plan.clusters.empty()
+      md += !plan.services.empty()
+                ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
+                  "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
+                  "`scripts/health.sh`):\n\n```sh\n"
+            : plan.clusters.empty()
                 ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
                   "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
                 : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
                   "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
                   "once):\n\n```sh\n";
-      if (plan.needs_kuberay) {
-        const Operator& op = catalog().kuberay();
+      auto helm = [&](const Operator& op) {
         md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
                           op.release, op.chart, op.repo, op.version, op.ns);
-      }
+      };
+      if (plan.needs_istio)
+        for (const Operator* op : {&catalog().istio_base(), &catalog().istiod(), &catalog().istio_gateway()}) helm(*op);
+      if (plan.needs_kuberay) helm(catalog().kuberay());
+      if (plan.needs_metrics_adapter) md += fmt::format("kubectl apply -f {}\n", catalog().metrics_adapter().url);
       auto wait = [&](const k8s::Object& done) {
         if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell
           md += fmt::format("kubectl wait -n {} {} --timeout=-1s {}\n", ns,
@@ -140,6 +220,10 @@ class RunbookEmitter final : public Emitter {
       for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
       for (const auto& w : plan.clusters)
         for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
+      for (const auto& w : plan.services) {
+        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
+        md += fmt::format("kubectl rollout status -n {} {}\n", ns, k8s::kubectl_ref(w.done()));
+      }
       std::set<std::string> ready;
       for (const auto& w : plan.workloads) {
         if (const k8s::Workload* c = plan.cluster(w.on); c && ready.insert(w.on).second) wait(c->done());
@@ -151,21 +235,27 @@ class RunbookEmitter final : public Emitter {
     }
     md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
           "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
-    md += "## Watch\n\n```sh\n";
-    md += fmt::format("kubectl get jobs,pods -n {} -l app.kubernetes.io/part-of={} -w\n", ns, sys.name);
-    for (const auto& w : plan.workloads) {
-      const k8s::Object& done = w.done();
-      if (w.step->distributed())  // the pods carry their workload's name as the instance label
-        md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
-                          done.name, w.step->nodes);
-      else
-        md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
+    if (!plan.workloads.empty()) {
+      md += "## Watch\n\n```sh\n";
+      md += fmt::format("kubectl get jobs,pods -n {} -l app.kubernetes.io/part-of={} -w\n", ns, sys.name);
+      for (const auto& w : plan.workloads) {
+        const k8s::Object& done = w.done();
+        if (w.step->distributed())  // the pods carry their workload's name as the instance label
+          md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
+                            done.name, w.step->nodes);
+        else
+          md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
+      }
+      md += "```\n\n";
+      md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
+            "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
     }
-    md += "```\n\n";
-    md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
-          "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
     md += clusters_section(sys, plan);
+    md += services_section(sys, plan);
     md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
+    if (plan.needs_istio)  // the gateway's load balancer goes with its Service, before the cluster
+      for (const Operator* op : {&catalog().istio_gateway(), &catalog().istiod(), &catalog().istio_base()})
+        md += fmt::format("helm uninstall {} --namespace {}\n", op->release, op->ns);
     if (plan.needs_kuberay)  // after the RayClusters are gone, so none is left without its operator
       md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
     if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";

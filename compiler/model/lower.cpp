@@ -166,7 +166,9 @@ class Lowerer {
     out.ptr = ptr;
     out.of = of;
     out.ksa = get_or<std::string>(i, "serviceAccount", of + "-server");
-    out.gsa = get_or<std::string>(i, "gcpServiceAccount", default_gsa.empty() ? out.ksa : default_gsa);
+    // A named Kubernetes account names the Google one too, unless the spec says otherwise.
+    out.gsa = get_or<std::string>(i, "gcpServiceAccount",
+                                  default_gsa.empty() || i.contains("serviceAccount") ? out.ksa : default_gsa);
     if (!of.empty()) {
       if (!sys.gcp)
         doc_.error(diags_, ptr_key("/services", of),

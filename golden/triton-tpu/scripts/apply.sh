@@ -24,7 +24,8 @@ die() {
 usage() {
   printf '%s\n' \
     'usage: apply.sh [--dry-run] [-h|--help]' \
-    'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
+    'Applies the generated k8s/ files in dependency order: the shared objects, then the' \
+    'services (waiting until they roll out and health.sh finds them serving), then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     '' \
     '  --dry-run      print the commands without running any' \
@@ -69,13 +70,64 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.
+wait_rollout() {
+  run kubectl --context "$KUBE_CONTEXT" rollout status "$1" -n "$NAMESPACE" --timeout="${2:-30m}" ||
+    die "$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
+
+# Istio 1.30.3: CRDs, the control plane (its webhook gives service pods their sidecar)
+# and the ingress gateway, a LoadBalancer Service on port 80.
+run helm upgrade --install istio-base base \
+    --repo=https://istio-release.storage.googleapis.com/charts \
+    --version=1.30.3 \
+    --namespace=istio-system \
+    --create-namespace \
+    --kube-context="$KUBE_CONTEXT" \
+    --wait
+run helm upgrade --install istiod istiod \
+    --repo=https://istio-release.storage.googleapis.com/charts \
+    --version=1.30.3 \
+    --namespace=istio-system \
+    --create-namespace \
+    --kube-context="$KUBE_CONTEXT" \
+    --wait
+run helm upgrade --install istio-ingressgateway gateway \
+    --repo=https://istio-release.storage.googleapis.com/charts \
+    --version=1.30.3 \
+    --namespace=istio-ingress \
+    --create-namespace \
+    --kube-context="$KUBE_CONTEXT" \
+    --wait
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
-    -f "${K8S_DIR}/serviceaccount.yaml"
+    -f "${K8S_DIR}/gateway.yaml"
 
-log 'applied. The Jobs run on; watch them with:'
-log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
+# The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
+# autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
+run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
+
+# Service 'triton' (triton).
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/service-triton-serviceaccount.yaml" \
+    -f "${K8S_DIR}/service-triton-service.yaml" \
+    -f "${K8S_DIR}/service-triton-deployment.yaml" \
+    -f "${K8S_DIR}/service-triton-pdb.yaml" \
+    -f "${K8S_DIR}/service-triton-podmonitoring.yaml" \
+    -f "${K8S_DIR}/service-triton-hpa.yaml" \
+    -f "${K8S_DIR}/service-triton-virtualservice.yaml"
+wait_rollout deployment/triton-tpu-triton 1200s
+
+# Ask every service whether it serves, as a client would.
+if [ "$DRY_RUN" = 1 ]; then
+  KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh" --dry-run
+else
+  KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh"
+fi
+
+log 'applied. status.sh shows where things stand; health.sh asks the services again'

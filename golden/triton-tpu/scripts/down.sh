@@ -8,8 +8,9 @@ PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
 ZONE="${ZONE:-us-central2-b}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
-GSA_EMAIL="triton-sa@${PROJECT_ID}.iam.gserviceaccount.com"
-readonly PROJECT_ID ZONE LOCATION CLUSTER GSA_EMAIL
+# The context `gcloud container clusters get-credentials` writes for this cluster.
+KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+readonly PROJECT_ID ZONE LOCATION CLUSTER KUBE_CONTEXT
 
 log() {
   printf 'down.sh: %s\n' "$*" >&2
@@ -29,7 +30,8 @@ usage() {
     '  --delete-data  also delete buckets that hold data, with the data' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
-    'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location'
+    'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
+    '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
 }
 
 YES=0
@@ -90,10 +92,36 @@ if [ "$DELETE_DATA" != 1 ]; then
   if has_objects jk-triton-repository; then die 'gs://jk-triton-repository holds data; pass --delete-data to delete it too (nothing deleted)'; fi
 fi
 
+# The Istio ingress gateway first, so its load balancer is released by the cluster that made it.
+if present gcloud container clusters describe "$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  run gcloud container clusters get-credentials "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID"
+  run helm uninstall istio-ingressgateway \
+      --namespace=istio-ingress \
+      --kube-context="$KUBE_CONTEXT" \
+      --wait || log 'no ingress gateway left'
+fi
+
+# The metrics adapter's read-only project role.
+if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
+  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
+    die "cannot read the number of project $PROJECT_ID"
+fi
+run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+    --role=roles/monitoring.viewer \
+    --member="principal://iam.googleapis.com/projects/${PROJECT_NUMBER}/locations/global/workloadIdentityPools/${PROJECT_ID}.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter" \
+    --condition=None >/dev/null || log 'no metrics adapter role left'
+
 # Grants on buckets that stay; a deleted bucket takes its grants along, and the service
 # account takes its Workload Identity binding along.
-if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
-  run gcloud iam service-accounts delete "$GSA_EMAIL" --project="$PROJECT_ID" --quiet
+if present gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts delete "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --project="$PROJECT_ID" \
+      --quiet
 fi
 
 if present gcloud storage buckets describe gs://jk-triton-repository; then

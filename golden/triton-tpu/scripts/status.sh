@@ -8,11 +8,10 @@ PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
 ZONE="${ZONE:-us-central2-b}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
-GSA_EMAIL="triton-sa@${PROJECT_ID}.iam.gserviceaccount.com"
 NAMESPACE=triton-tpu
 # The context `gcloud container clusters get-credentials` writes for this cluster.
 KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
-readonly PROJECT_ID ZONE LOCATION CLUSTER GSA_EMAIL NAMESPACE KUBE_CONTEXT
+readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE KUBE_CONTEXT
 
 log() {
   printf 'status.sh: %s\n' "$*" >&2
@@ -67,7 +66,11 @@ run gcloud container node-pools list \
     --project="$PROJECT_ID" || log 'no node pools found'
 run gcloud storage buckets describe gs://jk-triton-repository \
     --format='value(name,location)' || log 'bucket gs://jk-triton-repository not found'
-run gcloud iam service-accounts describe "$GSA_EMAIL" \
+run gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID" \
-    --format='value(email,disabled)' || log 'service account not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+    --format='value(email,disabled)' || log 'service account triton-sa not found'
+run kubectl --context "$KUBE_CONTEXT" get jobs,deployments,hpa,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+# Which server pods each service sends requests to.
+run kubectl --context "$KUBE_CONTEXT" get endpointslices -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu || log 'no endpoints'
+# The ingress gateway's external address (EXTERNAL-IP).
+run kubectl --context "$KUBE_CONTEXT" get service istio-ingressgateway -n istio-ingress || log 'no ingress gateway found'

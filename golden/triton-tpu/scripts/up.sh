@@ -9,8 +9,7 @@ REGION="${REGION:-us-central2}"
 ZONE="${ZONE:-us-central2-b}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
-GSA_EMAIL="triton-sa@${PROJECT_ID}.iam.gserviceaccount.com"
-readonly PROJECT_ID REGION ZONE LOCATION CLUSTER GSA_EMAIL
+readonly PROJECT_ID REGION ZONE LOCATION CLUSTER
 
 log() {
   printf 'up.sh: %s\n' "$*" >&2
@@ -94,6 +93,7 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=GcsFuseCsiDriver \
+      --enable-managed-prometheus \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -154,6 +154,9 @@ if missing gcloud container node-pools describe triton \
       --machine-type=n1-standard-4 \
       --accelerator=type=nvidia-tesla-t4,count=1,gpu-driver-version=latest \
       --num-nodes=1 \
+      --enable-autoscaling \
+      --min-nodes=1 \
+      --max-nodes=3 \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -166,21 +169,36 @@ if missing gcloud storage buckets describe gs://jk-triton-repository; then
       --public-access-prevention
 fi
 
-# The workload's Google service account.
-if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
+# Service 'triton''s own Google service account.
+if missing gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create triton-sa \
       --project="$PROJECT_ID" \
-      --display-name='trainc workload of system triton-tpu'
+      --display-name='trainc workload of service triton of triton-tpu'
 fi
-# Its roles, granted on each bucket and never on the project.
+# Its roles: read-only, on the model repository's bucket alone.
 retry gcloud storage buckets add-iam-policy-binding gs://jk-triton-repository \
-    --member="serviceAccount:${GSA_EMAIL}" \
-    --role=roles/storage.objectUser
+    --member="serviceAccount:triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/storage.objectViewer
+retry gcloud storage buckets add-iam-policy-binding gs://jk-triton-repository \
+    --member="serviceAccount:triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/storage.legacyBucketReader
 # Workload Identity: pods running as triton-tpu/triton-sa act as the Google service account.
-retry gcloud iam service-accounts add-iam-policy-binding "$GSA_EMAIL" \
+retry gcloud iam service-accounts add-iam-policy-binding "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID" \
     --role=roles/iam.workloadIdentityUser \
     --member="serviceAccount:${PROJECT_ID}.svc.id.goog[triton-tpu/triton-sa]"
+
+# The metrics adapter (installed by apply.sh) reads the services' queue metric from Cloud
+# Monitoring for their autoscalers: read-only, the only role trainc grants on the project.
+if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
+  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
+    die "cannot read the number of project $PROJECT_ID"
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --role=roles/monitoring.viewer \
+    --member="principal://iam.googleapis.com/projects/${PROJECT_NUMBER}/locations/global/workloadIdentityPools/${PROJECT_ID}.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter" \
+    --condition=None >/dev/null
 
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \

@@ -45,10 +45,15 @@ resource "google_container_node_pool" "tpu_v5e" {
 }
 
 resource "google_container_node_pool" "triton" {
-  name       = "triton"
-  cluster    = google_container_cluster.jk_ft_gke.id
-  location   = google_container_cluster.jk_ft_gke.location
-  node_count = 1
+  name               = "triton"
+  cluster            = google_container_cluster.jk_ft_gke.id
+  location           = google_container_cluster.jk_ft_gke.location
+  initial_node_count = 1
+
+  autoscaling {
+    min_node_count = 1
+    max_node_count = 3
+  }
 
   node_config {
     machine_type = "n1-standard-4"

@@ -22,8 +22,3 @@ output "bucket_names" {
     models = google_storage_bucket.models.name
   }
 }
-
-output "gsa_email" {
-  description = "The Google service account the workload runs as."
-  value       = google_service_account.triton_sa.email
-}

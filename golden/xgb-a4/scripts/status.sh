@@ -69,5 +69,5 @@ run gcloud storage buckets describe gs://zt-dask-datagen \
     --format='value(name,location)' || log 'bucket gs://zt-dask-datagen not found'
 run gcloud iam service-accounts describe "$GSA_EMAIL" \
     --project="$PROJECT_ID" \
-    --format='value(email,disabled)' || log 'service account not found'
+    --format='value(email,disabled)' || log 'service account zt-fuse-gsa not found'
 run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-a4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
