@@ -122,16 +122,23 @@ for spec in "${specs[@]}"; do
   t "trainc diff catches a changed byte: $label" check_diff_detects_drift "$spec" "$name"
 done
 
-# The seed recipe granted roles/storage.objectAdmin on the whole project; trainc grants bucket roles.
+# The seed recipes granted roles/storage.objectAdmin on the whole project (000) and roles/owner
+# (004); trainc grants bucket roles. The one project-level role it grants is read-only monitoring,
+# for the metrics adapter behind the services' autoscalers.
 no_project_storage_role() {
-  local hits
-  hits=$(grep -rnE 'google_project_iam|projects add-iam-policy-binding|roles/storage\.admin' golden/ || true)
-  if [ -n "$hits" ]; then echo "project-level or admin storage grants in golden/:"; echo "$hits"; return 1; fi
+  local hits roles
+  hits=$(grep -rnE 'roles/(owner|editor|storage\.admin)|clusterrolebinding' golden/ || true)
+  if [ -n "$hits" ]; then echo "owner, editor, admin or cluster-admin grants in golden/:"; echo "$hits"; return 1; fi
+  roles=$(grep -rhE -A6 'google_project_iam_member|projects (add|remove)-iam-policy-binding' golden/ |
+    grep -oE 'roles/[A-Za-z.]+' | sort -u)
+  if [ -n "$roles" ] && [ "$roles" != roles/monitoring.viewer ]; then
+    echo "project-level roles in golden/ other than roles/monitoring.viewer:"; echo "$roles"; return 1
+  fi
   if ! grep -rqE 'google_storage_bucket_iam_member|buckets add-iam-policy-binding' golden/; then
     echo "no bucket-level grant found in golden/ (expected in the GCS examples)"; return 1
   fi
 }
-t "no output grants a storage role at project level; buckets get their own" no_project_storage_role
+t "no output grants a role on the project but read-only monitoring; buckets get their own" no_project_storage_role
 
 for dir in golden/*/; do
   [ -d "$dir" ] || continue

@@ -10,6 +10,9 @@ t.system(
   gcp=t.gcp('jk-mlops-dev', 'us-central2', zone='us-central2-b'),
   cluster='jk-ft-gke',
   pools={
+    // Istio's control plane and ingress gateway, the metrics adapter and GKE's own services run
+    // here rather than on the accelerator nodes.
+    system: t.machinePool('e2-standard-4'),
     triton: t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1) + { autoscaling: { min: 1, max: 3 } },
     'tpu-v4': t.tpuPool('ct4p-hightpu-4t', '2x2x2'),
     'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot' },

@@ -109,6 +109,20 @@ if present gcloud container node-pools describe default-pool \
       --quiet
 fi
 
+# Node pool 'system'.
+if missing gcloud container node-pools describe system \
+    --cluster="$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  run gcloud container node-pools create system \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --machine-type=e2-standard-4 \
+      --num-nodes=1 \
+      --workload-metadata=GKE_METADATA
+fi
+
 # Node pool 'tpu-v4'.
 if missing gcloud container node-pools describe tpu-v4 \
     --cluster="$CLUSTER" \
