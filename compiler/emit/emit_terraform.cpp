@@ -1,9 +1,12 @@
-// Terraform target: terraform/ with the GKE cluster, node pools, buckets, service account,
-// bucket-scoped IAM and the Workload Identity binding. Emitted only when the spec has `gcp:`.
+// Terraform target: terraform/ with the GKE cluster, node pools, buckets, a service account per
+// identity (the system's and each service's), bucket-scoped IAM, the Workload Identity bindings
+// and, for autoscaled services, the metrics adapter's read role on Cloud Monitoring. Emitted
+// only when the spec has `gcp:`.
 // Everything hardware-specific (machine type, accelerator type and count, TPU topology) comes
 // from the Pool, which lowering filled from the hardware catalog; nothing is typed here.
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -111,6 +114,10 @@ Body cluster_tf(const System& sys) {
       .set("workload_pool", hcl::templ({hcl::ref("var.project_id"), hcl::str(".svc.id.goog")}));
   c.comment("Steps mount GCS buckets through the GCS FUSE CSI driver.");
   c.block("addons_config").block("gcs_fuse_csi_driver_config").set("enabled", hcl::boolean(true));
+  if (!sys.services.empty()) {
+    c.comment("Managed Service for Prometheus collects the services' metrics through their PodMonitoring objects.");
+    c.block("monitoring_config").block("managed_prometheus").set("enabled", hcl::boolean(true));
+  }
   return file;
 }
 
@@ -272,33 +279,89 @@ Value gsa_member(const Identity& id) {
   return hcl::templ({hcl::str("serviceAccount:"), attr("google_service_account", service_account_label(id), "email")});
 }
 
-void bucket_grant(Body& file, const Identity& id, const Store& store) {
-  Block& m = file.block("resource", {"google_storage_bucket_iam_member", hcl::identifier(store.name)});
-  m.set("bucket", bucket_name(store));
-  m.set("role", hcl::str(store.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser"));
+/// The last part of a role, lower-cased: roles/storage.objectViewer -> objectviewer.
+std::string role_short_name(const std::string& role) {
+  std::string out = role.substr(role.find_last_of("./") + 1);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+/// The label of a grant's google_storage_bucket_iam_member. The system identity's is the store's
+/// name, as before services existed, so existing state keeps its addresses; a service's adds the
+/// service and the role, since a service holds two roles on one bucket. Labels joined from names
+/// can still meet (store a-b with service c, store a with service b-c): the later one gets a suffix.
+std::string grant_label(const Identity& id, const BucketGrant& grant, std::set<std::string>& taken) {
+  const std::string label = id.of.empty() ? hcl::identifier(grant.store)
+                                          : hcl::identifier(fmt::format("{}_{}_{}", grant.store, id.of,
+                                                                        role_short_name(grant.role)));
+  std::string out = label;
+  for (int n = 2; !taken.insert(out).second; ++n) out = fmt::format("{}_{}", label, n);
+  return out;
+}
+
+void bucket_grant(Body& file, const System& sys, const Identity& id, const BucketGrant& grant,
+                  std::set<std::string>& taken) {
+  Block& m = file.block("resource", {"google_storage_bucket_iam_member", grant_label(id, grant, taken)});
+  m.set("bucket", bucket_name(sys.stores.at(grant.store)));
+  m.set("role", hcl::str(grant.role));
   m.set("member", gsa_member(id));
 }
 
-void workload_identity_binding(Body& file, const System& sys, const Identity& id) {
-  file.comment(fmt::format("The Kubernetes service account {}/{} may act as the Google service account.", sys.ns, id.ksa));
-  Block& b = file.block("resource", {"google_service_account_iam_member", "workload_identity"});
-  b.set("service_account_id", attr("google_service_account", service_account_label(id), "name"));
-  b.set("role", hcl::str("roles/iam.workloadIdentityUser"));
-  b.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("var.project_id"),
-                              hcl::str(fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa))}));
+void depends_on_pool(Block& b, const System& sys) {
   b.comment("The identity pool PROJECT.svc.id.goog exists once a cluster that uses it does.");
   b.set("depends_on", hcl::list({hcl::ref("google_container_cluster." + cluster_label(sys))}));
 }
 
+void workload_identity_binding(Body& file, const System& sys, const Identity& id) {
+  file.comment(fmt::format("The Kubernetes service account {}/{} may act as the Google service account.", sys.ns, id.ksa));
+  const std::string label = id.of.empty() ? "workload_identity" : "workload_identity_" + hcl::identifier(id.of);
+  Block& b = file.block("resource", {"google_service_account_iam_member", label});
+  b.set("service_account_id", attr("google_service_account", service_account_label(id), "name"));
+  b.set("role", hcl::str("roles/iam.workloadIdentityUser"));
+  b.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("var.project_id"),
+                              hcl::str(fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa))}));
+  depends_on_pool(b, sys);
+}
+
+/// The Custom Metrics Stackdriver Adapter's own Kubernetes service account, as a Workload
+/// Identity Federation principal: it gets a role directly, with no Google service account.
+void metrics_adapter_role(Body& file, const System& sys) {
+  const Manifest& adapter = catalog().metrics_adapter();
+  file.comment("The project's number, which Workload Identity principals name.");
+  file.block("data", {"google_project", "this"});
+  file.comment("The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for\n"
+               "their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.");
+  Block& m = file.block("resource", {"google_project_iam_member", "metrics_adapter"});
+  m.set("project", hcl::ref("var.project_id"));
+  m.set("role", hcl::str("roles/monitoring.viewer"));
+  m.set("member", hcl::templ({hcl::str("principal://iam.googleapis.com/projects/"),
+                              hcl::ref("data.google_project.this.number"),
+                              hcl::str("/locations/global/workloadIdentityPools/"), hcl::ref("var.project_id"),
+                              hcl::str(fmt::format(".svc.id.goog/subject/ns/{}/sa/{}", adapter.ns,
+                                                   adapter.service_account))}));
+  depends_on_pool(m, sys);
+}
+
+bool any_autoscaled(const System& sys) {
+  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
+}
+
 Body iam_tf(const System& sys) {
-  const Identity& id = *sys.identity;
   Body file;
-  Block& sa = file.block("resource", {"google_service_account", service_account_label(id)});
-  sa.set("account_id", hcl::str(id.gsa));
-  sa.set("display_name", hcl::str(fmt::format("trainc workload identity of {}", sys.name)));
-  file.comment("Roles on each bucket, never on the project.");
-  for (const Store* s : gcs_stores(sys)) bucket_grant(file, id, *s);
-  workload_identity_binding(file, sys, id);
+  std::set<std::string> grant_labels;
+  for (const Identity* id : sys.identities()) {
+    Block& sa = file.block("resource", {"google_service_account", service_account_label(*id)});
+    sa.set("account_id", hcl::str(id->gsa));
+    sa.set("display_name", hcl::str(id->of.empty()
+                                        ? fmt::format("trainc workload identity of {}", sys.name)
+                                        : fmt::format("trainc identity of service {} of {}", id->of, sys.name)));
+    if (!id->grants.empty())
+      file.comment(id->of.empty() ? "Roles on each bucket, never on the project."
+                                  : "Roles on the service's buckets only, never on the project.");
+    for (const BucketGrant& g : id->grants) bucket_grant(file, sys, *id, g, grant_labels);
+    workload_identity_binding(file, sys, *id);
+  }
+  if (any_autoscaled(sys)) metrics_adapter_role(file, sys);
   return file;
 }
 
@@ -322,6 +385,12 @@ Body outputs_tf(const System& sys) {
   if (sys.identity)
     output(file, "gsa_email", "The Google service account the workload runs as.",
            attr("google_service_account", service_account_label(*sys.identity), "email"));
+  std::vector<std::pair<std::string, Value>> services;
+  for (const auto& [name, s] : sys.services)
+    services.emplace_back(name, attr("google_service_account", service_account_label(s.identity), "email"));
+  if (!services.empty())
+    output(file, "service_gsa_emails", "The Google service account each service runs as.",
+           hcl::map(std::move(services)));
   return file;
 }
 
@@ -353,7 +422,10 @@ class TerraformEmitter final : public Emitter {
     if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), "Node pools", node_pools_note(sys));
     Body storage = storage_tf(sys);
     if (!storage.items().empty()) add(out, sys, "storage.tf", storage, "GCS buckets");
-    if (sys.identity) add(out, sys, "iam.tf", iam_tf(sys), "Workload identity and bucket roles");
+    if (!sys.identities().empty())
+      add(out, sys, "iam.tf", iam_tf(sys),
+          any_autoscaled(sys) ? "Workload identity, bucket roles and the metrics adapter's project role"
+                              : "Workload identity and bucket roles");
     add(out, sys, "outputs.tf", outputs_tf(sys), "Outputs");
   }
 };

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "emit/emitter.h"
+#include "frontend/yaml_loader.h"
+#include "model/lower.h"
 
 namespace trainc {
 
@@ -78,7 +80,12 @@ static System zonal_system() {
   s3.bucket = "an-s3-bucket";
   sys.stores["s3in"] = s3;
 
-  sys.identity = Identity{"trainer", "mnist-trainer", ""};
+  // As lowering grants them: a role on each GCS bucket, read-only where the store is.
+  sys.identity = Identity{"trainer", "mnist-trainer", "", "", {}};
+  for (const auto& [name, store] : sys.stores)
+    if (store.kind == Store::Kind::gcs)
+      sys.identity->grants.push_back(
+          {name, store.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser"});
   return sys;
 }
 
@@ -94,6 +101,26 @@ static System regional_system() {
   sys.pools["a4"] = a4;
   sys.stores["out"] = gcs_store("out", "big-outputs");
   return sys;
+}
+
+/// A system with its own identity, two GCS stores and an autoscaled Triton service, lowered from a
+/// spec so the service's grants are the ones lowering gives it.
+static System served_system() {
+  const std::string spec =
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: shop\n"
+      "gcp: {project: my-proj, region: us-central1, zone: us-central1-a}\n"
+      "cluster:\n  pools:\n    t4: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 2}\n"
+      "storage:\n  models: {gcs: {bucket: shop-models}}\n  ckpt: {gcs: {bucket: shop-ckpt}}\n"
+      "identity: {serviceAccount: trainer}\n"
+      "services:\n  triton:\n    pool: t4\n"
+      "    triton: {repository: 'models:/repo', models: [densenet_onnx]}\n"
+      "    autoscaling: {min: 1, max: 3}\n";
+  Diagnostics diags;
+  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
+  REQUIRE(doc);
+  auto sys = lower(*doc, diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  return *sys;
 }
 
 static std::map<std::string, std::string> emit_terraform(const System& sys) {
@@ -122,6 +149,12 @@ static bool has(const std::string& text, const std::string& name, const std::str
 /// Whether `text` sets `name` at all.
 static bool sets(const std::string& text, const std::string& name) {
   return std::regex_search(text, std::regex("\\n *" + regex_escape(name) + " += "));
+}
+
+static size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 TEST_CASE("terraform: no gcp section, no terraform") {
@@ -277,6 +310,99 @@ TEST_CASE("terraform: an RDMA pool gets the RDMA VPC, one subnet per NIC and mul
   CHECK(files.count("terraform/network.tf") == 1);
   sys.pools["a4"].rdma = false;
   CHECK(emit_terraform(sys).count("terraform/network.tf") == 0);
+}
+
+TEST_CASE("terraform: a service's identity may only read its model repository's bucket") {
+  auto files = emit_terraform(served_system());
+  std::string iam = files["terraform/iam.tf"];
+  std::string sa = block(iam, "resource \"google_service_account\" \"shop_triton\"");
+  CHECK(has(sa, "account_id", "\"shop-triton\""));
+  CHECK(has(sa, "display_name", "\"trainc identity of service triton of shop\""));
+  const std::string member = "\"serviceAccount:${google_service_account.shop_triton.email}\"";
+  std::string viewer = block(iam, "resource \"google_storage_bucket_iam_member\" \"models_triton_objectviewer\"");
+  CHECK(has(viewer, "bucket", "google_storage_bucket.models.name"));
+  CHECK(has(viewer, "role", "\"roles/storage.objectViewer\""));
+  CHECK(has(viewer, "member", member));
+  std::string reader =
+      block(iam, "resource \"google_storage_bucket_iam_member\" \"models_triton_legacybucketreader\"");
+  CHECK(has(reader, "bucket", "google_storage_bucket.models.name"));
+  CHECK(has(reader, "role", "\"roles/storage.legacyBucketReader\""));
+  CHECK(has(reader, "member", member));
+  CHECK(count(iam, "member = " + member) == 2);
+  CHECK(count(iam, "resource \"google_storage_bucket_iam_member\"") == 4);
+
+  // The system's identity keeps its labels and its read-write role on every bucket.
+  CHECK(has(block(iam, "resource \"google_service_account\" \"trainer\""), "display_name",
+            "\"trainc workload identity of shop\""));
+  for (const char* store : {"models", "ckpt"}) {
+    std::string m = block(iam, std::string("resource \"google_storage_bucket_iam_member\" \"") + store + "\"");
+    CHECK(has(m, "role", "\"roles/storage.objectUser\""));
+    CHECK(has(m, "member", "\"serviceAccount:${google_service_account.trainer.email}\""));
+  }
+  CHECK(has(block(iam, "resource \"google_service_account_iam_member\" \"workload_identity\""), "member",
+            "\"serviceAccount:${var.project_id}.svc.id.goog[shop/trainer]\""));
+
+  std::string wi = block(iam, "resource \"google_service_account_iam_member\" \"workload_identity_triton\"");
+  CHECK(has(wi, "service_account_id", "google_service_account.shop_triton.name"));
+  CHECK(has(wi, "member", "\"serviceAccount:${var.project_id}.svc.id.goog[shop/triton-server]\""));
+  CHECK(has(wi, "depends_on", "[google_container_cluster.shop]"));
+
+  std::string outputs = files["terraform/outputs.tf"];
+  CHECK(has(outputs, "value", "google_service_account.trainer.email"));
+  CHECK(has(block(outputs, "output \"service_gsa_emails\""), "triton", "google_service_account.shop_triton.email"));
+  CHECK(emit_terraform(zonal_system())["terraform/outputs.tf"].find("service_gsa_emails") == std::string::npos);
+}
+
+TEST_CASE("terraform: services alone get an iam.tf, and grant labels never repeat") {
+  System sys = zonal_system();
+  sys.identity.reset();
+  sys.stores["shared"] = gcs_store("shared", "shared-bucket");
+  // shared-datasets + x and shared + datasets-x join to the same label.
+  for (auto [name, store] : {std::pair{"x", "shared-datasets"}, std::pair{"datasets-x", "shared"}}) {
+    Service s;
+    s.name = name;
+    s.identity = Identity{std::string(name) + "-server", "mnist-" + std::string(name), "", name,
+                          {{store, "roles/storage.objectViewer"}}};
+    sys.services[name] = s;
+  }
+  auto files = emit_terraform(sys);
+  REQUIRE(files.count("terraform/iam.tf") == 1);
+  std::string iam = files["terraform/iam.tf"];
+  CHECK(has(block(iam, "resource \"google_storage_bucket_iam_member\" \"shared_datasets_x_objectviewer\""), "member",
+            "\"serviceAccount:${google_service_account.mnist_datasets_x.email}\""));
+  CHECK(has(block(iam, "resource \"google_storage_bucket_iam_member\" \"shared_datasets_x_objectviewer_2\""),
+            "member", "\"serviceAccount:${google_service_account.mnist_x.email}\""));
+  CHECK(iam.find("\"workload_identity\"") == std::string::npos);
+  CHECK(iam.find("\"workload_identity_datasets_x\"") != std::string::npos);
+  CHECK(iam.find("\"workload_identity_x\"") != std::string::npos);
+  CHECK(files["terraform/outputs.tf"].find("gsa_email =") == std::string::npos);
+}
+
+TEST_CASE("terraform: services turn on Managed Prometheus") {
+  const std::string header = "resource \"google_container_cluster\" \"shop\"";
+  std::string served = block(emit_terraform(served_system())["terraform/cluster.tf"], header);
+  CHECK(served.find("monitoring_config {\n    managed_prometheus {\n      enabled = true") != std::string::npos);
+  CHECK(emit_terraform(zonal_system())["terraform/cluster.tf"].find("monitoring_config") == std::string::npos);
+}
+
+TEST_CASE("terraform: only autoscaled services give the metrics adapter a project role") {
+  System sys = served_system();
+  std::string iam = emit_terraform(sys)["terraform/iam.tf"];
+  CHECK(iam.find("data \"google_project\" \"this\" {}") != std::string::npos);
+  std::string adapter = block(iam, "resource \"google_project_iam_member\" \"metrics_adapter\"");
+  CHECK(has(adapter, "project", "var.project_id"));
+  CHECK(has(adapter, "role", "\"roles/monitoring.viewer\""));
+  CHECK(has(adapter, "member",
+            "\"principal://iam.googleapis.com/projects/${data.google_project.this.number}/locations/global/"
+            "workloadIdentityPools/${var.project_id}.svc.id.goog/subject/ns/custom-metrics/sa/"
+            "custom-metrics-stackdriver-adapter\""));
+  CHECK(has(adapter, "depends_on", "[google_container_cluster.shop]"));
+  CHECK(count(iam, "resource \"google_project_iam_member\"") == 1);
+
+  sys.services["triton"].min = sys.services["triton"].max = 2;
+  REQUIRE_FALSE(sys.services["triton"].autoscaled());
+  iam = emit_terraform(sys)["terraform/iam.tf"];
+  CHECK(iam.find("google_project") == std::string::npos);
 }
 
 }  // namespace trainc
