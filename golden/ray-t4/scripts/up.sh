@@ -157,7 +157,7 @@ fi
 if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create gke-training-wli \
       --project="$PROJECT_ID" \
-      --display-name='trainc workload of system ray-t4'
+      --display-name='trainc workload identity of ray-t4'
 fi
 # Its roles, granted on each bucket and never on the project.
 retry gcloud storage buckets add-iam-policy-binding gs://gke-model-results \

@@ -188,7 +188,7 @@ if missing gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gse
     --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create triton-sa \
       --project="$PROJECT_ID" \
-      --display-name='trainc workload of service triton of triton-tpu'
+      --display-name='trainc identity of service triton of triton-tpu'
 fi
 # Its roles: read-only, on the model repository's bucket alone.
 retry gcloud storage buckets add-iam-policy-binding gs://jk-triton-repository \

@@ -21,4 +21,11 @@ resource "google_container_cluster" "jk_ft_gke" {
       enabled = true
     }
   }
+
+  # Managed Service for Prometheus collects the services' metrics through their PodMonitoring objects.
+  monitoring_config {
+    managed_prometheus {
+      enabled = true
+    }
+  }
 }

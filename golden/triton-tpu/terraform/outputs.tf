@@ -22,3 +22,10 @@ output "bucket_names" {
     models = google_storage_bucket.models.name
   }
 }
+
+output "service_gsa_emails" {
+  description = "The Google service account each service runs as."
+  value = {
+    triton = google_service_account.triton_sa.email
+  }
+}

@@ -251,7 +251,7 @@ fi
 if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create zt-fuse-gsa \
       --project="$PROJECT_ID" \
-      --display-name='trainc workload of system xgb-dask-a4'
+      --display-name='trainc workload identity of xgb-dask-a4'
 fi
 # Its roles, granted on each bucket and never on the project.
 retry gcloud storage buckets add-iam-policy-binding gs://zt-dask-datagen \
