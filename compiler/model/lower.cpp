@@ -201,15 +201,8 @@ class Lowerer {
   StoreRef gcs_ref(const System& sys, const std::string& text, const std::string& ptr, std::string_view who) {
     StoreRef ref;
     ref.ptr = ptr;
-    auto colon = text.find(':');
-    ref.store = text.substr(0, colon);
-    ref.path = text.substr(colon + 1);
-    const Store* s = sys.store(ref.store);
-    if (!s) {
-      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(ref.store, keys_of(sys.stores));
-      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", ref.store, text, hint));
-      return ref;
-    }
+    const Store* s = split_store_ref(sys, text, ptr, ref.store, ref.path);
+    if (!s) return ref;
     if (s->kind != Store::Kind::gcs) {
       doc_.error(diags_, ptr,
                  fmt::format("store '{}' is an S3 bucket; {} reads from GCS with Workload Identity: name a store with "
@@ -391,19 +384,26 @@ class Lowerer {
     return out;
   }
 
+  /// Splits "<store>:/path" (the schema checked the form) and looks the store up; an unknown
+  /// store is reported, with a did-you-mean, and gives nullptr.
+  const Store* split_store_ref(const System& sys, const std::string& text, const std::string& ptr, std::string& store,
+                               std::string& path) {
+    auto colon = text.find(':');
+    store = text.substr(0, colon);
+    path = text.substr(colon + 1);
+    const Store* s = sys.store(store);
+    if (!s) {
+      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(store, keys_of(sys.stores));
+      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
+    }
+    return s;
+  }
+
   StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr) {
     StoreRef ref;
     ref.ptr = ptr;
-    auto colon = text.find(':');
-    ref.store = text.substr(0, colon);
-    ref.path = text.substr(colon + 1);
-    const Store* s = sys.store(ref.store);
-    if (!s) {
-      std::string hint = sys.stores.empty() ? "; declare it under 'storage'"
-                                            : did_you_mean(ref.store, keys_of(sys.stores));
-      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", ref.store, text, hint));
-      return ref;
-    }
+    const Store* s = split_store_ref(sys, text, ptr, ref.store, ref.path);
+    if (!s) return ref;
     if (s->kind == Store::Kind::gcs) {
       doc_.error(diags_, ptr,
                  fmt::format("store '{}' is a GCS bucket, which steps reach through 'mounts' (GCS FUSE), not by "
@@ -726,14 +726,8 @@ class Lowerer {
   StoreLoc store_loc(const System& sys, const std::string& text, const std::string& ptr) {
     StoreLoc loc;
     loc.ptr = ptr;
-    auto colon = text.find(':');
-    loc.store = text.substr(0, colon);
-    loc.path = text.substr(colon + 1);
-    const Store* st = sys.store(loc.store);
-    if (!st) {
-      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(loc.store, keys_of(sys.stores));
-      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", loc.store, text, hint));
-    } else if (st->kind != Store::Kind::gcs) {
+    const Store* st = split_store_ref(sys, text, ptr, loc.store, loc.path);
+    if (st && st->kind != Store::Kind::gcs) {
       doc_.error(diags_, ptr,
                  fmt::format("store '{}' is an S3 bucket; trainrt steps read and write GCS stores, which their pods "
                              "mount",
