@@ -113,11 +113,11 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
                             "mesh that is already there",
                             name),
                 Anchor::key);
-    // Triton's paths are fixed, so two services on the gateway must differ by host.
+    // Triton's paths are fixed, so two services on the gateway must differ by host or path prefix.
     auto clash = [&]() -> std::optional<std::tuple<std::string, std::string, const Service*>> {
       for (const auto& [other_name, other] : sys.services) {
         if (other_name == name) break;
-        if (!other.expose.gateway) continue;
+        if (!other.expose.gateway || other.expose.path_prefix != s.expose.path_prefix) continue;
         for (const auto& mine : s.expose.hosts)
           for (const auto& theirs : other.expose.hosts)
             if (hosts_overlap(mine, theirs)) return std::tuple{mine, theirs, &other};
@@ -128,8 +128,10 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
       const auto& [mine, theirs, other] = *clash;
       doc.error(diags, s.expose.ptr,
                 fmt::format("host '{}' of service '{}' overlaps host '{}' of service '{}' on the gateway, and both serve "
-                            "the same paths (/v2, /inference.GRPCInferenceService); give each service hosts of its own",
-                            mine, name, theirs, other->name),
+                            "the same paths ({}); give each service hosts of its own, or a 'pathPrefix' of its own",
+                            mine, name, theirs, other->name,
+                            s.expose.path_prefix.empty() ? "/v2, /inference.GRPCInferenceService"
+                                                         : s.expose.path_prefix + "/v2"),
                 Anchor::key, {doc.note(other->expose.ptr, fmt::format("service '{}' is exposed here", other->name), Anchor::key)});
     }
   }

@@ -89,7 +89,13 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
           "bucket.\n\n",
           t.repository.url, s.identity.gsa);
       const std::string model = t.models.empty() ? "MODEL" : t.models.front();
-      if (s.expose.gateway) {
+      if (s.expose.gateway && !s.expose.path_prefix.empty()) {
+        const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
+        out += fmt::format("Call its HTTP API under `{0}` on the gateway (the gateway strips the prefix; gRPC is not "
+                           "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}/v2/models/{2}/ready\n"
+                           "```\n\n",
+                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host), model);
+      } else if (s.expose.gateway) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
         const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
         out += fmt::format("Call it from outside the cluster, e.g. with the Triton SDK image's `image_client` (the "

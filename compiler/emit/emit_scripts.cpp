@@ -954,10 +954,11 @@ void health_checks(ShellScript& sh, const System& sys, const Service& s) {
     for (const auto& [what, path] : checks) {
       Call c{{"until_ok", dq(what), "curl", "-fsS", "-o", "/dev/null", "--max-time", "5"}, {}};
       if (!host.empty()) c.words.insert(c.words.end(), {"-H", lit("Host: " + host)});
-      c.words.push_back(dq("http://", Var{"GATEWAY_IP"}, path));
+      const std::string at = s.expose.path_prefix + path;
+      c.words.push_back(dq("http://", Var{"GATEWAY_IP"}, at));
       for (const auto& l : render(c, "", " ||")) sh.line(l);
       sh.line(fmt::format("  die {}", dq(what + " is not ready at http://", Var{"GATEWAY_IP"},
-                                         path + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+                                         at + " after ", Var{"ATTEMPTS"}, " tries" + see)));
     }
     return;
   }

@@ -158,12 +158,19 @@ ojson virtual_service(const System& sys, const Service& s, const Object& obj) {
                  {"match", ojson::array({{{"uri", {{"prefix", prefix}}}}})},
                  {"route", ojson::array({{{"destination", {{"host", host}, {"port", {{"number", port}}}}}}})}};
   };
+  ojson http = ojson::array();
+  if (s.expose.path_prefix.empty()) {
+    http.push_back(route("grpc", kTritonGrpcPrefix, port_number(s, "grpc")));
+    http.push_back(route("http", kTritonHttpPrefix, port_number(s, "http")));
+  } else {
+    // <prefix>/v2/... reaches the server as /v2/...: the rewrite replaces the matched prefix.
+    ojson r = route("http", s.expose.path_prefix + std::string(kTritonHttpPrefix), port_number(s, "http"));
+    r["rewrite"] = {{"uri", kTritonHttpPrefix}};
+    http.push_back(std::move(r));
+  }
   ojson vs = typed(obj);
   vs["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
-  vs["spec"] = {{"hosts", s.expose.hosts},
-                {"gateways", ojson::array({gateway_name(sys)})},
-                {"http", ojson::array({route("grpc", kTritonGrpcPrefix, port_number(s, "grpc")),
-                                       route("http", kTritonHttpPrefix, port_number(s, "http"))})}};
+  vs["spec"] = {{"hosts", s.expose.hosts}, {"gateways", ojson::array({gateway_name(sys)})}, {"http", http}};
   return vs;
 }
 

@@ -324,6 +324,7 @@ class Lowerer {
       out.expose.gateway = true;
       out.expose.ptr = ptr_key(ptr_key(out.ptr, "expose"), "gateway");
       out.expose.hosts = g.contains("hosts") ? string_list(g["hosts"]) : std::vector<std::string>{"*"};
+      out.expose.path_prefix = get_or<std::string>(g, "pathPrefix", "");
     }
     const json id = s.value("identity", json::object());
     out.identity = identity(sys, id, ptr_key(out.ptr, "identity"), name, sys.name + "-" + name);

@@ -295,6 +295,7 @@ std::vector<ServerPort> server_ports(const ServerKind& kind);
 struct Exposure {
   bool gateway = false;            ///< through the Istio ingress gateway
   std::vector<std::string> hosts;  ///< the gateway's hosts for it
+  std::string path_prefix;         ///< the HTTP API under this path ("" = at the root, with gRPC)
   std::string ptr;
 };
 
