@@ -22,7 +22,18 @@ const std::vector<std::string>& reserved_env(const Step& step) {
 
 /// The image each kind needs; multi-node only where something coordinates the pods. (Lowering
 /// has already made sure exactly one kind is set.)
-void check_kind(const Step& step, const Document& doc, Diagnostics& diags) {
+void check_kind(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
+  const Pool* pool = sys.pool(step.pool);
+  const bool tpu = pool && pool->tpu;
+  // A TPU slice runs one program per host, which finds the others itself (JAX, PyTorch/XLA).
+  auto not_on_tpu = [&](std::string_view why) {
+    if (tpu)
+      doc.error(diags, ptr_key(step.ptr, step.kind()),
+                fmt::format("step '{}' is on TPU pool '{}', but {}; write the program as 'command' (e.g. [python3, "
+                            "train.py]), which the JobSet starts on every host of every slice",
+                            step.name, pool->name, why),
+                Anchor::key);
+  };
   auto needs_runtime_image = [&] {
     if (step.image.empty())  // lowering falls back to runtime.image, so neither was given
       doc.error(diags, ptr_key(step.ptr, step.kind()),
@@ -36,10 +47,14 @@ void check_kind(const Step& step, const Document& doc, Diagnostics& diags) {
       doc.error(diags, step.ptr, fmt::format("missing required key 'image' in {}", ptr_display(step.ptr)), Anchor::key);
   };
   match(
-      step.run, [&](const Torchrun&) { needs_user_image(); },
+      step.run,
+      [&](const Torchrun&) {
+        needs_user_image();
+        not_on_tpu("torchrun starts GPU or CPU processes");
+      },
       [&](const Command&) {
         needs_user_image();
-        if (step.distributed())
+        if (step.distributed() && !tpu)
           doc.error(diags, ptr_key(step.ptr, "nodes"),
                     fmt::format("step '{}' runs on {} nodes but has nothing to coordinate them; multi-node steps use "
                                 "torchrun, datagen or xgboost",
@@ -47,12 +62,16 @@ void check_kind(const Step& step, const Document& doc, Diagnostics& diags) {
       },
       [&](const Datagen& d) {
         needs_runtime_image();
+        not_on_tpu("trainrt runs on CPUs and GPUs");
         if (d.shards % step.nodes != 0)
           doc.error(diags, ptr_key(ptr_key(step.ptr, "datagen"), "shards"),
                     fmt::format("{} shards do not divide among {} pods; use a multiple of {}", d.shards, step.nodes,
                                 step.nodes));
       },
-      [&](const XGBoost&) { needs_runtime_image(); });
+      [&](const XGBoost&) {
+        needs_runtime_image();
+        not_on_tpu("trainrt runs on CPUs and GPUs");
+      });
 }
 
 }  // namespace
@@ -63,7 +82,7 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
               "the spec has no steps and no 'gcp' infrastructure, so there is nothing to generate; add a step to "
               "'pipeline' or a 'gcp' section");
   for (const auto& step : sys.steps) {
-    check_kind(step, doc, diags);
+    check_kind(sys, step, doc, diags);
     const Mount* ckpt_mount = nullptr;
     if (step.checkpoints)
       for (const auto& m : step.mounts)

@@ -53,7 +53,21 @@ ojson container(const System& sys, const Step& step) {
   c["workingDir"] = step.workdir;
   ojson env = ojson::array();
   env.push_back(env_var("PYTHONUNBUFFERED", "1"));  // prints reach the log (and the heartbeat) at once
-  if (step.distributed()) {
+  const Pool* pool = sys.pool(step.pool);
+  const bool tpu = pool && pool->tpu;
+  if (tpu) {
+    // GKE gives TPU pods of a JobSet their TPU_WORKER_ID and TPU_WORKER_HOSTNAMES. The entry script
+    // knows a pod by its host index in its slice.
+    env.push_back(k8s::env_field("NODE_RANK", "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
+    if (step.multislice()) {
+      const int port = catalog().megascale_port();
+      env.push_back(env_var("MEGASCALE_NUM_SLICES", std::to_string(step.slices)));
+      env.push_back(k8s::env_field("MEGASCALE_SLICE_ID", "metadata.labels['jobset.sigs.k8s.io/job-index']"));
+      env.push_back(env_var("MEGASCALE_COORDINATOR_ADDRESS",
+                            fmt::format("{}:{}", k8s::jobset_coordinator(sys, step), port)));
+      env.push_back(env_var("MEGASCALE_PORT", std::to_string(port)));
+    }
+  } else if (step.distributed()) {
     env.push_back(env_var("NNODES", std::to_string(step.nodes)));
     env.push_back(k8s::env_field("NODE_RANK", "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
     env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
@@ -80,7 +94,7 @@ ojson container(const System& sys, const Step& step) {
     for (const auto& s : secrets) from.push_back(ojson{{"secretRef", {{"name", s}}}});
     c["envFrom"] = from;
   }
-  if (step.distributed())
+  if (step.distributed() && !tpu)
     c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", rendezvous_port(step.run)}}});
   if (ojson res = k8s::resources(step.resources, needs); !res.empty()) c["resources"] = res;
   ojson mounts = ojson::array({{{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}}});
@@ -108,6 +122,30 @@ ojson container(const System& sys, const Step& step) {
   return c;
 }
 
+/// The pod template of a step's Job (or of each Job of its JobSet).
+ojson pod_template(const System& sys, const Step& step, const std::string& configmap, bool jobset) {
+  ojson pod;
+  pod["restartPolicy"] = "Never";
+  if (step.distributed() && !jobset) pod["subdomain"] = k8s::job_name(sys, step);  // a JobSet sets its own
+  if (step.multislice()) {
+    // Slices talk over the data-center network: the host's NICs, as GKE's multislice setup runs them.
+    pod["hostNetwork"] = true;
+    pod["dnsPolicy"] = "ClusterFirstWithHostNet";
+  }
+  if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
+  const k8s::PodNeeds needs = needs_of(sys, step);
+  k8s::place(pod, needs);
+  // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
+  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
+  pod["containers"] = ojson::array({container(sys, step)});
+  ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
+  k8s::add_volumes(volumes, needs);
+  pod["volumes"] = volumes;
+  ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
+  if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
+  return {{"metadata", pod_meta}, {"spec", pod}};
+}
+
 ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
   ojson j;
   j["apiVersion"] = obj.api_version;
@@ -123,23 +161,34 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
     spec["completionMode"] = "Indexed";
   }
   if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
-  ojson pod;
-  pod["restartPolicy"] = "Never";
-  if (step.distributed()) pod["subdomain"] = k8s::job_name(sys, step);
-  if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
-  const k8s::PodNeeds needs = needs_of(sys, step);
-  k8s::place(pod, needs);
-  // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
-  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
-  pod["containers"] = ojson::array({container(sys, step)});
-  ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
-  k8s::add_volumes(volumes, needs);
-  pod["volumes"] = volumes;
-  ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
-  if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
-  spec["template"] = {{"metadata", pod_meta}, {"spec", pod}};
+  spec["template"] = pod_template(sys, step, configmap, false);
   j["spec"] = spec;
   return j;
+}
+
+/// A TPU step: one Indexed Job per slice, `nodes` pods each (one per host), started together and
+/// restarted together. A failed pod fails its Job at once (backoffLimit 0) and the JobSet restarts
+/// every slice, up to `retries` times: synchronous training cannot go on without a host.
+ojson jobset(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
+  ojson js = typed(obj);
+  js["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
+  ojson annotations = step.annotations.empty() ? ojson::object() : ojson(step.annotations);
+  // One slice's Job per GKE node pool: a slice's hosts share its ICI links.
+  annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "cloud.google.com/gke-nodepool";
+  js["metadata"]["annotations"] = annotations;
+  ojson job_spec;
+  job_spec["parallelism"] = step.nodes;
+  job_spec["completions"] = step.nodes;
+  job_spec["completionMode"] = "Indexed";
+  job_spec["backoffLimit"] = 0;
+  if (step.timeout_seconds) job_spec["activeDeadlineSeconds"] = *step.timeout_seconds;
+  job_spec["template"] = pod_template(sys, step, configmap, true);
+  js["spec"] = {{"failurePolicy", {{"maxRestarts", step.retries}}},
+                {"network", {{"enableDNSHostnames", true}}},
+                {"replicatedJobs", ojson::array({{{"name", k8s::kSliceJob},
+                                                   {"replicas", step.slices},
+                                                   {"template", {{"spec", job_spec}}}}})}};
+  return js;
 }
 
 ojson headless_service(const System& sys, const Step& step, const k8s::Object& obj) {
@@ -256,11 +305,12 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kPodMonitoring: return k8s::pod_monitoring(sys, *w->service, obj);
     case k8s::Role::kAutoscaler: return k8s::autoscaler(sys, *w->service, obj);
     case k8s::Role::kVirtualService: return k8s::virtual_service(sys, *w->service, obj);
-    case k8s::Role::kBatchJob: {
+    case k8s::Role::kBatchJob:
+    case k8s::Role::kJobSet: {
       std::string configmap;
       for (const auto& o : w->objects)
         if (o.role == k8s::Role::kEntryScript) configmap = o.name;
-      return job(sys, *w->step, obj, configmap);
+      return obj.role == k8s::Role::kJobSet ? jobset(sys, *w->step, obj, configmap) : job(sys, *w->step, obj, configmap);
     }
   }
   throw std::logic_error("unknown object role");

@@ -4,6 +4,11 @@
 #include "emit/emitter.h"
 #include "emit/entry_script.h"
 #include "emit/k8s_names.h"
+#include "frontend/yaml_loader.h"
+#include "model/catalog.h"
+#include "model/lower.h"
+
+#include <fmt/format.h>
 
 namespace trainc {
 
@@ -79,6 +84,46 @@ TEST_CASE("torchrun flags derive from nodes and GPUs") {
   sys.steps[0].nodes = 1;
   words = trainer_words(sys.steps[0]);
   CHECK(std::find(words.begin(), words.end(), "--standalone") != words.end());
+}
+
+}  // namespace trainc
+
+namespace trainc {
+
+/// For every TPU machine and topology of the catalog: lowered from a spec, a step on the slice
+/// becomes a JobSet whose pods per slice times chips per pod is the topology's chip count.
+TEST_CASE("every catalog TPU topology gives a JobSet with all of the slice's chips") {
+  int checked = 0;
+  for (const std::string& type : catalog().machine_names()) {
+    const MachineType* m = catalog().machine(type);
+    if (m->tpu_chips == 0) continue;
+    for (const std::string& topology : m->tpu_topologies) {
+      CAPTURE(type);
+      CAPTURE(topology);
+      const std::string spec = fmt::format(
+          "apiVersion: trainc/v1\nkind: TrainingSystem\nname: tpu\n"
+          "cluster:\n  pools:\n    slice: {{machine: {}, tpu: {{topology: '{}'}}}}\n"
+          "pipeline:\n  - {{name: train, pool: slice, image: img, command: [python3, train.py]}}\n",
+          type, topology);
+      Diagnostics diags;
+      auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
+      REQUIRE(doc);
+      auto sys = lower(*doc, diags);
+      REQUIRE_MESSAGE(sys, diags.render_text());
+      OutputSink out;
+      new_k8s_emitter()->emit(*sys, k8s::plan(*sys), out);
+      REQUIRE(out.files().count("k8s/train-jobset.yaml"));
+      YAML::Node js = YAML::Load(out.files().at("k8s/train-jobset.yaml"));
+      YAML::Node job = js["spec"]["replicatedJobs"][0]["template"]["spec"];
+      const int pods = job["parallelism"].as<int>();
+      CHECK(job["completions"].as<int>() == pods);
+      const int chips = job["template"]["spec"]["containers"][0]["resources"]["limits"]["google.com/tpu"].as<int>();
+      CHECK(pods * chips == topology_chips(topology));
+      CHECK(job["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-tpu-topology"].as<std::string>() == topology);
+      ++checked;
+    }
+  }
+  CHECK(checked > 10);
 }
 
 }  // namespace trainc

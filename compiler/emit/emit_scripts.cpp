@@ -751,6 +751,8 @@ std::string wait_line(const k8s::Object& done) {
     case k8s::Ready::kRayReady: return fmt::format("wait_for {} {} '{{.status.state}}' failed", ref, cond);
     case k8s::Ready::kRaySucceeded: return fmt::format("wait_for {} {} '{{.status.jobStatus}}' FAILED", ref, cond);
     case k8s::Ready::kRolledOut: return "wait_rollout " + ref;
+    case k8s::Ready::kJobSetCompleted:
+      return fmt::format("wait_for {} {} '{{.status.conditions[?(@.type==\"Failed\")].status}}' True", ref, cond);
   }
   return "";
 }
@@ -819,6 +821,15 @@ void apply_services(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
       .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\"")
       .close("fi");
   (void)sys;
+}
+
+/// The JobSet controller, pinned; server-side apply, as its release notes install it.
+void install_jobset(ShellScript& sh) {
+  const Manifest& m = catalog().jobset();
+  sh.line();
+  sh.comment("The JobSet controller (CRDs included), before any JobSet.");
+  call(sh, kubectl({"apply", "--server-side", "-f", lit(m.url)}));
+  call(sh, kubectl({"wait", "deployment", "--all", "-n", lit(m.ns), "--for=condition=available", "--timeout=300s"}));
 }
 
 void apply_clusters(ShellScript& sh, const k8s::Plan& plan) {
@@ -999,7 +1010,7 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
            {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
            {}, {.ns = true, .kube = true, .k8s_dir = true});
   wait_function(sh);
-  if (!plan.clusters.empty()) wait_for_function(sh);
+  if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
@@ -1010,6 +1021,7 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_clusters(sh, plan);
   apply_services(sh, sys, plan);
+  if (plan.needs_jobset) install_jobset(sh);
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);
   return sh.text();

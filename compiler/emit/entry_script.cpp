@@ -113,9 +113,16 @@ std::string entry_script(const System& sys, const Step& step) {
   if (step.outputs) {
     const auto& o = *step.outputs;
     const bool only_rank0 = step.distributed();
-    if (only_rank0) sh.comment("Node 0 holds torch rank 0, which writes the outputs; only it syncs them out.");
+    if (only_rank0 && step.multislice()) {
+      sh.comment("Host 0 of slice 0 holds rank 0, which writes the outputs; only it syncs them out.");
+    } else if (only_rank0) {
+      sh.comment("Node 0 holds torch rank 0, which writes the outputs; only it syncs them out.");
+    }
     sh.open("sync_outputs() {");
-    if (only_rank0) sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
+    if (only_rank0 && step.multislice())
+      sh.line("if [ \"$NODE_RANK\" != 0 ] || [ \"$MEGASCALE_SLICE_ID\" != 0 ]; then return 0; fi");
+    else if (only_rank0)
+      sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
     sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.path), sh_quote(o.to.url))));
     sh.close("}");
     sh.open("periodic_sync() {")

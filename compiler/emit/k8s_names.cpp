@@ -29,6 +29,11 @@ std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster
   return out;
 }
 
+std::string jobset_coordinator(const System& sys, const Step& step) {
+  const std::string js = job_name(sys, step);
+  return fmt::format("{0}-{1}-0-0.{0}", js, kSliceJob);
+}
+
 std::string service_name(const System& sys, const Service& s) { return fmt::format("{}-{}", sys.name, s.name); }
 
 std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }

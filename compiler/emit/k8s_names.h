@@ -40,6 +40,10 @@ std::string rdma_network(int nic);
 std::string configmap_name(const System& sys, const Step& step, std::string_view script);
 /// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".
 std::string pod_hostname(const System& sys, const Step& step, int index);
+/// The replicated Job of a TPU step's JobSet: one per slice.
+inline constexpr std::string_view kSliceJob = "slice";
+/// Host 0 of slice 0 of a TPU step's JobSet, by its stable DNS name: "<jobset>-slice-0-0.<jobset>".
+std::string jobset_coordinator(const System& sys, const Step& step);
 /// The rendezvous address other ranks connect to.
 std::string master_addr(const System& sys, const Step& step);
 

@@ -28,6 +28,16 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
                        fmt::format("step '{}'", step.name), Ready::kJobComplete});
 }
 
+/// A step on a TPU pool: its entry script and a JobSet, one Indexed Job per slice; the JobSet
+/// makes the headless Service its pods resolve each other by.
+void jobset_step(const System& sys, const Step& step, Workload& w) {
+  w.entry_script = entry_script(sys, step);
+  w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step, w.entry_script),
+                       step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
+  w.objects.push_back({Role::kJobSet, "jobset.x-k8s.io/v1alpha2", "JobSet", job_name(sys, step), step_file(step, "jobset"),
+                       fmt::format("step '{}' on {} TPU slice(s)", step.name, step.slices), Ready::kJobSetCompleted});
+}
+
 /// A step on a Ray cluster: a RayJob, whose entrypoint KubeRay runs from a submitter pod.
 void ray_job_step(const System& sys, const Step& step, const ComputeCluster& c, const Ray& r, Workload& w) {
   w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
@@ -42,6 +52,10 @@ void step_objects(const System& sys, const Step& step, Workload& w) {
     match(
         c->engine, [&](const Ray& r) { ray_job_step(sys, step, *c, r, w); },
         [&](const Dask&) { batch_step(sys, step, w); });  // a client Job beside the cluster
+    return;
+  }
+  if (const Pool* p = sys.pool(step.pool); p && p->tpu) {  // a slice's hosts start together, by hostname
+    jobset_step(sys, step, w);
     return;
   }
   match(
@@ -199,6 +213,7 @@ Plan plan(const System& sys) {
     w.needs = step.needs;
     w.on = step.cluster;
     step_objects(sys, step, w);  // where a new kind of step or engine says which objects it becomes
+    for (const auto& o : w.objects) p.needs_jobset = p.needs_jobset || o.role == Role::kJobSet;
     p.workloads.push_back(std::move(w));
   }
   return p;
@@ -212,6 +227,7 @@ std::string_view wait_condition(Ready ready) {
     case Ready::kRayReady: return "jsonpath={.status.state}=ready";
     case Ready::kRaySucceeded: return "jsonpath={.status.jobStatus}=SUCCEEDED";
     case Ready::kRolledOut: return "";  // kubectl rollout status, not kubectl wait
+    case Ready::kJobSetCompleted: return "condition=Completed";
   }
   return "";
 }
@@ -229,6 +245,7 @@ namespace trainc::k8s {
 std::string logs_ref(const Object& o) {
   switch (o.role) {
     case Role::kRayJob: return "job/" + o.name;
+    case Role::kJobSet: return fmt::format("job/{}-{}-0", o.name, kSliceJob);  // slice 0: its host 0 coordinates
     case Role::kNamespace:
     case Role::kServiceAccount:
     case Role::kEntryScript:

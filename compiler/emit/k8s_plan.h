@@ -19,6 +19,7 @@ enum class Role {
   kEntryScript,     ///< a ConfigMap holding a step's entry script
   kRendezvous,      ///< the headless Service ranks of a multi-node step resolve each other by
   kBatchJob,        ///< the (Indexed) Job that runs a step
+  kJobSet,          ///< the JobSet that runs a TPU step: one Indexed Job per slice
   kDaskService,     ///< the Service in front of a Dask scheduler
   kDaskScheduler,   ///< the Dask scheduler's Deployment
   kDaskWorkers,     ///< one Dask worker group's Deployment
@@ -46,6 +47,7 @@ enum class Ready {
   kRayReady,     ///< a RayCluster's status.state is ready
   kRaySucceeded, ///< a RayJob's status.jobStatus is SUCCEEDED
   kRolledOut,    ///< a Deployment's rollout is complete (`kubectl rollout status`): every pod is new and ready
+  kJobSetCompleted,  ///< a JobSet's Completed condition (its Failed condition means it never will be)
 };
 
 struct Object {
@@ -88,6 +90,8 @@ struct Plan {
   const Workload* cluster(std::string_view name) const;
   /// Whether RayClusters or RayJobs are in the plan: the KubeRay operator must be installed first.
   bool needs_kuberay = false;
+  /// Whether JobSets are in the plan: the JobSet controller must be installed first.
+  bool needs_jobset = false;
   /// Whether apply.sh installs Istio (the spec enables it and does not bring its own).
   bool needs_istio = false;
   /// Whether a HorizontalPodAutoscaler reads Managed Prometheus metrics: the Custom Metrics

@@ -91,10 +91,15 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.istio_base_ = chart("istioBase");
   c.istiod_ = chart("istiod");
   c.istio_gateway_ = chart("istioGateway");
-  const YAML::Node adapter = root["operators"]["metricsAdapter"];
-  c.metrics_adapter_ = {get<std::string>(adapter, "manifest", "operators.metricsAdapter"),
-                        get<std::string>(adapter, "namespace", "operators.metricsAdapter"),
-                        get<std::string>(adapter, "serviceAccount", "operators.metricsAdapter")};
+  auto manifest = [&](const char* key) -> Manifest {
+    const YAML::Node m = root["operators"][key];
+    const std::string where = std::string("operators.") + key;
+    return {get<std::string>(m, "manifest", where), get<std::string>(m, "namespace", where),
+            get_or<std::string>(m, "serviceAccount", "")};
+  };
+  c.metrics_adapter_ = manifest("metricsAdapter");
+  c.jobset_ = manifest("jobset");
+  c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
   c.istio_proxy_ = {get<std::string>(proxy, "cpu", "sidecars.istioProxy"), get<std::string>(proxy, "memory", "sidecars.istioProxy"),
                     ""};

@@ -83,6 +83,10 @@ class Catalog {
   /// What Istio's injected sidecar requests, which a pod's own requests must leave room for.
   const Sidecar& istio_proxy() const { return istio_proxy_; }
   const Manifest& metrics_adapter() const { return metrics_adapter_; }
+  /// The JobSet controller, which runs TPU steps.
+  const Manifest& jobset() const { return jobset_; }
+  /// The port slices of a multislice TPU step coordinate on (MEGASCALE_PORT).
+  int megascale_port() const { return megascale_port_; }
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
   const std::string& server_image(const std::string& kind) const;
 
@@ -99,7 +103,8 @@ class Catalog {
   Sidecar gcsfuse_;
   Operator kuberay_, istio_base_, istiod_, istio_gateway_;
   Sidecar istio_proxy_;
-  Manifest metrics_adapter_;
+  Manifest metrics_adapter_, jobset_;
+  int megascale_port_ = 0;
   std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;
 };

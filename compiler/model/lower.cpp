@@ -633,7 +633,15 @@ class Lowerer {
                                out.name, out.cluster),
                    Anchor::value, {doc_.note(ptr_key(ptr, "cluster"), "the cluster is named here")});
     }
-    out.nodes = integer(s, "nodes", 1, ptr);
+    // A TPU step runs one pod per host of each slice it spans.
+    out.nodes = integer(s, "nodes", pool && pool->tpu && pool->tpu->hosts > 0 ? pool->tpu->hosts : 1, ptr);
+    out.slices = integer(s, "slices", 1, ptr);
+    if (s.contains("slices") && !(pool && pool->tpu))
+      doc_.error(diags_, ptr_key(ptr, "slices"),
+                 pool ? fmt::format("'slices' is for steps on TPU pools; pool '{}' ({}) has no TPU slices: remove it",
+                                    pool->name, pool->machine)
+                      : std::string("'slices' is for steps on TPU pools: set 'pool' to a TPU pool or remove it"),
+                 Anchor::key);
     out.gpus = integer(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0, ptr);
     out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
     out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));

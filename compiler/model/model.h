@@ -201,6 +201,7 @@ struct Step {
   std::string pool;     ///< "" when the step names no pool
   std::string cluster;  ///< the compute cluster it runs on; "" for none
   int nodes = 1, gpus = 0, procs_per_node = 1;
+  int slices = 1;  ///< TPU steps: slices the step spans (a JobSet replicated Job each); nodes is per slice
   std::string workdir = "/workspace";
   StepKind run;
   StringMap env;
@@ -216,6 +217,8 @@ struct Step {
   StringMap labels, annotations;
 
   bool distributed() const { return nodes > 1; }
+  /// More than one TPU slice: the slices meet over the data-center network (megascale).
+  bool multislice() const { return slices > 1; }
   /// Runs the trainrt runtime image (datagen or xgboost) rather than a user image.
   bool uses_trainrt() const;
   /// The alternative's kName: the component label and what the script runs.
