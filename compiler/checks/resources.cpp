@@ -116,8 +116,38 @@ void check_unplaced(const System& sys, const Step& step, const Document& doc, Di
                         step.name, step.gpus));
 }
 
+/// With a queue, Kueue admits a step only when all of its pods fit one flavor's quota at once; a
+/// step larger than every pool it may run on would wait forever.
+void check_queue_fit(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
+  if (!sys.queue || sys.pools.empty() || !step.cluster.empty()) return;
+  const long long pods = static_cast<long long>(step.nodes) * step.slices;
+  auto want = [&](const char* key) {
+    auto it = step.resources.requests.find(key);
+    return it == step.resources.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0) * static_cast<double>(pods);
+  };
+  const double cpu = want("cpu"), memory = want("memory");
+  const long long gpus = pods * step.gpus;
+  std::string largest;
+  for (const auto& [name, pool] : sys.pools) {
+    if (!step.pool.empty() && name != step.pool) continue;
+    const PoolCapacity c = capacity(pool);
+    const long long chips = pool.tpu ? pods * pool.tpu->chips_per_host : 0;
+    if (cpu <= c.cpu + 1e-9 && memory <= c.memory && gpus <= c.gpus && chips <= c.tpu_chips) return;
+    largest = name;
+  }
+  if (largest.empty()) return;  // unknown pool, reported by lowering
+  doc.error(diags, step.pool.empty() ? step.ptr : ptr_key(step.ptr, "pool"),
+            fmt::format("step '{}' needs {} pod(s){}{} at once, more than queue '{}' holds for {}: Kueue admits a "
+                        "step whole or not at all, so it would wait forever; lower 'nodes' or grow the pool",
+                        step.name, pods, gpus ? fmt::format(" with {} GPUs", gpus) : "",
+                        cpu > 0 ? fmt::format(" and {:.2f} CPU", cpu) : "", sys.queue->name,
+                        step.pool.empty() ? "any single pool" : fmt::format("pool '{}'", step.pool)),
+            step.pool.empty() ? Anchor::key : Anchor::value, {doc.note(sys.queue->ptr, "the queue is turned on here", Anchor::key)});
+}
+
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& step : sys.steps) {
+    check_queue_fit(sys, step, doc, diags);
     if (const Pool* pool = sys.pool(step.pool)) check_pool_fit(step, *pool, doc, diags);
     else check_unplaced(sys, step, doc, diags);
     if (step.procs_per_node > step.gpus && step.gpus > 0)

@@ -12,6 +12,7 @@
 #include "emit/k8s_names.h"
 #include "model/catalog.h"
 #include "emit/k8s_pod.h"
+#include "emit/k8s_queue.h"
 #include "emit/k8s_services.h"
 #include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
@@ -150,7 +151,7 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   ojson j;
   j["apiVersion"] = obj.api_version;
   j["kind"] = obj.kind;
-  j["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
+  j["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
   if (!step.annotations.empty()) j["metadata"]["annotations"] = step.annotations;
   ojson spec;
   // A failed rank takes the others down with it, so one retry of the step costs `nodes` pod failures.
@@ -171,7 +172,7 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
 /// every slice, up to `retries` times: synchronous training cannot go on without a host.
 ojson jobset(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
   ojson js = typed(obj);
-  js["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
+  js["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
   ojson annotations = step.annotations.empty() ? ojson::object() : ojson(step.annotations);
   // One slice's Job per GKE node pool: a slice's hosts share its ICI links.
   annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "cloud.google.com/gke-nodepool";
@@ -305,6 +306,9 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kPodMonitoring: return k8s::pod_monitoring(sys, *w->service, obj);
     case k8s::Role::kAutoscaler: return k8s::autoscaler(sys, *w->service, obj);
     case k8s::Role::kVirtualService: return k8s::virtual_service(sys, *w->service, obj);
+    case k8s::Role::kResourceFlavor: return k8s::resource_flavor(sys, obj);
+    case k8s::Role::kClusterQueue: return k8s::cluster_queue(sys, obj);
+    case k8s::Role::kLocalQueue: return k8s::local_queue(sys, obj);
     case k8s::Role::kBatchJob:
     case k8s::Role::kJobSet: {
       std::string configmap;

@@ -197,7 +197,7 @@ class RunbookEmitter final : public Emitter {
     md += "\n## Apply\n\n";
     bool has_needs = false;
     for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
-    if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset) {
+    if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
       md += "```sh\nkubectl apply -k k8s/\n```\n\n";
     } else {
       md += !plan.services.empty()
@@ -205,7 +205,8 @@ class RunbookEmitter final : public Emitter {
                   "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
                   "`scripts/health.sh`):\n\n```sh\n"
             : plan.clusters.empty() && !has_needs
-                ? "The JobSet controller comes first (TPU steps are JobSets), then the steps:\n\n```sh\n"
+                ? "The controllers come first (Kueue admits queued steps, TPU steps are JobSets), then the "
+                  "steps:\n\n```sh\n"
             : plan.clusters.empty()
                 ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
                   "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
@@ -220,6 +221,7 @@ class RunbookEmitter final : public Emitter {
         for (const Operator* op : {&catalog().istio_base(), &catalog().istiod(), &catalog().istio_gateway()}) helm(*op);
       if (plan.needs_kuberay) helm(catalog().kuberay());
       if (plan.needs_metrics_adapter) md += fmt::format("kubectl apply -f {}\n", catalog().metrics_adapter().url);
+      if (plan.needs_kueue) md += fmt::format("kubectl apply --server-side -f {}\n", catalog().kueue().url);
       if (plan.needs_jobset) md += fmt::format("kubectl apply --server-side -f {}\n", catalog().jobset().url);
       auto wait = [&](const k8s::Object& done) {
         if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell

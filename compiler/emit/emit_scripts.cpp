@@ -823,11 +823,11 @@ void apply_services(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
   (void)sys;
 }
 
-/// The JobSet controller, pinned; server-side apply, as its release notes install it.
-void install_jobset(ShellScript& sh) {
-  const Manifest& m = catalog().jobset();
+/// A controller's pinned release manifest, server-side applied as its install guide says, then
+/// waited for: its webhooks must answer before objects of its kinds are applied.
+void install_manifest(ShellScript& sh, const Manifest& m, std::string_view what) {
   sh.line();
-  sh.comment("The JobSet controller (CRDs included), before any JobSet.");
+  sh.comment(fmt::format("{} (CRDs included).", what));
   call(sh, kubectl({"apply", "--server-side", "-f", lit(m.url)}));
   call(sh, kubectl({"wait", "deployment", "--all", "-n", lit(m.ns), "--for=condition=available", "--timeout=300s"}));
 }
@@ -1016,12 +1016,13 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
   if (plan.needs_istio) install_istio(sh, sys);
+  if (plan.needs_kueue) install_manifest(sh, catalog().kueue(), "Kueue, before its queues and any queued workload");
   std::vector<std::string> shared;
   for (const auto& o : plan.shared) shared.push_back(o.file);
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_clusters(sh, plan);
   apply_services(sh, sys, plan);
-  if (plan.needs_jobset) install_jobset(sh);
+  if (plan.needs_jobset) install_manifest(sh, catalog().jobset(), "The JobSet controller, before any JobSet");
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);
   return sh.text();

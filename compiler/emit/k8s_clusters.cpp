@@ -6,6 +6,7 @@
 
 #include "emit/dask_command.h"
 #include "emit/k8s_names.h"
+#include "emit/k8s_queue.h"
 #include "emit/shell.h"
 #include "emit/yaml_writer.h"
 
@@ -155,7 +156,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   const auto* cmd = step.as<trainc::Command>();
   if (!cmd) throw std::logic_error("a step on a Ray cluster runs a command");
   ojson j = typed(obj);
-  j["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, step.name, obj.name, "ray-job", step.labels));
+  j["metadata"] = metadata(obj.name, sys.ns, queued(sys, labels_for(sys, step.name, obj.name, "ray-job", step.labels)));
   ojson spec;
   spec["entrypoint"] = sh_join(cmd->argv);
   const Ray& r = std::get<Ray>(c.engine);

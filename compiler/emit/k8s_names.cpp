@@ -36,6 +36,8 @@ std::string jobset_coordinator(const System& sys, const Step& step) {
 
 std::string service_name(const System& sys, const Service& s) { return fmt::format("{}-{}", sys.name, s.name); }
 
+std::string resource_flavor_name(const System& sys, const Pool& pool) { return sys.name + "-" + pool.name; }
+
 std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }
 
 std::vector<GeneratedName> service_names(const System& sys, const Service& s) {

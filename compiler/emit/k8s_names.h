@@ -29,6 +29,8 @@ std::string worker_group_name(const System& sys, const ComputeCluster& c, const 
 std::string ray_head_service(const System& sys, const ComputeCluster& c);
 /// "<system>-<service>": a service's Deployment, Service and the objects around them.
 std::string service_name(const System& sys, const Service& s);
+/// "<system>-<pool>": the Kueue ResourceFlavor of a pool (cluster-scoped, so the system's name).
+std::string resource_flavor_name(const System& sys, const Pool& pool);
 /// "<system>-gateway": the Istio Gateway every exposed service binds its routes to.
 std::string gateway_name(const System& sys);
 /// GPUDirect RDMA: the VPC and its per-NIC subnets (Terraform and up.sh make them), and the GKE

@@ -181,6 +181,17 @@ Plan plan(const System& sys) {
   if (sys.rdma_nics() > 0)
     p.shared.push_back({Role::kGibInstaller, "apps/v1", "DaemonSet", sys.name + "-gib-installer",
                         "k8s/gib-installer-daemonset.yaml", "the gIB NCCL plugin on RDMA nodes"});
+  if (sys.queue) {  // admission before any workload: flavors, then the quota, then the namespace's queue
+    p.needs_kueue = true;
+    for (const auto& [name, pool] : sys.pools)
+      p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", resource_flavor_name(sys, pool),
+                          fmt::format("k8s/flavor-{}.yaml", name), fmt::format("Kueue flavor of pool '{}'", name),
+                          Ready::kApplied, name});
+    p.shared.push_back({Role::kClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue", sys.queue->name,
+                        "k8s/clusterqueue.yaml", "Kueue cluster queue: the pools' capacity"});
+    p.shared.push_back({Role::kLocalQueue, "kueue.x-k8s.io/v1beta2", "LocalQueue", sys.queue->name, "k8s/localqueue.yaml",
+                        "Kueue queue of the namespace"});
+  }
   if (sys.identity && sys.gcp)
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
@@ -265,7 +276,10 @@ std::string logs_ref(const Object& o) {
     case Role::kDisruptionBudget:
     case Role::kPodMonitoring:
     case Role::kAutoscaler:
-    case Role::kVirtualService: return kubectl_ref(o);
+    case Role::kVirtualService:
+    case Role::kResourceFlavor:
+    case Role::kClusterQueue:
+    case Role::kLocalQueue: return kubectl_ref(o);
   }
   return kubectl_ref(o);
 }

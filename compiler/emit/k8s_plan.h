@@ -36,6 +36,9 @@ enum class Role {
   kPodMonitoring,   ///< a Managed Prometheus PodMonitoring scraping the servers' metrics port
   kAutoscaler,      ///< a HorizontalPodAutoscaler on the servers' queue
   kVirtualService,  ///< the Istio VirtualService routing the gateway's traffic to the Service
+  kResourceFlavor,  ///< a Kueue ResourceFlavor: one pool's nodes
+  kClusterQueue,    ///< the Kueue ClusterQueue holding the pools' capacity as quota
+  kLocalQueue,      ///< the Kueue LocalQueue the system's workloads are labelled with
 };
 
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
@@ -60,7 +63,7 @@ struct Object {
   std::string file;  ///< "k8s/<name>.yaml", as in the output folder
   std::string what;  ///< the file header's description: "entry script of step 'train'"
   Ready ready = Ready::kApplied;
-  std::string group;  ///< the cluster's pod group a kDaskWorkers object runs
+  std::string group;  ///< the cluster's pod group a kDaskWorkers object runs; the pool of a kResourceFlavor
   int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object
 };
 
@@ -92,6 +95,8 @@ struct Plan {
   bool needs_kuberay = false;
   /// Whether JobSets are in the plan: the JobSet controller must be installed first.
   bool needs_jobset = false;
+  /// Whether Kueue objects are in the plan: Kueue must be installed first.
+  bool needs_kueue = false;
   /// Whether apply.sh installs Istio (the spec enables it and does not bring its own).
   bool needs_istio = false;
   /// Whether a HorizontalPodAutoscaler reads Managed Prometheus metrics: the Custom Metrics

@@ -99,6 +99,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   };
   c.metrics_adapter_ = manifest("metricsAdapter");
   c.jobset_ = manifest("jobset");
+  c.kueue_ = manifest("kueue");
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
   c.istio_proxy_ = {get<std::string>(proxy, "cpu", "sidecars.istioProxy"), get<std::string>(proxy, "memory", "sidecars.istioProxy"),

@@ -85,6 +85,8 @@ class Catalog {
   const Manifest& metrics_adapter() const { return metrics_adapter_; }
   /// The JobSet controller, which runs TPU steps.
   const Manifest& jobset() const { return jobset_; }
+  /// Kueue, which admits batch workloads by quota.
+  const Manifest& kueue() const { return kueue_; }
   /// The port slices of a multislice TPU step coordinate on (MEGASCALE_PORT).
   int megascale_port() const { return megascale_port_; }
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
@@ -103,7 +105,7 @@ class Catalog {
   Sidecar gcsfuse_;
   Operator kuberay_, istio_base_, istiod_, istio_gateway_;
   Sidecar istio_proxy_;
-  Manifest metrics_adapter_, jobset_;
+  Manifest metrics_adapter_, jobset_, kueue_;
   int megascale_port_ = 0;
   std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;

@@ -103,6 +103,7 @@ class Lowerer {
     if (root_.contains("clusters"))
       for (const auto& [name, c] : root_["clusters"].items()) sys.clusters[name] = compute_cluster(sys, name, c);
     if (root_.contains("istio")) sys.istio = Istio{get_or(root_["istio"], "install", true), "/istio"};
+    if (root_.contains("queue")) sys.queue = Queue{get_or<std::string>(root_["queue"], "name", sys.name), "/queue"};
     if (root_.contains("services"))
       for (const auto& [name, s] : root_["services"].items()) sys.services[name] = service(sys, name, s);
     std::vector<Step> steps;

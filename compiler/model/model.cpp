@@ -49,6 +49,16 @@ std::string ComputeCluster::kind() const {
   return std::visit([](const auto& e) { return std::string(e.kName); }, engine);
 }
 
+PoolCapacity capacity(const Pool& pool) {
+  const long long nodes = pool.max_nodes();
+  PoolCapacity c;
+  c.cpu = pool.allocatable_cpu * static_cast<double>(nodes);
+  c.memory = pool.allocatable_memory * static_cast<double>(nodes);
+  if (pool.accelerator) c.gpus = static_cast<long long>(pool.accelerator->count) * nodes;
+  if (pool.tpu) c.tpu_chips = static_cast<long long>(pool.tpu->chips_per_host) * nodes;
+  return c;
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

@@ -62,6 +62,14 @@ struct Pool {
   int max_nodes() const { return autoscaling ? autoscaling->second : nodes; }
 };
 
+/// What a pool holds at its largest: every node's allocatable CPU (cores) and memory (bytes), GPUs
+/// and TPU chips. Kueue's quotas, and the checks against them.
+struct PoolCapacity {
+  double cpu = 0, memory = 0;
+  long long gpus = 0, tpu_chips = 0;
+};
+PoolCapacity capacity(const Pool& pool);
+
 /// A named store: an S3 bucket (synced with the AWS CLI) or a GCS bucket (mounted with GCS FUSE).
 struct Store {
   enum class Kind { s3, gcs };
@@ -322,6 +330,12 @@ struct Service {
   const T* as() const { return std::get_if<T>(&server); }
 };
 
+/// Kueue admission for the system's batch workloads.
+struct Queue {
+  std::string name;  ///< the LocalQueue and ClusterQueue
+  std::string ptr;
+};
+
 /// The Istio mesh services run in.
 struct Istio {
   bool install = true;  ///< apply.sh installs it (pinned); false = a mesh is already there
@@ -348,6 +362,7 @@ struct System {
   std::map<std::string, ComputeCluster> clusters;
   std::map<std::string, Service> services;
   std::optional<Istio> istio;
+  std::optional<Queue> queue;
   std::vector<Step> steps;  ///< in dependency order (every step after the steps it needs)
 
   const Pool* pool(const std::string& name) const;

@@ -1,0 +1,78 @@
+#include "emit/k8s_queue.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "emit/k8s_names.h"
+
+namespace trainc::k8s {
+namespace {
+
+/// The node labels that pick a pool's nodes: its GKE node pool.
+ojson node_labels(const Pool& pool) { return {{"cloud.google.com/gke-nodepool", pool.name}}; }
+
+/// Resources every flavor lists, in one order: CPU and memory, and GPUs and TPU chips when a pool
+/// has them (Kueue wants one resource group covering them all, each flavor listing each).
+std::vector<std::string> covered(const System& sys) {
+  std::vector<std::string> out{"cpu", "memory"};
+  bool gpus = false, tpus = false;
+  for (const auto& [_, p] : sys.pools) {
+    gpus = gpus || p.accelerator;
+    tpus = tpus || p.tpu;
+  }
+  if (gpus) out.emplace_back("nvidia.com/gpu");
+  if (tpus) out.emplace_back("google.com/tpu");
+  return out;
+}
+
+std::string quota(const PoolCapacity& c, const std::string& resource) {
+  if (resource == "cpu") return fmt::format("{}m", static_cast<long long>(std::floor(c.cpu * 1000)));
+  if (resource == "memory") return fmt::format("{}Mi", static_cast<long long>(std::floor(c.memory / (1 << 20))));
+  return std::to_string(resource == "nvidia.com/gpu" ? c.gpus : c.tpu_chips);
+}
+
+}  // namespace
+
+ojson queued(const System& sys, ojson labels) {
+  if (sys.queue) labels[std::string(kQueueLabel)] = sys.queue->name;
+  return labels;
+}
+
+ojson resource_flavor(const System& sys, const Object& obj) {
+  const Pool& pool = sys.pools.at(obj.group);
+  ojson rf = typed(obj);
+  rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  rf["spec"] = {{"nodeLabels", node_labels(pool)}};
+  return rf;
+}
+
+ojson cluster_queue(const System& sys, const Object& obj) {
+  const auto resources = covered(sys);
+  ojson flavors = ojson::array();
+  for (const auto& [_, pool] : sys.pools) {
+    const PoolCapacity c = capacity(pool);
+    ojson quotas = ojson::array();
+    for (const auto& r : resources) quotas.push_back({{"name", r}, {"nominalQuota", quota(c, r)}});
+    flavors.push_back({{"name", resource_flavor_name(sys, pool)}, {"resources", quotas}});
+  }
+  ojson cq = typed(obj);
+  cq["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  cq["spec"] = {
+      // Only the system's namespace queues here.
+      {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", sys.ns}}}}},
+      // A step that does not fit yet does not hold back smaller ones behind it.
+      {"queueingStrategy", "BestEffortFIFO"},
+      {"resourceGroups", ojson::array({{{"coveredResources", resources}, {"flavors", flavors}}})},
+  };
+  return cq;
+}
+
+ojson local_queue(const System& sys, const Object& obj) {
+  ojson lq = typed(obj);
+  lq["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, sys.name, sys.name, "queue"));
+  lq["spec"] = {{"clusterQueue", sys.queue->name}};
+  return lq;
+}
+
+}  // namespace trainc::k8s
