@@ -253,11 +253,31 @@ class RunbookEmitter final : public Emitter {
         const k8s::Object& done = w.done();
         if (w.step->distributed())  // the pods carry their workload's name as the instance label
           md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
-                            done.name, w.step->nodes);
+                            done.name, w.step->nodes * w.step->slices);
         else
           md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
       }
       md += "```\n\n";
+      for (const auto& w : plan.workloads) {
+        const k8s::Object& done = w.done();
+        if (done.role != k8s::Role::kJobSet) continue;
+        const Step& st = *w.step;
+        md += fmt::format(
+            "Step `{0}` is a JobSet on TPU: {1} slice(s), one Indexed Job each (`{2}-{3}-0` …), one pod per host "
+            "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n"
+            "kubectl get jobset -n {7} {2}\n"
+            "kubectl get jobs,pods -n {7} -l jobset.sigs.k8s.io/jobset-name={2} -o wide\n"
+            "kubectl logs -n {7} -f {8}\n```\n\n"
+            "When any pod fails, its slice's Job fails at once (backoffLimit 0) and the JobSet restarts every slice "
+            "together, at most {9} time(s) (`retries`; the JobSet's `status.restarts` counts them): all pods come back "
+            "with new names and the program starts again, from its last checkpoint if it keeps one. After the last "
+            "restart the JobSet is Failed.\n\n",
+            st.name, st.slices, done.name, k8s::kSliceJob, st.nodes, k8s::jobset_coordinator(sys, st),
+            st.multislice() ? fmt::format(": the slices meet at MEGASCALE_COORDINATOR_ADDRESS `{}:{}`",
+                                          k8s::jobset_coordinator(sys, st), catalog().megascale_port())
+                            : "",
+            ns, k8s::logs_ref(done), st.retries);
+      }
       md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
             "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
     }
