@@ -1,6 +1,7 @@
 // Seed 004's system: NVIDIA Triton serving the models of a GCS bucket on a T4 pool, behind the
 // Istio ingress gateway, scraped by Managed Prometheus and autoscaled on its request queue; and
-// TPU slice pools for training (a v4 2x2x2 slice of two hosts, a v5e 2x4 slice on 4-chip hosts).
+// TPU slice pools for training: a v4 2x2x2 slice of two hosts, where a JAX step runs as a JobSet,
+// and a v5e 2x4 slice on 4-chip hosts.
 // The seed's mistakes are not repeated: no one is made project owner (Triton's service account
 // may only read the model bucket), and the bucket lives in the cluster's region.
 local t = import 'trainc.libsonnet';
@@ -18,6 +19,11 @@ t.system(
     'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot' },
   },
   storage={ models: t.gcs('jk-triton-repository') },
+  pipeline=[
+    // JAX on the v4 slice: a JobSet of one Indexed Job, one pod per host, each with all 4 chips.
+    t.command('pretrain-v4', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
+              ['python3', 'train.py', '--model=base'], pool='tpu-v4') + { timeout: '12h', retries: 3 },
+  ],
   istio={},
   services={
     triton: t.triton(t.store('models', '/'),

@@ -70,6 +70,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.
 wait_rollout() {
   run kubectl --context "$KUBE_CONTEXT" rollout status "$1" -n "$NAMESPACE" --timeout="${2:-30m}" ||
@@ -130,4 +144,15 @@ else
   KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh"
 fi
 
-log 'applied. status.sh shows where things stand; health.sh asks the services again'
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+
+# Step 'pretrain-v4'.
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/pretrain-v4-configmap.yaml" \
+    -f "${K8S_DIR}/pretrain-v4-jobset.yaml"
+
+log 'applied. The Jobs run on; watch them with:'
+log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-v4-slice-0 -n ${NAMESPACE}"
