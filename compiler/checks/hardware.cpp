@@ -80,6 +80,24 @@ void check_gpus(const Pool& pool, const MachineType& m, const Document& doc, Dia
   }
 }
 
+/// How to make a one-host slice multi-host: the same topology on a machine with fewer chips per
+/// host, else the smallest multi-host topology of this machine.
+std::string multi_host_fix(const MachineType& m, const std::string& topo) {
+  std::vector<std::string> others;
+  for (const auto& name : catalog().machine_names()) {
+    const MachineType* o = catalog().machine(name);
+    if (o->tpu_generation == m.tpu_generation && o->tpu_chips > 0 &&
+        std::count(o->tpu_topologies.begin(), o->tpu_topologies.end(), topo) && topology_chips(topo) > o->tpu_chips)
+      others.push_back(name);
+  }
+  if (!others.empty())
+    return fmt::format("a {} slice is several hosts on {}; use that, or remove 'slices'", topo, join(others));
+  for (const auto& t : m.tpu_topologies)
+    if (topology_chips(t) > m.tpu_chips)
+      return fmt::format("use a multi-host topology such as {}, or remove 'slices'", t);
+  return fmt::format("'{}' has no multi-host topology: remove 'slices'", m.type);
+}
+
 void check_tpu(const Pool& pool, const MachineType& m, const Document& doc, Diagnostics& diags) {
   const std::string tptr = ptr_key(pool.ptr, "tpu");
   const json* spec = spec_at(doc, tptr);
@@ -117,6 +135,30 @@ void check_tpu(const Pool& pool, const MachineType& m, const Document& doc, Diag
               fmt::format("a {} slice of '{}' ({} chips each) is {} host(s), so the pool has {} node(s), not {}; "
                           "remove 'nodes' or set it to {}",
                           topo, m.type, m.tpu_chips, pool.tpu->hosts, pool.tpu->hosts, pool.nodes, pool.tpu->hosts));
+  if (pool.tpu && pool.tpu->slices > 1 && pool.tpu->hosts == 1)
+    doc.error(diags, ptr_key(tptr, "slices"),
+              fmt::format("multislice needs multi-host slices; a {} slice of '{}' is one host, and GKE joins only "
+                          "multi-host slice node pools into a multislice job; {}",
+                          topo, m.type, multi_host_fix(m, topo)),
+              Anchor::value, {doc.note(ptr_key(tptr, "topology"), "topology set here")});
+}
+
+/// Each GKE node pool needs a name of its own: a sliced pool's <pool>-<i> must not be another pool's.
+void check_node_pool_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  std::map<std::string, const Pool*> sliced;
+  for (const auto& [_, pool] : sys.pools)
+    if (pool.tpu && pool.tpu->slices > 1)
+      for (const auto& np : pool.node_pools()) sliced[np] = &pool;
+  for (const auto& [name, pool] : sys.pools) {
+    auto it = sliced.find(name);
+    if (it == sliced.end()) continue;
+    const Pool& owner = *it->second;
+    doc.error(diags, pool.ptr,
+              fmt::format("pool '{}' has the name of a GKE node pool that pool '{}' makes for one of its {} slices "
+                          "({}-0 ... {}-{}); rename one of them",
+                          name, owner.name, owner.tpu->slices, owner.name, owner.name, owner.tpu->slices - 1),
+              Anchor::key, {doc.note(ptr_key(ptr_key(owner.ptr, "tpu"), "slices"), "slices set here")});
+  }
 }
 
 void check_provisioning(const Pool& pool, const MachineType& m, const Document& doc, Diagnostics& diags) {
@@ -156,15 +198,16 @@ void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagn
                           "trainc sets for the whole pool)",
                           pool.nodes, pool.nodes),
               Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
-  if (pool.tpu || pool.provisioning == "reservation" || pool.rdma)
-    doc.error(diags, pool.ptr,
-              fmt::format("pool '{}' {} in one zone, and the cluster is regional; add gcp.zone (a zone of {})", pool.name,
-                          pool.tpu                            ? "is a TPU slice, which lives"
-                          : pool.provisioning == "reservation" ? "consumes a reservation, which lives"
-                                                               : "uses GPUDirect RDMA, whose network (the zone's "
-                                                                 "RDMA profile) lives",
-                          sys.gcp->region),
-              Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
+  if (!pool.tpu && pool.provisioning != "reservation" && !pool.rdma) return;
+  const std::string what =
+      pool.tpu && pool.tpu->slices > 1     ? fmt::format("is {} TPU slices, which live", pool.tpu->slices)
+      : pool.tpu                           ? "is a TPU slice, which lives"
+      : pool.provisioning == "reservation" ? "consumes a reservation, which lives"
+                                           : "uses GPUDirect RDMA, whose network (the zone's RDMA profile) lives";
+  doc.error(diags, pool.ptr,
+            fmt::format("pool '{}' {} in one zone, and the cluster is regional; add gcp.zone (a zone of {})", pool.name,
+                        what, sys.gcp->region),
+            Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
 }
 
 /// A cluster trainc creates drops GKE's default pool, so kube-dns and the other system pods need a
@@ -192,6 +235,7 @@ void check_pools(const System& sys, const Document& doc, Diagnostics& diags) {
     check_tpu(pool, *m, doc, diags);
     check_provisioning(pool, *m, doc, diags);
   }
+  check_node_pool_names(sys, doc, diags);
   check_system_pool(sys, doc, diags);
 }
 

@@ -217,9 +217,9 @@ ojson gib_installer(const System& sys, const k8s::Object& obj) {
   const RdmaLayout& r = catalog().rdma();
   std::vector<std::string> pools;
   bool arm = false;
-  for (const auto& [name, p] : sys.pools)
+  for (const auto& [_, p] : sys.pools)
     if (p.rdma) {
-      pools.push_back(name);
+      for (const auto& np : p.node_pools()) pools.push_back(np);
       arm = arm || p.arm;
     }
   ojson labels = labels_for(sys, "gib-installer", obj.name, "network");

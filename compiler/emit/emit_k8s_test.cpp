@@ -66,6 +66,42 @@ TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
   CHECK(kust["resources"].size() == 4);
 }
 
+TEST_CASE("a step on a pool of TPU slices may run on any of its node pools") {
+  System sys = two_node_system();
+  Pool tpu;
+  tpu.name = "v5e";
+  tpu.machine = "ct5lp-hightpu-4t";
+  tpu.tpu = TpuSlice{"v5e", "tpu-v5-lite-podslice", "2x4", 4, 2};
+  tpu.nodes = 2;
+  sys.pools = {{"v5e", tpu}};
+  Step& step = sys.steps[0];
+  step.pool = "v5e";
+  step.nodes = 2;
+  step.gpus = 0;
+
+  auto pod_of = [](const System& s) {
+    OutputSink out;
+    new_k8s_emitter()->emit(s, k8s::plan(s), out);
+    return YAML::Load(out.files().at("k8s/train-job.yaml"))["spec"]["template"]["spec"];
+  };
+  auto one = pod_of(sys);
+  CHECK(one["nodeSelector"]["cloud.google.com/gke-nodepool"].as<std::string>() == "v5e");
+  CHECK_FALSE(one["affinity"]);
+
+  sys.pools["v5e"].tpu->slices = 2;
+  auto pod = pod_of(sys);
+  CHECK_FALSE(pod["nodeSelector"]["cloud.google.com/gke-nodepool"]);
+  CHECK(pod["nodeSelector"]["cloud.google.com/gke-tpu-accelerator"].as<std::string>() == "tpu-v5-lite-podslice");
+  CHECK(pod["nodeSelector"]["cloud.google.com/gke-tpu-topology"].as<std::string>() == "2x4");
+  auto term = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  REQUIRE(term.size() == 1);
+  auto in = term[0]["matchExpressions"];
+  REQUIRE(in.size() == 1);
+  CHECK(in[0]["key"].as<std::string>() == "cloud.google.com/gke-nodepool");
+  CHECK(in[0]["operator"].as<std::string>() == "In");
+  CHECK(in[0]["values"].as<std::vector<std::string>>() == std::vector<std::string>{"v5e-0", "v5e-1"});
+}
+
 TEST_CASE("the entry-script ConfigMap name follows the script's content") {
   System sys = two_node_system();
   std::string a = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));

@@ -40,6 +40,11 @@ ojson pool_json(const Pool& p) {
   j["tpu"] = p.tpu ? ojson{{"generation", p.tpu->generation}, {"accelerator", p.tpu->accelerator},
                            {"topology", p.tpu->topology}, {"chipsPerHost", p.tpu->chips_per_host}, {"hosts", p.tpu->hosts}}
                    : ojson(nullptr);
+  // Only a multislice pool says so, so single-slice pools read as they always have.
+  if (p.tpu && p.tpu->slices > 1) {
+    j["tpu"]["slices"] = p.tpu->slices;
+    j["nodePools"] = p.node_pools();
+  }
   j["nodes"] = p.nodes;
   j["autoscaling"] = p.autoscaling ? ojson{{"min", p.autoscaling->first}, {"max", p.autoscaling->second}} : ojson(nullptr);
   j["provisioning"] = p.provisioning;

@@ -327,7 +327,10 @@ void up_cluster(ShellScript& sh, const System& sys) {
   if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
     c.flag("--enable-ip-alias").flag("--enable-dataplane-v2").flag("--enable-multi-networking");
   call(sh, c.flag("--num-nodes", "1"));
-  const bool named_in_spec = sys.pools.count(std::string(kDefaultPool)) > 0;
+  const bool named_in_spec = std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& p) {
+    const auto names = p.second.node_pools();
+    return std::find(names.begin(), names.end(), kDefaultPool) != names.end();
+  });
   if (named_in_spec) {  // only a fresh default pool is GKE's; an older one is the spec's
     sh.comment("GKE's own default pool goes at once: the spec's pool of that name replaces it.");
     call(sh, pool_call("delete", kDefaultPool).flag("--quiet"));
@@ -415,8 +418,9 @@ void down_rdma_network(ShellScript& sh, const System& sys) {
   sh.close("fi");
 }
 
-Call pool_create(const System& sys, const Pool& p) {
-  Call c = pool_call("create", p.name);
+/// Creates the GKE node pool `name`: the pool itself, or one slice of a multislice pool.
+Call pool_create(const System& sys, const Pool& p, const std::string& name) {
+  Call c = pool_call("create", name);
   c.flag("--machine-type", lit(p.machine));
   if (p.accelerator)
     c.flag("--accelerator",
@@ -440,10 +444,17 @@ Call pool_create(const System& sys, const Pool& p) {
 
 void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
   sh.line();
-  sh.comment(fmt::format("Node pool '{}'.", p.name));
-  open_if(sh, "missing", pool_call("describe", p.name));
-  call(sh, pool_create(sys, p));
-  sh.close("fi");
+  const auto names = p.node_pools();
+  if (names.size() == 1)
+    sh.comment(fmt::format("Node pool '{}'.", p.name));
+  else
+    sh.comment(fmt::format("Pool '{}': {} node pools, one {} TPU slice each, for multislice jobs.", p.name,
+                           names.size(), p.tpu->topology));
+  for (const auto& name : names) {
+    open_if(sh, "missing", pool_call("describe", name));
+    call(sh, pool_create(sys, p, name));
+    sh.close("fi");
+  }
 }
 
 void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
@@ -553,7 +564,8 @@ std::string up_script(const System& sys) {
 
 std::string down_summary(const System& sys) {
   std::vector<std::string> what{fmt::format("cluster {} with pools", sys.cluster.name)};
-  for (const auto& [name, p] : sys.pools) what.back() += " " + name;
+  for (const auto& [_, p] : sys.pools)
+    for (const auto& name : p.node_pools()) what.back() += " " + name;
   for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
   for (const Identity* id : sys.identities()) what.emplace_back("service account " + id->gsa);
   if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
@@ -646,9 +658,12 @@ void down_bucket(ShellScript& sh, const Store& s) {
 void down_pools_and_cluster(ShellScript& sh, const System& sys) {
   for (auto it = sys.pools.rbegin(); it != sys.pools.rend(); ++it) {
     sh.line();
-    open_if(sh, "present", pool_call("describe", it->second.name));
-    call(sh, pool_call("delete", it->second.name).flag("--quiet"));
-    sh.close("fi");
+    const auto names = it->second.node_pools();
+    for (auto name = names.rbegin(); name != names.rend(); ++name) {
+      open_if(sh, "present", pool_call("describe", *name));
+      call(sh, pool_call("delete", *name).flag("--quiet"));
+      sh.close("fi");
+    }
   }
   sh.line();
   open_if(sh, "present", cluster_call("describe"));

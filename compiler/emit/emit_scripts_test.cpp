@@ -206,6 +206,26 @@ TEST_CASE("a flex-start pool scales from zero without reservations") {
   CHECK(gpu.find("--reservation-affinity=none --no-enable-autorepair") != std::string::npos);
 }
 
+TEST_CASE("a pool of TPU slices is one node pool per slice in up.sh and down.sh") {
+  System sys = gcp_system();
+  sys.pools["tpu"].tpu->slices = 3;
+  auto files = emit(sys);
+  const auto& up = files.at("scripts/up.sh");
+  auto made = resources(up, "create");
+  CHECK(std::count(made.begin(), made.end(), "container node-pools tpu") == 0);
+  for (const char* name : {"tpu-0", "tpu-1", "tpu-2"}) {
+    CAPTURE(name);
+    CHECK(std::count(made.begin(), made.end(), std::string("container node-pools ") + name) == 1);
+    auto create = line_with(up, fmt::format("node-pools create {} ", name));
+    CHECK(create.find("--tpu-topology=2x4 --placement-type=COMPACT --num-nodes=2") != std::string::npos);
+    CHECK(line_with(up, fmt::format("if missing gcloud container node-pools describe {} ", name)).size() > 0);
+  }
+  auto deleted = resources(files.at("scripts/down.sh"), "delete");
+  std::reverse(made.begin(), made.end());
+  CHECK(deleted == made);
+  CHECK(files.at("scripts/down.sh").find("with pools gpu spot tpu-0 tpu-1 tpu-2,") != std::string::npos);
+}
+
 TEST_CASE("down.sh deletes in the reverse order of up.sh's creates") {
   auto files = emit(gcp_system());
   auto made = resources(files.at("scripts/up.sh"), "create");

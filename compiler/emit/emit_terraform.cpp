@@ -228,14 +228,20 @@ void rdma_network_config(Block& np, const Pool& pool) {
   }
 }
 
-void node_pool(Body& file, const System& sys, const Pool& pool) {
-  Block& np = file.block("resource", {"google_container_node_pool", hcl::identifier(pool.name)});
-  np.set("name", hcl::str(pool.name));
+/// One GKE node pool named `name`: the pool itself, or one slice of a multislice pool.
+void node_pool(Body& file, const System& sys, const Pool& pool, const std::string& name, int slice) {
+  Block& np = file.block("resource", {"google_container_node_pool", hcl::identifier(name)});
+  np.set("name", hcl::str(name));
   np.set("cluster", cluster_attr(sys, "id"));
   np.set("location", cluster_attr(sys, "location"));
   pool_size(np, sys, pool);
   if (pool.tpu && pool.tpu->hosts > 1) {
-    np.comment(fmt::format("One multi-host TPU slice: {} VMs wired as a {} topology.", pool.tpu->hosts, pool.tpu->topology));
+    if (pool.tpu->slices > 1)
+      np.comment(fmt::format("Slice {} of pool '{}' ({} slices for multislice jobs): {} VMs wired as a {} topology.",
+                             slice, pool.name, pool.tpu->slices, pool.tpu->hosts, pool.tpu->topology));
+    else
+      np.comment(fmt::format("One multi-host TPU slice: {} VMs wired as a {} topology.", pool.tpu->hosts,
+                             pool.tpu->topology));
     Block& pp = np.block("placement_policy");
     pp.set("type", hcl::str("COMPACT"));
     pp.set("tpu_topology", hcl::str(pool.tpu->topology));
@@ -250,7 +256,10 @@ void node_pool(Body& file, const System& sys, const Pool& pool) {
 
 Body node_pools_tf(const System& sys) {
   Body file;
-  for (const auto& [name, pool] : sys.pools) node_pool(file, sys, pool);
+  for (const auto& [_, pool] : sys.pools) {
+    const auto names = pool.node_pools();
+    for (size_t i = 0; i < names.size(); ++i) node_pool(file, sys, pool, names[i], static_cast<int>(i));
+  }
   return file;
 }
 

@@ -2,6 +2,8 @@
 #include <regex>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "emit/emitter.h"
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
@@ -237,6 +239,25 @@ TEST_CASE("terraform: a multi-host TPU slice is one compact pool of exactly its 
   CHECK(has(tpu, "type", "\"COMPACT\""));
   CHECK(has(tpu, "tpu_topology", "\"2x4\""));
   CHECK(tpu.find("guest_accelerator") == std::string::npos);
+}
+
+TEST_CASE("terraform: a pool of TPU slices is one compact node pool per slice") {
+  System sys = zonal_system();
+  sys.pools["tpu-v5e"].tpu->slices = 3;
+  std::string pools = emit_terraform(sys)["terraform/node_pools.tf"];
+  CHECK(count(pools, "resource \"google_container_node_pool\" \"tpu_v5e") == 3);
+  CHECK(pools.find("resource \"google_container_node_pool\" \"tpu_v5e\"") == std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    std::string slice = block(pools, fmt::format("resource \"google_container_node_pool\" \"tpu_v5e_{}\"", i));
+    CHECK(has(slice, "name", fmt::format("\"tpu-v5e-{}\"", i)));
+    CHECK(has(slice, "node_count", "2"));
+    CHECK(has(slice, "machine_type", "\"ct5lp-hightpu-4t\""));
+    CHECK(has(slice, "type", "\"COMPACT\""));
+    CHECK(has(slice, "tpu_topology", "\"2x4\""));
+  }
+  const std::string t4 = "resource \"google_container_node_pool\" \"t4\"";
+  CHECK(block(pools, t4) == block(emit_terraform(zonal_system())["terraform/node_pools.tf"], t4));
 }
 
 TEST_CASE("terraform: buckets are private, and roles are granted per bucket") {

@@ -107,8 +107,18 @@ void add_volumes(ojson& volumes, const PodNeeds& n) {
 void place(ojson& pod, const PodNeeds& n) {
   const Pool* p = n.pool;
   ojson selector = ojson::object();
+  ojson affinity;
   if (p) {
-    selector["cloud.google.com/gke-nodepool"] = p->name;
+    const auto node_pools = p->node_pools();
+    // A multislice pool is several GKE node pools, and a nodeSelector matches only one value.
+    if (node_pools.size() == 1) {
+      selector["cloud.google.com/gke-nodepool"] = node_pools.front();
+    } else {
+      ojson in_pools = {{"key", "cloud.google.com/gke-nodepool"}, {"operator", "In"}, {"values", node_pools}};
+      ojson terms = ojson::array({{{"matchExpressions", ojson::array({in_pools})}}});
+      affinity = {{"nodeAffinity",
+                   {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}};
+    }
     if (p->accelerator && n.gpus > 0) selector["cloud.google.com/gke-accelerator"] = p->accelerator->type;
     if (p->tpu) {
       selector["cloud.google.com/gke-tpu-accelerator"] = p->tpu->accelerator;
@@ -116,6 +126,7 @@ void place(ojson& pod, const PodNeeds& n) {
     }
   }
   if (!selector.empty()) pod["nodeSelector"] = selector;
+  if (!affinity.is_null()) pod["affinity"] = affinity;
   ojson tolerations = ojson::array();
   if (n.gpus > 0) tolerations.push_back({{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
   if (p && p->tpu) tolerations.push_back({{"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}});

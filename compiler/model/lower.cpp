@@ -141,7 +141,8 @@ class Lowerer {
         std::string topo = p["tpu"]["topology"];
         int chips = topology_chips(topo);
         out.tpu = TpuSlice{m->tpu_generation, m->tpu_accelerator, topo, m->tpu_chips,
-                           chips > 0 && chips % m->tpu_chips == 0 ? chips / m->tpu_chips : 0};
+                           chips > 0 && chips % m->tpu_chips == 0 ? chips / m->tpu_chips : 0,
+                           integer(p["tpu"], "slices", 1, ptr_key(out.ptr, "tpu"))};
       }
     }
     out.nodes = integer(p, "nodes", out.tpu ? out.tpu->hosts : 1, out.ptr);

@@ -42,6 +42,27 @@ TEST_CASE("defaults come from the pool and the step") {
   CHECK(s.heartbeat.max_age_seconds == 3600);
 }
 
+TEST_CASE("a TPU pool is one node pool, or one per slice") {
+  Diagnostics diags;
+  auto sys = lower_text(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "cluster:\n  pools:\n    one: {machine: ct5lp-hightpu-4t, tpu: {topology: 2x4}}\n"
+      "    multi: {machine: ct5lp-hightpu-4t, tpu: {topology: 4x4, slices: 3}}\n"
+      "    cpu: {machine: e2-standard-4}\n"
+      "pipeline: [{name: s, image: i, command: [x]}]\n",
+      diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  const Pool& one = sys->pools.at("one");
+  CHECK(one.tpu->slices == 1);
+  CHECK(one.node_pools() == std::vector<std::string>{"one"});
+  const Pool& multi = sys->pools.at("multi");
+  CHECK(multi.tpu->slices == 3);
+  CHECK(multi.tpu->hosts == 4);
+  CHECK(multi.nodes == 4);  // per slice: each node pool is one slice
+  CHECK(multi.node_pools() == std::vector<std::string>{"multi-0", "multi-1", "multi-2"});
+  CHECK(sys->pools.at("cpu").node_pools() == std::vector<std::string>{"cpu"});
+}
+
 TEST_CASE("steps are ordered by needs, keeping spec order otherwise") {
   Diagnostics diags;
   auto sys = lower_text(std::string(kHead) +

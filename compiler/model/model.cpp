@@ -11,6 +11,13 @@ const Pool* System::pool(const std::string& name) const {
   return it == pools.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> Pool::node_pools() const {
+  if (!tpu || tpu->slices <= 1) return {name};
+  std::vector<std::string> out;
+  for (int i = 0; i < tpu->slices; ++i) out.push_back(name + "-" + std::to_string(i));
+  return out;
+}
+
 const Store* System::store(const std::string& name) const {
   auto it = stores.find(name);
   return it == stores.end() ? nullptr : &it->second;

@@ -33,6 +33,7 @@ struct TpuSlice {
   std::string topology;     ///< e.g. 2x4, 2x2x2
   int chips_per_host = 0;   ///< google.com/tpu per node
   int hosts = 1;
+  int slices = 1;           ///< identical slices, one GKE node pool each, that a multislice job spans
 };
 
 struct Taint {
@@ -60,6 +61,8 @@ struct Pool {
   double allocatable_memory = 0;     ///< bytes left for pods after GKE's reserve and eviction threshold
 
   int max_nodes() const { return autoscaling ? autoscaling->second : nodes; }
+  /// The GKE node pools this pool stands for: its own name, or <name>-0 ... <name>-<N-1> for N slices.
+  std::vector<std::string> node_pools() const;
 };
 
 /// What a pool holds at its largest: every node's allocatable CPU (cores) and memory (bytes), GPUs
