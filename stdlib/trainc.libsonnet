@@ -25,7 +25,8 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
          identity=null,
          clusters=null,
          services=null,
-         istio=null)::
+         istio=null,
+         queue=null)::
     compact({
       apiVersion: 'trainc/v1',
       kind: 'TrainingSystem',
@@ -39,6 +40,7 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
       identity: identity,
       clusters: clusters,
       istio: istio,
+      queue: queue,
       services: services,
       pipeline: pipeline,
     }),

@@ -13,6 +13,13 @@ void check_tpu_fit(const Step& step, const Pool& pool, const Document& doc, Diag
     doc.error(diags, ptr_key(step.ptr, "gpus"),
               fmt::format("step '{}' asks for GPUs on pool '{}', a TPU {} slice; set gpus: 0", step.name, pool.name,
                           pool.tpu->topology));
+  if (step.slices > pool.tpu->slices)
+    doc.error(diags, ptr_key(step.ptr, "slices"),
+              fmt::format("step '{}' spans {} slices ({} hosts) but pool '{}' is {} slice(s) of {} host(s); set the "
+                          "pool's tpu.slices to {} or lower the step's",
+                          step.name, step.slices, step.slices * pool.tpu->hosts, pool.name, pool.tpu->slices,
+                          pool.tpu->hosts, step.slices),
+              Anchor::value, {doc.note(ptr_key(pool.ptr, "tpu"), fmt::format("pool '{}' slices", pool.name), Anchor::key)});
   const int hosts = pool.tpu->hosts;
   if (hosts > 0 && (step.nodes % hosts != 0 || step.nodes > pool.max_nodes()))
     doc.error(diags, ptr_key(step.ptr, "nodes"),

@@ -9,8 +9,13 @@
 namespace trainc::k8s {
 namespace {
 
-/// The node labels that pick a pool's nodes: its GKE node pool.
-ojson node_labels(const Pool& pool) { return {{"cloud.google.com/gke-nodepool", pool.name}}; }
+/// The node labels that pick a pool's nodes: its GKE node pool, or for a pool of several TPU slices
+/// (node pools <pool>-0, ...) the slices' accelerator and topology.
+ojson node_labels(const Pool& pool) {
+  if (pool.node_pools().size() == 1) return {{"cloud.google.com/gke-nodepool", pool.name}};
+  return {{"cloud.google.com/gke-tpu-accelerator", pool.tpu->accelerator},
+          {"cloud.google.com/gke-tpu-topology", pool.tpu->topology}};
+}
 
 /// Resources every flavor lists, in one order: CPU and memory, and GPUs and TPU chips when a pool
 /// has them (Kueue wants one resource group covering them all, each flavor listing each).

@@ -57,7 +57,7 @@ std::string ComputeCluster::kind() const {
 }
 
 PoolCapacity capacity(const Pool& pool) {
-  const long long nodes = pool.max_nodes();
+  const long long nodes = static_cast<long long>(pool.max_nodes()) * (pool.tpu ? pool.tpu->slices : 1);
   PoolCapacity c;
   c.cpu = pool.allocatable_cpu * static_cast<double>(nodes);
   c.memory = pool.allocatable_memory * static_cast<double>(nodes);

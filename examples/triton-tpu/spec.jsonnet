@@ -1,7 +1,7 @@
 // Seed 004's system: NVIDIA Triton serving the models of a GCS bucket on a T4 pool, behind the
 // Istio ingress gateway, scraped by Managed Prometheus and autoscaled on its request queue; and
 // TPU slice pools for training: a v4 2x2x2 slice of two hosts, where a JAX step runs as a JobSet,
-// and a v5e 2x4 slice on 4-chip hosts.
+// and two v5e 2x4 slices on 4-chip hosts, where a second step runs as a multislice JobSet.
 // The seed's mistakes are not repeated: no one is made project owner (Triton's service account
 // may only read the model bucket), and the bucket lives in the cluster's region.
 local t = import 'trainc.libsonnet';
@@ -16,15 +16,21 @@ t.system(
     system: t.machinePool('e2-standard-4'),
     triton: t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1) + { autoscaling: { min: 1, max: 3 } },
     'tpu-v4': t.tpuPool('ct4p-hightpu-4t', '2x2x2'),
-    'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot' },
+    // Two v5e 2x4 slices (node pools tpu-v5e-0 and tpu-v5e-1) for multislice training.
+    'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot', tpu+: { slices: 2 } },
   },
   storage={ models: t.gcs('jk-triton-repository') },
   pipeline=[
     // JAX on the v4 slice: a JobSet of one Indexed Job, one pod per host, each with all 4 chips.
     t.command('pretrain-v4', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
               ['python3', 'train.py', '--model=base'], pool='tpu-v4') + { timeout: '12h', retries: 3 },
+    // Multislice: both v5e slices, 4 hosts in all, meeting over the data-center network.
+    t.command('pretrain-v5e', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
+              ['python3', 'train.py', '--model=large'], pool='tpu-v5e') + { slices: 2, timeout: '24h' },
   ],
   istio={},
+  // Kueue admits each TPU JobSet whole, when every slice it spans is free.
+  queue={},
   services={
     triton: t.triton(t.store('models', '/'),
                      pool='triton',

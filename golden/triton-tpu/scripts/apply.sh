@@ -118,8 +118,18 @@ run helm upgrade --install istio-ingressgateway gateway \
     --create-namespace \
     --kube-context="$KUBE_CONTEXT" \
     --wait
+
+# Kueue, before its queues and any queued workload (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/flavor-system.yaml" \
+    -f "${K8S_DIR}/flavor-tpu-v4.yaml" \
+    -f "${K8S_DIR}/flavor-tpu-v5e.yaml" \
+    -f "${K8S_DIR}/flavor-triton.yaml" \
+    -f "${K8S_DIR}/clusterqueue.yaml" \
+    -f "${K8S_DIR}/localqueue.yaml" \
     -f "${K8S_DIR}/gateway.yaml"
 
 # The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
@@ -153,6 +163,11 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-v4-configmap.yaml" \
     -f "${K8S_DIR}/pretrain-v4-jobset.yaml"
 
+# Step 'pretrain-v5e'.
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/pretrain-v5e-configmap.yaml" \
+    -f "${K8S_DIR}/pretrain-v5e-jobset.yaml"
+
 log 'applied. The Jobs run on; watch them with:'
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-v4-slice-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-v5e-slice-0 -n ${NAMESPACE}"

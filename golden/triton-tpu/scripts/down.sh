@@ -84,7 +84,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v4 tpu-v5e triton, bucket gs://jk-triton-repository, service account triton-sa"
+  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v4 tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -144,11 +144,21 @@ if present gcloud container node-pools describe triton \
       --quiet
 fi
 
-if present gcloud container node-pools describe tpu-v5e \
+if present gcloud container node-pools describe tpu-v5e-1 \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools delete tpu-v5e \
+  run gcloud container node-pools delete tpu-v5e-1 \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud container node-pools describe tpu-v5e-0 \
+    --cluster="$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  run gcloud container node-pools delete tpu-v5e-0 \
       --cluster="$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \

@@ -139,12 +139,27 @@ if missing gcloud container node-pools describe tpu-v4 \
       --workload-metadata=GKE_METADATA
 fi
 
-# Node pool 'tpu-v5e'.
-if missing gcloud container node-pools describe tpu-v5e \
+# Pool 'tpu-v5e': 2 node pools, one 2x4 TPU slice each, for multislice jobs.
+if missing gcloud container node-pools describe tpu-v5e-0 \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools create tpu-v5e \
+  run gcloud container node-pools create tpu-v5e-0 \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --machine-type=ct5lp-hightpu-4t \
+      --tpu-topology=2x4 \
+      --placement-type=COMPACT \
+      --num-nodes=2 \
+      --spot \
+      --workload-metadata=GKE_METADATA
+fi
+if missing gcloud container node-pools describe tpu-v5e-1 \
+    --cluster="$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  run gcloud container node-pools create tpu-v5e-1 \
       --cluster="$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \

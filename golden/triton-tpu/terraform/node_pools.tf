@@ -37,13 +37,35 @@ resource "google_container_node_pool" "tpu_v4" {
   }
 }
 
-resource "google_container_node_pool" "tpu_v5e" {
-  name       = "tpu-v5e"
+resource "google_container_node_pool" "tpu_v5e_0" {
+  name       = "tpu-v5e-0"
   cluster    = google_container_cluster.jk_ft_gke.id
   location   = google_container_cluster.jk_ft_gke.location
   node_count = 2
 
-  # One multi-host TPU slice: 2 VMs wired as a 2x4 topology.
+  # Slice 0 of pool 'tpu-v5e' (2 slices for multislice jobs): 2 VMs wired as a 2x4 topology.
+  placement_policy {
+    type         = "COMPACT"
+    tpu_topology = "2x4"
+  }
+
+  node_config {
+    machine_type = "ct5lp-hightpu-4t"
+    spot         = true
+
+    workload_metadata_config {
+      mode = "GKE_METADATA"
+    }
+  }
+}
+
+resource "google_container_node_pool" "tpu_v5e_1" {
+  name       = "tpu-v5e-1"
+  cluster    = google_container_cluster.jk_ft_gke.id
+  location   = google_container_cluster.jk_ft_gke.location
+  node_count = 2
+
+  # Slice 1 of pool 'tpu-v5e' (2 slices for multislice jobs): 2 VMs wired as a 2x4 topology.
   placement_policy {
     type         = "COMPACT"
     tpu_topology = "2x4"
