@@ -809,13 +809,13 @@ void rollout_function(ShellScript& sh) {
 
 /// Services come up before the pipeline: the metrics adapter their autoscalers read, their
 /// objects, their rollout, and then health.sh asks each one whether it serves.
-void apply_services(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
+void apply_services(ShellScript& sh, const k8s::Plan& plan) {
   if (plan.services.empty()) return;
   if (plan.needs_metrics_adapter) {
     const Manifest& m = catalog().metrics_adapter();
     sh.line();
     sh.comment("The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the");
-    sh.comment(fmt::format("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer)."));
+    sh.comment("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).");
     call(sh, kubectl({"apply", "-f", lit(m.url)}));
   }
   for (const auto& w : plan.services) {
@@ -835,7 +835,6 @@ void apply_services(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
       .branch("else")
       .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\"")
       .close("fi");
-  (void)sys;
 }
 
 /// A controller's pinned release manifest, server-side applied as its install guide says, then
@@ -1036,7 +1035,7 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   for (const auto& o : plan.shared) shared.push_back(o.file);
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_clusters(sh, plan);
-  apply_services(sh, sys, plan);
+  apply_services(sh, plan);
   if (plan.needs_jobset) install_manifest(sh, catalog().jobset(), "The JobSet controller, before any JobSet");
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);

@@ -1,5 +1,7 @@
 #include "emit/k8s_services.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
