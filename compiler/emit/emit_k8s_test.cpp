@@ -82,7 +82,9 @@ TEST_CASE("a step on a pool of TPU slices may run on any of its node pools") {
   auto pod_of = [](const System& s) {
     OutputSink out;
     new_k8s_emitter()->emit(s, k8s::plan(s), out);
-    return YAML::Load(out.files().at("k8s/train-job.yaml"))["spec"]["template"]["spec"];
+    // A TPU step is a JobSet: its pods are those of the slice Job's template.
+    return YAML::Load(out.files().at("k8s/train-jobset.yaml"))["spec"]["replicatedJobs"][0]["template"]["spec"]
+                                                               ["template"]["spec"];
   };
   auto one = pod_of(sys);
   CHECK(one["nodeSelector"]["cloud.google.com/gke-nodepool"].as<std::string>() == "v5e");
