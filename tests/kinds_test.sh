@@ -67,7 +67,7 @@ for source in compiler/model/model.cpp compiler/model/lower.cpp compiler/checks/
   compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with a step kind it has no handler for" fails_without_handler "$source" Extra
 done
-for source in compiler/emit/k8s_plan.cpp compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp \
+for source in compiler/model/model.cpp compiler/emit/k8s_plan.cpp compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp \
   compiler/emit/emit_model.cpp; do
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done

@@ -21,7 +21,8 @@ void check_tpu_fit(const Step& step, const Pool& pool, const Document& doc, Diag
                           pool.tpu->hosts, step.slices),
               Anchor::value, {doc.note(ptr_key(pool.ptr, "tpu"), fmt::format("pool '{}' slices", pool.name), Anchor::key)});
   const int hosts = pool.tpu->hosts;
-  if (hosts > 0 && (step.nodes % hosts != 0 || step.nodes > pool.max_nodes()))
+  // One pod per host of one slice: more pods would span slices that share no ICI (use `slices`).
+  if (hosts > 0 && step.nodes != hosts)
     doc.error(diags, ptr_key(step.ptr, "nodes"),
               fmt::format("a TPU {} slice is {} host(s) and runs one pod per host, so step '{}' needs nodes: {}, not {}",
                           pool.tpu->topology, hosts, step.name, hosts, step.nodes),
@@ -137,15 +138,16 @@ void check_queue_fit(const System& sys, const Step& step, const Document& doc, D
   std::string largest;
   for (const auto& [name, pool] : sys.pools) {
     if (!step.pool.empty() && name != step.pool) continue;
-    const PoolCapacity c = capacity(pool);
+    const PoolCapacity c = queue_capacity(sys, pool);
     const long long chips = pool.tpu ? pods * pool.tpu->chips_per_host : 0;
     if (cpu <= c.cpu + 1e-9 && memory <= c.memory && gpus <= c.gpus && chips <= c.tpu_chips) return;
     largest = name;
   }
   if (largest.empty()) return;  // unknown pool, reported by lowering
   doc.error(diags, step.pool.empty() ? step.ptr : ptr_key(step.ptr, "pool"),
-            fmt::format("step '{}' needs {} pod(s){}{} at once, more than queue '{}' holds for {}: Kueue admits a "
-                        "step whole or not at all, so it would wait forever; lower 'nodes' or grow the pool",
+            fmt::format("step '{}' needs {} pod(s){}{} at once, more than queue '{}' holds for {} (less what services "
+                        "and clusters there take): Kueue admits a step whole or not at all, so it would wait forever; "
+                        "lower 'nodes' or grow the pool",
                         step.name, pods, gpus ? fmt::format(" with {} GPUs", gpus) : "",
                         cpu > 0 ? fmt::format(" and {:.2f} CPU", cpu) : "", sys.queue->name,
                         step.pool.empty() ? "any single pool" : fmt::format("pool '{}'", step.pool)),

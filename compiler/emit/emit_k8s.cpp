@@ -188,7 +188,9 @@ ojson jobset(const System& sys, const Step& step, const k8s::Object& obj, const 
                 {"network", {{"enableDNSHostnames", true}}},
                 {"replicatedJobs", ojson::array({{{"name", k8s::kSliceJob},
                                                    {"replicas", step.slices},
-                                                   {"template", {{"spec", job_spec}}}}})}};
+                                                   // the slice Jobs carry the step's labels: watch and status find them
+                                                   {"template", {{"metadata", {{"labels", step_labels(sys, step)}}},
+                                                                 {"spec", job_spec}}}}})}};
   return js;
 }
 

@@ -217,12 +217,20 @@ class RunbookEmitter final : public Emitter {
         md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
                           op.release, op.chart, op.repo, op.version, op.ns);
       };
-      if (plan.needs_istio)
-        for (const Operator* op : {&catalog().istio_base(), &catalog().istiod(), &catalog().istio_gateway()}) helm(*op);
+      if (plan.needs_istio) {
+        helm(catalog().istio_base());
+        helm(catalog().istiod());
+        if (sys.uses_gateway()) helm(catalog().istio_gateway());
+      }
       if (plan.needs_kuberay) helm(catalog().kuberay());
       if (plan.needs_metrics_adapter) md += fmt::format("kubectl apply -f {}\n", catalog().metrics_adapter().url);
-      if (plan.needs_kueue) md += fmt::format("kubectl apply --server-side -f {}\n", catalog().kueue().url);
-      if (plan.needs_jobset) md += fmt::format("kubectl apply --server-side -f {}\n", catalog().jobset().url);
+      auto controller = [&](const Manifest& m) {  // its webhooks answer before objects of its kinds go in
+        md += fmt::format("kubectl apply --server-side -f {}\nkubectl wait deployment --all -n {} "
+                          "--for=condition=available --timeout=300s\n",
+                          m.url, m.ns);
+      };
+      if (plan.needs_kueue) controller(catalog().kueue());
+      if (plan.needs_jobset) controller(catalog().jobset());
       auto wait = [&](const k8s::Object& done) {
         if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell
           md += fmt::format("kubectl wait -n {} {} --timeout=-1s {}\n", ns,
@@ -284,9 +292,11 @@ class RunbookEmitter final : public Emitter {
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
     md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
-    if (plan.needs_istio)  // the gateway's load balancer goes with its Service, before the cluster
-      for (const Operator* op : {&catalog().istio_gateway(), &catalog().istiod(), &catalog().istio_base()})
-        md += fmt::format("helm uninstall {} --namespace {}\n", op->release, op->ns);
+    if (plan.needs_istio) {  // the gateway's load balancer goes with its Service, before the cluster
+      std::vector<const Operator*> charts{&catalog().istiod(), &catalog().istio_base()};
+      if (sys.uses_gateway()) charts.insert(charts.begin(), &catalog().istio_gateway());
+      for (const Operator* op : charts) md += fmt::format("helm uninstall {} --namespace {}\n", op->release, op->ns);
+    }
     if (plan.needs_kuberay)  // after the RayClusters are gone, so none is left without its operator
       md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
     if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";

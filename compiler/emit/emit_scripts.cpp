@@ -792,10 +792,10 @@ void install_istio(ShellScript& sh, const System& sys) {
   sh.comment(fmt::format("Istio {}: CRDs, the control plane (its webhook gives service pods their sidecar)",
                          catalog().istiod().version));
   sh.comment(sys.uses_gateway() ? "and the ingress gateway, a LoadBalancer Service on port 80."
-                                : "and the ingress gateway.");
+                                : "(no service is exposed, so no ingress gateway and no load balancer).");
   helm_install(sh, catalog().istio_base());
   helm_install(sh, catalog().istiod());
-  helm_install(sh, catalog().istio_gateway());
+  if (sys.uses_gateway()) helm_install(sh, catalog().istio_gateway());
 }
 
 void rollout_function(ShellScript& sh) {
@@ -1069,7 +1069,10 @@ std::string status_script(const System& sys) {
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   status_gcp(sh, sys);
-  const std::string kinds = sys.services.empty() ? "jobs,pods" : "jobs,deployments,hpa,pods";
+  std::string kinds = sys.services.empty() ? "jobs,pods" : "jobs,deployments,hpa,pods";
+  for (const auto& st : sys.steps)  // TPU steps are JobSets
+    if (const Pool* p = sys.pool(st.pool); p && p->tpu && kinds.find("jobsets") == std::string::npos)
+      kinds = "jobsets," + kinds;
   Call k = kubectl({"get", kinds, "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
   call(sh, k, "run", " || log 'cannot reach the cluster; run up.sh (or get-credentials) first'");
   if (!sys.services.empty()) {

@@ -156,10 +156,13 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   const auto* cmd = step.as<trainc::Command>();
   if (!cmd) throw std::logic_error("a step on a Ray cluster runs a command");
   ojson j = typed(obj);
-  j["metadata"] = metadata(obj.name, sys.ns, queued(sys, labels_for(sys, step.name, obj.name, "ray-job", step.labels)));
+  // Kueue admits a RayJob that brings its own cluster; one submitted to a shared, long-lived
+  // cluster asks for no resources of its own, so it is not queued.
+  const Ray& r = std::get<Ray>(c.engine);
+  ojson labels = labels_for(sys, step.name, obj.name, "ray-job", step.labels);
+  j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
   spec["entrypoint"] = sh_join(cmd->argv);
-  const Ray& r = std::get<Ray>(c.engine);
   if (r.per_job) {
     // The job's own cluster: made with the job, deleted `ttl` after it finishes.
     spec["shutdownAfterJobFinishes"] = true;

@@ -38,6 +38,8 @@ std::string service_name(const System& sys, const Service& s) { return fmt::form
 
 std::string resource_flavor_name(const System& sys, const Pool& pool) { return sys.name + "-" + pool.name; }
 
+std::string cluster_queue_name(const System& sys) { return sys.name; }
+
 std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }
 
 std::vector<GeneratedName> service_names(const System& sys, const Service& s) {

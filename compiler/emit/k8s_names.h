@@ -31,6 +31,9 @@ std::string ray_head_service(const System& sys, const ComputeCluster& c);
 std::string service_name(const System& sys, const Service& s);
 /// "<system>-<pool>": the Kueue ResourceFlavor of a pool (cluster-scoped, so the system's name).
 std::string resource_flavor_name(const System& sys, const Pool& pool);
+/// The Kueue ClusterQueue: cluster-scoped, so named after the system (whose namespace it serves),
+/// never after the spec's queue name, which another system may use too.
+std::string cluster_queue_name(const System& sys);
 /// "<system>-gateway": the Istio Gateway every exposed service binds its routes to.
 std::string gateway_name(const System& sys);
 /// GPUDirect RDMA: the VPC and its per-NIC subnets (Terraform and up.sh make them), and the GKE

@@ -187,7 +187,7 @@ Plan plan(const System& sys) {
       p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", resource_flavor_name(sys, pool),
                           fmt::format("k8s/flavor-{}.yaml", name), fmt::format("Kueue flavor of pool '{}'", name),
                           Ready::kApplied, name});
-    p.shared.push_back({Role::kClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue", sys.queue->name,
+    p.shared.push_back({Role::kClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue", cluster_queue_name(sys),
                         "k8s/clusterqueue.yaml", "Kueue cluster queue: the pools' capacity"});
     p.shared.push_back({Role::kLocalQueue, "kueue.x-k8s.io/v1beta2", "LocalQueue", sys.queue->name, "k8s/localqueue.yaml",
                         "Kueue queue of the namespace"});

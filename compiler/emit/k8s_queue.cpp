@@ -49,6 +49,18 @@ ojson resource_flavor(const System& sys, const Object& obj) {
   ojson rf = typed(obj);
   rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
   rf["spec"] = {{"nodeLabels", node_labels(pool)}};
+  // The taints of the pool's nodes: Kueue gives a workload this flavor only if its pods tolerate
+  // them, so a CPU step is never sent to (and left Pending on) GPU or TPU nodes.
+  ojson taints = ojson::array();
+  if (pool.accelerator) taints.push_back({{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}});
+  if (pool.tpu) taints.push_back({{"key", "google.com/tpu"}, {"value", "present"}, {"effect", "NoSchedule"}});
+  for (const auto& t : pool.taints) {
+    ojson taint{{"key", t.key}};
+    if (!t.value.empty()) taint["value"] = t.value;
+    taint["effect"] = t.effect;
+    taints.push_back(taint);
+  }
+  if (!taints.empty()) rf["spec"]["nodeTaints"] = taints;
   return rf;
 }
 
@@ -56,7 +68,7 @@ ojson cluster_queue(const System& sys, const Object& obj) {
   const auto resources = covered(sys);
   ojson flavors = ojson::array();
   for (const auto& [_, pool] : sys.pools) {
-    const PoolCapacity c = capacity(pool);
+    const PoolCapacity c = queue_capacity(sys, pool);
     ojson quotas = ojson::array();
     for (const auto& r : resources) quotas.push_back({{"name", r}, {"nominalQuota", quota(c, r)}});
     flavors.push_back({{"name", resource_flavor_name(sys, pool)}, {"resources", quotas}});
@@ -76,7 +88,7 @@ ojson cluster_queue(const System& sys, const Object& obj) {
 ojson local_queue(const System& sys, const Object& obj) {
   ojson lq = typed(obj);
   lq["metadata"] = metadata(obj.name, sys.ns, labels_for(sys, sys.name, sys.name, "queue"));
-  lq["spec"] = {{"clusterQueue", sys.queue->name}};
+  lq["spec"] = {{"clusterQueue", cluster_queue_name(sys)}};
   return lq;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/overloaded.h"
+#include "base/units.h"
+#include "model/catalog.h"
 
 namespace trainc {
 
@@ -63,6 +65,34 @@ PoolCapacity capacity(const Pool& pool) {
   c.memory = pool.allocatable_memory * static_cast<double>(nodes);
   if (pool.accelerator) c.gpus = static_cast<long long>(pool.accelerator->count) * nodes;
   if (pool.tpu) c.tpu_chips = static_cast<long long>(pool.tpu->chips_per_host) * nodes;
+  return c;
+}
+
+PoolCapacity queue_capacity(const System& sys, const Pool& pool) {
+  PoolCapacity c = capacity(pool);
+  auto take = [&](const Resources& r, int gpus, long long pods, double sidecar_cpu, double sidecar_mem) {
+    auto request = [&](const char* key) {
+      auto it = r.requests.find(key);
+      return it == r.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
+    };
+    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * (request("cpu") + sidecar_cpu));
+    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * (request("memory") + sidecar_mem));
+    c.gpus = std::max(0LL, c.gpus - pods * gpus);
+  };
+  for (const auto& [_, s] : sys.services) {
+    if (s.pool != pool.name) continue;
+    const bool mesh = sys.istio.has_value();
+    take(s.resources, s.gpus, s.max, mesh ? parse_quantity(catalog().istio_proxy().cpu).value_or(0) : 0,
+         mesh ? parse_quantity(catalog().istio_proxy().memory).value_or(0) : 0);
+  }
+  for (const auto& [_, cl] : sys.clusters) {
+    auto group = [&](const PodGroup& g) {
+      if (g.pool == pool.name) take(g.resources, g.gpus, g.max, 0, 0);
+    };
+    match(
+        cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& d) { group(d.scheduler); });
+    for (const auto& g : cl.workers) group(g);
+  }
   return c;
 }
 

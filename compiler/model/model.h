@@ -73,6 +73,11 @@ struct PoolCapacity {
 };
 PoolCapacity capacity(const Pool& pool);
 
+struct System;
+/// What a queue may hand out on `pool`: its capacity less what the pods Kueue does not admit take
+/// there at their largest (services, and compute clusters' heads and workers).
+PoolCapacity queue_capacity(const System& sys, const Pool& pool);
+
 /// A named store: an S3 bucket (synced with the AWS CLI) or a GCS bucket (mounted with GCS FUSE).
 struct Store {
   enum class Kind { s3, gcs };

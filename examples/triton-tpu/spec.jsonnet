@@ -1,31 +1,32 @@
 // Seed 004's system: NVIDIA Triton serving the models of a GCS bucket on a T4 pool, behind the
 // Istio ingress gateway, scraped by Managed Prometheus and autoscaled on its request queue; and
-// TPU slice pools for training: a v4 2x2x2 slice of two hosts, where a JAX step runs as a JobSet,
-// and two v5e 2x4 slices on 4-chip hosts, where a second step runs as a multislice JobSet.
+// TPU v5e training on two 2x4 slices behind Kueue: a single-slice JobSet and a multislice one.
+// The cluster is in us-central1-a, a zone with both T4 GPUs and TPU v5e. The seed's TPU v4 is
+// offered only in us-central2-b, which has neither, so v4 training is a system of its own there.
 // The seed's mistakes are not repeated: no one is made project owner (Triton's service account
 // may only read the model bucket), and the bucket lives in the cluster's region.
 local t = import 'trainc.libsonnet';
 
 t.system(
   'triton-tpu',
-  gcp=t.gcp('jk-mlops-dev', 'us-central2', zone='us-central2-b'),
+  gcp=t.gcp('jk-mlops-dev', 'us-central1', zone='us-central1-a'),
   cluster='jk-ft-gke',
   pools={
     // Istio's control plane and ingress gateway, the metrics adapter and GKE's own services run
     // here rather than on the accelerator nodes.
     system: t.machinePool('e2-standard-4'),
     triton: t.gpuPool('n1-standard-4', 'nvidia-tesla-t4', 1) + { autoscaling: { min: 1, max: 3 } },
-    'tpu-v4': t.tpuPool('ct4p-hightpu-4t', '2x2x2'),
-    // Two v5e 2x4 slices (node pools tpu-v5e-0 and tpu-v5e-1) for multislice training.
+    // Two v5e 2x4 slices (node pools tpu-v5e-0 and tpu-v5e-1), 2 hosts of 4 chips each.
     'tpu-v5e': t.tpuPool('ct5lp-hightpu-4t', '2x4') + { provisioning: 'spot', tpu+: { slices: 2 } },
   },
   storage={ models: t.gcs('jk-triton-repository') },
   pipeline=[
-    // JAX on the v4 slice: a JobSet of one Indexed Job, one pod per host, each with all 4 chips.
-    t.command('pretrain-v4', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
-              ['python3', 'train.py', '--model=base'], pool='tpu-v4') + { timeout: '12h', retries: 3 },
-    // Multislice: both v5e slices, 4 hosts in all, meeting over the data-center network.
-    t.command('pretrain-v5e', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
+    // JAX on one slice: a JobSet of one Indexed Job, one pod per host, each with all 4 chips.
+    t.command('finetune', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
+              ['python3', 'train.py', '--model=base'], pool='tpu-v5e') + { timeout: '12h', retries: 3 },
+    // Multislice: both slices, 4 hosts in all, meeting over the data-center network. Kueue starts
+    // it once both slices are free.
+    t.command('pretrain', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
               ['python3', 'train.py', '--model=large'], pool='tpu-v5e') + { slices: 2, timeout: '24h' },
   ],
   istio={},

@@ -5,7 +5,7 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
-ZONE="${ZONE:-us-central2-b}"
+ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
 NAMESPACE=triton-tpu
@@ -125,7 +125,6 @@ run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --fo
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-system.yaml" \
-    -f "${K8S_DIR}/flavor-tpu-v4.yaml" \
     -f "${K8S_DIR}/flavor-tpu-v5e.yaml" \
     -f "${K8S_DIR}/flavor-triton.yaml" \
     -f "${K8S_DIR}/clusterqueue.yaml" \
@@ -158,16 +157,16 @@ fi
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 
-# Step 'pretrain-v4'.
+# Step 'finetune'.
 run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/pretrain-v4-configmap.yaml" \
-    -f "${K8S_DIR}/pretrain-v4-jobset.yaml"
+    -f "${K8S_DIR}/finetune-configmap.yaml" \
+    -f "${K8S_DIR}/finetune-jobset.yaml"
 
-# Step 'pretrain-v5e'.
+# Step 'pretrain'.
 run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/pretrain-v5e-configmap.yaml" \
-    -f "${K8S_DIR}/pretrain-v5e-jobset.yaml"
+    -f "${K8S_DIR}/pretrain-configmap.yaml" \
+    -f "${K8S_DIR}/pretrain-jobset.yaml"
 
 log 'applied. The Jobs run on; watch them with:'
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-v5e-slice-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-slice-0 -n ${NAMESPACE}"

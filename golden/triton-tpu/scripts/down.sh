@@ -5,7 +5,7 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
-ZONE="${ZONE:-us-central2-b}"
+ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
 # The context `gcloud container clusters get-credentials` writes for this cluster.
@@ -84,7 +84,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v4 tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa"
+  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -159,17 +159,6 @@ if present gcloud container node-pools describe tpu-v5e-0 \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
   run gcloud container node-pools delete tpu-v5e-0 \
-      --cluster="$CLUSTER" \
-      --location="$LOCATION" \
-      --project="$PROJECT_ID" \
-      --quiet
-fi
-
-if present gcloud container node-pools describe tpu-v4 \
-    --cluster="$CLUSTER" \
-    --location="$LOCATION" \
-    --project="$PROJECT_ID"; then
-  run gcloud container node-pools delete tpu-v4 \
       --cluster="$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \

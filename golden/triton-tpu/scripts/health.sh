@@ -5,7 +5,7 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
-ZONE="${ZONE:-us-central2-b}"
+ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
 # The context `gcloud container clusters get-credentials` writes for this cluster.

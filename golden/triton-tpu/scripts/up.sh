@@ -5,8 +5,8 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
-REGION="${REGION:-us-central2}"
-ZONE="${ZONE:-us-central2-b}"
+REGION="${REGION:-us-central1}"
+ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
 readonly PROJECT_ID REGION ZONE LOCATION CLUSTER
@@ -120,22 +120,6 @@ if missing gcloud container node-pools describe system \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-4 \
       --num-nodes=1 \
-      --workload-metadata=GKE_METADATA
-fi
-
-# Node pool 'tpu-v4'.
-if missing gcloud container node-pools describe tpu-v4 \
-    --cluster="$CLUSTER" \
-    --location="$LOCATION" \
-    --project="$PROJECT_ID"; then
-  run gcloud container node-pools create tpu-v4 \
-      --cluster="$CLUSTER" \
-      --location="$LOCATION" \
-      --project="$PROJECT_ID" \
-      --machine-type=ct4p-hightpu-4t \
-      --tpu-topology=2x2x2 \
-      --placement-type=COMPACT \
-      --num-nodes=2 \
       --workload-metadata=GKE_METADATA
 fi
 

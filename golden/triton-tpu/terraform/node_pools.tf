@@ -16,27 +16,6 @@ resource "google_container_node_pool" "system" {
   }
 }
 
-resource "google_container_node_pool" "tpu_v4" {
-  name       = "tpu-v4"
-  cluster    = google_container_cluster.jk_ft_gke.id
-  location   = google_container_cluster.jk_ft_gke.location
-  node_count = 2
-
-  # One multi-host TPU slice: 2 VMs wired as a 2x2x2 topology.
-  placement_policy {
-    type         = "COMPACT"
-    tpu_topology = "2x2x2"
-  }
-
-  node_config {
-    machine_type = "ct4p-hightpu-4t"
-
-    workload_metadata_config {
-      mode = "GKE_METADATA"
-    }
-  }
-}
-
 resource "google_container_node_pool" "tpu_v5e_0" {
   name       = "tpu-v5e-0"
   cluster    = google_container_cluster.jk_ft_gke.id

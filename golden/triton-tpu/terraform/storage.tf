@@ -3,7 +3,7 @@
 
 resource "google_storage_bucket" "models" {
   name                        = "jk-triton-repository"
-  location                    = "US-CENTRAL2"
+  location                    = "US-CENTRAL1"
   uniform_bucket_level_access = true
   public_access_prevention    = "enforced"
   # A bucket that still holds objects stops terraform destroy: data is never deleted as a side effect.

@@ -10,11 +10,11 @@ variable "project_id" {
 variable "region" {
   description = "Region of the provider's regional resources."
   type        = string
-  default     = "us-central2"
+  default     = "us-central1"
 }
 
 variable "zone" {
   description = "Zone of the (zonal) cluster and its node pools."
   type        = string
-  default     = "us-central2-b"
+  default     = "us-central1-a"
 }
