@@ -92,6 +92,14 @@ ojson server_deployment(const System& sys, const Service& s, const Object& obj) 
   // every apply.
   if (!s.autoscaled()) spec["replicas"] = s.replicas;
   spec["selector"] = {{"matchLabels", selector(sys, s)}};
+  // A rolling update starts a new pod before it stops an old one. When the pool's GPUs are all
+  // taken at the service's largest size, that pod could never be placed and the rollout would
+  // hang: replace pods one at a time instead.
+  if (const Pool* pool = sys.pool(s.pool); pool && pool->accelerator && s.gpus > 0) {
+    const long long room = static_cast<long long>(pool->max_nodes()) * (pool->accelerator->count / s.gpus);
+    if (s.max >= room)
+      spec["strategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 0}, {"maxUnavailable", 1}}}};
+  }
   ojson pod;
   if (sys.gcp) pod["serviceAccountName"] = s.identity.ksa;
   place(pod, n);
