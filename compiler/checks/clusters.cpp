@@ -121,7 +121,23 @@ void check_clusters(const System& sys, const Document& doc, Diagnostics& diags) 
                 "Workload Identity) or 'serviceAccount'",
                 Anchor::key);
     match(
-        c.engine, [&](const Ray& r) { check_group(sys, c, r.head, true, doc, diags); },
+        c.engine,
+        [&](const Ray& r) {
+          check_group(sys, c, r.head, true, doc, diags);
+          // Kueue's RayJob webhook refuses a queued job whose own cluster autoscales: the quota it
+          // admits must be the pods the job will have.
+          if (!sys.queue || !r.per_job) return;
+          for (const auto& g : c.workers)
+            if (g.autoscaled()) {
+              doc.error(diags, ptr_key(g.ptr, "max"),
+                        fmt::format("worker group '{}' of per-job Ray cluster '{}' autoscales ({} to {} pods), but with "
+                                    "'queue' its RayJobs are admitted by Kueue, which refuses autoscaling RayJobs; "
+                                    "set 'replicas' instead of min/max, or remove 'queue'",
+                                    g.name, name, g.min, g.max),
+                        Anchor::key, {doc.note(sys.queue->ptr, "the queue is turned on here", Anchor::key)});
+              break;
+            }
+        },
         [&](const Dask& d) { check_group(sys, c, d.scheduler, true, doc, diags); });
     for (const auto& g : c.workers) check_group(sys, c, g, false, doc, diags);
   }
