@@ -4,7 +4,6 @@
 
 #include "base/data_path.h"
 #include "base/overloaded.h"
-#include "base/units.h"
 #include "checks/checks.h"
 #include "model/catalog.h"
 
@@ -14,19 +13,14 @@ namespace {
 /// Cores and bytes a node of `pool` leaves for one pod of the cluster.
 std::pair<double, double> room(const Pool& pool, bool fuse) {
   const auto& sidecar = catalog().gcsfuse_sidecar();
-  return {pool.allocatable_cpu - (fuse ? parse_quantity(sidecar.cpu).value_or(0) : 0),
-          pool.allocatable_memory - (fuse ? parse_quantity(sidecar.memory).value_or(0) : 0)};
+  return {pool.allocatable_cpu - (fuse ? sidecar.cores : 0), pool.allocatable_memory - (fuse ? sidecar.bytes : 0)};
 }
 
 /// Whether the group's CPU and memory requests fit a node of `pool`.
 bool fits(const PodGroup& g, const Pool& pool, bool fuse) {
   if (pool.vcpus == 0) return true;  // unknown machine, reported by lowering
   auto [cpu, mem] = room(pool, fuse);
-  auto want = [&](const char* key) {
-    auto it = g.resources.requests.find(key);
-    return it == g.resources.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
-  };
-  return want("cpu") <= cpu + 1e-9 && want("memory") <= mem;
+  return g.resources.requested("cpu") <= cpu + 1e-9 && g.resources.requested("memory") <= mem;
 }
 
 std::string what(const ComputeCluster& c, const PodGroup& g, bool lead) {

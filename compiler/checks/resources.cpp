@@ -42,8 +42,8 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
     }
   };
   const Resource resources[] = {
-      {"cpu", pool.allocatable_cpu, fuse ? parse_quantity(sidecar.cpu).value_or(0) : 0},
-      {"memory", pool.allocatable_memory, fuse ? parse_quantity(sidecar.memory).value_or(0) : 0},
+      {"cpu", pool.allocatable_cpu, fuse ? sidecar.cores : 0},
+      {"memory", pool.allocatable_memory, fuse ? sidecar.bytes : 0},
   };
   for (const auto& r : resources) {
     auto it = step.resources.requests.find(r.key);
@@ -129,11 +129,8 @@ void check_unplaced(const System& sys, const Step& step, const Document& doc, Di
 void check_queue_fit(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
   if (!sys.queue || sys.pools.empty() || !step.cluster.empty()) return;
   const long long pods = static_cast<long long>(step.nodes) * step.slices;
-  auto want = [&](const char* key) {
-    auto it = step.resources.requests.find(key);
-    return it == step.resources.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0) * static_cast<double>(pods);
-  };
-  const double cpu = want("cpu"), memory = want("memory");
+  const double cpu = step.resources.requested("cpu") * static_cast<double>(pods);
+  const double memory = step.resources.requested("memory") * static_cast<double>(pods);
   const long long gpus = pods * step.gpus;
   std::string largest;
   for (const auto& [name, pool] : sys.pools) {

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
-#include "base/units.h"
 #include "checks/checks.h"
 #include "model/catalog.h"
 
@@ -20,11 +19,6 @@ bool hosts_overlap(const std::string& a, const std::string& b) {
     return wild.starts_with("*.") && host.size() > wild.size() - 1 && host.ends_with(wild.substr(1));
   };
   return covers(a, b) || covers(b, a);
-}
-
-double request(const Resources& r, const char* key) {
-  auto it = r.requests.find(key);
-  return it == r.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
 }
 
 void check_placement(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
@@ -50,9 +44,9 @@ void check_placement(const System& sys, const Service& s, const Document& doc, D
                           s.name, pool->name, s.kind()));
   if (pool->vcpus == 0) return;  // unknown machine, reported by lowering
   // Pods per node: by GPUs when the server takes some, else by CPU and memory.
-  const double proxy_cpu = sys.istio ? parse_quantity(catalog().istio_proxy().cpu).value_or(0) : 0;
-  const double proxy_mem = sys.istio ? parse_quantity(catalog().istio_proxy().memory).value_or(0) : 0;
-  const double cpu = request(s.resources, "cpu") + proxy_cpu, mem = request(s.resources, "memory") + proxy_mem;
+  const double proxy_cpu = sys.istio ? catalog().istio_proxy().cores : 0;
+  const double proxy_mem = sys.istio ? catalog().istio_proxy().bytes : 0;
+  const double cpu = s.resources.requested("cpu") + proxy_cpu, mem = s.resources.requested("memory") + proxy_mem;
   int per_node = s.gpus > 0 ? per_node_gpus / s.gpus : 1000;
   if (cpu > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_cpu / cpu + 1e-9));
   if (mem > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_memory / mem));

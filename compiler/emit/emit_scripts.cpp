@@ -171,11 +171,7 @@ Call gsa_call(std::string_view verb, const Identity& id) {
   return at(c, false);
 }
 
-/// The display name, as Terraform gives it too.
-std::string identity_display_name(const System& sys, const Identity& id) {
-  return id.of.empty() ? fmt::format("trainc workload identity of {}", sys.name)
-                       : fmt::format("trainc identity of service {} of {}", id.of, sys.name);
-}
+
 
 // ---- what every script shares ---------------------------------------------------------------
 
@@ -474,7 +470,7 @@ void up_identity(ShellScript& sh, const System& sys, const Identity& id) {
                            : fmt::format("Service '{}''s own Google service account.", id.of));
   open_if(sh, "missing", gsa_call("describe", id));
   Call c = gcloud({"iam", "service-accounts", "create", lit(id.gsa)});
-  at(c, false).flag("--display-name", lit(identity_display_name(sys, id)));
+  at(c, false).flag("--display-name", lit(id.display_name(sys.name)));
   call(sh, c);
   sh.close("fi");
   sh.comment(id.of.empty() ? "Its roles, granted on each bucket and never on the project."

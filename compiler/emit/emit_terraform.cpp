@@ -361,9 +361,7 @@ Body iam_tf(const System& sys) {
   for (const Identity* id : sys.identities()) {
     Block& sa = file.block("resource", {"google_service_account", service_account_label(*id)});
     sa.set("account_id", hcl::str(id->gsa));
-    sa.set("display_name", hcl::str(id->of.empty()
-                                        ? fmt::format("trainc workload identity of {}", sys.name)
-                                        : fmt::format("trainc identity of service {} of {}", id->of, sys.name)));
+    sa.set("display_name", hcl::str(id->display_name(sys.name)));
     if (!id->grants.empty())
       file.comment(id->of.empty() ? "Roles on each bucket, never on the project."
                                   : "Roles on the service's buckets only, never on the project.");

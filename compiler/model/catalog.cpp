@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "base/embedded.h"
+#include "base/units.h"
 
 namespace trainc {
 namespace {
@@ -52,6 +53,18 @@ MachineType base_row(const YAML::Node& m, const std::string& family, const std::
   return out;
 }
 
+/// A sidecar's requests, as written and as numbers; a quantity that does not parse is an error.
+Sidecar sidecar(const YAML::Node& n, const std::string& where) {
+  Sidecar s;
+  s.cpu = get<std::string>(n, "cpu", where);
+  s.memory = get<std::string>(n, "memory", where);
+  const auto cores = parse_quantity(s.cpu), bytes = parse_quantity(s.memory);
+  if (!cores || !bytes) throw std::runtime_error("catalog: " + where + ": cpu and memory must be Kubernetes quantities");
+  s.cores = *cores;
+  s.bytes = *bytes;
+  return s;
+}
+
 }  // namespace
 
 const std::string& Catalog::server_image(const std::string& kind) const {
@@ -73,8 +86,8 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.cpu_tiers_ = tiers(alloc["cpuReserve"], "upToCores");
   c.eviction_mib_ = get<double>(alloc, "evictionMemoryMiB", "allocatable");
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
-  c.gcsfuse_ = {get<std::string>(fuse, "cpu", "sidecars.gcsfuse"), get<std::string>(fuse, "memory", "sidecars.gcsfuse"),
-                get_or<std::string>(fuse, "ephemeralStorage", "")};
+  c.gcsfuse_ = sidecar(fuse, "sidecars.gcsfuse");
+  c.gcsfuse_.ephemeral_storage = get_or<std::string>(fuse, "ephemeralStorage", "");
   const YAML::Node rdma = root["rdma"];
   const YAML::Node gib = rdma["gibInstaller"];
   c.rdma_ = {get<std::string>(rdma, "networkProfile", "rdma"), get<int>(rdma, "mtu", "rdma"),
@@ -102,8 +115,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.kueue_ = manifest("kueue");
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
-  c.istio_proxy_ = {get<std::string>(proxy, "cpu", "sidecars.istioProxy"), get<std::string>(proxy, "memory", "sidecars.istioProxy"),
-                    ""};
+  c.istio_proxy_ = sidecar(proxy, "sidecars.istioProxy");
   for (const auto& s : root["servers"])
     c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());
   for (const auto& fam : root["gpuFamilies"]) {

@@ -39,6 +39,7 @@ struct ReserveTier {
 
 struct Sidecar {
   std::string cpu, memory, ephemeral_storage;
+  double cores = 0, bytes = 0;  ///< cpu and memory as numbers, parsed once with the catalog
 };
 
 /// A Kubernetes operator trainc installs with helm, pinned.

@@ -309,8 +309,8 @@ class Lowerer {
       const int per_node = out.gpus > 0 && gpu_pool ? std::max(1, pool->accelerator->count / out.gpus) : 1;
       const auto& proxy = catalog().istio_proxy();
       const bool sidecar = sys.istio.has_value();
-      const double cpu = pool->allocatable_cpu / per_node - (sidecar ? parse_quantity(proxy.cpu).value_or(0) : 0);
-      const double mem = pool->allocatable_memory / per_node - (sidecar ? parse_quantity(proxy.memory).value_or(0) : 0);
+      const double cpu = pool->allocatable_cpu / per_node - (sidecar ? proxy.cores : 0);
+      const double mem = pool->allocatable_memory / per_node - (sidecar ? proxy.bytes : 0);
       auto millis = [](double cores) { return fmt::format("{}m", static_cast<long long>(std::floor(cores * 1000))); };
       auto mebis = [](double bytes) { return fmt::format("{}Mi", static_cast<long long>(std::floor(bytes / (1 << 20)))); };
       out.resources.requests = {{"cpu", millis(cpu / 2)}, {"memory", mebis(mem / 2)}};
@@ -479,8 +479,8 @@ class Lowerer {
       out.resources.limits = string_map(g["resources"], "limits");
     } else if (pool && pool->vcpus > 0 && !(lead && gpu_pool)) {
       const auto& sidecar = catalog().gcsfuse_sidecar();
-      const double cpu = pool->allocatable_cpu - (fuse ? parse_quantity(sidecar.cpu).value_or(0) : 0);
-      const double mem = pool->allocatable_memory - (fuse ? parse_quantity(sidecar.memory).value_or(0) : 0);
+      const double cpu = pool->allocatable_cpu - (fuse ? sidecar.cores : 0);
+      const double mem = pool->allocatable_memory - (fuse ? sidecar.bytes : 0);
       const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
       const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
       out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "model/catalog.h"
@@ -58,6 +60,16 @@ std::string ComputeCluster::kind() const {
   return std::visit([](const auto& e) { return std::string(e.kName); }, engine);
 }
 
+std::string Identity::display_name(const std::string& system) const {
+  return of.empty() ? fmt::format("trainc workload identity of {}", system)
+                    : fmt::format("trainc identity of service {} of {}", of, system);
+}
+
+double Resources::requested(const std::string& key) const {
+  auto it = requests.find(key);
+  return it == requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
+}
+
 PoolCapacity capacity(const Pool& pool) {
   const long long nodes = static_cast<long long>(pool.max_nodes()) * (pool.tpu ? pool.tpu->slices : 1);
   PoolCapacity c;
@@ -71,19 +83,14 @@ PoolCapacity capacity(const Pool& pool) {
 PoolCapacity queue_capacity(const System& sys, const Pool& pool) {
   PoolCapacity c = capacity(pool);
   auto take = [&](const Resources& r, int gpus, long long pods, double sidecar_cpu, double sidecar_mem) {
-    auto request = [&](const char* key) {
-      auto it = r.requests.find(key);
-      return it == r.requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
-    };
-    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * (request("cpu") + sidecar_cpu));
-    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * (request("memory") + sidecar_mem));
+    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * (r.requested("cpu") + sidecar_cpu));
+    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * (r.requested("memory") + sidecar_mem));
     c.gpus = std::max(0LL, c.gpus - pods * gpus);
   };
   for (const auto& [_, s] : sys.services) {
     if (s.pool != pool.name) continue;
     const bool mesh = sys.istio.has_value();
-    take(s.resources, s.gpus, s.max, mesh ? parse_quantity(catalog().istio_proxy().cpu).value_or(0) : 0,
-         mesh ? parse_quantity(catalog().istio_proxy().memory).value_or(0) : 0);
+    take(s.resources, s.gpus, s.max, mesh ? catalog().istio_proxy().cores : 0, mesh ? catalog().istio_proxy().bytes : 0);
   }
   for (const auto& [_, cl] : sys.clusters) {
     auto group = [&](const PodGroup& g) {

@@ -109,6 +109,8 @@ struct Identity {
   std::string of;   ///< whose it is: "" for the system's, else the service's name
   std::vector<BucketGrant> grants;
   std::string gsa_email(const Gcp& gcp) const { return gsa + "@" + gcp.project + ".iam.gserviceaccount.com"; }
+  /// The Google service account's display name (Terraform and up.sh give the same).
+  std::string display_name(const std::string& system) const;
 };
 
 /// A GCS bucket mounted into a step's pods through the GCS FUSE CSI driver.
@@ -203,6 +205,8 @@ std::vector<const StoreLoc*> store_locs(const StepKind& kind);
 
 struct Resources {
   StringMap requests, limits;  ///< cpu, memory, ... as Kubernetes quantities
+  /// The request for `key` as a number (cores, bytes); 0 when there is none.
+  double requested(const std::string& key) const;
 };
 
 struct Heartbeat {
