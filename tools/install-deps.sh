@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # with DuckDB from the npm registry. python3-distributed/python3-dask: `trainc run --local` starts
 # Dask clusters with Debian's `dask` command (tests/run_local_dask_test.sh).
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
-          nlohmann-json3-dev libcli11-dev libfmt-dev python3 diffutils
+          nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask "$@")
 valijson_dir="$root/third_party/valijson"
 

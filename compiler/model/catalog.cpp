@@ -116,6 +116,15 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
   c.istio_proxy_ = sidecar(proxy, "sidecars.istioProxy");
+  {
+    const YAML::Node ci = root["ci"], a = ci["actions"];
+    c.ci_ = {get<std::string>(a, "checkout", "ci.actions"), get<std::string>(a, "auth", "ci.actions"),
+             get<std::string>(a, "setupGcloud", "ci.actions"), get<std::string>(a, "gkeCredentials", "ci.actions"),
+             get<std::string>(a, "setupTerraform", "ci.actions"), get<std::string>(ci, "terraformVersion", "ci"),
+             get<std::string>(ci, "cloudSdkImage", "ci"), get<std::string>(ci, "terraformImage", "ci"),
+             get<std::string>(ci, "dockerImage", "ci"), get<std::string>(ci, "helmVersion", "ci"),
+             get<std::string>(ci, "traincImage", "ci")};
+  }
   for (const auto& s : root["servers"])
     c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());
   for (const auto& fam : root["gpuFamilies"]) {

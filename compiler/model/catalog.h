@@ -53,6 +53,12 @@ struct Manifest {
   std::string url, ns, service_account;
 };
 
+/// The actions (owner/name@ref), images and versions generated CI pipelines use.
+struct CiTools {
+  std::string checkout, auth, setup_gcloud, gke_credentials, setup_terraform;
+  std::string terraform_version, cloud_sdk_image, terraform_image, docker_image, helm_version, trainc_image;
+};
+
 /// How trainc lays out the RDMA VPC of A4 / A3 Ultra pools.
 struct RdmaLayout {
   std::string network_profile;  ///< suffix after "<zone>-"
@@ -90,6 +96,9 @@ class Catalog {
   const Manifest& kueue() const { return kueue_; }
   /// The port slices of a multislice TPU step coordinate on (MEGASCALE_PORT).
   int megascale_port() const { return megascale_port_; }
+  /// What generated CI pipelines run (`ci:` in the catalog).
+  const CiTools& ci() const { return ci_; }
+  const std::string& trainc_image() const { return ci_.trainc_image; }
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
   const std::string& server_image(const std::string& kind) const;
 
@@ -110,6 +119,7 @@ class Catalog {
   int megascale_port_ = 0;
   std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;
+  CiTools ci_;
 };
 
 /// The embedded catalog, parsed once.

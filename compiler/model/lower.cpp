@@ -15,7 +15,9 @@
 #include "base/spelling.h"
 #include "base/units.h"
 #include "common/units.h"
+#include "model/build_context.h"
 #include "model/catalog.h"
+#include "base/embedded.h"
 
 namespace trainc {
 namespace {
@@ -83,8 +85,10 @@ class Lowerer {
     sys.labels = string_map(root_, "labels");
     if (root_.contains("gcp")) {
       const json& g = root_["gcp"];
-      sys.gcp = Gcp{g["project"], g["region"], get_or<std::string>(g, "zone", ""), "/gcp"};
+      sys.gcp = Gcp{g["project"], g["region"], get_or<std::string>(g, "zone", ""), "/gcp", {}, {}, {}};
+      gcp_extras(sys.name, g, *sys.gcp);
     }
+    if (root_.contains("ci")) sys.ci = ci(sys, root_["ci"]);
     const json cluster = root_.value("cluster", json::object());
     sys.cluster.name = get_or<std::string>(cluster, "name", sys.name);
     sys.cluster.release_channel = get_or<std::string>(cluster, "releaseChannel", "");
@@ -111,12 +115,176 @@ class Lowerer {
     for (size_t i = 0; i < pipeline.size(); ++i) steps.push_back(step(sys, pipeline[i], ptr_index("/pipeline", i)));
     check_step_names(steps);
     sys.steps = dependency_order(std::move(steps));
+    sys.builds = std::move(builds_);
     default_versioning(sys);
     if (diags_.has_errors()) return std::nullopt;
     return sys;
   }
 
  private:
+  /// `gcp`'s state, network and registry (the registry also when any workload builds its image).
+  void gcp_extras(const std::string& system, const json& g, Gcp& gcp) {
+    if (g.contains("state"))
+      gcp.state = TerraformState{g["state"]["bucket"], get_or<std::string>(g["state"], "prefix", system)};
+    if (g.contains("network")) {
+      const json& n = g["network"];
+      Network net;
+      net.name = n["name"];
+      net.subnet = get_or<std::string>(n, "subnet", net.name + "-" + gcp.region);
+      net.cidr = get_or<std::string>(n, "cidr", net.cidr);
+      net.pods = get_or<std::string>(n, "pods", net.pods);
+      net.services = get_or<std::string>(n, "services", net.services);
+      net.create = get_or(n, "create", true);
+      net.ptr = "/gcp/network";
+      gcp.network = net;
+    }
+    auto builds = [](const json& list) {
+      if (list.is_array()) return std::any_of(list.begin(), list.end(), [](const json& w) { return w.is_object() && w.contains("build"); });
+      if (list.is_object()) {
+        for (const auto& [_, w] : list.items())
+          if (w.is_object() && w.contains("build")) return true;
+      }
+      return false;
+    };
+    const bool any_build = builds(root_.value("pipeline", json::array())) || builds(root_.value("clusters", json::object())) ||
+                           builds(root_.value("services", json::object()));
+    if (g.contains("registry") || any_build) {
+      const json r = g.value("registry", json::object());
+      gcp.registry = Registry{get_or<std::string>(r, "repository", system), get_or<std::string>(r, "location", gcp.region),
+                              get_or(r, "create", true), g.contains("registry") ? "/gcp/registry" : "/gcp"};
+    }
+  }
+
+  Ci ci(const System& sys, const json& c) {
+    Ci out;
+    out.ptr = "/ci";
+    if (c.contains("github")) {
+      const json& g = c["github"];
+      GithubCi gh;
+      gh.ptr = "/ci/github";
+      gh.provider = g["workloadIdentityProvider"];
+      gh.service_account = g["serviceAccount"];
+      gh.branch = get_or<std::string>(g, "branch", "main");
+      gh.environment = get_or<std::string>(g, "environment", "");
+      gh.trainc_image = get_or<std::string>(g, "traincImage", catalog().trainc_image());
+      out.github = gh;
+    }
+    if (c.contains("cloudbuild")) {
+      const json& b = c["cloudbuild"];
+      CloudBuildCi cb;
+      cb.ptr = "/ci/cloudbuild";
+      cb.service_account = get_or<std::string>(b, "serviceAccount", "");
+      cb.timeout_seconds = duration(b, "timeout", 7200, cb.ptr);
+      if (b.contains("machineType")) {
+        std::string m = b["machineType"];
+        std::transform(m.begin(), m.end(), m.begin(), [](char ch) { return ch == '-' ? '_' : static_cast<char>(std::toupper(ch)); });
+        cb.machine_type = m;
+      }
+      out.cloudbuild = cb;
+    }
+    if (!sys.gcp)
+      doc_.error(diags_, out.ptr, "'ci' deploys to Google Cloud and needs 'gcp' (project, region and state)", Anchor::key);
+    else if (!sys.gcp->state)
+      doc_.error(diags_, out.ptr,
+                 "'ci' runs Terraform on machines that forget local state: set 'gcp.state' (a GCS bucket for "
+                 "Terraform's state, e.g. state: {bucket: my-project-tf-state})",
+                 Anchor::key);
+    return out;
+  }
+
+  /// The image `w.build` makes: checks the build, digests what it reads for the tag, records it,
+  /// and returns the reference the manifests use ("" when it has errors).
+  std::string built_image(const System& sys, const json& w, const std::string& wptr, const std::string& name,
+                          const std::string& of, const std::string& workdir) {
+    const json& bj = w["build"];
+    const std::string ptr = ptr_key(wptr, "build");
+    if (w.contains("image")) {
+      doc_.error(diags_, ptr,
+                 fmt::format("{} '{}' names both 'image' and 'build'; keep 'build' to have trainc's CI build the image, "
+                             "or 'image' for one built elsewhere",
+                             of, name),
+                 Anchor::key, {doc_.note(ptr_key(wptr, "image"), "the image is named here", Anchor::key)});
+      return "";
+    }
+    Build b;
+    b.name = name;
+    b.of = of;
+    b.ptr = ptr;
+    b.workdir = workdir;
+    b.context = get_or<std::string>(bj, "context", ".");
+    b.dockerfile = get_or<std::string>(bj, "dockerfile", "");
+    b.base = get_or<std::string>(bj, "base", "");
+    b.requirements = get_or<std::string>(bj, "requirements", "");
+    if (bj.contains("copy")) b.copy = bj["copy"].get<std::vector<std::string>>();
+    const size_t errors = diags_.error_count();
+    if (b.dockerfile.empty() == b.base.empty())
+      doc_.error(diags_, ptr,
+                 b.base.empty() ? "'build' needs 'dockerfile' (your Dockerfile in the context) or 'base' (the image "
+                                  "trainc's generated Dockerfile starts from)"
+                                : "'build' takes 'dockerfile' or 'base', not both: 'base' makes trainc write the "
+                                  "Dockerfile, 'dockerfile' uses yours",
+                 Anchor::key);
+    if (!b.dockerfile.empty())
+      for (const char* key : {"requirements", "copy"})
+        if (bj.contains(key))
+          doc_.error(diags_, ptr_key(ptr, key),
+                     fmt::format("'{}' is for Dockerfiles trainc writes (with 'base'); with 'dockerfile' your "
+                                 "Dockerfile copies and installs what it needs",
+                                 key),
+                     Anchor::key);
+    if (!b.base.empty()) {
+      const std::string last = b.base.substr(b.base.rfind('/') == std::string::npos ? 0 : b.base.rfind('/') + 1);
+      if (b.base.find('@') == std::string::npos && (last.find(':') == std::string::npos || last.ends_with(":latest")))
+        doc_.error(diags_, ptr_key(ptr, "base"),
+                   fmt::format("base image '{}' is not pinned: name a version tag or digest (e.g. "
+                               "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime), so a rebuild gives the same image",
+                               b.base));
+    }
+    auto inside = [&](const std::string& rel, const std::string& at, std::string_view folder) {
+      if (!stays_inside(rel))
+        doc_.error(diags_, at, fmt::format("'{}' leaves {}: paths here are relative and stay inside it", rel, folder));
+    };
+    inside(b.context, ptr_key(ptr, "context"), "the spec's folder");
+    if (!b.dockerfile.empty()) inside(b.dockerfile, ptr_key(ptr, "dockerfile"), "the build context");
+    if (!b.requirements.empty()) inside(b.requirements, ptr_key(ptr, "requirements"), "the build context");
+    for (size_t i = 0; i < b.copy.size(); ++i) inside(b.copy[i], ptr_index(ptr_key(ptr, "copy"), i), "the build context");
+    b.context = std::filesystem::path(b.context).lexically_normal().generic_string();
+    if (b.context.empty()) b.context = ".";
+    if (b.context.size() > 1 && b.context.back() == '/') b.context.pop_back();
+    if (!sys.gcp) {
+      doc_.error(diags_, ptr,
+                 fmt::format("{} '{}' builds its image, which is pushed to Artifact Registry: add 'gcp' (project and "
+                             "region), or name a prebuilt 'image'",
+                             of, name),
+                 Anchor::key);
+    }
+    if (auto it = builds_.find(name); it != builds_.end()) {
+      doc_.error(diags_, ptr,
+                 fmt::format("the {} '{}' and the {} '{}' both build an image named '{}'; images are named after "
+                             "their workload, so rename one",
+                             it->second.of, name, of, name, name),
+                 Anchor::key, {doc_.note(it->second.ptr, "the other build", Anchor::key)});
+    }
+    if (diags_.error_count() > errors) return "";
+    if (bj.contains("tag")) {
+      b.tag = bj["tag"];
+    } else {
+      const EmbeddedFile* tmpl = b.generated() ? find_embedded(kImageDockerfileTemplate) : nullptr;
+      auto spec_dir = std::filesystem::path(doc_.file->name()).parent_path();
+      if (spec_dir.empty()) spec_dir = ".";
+      auto tag = build_tag(spec_dir, b, tmpl ? tmpl->data : std::string_view());
+      if (auto* err = std::get_if<BuildInputError>(&tag)) {
+        doc_.error(diags_, err->ptr, err->message);
+        return "";
+      }
+      b.tag = std::get<std::string>(tag);
+    }
+    b.image = sys.gcp->image_path(name) + ":" + b.tag;
+    std::string image = b.image;
+    builds_.emplace(name, std::move(b));
+    return image;
+  }
+
   Pool pool(const std::string& name, const json& p) {
     Pool out;
     out.name = name;
@@ -266,7 +434,8 @@ class Lowerer {
     out.name = name;
     out.ptr = ptr_key("/services", name);
     out.server = server_kind(sys, s, out);
-    out.image = get_or<std::string>(s, "image", catalog().server_image(out.kind()));
+    out.image = s.contains("build") ? built_image(sys, s, out.ptr, name, "service", "/workspace")
+                                    : get_or<std::string>(s, "image", catalog().server_image(out.kind()));
     out.image_pull_policy = get_or<std::string>(s, "imagePullPolicy", "IfNotPresent");
     const Pool* pool = nullptr;
     if (s.contains("pool")) {
@@ -507,7 +676,12 @@ class Lowerer {
     ComputeCluster out;
     out.name = name;
     out.ptr = ptr_key("/clusters", name);
-    out.image = c["image"];
+    if (c.contains("build"))
+      out.image = built_image(sys, c, out.ptr, name, "cluster", "/workspace");
+    else if (c.contains("image"))
+      out.image = c["image"];
+    else
+      doc_.error(diags_, out.ptr, fmt::format("cluster '{}' needs 'image' (or 'build')", name), Anchor::key);
     out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
     out.env = string_map(c, "env");
     out.labels = string_map(c, "labels");
@@ -648,6 +822,7 @@ class Lowerer {
     out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
     out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
     out.run = kind(sys, s, ptr, out);
+    if (s.contains("build")) out.image = built_image(sys, s, ptr, out.name, "step", out.workdir);
     // A client of a cluster runs the cluster's image unless it names its own: the versions match.
     if (const ComputeCluster* c = sys.compute_cluster(out.cluster); c && out.image.empty()) out.image = c->image;
     if (out.uses_trainrt()) {
@@ -900,6 +1075,7 @@ class Lowerer {
 
   const Document& doc_;
   Diagnostics& diags_;
+  std::map<std::string, Build> builds_;
   const json& root_;
 };
 

@@ -60,6 +60,10 @@ std::string ComputeCluster::kind() const {
   return std::visit([](const auto& e) { return std::string(e.kName); }, engine);
 }
 
+std::string Gcp::image_path(const std::string& name) const {
+  return registry ? registry->host() + "/" + project + "/" + registry->repository + "/" + name : "";
+}
+
 std::string Identity::display_name(const std::string& system) const {
   return of.empty() ? fmt::format("trainc workload identity of {}", system)
                     : fmt::format("trainc identity of service {} of {}", of, system);

@@ -15,10 +15,81 @@ using StringMap = std::map<std::string, std::string>;
 
 /// Where the cloud side lives. Present only when the spec has `gcp:`; without it trainc emits no
 /// Terraform or gcloud scripts and assumes an existing cluster.
+/// Terraform's remote state (`backend "gcs"`).
+struct TerraformState {
+  std::string bucket, prefix;
+};
+
+/// A VPC network and subnet for a VPC-native cluster, with named secondary ranges.
+struct Network {
+  std::string name, subnet;
+  std::string cidr = "10.0.0.0/20", pods = "10.4.0.0/14", services = "10.8.0.0/20";
+  bool create = true;  ///< trainc creates (and deletes) the network and subnet
+  std::string ptr;
+  std::string pods_range() const { return subnet + "-pods"; }
+  std::string services_range() const { return subnet + "-services"; }
+};
+
+/// The Artifact Registry Docker repository built images are pushed to.
+struct Registry {
+  std::string repository, location;
+  bool create = true;
+  std::string ptr;
+  std::string host() const { return location + "-docker.pkg.dev"; }
+};
+
 struct Gcp {
   std::string project, region, zone;  ///< zone "" = a regional cluster
   std::string ptr;
+  std::optional<TerraformState> state;
+  std::optional<Network> network;
+  std::optional<Registry> registry;  ///< set when the spec names one or any image is built
   std::string location() const { return zone.empty() ? region : zone; }
+  /// Where a built image named `name` lives, without its tag.
+  std::string image_path(const std::string& name) const;
+};
+
+/// An image trainc's outputs build: from the user's Dockerfile, or from a Dockerfile trainc
+/// generates (pinned base, requirements installed at build time, files copied, non-root user).
+struct Build {
+  std::string name;          ///< the workload it is for, and the image's name in the registry
+  std::string of;            ///< "step", "cluster" or "service"
+  std::string context;       ///< relative to the spec's folder, normalised ("." = the folder)
+  std::string dockerfile;    ///< the user's Dockerfile, relative to the context; "" = generated
+  std::string base;          ///< generated: the FROM image
+  std::string requirements;  ///< generated: pip requirements file in the context ("" = none)
+  std::vector<std::string> copy;  ///< generated: context paths copied into `workdir`
+  std::string workdir = "/workspace";
+  std::string tag;    ///< given, or c-<16 hex digits of the build's SHA-256>
+  std::string image;  ///< the full reference the manifests use
+  std::string ptr;
+  bool generated() const { return dockerfile.empty(); }
+  /// The Dockerfile's path in the output folder (docker/<name>.Dockerfile) when generated.
+  std::string output_dockerfile() const { return "docker/" + name + ".Dockerfile"; }
+};
+
+/// GitHub Actions: a workflow that checks pull requests and deploys pushes to `branch`.
+struct GithubCi {
+  std::string provider;         ///< Workload Identity Federation provider (full name)
+  std::string service_account;  ///< the Google service account it impersonates
+  std::string branch = "main";
+  std::string environment;      ///< GitHub environment of the deploy job ("" = none)
+  std::string trainc_image;     ///< the image CI runs trainc from
+  std::string ptr;
+};
+
+/// Cloud Build: provision and destroy configs.
+struct CloudBuildCi {
+  std::string service_account;  ///< "" = Cloud Build's default
+  int timeout_seconds = 7200;
+  std::string machine_type;     ///< options.machineType enum value, "" = the default
+  std::string ptr;
+};
+
+struct Ci {
+  std::optional<GithubCi> github;
+  std::optional<CloudBuildCi> cloudbuild;
+  std::string ptr;
 };
 
 struct Accelerator {
@@ -376,6 +447,8 @@ struct System {
   std::optional<Istio> istio;
   std::optional<Queue> queue;
   std::vector<Step> steps;  ///< in dependency order (every step after the steps it needs)
+  std::map<std::string, Build> builds;  ///< images trainc's outputs build, by name
+  std::optional<Ci> ci;
 
   const Pool* pool(const std::string& name) const;
   const Store* store(const std::string& name) const;

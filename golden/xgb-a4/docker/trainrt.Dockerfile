@@ -22,7 +22,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates cmake g++ git meson ninja-build pkg-config python3 \
-      libcli11-dev libfmt-dev libjsonnet-dev libyaml-cpp-dev nlohmann-json3-dev \
+      libcli11-dev libfmt-dev libjsonnet-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev \
  && rm -rf /var/lib/apt/lists/*
 
 # XGBoost with CUDA, linked to the image's shared NCCL, installed under /usr/local.

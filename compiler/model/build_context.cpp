@@ -1,0 +1,156 @@
+#include "model/build_context.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+
+namespace fs = std::filesystem;
+
+namespace trainc {
+namespace {
+
+/// SHA-256 through OpenSSL's EVP interface, fed in pieces.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 unavailable");
+  }
+  void update(std::string_view bytes) { EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()); }
+  /// A length-prefixed field, so that no two different inputs feed the same bytes.
+  void field(std::string_view bytes) {
+    update(fmt::format("{}:", bytes.size()));
+    update(bytes);
+  }
+  std::string hex() {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx_.get(), md, &n);
+    std::string out;
+    for (unsigned int i = 0; i < n; ++i) out += fmt::format("{:02x}", md[i]);
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
+};
+
+struct Walk {
+  std::vector<std::pair<std::string, fs::path>> files;  ///< context-relative name, path on disk
+  unsigned long long bytes = 0;
+};
+
+/// Adds `path` (a file, or a folder walked recursively) under the context-relative `name`. Skips
+/// .git and folders trainc wrote (they hold .trainc-manifest): output must not feed its own input.
+/// Symbolic links are not followed; their target text is digested instead.
+std::optional<std::string> collect(const fs::path& path, const std::string& name, Walk& walk) {
+  std::error_code ec;
+  auto add = [&](const fs::path& p, const std::string& rel) -> std::optional<std::string> {
+    if (walk.files.size() >= kMaxContextFiles)
+      return fmt::format("the build reads more than {} files; narrow 'context' or 'copy', or set 'tag'", kMaxContextFiles);
+    auto st = fs::symlink_status(p, ec);
+    if (fs::is_regular_file(st)) walk.bytes += fs::file_size(p, ec);
+    if (walk.bytes > kMaxContextBytes)
+      return fmt::format("the build reads more than {} MiB; narrow 'context' or 'copy', or set 'tag'", kMaxContextBytes >> 20);
+    walk.files.emplace_back(rel, p);
+    return std::nullopt;
+  };
+  auto st = fs::symlink_status(path, ec);
+  if (!fs::is_directory(st)) return add(path, name);
+  if (fs::exists(path / ".trainc-manifest", ec)) return std::nullopt;
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::none, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      if (p.filename() == ".git" || fs::exists(p / ".trainc-manifest", ec)) it.disable_recursion_pending();
+      continue;
+    }
+    std::string rel = (fs::path(name) / fs::relative(p, path, ec)).lexically_normal().generic_string();
+    if (auto err = add(p, rel)) return err;
+  }
+  if (ec) return fmt::format("cannot read '{}': {}", path.generic_string(), ec.message());
+  return std::nullopt;
+}
+
+std::optional<std::string> digest_files(Walk& walk, Sha256& sha) {
+  std::sort(walk.files.begin(), walk.files.end());
+  walk.files.erase(std::unique(walk.files.begin(), walk.files.end()), walk.files.end());
+  std::error_code ec;
+  for (const auto& [rel, p] : walk.files) {
+    sha.field(rel);
+    if (fs::is_symlink(fs::symlink_status(p, ec))) {
+      sha.field("symlink");
+      sha.field(fs::read_symlink(p, ec).generic_string());
+      continue;
+    }
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return fmt::format("cannot read '{}'", p.generic_string());
+    sha.field("file");
+    sha.update(fmt::format("{}:", fs::file_size(p, ec)));
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) sha.update(std::string_view(buf, static_cast<size_t>(in.gcount())));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool stays_inside(const std::string& rel) {
+  fs::path p(rel);
+  if (p.is_absolute() || rel.empty()) return false;
+  fs::path n = p.lexically_normal();
+  return n.empty() || *n.begin() != "..";
+}
+
+std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, const Build& b,
+                                                     std::string_view template_text) {
+  const fs::path context = spec_dir / b.context;
+  std::error_code ec;
+  if (!fs::is_directory(context, ec))
+    return BuildInputError{ptr_key(b.ptr, "context"),
+                           fmt::format("the build context '{}' is not a folder", context.lexically_normal().generic_string())};
+  Sha256 sha;
+  sha.field("trainc-build-v1");
+  sha.field(b.dockerfile);
+  sha.field(b.base);
+  sha.field(b.requirements);
+  for (const auto& c : b.copy) sha.field(c);
+  sha.field(b.workdir);
+  sha.field(template_text);
+  Walk walk;
+  auto need = [&](const std::string& rel, const std::string& ptr, const char* what) -> std::optional<BuildInputError> {
+    if (!fs::exists(fs::symlink_status(context / rel, ec)))
+      return BuildInputError{ptr, fmt::format("{} '{}' is not in the build context '{}'", what, rel,
+                                              context.lexically_normal().generic_string())};
+    return std::nullopt;
+  };
+  if (!b.generated()) {
+    if (auto e = need(b.dockerfile, ptr_key(b.ptr, "dockerfile"), "the Dockerfile")) return *e;
+    // The user's Dockerfile may COPY anything: the whole context counts.
+    if (auto err = collect(context, ".", walk)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
+  } else {
+    if (!b.requirements.empty()) {
+      if (auto e = need(b.requirements, ptr_key(b.ptr, "requirements"), "the requirements file")) return *e;
+      if (auto err = collect(context / b.requirements, fs::path(b.requirements).lexically_normal().generic_string(), walk))
+        return BuildInputError{ptr_key(b.ptr, "requirements"), *err};
+    }
+    for (size_t i = 0; i < b.copy.size(); ++i) {
+      const std::string ptr = ptr_index(ptr_key(b.ptr, "copy"), i);
+      if (auto e = need(b.copy[i], ptr, "")) {
+        e->message = fmt::format("'{}' is not in the build context '{}'", b.copy[i], context.lexically_normal().generic_string());
+        return *e;
+      }
+      if (auto err = collect(context / b.copy[i], fs::path(b.copy[i]).lexically_normal().generic_string(), walk))
+        return BuildInputError{ptr, *err};
+    }
+  }
+  if (auto err = digest_files(walk, sha)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
+  return "c-" + sha.hex().substr(0, 16);
+}
+
+}  // namespace trainc

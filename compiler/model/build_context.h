@@ -1,0 +1,40 @@
+#pragma once
+// What an image build reads, digested: the tag of a built image is c-<16 hex digits of SHA-256>
+// over the build's settings, its Dockerfile and every file the build copies, so compiled
+// manifests change exactly when the image does. The only place lowering reads files other than
+// the spec.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model/model.h"
+
+namespace trainc {
+
+/// The text generated Dockerfiles are made from (embedded from stdlib/).
+inline constexpr std::string_view kImageDockerfileTemplate = "stdlib/docker/image.Dockerfile.in";
+
+/// Limits on what a context digest reads; past them the user names a tag instead.
+inline constexpr size_t kMaxContextFiles = 20000;
+inline constexpr unsigned long long kMaxContextBytes = 1ull << 30;
+
+/// A problem with one input of the build, with the JSON pointer of the spec key it concerns.
+struct BuildInputError {
+  std::string ptr, message;
+};
+
+/// The tag for `build`, whose context is `spec_dir / build.context`. `template_text` is the text
+/// the generated Dockerfile is made from ("" for the user's Dockerfile). Paths the build names
+/// (context, dockerfile, requirements, copy) must stay inside the spec's folder and exist; a
+/// problem is returned instead of a tag.
+std::variant<std::string, BuildInputError> build_tag(const std::filesystem::path& spec_dir, const Build& build,
+                                                     std::string_view template_text);
+
+/// Whether `rel` (a path as written in the spec) stays inside its base folder: relative, and no
+/// `..` that climbs out.
+bool stays_inside(const std::string& rel);
+
+}  // namespace trainc
