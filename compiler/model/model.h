@@ -430,8 +430,16 @@ struct Cluster {
   std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
 };
 
+/// Where the spec and its output live, relative to the root of the git work tree holding the spec
+/// (or the current folder outside one), with '/': what generated CI pipelines refer to.
+struct Origin {
+  std::string spec;  ///< e.g. examples/mnist/spec.yaml
+  std::string out;   ///< the output root given to compile -o / diff --against, e.g. golden
+};
+
 struct System {
   std::string name, ptr;
+  Origin origin;
   std::optional<Gcp> gcp;
   Cluster cluster;
   std::optional<Identity> identity;
