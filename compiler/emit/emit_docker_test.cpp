@@ -79,5 +79,40 @@ TEST_CASE("docker: emitted for systems that run trainrt, not for others") {
   CHECK(!uses_trainrt(gcp_only));
 }
 
+TEST_CASE("docker: a build with a base gets docker/<name>.Dockerfile; a user's Dockerfile gets none") {
+  System sys = on_gcp();
+  sys.origin = {"examples/xgb/spec.yaml", "golden"};
+  Build gen;
+  gen.name = "prep";
+  gen.of = "step";
+  gen.context = "image";
+  gen.base = "python:3.12-slim";
+  gen.requirements = "requirements.txt";
+  gen.copy = {"prep.py", "conf/"};
+  gen.workdir = "/work dir";
+  gen.writable = {"/data/in"};
+  gen.image = "us-central1-docker.pkg.dev/proj/xgb/prep:c-0123456789abcdef";
+  Build own = gen;
+  own.name = "serve";
+  own.base.clear();
+  own.dockerfile = "Dockerfile";
+  sys.builds = {{gen.name, gen}, {own.name, own}};
+  OutputSink out;
+  for (const auto& e : emitters())
+    if (e->name() == "docker") e->emit(sys, k8s::plan(sys), out);
+  REQUIRE(out.files().count("docker/prep.Dockerfile") == 1);
+  CHECK(out.files().count("docker/serve.Dockerfile") == 0);
+  const std::string& d = out.files().at("docker/prep.Dockerfile");
+  CHECK(contains(d, "\nFROM python:3.12-slim\n"));
+  CHECK(contains(d, "COPY [\"requirements.txt\", \"/tmp/requirements.txt\"]\nRUN python3 -m pip install"));
+  CHECK(contains(d, "COPY --chown=1000:1000 [\"prep.py\", \"/work dir/prep.py\"]"));
+  CHECK(contains(d, "COPY --chown=1000:1000 [\"conf/\", \"/work dir/conf/\"]"));
+  CHECK(contains(d, "RUN mkdir -p '/work dir' /data/in && chown 1000:1000 '/work dir' /data/in"));
+  CHECK(contains(d, "docker build -f golden/xgb/docker/prep.Dockerfile"));
+  CHECK(contains(d, " examples/xgb/image\n"));
+  CHECK(d.substr(d.size() - 15) == "USER 1000:1000\n");
+  CHECK(!contains(d, "@"));
+}
+
 }  // namespace
 }  // namespace trainc

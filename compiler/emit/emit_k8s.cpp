@@ -26,7 +26,7 @@ using k8s::labels_for;
 using k8s::metadata;
 
 k8s::PodNeeds needs_of(const System& sys, const Step& step) {
-  return {sys.pool(step.pool), step.gpus, step.shm, &step.mounts};
+  return {sys.pool(step.pool), step.gpus, step.shm, &step.mounts, k8s::image_uid(sys, step.image)};
 }
 
 ojson step_labels(const System& sys, const Step& step) {

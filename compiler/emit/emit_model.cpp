@@ -163,6 +163,19 @@ ojson service_json(const System& sys, const Service& s) {
   return j;
 }
 
+ojson gcp_json(const Gcp& g) {
+  ojson j{{"project", g.project}, {"region", g.region}, {"zone", g.zone}};
+  if (g.state) j["state"] = {{"bucket", g.state->bucket}, {"prefix", g.state->prefix}};
+  if (g.network)
+    j["network"] = {{"name", g.network->name},         {"subnet", g.network->subnet},
+                    {"cidr", g.network->cidr},         {"pods", g.network->pods},
+                    {"services", g.network->services}, {"create", g.network->create}};
+  if (g.registry)
+    j["registry"] = {{"repository", g.registry->repository}, {"location", g.registry->location},
+                     {"create", g.registry->create}};
+  return j;
+}
+
 class ModelEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "model"; }
@@ -170,8 +183,7 @@ class ModelEmitter final : public Emitter {
   void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     ojson m;
     m["name"] = sys.name;
-    m["gcp"] = sys.gcp ? ojson{{"project", sys.gcp->project}, {"region", sys.gcp->region}, {"zone", sys.gcp->zone}}
-                       : ojson(nullptr);
+    m["gcp"] = sys.gcp ? gcp_json(*sys.gcp) : ojson(nullptr);
     m["cluster"] = {{"name", sys.cluster.name}, {"releaseChannel", sys.cluster.release_channel}};
     m["namespace"] = {{"name", sys.ns}, {"managedByTrainc", sys.owns_namespace}};
     m["serviceAccount"] = sys.pod_service_account().empty() ? ojson(nullptr) : ojson(sys.pod_service_account());
@@ -206,6 +218,30 @@ class ModelEmitter final : public Emitter {
     ojson steps = ojson::array();
     for (const auto& s : sys.steps) steps.push_back(step_json(s));
     m["pipeline"] = steps;
+    if (!sys.builds.empty()) {
+      ojson builds = ojson::object();
+      for (const auto& [name, b] : sys.builds)
+        builds[name] = {{"of", b.of},
+                        {"context", b.context},
+                        {"dockerfile", b.generated() ? ojson(b.output_dockerfile() + " (generated)") : ojson(b.dockerfile)},
+                        {"base", b.base},
+                        {"requirements", b.requirements},
+                        {"copy", b.copy},
+                        {"workdir", b.workdir},
+                        {"tag", b.tag},
+                        {"image", b.image}};
+      m["builds"] = builds;
+    }
+    if (sys.ci) {
+      ojson ci = ojson::object();
+      if (const auto& g = sys.ci->github)
+        ci["github"] = {{"workloadIdentityProvider", g->provider}, {"serviceAccount", g->service_account},
+                        {"branch", g->branch}, {"environment", g->environment}, {"traincImage", g->trainc_image}};
+      if (const auto& c = sys.ci->cloudbuild)
+        ci["cloudbuild"] = {{"serviceAccount", c->service_account}, {"timeoutSeconds", c->timeout_seconds},
+                            {"machineType", c->machine_type}};
+      m["ci"] = ci;
+    }
     out.add("model.yaml", to_yaml(m, fmt::format("{}\nthe lowered model of system '{}': every default applied, "
                                                  "steps in dependency order",
                                                  kGeneratedNotice, sys.name)));

@@ -24,7 +24,7 @@ const PodGroup& group_named(const ComputeCluster& c, const std::string& name) {
 }
 
 PodNeeds needs_of(const System& sys, const ComputeCluster& c, const PodGroup& g) {
-  return {sys.pool(g.pool), g.gpus, g.shm, &c.mounts};
+  return {sys.pool(g.pool), g.gpus, g.shm, &c.mounts, image_uid(sys, c.image)};
 }
 
 ojson port(const std::string& name, int number) { return {{"name", name}, {"containerPort", number}}; }

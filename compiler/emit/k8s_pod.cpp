@@ -69,11 +69,18 @@ void add_volume_mounts(ojson& mounts, const PodNeeds& n) {
   }
 }
 
+int image_uid(const System& sys, const std::string& image) {
+  for (const auto& [_, b] : sys.builds)
+    if (b.generated() && b.image == image) return 1000;
+  return 0;
+}
+
 namespace {
 
 /// A GCS bucket as a CSI ephemeral volume of the GCS FUSE driver.
-ojson gcsfuse_volume(const Mount& m) {
+ojson gcsfuse_volume(const Mount& m, int uid) {
   std::string options = "implicit-dirs";
+  if (uid != 0) options += fmt::format(",uid={0},gid={0}", uid);
   if (!m.only_dir.empty()) options += ",only-dir=" + m.only_dir;
   return {{"name", mount_volume(m)},
           {"csi",
@@ -96,7 +103,7 @@ std::string rdma_interfaces(int gpus) {
 void add_volumes(ojson& volumes, const PodNeeds& n) {
   volumes.push_back({{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", n.shm}}}});
   if (n.mounts)
-    for (const auto& m : *n.mounts) volumes.push_back(gcsfuse_volume(m));
+    for (const auto& m : *n.mounts) volumes.push_back(gcsfuse_volume(m, n.uid));
   if (n.rdma()) {
     // The host's NVIDIA driver and the gIB NCCL plugin, as GKE installs them on A4 and A3 Ultra nodes.
     volumes.push_back({{"name", "nvidia"}, {"hostPath", {{"path", "/home/kubernetes/bin/nvidia"}}}});

@@ -33,9 +33,13 @@ struct PodNeeds {
   int gpus = 0;
   std::string shm;
   const std::vector<Mount>* mounts = nullptr;
+  int uid = 0;  ///< the user the image runs as; GCS FUSE mounts are owned by it when not root
   bool rdma() const { return pool && pool->rdma; }
 };
 
+/// The uid an image runs as: 1000 for images built from a Dockerfile trainc generates, else 0 (as
+/// far as trainc knows, root).
+int image_uid(const System& sys, const std::string& image);
 /// requests/limits with the GPUs (and a TPU pool's chips) added; empty object when none.
 ojson resources(const Resources& r, const PodNeeds& n);
 /// /dev/shm, the GCS mounts, and on RDMA pools the host's NVIDIA and gIB folders.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/spelling.h"
 
 namespace fs = std::filesystem;
 
@@ -98,6 +99,16 @@ std::optional<std::string> digest_files(Walk& walk, Sha256& sha) {
   return std::nullopt;
 }
 
+/// The names in folder `dir`, as `prefix`/name: what a misspelled path is compared with.
+std::vector<std::string> entries(const fs::path& dir, const fs::path& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator() && out.size() < 1000; it.increment(ec))
+    out.push_back((prefix / it->path().filename()).generic_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 bool stays_inside(const std::string& rel) {
@@ -109,7 +120,8 @@ bool stays_inside(const std::string& rel) {
 
 std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, const Build& b,
                                                      std::string_view template_text) {
-  const fs::path context = spec_dir / b.context;
+  fs::path context = (spec_dir / b.context).lexically_normal();
+  if (context.has_filename() == false && context.has_parent_path()) context = context.parent_path();
   std::error_code ec;
   if (!fs::is_directory(context, ec))
     return BuildInputError{ptr_key(b.ptr, "context"),
@@ -125,8 +137,9 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   Walk walk;
   auto need = [&](const std::string& rel, const std::string& ptr, const char* what) -> std::optional<BuildInputError> {
     if (!fs::exists(fs::symlink_status(context / rel, ec)))
-      return BuildInputError{ptr, fmt::format("{} '{}' is not in the build context '{}'", what, rel,
-                                              context.lexically_normal().generic_string())};
+      return BuildInputError{ptr, fmt::format("{} '{}' is not in the build context '{}'{}", what, rel, context.generic_string(),
+                                              did_you_mean(rel, entries(context / fs::path(rel).parent_path(),
+                                                                        fs::path(rel).parent_path())))};
     return std::nullopt;
   };
   if (!b.generated()) {
@@ -142,7 +155,9 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
     for (size_t i = 0; i < b.copy.size(); ++i) {
       const std::string ptr = ptr_index(ptr_key(b.ptr, "copy"), i);
       if (auto e = need(b.copy[i], ptr, "")) {
-        e->message = fmt::format("'{}' is not in the build context '{}'", b.copy[i], context.lexically_normal().generic_string());
+        e->message = fmt::format("'{}' is not in the build context '{}'{}", b.copy[i], context.generic_string(),
+                                 did_you_mean(b.copy[i], entries(context / fs::path(b.copy[i]).parent_path(),
+                                                                 fs::path(b.copy[i]).parent_path())));
         return *e;
       }
       if (auto err = collect(context / b.copy[i], fs::path(b.copy[i]).lexically_normal().generic_string(), walk))

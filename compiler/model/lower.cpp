@@ -718,7 +718,10 @@ class Lowerer {
           if (c.contains("ttlAfterFinished") && !r.per_job)
             doc_.error(diags_, ptr_key(out.ptr, "ttlAfterFinished"),
                        "'ttlAfterFinished' applies to per-job clusters only; set perJob: true or remove it", Anchor::key);
-          const std::string from_tag = tag_version(out.image);
+          // A generated build runs on its base image, whose tag names the Ray version.
+          const Build* built = nullptr;
+          if (auto b = builds_.find(name); c.contains("build") && b != builds_.end()) built = &b->second;
+          const std::string from_tag = tag_version(built ? built->base : out.image);
           r.version = get_or<std::string>(c, "version", from_tag);
           if (r.version.empty())
             doc_.error(diags_, out.ptr,
@@ -868,6 +871,16 @@ class Lowerer {
     }
     out.labels = string_map(s, "labels");
     out.annotations = string_map(s, "annotations");
+    // A generated image runs as uid 1000: it must own the folders the entry script writes.
+    if (auto b = builds_.find(out.name); s.contains("build") && b != builds_.end() && b->second.generated()) {
+      std::set<std::string> dirs;
+      for (const auto& in : out.inputs) dirs.insert(in.to);
+      if (out.outputs) dirs.insert(out.outputs->path);
+      if (!out.heartbeat.file.empty()) dirs.insert(std::filesystem::path(out.heartbeat.file).parent_path().generic_string());
+      for (const auto& d : dirs)
+        if (!d.empty() && d != "/" && !d.starts_with("/tmp") && d != out.workdir && !d.starts_with(out.workdir + "/"))
+          b->second.writable.push_back(d);
+    }
     return out;
   }
 

@@ -60,6 +60,7 @@ struct Build {
   std::string requirements;  ///< generated: pip requirements file in the context ("" = none)
   std::vector<std::string> copy;  ///< generated: context paths copied into `workdir`
   std::string workdir = "/workspace";
+  std::vector<std::string> writable;  ///< generated: folders outside workdir the workload writes
   std::string tag;    ///< given, or c-<16 hex digits of the build's SHA-256>
   std::string image;  ///< the full reference the manifests use
   std::string ptr;
@@ -469,6 +470,10 @@ struct System {
   std::vector<const Identity*> identities() const;
   /// Whether any service is exposed through the Istio gateway.
   bool uses_gateway() const;
+  /// A path relative to the spec's folder, as a path from the repository root (see Origin).
+  std::string repo_path(const std::string& spec_relative) const;
+  /// The system's output folder from the repository root: <origin.out>/<name>.
+  std::string repo_out() const;
 };
 
 }  // namespace trainc

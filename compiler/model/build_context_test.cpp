@@ -1,0 +1,112 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <random>
+
+#include "model/build_context.h"
+
+namespace fs = std::filesystem;
+
+namespace trainc {
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("trainc-build-test-" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((path / rel).parent_path());
+    std::ofstream(path / rel, std::ios::binary) << text;
+  }
+};
+
+std::string tag_of(const fs::path& dir, const Build& b, std::string_view tmpl = "FROM @BASE@") {
+  auto r = build_tag(dir, b, tmpl);
+  if (auto* e = std::get_if<BuildInputError>(&r)) FAIL(e->message);
+  return std::get<std::string>(r);
+}
+
+Build generated() {
+  Build b;
+  b.name = "train";
+  b.context = ".";
+  b.base = "python:3.12-slim";
+  b.requirements = "requirements.txt";
+  b.copy = {"train.py", "conf"};
+  b.ptr = "/pipeline/0/build";
+  return b;
+}
+
+TEST_CASE("build tag: a digest of what a generated build reads, and of nothing else") {
+  TempDir d;
+  d.write("requirements.txt", "torch==2.5.1\n");
+  d.write("train.py", "print(1)\n");
+  d.write("conf/a.yaml", "a: 1\n");
+  d.write("notes.md", "not copied\n");
+  const Build b = generated();
+  const std::string t0 = tag_of(d.path, b);
+  CHECK(t0.size() == 18);
+  CHECK(t0.rfind("c-", 0) == 0);
+  CHECK(tag_of(d.path, b) == t0);  // stable
+  d.write("notes.md", "edited, still not copied\n");
+  CHECK(tag_of(d.path, b) == t0);
+  d.write("conf/a.yaml", "a: 2\n");  // a file inside a copied folder
+  const std::string t1 = tag_of(d.path, b);
+  CHECK(t1 != t0);
+  d.write("requirements.txt", "torch==2.5.0\n");
+  CHECK(tag_of(d.path, b) != t1);
+  // The template and the settings count too.
+  CHECK(tag_of(d.path, b, "FROM @BASE@\nUSER 1000") != tag_of(d.path, b));
+  Build other = b;
+  other.workdir = "/app";
+  CHECK(tag_of(d.path, other) != tag_of(d.path, b));
+}
+
+TEST_CASE("build tag: a user's Dockerfile digests the whole context but not .git or trainc's output") {
+  TempDir d;
+  d.write("Dockerfile", "FROM python:3.12-slim\nCOPY . /app\n");
+  d.write("app.py", "print(1)\n");
+  Build b;
+  b.name = "app";
+  b.context = ".";
+  b.dockerfile = "Dockerfile";
+  const std::string t0 = tag_of(d.path, b, "");
+  d.write(".git/HEAD", "ref: refs/heads/main\n");
+  d.write("out/app/.trainc-manifest", "# trainc\n");
+  d.write("out/app/k8s/job.yaml", "kind: Job\n");
+  CHECK(tag_of(d.path, b, "") == t0);
+  d.write("extra.txt", "x\n");
+  CHECK(tag_of(d.path, b, "") != t0);
+}
+
+TEST_CASE("build tag: missing inputs are reported at their spec key") {
+  TempDir d;
+  d.write("train.py", "print(1)\n");
+  Build b = generated();
+  b.requirements.clear();
+  b.copy = {"train.py", "trian.py"};
+  auto r = build_tag(d.path, b, "");
+  REQUIRE(std::holds_alternative<BuildInputError>(r));
+  CHECK(std::get<BuildInputError>(r).ptr == "/pipeline/0/build/copy/1");
+  CHECK(std::get<BuildInputError>(r).message.find("did you mean 'train.py'") != std::string::npos);
+  b.context = "nowhere";
+  r = build_tag(d.path, b, "");
+  REQUIRE(std::holds_alternative<BuildInputError>(r));
+  CHECK(std::get<BuildInputError>(r).ptr == "/pipeline/0/build/context");
+}
+
+TEST_CASE("build paths stay inside their folder") {
+  CHECK(stays_inside("."));
+  CHECK(stays_inside("image"));
+  CHECK(stays_inside("a/../b"));
+  CHECK_FALSE(stays_inside(".."));
+  CHECK_FALSE(stays_inside("a/../../b"));
+  CHECK_FALSE(stays_inside("/etc"));
+  CHECK_FALSE(stays_inside(""));
+}
+
+}  // namespace
+}  // namespace trainc

@@ -1,0 +1,88 @@
+"""MNIST with DistributedDataParallel, started by torchrun on every pod.
+
+torchrun sets RANK, LOCAL_RANK and WORLD_SIZE; the process group uses NCCL on GPUs and gloo
+otherwise. Each rank trains on its own shard of the training set (DistributedSampler); rank 0
+evaluates and saves the model.
+"""
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+from torchvision import datasets, transforms
+
+DATA = os.environ.get("MNIST_DATA", "/workspace/data")
+TRANSFORM = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3)
+        self.conv2 = nn.Conv2d(32, 64, 3)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+        x = F.relu(self.fc1(torch.flatten(x, 1)))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--log-interval", type=int, default=10)
+    p.add_argument("--save", default="mnist_cnn.pt")
+    p.add_argument("--download-only", action="store_true", help="fetch the data set and exit (image build)")
+    args = p.parse_args()
+    if args.download_only:
+        datasets.MNIST(DATA, train=True, download=True)
+        datasets.MNIST(DATA, train=False, download=True)
+        return
+
+    cuda = torch.cuda.is_available()
+    dist.init_process_group("nccl" if cuda else "gloo")
+    rank = dist.get_rank()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+
+    train = datasets.MNIST(DATA, train=True, transform=TRANSFORM)
+    sampler = DistributedSampler(train)
+    loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
+    model = DistributedDataParallel(Net().to(device), device_ids=[device.index] if cuda else None)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+
+    for epoch in range(1, args.epochs + 1):
+        sampler.set_epoch(epoch)
+        model.train()
+        for i, (x, y) in enumerate(loader):
+            opt.zero_grad()
+            loss = F.nll_loss(model(x.to(device)), y.to(device))
+            loss.backward()
+            opt.step()
+            if i % args.log_interval == 0:
+                print(f"rank {rank} epoch {epoch} batch {i}/{len(loader)} loss {loss.item():.4f}", flush=True)
+
+    if rank == 0:
+        test = DataLoader(datasets.MNIST(DATA, train=False, transform=TRANSFORM), batch_size=1000)
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for x, y in test:
+                correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
+        print(f"test accuracy {correct / len(test.dataset):.4f}", flush=True)
+        torch.save(model.module.state_dict(), args.save)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
