@@ -9,7 +9,12 @@ local t = import 'trainc.libsonnet';
 
 t.system(
   'triton-tpu',
-  gcp=t.gcp('jk-mlops-dev', 'us-central1', zone='us-central1-a'),
+  // Seed 004 provisions with Cloud Build and Terraform: remote state in a bucket of its own, and
+  // a VPC network and subnet (its NETWORK_NAME and SUBNET_NAME) for a VPC-native cluster.
+  gcp=t.gcp('jk-mlops-dev', 'us-central1', zone='us-central1-a') + {
+    state: { bucket: 'jk-mlops-dev-tf-state', prefix: 'jax-to-ft-demo' },
+    network: { name: 'jk-gke-network', subnet: 'jk-gke-subnet' },
+  },
   cluster='jk-ft-gke',
   pools={
     // Istio's control plane and ingress gateway, the metrics adapter and GKE's own services run
@@ -39,4 +44,14 @@ t.system(
                      autoscaling={ min: 1, max: 3 },
                      gateway=t.gateway()) + { identity: t.identity('triton-sa') },
   },
-)
+) + {
+  // ci/cloudbuild/provision.yaml and destroy.yaml: the seed's two builds, run as a service account
+  // with the roles the runbook lists instead of the seed's roles/owner.
+  ci: {
+    cloudbuild: {
+      serviceAccount: 'triton-provisioner@jk-mlops-dev.iam.gserviceaccount.com',
+      machineType: 'e2-highcpu-32',
+      timeout: '2h',
+    },
+  },
+}
