@@ -25,6 +25,51 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   return "";
 }
 
+/// What the infrastructure section says besides how to run Terraform and up.sh: the state
+/// bucket to make first, the APIs, the network and the image repository.
+std::string infrastructure_notes(const System& sys) {
+  const Gcp& g = *sys.gcp;
+  std::string md;
+  if (g.state) {
+    const std::string bucket = "gs://" + g.state->bucket;
+    md += fmt::format(
+        "Terraform keeps its state in `{0}/{1}` (`backend \"gcs\"` in `terraform/versions.tf`). trainc neither "
+        "creates nor deletes that bucket, and it must exist before `terraform init`; make it once, with uniform "
+        "bucket-level access and object versioning on (old states stay recoverable):\n\n```sh\n"
+        "gcloud storage buckets create {0} --project={2} --location={3} --uniform-bucket-level-access\n"
+        "gcloud storage buckets update {0} --versioning\n```\n\n",
+        bucket, g.state->prefix, g.project, g.region);
+  }
+  std::vector<std::string> apis;
+  for (const GcpApi& api : gcp_apis(sys)) apis.push_back(fmt::format("`{}`", api.service));
+  md += fmt::format("Both paths first enable the Google APIs the system uses ({}); destroying leaves them "
+                    "enabled.\n\n",
+                    fmt::join(apis, ", "));
+  if (const auto& n = g.network) {
+    if (n->create)
+      md += fmt::format("The cluster is VPC-native on network `{}`, subnet `{}` in {} (nodes {}, pods from the "
+                        "secondary range `{}` {}, Services from `{}` {}). trainc creates the network and subnet, and "
+                        "deletes them after the cluster.\n\n",
+                        n->name, n->subnet, g.region, n->cidr, n->pods_range(), n->pods, n->services_range(),
+                        n->services);
+    else
+      md += fmt::format("The cluster is VPC-native on the existing network `{}`, subnet `{}` in {}, which must have "
+                        "the secondary ranges `{}` (pods) and `{}` (Services); trainc neither creates nor deletes "
+                        "them.\n\n",
+                        n->name, n->subnet, g.region, n->pods_range(), n->services_range());
+  }
+  if (const auto& r = g.registry) {
+    md += fmt::format("Built images are pushed to `{}/{}/{}` (Artifact Registry). ", r->host(), g.project, r->repository);
+    md += r->create ? "trainc creates the repository, and GKE's nodes, which pull as the Compute Engine default "
+                      "service account, get `roles/artifactregistry.reader` on that repository alone. Tearing down "
+                      "deletes the repository with every image in it.\n\n"
+                    : "The repository exists already (`create: false`): the nodes' service account (the Compute "
+                      "Engine default one, `PROJECT_NUMBER-compute@developer.gserviceaccount.com`) needs "
+                      "`roles/artifactregistry.reader` on it to pull.\n\n";
+  }
+  return md;
+}
+
 /// How to reach, scale and follow each long-lived cluster.
 std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
@@ -184,6 +229,7 @@ class RunbookEmitter final : public Emitter {
       md += "- The Ray cluster's image holds the code each RayJob's entrypoint runs, in its working directory.\n";
     if (sys.gcp) {
       md += "\n## Stand up the infrastructure\n\n";
+      md += infrastructure_notes(sys);
       md += fmt::format("The cluster `{}`, its node pools, the buckets trainc creates, the Google service account "
                         "and its bucket-level roles live in project `{}`, {} `{}`. Either with Terraform:\n\n"
                         "```sh\nterraform -chdir=terraform init\nterraform -chdir=terraform apply\n```\n\n"

@@ -144,8 +144,18 @@ bool in_region(const System& sys, const Store& s) {
          });
 }
 
+/// The spec's network, when trainc creates (and deletes) it.
+const Network* own_network(const System& sys) {
+  return sys.gcp->network && sys.gcp->network->create ? &*sys.gcp->network : nullptr;
+}
+
+/// The spec's Artifact Registry repository, when trainc creates (and deletes) it.
+const Registry* own_registry(const System& sys) {
+  return sys.gcp->registry && sys.gcp->registry->create ? &*sys.gcp->registry : nullptr;
+}
+
 bool needs_region(const System& sys) {
-  if (sys.rdma_nics() > 0) return true;  // the RDMA subnets are regional
+  if (sys.rdma_nics() > 0 || own_network(sys)) return true;  // subnets are regional
   for (const Store* s : gcs_stores(sys, true))
     if (in_region(sys, *s)) return true;
   return false;
@@ -320,8 +330,14 @@ void up_cluster(ShellScript& sh, const System& sys) {
   if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
   if (!sys.services.empty())  // collects the services' metrics through their PodMonitoring objects
     c.flag("--enable-managed-prometheus");
+  if (const auto& net = sys.gcp->network)  // VPC-native: pods and Services get the subnet's secondary ranges
+    c.flag("--network", lit(net->name)).flag("--subnetwork", lit(net->subnet));
+  if (sys.gcp->network || sys.rdma_nics() > 0) c.flag("--enable-ip-alias");
+  if (const auto& net = sys.gcp->network)
+    c.flag("--cluster-secondary-range-name", lit(net->pods_range()))
+        .flag("--services-secondary-range-name", lit(net->services_range()));
   if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
-    c.flag("--enable-ip-alias").flag("--enable-dataplane-v2").flag("--enable-multi-networking");
+    c.flag("--enable-dataplane-v2").flag("--enable-multi-networking");
   call(sh, c.flag("--num-nodes", "1"));
   const bool named_in_spec = std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& p) {
     const auto names = p.second.node_pools();
@@ -370,15 +386,41 @@ std::string joined_taints(const std::vector<Taint>& taints) {
   return fmt::format("{}", fmt::join(out, ","));
 }
 
-Call network_call(std::string_view verb, const System& sys) {
-  Call c = gcloud({"compute", "networks", std::string(verb), lit(k8s::rdma_vpc(sys))});
+Call network_call(std::string_view verb, const std::string& name) {
+  Call c = gcloud({"compute", "networks", std::string(verb), lit(name)});
   return at(c, false);
 }
 
-Call subnet_call(std::string_view verb, const System& sys, int nic) {
-  Call c = gcloud({"compute", "networks", "subnets", std::string(verb), lit(k8s::rdma_subnet(sys, nic))});
+Call subnet_call(std::string_view verb, const std::string& name) {
+  Call c = gcloud({"compute", "networks", "subnets", std::string(verb), lit(name)});
   c.flag("--region", ref("REGION"));
   return at(c, false);
+}
+
+/// The cluster's VPC network and its subnet with the pods' and Services' secondary ranges.
+void up_network(ShellScript& sh, const Network& n) {
+  sh.line();
+  sh.comment("The cluster's VPC network, and its subnet with secondary ranges for pods and Services.");
+  open_if(sh, "missing", network_call("describe", n.name));
+  call(sh, network_call("create", n.name).flag("--subnet-mode", "custom"));
+  sh.close("fi");
+  open_if(sh, "missing", subnet_call("describe", n.subnet));
+  Call sub = subnet_call("create", n.subnet);
+  sub.flag("--network", lit(n.name)).flag("--range", lit(n.cidr));
+  sub.flag("--secondary-range", lit(fmt::format("{}={},{}={}", n.pods_range(), n.pods, n.services_range(), n.services)));
+  call(sh, sub);
+  sh.close("fi");
+}
+
+void down_network(ShellScript& sh, const Network& n) {
+  sh.line();
+  sh.comment("The cluster's subnet and VPC network, once the cluster is gone.");
+  open_if(sh, "present", subnet_call("describe", n.subnet));
+  call(sh, subnet_call("delete", n.subnet).flag("--quiet"));
+  sh.close("fi");
+  open_if(sh, "present", network_call("describe", n.name));
+  call(sh, network_call("delete", n.name).flag("--quiet"));
+  sh.close("fi");
 }
 
 /// The RDMA VPC with the zone's RDMA network profile, and one subnet per RDMA NIC.
@@ -386,15 +428,15 @@ void up_rdma_network(ShellScript& sh, const System& sys) {
   const RdmaLayout& r = catalog().rdma();
   sh.line();
   sh.comment("The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.");
-  open_if(sh, "missing", network_call("describe", sys));
-  Call net = network_call("create", sys);
+  open_if(sh, "missing", network_call("describe", k8s::rdma_vpc(sys)));
+  Call net = network_call("create", k8s::rdma_vpc(sys));
   net.flag("--network-profile", dq(Var{"ZONE"}, "-" + r.network_profile)).flag("--subnet-mode", "custom");
   net.flag("--mtu", std::to_string(r.mtu));
   call(sh, net);
   sh.close("fi");
   for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
-    open_if(sh, "missing", subnet_call("describe", sys, nic));
-    Call sub = subnet_call("create", sys, nic);
+    open_if(sh, "missing", subnet_call("describe", k8s::rdma_subnet(sys, nic)));
+    Call sub = subnet_call("create", k8s::rdma_subnet(sys, nic));
     sub.flag("--network", lit(k8s::rdma_vpc(sys))).flag("--range", lit(r.subnet_cidr(nic)));
     call(sh, sub);
     sh.close("fi");
@@ -405,12 +447,12 @@ void down_rdma_network(ShellScript& sh, const System& sys) {
   sh.line();
   sh.comment("The GPUDirect RDMA network, once no node uses it.");
   for (int nic = sys.rdma_nics() - 1; nic >= 0; --nic) {
-    open_if(sh, "present", subnet_call("describe", sys, nic));
-    call(sh, subnet_call("delete", sys, nic).flag("--quiet"));
+    open_if(sh, "present", subnet_call("describe", k8s::rdma_subnet(sys, nic)));
+    call(sh, subnet_call("delete", k8s::rdma_subnet(sys, nic)).flag("--quiet"));
     sh.close("fi");
   }
-  open_if(sh, "present", network_call("describe", sys));
-  call(sh, network_call("delete", sys).flag("--quiet"));
+  open_if(sh, "present", network_call("describe", k8s::rdma_vpc(sys)));
+  call(sh, network_call("delete", k8s::rdma_vpc(sys)).flag("--quiet"));
   sh.close("fi");
 }
 
@@ -514,9 +556,12 @@ Call metrics_reader_binding(std::string_view verb) {
   return c.flag("--role", "roles/monitoring.viewer").flag("--member", adapter_principal()).flag("--condition", "None");
 }
 
+/// PROJECT_NUMBER, which IAM members name; a dry run prints the placeholder instead.
 void project_number(ShellScript& sh) {
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
   sh.line("PROJECT_NUMBER=$(gcloud projects describe \"$PROJECT_ID\" --format='value(projectNumber)') ||");
   sh.line("  die \"cannot read the number of project $PROJECT_ID\"");
+  sh.close("fi");
 }
 
 /// The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring
@@ -525,29 +570,76 @@ void up_metrics_reader(ShellScript& sh) {
   sh.line();
   sh.comment("The metrics adapter (installed by apply.sh) reads the services' queue metric from Cloud");
   sh.comment("Monitoring for their autoscalers: read-only, the only role trainc grants on the project.");
-  sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
-  project_number(sh);
-  sh.close("fi");
   call(sh, metrics_reader_binding("add-iam-policy-binding"), "retry", " >/dev/null");
+}
+
+/// The Google APIs the system uses, in one call: enabling one that is on changes nothing.
+void up_apis(ShellScript& sh, const System& sys) {
+  sh.comment("The Google APIs the system uses, before anything is made through them.");
+  Call c = gcloud({"services", "enable"});
+  for (const GcpApi& api : gcp_apis(sys)) c.flags.emplace_back(api.service);
+  call(sh, at(c, false));
+}
+
+Call repository_call(std::string_view verb, const Registry& r) {
+  Call c = gcloud({"artifacts", "repositories", std::string(verb), lit(r.repository)});
+  c.flag("--location", lit(r.location));  // never $REGION: the manifests name images by this location's host
+  return at(c, false);
+}
+
+/// The Artifact Registry repository built images are pushed to, which the nodes may read.
+void up_registry(ShellScript& sh, const System& sys, const Registry& r) {
+  sh.line();
+  sh.comment("The Artifact Registry repository built images are pushed to.");
+  open_if(sh, "missing", repository_call("describe", r));
+  Call c = repository_call("create", r);
+  c.flag("--repository-format", "docker").flag("--description", lit("Images of trainc system " + sys.name));
+  call(sh, c);
+  sh.close("fi");
+  sh.comment("GKE nodes pull images as the Compute Engine default service account: it may read this");
+  sh.comment("repository alone.");
+  Call b = repository_call("add-iam-policy-binding", r);
+  b.flag("--member", dq("serviceAccount:", Var{"PROJECT_NUMBER"}, "-compute@developer.gserviceaccount.com"))
+      .flag("--role", "roles/artifactregistry.reader");
+  call(sh, b, "retry", " >/dev/null");
+}
+
+void down_registry(ShellScript& sh, const Registry& r) {
+  sh.line();
+  sh.comment("The Artifact Registry repository, with every image in it: they are lost (CI builds them");
+  sh.comment("again from the sources). Its read grant goes with it.");
+  open_if(sh, "present", repository_call("describe", r));
+  call(sh, repository_call("delete", r).flag("--quiet"));
+  sh.close("fi");
 }
 
 std::string up_script(const System& sys) {
   ShellScript sh;
   prologue(sh, sys,
            {"up.sh", "creates the GCP resources",
-            {"Creates what the system needs on GCP with gcloud: the cluster, its node pools,",
-             "buckets, the service account and its grants; then fetches kubectl credentials.",
-             "Safe to run again: what exists is left alone."}},
+            {"Creates what the system needs on GCP with gcloud: it enables the Google APIs, then",
+             "makes the network, the cluster, its node pools, buckets, the image repository, the",
+             "service accounts and their grants (those the spec asks for); then fetches kubectl",
+             "credentials. Safe to run again: what exists is left alone."}},
            {}, {.region = needs_region(sys), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
-  if (!sys.identities().empty()) retry_function(sh);
+  if (!sys.identities().empty() || own_registry(sys)) retry_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
+  up_apis(sh, sys);
+  if (autoscaled_services(sys) || own_registry(sys)) {
+    sh.line();
+    sh.comment("The project's number, which IAM members below name.");
+    project_number(sh);
+  }
+  if (const Network* n = own_network(sys)) up_network(sh, *n);
   if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
+  sh.line();
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
+  if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);
   for (const Identity* id : sys.identities()) up_identity(sh, sys, *id);
   if (autoscaled_services(sys)) up_metrics_reader(sh);
   sh.line();
@@ -563,8 +655,10 @@ std::string down_summary(const System& sys) {
   for (const auto& [_, p] : sys.pools)
     for (const auto& name : p.node_pools()) what.back() += " " + name;
   for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
+  if (const Registry* r = own_registry(sys)) what.push_back("repository " + r->repository + " with its images");
   for (const Identity* id : sys.identities()) what.emplace_back("service account " + id->gsa);
   if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
+  if (const Network* n = own_network(sys)) what.push_back(fmt::format("network {} with subnet {}", n->name, n->subnet));
   return fmt::format("{}", fmt::join(what, ", "));
 }
 
@@ -619,9 +713,7 @@ void down_identity(ShellScript& sh, const System& sys, const Identity& id) {
 void down_metrics_reader(ShellScript& sh) {
   sh.line();
   sh.comment("The metrics adapter's read-only project role.");
-  sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
   project_number(sh);
-  sh.close("fi");
   call(sh, metrics_reader_binding("remove-iam-policy-binding"), "run", " >/dev/null || log 'no metrics adapter role left'");
 }
 
@@ -668,12 +760,18 @@ void down_pools_and_cluster(ShellScript& sh, const System& sys) {
 }
 
 std::vector<std::string> down_help(const System& sys) {
+  std::vector<std::string> out;
   if (gcs_stores(sys, true).empty())
-    return {"Deletes what up.sh made, in reverse order: the service account (if any), the node",
-            "pools and the cluster. Safe to run again."};
-  return {"Deletes what up.sh made, in reverse order: the service account, the buckets trainc",
-          "created (refusing any that holds data unless --delete-data), the node pools and the",
-          "cluster. Buckets the spec does not create are kept. Safe to run again."};
+    out = {"Deletes what up.sh made, in reverse order: the service account (if any), the node",
+           "pools and the cluster."};
+  else
+    out = {"Deletes what up.sh made, in reverse order: the service account, the buckets trainc",
+           "created (refusing any that holds data unless --delete-data), the node pools and the",
+           "cluster. Buckets the spec does not create are kept."};
+  if (own_registry(sys)) out.emplace_back("The image repository goes too, with its images.");
+  if (own_network(sys)) out.emplace_back("The network and subnet go after the cluster.");
+  out.emplace_back("The Google APIs stay enabled. Safe to run again.");
+  return out;
 }
 
 std::vector<Option> down_options(const System& sys) {
@@ -688,7 +786,7 @@ std::string down_script(const System& sys, const k8s::Plan& plan) {
   const bool gateway = plan.needs_istio && sys.uses_gateway();
   prologue(sh, sys,
            {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
-           {.region = sys.rdma_nics() > 0, .gsa = sys.identity.has_value(), .kube = gateway});
+           {.region = sys.rdma_nics() > 0 || own_network(sys), .gsa = sys.identity.has_value(), .kube = gateway});
   check_functions(sh, false);
   if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
   sh.line();
@@ -698,10 +796,12 @@ std::string down_script(const System& sys, const k8s::Plan& plan) {
   if (gateway) down_gateway(sh);
   if (autoscaled_services(sys)) down_metrics_reader(sh);
   for (const Identity* id : sys.identities()) down_identity(sh, sys, *id);
+  if (const Registry* r = own_registry(sys)) down_registry(sh, *r);
   auto buckets = gcs_stores(sys, true);
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
   down_pools_and_cluster(sh, sys);
   if (sys.rdma_nics() > 0) down_rdma_network(sh, sys);
+  if (const Network* n = own_network(sys)) down_network(sh, *n);
   log_line(sh, "finished; run up.sh to make it all again");
   return sh.text();
 }
@@ -1053,6 +1153,9 @@ void status_gcp(ShellScript& sh, const System& sys) {
   for (const Identity* id : sys.identities())
     call(sh, gsa_call("describe", *id).flag("--format", lit("value(email,disabled)")), "run",
          fmt::format(" || log {}", lit(fmt::format("service account {} not found", id->gsa))));
+  if (const auto& r = sys.gcp->registry)
+    call(sh, repository_call("describe", *r).flag("--format", lit("value(name,format)")), "run",
+         fmt::format(" || log {}", lit(fmt::format("repository {} not found", r->repository))));
 }
 
 std::string status_script(const System& sys) {

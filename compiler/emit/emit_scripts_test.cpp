@@ -16,7 +16,7 @@ System gcp_system() {
   System sys;
   sys.name = "mnist";
   sys.ns = "mnist";
-  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", ""};
+  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", "", {}, {}, {}};
   sys.cluster = {"mnist-gke", "REGULAR"};
   sys.identity = Identity{"mnist-ksa", "mnist-gsa", "", "",
                           {{"ckpt", "roles/storage.objectUser"}, {"data", "roles/storage.objectViewer"}}};
@@ -268,5 +268,116 @@ TEST_CASE("status.sh lists pools, buckets and the system's jobs") {
 }
 
 TEST_CASE("scripts are deterministic") { CHECK(emit(gcp_system()) == emit(gcp_system())); }
+
+/// gcp_system with its own network and a created registry.
+static System environment_system() {
+  System sys = gcp_system();
+  sys.gcp->network = Network{"mnist-net", "mnist-sub", "10.10.0.0/20", "10.20.0.0/14", "10.30.0.0/20", true, ""};
+  sys.gcp->registry = Registry{"mnist-images", "us", true, ""};
+  return sys;
+}
+
+TEST_CASE("up.sh enables the system's APIs in one call before it makes anything") {
+  auto up = emit(gcp_system()).at("scripts/up.sh");
+  auto enable = line_with(up, "run gcloud services enable");
+  CHECK(enable ==
+        "run gcloud services enable compute.googleapis.com container.googleapis.com iam.googleapis.com "
+        "iamcredentials.googleapis.com storage.googleapis.com --project=\"$PROJECT_ID\"");
+  CHECK(pos(up, "run gcloud services enable") < pos(up, "run gcloud container clusters create"));
+  CHECK(pos(up, "run gcloud services enable") < pos(up, "if missing gcloud"));
+  CHECK(emit(gcp_system()).at("scripts/down.sh").find("services") == std::string::npos);  // APIs stay on
+
+  System sys = environment_system();
+  auto with_registry = line_with(emit(sys).at("scripts/up.sh"), "run gcloud services enable");
+  CHECK(with_registry.find("artifactregistry.googleapis.com") != std::string::npos);
+  CHECK(with_registry.find("cloudbuild.googleapis.com") == std::string::npos);
+  sys.ci = Ci{};
+  sys.ci->github = GithubCi{};
+  CHECK(line_with(emit(sys).at("scripts/up.sh"), "run gcloud services enable").find("cloudbuild") == std::string::npos);
+  sys.ci->cloudbuild = CloudBuildCi{};
+  CHECK(line_with(emit(sys).at("scripts/up.sh"), "run gcloud services enable").find("cloudbuild.googleapis.com") !=
+        std::string::npos);
+}
+
+TEST_CASE("up.sh makes the spec's network and a VPC-native cluster on it; down.sh deletes them after the cluster") {
+  auto files = emit(environment_system());
+  const auto& up = files.at("scripts/up.sh");
+  CHECK(up.find("\nREGION=\"${REGION:-us-central1}\"\n") != std::string::npos);
+  CHECK(line_with(up, "run gcloud compute networks create mnist-net")
+            .ends_with("run gcloud compute networks create mnist-net --project=\"$PROJECT_ID\" --subnet-mode=custom"));
+  CHECK(line_with(up, "if missing gcloud compute networks describe mnist-net").size() > 0);
+  CHECK(line_with(up, "if missing gcloud compute networks subnets describe mnist-sub").size() > 0);
+  auto sub = line_with(up, "run gcloud compute networks subnets create mnist-sub");
+  CHECK(sub.find("--region=\"$REGION\"") != std::string::npos);
+  CHECK(sub.find("--network=mnist-net --range=10.10.0.0/20") != std::string::npos);
+  CHECK(sub.find("--secondary-range=mnist-sub-pods=10.20.0.0/14,mnist-sub-services=10.30.0.0/20") !=
+        std::string::npos);
+  auto cluster = line_with(up, "clusters create");
+  CHECK(cluster.find("--network=mnist-net --subnetwork=mnist-sub --enable-ip-alias "
+                     "--cluster-secondary-range-name=mnist-sub-pods "
+                     "--services-secondary-range-name=mnist-sub-services") != std::string::npos);
+  CHECK(pos(up, "subnets create mnist-sub") < pos(up, "clusters create"));
+
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(pos(down, "clusters delete") < pos(down, "subnets delete mnist-sub"));
+  CHECK(pos(down, "subnets delete mnist-sub") < pos(down, "networks delete mnist-net"));
+  CHECK(down.find("network mnist-net with subnet mnist-sub") != std::string::npos);
+  CHECK(down.find("\nREGION=") != std::string::npos);
+
+  // Reverse order, registry included.
+  auto made = resources(up, "create");
+  CHECK(made == std::vector<std::string>{"compute networks mnist-net", "compute networks subnets mnist-sub",
+                                         "container clusters \"$CLUSTER\"", "container node-pools gpu",
+                                         "container node-pools spot", "container node-pools tpu",
+                                         "storage buckets gs://mnist-ckpt", "artifacts repositories mnist-images",
+                                         "iam service-accounts gsa"});
+  auto deleted = resources(down, "delete");
+  std::reverse(made.begin(), made.end());
+  CHECK(deleted == made);
+}
+
+TEST_CASE("an existing network is only named by the cluster") {
+  System sys = environment_system();
+  sys.gcp->network->create = false;
+  auto files = emit(sys);
+  const auto& up = files.at("scripts/up.sh");
+  CHECK(up.find("compute networks") == std::string::npos);
+  CHECK(line_with(up, "clusters create").find("--network=mnist-net --subnetwork=mnist-sub --enable-ip-alias") !=
+        std::string::npos);
+  CHECK(files.at("scripts/down.sh").find("compute networks") == std::string::npos);
+  CHECK(line_with(emit(gcp_system()).at("scripts/up.sh"), "clusters create").find("--network") == std::string::npos);
+}
+
+TEST_CASE("up.sh makes the registry and lets the nodes read that repository alone") {
+  auto files = emit(environment_system());
+  const auto& up = files.at("scripts/up.sh");
+  CHECK(line_with(up, "if missing gcloud artifacts repositories describe mnist-images") ==
+        "if missing gcloud artifacts repositories describe mnist-images --location=us --project=\"$PROJECT_ID\"; then");
+  auto create = line_with(up, "run gcloud artifacts repositories create mnist-images");
+  CHECK(create.find("--location=us --project=\"$PROJECT_ID\" --repository-format=docker") != std::string::npos);
+  auto grant = line_with(up, "artifacts repositories add-iam-policy-binding mnist-images");
+  CHECK(grant.rfind("retry gcloud", 0) == 0);
+  CHECK(grant.find("--location=us") != std::string::npos);
+  CHECK(grant.find("--member=\"serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com\"") !=
+        std::string::npos);
+  CHECK(grant.find("--role=roles/artifactregistry.reader") != std::string::npos);
+  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
+  CHECK(pos(up, "PROJECT_NUMBER=$(gcloud projects describe") < pos(up, "add-iam-policy-binding mnist-images"));
+  CHECK(pos(up, "\nretry() {") < pos(up, "add-iam-policy-binding mnist-images"));
+
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(line_with(down, "run gcloud artifacts repositories delete mnist-images")
+            .ends_with("run gcloud artifacts repositories delete mnist-images --location=us --project=\"$PROJECT_ID\" --quiet"));
+  CHECK(down.find("repository mnist-images with its images") != std::string::npos);
+  CHECK(down.find("every image in it: they are lost") != std::string::npos);
+
+  System existing = environment_system();
+  existing.gcp->registry->create = false;
+  auto kept = emit(existing);
+  CHECK(kept.at("scripts/up.sh").find("artifacts repositories") == std::string::npos);
+  CHECK(kept.at("scripts/up.sh").find("PROJECT_NUMBER") == std::string::npos);
+  CHECK(kept.at("scripts/down.sh").find("artifacts repositories") == std::string::npos);
+  CHECK(kept.at("scripts/status.sh").find("gcloud artifacts repositories describe mnist-images") != std::string::npos);
+}
 
 }  // namespace trainc

@@ -1,7 +1,9 @@
-// Terraform target: terraform/ with the GKE cluster, node pools, buckets, a service account per
-// identity (the system's and each service's), bucket-scoped IAM, the Workload Identity bindings
-// and, for autoscaled services, the metrics adapter's read role on Cloud Monitoring. Emitted
-// only when the spec has `gcp:`.
+// Terraform target: terraform/ with the Google APIs the system uses, its VPC network (when the
+// spec names one), the GKE cluster, node pools, buckets, the Artifact Registry repository, a
+// service account per identity (the system's and each service's), bucket-scoped IAM, the
+// Workload Identity bindings and, for autoscaled services, the metrics adapter's read role on
+// Cloud Monitoring. Emitted only when the spec has `gcp:`; with `gcp.state` the state lives in
+// a GCS bucket (backend "gcs").
 // Everything hardware-specific (machine type, accelerator type and count, TPU topology) comes
 // from the Pool, which lowering filled from the hardware catalog; nothing is typed here.
 #include <algorithm>
@@ -54,12 +56,41 @@ Value bucket_name(const Store& store) {
 
 std::string service_account_label(const Identity& id) { return hcl::identifier(id.gsa); }
 
-Body versions_tf() {
+Body versions_tf(const Gcp& gcp) {
   Body file;
   Block& tf = file.block("terraform");
   tf.set("required_version", hcl::str(">= 1.5"));
   tf.block("required_providers")
       .set("google", hcl::map({{"source", hcl::str("hashicorp/google")}, {"version", hcl::str(std::string(kProviderVersion))}}));
+  if (gcp.state) {
+    tf.comment("State lives in this bucket (made beforehand, see README.md), not on the machine that ran Terraform.");
+    Block& backend = tf.block("backend", {"gcs"});
+    backend.set("bucket", hcl::str(gcp.state->bucket));
+    backend.set("prefix", hcl::str(gcp.state->prefix));
+  }
+  return file;
+}
+
+/// The google_project_service of an API: its name's first part (container.googleapis.com -> container).
+std::string api_label(std::string_view service) { return hcl::identifier(service.substr(0, service.find('.'))); }
+
+/// `depends_on` the given APIs' google_project_service resources: creating a resource through an
+/// API that is still off fails.
+void depends_on_apis(Block& b, std::initializer_list<std::string_view> services) {
+  std::vector<Value> refs;
+  for (std::string_view s : services) refs.push_back(hcl::ref("google_project_service." + api_label(s)));
+  b.set("depends_on", hcl::list(std::move(refs)));
+}
+
+Body apis_tf(const System& sys) {
+  Body file;
+  for (const GcpApi& api : gcp_apis(sys)) {
+    file.comment(std::string(api.why));
+    Block& s = file.block("resource", {"google_project_service", api_label(api.service)});
+    s.set("project", hcl::ref("var.project_id"));
+    s.set("service", hcl::str(std::string(api.service)));
+    s.set("disable_on_destroy", hcl::boolean(false));
+  }
   return file;
 }
 
@@ -81,11 +112,26 @@ Body variables_tf(const Gcp& gcp) {
   return file;
 }
 
-Body providers_tf() {
+bool any_autoscaled(const System& sys) {
+  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
+}
+
+/// Whether trainc creates the Artifact Registry repository (and grants the nodes read on it).
+bool creates_registry(const System& sys) { return sys.gcp->registry && sys.gcp->registry->create; }
+
+/// Whether a resource names the project's number, which `data.google_project.this` reads.
+bool needs_project_number(const System& sys) { return any_autoscaled(sys) || creates_registry(sys); }
+
+Body providers_tf(const System& sys) {
   Body file;
   Block& p = file.block("provider", {"google"});
   p.set("project", hcl::ref("var.project_id"));
   p.set("region", hcl::ref("var.region"));
+  if (needs_project_number(sys)) {
+    file.comment("The project's number, which Workload Identity principals and the Compute Engine default\n"
+                 "service account's email hold.");
+    depends_on_apis(file.block("data", {"google_project", "this"}), {"cloudresourcemanager.googleapis.com"});
+  }
   return file;
 }
 
@@ -101,11 +147,28 @@ Body cluster_tf(const System& sys) {
   c.set("deletion_protection", hcl::boolean(false));
   if (!sys.cluster.release_channel.empty())
     c.block("release_channel").set("channel", hcl::str(sys.cluster.release_channel));
-  if (sys.rdma_nics() > 0) {
-    c.comment("GPUDirect RDMA pods attach extra NICs: multi-networking, which needs Dataplane V2 and a\n"
-              "VPC-native cluster.");
+  if (const auto& net = sys.gcp->network) {
+    c.comment(net->create ? "VPC-native on the spec's network (network.tf): pods and Services take their IPs from the\n"
+                            "subnet's secondary ranges."
+                          : "VPC-native on the spec's existing network: pods and Services take their IPs from the\n"
+                            "subnet's secondary ranges, which must exist under these names.");
+    c.set("network", net->create ? attr("google_compute_network", "cluster", "id") : hcl::str(net->name));
+    c.set("subnetwork", net->create ? attr("google_compute_subnetwork", "cluster", "id") : hcl::str(net->subnet));
+  }
+  constexpr std::string_view rdma_note =
+      "GPUDirect RDMA pods attach extra NICs: multi-networking, which needs Dataplane V2 and a\n"
+      "VPC-native cluster.";
+  if (sys.gcp->network || sys.rdma_nics() > 0) {
+    if (!sys.gcp->network) c.comment(rdma_note);
     c.set("networking_mode", hcl::str("VPC_NATIVE"));
-    c.block("ip_allocation_policy");
+    Block& ip = c.block("ip_allocation_policy");
+    if (const auto& net = sys.gcp->network) {
+      ip.set("cluster_secondary_range_name", hcl::str(net->pods_range()));
+      ip.set("services_secondary_range_name", hcl::str(net->services_range()));
+    }
+  }
+  if (sys.rdma_nics() > 0) {
+    if (sys.gcp->network) c.comment(rdma_note);
     c.set("datapath_provider", hcl::str("ADVANCED_DATAPATH"));
     c.set("enable_multi_networking", hcl::boolean(true));
   }
@@ -117,6 +180,9 @@ Body cluster_tf(const System& sys) {
   if (!sys.services.empty()) {
     c.comment("Managed Service for Prometheus collects the services' metrics through their PodMonitoring objects.");
     c.block("monitoring_config").block("managed_prometheus").set("enabled", hcl::boolean(true));
+    depends_on_apis(c, {"compute.googleapis.com", "container.googleapis.com", "monitoring.googleapis.com"});
+  } else {
+    depends_on_apis(c, {"compute.googleapis.com", "container.googleapis.com"});
   }
   return file;
 }
@@ -195,10 +261,34 @@ void node_config(Block& np, const Pool& pool) {
   nc.block("workload_metadata_config").set("mode", hcl::str("GKE_METADATA"));
 }
 
-/// The RDMA VPC (the zone's RDMA network profile) and one subnet per RDMA NIC.
+/// The cluster's own VPC network and its subnet, with the secondary ranges pods and Services
+/// take their IPs from.
+void cluster_network(Body& file, const Network& n) {
+  file.comment("The cluster's VPC network; its one subnet is made below, in the region.");
+  Block& net = file.block("resource", {"google_compute_network", "cluster"});
+  net.set("name", hcl::str(n.name));
+  net.set("auto_create_subnetworks", hcl::boolean(false));
+  depends_on_apis(net, {"compute.googleapis.com"});
+  Block& sub = file.block("resource", {"google_compute_subnetwork", "cluster"});
+  sub.set("name", hcl::str(n.subnet));
+  sub.set("network", attr("google_compute_network", "cluster", "id"));
+  sub.set("region", hcl::ref("var.region"));
+  sub.comment("Nodes' addresses.");
+  sub.set("ip_cidr_range", hcl::str(n.cidr));
+  for (const auto& [range, cidr] : {std::pair{n.pods_range(), n.pods}, std::pair{n.services_range(), n.services}}) {
+    Block& r = sub.block("secondary_ip_range");
+    r.set("range_name", hcl::str(range));
+    r.set("ip_cidr_range", hcl::str(cidr));
+  }
+}
+
+/// The cluster's network (when trainc creates it) and the RDMA VPC (the zone's RDMA network
+/// profile) with one subnet per RDMA NIC.
 Body network_tf(const System& sys) {
-  const RdmaLayout& r = catalog().rdma();
   Body file;
+  if (sys.gcp->network && sys.gcp->network->create) cluster_network(file, *sys.gcp->network);
+  if (sys.rdma_nics() == 0) return file;
+  const RdmaLayout& r = catalog().rdma();
   Block& net = file.block("resource", {"google_compute_network", "rdma"});
   net.set("name", hcl::str(k8s::rdma_vpc(sys)));
   net.set("auto_create_subnetworks", hcl::boolean(false));
@@ -208,6 +298,7 @@ Body network_tf(const System& sys) {
   net.set("network_profile", hcl::templ({hcl::str("https://www.googleapis.com/compute/beta/projects/"),
                                          hcl::ref("var.project_id"), hcl::str("/global/networkProfiles/"),
                                          hcl::ref("var.zone"), hcl::str("-" + r.network_profile)}));
+  depends_on_apis(net, {"compute.googleapis.com"});
   for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
     Block& sub = file.block("resource", {"google_compute_subnetwork", fmt::format("rdma_{}", nic)});
     sub.set("name", hcl::str(k8s::rdma_subnet(sys, nic)));
@@ -280,6 +371,7 @@ Body storage_tf(const System& sys) {
     b.comment("A bucket that still holds objects stops terraform destroy: data is never deleted as a side effect.");
     b.set("force_destroy", hcl::boolean(false));
     b.block("versioning").set("enabled", hcl::boolean(s->versioning));
+    depends_on_apis(b, {"storage.googleapis.com"});
   }
   return file;
 }
@@ -336,8 +428,6 @@ void workload_identity_binding(Body& file, const System& sys, const Identity& id
 /// Identity Federation principal: it gets a role directly, with no Google service account.
 void metrics_adapter_role(Body& file, const System& sys) {
   const Manifest& adapter = catalog().metrics_adapter();
-  file.comment("The project's number, which Workload Identity principals name.");
-  file.block("data", {"google_project", "this"});
   file.comment("The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for\n"
                "their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.");
   Block& m = file.block("resource", {"google_project_iam_member", "metrics_adapter"});
@@ -351,10 +441,6 @@ void metrics_adapter_role(Body& file, const System& sys) {
   depends_on_pool(m, sys);
 }
 
-bool any_autoscaled(const System& sys) {
-  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
-}
-
 Body iam_tf(const System& sys) {
   Body file;
   std::set<std::string> grant_labels;
@@ -362,6 +448,7 @@ Body iam_tf(const System& sys) {
     Block& sa = file.block("resource", {"google_service_account", service_account_label(*id)});
     sa.set("account_id", hcl::str(id->gsa));
     sa.set("display_name", hcl::str(id->display_name(sys.name)));
+    depends_on_apis(sa, {"iam.googleapis.com"});
     if (!id->grants.empty())
       file.comment(id->of.empty() ? "Roles on each bucket, never on the project."
                                   : "Roles on the service's buckets only, never on the project.");
@@ -369,6 +456,38 @@ Body iam_tf(const System& sys) {
     workload_identity_binding(file, sys, *id);
   }
   if (any_autoscaled(sys)) metrics_adapter_role(file, sys);
+  return file;
+}
+
+/// The repository's attribute, or what the spec says of an existing repository.
+Value registry_attr(const System& sys, std::string_view attribute, const std::string& literal) {
+  const Registry& r = *sys.gcp->registry;
+  return r.create ? attr("google_artifact_registry_repository", hcl::identifier(r.repository), attribute)
+                  : hcl::str(literal);
+}
+
+/// The Artifact Registry repository built images are pushed to, and the nodes' read on it alone.
+Body registry_tf(const System& sys) {
+  const Registry& r = *sys.gcp->registry;
+  const std::string label = hcl::identifier(r.repository);
+  Body file;
+  Block& repo = file.block("resource", {"google_artifact_registry_repository", label});
+  repo.set("project", hcl::ref("var.project_id"));
+  repo.comment("Fixed, not var.region: the manifests name images by this location's host.");
+  repo.set("location", hcl::str(r.location));
+  repo.set("repository_id", hcl::str(r.repository));
+  repo.set("format", hcl::str("DOCKER"));
+  repo.set("description", hcl::str(fmt::format("Images of trainc system {}", sys.name)));
+  depends_on_apis(repo, {"artifactregistry.googleapis.com"});
+  file.comment("GKE nodes pull images as their service account, the Compute Engine default one (node_pools.tf\n"
+               "names no other): it may read this repository, and no other.");
+  Block& m = file.block("resource", {"google_artifact_registry_repository_iam_member", "node_reader"});
+  m.set("project", attr("google_artifact_registry_repository", label, "project"));
+  m.set("location", attr("google_artifact_registry_repository", label, "location"));
+  m.set("repository", attr("google_artifact_registry_repository", label, "name"));
+  m.set("role", hcl::str("roles/artifactregistry.reader"));
+  m.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("data.google_project.this.number"),
+                              hcl::str("-compute@developer.gserviceaccount.com")}));
   return file;
 }
 
@@ -386,6 +505,17 @@ Body outputs_tf(const System& sys) {
          hcl::templ({hcl::str("gcloud container clusters get-credentials "), cluster_attr(sys, "name"),
                      hcl::str(" --location "), cluster_attr(sys, "location"), hcl::str(" --project "),
                      hcl::ref("var.project_id")}));
+  if (const auto& net = sys.gcp->network) {
+    output(file, "network", "The cluster's VPC network.",
+           net->create ? attr("google_compute_network", "cluster", "name") : hcl::str(net->name));
+    output(file, "subnetwork", "The cluster's subnet, in the region.",
+           net->create ? attr("google_compute_subnetwork", "cluster", "name") : hcl::str(net->subnet));
+  }
+  if (const auto& r = sys.gcp->registry)
+    output(file, "registry", "Where built images are pushed: docker push <registry>/<image>:<tag>.",
+           hcl::templ({registry_attr(sys, "location", r->location), hcl::str("-docker.pkg.dev/"),
+                       hcl::ref("var.project_id"), hcl::str("/"),
+                       registry_attr(sys, "repository_id", r->repository)}));
   std::vector<std::pair<std::string, Value>> buckets;
   for (const Store* s : gcs_stores(sys)) buckets.emplace_back(s->name, bucket_name(*s));
   if (!buckets.empty()) output(file, "bucket_names", "GCS bucket of each store.", hcl::map(std::move(buckets)));
@@ -421,12 +551,22 @@ class TerraformEmitter final : public Emitter {
   std::string_view name() const override { return "terraform"; }
   void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     if (!sys.gcp) return;
-    add(out, sys, "versions.tf", versions_tf(), "Terraform and provider versions");
+    add(out, sys, "versions.tf", versions_tf(*sys.gcp),
+        sys.gcp->state ? "Terraform and provider versions and the state backend" : "Terraform and provider versions");
     add(out, sys, "variables.tf", variables_tf(*sys.gcp), "Inputs (defaults from the spec)");
-    add(out, sys, "providers.tf", providers_tf(), "The google provider");
-    if (sys.rdma_nics() > 0) add(out, sys, "network.tf", network_tf(sys), "The GPUDirect RDMA network");
+    add(out, sys, "providers.tf", providers_tf(sys), "The google provider");
+    add(out, sys, "apis.tf", apis_tf(sys), "Google APIs",
+        "Other systems in the project may use them too: destroy leaves them enabled.");
+    const bool own_network = sys.gcp->network && sys.gcp->network->create;
+    if (own_network || sys.rdma_nics() > 0)
+      add(out, sys, "network.tf", network_tf(sys),
+          !own_network           ? "The GPUDirect RDMA network"
+          : sys.rdma_nics() == 0 ? "The cluster's VPC network"
+                                 : "The cluster's VPC network and the GPUDirect RDMA network");
     add(out, sys, "cluster.tf", cluster_tf(sys), "The GKE cluster");
     if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), "Node pools", node_pools_note(sys));
+    if (creates_registry(sys))
+      add(out, sys, "registry.tf", registry_tf(sys), "The Artifact Registry repository of built images");
     Body storage = storage_tf(sys);
     if (!storage.items().empty()) add(out, sys, "storage.tf", storage, "GCS buckets");
     if (!sys.identities().empty())
@@ -438,6 +578,29 @@ class TerraformEmitter final : public Emitter {
 };
 
 }  // namespace
+
+std::vector<GcpApi> gcp_apis(const System& sys) {
+  if (!sys.gcp) return {};
+  std::vector<GcpApi> out{
+      {"compute.googleapis.com", "VPC networks and the nodes' VMs."},
+      {"container.googleapis.com", "The GKE cluster and its node pools."},
+      {"iam.googleapis.com", "The workloads' Google service accounts."},
+  };
+  if (!sys.identities().empty())
+    out.push_back({"iamcredentials.googleapis.com",
+                   "Workload Identity: pods get tokens of their Google service account through it."});
+  if (!gcs_stores(sys).empty()) out.push_back({"storage.googleapis.com", "The GCS buckets steps mount."});
+  if (sys.gcp && sys.gcp->registry)
+    out.push_back({"artifactregistry.googleapis.com", "The Docker repository built images are pushed to and pulled from."});
+  if (!sys.services.empty())
+    out.push_back({"monitoring.googleapis.com",
+                   "Managed Service for Prometheus stores the services' metrics; their autoscalers read them."});
+  if (needs_project_number(sys))
+    out.push_back({"cloudresourcemanager.googleapis.com", "Reads the project's number, which IAM members name."});
+  if (sys.ci && sys.ci->cloudbuild) out.push_back({"cloudbuild.googleapis.com", "Cloud Build runs the CI pipelines."});
+  std::sort(out.begin(), out.end(), [](const GcpApi& a, const GcpApi& b) { return a.service < b.service; });
+  return out;
+}
 
 std::unique_ptr<Emitter> new_terraform_emitter() { return std::make_unique<TerraformEmitter>(); }
 

@@ -32,7 +32,7 @@ static System zonal_system() {
   System sys;
   sys.name = "mnist";
   sys.ns = "mnist-ns";
-  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", ""};
+  sys.gcp = Gcp{"my-proj", "us-central1", "us-central1-a", "", {}, {}, {}};
   sys.cluster = Cluster{"mnist-cluster", "REGULAR"};
 
   Pool t4 = gpu_pool("t4", "n1-standard-8", "nvidia-tesla-t4", 2, 3);
@@ -96,7 +96,7 @@ static System regional_system() {
   System sys;
   sys.name = "big";
   sys.ns = "big";
-  sys.gcp = Gcp{"my-proj", "europe-west4", "", ""};
+  sys.gcp = Gcp{"my-proj", "europe-west4", "", "", {}, {}, {}};
   sys.cluster = Cluster{"big", ""};
   Pool a4 = gpu_pool("a4", "a4-highgpu-8g", "nvidia-b200", 8, 2);
   a4.rdma = true;
@@ -124,6 +124,34 @@ static System served_system() {
   REQUIRE_MESSAGE(sys, diags.render_text());
   return *sys;
 }
+
+/// A system lowered from `spec` (the helpers below set only what the test is about).
+static System lowered(const std::string& spec) {
+  Diagnostics diags;
+  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
+  REQUIRE(doc);
+  auto sys = lower(*doc, diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  return *sys;
+}
+
+/// A system with remote state, its own network, a registry and Cloud Build; `gcp_extra` and
+/// `tail` add to or replace parts of the spec.
+static System environment_system(const std::string& gcp_extra = "", const std::string& tail = "") {
+  return lowered(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: env\n"
+      "gcp:\n  project: my-proj\n  region: us-central1\n  zone: us-central1-a\n"
+      "  state: {bucket: my-proj-tf-state, prefix: systems/env}\n" +
+      gcp_extra +
+      "cluster:\n  pools:\n    cpu: {machine: e2-standard-8, nodes: 1}\n"
+      "storage:\n  data: {gcs: {bucket: env-data}}\n" +
+      tail);
+}
+
+static const std::string kAll =
+    "  network: {name: env-net, cidr: 10.10.0.0/20, pods: 10.20.0.0/14, services: 10.30.0.0/20}\n"
+    "  registry: {repository: env-images, location: us}\n";
+static const std::string kCloudBuild = "ci:\n  cloudbuild: {}\n";
 
 static std::map<std::string, std::string> emit_terraform(const System& sys) {
   OutputSink out;
@@ -409,7 +437,7 @@ TEST_CASE("terraform: services turn on Managed Prometheus") {
 TEST_CASE("terraform: only autoscaled services give the metrics adapter a project role") {
   System sys = served_system();
   std::string iam = emit_terraform(sys)["terraform/iam.tf"];
-  CHECK(iam.find("data \"google_project\" \"this\" {}") != std::string::npos);
+  CHECK(emit_terraform(sys)["terraform/providers.tf"].find("data \"google_project\" \"this\" {") != std::string::npos);
   std::string adapter = block(iam, "resource \"google_project_iam_member\" \"metrics_adapter\"");
   CHECK(has(adapter, "project", "var.project_id"));
   CHECK(has(adapter, "role", "\"roles/monitoring.viewer\""));
@@ -423,7 +451,241 @@ TEST_CASE("terraform: only autoscaled services give the metrics adapter a projec
   sys.services["triton"].min = sys.services["triton"].max = 2;
   REQUIRE_FALSE(sys.services["triton"].autoscaled());
   iam = emit_terraform(sys)["terraform/iam.tf"];
-  CHECK(iam.find("google_project") == std::string::npos);
+  CHECK(iam.find("google_project_iam") == std::string::npos);
+  CHECK(iam.find("data \"google_project\"") == std::string::npos);
+  CHECK(emit_terraform(sys)["terraform/providers.tf"].find("google_project") == std::string::npos);
+}
+
+TEST_CASE("terraform: gcp.state puts the state in a gcs backend") {
+  std::string versions = emit_terraform(environment_system())["terraform/versions.tf"];
+  std::string tf = block(versions, "terraform");
+  std::string backend = tf.substr(tf.find("  backend \"gcs\" {\n"));
+  CHECK(has(backend, "bucket", "\"my-proj-tf-state\""));
+  CHECK(has(backend, "prefix", "\"systems/env\""));
+  CHECK(count(versions, "backend \"gcs\"") == 1);
+  // prefix defaults to the system's name.
+  System sys = environment_system();
+  sys.gcp->state->prefix = "env";
+  CHECK(has(emit_terraform(sys)["terraform/versions.tf"], "prefix", "\"env\""));
+  sys.gcp->state.reset();
+  CHECK(emit_terraform(sys)["terraform/versions.tf"].find("backend") == std::string::npos);
+  CHECK(emit_terraform(zonal_system())["terraform/versions.tf"].find("backend") == std::string::npos);
+}
+
+/// The `service` of each google_project_service in apis.tf, in order.
+static std::vector<std::string> apis(const std::string& apis_tf) {
+  std::vector<std::string> out;
+  std::regex service("\n  service += \"([^\"]+)\"\n");
+  for (auto it = std::sregex_iterator(apis_tf.begin(), apis_tf.end(), service); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+TEST_CASE("terraform: apis.tf enables the APIs the system uses and leaves them on at destroy") {
+  auto files = emit_terraform(zonal_system());
+  const std::string tf = files["terraform/apis.tf"];
+  CHECK(apis(tf) == std::vector<std::string>{"compute.googleapis.com", "container.googleapis.com", "iam.googleapis.com",
+                                             "iamcredentials.googleapis.com", "storage.googleapis.com"});
+  std::string container = block(tf, "resource \"google_project_service\" \"container\"");
+  CHECK(has(container, "project", "var.project_id"));
+  CHECK(has(container, "disable_on_destroy", "false"));
+  CHECK(count(tf, "  disable_on_destroy = false\n") == 5);
+  // What is made through an API waits for it.
+  CHECK(has(block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"mnist_cluster\""),
+            "depends_on", "[google_project_service.compute, google_project_service.container]"));
+  CHECK(has(block(files["terraform/storage.tf"], "resource \"google_storage_bucket\" \"data\""), "depends_on",
+            "[google_project_service.storage]"));
+  CHECK(has(block(files["terraform/iam.tf"], "resource \"google_service_account\" \"mnist_trainer\""),
+            "depends_on", "[google_project_service.iam]"));
+
+  // The bare minimum: no identity, no bucket.
+  System bare = zonal_system();
+  bare.identity.reset();
+  bare.stores.clear();
+  CHECK(apis(emit_terraform(bare)["terraform/apis.tf"]) ==
+        std::vector<std::string>{"compute.googleapis.com", "container.googleapis.com", "iam.googleapis.com"});
+
+  // Services bring Managed Prometheus (monitoring) and, autoscaled, the project number's lookup.
+  auto served = emit_terraform(served_system());
+  const auto served_apis = apis(served["terraform/apis.tf"]);
+  CHECK(std::count(served_apis.begin(), served_apis.end(), "monitoring.googleapis.com") == 1);
+  CHECK(std::count(served_apis.begin(), served_apis.end(), "cloudresourcemanager.googleapis.com") == 1);
+  CHECK(has(block(served["terraform/cluster.tf"], "resource \"google_container_cluster\" \"shop\""), "depends_on",
+            "[google_project_service.compute, google_project_service.container, google_project_service.monitoring]"));
+  CHECK(served["terraform/providers.tf"].find("data \"google_project\" \"this\" {\n  depends_on = "
+                                              "[google_project_service.cloudresourcemanager]\n}") != std::string::npos);
+  CHECK(served["terraform/iam.tf"].find("data \"google_project\"") == std::string::npos);
+}
+
+TEST_CASE("terraform: cloudbuild.googleapis.com only with ci.cloudbuild") {
+  const auto with_registry = apis(emit_terraform(environment_system(kAll))["terraform/apis.tf"]);
+  CHECK(with_registry == std::vector<std::string>{"artifactregistry.googleapis.com",
+                                                  "cloudresourcemanager.googleapis.com", "compute.googleapis.com",
+                                                  "container.googleapis.com", "iam.googleapis.com",
+                                                  "storage.googleapis.com"});
+  const auto with_ci = apis(emit_terraform(environment_system(kAll, kCloudBuild))["terraform/apis.tf"]);
+  CHECK(std::count(with_ci.begin(), with_ci.end(), "cloudbuild.googleapis.com") == 1);
+  CHECK(with_ci.size() == with_registry.size() + 1);
+  const auto github = apis(emit_terraform(environment_system(
+      kAll, "ci:\n  github:\n    workloadIdentityProvider: projects/1/locations/global/workloadIdentityPools/p/"
+            "providers/gh\n    serviceAccount: ci-deployer@my-proj.iam.gserviceaccount.com\n"))["terraform/apis.tf"]);
+  CHECK(std::count(github.begin(), github.end(), "cloudbuild.googleapis.com") == 0);
+}
+
+TEST_CASE("terraform: a created network is a custom VPC with a subnet and two named secondary ranges") {
+  auto files = emit_terraform(environment_system(kAll));
+  REQUIRE(files.count("terraform/network.tf") == 1);
+  const std::string net = files["terraform/network.tf"];
+  std::string vpc = block(net, "resource \"google_compute_network\" \"cluster\"");
+  CHECK(has(vpc, "name", "\"env-net\""));
+  CHECK(has(vpc, "auto_create_subnetworks", "false"));
+  CHECK(has(vpc, "depends_on", "[google_project_service.compute]"));
+  std::string sub = block(net, "resource \"google_compute_subnetwork\" \"cluster\"");
+  CHECK(has(sub, "name", "\"env-net-us-central1\""));
+  CHECK(has(sub, "network", "google_compute_network.cluster.id"));
+  CHECK(has(sub, "region", "var.region"));
+  CHECK(has(sub, "ip_cidr_range", "\"10.10.0.0/20\""));
+  CHECK(sub.find("  secondary_ip_range {\n    range_name    = \"env-net-us-central1-pods\"\n"
+                 "    ip_cidr_range = \"10.20.0.0/14\"\n  }\n") != std::string::npos);
+  CHECK(sub.find("  secondary_ip_range {\n    range_name    = \"env-net-us-central1-services\"\n"
+                 "    ip_cidr_range = \"10.30.0.0/20\"\n  }\n") != std::string::npos);
+  CHECK(net.find("rdma") == std::string::npos);
+
+  // The cluster is VPC-native on it.
+  std::string c = block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"env\"");
+  CHECK(has(c, "network", "google_compute_network.cluster.id"));
+  CHECK(has(c, "subnetwork", "google_compute_subnetwork.cluster.id"));
+  CHECK(has(c, "networking_mode", "\"VPC_NATIVE\""));
+  CHECK(c.find("  ip_allocation_policy {\n    cluster_secondary_range_name  = \"env-net-us-central1-pods\"\n"
+               "    services_secondary_range_name = \"env-net-us-central1-services\"\n  }\n") != std::string::npos);
+  CHECK(c.find("enable_multi_networking") == std::string::npos);
+
+  std::string outputs = files["terraform/outputs.tf"];
+  CHECK(has(block(outputs, "output \"network\""), "value", "google_compute_network.cluster.name"));
+  CHECK(has(block(outputs, "output \"subnetwork\""), "value", "google_compute_subnetwork.cluster.name"));
+}
+
+TEST_CASE("terraform: an existing network is named, never made") {
+  auto files = emit_terraform(environment_system("  network: {name: shared-vpc, subnet: gke-subnet, create: false}\n"));
+  CHECK(files.count("terraform/network.tf") == 0);
+  std::string c = block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"env\"");
+  CHECK(has(c, "network", "\"shared-vpc\""));
+  CHECK(has(c, "subnetwork", "\"gke-subnet\""));
+  CHECK(has(c, "cluster_secondary_range_name", "\"gke-subnet-pods\""));
+  CHECK(has(c, "services_secondary_range_name", "\"gke-subnet-services\""));
+  CHECK(has(block(files["terraform/outputs.tf"], "output \"network\""), "value", "\"shared-vpc\""));
+  for (const auto& [path, text] : files) {
+    CAPTURE(path);
+    CHECK(text.find("google_compute_network") == std::string::npos);
+    CHECK(text.find("google_compute_subnetwork") == std::string::npos);
+  }
+  // Without gcp.network: the project's default network, as before.
+  std::string plain = emit_terraform(environment_system())["terraform/cluster.tf"];
+  CHECK(plain.find("ip_allocation_policy") == std::string::npos);
+  CHECK_FALSE(sets(plain, "network"));
+}
+
+TEST_CASE("terraform: the cluster's network and the RDMA network share network.tf and one ip_allocation_policy") {
+  System sys = regional_system();
+  sys.gcp->zone = sys.gcp->region + "-b";
+  sys.gcp->network = Network{"big-net", "big-sub", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20", true, ""};
+  auto files = emit_terraform(sys);
+  const std::string net = files["terraform/network.tf"];
+  CHECK(net.find("resource \"google_compute_network\" \"cluster\"") != std::string::npos);
+  CHECK(net.find("resource \"google_compute_network\" \"rdma\"") != std::string::npos);
+  const std::string c = files["terraform/cluster.tf"];
+  CHECK(count(c, "ip_allocation_policy {") == 1);
+  CHECK(count(c, "networking_mode") == 1);
+  CHECK(has(c, "cluster_secondary_range_name", "\"big-sub-pods\""));
+  CHECK(has(c, "enable_multi_networking", "true"));
+}
+
+TEST_CASE("terraform: a created registry, readable by the nodes on that repository alone") {
+  auto files = emit_terraform(environment_system(kAll));
+  REQUIRE(files.count("terraform/registry.tf") == 1);
+  const std::string tf = files["terraform/registry.tf"];
+  std::string repo = block(tf, "resource \"google_artifact_registry_repository\" \"env_images\"");
+  CHECK(has(repo, "location", "\"us\""));
+  CHECK(has(repo, "repository_id", "\"env-images\""));
+  CHECK(has(repo, "format", "\"DOCKER\""));
+  CHECK(has(repo, "description", "\"Images of trainc system env\""));
+  CHECK(has(repo, "depends_on", "[google_project_service.artifactregistry]"));
+  std::string grant = block(tf, "resource \"google_artifact_registry_repository_iam_member\" \"node_reader\"");
+  CHECK(has(grant, "repository", "google_artifact_registry_repository.env_images.name"));
+  CHECK(has(grant, "location", "google_artifact_registry_repository.env_images.location"));
+  CHECK(has(grant, "role", "\"roles/artifactregistry.reader\""));
+  CHECK(has(grant, "member",
+            "\"serviceAccount:${data.google_project.this.number}-compute@developer.gserviceaccount.com\""));
+  CHECK(files["terraform/providers.tf"].find("data \"google_project\" \"this\"") != std::string::npos);
+  // The node pools name no service account: nodes are the Compute Engine default one.
+  CHECK(files["terraform/node_pools.tf"].find("service_account") == std::string::npos);
+  // Never a project-wide role.
+  for (const auto& [path, text] : files) {
+    CAPTURE(path);
+    CHECK(text.find("google_project_iam") == std::string::npos);
+  }
+  CHECK(has(block(files["terraform/outputs.tf"], "output \"registry\""), "value",
+            "\"${google_artifact_registry_repository.env_images.location}-docker.pkg.dev/${var.project_id}/"
+            "${google_artifact_registry_repository.env_images.repository_id}\""));
+
+  // An existing repository: no resource, no grant, no project lookup; the output names it.
+  auto existing = emit_terraform(environment_system("  registry: {repository: images, create: false}\n"));
+  CHECK(existing.count("terraform/registry.tf") == 0);
+  CHECK(existing["terraform/providers.tf"].find("google_project\"") == std::string::npos);
+  CHECK(has(block(existing["terraform/outputs.tf"], "output \"registry\""), "value",
+            "\"us-central1-docker.pkg.dev/${var.project_id}/images\""));
+  const auto existing_apis = apis(existing["terraform/apis.tf"]);
+  CHECK(std::count(existing_apis.begin(), existing_apis.end(), "artifactregistry.googleapis.com") == 1);
+  CHECK(emit_terraform(zonal_system()).count("terraform/registry.tf") == 0);
+}
+
+TEST_CASE("terraform: every block of a full environment is well-formed") {
+  // Structural checks that need no terraform binary: braces balance, every file ends with one
+  // newline, and each resource address is defined once across the folder.
+  auto files = emit_terraform(environment_system(kAll, kCloudBuild));
+  std::map<std::string, int> addresses;
+  std::regex resource("\n(resource|data) \"([a-z_]+)\" \"([A-Za-z0-9_-]+)\" \\{");
+  for (const auto& [path, text] : files) {
+    CAPTURE(path);
+    CHECK(count(text, "{") == count(text, "}"));
+    CHECK(text.back() == '\n');
+    CHECK(text.find("\n\n\n") == std::string::npos);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), resource); it != std::sregex_iterator(); ++it)
+      ++addresses[(*it)[1].str() + "." + (*it)[2].str() + "." + (*it)[3].str()];
+  }
+  for (const auto& [address, n] : addresses) CHECK_MESSAGE(n == 1, address);
+  // Every google_project_service a depends_on names exists.
+  std::regex dep("google_project_service\\.([a-z]+)");
+  for (const auto& [path, text] : files)
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), dep); it != std::sregex_iterator(); ++it)
+      CHECK_MESSAGE(addresses.count("resource.google_project_service." + (*it)[1].str()) == 1, (*it)[0].str());
+  for (const char* address : {"resource.google_compute_network.cluster", "resource.google_compute_subnetwork.cluster",
+                              "resource.google_artifact_registry_repository.env_images",
+                              "resource.google_project_service.cloudbuild", "data.google_project.this"})
+    CHECK_MESSAGE(addresses.count(address) == 1, address);
+}
+
+TEST_CASE("runbook: the state bucket comes first, and the APIs, network and registry are listed") {
+  System sys = environment_system(kAll, kCloudBuild);
+  OutputSink out;
+  new_runbook_emitter()->emit(sys, k8s::plan(sys), out);
+  const std::string md = out.files().at("README.md");
+  const std::string create =
+      "gcloud storage buckets create gs://my-proj-tf-state --project=my-proj --location=us-central1 "
+      "--uniform-bucket-level-access\ngcloud storage buckets update gs://my-proj-tf-state --versioning\n";
+  REQUIRE(md.find(create) != std::string::npos);
+  CHECK(md.find(create) < md.find("terraform -chdir=terraform init"));
+  CHECK(md.find("`gs://my-proj-tf-state/systems/env`") != std::string::npos);
+  CHECK(md.find("`cloudbuild.googleapis.com`") != std::string::npos);
+  CHECK(md.find("network `env-net`, subnet `env-net-us-central1`") != std::string::npos);
+  CHECK(md.find("`us-docker.pkg.dev/my-proj/env-images`") != std::string::npos);
+
+  System plain = zonal_system();
+  OutputSink plain_out;
+  new_runbook_emitter()->emit(plain, k8s::plan(plain), plain_out);
+  const std::string plain_md = plain_out.files().at("README.md");
+  CHECK(plain_md.find("gcloud storage buckets create") == std::string::npos);
+  CHECK(plain_md.find("`container.googleapis.com`") != std::string::npos);
 }
 
 }  // namespace trainc

@@ -30,6 +30,15 @@ std::unique_ptr<Emitter> new_terraform_emitter();
 /// Whether the system runs trainrt steps, and so needs docker/trainrt.Dockerfile (emit_docker.cpp).
 bool uses_trainrt(const System& sys);
 
+/// A Google API the system's cloud resources use, e.g. container.googleapis.com.
+struct GcpApi {
+  std::string_view service;
+  std::string_view why;
+};
+/// The APIs a system with `gcp` uses, in name order: Terraform (apis.tf), up.sh and the runbook
+/// enable and list the same ones (emit_terraform.cpp).
+std::vector<GcpApi> gcp_apis(const System& sys);
+
 /// Every emitter, in the order they run. Registering two with one name aborts at startup.
 const std::vector<std::unique_ptr<Emitter>>& emitters();
 

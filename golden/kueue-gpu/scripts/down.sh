@@ -21,7 +21,8 @@ usage() {
   printf '%s\n' \
     'usage: down.sh [-y|--yes] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account (if any), the node' \
-    'pools and the cluster. Safe to run again.' \
+    'pools and the cluster.' \
+    'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
     '  --dry-run      print the commands without running any' \

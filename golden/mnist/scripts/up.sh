@@ -20,9 +20,10 @@ die() {
 usage() {
   printf '%s\n' \
     'usage: up.sh [--dry-run] [-h|--help]' \
-    'Creates what the system needs on GCP with gcloud: the cluster, its node pools,' \
-    'buckets, the service account and its grants; then fetches kubectl credentials.' \
-    'Safe to run again: what exists is left alone.' \
+    'Creates what the system needs on GCP with gcloud: it enables the Google APIs, then' \
+    'makes the network, the cluster, its node pools, buckets, the image repository, the' \
+    'service accounts and their grants (those the spec asks for); then fetches kubectl' \
+    'credentials. Safe to run again: what exists is left alone.' \
     '' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
@@ -71,6 +72,13 @@ missing() {
 }
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
+
+# The Google APIs the system uses, before anything is made through them.
+run gcloud services enable \
+    compute.googleapis.com \
+    container.googleapis.com \
+    iam.googleapis.com \
+    --project="$PROJECT_ID"
 
 # The cluster, with Workload Identity and the GCS FUSE CSI driver.
 if missing gcloud container clusters describe "$CLUSTER" \

@@ -21,4 +21,6 @@ resource "google_container_cluster" "demo" {
       enabled = true
     }
   }
+
+  depends_on = [google_project_service.compute, google_project_service.container]
 }

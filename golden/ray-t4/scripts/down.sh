@@ -23,7 +23,8 @@ usage() {
     'usage: down.sh [-y|--yes] [--delete-data] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
-    'cluster. Buckets the spec does not create are kept. Safe to run again.' \
+    'cluster. Buckets the spec does not create are kept.' \
+    'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
     '  --delete-data  also delete buckets that hold data, with the data' \

@@ -4,6 +4,7 @@
 resource "google_service_account" "gke_training_wli" {
   account_id   = "gke-training-wli"
   display_name = "trainc workload identity of ray-t4"
+  depends_on   = [google_project_service.iam]
 }
 
 # Roles on each bucket, never on the project.

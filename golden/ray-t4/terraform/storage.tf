@@ -12,4 +12,6 @@ resource "google_storage_bucket" "results" {
   versioning {
     enabled = false
   }
+
+  depends_on = [google_project_service.storage]
 }

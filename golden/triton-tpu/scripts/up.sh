@@ -21,9 +21,10 @@ die() {
 usage() {
   printf '%s\n' \
     'usage: up.sh [--dry-run] [-h|--help]' \
-    'Creates what the system needs on GCP with gcloud: the cluster, its node pools,' \
-    'buckets, the service account and its grants; then fetches kubectl credentials.' \
-    'Safe to run again: what exists is left alone.' \
+    'Creates what the system needs on GCP with gcloud: it enables the Google APIs, then' \
+    'makes the network, the cluster, its node pools, buckets, the image repository, the' \
+    'service accounts and their grants (those the spec asks for); then fetches kubectl' \
+    'credentials. Safe to run again: what exists is left alone.' \
     '' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
@@ -83,6 +84,23 @@ retry() {
 }
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
+
+# The Google APIs the system uses, before anything is made through them.
+run gcloud services enable \
+    cloudresourcemanager.googleapis.com \
+    compute.googleapis.com \
+    container.googleapis.com \
+    iam.googleapis.com \
+    iamcredentials.googleapis.com \
+    monitoring.googleapis.com \
+    storage.googleapis.com \
+    --project="$PROJECT_ID"
+
+# The project's number, which IAM members below name.
+if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
+  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
+    die "cannot read the number of project $PROJECT_ID"
+fi
 
 # The cluster, with Workload Identity and the GCS FUSE CSI driver.
 if missing gcloud container clusters describe "$CLUSTER" \
@@ -204,10 +222,6 @@ retry gcloud iam service-accounts add-iam-policy-binding "triton-sa@${PROJECT_ID
 
 # The metrics adapter (installed by apply.sh) reads the services' queue metric from Cloud
 # Monitoring for their autoscalers: read-only, the only role trainc grants on the project.
-if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
-  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
-    die "cannot read the number of project $PROJECT_ID"
-fi
 retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
     --role=roles/monitoring.viewer \
     --member="principal://iam.googleapis.com/projects/${PROJECT_NUMBER}/locations/global/workloadIdentityPools/${PROJECT_ID}.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter" \

@@ -28,4 +28,6 @@ resource "google_container_cluster" "jk_ft_gke" {
       enabled = true
     }
   }
+
+  depends_on = [google_project_service.compute, google_project_service.container, google_project_service.monitoring]
 }

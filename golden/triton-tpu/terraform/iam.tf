@@ -4,6 +4,7 @@
 resource "google_service_account" "triton_sa" {
   account_id   = "triton-sa"
   display_name = "trainc identity of service triton of triton-tpu"
+  depends_on   = [google_project_service.iam]
 }
 
 # Roles on the service's buckets only, never on the project.
@@ -27,9 +28,6 @@ resource "google_service_account_iam_member" "workload_identity_triton" {
   # The identity pool PROJECT.svc.id.goog exists once a cluster that uses it does.
   depends_on = [google_container_cluster.jk_ft_gke]
 }
-
-# The project's number, which Workload Identity principals name.
-data "google_project" "this" {}
 
 # The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for
 # their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.

@@ -29,4 +29,6 @@ resource "google_container_cluster" "ml_a4" {
       enabled = true
     }
   }
+
+  depends_on = [google_project_service.compute, google_project_service.container]
 }

@@ -4,6 +4,7 @@
 resource "google_service_account" "zt_fuse_gsa" {
   account_id   = "zt-fuse-gsa"
   display_name = "trainc workload identity of xgb-a4"
+  depends_on   = [google_project_service.iam]
 }
 
 # Roles on each bucket, never on the project.

@@ -8,6 +8,7 @@ resource "google_compute_network" "rdma" {
   routing_mode            = "REGIONAL"
   # RDMA NICs only attach to a VPC made with the zone's RDMA network profile.
   network_profile = "https://www.googleapis.com/compute/beta/projects/${var.project_id}/global/networkProfiles/${var.zone}-vpc-roce"
+  depends_on      = [google_project_service.compute]
 }
 
 resource "google_compute_subnetwork" "rdma_0" {
