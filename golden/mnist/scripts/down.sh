@@ -22,6 +22,7 @@ usage() {
     'usage: down.sh [-y|--yes] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account (if any), the node' \
     'pools and the cluster.' \
+    'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -72,9 +73,20 @@ present() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster demo with pools gpu-pool"
+  log "in project ${PROJECT_ID}, this deletes: cluster demo with pools gpu-pool, repository mnist with its images"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
+fi
+
+# The Artifact Registry repository, with every image in it: they are lost (CI builds them
+# again from the sources). Its read grant goes with it.
+if present gcloud artifacts repositories describe mnist \
+    --location=us-central1 \
+    --project="$PROJECT_ID"; then
+  run gcloud artifacts repositories delete mnist \
+      --location=us-central1 \
+      --project="$PROJECT_ID" \
+      --quiet
 fi
 
 if present gcloud container node-pools describe gpu-pool \

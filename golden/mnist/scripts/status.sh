@@ -64,4 +64,8 @@ run gcloud container node-pools list \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID" || log 'no node pools found'
+run gcloud artifacts repositories describe mnist \
+    --location=us-central1 \
+    --project="$PROJECT_ID" \
+    --format='value(name,format)' || log 'repository mnist not found'
 run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=mnist || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -71,14 +71,33 @@ missing() {
   ! exists "$@"
 }
 
+# IAM may not know a new service account for a minute: a binding is tried again.
+retry() {
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    if run "$@"; then return 0; fi
+    log "retrying in 15s (attempt $attempt of 5 failed)"
+    sleep 15
+  done
+  run "$@"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
 
 # The Google APIs the system uses, before anything is made through them.
 run gcloud services enable \
+    artifactregistry.googleapis.com \
+    cloudresourcemanager.googleapis.com \
     compute.googleapis.com \
     container.googleapis.com \
     iam.googleapis.com \
     --project="$PROJECT_ID"
+
+# The project's number, which IAM members below name.
+if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
+  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
+    die "cannot read the number of project $PROJECT_ID"
+fi
 
 # The cluster, with Workload Identity and the GCS FUSE CSI driver.
 if missing gcloud container clusters describe "$CLUSTER" \
@@ -118,6 +137,24 @@ if missing gcloud container node-pools describe gpu-pool \
       --num-nodes=4 \
       --workload-metadata=GKE_METADATA
 fi
+
+# The Artifact Registry repository built images are pushed to.
+if missing gcloud artifacts repositories describe mnist \
+    --location=us-central1 \
+    --project="$PROJECT_ID"; then
+  run gcloud artifacts repositories create mnist \
+      --location=us-central1 \
+      --project="$PROJECT_ID" \
+      --repository-format=docker \
+      --description='Images of trainc system mnist'
+fi
+# GKE nodes pull images as the Compute Engine default service account: it may read this
+# repository alone.
+retry gcloud artifacts repositories add-iam-policy-binding mnist \
+    --location=us-central1 \
+    --project="$PROJECT_ID" \
+    --member="serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com" \
+    --role=roles/artifactregistry.reader >/dev/null
 
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \

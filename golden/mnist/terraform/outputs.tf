@@ -15,3 +15,8 @@ output "get_credentials" {
   description = "Points kubectl at the cluster."
   value       = "gcloud container clusters get-credentials ${google_container_cluster.demo.name} --location ${google_container_cluster.demo.location} --project ${var.project_id}"
 }
+
+output "registry" {
+  description = "Where built images are pushed: docker push <registry>/<image>:<tag>."
+  value       = "${google_artifact_registry_repository.mnist.location}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.mnist.repository_id}"
+}

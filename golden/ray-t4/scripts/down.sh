@@ -24,6 +24,7 @@ usage() {
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
     'cluster. Buckets the spec does not create are kept.' \
+    'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -83,7 +84,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster my-gke-cluster with pools gpu-node-pool head, bucket gs://gke-model-results, service account gke-training-wli"
+  log "in project ${PROJECT_ID}, this deletes: cluster my-gke-cluster with pools gpu-node-pool head, bucket gs://gke-model-results, repository ray-t4 with its images, service account gke-training-wli"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -95,6 +96,17 @@ fi
 # account takes its Workload Identity binding along.
 if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts delete "$GSA_EMAIL" --project="$PROJECT_ID" --quiet
+fi
+
+# The Artifact Registry repository, with every image in it: they are lost (CI builds them
+# again from the sources). Its read grant goes with it.
+if present gcloud artifacts repositories describe ray-t4 \
+    --location=northamerica-northeast1 \
+    --project="$PROJECT_ID"; then
+  run gcloud artifacts repositories delete ray-t4 \
+      --location=northamerica-northeast1 \
+      --project="$PROJECT_ID" \
+      --quiet
 fi
 
 if present gcloud storage buckets describe gs://gke-model-results; then

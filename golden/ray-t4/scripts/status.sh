@@ -70,4 +70,8 @@ run gcloud storage buckets describe gs://gke-model-results \
 run gcloud iam service-accounts describe "$GSA_EMAIL" \
     --project="$PROJECT_ID" \
     --format='value(email,disabled)' || log 'service account gke-training-wli not found'
+run gcloud artifacts repositories describe ray-t4 \
+    --location=northamerica-northeast1 \
+    --project="$PROJECT_ID" \
+    --format='value(name,format)' || log 'repository ray-t4 not found'
 run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=ray-t4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -16,6 +16,11 @@ output "get_credentials" {
   value       = "gcloud container clusters get-credentials ${google_container_cluster.my_gke_cluster.name} --location ${google_container_cluster.my_gke_cluster.location} --project ${var.project_id}"
 }
 
+output "registry" {
+  description = "Where built images are pushed: docker push <registry>/<image>:<tag>."
+  value       = "${google_artifact_registry_repository.ray_t4.location}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.ray_t4.repository_id}"
+}
+
 output "bucket_names" {
   description = "GCS bucket of each store."
   value = {

@@ -5,12 +5,13 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-jk-mlops-dev}"
+REGION="${REGION:-us-central1}"
 ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=jk-ft-gke
 # The context `gcloud container clusters get-credentials` writes for this cluster.
 KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
-readonly PROJECT_ID ZONE LOCATION CLUSTER KUBE_CONTEXT
+readonly PROJECT_ID REGION ZONE LOCATION CLUSTER KUBE_CONTEXT
 
 log() {
   printf 'down.sh: %s\n' "$*" >&2
@@ -25,6 +26,7 @@ usage() {
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
     'cluster. Buckets the spec does not create are kept.' \
+    'The network and subnet go after the cluster.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -85,7 +87,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa"
+  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa, network jk-gke-network with subnet jk-gke-subnet"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -184,5 +186,18 @@ if present gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --quiet
+fi
+
+# The cluster's subnet and VPC network, once the cluster is gone.
+if present gcloud compute networks subnets describe jk-gke-subnet \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete jk-gke-subnet \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks describe jk-gke-network --project="$PROJECT_ID"; then
+  run gcloud compute networks delete jk-gke-network --project="$PROJECT_ID" --quiet
 fi
 log 'finished; run up.sh to make it all again'

@@ -87,6 +87,7 @@ if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is 
 
 # The Google APIs the system uses, before anything is made through them.
 run gcloud services enable \
+    cloudbuild.googleapis.com \
     cloudresourcemanager.googleapis.com \
     compute.googleapis.com \
     container.googleapis.com \
@@ -102,6 +103,21 @@ if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
     die "cannot read the number of project $PROJECT_ID"
 fi
 
+# The cluster's VPC network, and its subnet with secondary ranges for pods and Services.
+if missing gcloud compute networks describe jk-gke-network --project="$PROJECT_ID"; then
+  run gcloud compute networks create jk-gke-network --project="$PROJECT_ID" --subnet-mode=custom
+fi
+if missing gcloud compute networks subnets describe jk-gke-subnet \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create jk-gke-subnet \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=jk-gke-network \
+      --range=10.0.0.0/20 \
+      --secondary-range=jk-gke-subnet-pods=10.4.0.0/14,jk-gke-subnet-services=10.8.0.0/20
+fi
+
 # The cluster, with Workload Identity and the GCS FUSE CSI driver.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
@@ -112,6 +128,11 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=GcsFuseCsiDriver \
       --enable-managed-prometheus \
+      --network=jk-gke-network \
+      --subnetwork=jk-gke-subnet \
+      --enable-ip-alias \
+      --cluster-secondary-range-name=jk-gke-subnet-pods \
+      --services-secondary-range-name=jk-gke-subnet-services \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,

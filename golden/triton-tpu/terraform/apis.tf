@@ -2,6 +2,13 @@
 # Google APIs of system 'triton-tpu'
 # Other systems in the project may use them too: destroy leaves them enabled.
 
+# Cloud Build runs the CI pipelines.
+resource "google_project_service" "cloudbuild" {
+  project            = var.project_id
+  service            = "cloudbuild.googleapis.com"
+  disable_on_destroy = false
+}
+
 # Reads the project's number, which IAM members name.
 resource "google_project_service" "cloudresourcemanager" {
   project            = var.project_id

@@ -9,6 +9,16 @@ resource "google_container_cluster" "jk_ft_gke" {
   initial_node_count       = 1
   # trainc's down path (terraform destroy) must be able to remove what its up path made.
   deletion_protection = false
+  # VPC-native on the spec's network (network.tf): pods and Services take their IPs from the
+  # subnet's secondary ranges.
+  network         = google_compute_network.cluster.id
+  subnetwork      = google_compute_subnetwork.cluster.id
+  networking_mode = "VPC_NATIVE"
+
+  ip_allocation_policy {
+    cluster_secondary_range_name  = "jk-gke-subnet-pods"
+    services_secondary_range_name = "jk-gke-subnet-services"
+  }
 
   # Pods reach Google APIs as a Google service account, through their Kubernetes one.
   workload_identity_config {

@@ -16,6 +16,16 @@ output "get_credentials" {
   value       = "gcloud container clusters get-credentials ${google_container_cluster.jk_ft_gke.name} --location ${google_container_cluster.jk_ft_gke.location} --project ${var.project_id}"
 }
 
+output "network" {
+  description = "The cluster's VPC network."
+  value       = google_compute_network.cluster.name
+}
+
+output "subnetwork" {
+  description = "The cluster's subnet, in the region."
+  value       = google_compute_subnetwork.cluster.name
+}
+
 output "bucket_names" {
   description = "GCS bucket of each store."
   value = {

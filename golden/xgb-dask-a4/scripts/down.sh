@@ -25,6 +25,7 @@ usage() {
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
     'cluster. Buckets the spec does not create are kept.' \
+    'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -84,7 +85,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, service account zt-fuse-gsa, network ml-a4-rdma"
+  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, repository xgb-dask-a4 with its images, service account zt-fuse-gsa, network ml-a4-rdma"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -96,6 +97,17 @@ fi
 # account takes its Workload Identity binding along.
 if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts delete "$GSA_EMAIL" --project="$PROJECT_ID" --quiet
+fi
+
+# The Artifact Registry repository, with every image in it: they are lost (CI builds them
+# again from the sources). Its read grant goes with it.
+if present gcloud artifacts repositories describe xgb-dask-a4 \
+    --location=us-central1 \
+    --project="$PROJECT_ID"; then
+  run gcloud artifacts repositories delete xgb-dask-a4 \
+      --location=us-central1 \
+      --project="$PROJECT_ID" \
+      --quiet
 fi
 
 if present gcloud storage buckets describe gs://zt-dask-datagen; then

@@ -70,4 +70,8 @@ run gcloud storage buckets describe gs://zt-dask-datagen \
 run gcloud iam service-accounts describe "$GSA_EMAIL" \
     --project="$PROJECT_ID" \
     --format='value(email,disabled)' || log 'service account zt-fuse-gsa not found'
+run gcloud artifacts repositories describe xgb-dask-a4 \
+    --location=us-central1 \
+    --project="$PROJECT_ID" \
+    --format='value(name,format)' || log 'repository xgb-dask-a4 not found'
 run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-dask-a4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

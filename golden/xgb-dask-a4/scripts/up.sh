@@ -88,12 +88,20 @@ if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is 
 
 # The Google APIs the system uses, before anything is made through them.
 run gcloud services enable \
+    artifactregistry.googleapis.com \
+    cloudresourcemanager.googleapis.com \
     compute.googleapis.com \
     container.googleapis.com \
     iam.googleapis.com \
     iamcredentials.googleapis.com \
     storage.googleapis.com \
     --project="$PROJECT_ID"
+
+# The project's number, which IAM members below name.
+if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
+  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
+    die "cannot read the number of project $PROJECT_ID"
+fi
 
 # The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.
 if missing gcloud compute networks describe ml-a4-rdma --project="$PROJECT_ID"; then
@@ -256,6 +264,24 @@ if missing gcloud storage buckets describe gs://zt-dask-datagen; then
       --uniform-bucket-level-access \
       --public-access-prevention
 fi
+
+# The Artifact Registry repository built images are pushed to.
+if missing gcloud artifacts repositories describe xgb-dask-a4 \
+    --location=us-central1 \
+    --project="$PROJECT_ID"; then
+  run gcloud artifacts repositories create xgb-dask-a4 \
+      --location=us-central1 \
+      --project="$PROJECT_ID" \
+      --repository-format=docker \
+      --description='Images of trainc system xgb-dask-a4'
+fi
+# GKE nodes pull images as the Compute Engine default service account: it may read this
+# repository alone.
+retry gcloud artifacts repositories add-iam-policy-binding xgb-dask-a4 \
+    --location=us-central1 \
+    --project="$PROJECT_ID" \
+    --member="serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com" \
+    --role=roles/artifactregistry.reader >/dev/null
 
 # The workload's Google service account.
 if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then

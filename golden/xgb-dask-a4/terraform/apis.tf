@@ -2,6 +2,20 @@
 # Google APIs of system 'xgb-dask-a4'
 # Other systems in the project may use them too: destroy leaves them enabled.
 
+# The Docker repository built images are pushed to and pulled from.
+resource "google_project_service" "artifactregistry" {
+  project            = var.project_id
+  service            = "artifactregistry.googleapis.com"
+  disable_on_destroy = false
+}
+
+# Reads the project's number, which IAM members name.
+resource "google_project_service" "cloudresourcemanager" {
+  project            = var.project_id
+  service            = "cloudresourcemanager.googleapis.com"
+  disable_on_destroy = false
+}
+
 # VPC networks and the nodes' VMs.
 resource "google_project_service" "compute" {
   project            = var.project_id

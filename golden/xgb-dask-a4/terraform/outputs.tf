@@ -16,6 +16,11 @@ output "get_credentials" {
   value       = "gcloud container clusters get-credentials ${google_container_cluster.ml_a4.name} --location ${google_container_cluster.ml_a4.location} --project ${var.project_id}"
 }
 
+output "registry" {
+  description = "Where built images are pushed: docker push <registry>/<image>:<tag>."
+  value       = "${google_artifact_registry_repository.xgb_dask_a4.location}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.xgb_dask_a4.repository_id}"
+}
+
 output "bucket_names" {
   description = "GCS bucket of each store."
   value = {
