@@ -359,8 +359,16 @@ struct Cluster {
   std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
 };
 
+/// Where a system's spec and output live, relative to the root of the git work tree holding the
+/// spec ('/'-separated), for files that name them (a CI job that runs trainc, say).
+struct Origin {
+  std::string spec;  ///< the spec file
+  std::string out;   ///< the output folder given to -o or --against ("out" when there is none)
+};
+
 struct System {
   std::string name, ptr;
+  Origin origin;
   std::optional<Gcp> gcp;
   Cluster cluster;
   std::optional<Identity> identity;
