@@ -195,11 +195,11 @@ int cmd_diff(const Options& opt) {
   std::vector<std::string> orphans;
   const fs::path root = work_tree_root(opt.against);
   for (const auto& f : output_folders(opt.against)) {
+    if (f.source.empty()) continue;  // written before trainc recorded sources
     const std::string folder = (fs::path(opt.against) / f.name).generic_string();
     std::string why;
     std::error_code ec;
     auto it = compiled.find(f.source);
-    if (f.source.empty()) continue;  // written before trainc recorded sources
     if (it != compiled.end() && it->second != f.name)
       why = fmt::format("its spec '{}' now compiles to '{}'; delete the folder", f.source,
                         (fs::path(opt.against) / it->second).generic_string());

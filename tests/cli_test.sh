@@ -211,6 +211,23 @@ check_orphan() {
   fi
 }
 
+check_output_file_stands_for_spec() {
+  local spec=$1 name=$2 w="$TMP/edited" rel
+  rm -rf "$w"
+  mkdir -p "$w/.git" "$w/specs"
+  cp -r "$(dirname "$spec")" "$w/specs/$name"
+  rc=0
+  (cd "$w" && "$TRAINC" compile "specs/$name/${spec##*/}" -o out >/dev/null 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "compile exited $rc"; return 1; fi
+  rel=$(add_stray_object "$w/out/$name")
+  rc=0
+  (cd "$w" && "$TRAINC" diff --skip-non-specs --against out "out/$name/$rel" >"$TMP/stdout" 2>"$TMP/stderr") || rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -qxF "  - ConfigMap stray" "$TMP/stdout"; then
+    echo "diff --skip-non-specs given only out/$name/$rel (edited by hand) exited $rc, expected 1 and the stray object:"
+    head -n 10 "$TMP/stdout" "$TMP/stderr"; return 1
+  fi
+}
+
 t "--version exits 0 and prints a version" check_prints --version
 t "--help exits 0 and prints usage" check_prints --help
 t "no arguments exits 2" expect_exit 2
@@ -232,6 +249,7 @@ if [ -n "$example" ]; then
   t "--diagnostics=github gives an ::error command per drifted file ($name)" check_github_drift "$example" "$name"
   t "--skip-non-specs skips other YAML with a note, not misspelled specs ($example)" check_skip_non_specs "$example"
   t "diff --against reports an output folder whose spec was deleted as orphaned ($name)" check_orphan "$example" "$name"
+  t "diff --skip-non-specs given a hand-edited output file compares its folder's spec ($name)" check_output_file_stands_for_spec "$example" "$name"
 else
   t_fail "an example to run the CLI tests on" "no examples/*/spec.yaml or spec.jsonnet found"
 fi
