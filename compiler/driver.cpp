@@ -9,6 +9,7 @@
 #include "frontend/schema_check.h"
 #include "frontend/yaml_loader.h"
 #include "io/tree_writer.h"
+#include "io/work_tree.h"
 #include "model/lower.h"
 
 namespace trainc {
@@ -28,16 +29,22 @@ static bool is_jsonnet(const std::string& name) {
   return name.ends_with(".jsonnet") || name.ends_with(".libsonnet");
 }
 
-std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags) {
+Origin make_origin(const std::string& spec, const std::string& out_dir) {
+  const auto root = work_tree_root(spec);
+  return Origin{relative_to(spec, root), out_dir.empty() ? "out" : relative_to(out_dir, root)};
+}
+
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin) {
   diags.add_source(source);
   auto doc = is_jsonnet(source->name()) ? load_jsonnet(source, diags) : load_yaml(source, diags);
   if (!doc || !check_schema(*doc, diags)) return std::nullopt;
   auto system = lower(*doc, diags);
   if (!system || !run_checks(*system, *doc, diags)) return std::nullopt;
   Compiled out{std::move(*system), {}};
+  out.system.origin = origin;
   const k8s::Plan plan = k8s::plan(out.system);
   for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
-  add_manifest(out.files);
+  add_manifest(out.files, origin.spec);
   return out;
 }
 

@@ -17,8 +17,12 @@ struct Compiled {
 /// Reads a spec file; nullopt (with `error` set) when it cannot be read.
 SourcePtr read_source(const std::string& path, std::string& error);
 
+/// Where `spec` and `out_dir` (as named on the command line) sit in the git work tree holding the
+/// spec; see Origin. An empty `out_dir` (a command that writes no output) gives "out".
+Origin make_origin(const std::string& spec, const std::string& out_dir);
+
 /// Compiles one spec (YAML, or Jsonnet for *.jsonnet / *.libsonnet). nullopt when the spec has
-/// errors, all of which are in `diags`.
-std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags);
+/// errors, all of which are in `diags`. `origin` goes into System::origin and the manifest.
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {});
 
 }  // namespace trainc

@@ -4,13 +4,17 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "driver.h"
 #include "frontend/schema_check.h"
+#include "frontend/spec_detect.h"
+#include "io/drift_summary.h"
 #include "io/tree_writer.h"
+#include "io/work_tree.h"
 #include "run/local_runner.h"
 
 namespace {
@@ -33,10 +37,23 @@ struct Options {
   std::string out_dir = "out";
   std::string against;
   std::string diagnostics = "text";
+  bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
+  bool stat = false;            ///< diff: the summary only, no unified diff
 };
 
-/// Compiles every spec; all diagnostics are printed together. Empty result on any error.
-int compile_all(const Options& opt, std::vector<Compiled>& results) {
+void print_diagnostics(const Options& opt, const Diagnostics& diags) {
+  g_activity = "printing diagnostics";
+  const std::string text = opt.diagnostics == "json"     ? diags.render_json()
+                           : opt.diagnostics == "github" ? diags.render_github()
+                                                         : diags.render_text();
+  std::fputs(text.c_str(), stderr);
+}
+
+/// Compiles every spec; all diagnostics are printed together. Empty result on any error. `out_dir`
+/// is the output folder the command names ("" for none), for System::origin; `compiled` gets the
+/// spec of each result (with --skip-non-specs, not every spec given compiles to a result).
+int compile_all(const Options& opt, const std::string& out_dir, std::vector<Compiled>& results,
+                std::vector<std::string>& compiled_specs) {
   Diagnostics diags;
   std::map<std::string, std::string> seen;  // system name -> spec
   for (const auto& spec : opt.specs) {
@@ -47,7 +64,13 @@ int compile_all(const Options& opt, std::vector<Compiled>& results) {
       fmt::print(stderr, "trainc: error: {}\n", io_error);
       return kUsage;
     }
-    if (auto compiled = compile_source(src, diags)) {
+    if (opt.skip_non_specs) {
+      if (auto why = non_spec_reason(src)) {
+        fmt::print(stderr, "trainc: note: skipping '{}': not a trainc spec ({})\n", spec, *why);
+        continue;
+      }
+    }
+    if (auto compiled = compile_source(src, diags, make_origin(spec, out_dir))) {
       auto [it, fresh] = seen.emplace(compiled->system.name, spec);
       if (!fresh) {
         diags.report({Severity::error, spec, {}, "/name",
@@ -58,12 +81,13 @@ int compile_all(const Options& opt, std::vector<Compiled>& results) {
         continue;
       }
       results.push_back(std::move(*compiled));
+      compiled_specs.push_back(spec);
     }
   }
   if (diags.has_errors()) {
-    g_activity = "printing diagnostics";
-    std::fputs((opt.diagnostics == "json" ? diags.render_json() : diags.render_text()).c_str(), stderr);
+    print_diagnostics(opt, diags);
     results.clear();
+    compiled_specs.clear();
     return kSpecError;
   }
   return kOk;
@@ -71,7 +95,8 @@ int compile_all(const Options& opt, std::vector<Compiled>& results) {
 
 int cmd_compile(const Options& opt) {
   std::vector<Compiled> results;
-  if (int rc = compile_all(opt, results)) return rc;
+  std::vector<std::string> specs;
+  if (int rc = compile_all(opt, opt.out_dir, results, specs)) return rc;
   // Ownership is checked for every folder before any is replaced.
   for (const auto& r : results) {
     g_activity = fmt::format("writing '{}'", (fs::path(opt.out_dir) / r.system.name).generic_string());
@@ -88,34 +113,115 @@ int cmd_compile(const Options& opt) {
 
 int cmd_check(const Options& opt) {
   std::vector<Compiled> results;
-  if (int rc = compile_all(opt, results)) return rc;
-  for (const auto& r : results) fmt::print("{}: ok (system '{}', {} step(s))\n", opt.specs[&r - &results[0]], r.system.name, r.system.steps.size());
+  std::vector<std::string> specs;
+  if (int rc = compile_all(opt, "", results, specs)) return rc;
+  for (size_t i = 0; i < results.size(); ++i)
+    fmt::print("{}: ok (system '{}', {} step(s))\n", specs[i], results[i].system.name, results[i].system.steps.size());
   return kOk;
 }
 
-int cmd_diff(const Options& opt) {
-  std::vector<Compiled> results;
-  if (int rc = compile_all(opt, results)) return rc;
-  bool drift = false;
-  for (const auto& r : results) {
-    g_activity = fmt::format("comparing '{}' with '{}'", r.system.name,
-                             (fs::path(opt.against) / r.system.name).generic_string());
-    std::string error;
-    std::string diff = diff_tree(opt.against, r.system.name, r.files, error);
-    if (!error.empty()) {
-      fmt::print(stderr, "trainc: {}\n", error);
-      drift = true;
+/// With --skip-non-specs, a file inside one of the output folders (a hand-edited manifest, say)
+/// stands for the spec that folder records, so that editing the output alone is caught too. Specs
+/// are de-duplicated.
+std::vector<std::string> specs_to_compare(const Options& opt) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  const fs::path root = work_tree_root(opt.against);
+  auto add = [&](const std::string& spec) {
+    if (seen.insert(relative_to(spec, "/")).second) out.push_back(spec);
+  };
+  for (const auto& spec : opt.specs) {
+    std::string rel = relative_to(spec, opt.against);
+    fs::path inside(rel);
+    if (!opt.skip_non_specs || rel.starts_with("..") || std::distance(inside.begin(), inside.end()) < 2) {
+      add(spec);
       continue;
     }
-    if (!diff.empty()) {
-      std::fputs(diff.c_str(), stdout);
-      drift = true;
+    const std::string folder = inside.begin()->string();
+    std::string source;
+    for (const auto& f : output_folders(opt.against))
+      if (f.name == folder) source = f.source;
+    std::error_code ec;
+    if (source.empty() || !fs::exists(root / source, ec)) {
+      add(spec);  // not trainc's output, or an orphan (reported by the scan): judged as a file
+      continue;
     }
+    add(relative_to(root / source, fs::current_path()));
   }
-  if (drift)
+  return out;
+}
+
+int cmd_diff(const Options& opt) {
+  Options given = opt;
+  given.specs = specs_to_compare(opt);
+  std::vector<Compiled> results;
+  std::vector<std::string> specs;
+  if (int rc = compile_all(given, opt.against, results, specs)) return rc;
+  const bool github = opt.diagnostics == "github";
+  std::string summaries, diffs, commands;
+  std::vector<std::string> drifted;
+  std::map<std::string, std::string> compiled;  // spec as recorded -> folder name
+  bool failed = false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    compiled.emplace(r.system.origin.spec, r.system.name);
+    const std::string folder = (fs::path(opt.against) / r.system.name).generic_string();
+    g_activity = fmt::format("comparing '{}' with '{}'", r.system.name, folder);
+    std::string error;
+    std::vector<FileDrift> drift = compare_tree(opt.against, r.system.name, r.files, error);
+    if (!error.empty()) {
+      fmt::print(stderr, "trainc: {}\n", error);
+      if (github) commands += github_command("error", folder, 0, 0, "trainc", error);
+      drifted.push_back(specs[i]);
+      failed = true;
+      continue;
+    }
+    if (drift.empty()) continue;
+    failed = true;
+    drifted.push_back(specs[i]);
+    summaries += folder + ":\n";
+    for (const auto& line : summarize_drift(drift)) summaries += "  " + line + "\n";
+    if (!opt.stat) diffs += unified_diff(opt.against, r.system.name, drift);
+    if (github)
+      for (const auto& d : drift)
+        commands += github_command(
+            "error", (fs::path(folder) / d.path).generic_string(), 0, 0, "trainc",
+            fmt::format("{} differs from what {} compiles to; run 'trainc compile {} -o {}'",
+                        (fs::path(folder) / d.path).generic_string(), specs[i], specs[i], opt.against));
+  }
+  // Folders trainc made whose spec is gone (pre-commit does not pass deleted files) or now compiles
+  // to another folder.
+  g_activity = fmt::format("looking for orphaned folders in '{}'", opt.against);
+  std::vector<std::string> orphans;
+  const fs::path root = work_tree_root(opt.against);
+  for (const auto& f : output_folders(opt.against)) {
+    if (f.source.empty()) continue;  // written before trainc recorded sources
+    const std::string folder = (fs::path(opt.against) / f.name).generic_string();
+    std::string why;
+    std::error_code ec;
+    auto it = compiled.find(f.source);
+    if (it != compiled.end() && it->second != f.name)
+      why = fmt::format("its spec '{}' now compiles to '{}'; delete the folder", f.source,
+                        (fs::path(opt.against) / it->second).generic_string());
+    else if (it == compiled.end() && !fs::exists(root / f.source, ec))
+      why = fmt::format("its spec '{}' no longer exists; delete the folder or restore the spec", f.source);
+    if (why.empty()) continue;
+    std::string message = fmt::format("'{}' is orphaned: {}", folder, why);
+    orphans.push_back("trainc: " + message);
+    if (github)
+      commands += github_command("error", (fs::path(folder) / kManifestName).generic_string(), 0, 0, "trainc", message);
+    failed = true;
+  }
+  std::fputs(summaries.c_str(), stdout);
+  if (!summaries.empty() && !diffs.empty()) std::fputs("\n", stdout);
+  std::fputs(diffs.c_str(), stdout);
+  std::fflush(stdout);
+  std::fputs(commands.c_str(), stderr);
+  for (const auto& o : orphans) fmt::print(stderr, "{}\n", o);
+  if (!drifted.empty())
     fmt::print(stderr, "trainc: '{}' differs from what the spec compiles to; run 'trainc compile {} -o {}'\n",
-               opt.against, fmt::join(opt.specs, " "), opt.against);
-  return drift ? kSpecError : kOk;
+               opt.against, fmt::join(drifted, " "), opt.against);
+  return failed ? kSpecError : kOk;
 }
 
 /// trainrt and its tracker script, found next to this binary (build tree or install) or on PATH.
@@ -137,7 +243,8 @@ int cmd_run(const Options& opt, const char* argv0) {
   Options one = opt;
   one.specs = {opt.spec};
   std::vector<Compiled> results;
-  if (int rc = compile_all(one, results)) return rc;
+  std::vector<std::string> specs;
+  if (int rc = compile_all(one, "", results, specs)) return rc;
   g_activity = fmt::format("running '{}' locally", opt.spec);
   LocalRunOptions run;
   run.scale = opt.scale;
@@ -157,25 +264,35 @@ int cmd_run(const Options& opt, const char* argv0) {
 /// Parses the command line and runs one subcommand; returns the exit code.
 int run_cli(int argc, char** argv) {
   CLI::App app{"trainc: compiles one training-system spec into Kubernetes manifests and a runbook.\n"
-               "Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors."};
+               "Exit codes: 0 ok, 1 spec errors, drift or orphaned output, 2 usage or I/O errors."};
   app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
   app.require_subcommand(1);
   app.fallthrough();  // --diagnostics works before or after the subcommand
   Options opt;
-  app.add_option("--diagnostics", opt.diagnostics, "how to print spec errors")
-      ->check(CLI::IsMember({"text", "json"}))
+  app.add_option("--diagnostics", opt.diagnostics,
+                 "how to print spec errors (github: GitHub Actions workflow commands, drift included)")
+      ->check(CLI::IsMember({"text", "json", "github"}))
       ->capture_default_str();
 
   auto* compile = app.add_subcommand("compile", "validate specs and write DIR/<system name>/ for each");
   compile->add_option("specs", opt.specs, "spec files (.yaml, .yml, .jsonnet)")->required();
   compile->add_option("-o,--out", opt.out_dir, "output folder")->capture_default_str();
+  const char* skip_help = "skip (with a note) files that are not trainc specs: no apiVersion: trainc/... (for hooks "
+                          "given every changed YAML file)";
+  compile->add_flag("--skip-non-specs", opt.skip_non_specs, skip_help);
 
   auto* check = app.add_subcommand("check", "validate specs; write nothing");
   check->add_option("specs", opt.specs, "spec files")->required();
+  check->add_flag("--skip-non-specs", opt.skip_non_specs, skip_help);
 
-  auto* diff = app.add_subcommand("diff", "exit 1 with a unified diff when DIR differs from what the specs compile to");
-  diff->add_option("specs", opt.specs, "spec files")->required();
+  auto* diff = app.add_subcommand("diff", "exit 1 with a summary and a unified diff when DIR differs from what the "
+                                          "specs compile to, or holds a folder whose spec is gone");
+  diff->add_option("specs", opt.specs, "spec files (none: only look for orphaned folders)");
   diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
+  diff->add_flag("--stat", opt.stat, "print the summary of what changed, without the unified diff");
+  diff->add_flag("--skip-non-specs", opt.skip_non_specs,
+                 "skip (with a note) files that are not trainc specs; a file inside a folder of DIR stands for "
+                 "that folder's spec");
 
   auto* run = app.add_subcommand("run", "run a spec's trainrt steps (datagen, xgboost) and Dask clusters with their client steps on this machine");
   run->add_option("spec", opt.spec, "the spec")->required();

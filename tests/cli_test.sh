@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CLI tests (TAP): exit codes, `schema`, missing files, the overwrite guard, JSON diagnostics, and
-# `check` writing nothing. The example and the error case used are picked by globbing.
+# CLI tests (TAP): exit codes, `schema`, missing files, the overwrite guard, JSON and GitHub
+# diagnostics, `check` writing nothing, `diff --stat`, --skip-non-specs, and orphaned output
+# folders. The example and the error case used are picked by globbing.
 # Usage: tests/cli_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -114,6 +115,119 @@ check_same_system_twice() {
   fi
 }
 
+# A compiled copy of the example's folder at $TMP/NAME-copy: the spec at $TMP/NAME-copy/spec/SPEC,
+# its output under $TMP/NAME-copy/out. Prints the copy's folder.
+compiled_copy() {
+  local spec=$1 name=$2 copy="$TMP/$2-copy"
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  cp -r "$(dirname "$spec")" "$copy/spec"
+  "$TRAINC" compile "$copy/spec/${spec##*/}" -o "$copy/out" >/dev/null || return 1
+  echo "$copy"
+}
+
+# Appends an object the spec does not generate to the first Kubernetes file of an output folder.
+add_stray_object() {
+  local file
+  file=$(find "$1/k8s" -name '*.yaml' ! -name kustomization.yaml | sort | head -n 1)
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n' >>"$file"
+  echo "${file#"$1"/}"
+}
+
+check_diff_stat() {
+  local spec=$1 name=$2 copy rel
+  copy=$(compiled_copy "$spec" "$name") || return 1
+  rel=$(add_stray_object "$copy/out/$name")
+  expect_exit 1 diff --stat "$copy/spec/${spec##*/}" --against "$copy/out" || return 1
+  if ! grep -qxF "$copy/out/$name:" "$TMP/stdout" || ! grep -qxF "  - ConfigMap stray" "$TMP/stdout"; then
+    echo "stdout lacks the folder and '  - ConfigMap stray':"; head -n 20 "$TMP/stdout"; return 1
+  fi
+  if grep -q '^@@ ' "$TMP/stdout"; then echo "--stat printed a unified diff:"; head -n 20 "$TMP/stdout"; return 1; fi
+  expect_exit 1 diff "$copy/spec/${spec##*/}" --against "$copy/out" || return 1
+  if ! grep -qxF "  - ConfigMap stray" "$TMP/stdout" || ! grep -q '^@@ ' "$TMP/stdout" ||
+     ! grep -qF -- "--- $copy/out/$name/$rel" "$TMP/stdout"; then
+    echo "diff without --stat lacks the summary or the unified diff of $rel:"; head -n 30 "$TMP/stdout"; return 1
+  fi
+  if [ "$(grep -n '^  - ConfigMap stray' "$TMP/stdout" | cut -d: -f1)" -gt "$(grep -n '^@@ ' "$TMP/stdout" | head -n 1 | cut -d: -f1)" ]; then
+    echo "the summary does not come before the unified diff"; return 1
+  fi
+}
+
+check_github_diagnostics() {
+  local spec=$1 line
+  expect_exit 1 --diagnostics=github check "$spec" || return 1
+  line=$(head -n 1 "$TMP/stderr")
+  if ! grep -qE "^::error file=$spec,line=[0-9]+,col=[0-9]+,title=trainc::.+ \(at .+\)" <<<"$line"; then
+    echo "not a GitHub workflow command with file, line, col, title and the data path:"; head -n 5 "$TMP/stderr"
+    return 1
+  fi
+  if grep -v '^::' "$TMP/stderr" | grep -q .; then
+    echo "stderr holds lines that are not workflow commands:"; head -n 10 "$TMP/stderr"; return 1
+  fi
+}
+
+check_github_drift() {
+  local spec=$1 name=$2 copy rel
+  copy=$(compiled_copy "$spec" "$name") || return 1
+  rel=$(add_stray_object "$copy/out/$name")
+  expect_exit 1 --diagnostics=github diff "$copy/spec/${spec##*/}" --against "$copy/out" || return 1
+  if ! grep -qF "::error file=$copy/out/$name/$rel,title=trainc::$copy/out/$name/$rel differs from what" "$TMP/stderr"; then
+    echo "stderr lacks an ::error command for $rel:"; head -n 10 "$TMP/stderr"; return 1
+  fi
+}
+
+check_skip_non_specs() {
+  local spec=$1 other="$TMP/workflow.yaml" misspelled="$TMP/misspelled.yaml"
+  printf 'name: ci\non: push\njobs: {}\n' >"$other"
+  expect_exit 1 check "$other" || { echo "(without --skip-non-specs a file that is no spec is an error)"; return 1; }
+  expect_exit 0 check --skip-non-specs "$other" "$spec" || return 1
+  if ! grep -qxF "trainc: note: skipping '$other': not a trainc spec (no apiVersion: trainc/v1)" "$TMP/stderr"; then
+    echo "stderr lacks the note:"; head -n 5 "$TMP/stderr"; return 1
+  fi
+  if ! grep -q "^$spec: ok" "$TMP/stdout"; then echo "stdout does not report $spec as ok:"; cat "$TMP/stdout"; return 1; fi
+  printf 'apiVersion: trainc/v1\nkind: TrainingSytem\nname: typo\npipeline: []\n' >"$misspelled"
+  expect_exit 1 check --skip-non-specs "$misspelled" || { echo "(a misspelled spec is still checked)"; return 1; }
+}
+
+check_orphan() {
+  local spec=$1 name=$2 w="$TMP/orphan" manifest
+  rm -rf "$w"
+  mkdir -p "$w/.git" "$w/specs"  # a git work tree's root
+  cp -r "$(dirname "$spec")" "$w/specs/$name"
+  rc=0
+  (cd "$w/specs" && "$TRAINC" compile "$name/${spec##*/}" -o ../out >"$TMP/stdout" 2>"$TMP/stderr") || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "compile exited $rc:"; head -n 10 "$TMP/stderr"; return 1; fi
+  manifest="$w/out/$name/.trainc-manifest"
+  if ! grep -qxF "# source: specs/$name/${spec##*/}" "$manifest"; then
+    echo "$manifest does not record the spec relative to the work tree's root:"; head -n 5 "$manifest"; return 1
+  fi
+  expect_exit 0 diff --against "$w/out" || { echo "(no spec arguments, nothing orphaned)"; return 1; }
+  rm "$w/specs/$name/${spec##*/}"
+  rc=0
+  (cd "$w" && "$TRAINC" diff --against out >"$TMP/stdout" 2>"$TMP/stderr") || rc=$?
+  if [ "$rc" -ne 1 ]; then echo "diff --against out exited $rc after the spec was deleted (expected 1)"; return 1; fi
+  if ! grep -qxF "trainc: 'out/$name' is orphaned: its spec 'specs/$name/${spec##*/}' no longer exists; delete the folder or restore the spec" "$TMP/stderr"; then
+    echo "stderr lacks the orphan message:"; head -n 10 "$TMP/stderr"; return 1
+  fi
+}
+
+check_output_file_stands_for_spec() {
+  local spec=$1 name=$2 w="$TMP/edited" rel
+  rm -rf "$w"
+  mkdir -p "$w/.git" "$w/specs"
+  cp -r "$(dirname "$spec")" "$w/specs/$name"
+  rc=0
+  (cd "$w" && "$TRAINC" compile "specs/$name/${spec##*/}" -o out >/dev/null 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "compile exited $rc"; return 1; fi
+  rel=$(add_stray_object "$w/out/$name")
+  rc=0
+  (cd "$w" && "$TRAINC" diff --skip-non-specs --against out "out/$name/$rel" >"$TMP/stdout" 2>"$TMP/stderr") || rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -qxF "  - ConfigMap stray" "$TMP/stdout"; then
+    echo "diff --skip-non-specs given only out/$name/$rel (edited by hand) exited $rc, expected 1 and the stray object:"
+    head -n 10 "$TMP/stdout" "$TMP/stderr"; return 1
+  fi
+}
+
 t "--version exits 0 and prints a version" check_prints --version
 t "--help exits 0 and prints usage" check_prints --help
 t "no arguments exits 2" expect_exit 2
@@ -131,6 +245,11 @@ if [ -n "$example" ]; then
   t "compile over its own previous output succeeds ($name)" check_recompile "$example" "$name"
   t "check on a valid example exits 0 and writes nothing ($example)" check_check_writes_nothing "$example"
   t "two specs of one system exit 1 and name the first ($example)" check_same_system_twice "$example"
+  t "diff --stat prints the summary only; diff prints it before the unified diff ($name)" check_diff_stat "$example" "$name"
+  t "--diagnostics=github gives an ::error command per drifted file ($name)" check_github_drift "$example" "$name"
+  t "--skip-non-specs skips other YAML with a note, not misspelled specs ($example)" check_skip_non_specs "$example"
+  t "diff --against reports an output folder whose spec was deleted as orphaned ($name)" check_orphan "$example" "$name"
+  t "diff --skip-non-specs given a hand-edited output file compares its folder's spec ($name)" check_output_file_stands_for_spec "$example" "$name"
 else
   t_fail "an example to run the CLI tests on" "no examples/*/spec.yaml or spec.jsonnet found"
 fi
@@ -142,6 +261,7 @@ while read -r dir; do
 done < <(error_cases)
 if [ -n "$error_spec" ]; then
   t "--diagnostics=json gives file/line/column/path/message on stderr ($error_spec)" check_json_diagnostics "$error_spec"
+  t "--diagnostics=github gives ::error commands with file, line, col and data path ($error_spec)" check_github_diagnostics "$error_spec"
 else
   t_fail "an error case to test --diagnostics=json on" "no tests/errors/<case> with exit code 1 found"
 fi

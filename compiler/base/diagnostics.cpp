@@ -95,4 +95,48 @@ std::string Diagnostics::render_json() const {
   return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+std::string github_escape_data(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string github_escape_property(std::string_view s) {
+  std::string out;
+  for (char c : github_escape_data(s)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+std::string github_command(std::string_view level, std::string_view file, int line, int col, std::string_view title,
+                           std::string_view message) {
+  std::vector<std::string> props;
+  if (!file.empty()) props.push_back("file=" + github_escape_property(file));
+  if (!file.empty() && line > 0) props.push_back(fmt::format("line={}", line));
+  if (!file.empty() && line > 0 && col > 0) props.push_back(fmt::format("col={}", col));
+  if (!title.empty()) props.push_back("title=" + github_escape_property(title));
+  return fmt::format("::{}{}{}::{}\n", level, props.empty() ? "" : " ", fmt::join(props, ","),
+                     github_escape_data(message));
+}
+
+std::string Diagnostics::render_github() const {
+  std::string out;
+  for (const auto& d : sorted()) {
+    std::string message = d.message;
+    if (!d.path.empty()) message += fmt::format(" (at {})", ptr_display(d.path));
+    for (const auto& n : d.notes) message += fmt::format("\n{}: note: {}", where(n.file, n.loc), n.message);
+    out += github_command(d.severity == Severity::error ? "error" : "warning", d.file, d.loc.line, d.loc.col,
+                          "trainc", message);
+  }
+  return out;
+}
+
 }  // namespace trainc

@@ -1,7 +1,9 @@
 #pragma once
-// Diagnostics: collected (never thrown), sorted, de-duplicated, rendered as text or JSON.
+// Diagnostics: collected (never thrown), sorted, de-duplicated, rendered as text, JSON or GitHub
+// Actions workflow commands.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/source.h"
@@ -39,11 +41,24 @@ class Diagnostics {
   std::string render_text() const;
   /// A JSON array of {severity, file, line, column, path, message, notes}.
   std::string render_json() const;
+  /// One GitHub Actions workflow command per diagnostic ("::error file=F,line=L,col=C,title=trainc::
+  /// message"), the data path and notes in the message.
+  std::string render_github() const;
 
  private:
   std::string quote_line(const std::string& file, const Loc& loc) const;
   std::vector<Diagnostic> items_;
   std::map<std::string, SourcePtr> sources_;
 };
+
+/// GitHub Actions workflow-command escaping: a command's message (% CR LF) and a property's value
+/// (also ':' and ',').
+std::string github_escape_data(std::string_view s);
+std::string github_escape_property(std::string_view s);
+
+/// One workflow command: `::LEVEL file=F,line=L,col=C,title=T::message`; empty properties and
+/// line/col 0 are left out.
+std::string github_command(std::string_view level, std::string_view file, int line, int col, std::string_view title,
+                           std::string_view message);
 
 }  // namespace trainc

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -55,34 +57,68 @@ std::optional<std::string> check_ownership(const fs::path& dir) {
   return std::nullopt;
 }
 
-std::string run_diff(const std::string& old_label, const fs::path& old_file, const std::string& new_label,
+/// diff -u of two texts (written to temporary files).
+std::string run_diff(const std::string& old_label, const std::string& old_text, const std::string& new_label,
                      const std::string& new_text) {
-  char tmpl[] = "/tmp/trainc-diff-XXXXXX";
-  int fd = mkstemp(tmpl);
-  if (fd < 0) return fmt::format("--- {}\n+++ {}\n(cannot create a temporary file to diff)\n", old_label, new_label);
-  (void)!write(fd, new_text.data(), new_text.size());
-  close(fd);
+  char old_tmpl[] = "/tmp/trainc-diff-XXXXXX", new_tmpl[] = "/tmp/trainc-diff-XXXXXX";
+  int old_fd = mkstemp(old_tmpl);
+  int new_fd = old_fd < 0 ? -1 : mkstemp(new_tmpl);
+  if (new_fd < 0) {
+    if (old_fd >= 0) close(old_fd), unlink(old_tmpl);
+    return fmt::format("--- {}\n+++ {}\n(cannot create a temporary file to diff)\n", old_label, new_label);
+  }
+  (void)!write(old_fd, old_text.data(), old_text.size());
+  (void)!write(new_fd, new_text.data(), new_text.size());
+  close(old_fd);
+  close(new_fd);
   std::string cmd = fmt::format("diff -u --label {} --label {} {} {}", sh_quote(old_label), sh_quote(new_label),
-                                sh_quote(old_file.string()), sh_quote(tmpl));
+                                sh_quote(old_tmpl), sh_quote(new_tmpl));
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
     for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
     pclose(p);
   }
-  unlink(tmpl);
+  unlink(old_tmpl);
+  unlink(new_tmpl);
   return out;
 }
 
+constexpr std::string_view kSourcePrefix = "# source: ";
+
 }  // namespace
 
-void add_manifest(OutputSink& files) {
-  std::string text = fmt::format("# {}\n# the files trainc generated in this folder; it replaces the folder on "
-                                 "compile and refuses when other files are present\n",
-                                 kGeneratedNotice);
+void add_manifest(OutputSink& files, const std::string& source) {
+  std::string text = fmt::format("# {}\n", kGeneratedNotice);
+  if (!source.empty()) text += fmt::format("{}{}\n", kSourcePrefix, source);
+  text += "# the files trainc generated in this folder; it replaces the folder on compile and refuses when other "
+          "files are present\n";
   for (const auto& [path, _] : files.files()) text += path + "\n";
   text += std::string(kManifestName) + "\n";
   files.add(std::string(kManifestName), text);
+}
+
+std::string manifest_source(const std::string& manifest_text) {
+  std::istringstream in(manifest_text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '#') break;  // the header comes first
+    if (line.starts_with(kSourcePrefix)) return line.substr(kSourcePrefix.size());
+  }
+  return {};
+}
+
+std::vector<OutputFolder> output_folders(const fs::path& root) {
+  std::vector<OutputFolder> out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return out;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (!e.is_directory(ec)) continue;
+    auto manifest = read_file(e.path() / kManifestName);
+    if (!manifest) continue;
+    out.push_back({e.path().filename().string(), manifest_source(*manifest)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 std::optional<std::string> write_tree(const fs::path& root, const std::string& name, const OutputSink& files) {
@@ -130,29 +166,44 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
   return std::nullopt;
 }
 
-std::string diff_tree(const fs::path& root, const std::string& name, const OutputSink& files, std::string& error) {
+std::vector<FileDrift> compare_tree(const fs::path& root, const std::string& name, const OutputSink& files,
+                                    std::string& error) {
   const fs::path dir = root / name;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     error = fmt::format("'{}' does not exist; run 'trainc compile' to create it", dir.generic_string());
     return {};
   }
-  std::string out;
+  std::map<std::string, FileDrift> drift;
   std::set<std::string> on_disk = files_in(dir);
   for (const auto& [path, content] : files.files()) {
-    const std::string label = (fs::path(root) / name / path).generic_string();
     auto current = read_file(dir / path);
-    if (!current) {
-      out += fmt::format("--- /dev/null\n+++ {}\n(file missing: it would be generated)\n", label);
-    } else if (*current != content) {
-      out += run_diff(label, dir / path, label + " (compiled)", content);
-    }
+    if (!current || *current != content) drift[path] = FileDrift{path, current, content};
     on_disk.erase(path);
   }
-  for (const auto& extra : on_disk)
-    out += fmt::format("--- {}\n+++ /dev/null\n(file present but not generated by this spec)\n",
-                       (fs::path(root) / name / extra).generic_string());
+  for (const auto& extra : on_disk) drift[extra] = FileDrift{extra, read_file(dir / extra).value_or(""), std::nullopt};
+  std::vector<FileDrift> out;
+  for (auto& [_, d] : drift) out.push_back(std::move(d));
   return out;
+}
+
+std::string unified_diff(const fs::path& root, const std::string& name, const std::vector<FileDrift>& drift) {
+  std::string out;
+  for (const auto& d : drift) {
+    const std::string label = (root / name / d.path).generic_string();
+    if (!d.before)
+      out += fmt::format("--- /dev/null\n+++ {}\n(file missing: it would be generated)\n", label);
+    else if (!d.after)
+      out += fmt::format("--- {}\n+++ /dev/null\n(file present but not generated by this spec)\n", label);
+    else
+      out += run_diff(label, *d.before, label + " (compiled)", *d.after);
+  }
+  return out;
+}
+
+std::string diff_tree(const fs::path& root, const std::string& name, const OutputSink& files, std::string& error) {
+  auto drift = compare_tree(root, name, files, error);
+  return unified_diff(root, name, drift);
 }
 
 }  // namespace trainc

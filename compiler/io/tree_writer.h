@@ -4,20 +4,45 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "emit/output_sink.h"
+#include "io/drift_summary.h"
 
 namespace trainc {
 
 inline constexpr std::string_view kManifestName = ".trainc-manifest";
 
 /// Adds .trainc-manifest, listing every file of the folder; its presence marks a folder as trainc's.
-void add_manifest(OutputSink& files);
+/// `source` (the spec, relative to the root of its git work tree) is recorded in a `# source: `
+/// line when not empty, so that a folder whose spec was deleted can be found.
+void add_manifest(OutputSink& files, const std::string& source = "");
+
+/// The spec recorded in a .trainc-manifest's text; "" when none is recorded.
+std::string manifest_source(const std::string& manifest_text);
+
+/// A folder directly under an output root that trainc made (it holds .trainc-manifest).
+struct OutputFolder {
+  std::string name;
+  std::string source;  ///< as recorded in its manifest; "" for none
+};
+
+/// trainc's folders directly under `root`, by name; none when `root` does not exist.
+std::vector<OutputFolder> output_folders(const std::filesystem::path& root);
 
 /// Writes `files` to `root/name`, replacing a previous trainc output there. Returns an error
 /// message (and writes nothing) when the folder holds anything trainc did not generate.
 std::optional<std::string> write_tree(const std::filesystem::path& root, const std::string& name,
                                       const OutputSink& files);
+
+/// The files of `root/name` that differ from `files` (missing, changed, or not generated), in path
+/// order; empty when identical. Sets `error` when `root/name` is not a folder.
+std::vector<FileDrift> compare_tree(const std::filesystem::path& root, const std::string& name, const OutputSink& files,
+                                    std::string& error);
+
+/// A unified diff of `drift` (from compare_tree), labelled with paths under `root/name`.
+std::string unified_diff(const std::filesystem::path& root, const std::string& name,
+                         const std::vector<FileDrift>& drift);
 
 /// A unified diff from `root/name` to `files`; empty when identical. Sets `error` when `root/name`
 /// cannot be read.

@@ -3,9 +3,9 @@
 # image is built (never at pod start) and its files copied into the workdir. It builds as root
 # (some bases default to another user) and runs as uid 1000.
 #
-# Build context: image (from the repository root), e.g.
-#   docker build -f out/ray-t4/docker/ray.Dockerfile \
-#     -t northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-81c67523a6271cb3 image
+# Build context: examples/ray-t4/image (from the repository root), e.g.
+#   docker build -f golden/ray-t4/docker/ray.Dockerfile \
+#     -t northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-81c67523a6271cb3 examples/ray-t4/image
 
 FROM rayproject/ray:2.52.0-py310-gpu
 

@@ -3,9 +3,9 @@
 # image is built (never at pod start) and its files copied into the workdir. It builds as root
 # (some bases default to another user) and runs as uid 1000.
 #
-# Build context: image (from the repository root), e.g.
-#   docker build -f out/xgb-dask-a4/docker/dask.Dockerfile \
-#     -t us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe image
+# Build context: examples/xgb-dask-a4/image (from the repository root), e.g.
+#   docker build -f golden/xgb-dask-a4/docker/dask.Dockerfile \
+#     -t us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe examples/xgb-dask-a4/image
 
 FROM nvcr.io/nvidia/rapidsai/base:25.06-cuda12.8-py3.12
 
