@@ -8,10 +8,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # libxgboost-dev: trainrt trains through XGBoost's C API. python3-xgboost: XGBoost 1.7's tracker is
 # Python (the distributed training tests start it). nodejs/npm: the Parquet tests read files back
 # with DuckDB from the npm registry. python3-distributed/python3-dask: `trainc run --local` starts
-# Dask clusters with Debian's `dask` command (tests/run_local_dask_test.sh).
+# Dask clusters with Debian's `dask` command (tests/run_local_dask_test.sh). python3-yaml: tests/ci_test.sh
+# reads the generated CI files to lint every script in them.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
-          libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask "$@")
+          libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask python3-yaml "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
