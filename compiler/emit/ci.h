@@ -30,10 +30,15 @@ std::string ci_workflow_file(const System& sys);
 inline constexpr const char* kCloudBuildProvision = "ci/cloudbuild/provision.yaml";
 inline constexpr const char* kCloudBuildDestroy = "ci/cloudbuild/destroy.yaml";
 
+/// The node pools' service account (GKE's default: the Compute Engine default service account).
+inline constexpr const char* kNodeServiceAccount = "PROJECT_NUMBER-compute@developer.gserviceaccount.com";
+
 /// A role the CI service account needs, and why. `scope` is where it is granted: "" for the
-/// project, else a bucket (gs://NAME).
+/// project, a bucket (gs://NAME), or a service account (its email, with PROJECT_NUMBER standing
+/// for the project's number).
 struct CiRole {
   std::string role, why, scope;
+  bool cloudbuild_only = false;  ///< only the Cloud Build service account needs it
 };
 
 /// The least-privilege roles a service account needs to run this system's CI (Terraform apply,

@@ -85,7 +85,8 @@ std::vector<CiRole> ci_roles(const System& sys) {
                    "RBAC (scripts/apply.sh)",
                    ""});
   roles.push_back({"roles/iam.serviceAccountUser",
-                   "node pools run as a service account: creating them acts as it", ""});
+                   "the node pools run as the Compute Engine default service account: creating them acts as it",
+                   kNodeServiceAccount});
   const bool network = (sys.gcp && sys.gcp->network && sys.gcp->network->create) || sys.rdma_nics() > 0;
   if (network) roles.push_back({"roles/compute.networkAdmin", "creates the VPC network and subnets", ""});
   if (!created_buckets(sys).empty())
@@ -110,9 +111,9 @@ std::vector<CiRole> ci_roles(const System& sys) {
   else if (!sys.builds.empty())
     roles.push_back({"roles/artifactregistry.writer", "pushes the built images", ""});
   if (sys.ci && sys.ci->cloudbuild) {
-    roles.push_back({"roles/serviceusage.serviceUsageAdmin", "Cloud Build's provision enables the APIs", ""});
+    roles.push_back({"roles/serviceusage.serviceUsageAdmin", "Cloud Build's provision enables the APIs", "", true});
     if (!sys.ci->cloudbuild->service_account.empty())
-      roles.push_back({"roles/logging.logWriter", "a build with its own service account writes its logs", ""});
+      roles.push_back({"roles/logging.logWriter", "a build with its own service account writes its logs", "", true});
   }
   return roles;
 }

@@ -360,6 +360,11 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
   CHECK(has_role(roles, "roles/serviceusage.serviceUsageAdmin"));  // Cloud Build enables the APIs
   CHECK(has_role(roles, "roles/logging.logWriter"));
   CHECK(!has_role(roles, "roles/compute.networkAdmin"));
+  for (const auto& r : roles) {
+    if (r.role == "roles/iam.serviceAccountUser") CHECK(r.scope == kNodeServiceAccount);  // not project-wide
+    const bool cloudbuild_only = r.role == "roles/serviceusage.serviceUsageAdmin" || r.role == "roles/logging.logWriter";
+    CHECK_MESSAGE(r.cloudbuild_only == cloudbuild_only, r.role);
+  }
 
   // A plain step, no buckets, no identities: the state bucket alone, and no project IAM.
   System small = lowered(std::string(kSpecHead) +
@@ -402,6 +407,13 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
   CHECK(contains(md, "principalSet://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/"
                      "attribute.repository/OWNER/REPO"));
   for (const auto& r : ci_roles(sys)) CHECK_MESSAGE(contains(md, r.role), r.role);
+  CHECK(contains(md, "--member=serviceAccount:builder@my-proj.iam.gserviceaccount.com "
+                     "--role=roles/serviceusage.serviceUsageAdmin"));
+  CHECK(!contains(md, "--member=serviceAccount:deployer@my-proj.iam.gserviceaccount.com "
+                      "--role=roles/serviceusage.serviceUsageAdmin"));
+  CHECK(contains(md, "gcloud iam service-accounts add-iam-policy-binding \"${PROJECT_NUMBER}-compute@developer."
+                     "gserviceaccount.com\" --project=my-proj --member=serviceAccount:deployer@my-proj.iam."
+                     "gserviceaccount.com --role=roles/iam.serviceAccountUser"));
   CHECK(!contains(md, "roles/owner`"));
   CHECK(!contains(md, "--role=roles/owner"));
   CHECK(!contains(md, "--role=roles/editor"));

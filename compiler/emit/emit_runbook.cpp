@@ -211,11 +211,6 @@ std::string ci_section(const System& sys) {
                     "gcloud storage buckets update gs://{0} --versioning\n"
                     "gcloud services enable {3} --project={1}\n```\n\n",
                     gcp.state->bucket, gcp.project, gcp.region, fmt::join(ci_apis(sys), " "));
-  std::vector<std::string> accounts;
-  if (sys.ci->github) accounts.push_back(sys.ci->github->service_account);
-  if (sys.ci->cloudbuild && !sys.ci->cloudbuild->service_account.empty() &&
-      std::find(accounts.begin(), accounts.end(), sys.ci->cloudbuild->service_account) == accounts.end())
-    accounts.push_back(sys.ci->cloudbuild->service_account);
   if (sys.ci->github) {
     const GithubCi& gh = *sys.ci->github;
     const std::string number = provider_part(gh.provider, "projects");
@@ -244,28 +239,47 @@ std::string ci_section(const System& sys) {
     md += "The provider's project number is the one in `workloadIdentityProvider`; `gcloud projects describe "
           "PROJECT --format='value(projectNumber)'` prints it.\n\n";
   }
-  if (sys.ci->cloudbuild && sys.ci->cloudbuild->service_account.empty()) {
-    md += "Cloud Build runs as the project's default Cloud Build service account (see `gcloud builds "
-          "get-default-service-account`); grant it the roles below, or set `ci.cloudbuild.serviceAccount`.\n\n";
-    accounts.emplace_back("CLOUD_BUILD_SERVICE_ACCOUNT");
+  // Each CI service account, and whether Cloud Build runs as it.
+  std::vector<std::pair<std::string, bool>> accounts;
+  if (sys.ci->github) accounts.emplace_back(sys.ci->github->service_account, false);
+  if (sys.ci->cloudbuild) {
+    std::string account = sys.ci->cloudbuild->service_account;
+    if (account.empty()) {
+      md += "Cloud Build runs as the project's default Cloud Build service account (`gcloud builds "
+            "get-default-service-account` names it); grant it the roles below, or set "
+            "`ci.cloudbuild.serviceAccount`.\n\n";
+      account = "CLOUD_BUILD_SERVICE_ACCOUNT";
+    }
+    auto same = std::find_if(accounts.begin(), accounts.end(), [&](const auto& a) { return a.first == account; });
+    if (same != accounts.end()) same->second = true;
+    else accounts.emplace_back(account, true);
   }
 
   md += "### Roles of the CI service account\n\n"
         "Derived from what this system creates: no more than these, and never roles/owner or roles/editor "
-        "(which seed recipes grant).\n\n| role | where | why |\n|---|---|---|\n";
+        "(which seed recipes grant). PROJECT_NUMBER is the project's number.\n\n"
+        "| role | on | why |\n|---|---|---|\n";
   const auto roles = ci_roles(sys);
   for (const auto& r : roles)
-    md += fmt::format("| `{}` | {} | {} |\n", r.role, r.scope.empty() ? "project" : "`" + r.scope + "`", r.why);
-  md += "\n```sh\n";
-  for (const auto& account : accounts) {
-    const std::string member = sh_quote("serviceAccount:" + account);
+    md += fmt::format("| `{}` | {} | {}{} |\n", r.role, r.scope.empty() ? "the project" : "`" + r.scope + "`", r.why,
+                      r.cloudbuild_only ? " (Cloud Build only)" : "");
+  md += fmt::format("\n```sh\nPROJECT_NUMBER=$(gcloud projects describe {} --format='value(projectNumber)')\n",
+                    gcp.project);
+  for (const auto& [account, cloudbuild] : accounts) {
+    const std::string member = "--member=" + sh_quote("serviceAccount:" + account);
     for (const auto& r : roles) {
+      if (r.cloudbuild_only && !cloudbuild) continue;
       if (r.scope.empty())
-        md += fmt::format("gcloud projects add-iam-policy-binding {} --member={} --role={} --condition=None\n",
-                          gcp.project, member, r.role);
-      else
-        md += fmt::format("gcloud storage buckets add-iam-policy-binding {} --member={} --role={}\n", r.scope,
+        md += fmt::format("gcloud projects add-iam-policy-binding {} {} --role={} --condition=None\n", gcp.project,
                           member, r.role);
+      else if (r.scope.starts_with("gs://"))
+        md += fmt::format("gcloud storage buckets add-iam-policy-binding {} {} --role={}\n", r.scope, member, r.role);
+      else {
+        std::string sa = r.scope;
+        if (auto at = sa.find("PROJECT_NUMBER"); at != std::string::npos) sa.replace(at, 14, "${PROJECT_NUMBER}");
+        md += fmt::format("gcloud iam service-accounts add-iam-policy-binding \"{}\" --project={} {} --role={}\n", sa,
+                          gcp.project, member, r.role);
+      }
     }
   }
   md += "```\n\n";
