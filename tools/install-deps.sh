@@ -10,9 +10,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # with DuckDB from the npm registry. python3-distributed/python3-dask: `trainc run --local` starts
 # Dask clusters with Debian's `dask` command (tests/run_local_dask_test.sh). pre-commit/git:
 # tests/precommit_test.sh runs the project's hooks with the real pre-commit in a git repository.
+# python3-yaml: tests/ci_test.sh reads the generated CI files to lint every script in them.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
-          libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git "$@")
+          libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
+          python3-yaml "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

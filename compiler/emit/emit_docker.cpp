@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/embedded.h"
+#include "emit/ci.h"
 #include "emit/emitter.h"
 #include "emit/shell.h"
 #include "model/build_context.h"
@@ -76,14 +77,14 @@ std::string image_dockerfile(const System& sys, const Build& b) {
   }
   std::vector<std::string> dirs{b.workdir};
   dirs.insert(dirs.end(), b.writable.begin(), b.writable.end());
-  const std::string dockerfile = sys.repo_out() + "/" + b.output_dockerfile();
+  const CiPaths paths = ci_paths(sys);
   return fmt::format("# {}\n", kGeneratedNotice) +
          fill(tmpl->data, {{"@NAME@", fmt::format("{} '{}'", b.of, b.name)},
                            {"@BASE@", b.base},
                            {"@DIRS@", sh_join(dirs)},
                            {"@WORKDIR@", b.workdir},
-                           {"@CONTEXT@", sys.repo_path(b.context)},
-                           {"@DOCKERFILE@", dockerfile},
+                           {"@CONTEXT@", paths.context(b)},
+                           {"@DOCKERFILE@", paths.dockerfile(b)},
                            {"@IMAGE@", b.image},
                            {"@REQUIREMENTS@", requirements},
                            {"@COPY@", copy}});

@@ -1,9 +1,11 @@
 // README.md: the generated runbook — what was generated, apply order, how to watch, teardown.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "base/overloaded.h"
+#include "emit/ci.h"
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
@@ -18,6 +20,8 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == "model.yaml") return "the lowered model (every default applied)";
   if (path.starts_with("terraform/")) return "Terraform (google provider)";
   if (path.starts_with("scripts/")) return "gcloud/kubectl script (`--dry-run` prints the commands)";
+  if (path.starts_with("ci/github/")) return "GitHub Actions workflow (copy to `.github/workflows/`)";
+  if (path.starts_with("ci/cloudbuild/")) return "Cloud Build config";
   if (path.starts_with("docker/")) return "Dockerfile of the trainrt image (build context: the trainc source tree)";
   if (path.starts_with(".")) return "the list of files trainc generated here";
   if (path == plan.kustomization) return "Kustomization";
@@ -189,6 +193,148 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
   return md;
 }
 
+/// The part of a Workload Identity provider's name after `key/` ("" when absent).
+std::string provider_part(const std::string& provider, const std::string& key) {
+  const std::string mark = key + "/";
+  size_t at = provider.find(mark);
+  if (at == std::string::npos) return "";
+  at += mark.size();
+  return provider.substr(at, provider.find('/', at) - at);
+}
+
+/// The project of a service account's email (id@PROJECT.iam.gserviceaccount.com), else "".
+std::string account_project(const std::string& email) {
+  const std::string suffix = ".iam.gserviceaccount.com";
+  const size_t at = email.find('@');
+  if (at == std::string::npos || !email.ends_with(suffix)) return "";
+  return email.substr(at + 1, email.size() - suffix.size() - at - 1);
+}
+
+/// How to install the CI pipelines, the one-time setup, and the roles their service account needs.
+std::string ci_section(const System& sys) {
+  if (!sys.ci || !sys.gcp || !sys.gcp->state) return "";
+  const Gcp& gcp = *sys.gcp;
+  const CiPaths p = ci_paths(sys);
+  const bool zonal = !gcp.zone.empty();
+  std::string md = "## CI\n\n";
+  md += "The pipelines refer to the spec and this folder by their paths in the repository (spec `" + p.spec +
+        "`, output `" + p.out + "`); run them from the repository root.\n\n";
+  if (sys.ci->github) {
+    const GithubCi& gh = *sys.ci->github;
+    md += fmt::format(
+        "**GitHub Actions** (`{0}`). Install it by copying it into the repository's workflows and committing "
+        "both; the `check` job fails while the copy differs from what trainc generated:\n\n```sh\n"
+        "mkdir -p .github/workflows\ncp {1} {2}\n```\n\n"
+        "On pull requests to `{3}` it runs `trainc diff` (the committed output is what the spec compiles to), "
+        "`terraform fmt -check`, `terraform plan` and the image builds; on pushes to `{3}` it pushes the images, "
+        "runs `terraform apply` and `scripts/apply.sh --services-only` (one deploy at a time){4}. A run started "
+        "by hand (workflow_dispatch) with `run_pipeline` also runs `scripts/apply.sh` in full, starting the "
+        "pipeline's steps.\n\n",
+        ci_workflow_file(sys), p.workflow, p.workflow_copy, gh.branch,
+        gh.environment.empty() ? "" : fmt::format(", in the GitHub environment `{}`", gh.environment));
+  }
+  if (sys.ci->cloudbuild) {
+    std::string subs = fmt::format("_REGION={}", gcp.region);
+    if (zonal) subs += ",_ZONE=" + gcp.zone;
+    subs += fmt::format(",_TF_STATE_BUCKET={},_TF_STATE_PREFIX={}", gcp.state->bucket, gcp.state->prefix);
+    md += fmt::format(
+        "**Cloud Build** (`{}`, `{}`): provision enables the APIs, runs Terraform against the remote state, builds "
+        "the images, applies the shared objects and services with `scripts/apply.sh --services-only`{}; destroy "
+        "deletes the Kubernetes objects first (so the gateway's load balancer is released) and then runs "
+        "`terraform destroy`. Submit them from the repository root; the substitutions default to the spec's "
+        "values:\n\n```sh\n"
+        "gcloud builds submit --config={} --region={} --substitutions={} .\n"
+        "gcloud builds submit --config={} --region={} --substitutions={} .\n```\n\n",
+        kCloudBuildProvision, kCloudBuildDestroy,
+        sys.services.empty() ? "" : " and runs `scripts/health.sh`", p.in_out(kCloudBuildProvision), gcp.region,
+        subs, p.in_out(kCloudBuildDestroy), gcp.region, subs);
+  }
+
+  md += "### One-time setup\n\n";
+  md += fmt::format("The Terraform state bucket, with object versioning, and the APIs:\n\n```sh\n"
+                    "gcloud storage buckets create gs://{0} --project={1} --location={2} --uniform-bucket-level-access\n"
+                    "gcloud storage buckets update gs://{0} --versioning\n"
+                    "gcloud services enable {3} --project={1}\n```\n\n",
+                    gcp.state->bucket, gcp.project, gcp.region, fmt::join(ci_apis(sys), " "));
+  if (sys.ci->github) {
+    const GithubCi& gh = *sys.ci->github;
+    const std::string number = provider_part(gh.provider, "projects");
+    const std::string pool = provider_part(gh.provider, "workloadIdentityPools");
+    const std::string provider = provider_part(gh.provider, "providers");
+    const std::string sa_project = account_project(gh.service_account);
+    md += fmt::format(
+        "GitHub signs in with Workload Identity Federation (no keys). Create the pool and its GitHub provider in "
+        "the project numbered {0}, limited to your repository (replace OWNER/REPO), and let the repository's "
+        "workflows impersonate `{1}`:\n\n```sh\n"
+        "gcloud iam workload-identity-pools create {2} --project={3} --location=global --display-name='GitHub Actions'\n"
+        "gcloud iam workload-identity-pools providers create-oidc {4} --project={3} --location=global \\\n"
+        "  --workload-identity-pool={2} --issuer-uri=https://token.actions.githubusercontent.com \\\n"
+        "  --attribute-mapping=google.subject=assertion.sub,attribute.repository=assertion.repository,"
+        "attribute.ref=assertion.ref \\\n"
+        "  --attribute-condition=\"assertion.repository == 'OWNER/REPO'\"\n",
+        number, gh.service_account, pool, gcp.project, provider);
+    if (!sa_project.empty())
+      md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI for {}'\n",
+                        gh.service_account.substr(0, gh.service_account.find('@')), sa_project, sys.name);
+    md += fmt::format(
+        "gcloud iam service-accounts add-iam-policy-binding {} --role=roles/iam.workloadIdentityUser \\\n"
+        "  --member=principalSet://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/{}/"
+        "attribute.repository/OWNER/REPO\n```\n\n",
+        gh.service_account, number, pool);
+    md += "The provider's project number is the one in `workloadIdentityProvider`; `gcloud projects describe "
+          "PROJECT --format='value(projectNumber)'` prints it.\n\n";
+  }
+  // Each CI service account, and whether Cloud Build runs as it.
+  std::vector<std::pair<std::string, bool>> accounts;
+  if (sys.ci->github) accounts.emplace_back(sys.ci->github->service_account, false);
+  if (sys.ci->cloudbuild) {
+    std::string account = sys.ci->cloudbuild->service_account;
+    if (account.empty()) {
+      md += "Cloud Build runs as the project's default Cloud Build service account (`gcloud builds "
+            "get-default-service-account` names it); grant it the roles below, or set "
+            "`ci.cloudbuild.serviceAccount`.\n\n";
+      account = "CLOUD_BUILD_SERVICE_ACCOUNT";
+    }
+    auto same = std::find_if(accounts.begin(), accounts.end(), [&](const auto& a) { return a.first == account; });
+    if (same != accounts.end()) same->second = true;
+    else accounts.emplace_back(account, true);
+  }
+
+  md += "### Roles of the CI service account\n\n"
+        "Derived from what this system creates: no more than these, and never roles/owner or roles/editor "
+        "(which seed recipes grant). PROJECT_NUMBER is the project's number.\n\n"
+        "| role | on | why |\n|---|---|---|\n";
+  const auto roles = ci_roles(sys);
+  for (const auto& r : roles)
+    md += fmt::format("| `{}` | {} | {}{} |\n", r.role, r.scope.empty() ? "the project" : "`" + r.scope + "`", r.why,
+                      r.cloudbuild_only ? " (Cloud Build only)" : "");
+  md += fmt::format("\n```sh\nPROJECT_NUMBER=$(gcloud projects describe {} --format='value(projectNumber)')\n",
+                    gcp.project);
+  for (const auto& [account, cloudbuild] : accounts) {
+    const std::string member = "--member=" + sh_quote("serviceAccount:" + account);
+    for (const auto& r : roles) {
+      if (r.cloudbuild_only && !cloudbuild) continue;
+      if (r.scope.empty())
+        md += fmt::format("gcloud projects add-iam-policy-binding {} {} --role={} --condition=None\n", gcp.project,
+                          member, r.role);
+      else if (r.scope.starts_with("gs://"))
+        md += fmt::format("gcloud storage buckets add-iam-policy-binding {} {} --role={}\n", r.scope, member, r.role);
+      else {
+        std::string sa = r.scope;
+        if (auto at = sa.find("PROJECT_NUMBER"); at != std::string::npos) sa.replace(at, 14, "${PROJECT_NUMBER}");
+        md += fmt::format("gcloud iam service-accounts add-iam-policy-binding \"{}\" --project={} {} --role={}\n", sa,
+                          gcp.project, member, r.role);
+      }
+    }
+  }
+  md += "```\n\n";
+  if (sys.ci->cloudbuild && !sys.ci->cloudbuild->service_account.empty())
+    md += fmt::format("Whoever submits the Cloud Build configs needs `roles/iam.serviceAccountUser` on `{}` to run "
+                      "builds as it.\n\n",
+                      sys.ci->cloudbuild->service_account);
+  return md;
+}
+
 class RunbookEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "runbook"; }
@@ -337,6 +483,7 @@ class RunbookEmitter final : public Emitter {
     }
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
+    md += ci_section(sys);
     md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
     if (plan.needs_istio) {  // the gateway's load balancer goes with its Service, before the cluster
       std::vector<const Operator*> charts{&catalog().istiod(), &catalog().istio_base()};

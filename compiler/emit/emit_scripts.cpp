@@ -1118,7 +1118,9 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   ShellScript sh;
   prologue(sh, sys,
            {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
-           {}, {.ns = true, .kube = true, .k8s_dir = true});
+           {{"--services-only", "SERVICES_ONLY",
+             "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"}},
+           {.ns = true, .kube = true, .k8s_dir = true});
   wait_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
@@ -1132,6 +1134,14 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   if (!shared.empty()) call(sh, apply_call(shared));
   apply_clusters(sh, plan);
   apply_services(sh, plan);
+  sh.line();
+  sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
+      .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
+                                   : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
+                                                                                "step(s) are not started",
+                                                                                plan.workloads.size()))))
+      .line("exit 0")
+      .close("fi");
   if (plan.needs_jobset) install_manifest(sh, catalog().jobset(), "The JobSet controller, before any JobSet");
   apply_workloads(sh, plan);
   watch_hint(sh, sys, plan);

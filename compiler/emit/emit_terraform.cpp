@@ -586,10 +586,18 @@ std::vector<GcpApi> gcp_apis(const System& sys) {
       {"container.googleapis.com", "The GKE cluster and its node pools."},
       {"iam.googleapis.com", "The workloads' Google service accounts."},
   };
-  if (!sys.identities().empty())
+  const bool github = sys.ci && sys.ci->github;
+  if (!sys.identities().empty() || github)
     out.push_back({"iamcredentials.googleapis.com",
-                   "Workload Identity: pods get tokens of their Google service account through it."});
-  if (!gcs_stores(sys).empty()) out.push_back({"storage.googleapis.com", "The GCS buckets steps mount."});
+                   github ? "Workload Identity: pods, and the GitHub workflow, get tokens of a Google service account "
+                            "through it."
+                          : "Workload Identity: pods get tokens of their Google service account through it."});
+  if (github)
+    out.push_back({"sts.googleapis.com", "Workload Identity Federation exchanges the GitHub workflow's token here."});
+  if (!gcs_stores(sys).empty() || sys.gcp->state)
+    out.push_back({"storage.googleapis.com", sys.gcp->state && gcs_stores(sys).empty()
+                                                 ? "Terraform's state bucket."
+                                                 : "The GCS buckets steps mount (and Terraform's state, if remote)."});
   if (sys.gcp && sys.gcp->registry)
     out.push_back({"artifactregistry.googleapis.com", "The Docker repository built images are pushed to and pulled from."});
   if (!sys.services.empty())

@@ -21,6 +21,7 @@ class Emitter {
   virtual void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const = 0;
 };
 
+std::unique_ptr<Emitter> new_ci_emitter();
 std::unique_ptr<Emitter> new_docker_emitter();
 std::unique_ptr<Emitter> new_k8s_emitter();
 std::unique_ptr<Emitter> new_model_emitter();

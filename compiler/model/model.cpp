@@ -148,15 +148,4 @@ bool System::uses_gateway() const {
   return std::any_of(services.begin(), services.end(), [](const auto& s) { return s.second.expose.gateway; });
 }
 
-std::string System::repo_path(const std::string& spec_relative) const {
-  std::string p = (std::filesystem::path(origin.spec).parent_path() / spec_relative).lexically_normal().generic_string();
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p.empty() ? "." : p;
-}
-
-std::string System::repo_out() const {
-  std::string p = (std::filesystem::path(origin.out.empty() ? "out" : origin.out) / name).lexically_normal().generic_string();
-  return p;
-}
-
 }  // namespace trainc

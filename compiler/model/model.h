@@ -470,10 +470,6 @@ struct System {
   std::vector<const Identity*> identities() const;
   /// Whether any service is exposed through the Istio gateway.
   bool uses_gateway() const;
-  /// A path relative to the spec's folder, as a path from the repository root (see Origin).
-  std::string repo_path(const std::string& spec_relative) const;
-  /// The system's output folder from the repository root: <origin.out>/<name>.
-  std::string repo_out() const;
 };
 
 }  // namespace trainc

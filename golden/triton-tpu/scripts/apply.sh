@@ -23,27 +23,30 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then the' \
     'services (waiting until they roll out and health.sh finds them serving), then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     '' \
+    '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
 }
 
+SERVICES_ONLY=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
+    --services-only) SERVICES_ONLY=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly DRY_RUN
+readonly SERVICES_ONLY DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -151,6 +154,11 @@ if [ "$DRY_RUN" = 1 ]; then
   KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh" --dry-run
 else
   KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh"
+fi
+
+if [ "$SERVICES_ONLY" = 1 ]; then
+  log 'applied; --services-only: the 2 pipeline step(s) are not started'
+  exit 0
 fi
 
 # The JobSet controller, before any JobSet (CRDs included).

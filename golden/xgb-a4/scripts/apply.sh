@@ -23,26 +23,29 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     '' \
+    '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
 }
 
+SERVICES_ONLY=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
+    --services-only) SERVICES_ONLY=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly DRY_RUN
+readonly SERVICES_ONLY DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -93,6 +96,11 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/network-rdma-7.yaml" \
     -f "${K8S_DIR}/gib-installer-daemonset.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"
+
+if [ "$SERVICES_ONLY" = 1 ]; then
+  log 'applied; --services-only: the 2 pipeline step(s) are not started'
+  exit 0
+fi
 
 # Step 'datagen'.
 run kubectl --context "$KUBE_CONTEXT" apply \

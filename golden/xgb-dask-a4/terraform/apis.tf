@@ -44,7 +44,7 @@ resource "google_project_service" "iamcredentials" {
   disable_on_destroy = false
 }
 
-# The GCS buckets steps mount.
+# The GCS buckets steps mount (and Terraform's state, if remote).
 resource "google_project_service" "storage" {
   project            = var.project_id
   service            = "storage.googleapis.com"

@@ -1,0 +1,510 @@
+// ci target: a GitHub Actions workflow (ci/github/<system>.yaml) and Cloud Build configs
+// (ci/cloudbuild/provision.yaml, destroy.yaml) that check, build, provision and deploy the system
+// from the committed spec and output. Emitted only when the spec has `ci:`.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "emit/ci.h"
+#include "emit/emitter.h"
+#include "emit/shell.h"
+#include "emit/yaml_writer.h"
+#include "model/catalog.h"
+
+namespace trainc {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+/// `a/b` normalised, with '/', without a trailing '/'; "." for the root.
+std::string join(const std::string& a, const std::string& b) {
+  std::filesystem::path p = a.empty() ? std::filesystem::path(".") : std::filesystem::path(a);
+  if (!b.empty()) p /= b;
+  std::string s = p.lexically_normal().generic_string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s.empty() ? "." : s;
+}
+
+}  // namespace
+
+std::string CiPaths::in_out(const std::string& rel) const { return join(out, rel); }
+
+std::string CiPaths::context(const Build& b) const { return join(spec_dir, b.context); }
+
+std::string CiPaths::dockerfile(const Build& b) const {
+  return b.generated() ? in_out(b.output_dockerfile()) : join(context(b), b.dockerfile);
+}
+
+std::string ci_workflow_file(const System& sys) { return "ci/github/" + sys.name + ".yaml"; }
+
+CiPaths ci_paths(const System& sys) {
+  CiPaths p;
+  p.spec = sys.origin.spec.empty() ? "spec.yaml" : join(sys.origin.spec, "");
+  p.spec_dir = join(std::filesystem::path(p.spec).parent_path().generic_string(), "");
+  p.out_root = join(sys.origin.out, "");
+  p.out = join(p.out_root, sys.name);
+  p.workflow = p.in_out(ci_workflow_file(sys));
+  p.workflow_copy = ".github/workflows/" + sys.name + ".yaml";
+  return p;
+}
+
+namespace {
+
+bool any_autoscaled(const System& sys) {
+  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
+}
+
+std::vector<const Store*> created_buckets(const System& sys) {
+  std::vector<const Store*> out;
+  for (const auto& [_, s] : sys.stores)
+    if (s.kind == Store::Kind::gcs && s.create) out.push_back(&s);
+  return out;
+}
+
+/// Existing buckets (not created by trainc) on which Terraform grants roles to an identity.
+std::set<std::string> granted_existing_buckets(const System& sys) {
+  std::set<std::string> out;
+  for (const Identity* id : sys.identities())
+    for (const auto& g : id->grants)
+      if (const Store* s = sys.store(g.store); s && s->kind == Store::Kind::gcs && !s->create) out.insert(s->bucket);
+  return out;
+}
+
+}  // namespace
+
+std::vector<CiRole> ci_roles(const System& sys) {
+  std::vector<CiRole> roles;
+  roles.push_back({"roles/container.admin",
+                   "creates the GKE cluster and its node pools, and applies the Kubernetes objects, operators and "
+                   "RBAC (scripts/apply.sh)",
+                   ""});
+  roles.push_back({"roles/iam.serviceAccountUser",
+                   "the node pools run as the Compute Engine default service account: creating them acts as it",
+                   kNodeServiceAccount});
+  const bool network = (sys.gcp && sys.gcp->network && sys.gcp->network->create) || sys.rdma_nics() > 0;
+  if (network) roles.push_back({"roles/compute.networkAdmin", "creates the VPC network and subnets", ""});
+  if (!created_buckets(sys).empty())
+    roles.push_back({"roles/storage.admin", "creates the buckets of `storage` and grants roles on them; reads and "
+                                            "writes Terraform's state",
+                     ""});
+  else if (sys.gcp && sys.gcp->state)
+    roles.push_back({"roles/storage.objectUser", "reads and writes Terraform's state", "gs://" + sys.gcp->state->bucket});
+  if (created_buckets(sys).empty())  // else storage.admin on the project covers these buckets too
+    for (const auto& b : granted_existing_buckets(sys))
+      roles.push_back({"roles/storage.admin", "grants the workloads' service accounts roles on this bucket", "gs://" + b});
+  if (!sys.identities().empty())
+    roles.push_back({"roles/iam.serviceAccountAdmin",
+                     "creates the workloads' Google service accounts and their Workload Identity bindings", ""});
+  if (any_autoscaled(sys))
+    roles.push_back({"roles/resourcemanager.projectIamAdmin",
+                     "grants the metrics adapter roles/monitoring.viewer on the project (iam.tf); the binding can be "
+                     "limited with an IAM condition to that role",
+                     ""});
+  if (sys.gcp && sys.gcp->registry && sys.gcp->registry->create)
+    roles.push_back({"roles/artifactregistry.admin", "creates the Artifact Registry repository and pushes images", ""});
+  else if (!sys.builds.empty())
+    roles.push_back({"roles/artifactregistry.writer", "pushes the built images", ""});
+  if (sys.ci && sys.ci->cloudbuild) {
+    roles.push_back({"roles/serviceusage.serviceUsageAdmin", "Cloud Build's provision enables the APIs", "", true});
+    if (!sys.ci->cloudbuild->service_account.empty())
+      roles.push_back({"roles/logging.logWriter", "a build with its own service account writes its logs", "", true});
+  }
+  return roles;
+}
+
+std::vector<std::string> ci_apis(const System& sys) {
+  // The APIs Terraform enables (apis.tf), which Cloud Build enables first: Terraform's own calls
+  // need some of them (Cloud Resource Manager to read the project's number, say).
+  std::vector<std::string> apis;
+  for (const GcpApi& api : gcp_apis(sys)) apis.emplace_back(api.service);
+  return apis;
+}
+
+namespace {
+
+const char* kWorkspaceBin = "/workspace/.trainc-bin";
+const char* kKubeconfig = "/workspace/.kube/config";
+
+/// Installs the catalog's helm into `bin` unless a helm is on PATH; the tarball is checked
+/// against get.helm.sh's .sha256sum. Lines of a bash script run with `set -euo pipefail`.
+std::vector<std::string> helm_install(const std::string& bin) {
+  const std::string version = catalog().ci().helm_version;
+  return {
+      "if command -v helm >/dev/null 2>&1; then",
+      "  helm version --short",
+      "else",
+      fmt::format("  tarball=helm-{}-linux-amd64.tar.gz", version),
+      "  tmp=$(mktemp -d)",
+      "  curl -fsSL -o \"$tmp/$tarball\" \"https://get.helm.sh/$tarball\"",
+      "  curl -fsSL -o \"$tmp/$tarball.sha256sum\" \"https://get.helm.sh/$tarball.sha256sum\"",
+      "  (cd \"$tmp\" && sha256sum --check --strict \"$tarball.sha256sum\")",
+      "  tar -xzf \"$tmp/$tarball\" -C \"$tmp\"",
+      fmt::format("  mkdir -p {}", bin),
+      fmt::format("  install -m 0755 \"$tmp/linux-amd64/helm\" {}/helm", bin),
+      "  rm -rf \"$tmp\"",
+      "fi",
+  };
+}
+
+std::string lines(const std::vector<std::string>& ls) {
+  std::string s;
+  for (const auto& l : ls) s += l + "\n";
+  return s;
+}
+
+/// A script for a Cloud Build `args`: every '$' doubled, so Cloud Build substitutes nothing in it
+/// (substitutions reach the script through the step's env).
+std::string cloudbuild_script(const std::string& script) {
+  std::string out;
+  for (char c : script) {
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+// ---- GitHub Actions -------------------------------------------------------------------------
+
+ojson step_uses(const std::string& name, const std::string& uses, ojson with = nullptr) {
+  ojson s;
+  s["name"] = name;
+  s["uses"] = uses;
+  if (!with.is_null()) s["with"] = std::move(with);
+  return s;
+}
+
+ojson step_run(const std::string& name, const std::string& run, const std::string& dir = {}, ojson env = nullptr) {
+  ojson s;
+  s["name"] = name;
+  if (!env.is_null()) s["env"] = std::move(env);
+  if (!dir.empty()) s["working-directory"] = dir;
+  s["run"] = run;
+  return s;
+}
+
+ojson checkout() { return step_uses("Check out", catalog().ci().checkout); }
+
+ojson auth(const GithubCi& gh) {
+  return step_uses("Sign in to Google Cloud (Workload Identity Federation)", catalog().ci().auth,
+                   {{"workload_identity_provider", gh.provider}, {"service_account", gh.service_account}});
+}
+
+ojson setup_terraform() {
+  return step_uses("Set up Terraform", catalog().ci().setup_terraform,
+                   {{"terraform_version", catalog().ci().terraform_version}});
+}
+
+ojson id_token_permissions() { return {{"contents", "read"}, {"id-token", "write"}}; }
+
+/// The spec's folder, the output folder and the workflow's copy, each unless a folder already
+/// listed holds it.
+ojson paths_filter(const CiPaths& p) {
+  auto inside = [](const std::string& path, const std::string& dir) {
+    return dir == "." || path == dir || path.starts_with(dir + "/");
+  };
+  auto glob = [](const std::string& dir) { return dir == "." ? std::string("**") : dir + "/**"; };
+  ojson paths = ojson::array({glob(p.spec_dir)});
+  if (!inside(p.out, p.spec_dir)) paths.push_back(glob(p.out));
+  if (!inside(p.workflow_copy, p.spec_dir) && !inside(p.workflow_copy, p.out)) paths.push_back(p.workflow_copy);
+  return paths;
+}
+
+std::string github_workflow(const System& sys) {
+  const GithubCi& gh = *sys.ci->github;
+  const Gcp& gcp = *sys.gcp;
+  const CiPaths p = ci_paths(sys);
+  const std::string tf = p.in_out("terraform");
+  const std::string on_branch =
+      fmt::format("github.event_name != 'pull_request' && github.ref == 'refs/heads/{}'", gh.branch);
+
+  ojson wf;
+  wf["name"] = fmt::format("trainc {}", sys.name);
+  ojson on;
+  const ojson filter = {{"branches", ojson::array({gh.branch})}, {"paths", paths_filter(p)}};
+  on["pull_request"] = filter;
+  on["push"] = filter;
+  on["workflow_dispatch"]["inputs"]["run_pipeline"] = {
+      {"description", "Also run the pipeline's steps (scripts/apply.sh in full) after the deploy"},
+      {"type", "boolean"},
+      {"default", false}};
+  wf["on"] = on;
+  wf["permissions"] = {{"contents", "read"}};
+  ojson env = {{"PROJECT_ID", gcp.project}, {"REGION", gcp.region}};
+  if (!gcp.zone.empty()) env["ZONE"] = gcp.zone;
+  wf["env"] = env;
+
+  ojson jobs;
+  {  // check: every event
+    ojson steps = ojson::array({checkout()});
+    steps.push_back(step_run("The committed output is what the spec compiles to (trainc diff)",
+                             fmt::format("docker run --rm -v \"$PWD:/src\" -w /src {} diff {} --against {} "
+                                         "--diagnostics=github",
+                                         sh_quote(gh.trainc_image), sh_quote(p.spec), sh_quote(p.out_root))));
+    steps.push_back(step_run(
+        "The workflow copy is current",
+        lines({fmt::format("if ! cmp -s {} {}; then", sh_quote(p.workflow), sh_quote(p.workflow_copy)),
+               fmt::format("  echo {}", sh_quote(fmt::format("::error file={}::not the workflow trainc generated; "
+                                                             "copy it again and commit:",
+                                                             p.workflow_copy))),
+               fmt::format("  echo {}", sh_quote(fmt::format("cp {} {}", p.workflow, p.workflow_copy))),
+               "  exit 1", "fi"})));
+    steps.push_back(setup_terraform());
+    steps.push_back(step_run("terraform fmt", "terraform fmt -check -recursive", tf));
+    jobs["check"] = {{"runs-on", "ubuntu-latest"}, {"steps", steps}};
+  }
+  {  // plan: pull requests
+    ojson steps = ojson::array({checkout(), auth(gh), setup_terraform()});
+    steps.push_back(step_run("terraform init", "terraform init -input=false", tf));
+    steps.push_back(step_run("terraform plan", "terraform plan -input=false -lock=false", tf));
+    jobs["plan"] = {{"if", "github.event_name == 'pull_request'"},
+                    {"needs", "check"},
+                    {"runs-on", "ubuntu-latest"},
+                    {"permissions", id_token_permissions()},
+                    {"steps", steps}};
+  }
+  if (!sys.builds.empty()) {  // images: built on every event, pushed from the branch
+    ojson steps = ojson::array({checkout()});
+    ojson a = auth(gh);
+    a["if"] = on_branch;
+    steps.push_back(a);
+    ojson gcloud = step_uses("Set up gcloud", catalog().ci().setup_gcloud);
+    gcloud["if"] = on_branch;
+    steps.push_back(gcloud);
+    ojson docker = step_run("Let docker push to Artifact Registry",
+                            fmt::format("gcloud auth configure-docker {} --quiet", gcp.registry->host()));
+    docker["if"] = on_branch;
+    steps.push_back(docker);
+    for (const auto& [name, b] : sys.builds) {
+      steps.push_back(step_run(
+          fmt::format("Image {}", name),
+          lines({"if [ \"$PUSH\" = true ] && gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
+                 "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi",
+                 fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)), sh_quote(p.context(b))),
+                 "if [ \"$PUSH\" = true ]; then", "  docker push \"$IMAGE\"", "fi"}),
+          "", {{"IMAGE", b.image}}));
+    }
+    jobs["images"] = {{"needs", "check"},
+                      {"runs-on", "ubuntu-latest"},
+                      {"permissions", id_token_permissions()},
+                      {"env", {{"PUSH", fmt::format("${{{{ {} }}}}", on_branch)}}},
+                      {"steps", steps}};
+  }
+  {  // deploy: pushes to the branch, and runs started by hand on it
+    ojson steps = ojson::array({checkout(), auth(gh)});
+    steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud,
+                              {{"install_components", "gke-gcloud-auth-plugin,kubectl"}}));
+    steps.push_back(setup_terraform());
+    steps.push_back(step_run("terraform init", "terraform init -input=false", tf));
+    steps.push_back(step_run("terraform apply", "terraform apply -input=false -auto-approve", tf));
+    std::vector<std::string> helm = helm_install("\"$RUNNER_TEMP/helm\"");
+    helm.emplace_back("echo \"$RUNNER_TEMP/helm\" >>\"$GITHUB_PATH\"");
+    steps.push_back(step_run("Helm", lines(helm)));
+    const std::string apply = "bash " + sh_quote(p.in_out("scripts/apply.sh"));
+    steps.push_back(step_run("Apply the shared objects and services, and check their health",
+                             apply + " --services-only"));
+    ojson run = step_run("Run the pipeline", apply);
+    run["if"] = "github.event_name == 'workflow_dispatch' && inputs.run_pipeline";
+    steps.push_back(run);
+    ojson job;
+    job["if"] = on_branch;
+    job["needs"] = sys.builds.empty() ? ojson::array({"check"}) : ojson::array({"check", "images"});
+    job["runs-on"] = "ubuntu-latest";
+    if (!gh.environment.empty()) job["environment"] = gh.environment;
+    job["concurrency"] = {{"group", fmt::format("trainc-{}-deploy", sys.name)}, {"cancel-in-progress", false}};
+    job["permissions"] = id_token_permissions();
+    job["steps"] = steps;
+    jobs["deploy"] = job;
+  }
+  wf["jobs"] = jobs;
+  return to_yaml(wf, fmt::format("{}\nCopy to {} (the check job fails while the copy differs).\n"
+                                 "Checks pull requests (trainc diff, terraform fmt and plan, image builds) and deploys "
+                                 "pushes to {}.",
+                                 kGeneratedNotice, p.workflow_copy, gh.branch));
+}
+
+// ---- Cloud Build ----------------------------------------------------------------------------
+
+struct CloudBuild {
+  const System& sys;
+  CiPaths p = ci_paths(sys);
+  bool zonal = !sys.gcp->zone.empty();
+
+  std::string location_sub() const { return zonal ? "${_ZONE}" : "${_REGION}"; }
+
+  ojson env() const {
+    ojson e = ojson::array({"PROJECT_ID=$PROJECT_ID", "REGION=${_REGION}"});
+    if (zonal) e.push_back("ZONE=${_ZONE}");
+    e.push_back(fmt::format("KUBECONFIG={}", kKubeconfig));
+    return e;
+  }
+
+  ojson step(const std::string& id, const std::string& image, ojson waits) const {
+    ojson s;
+    s["id"] = id;
+    s["name"] = image;
+    if (!waits.is_null()) s["waitFor"] = std::move(waits);
+    return s;
+  }
+
+  ojson bash(const std::string& id, const std::string& image, const std::string& script, ojson waits) const {
+    ojson s = step(id, image, std::move(waits));
+    s["entrypoint"] = "bash";
+    s["env"] = env();
+    s["args"] = ojson::array({"-c", cloudbuild_script("set -euo pipefail\n" + script)});
+    return s;
+  }
+
+  ojson terraform(const std::string& id, ojson args, ojson waits) const {
+    ojson s = step(id, catalog().ci().terraform_image, std::move(waits));
+    s["dir"] = p.in_out("terraform");
+    s["args"] = std::move(args);
+    return s;
+  }
+
+  ojson init(const std::string& id, ojson waits) const {
+    return terraform(id,
+                     {"init", "-input=false", "-backend-config=bucket=${_TF_STATE_BUCKET}",
+                      "-backend-config=prefix=${_TF_STATE_PREFIX}"},
+                     std::move(waits));
+  }
+
+  ojson vars(ojson args) const {
+    args.push_back("-var=project_id=$PROJECT_ID");
+    args.push_back("-var=region=${_REGION}");
+    if (zonal) args.push_back("-var=zone=${_ZONE}");
+    return args;
+  }
+
+  /// What every config ends with: substitutions, timeout, service account and options.
+  void finish(ojson& cfg) const {
+    const Gcp& gcp = *sys.gcp;
+    const CloudBuildCi& cb = *sys.ci->cloudbuild;
+    ojson subs;
+    subs["_REGION"] = gcp.region;
+    if (zonal) subs["_ZONE"] = gcp.zone;
+    subs["_TF_STATE_BUCKET"] = gcp.state->bucket;
+    subs["_TF_STATE_PREFIX"] = gcp.state->prefix;
+    cfg["substitutions"] = subs;
+    cfg["timeout"] = fmt::format("{}s", cb.timeout_seconds);
+    if (!cb.service_account.empty())
+      cfg["serviceAccount"] = fmt::format("projects/$PROJECT_ID/serviceAccounts/{}", cb.service_account);
+    ojson options;
+    if (!cb.machine_type.empty()) options["machineType"] = cb.machine_type;
+    if (!cb.service_account.empty()) options["logging"] = "CLOUD_LOGGING_ONLY";
+    if (!options.empty()) cfg["options"] = options;
+  }
+
+  std::string header(const std::string& what, const std::string& config) const {
+    std::string subs = fmt::format("_REGION={}", sys.gcp->region);
+    if (zonal) subs += ",_ZONE=" + sys.gcp->zone;
+    return fmt::format("{}\n{}\nRun from the repository root:\n  gcloud builds submit --config={} --region={} "
+                       "--substitutions={} .",
+                       kGeneratedNotice, what, p.in_out(config), sys.gcp->region, subs);
+  }
+
+  std::string provision() const {
+    const std::string sdk = catalog().ci().cloud_sdk_image;
+    ojson steps = ojson::array();
+    ojson enable = step("enable-apis", sdk, ojson::array({"-"}));
+    enable["entrypoint"] = "gcloud";
+    ojson args = ojson::array({"services", "enable"});
+    for (const auto& api : ci_apis(sys)) args.push_back(api);
+    args.push_back("--project=$PROJECT_ID");
+    enable["args"] = args;
+    steps.push_back(enable);
+    steps.push_back(init("terraform-init", ojson::array({"enable-apis"})));
+    steps.push_back(terraform("terraform-apply", vars({"apply", "-input=false", "-auto-approve"}),
+                              ojson::array({"terraform-init"})));
+    ojson after_images = ojson::array({"terraform-apply"});
+    for (const auto& [name, b] : sys.builds) {
+      const std::string id = "image-" + name;
+      ojson s = step(id, catalog().ci().docker_image, ojson::array({"terraform-apply"}));
+      s["entrypoint"] = "bash";
+      s["env"] = ojson::array({"IMAGE=" + b.image});
+      s["args"] = ojson::array(
+          {"-c", cloudbuild_script(lines(
+                     {"set -euo pipefail", "if docker manifest inspect \"$IMAGE\" >/dev/null 2>&1; then",
+                      "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi",
+                      fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)),
+                                  sh_quote(p.context(b))),
+                      "docker push \"$IMAGE\""}))});
+      steps.push_back(s);
+      after_images.push_back(id);
+    }
+    std::vector<std::string> apply = helm_install(kWorkspaceBin);
+    apply.push_back(fmt::format("export PATH=\"{}:$PATH\"", kWorkspaceBin));
+    apply.push_back(fmt::format("bash {} --services-only", sh_quote(p.in_out("scripts/apply.sh"))));
+    steps.push_back(bash("apply-services", sdk, lines(apply), after_images));
+    if (!sys.services.empty())
+      steps.push_back(bash("health", sdk, fmt::format("bash {}\n", sh_quote(p.in_out("scripts/health.sh"))),
+                           ojson::array({"apply-services"})));
+    ojson cfg;
+    cfg["steps"] = steps;
+    finish(cfg);
+    return to_yaml(cfg, header("Provisions the system: APIs, Terraform (remote state), images, the shared objects "
+                               "and services (scripts/apply.sh --services-only) and their health check.",
+                               kCloudBuildProvision));
+  }
+
+  std::string destroy() const {
+    const std::string sdk = catalog().ci().cloud_sdk_image;
+    const std::string cluster = sh_quote(sys.cluster.name);
+    std::vector<std::string> k8s{
+        fmt::format("if ! gcloud container clusters describe {} --location=\"$LOCATION\" --project=\"$PROJECT_ID\" "
+                    ">/dev/null 2>&1; then",
+                    cluster),
+        fmt::format("  echo {}", sh_quote(fmt::format("no cluster {}: no Kubernetes objects to delete", sys.cluster.name))),
+        "  exit 0",
+        "fi",
+        fmt::format("gcloud container clusters get-credentials {} --location=\"$LOCATION\" --project=\"$PROJECT_ID\"",
+                    cluster)};
+    if (sys.uses_gateway()) {
+      const Operator& gw = catalog().istio_gateway();
+      k8s.emplace_back("# The ingress gateway's LoadBalancer Service first, so the cluster releases its load balancer.");
+      k8s.push_back(fmt::format("kubectl delete service {} -n {} --ignore-not-found --wait=true --timeout=10m",
+                                sh_quote(gw.release), sh_quote(gw.ns)));
+    }
+    const std::string k8s_dir =
+        p.in_out(std::filesystem::path(k8s::Plan{}.kustomization).parent_path().generic_string());
+    k8s.push_back(fmt::format("kubectl delete -k {} --ignore-not-found --wait=true --timeout=10m ||", sh_quote(k8s_dir)));
+    k8s.emplace_back("  echo 'some Kubernetes objects were not deleted; terraform destroy deletes the cluster with them'");
+    ojson del = bash("delete-kubernetes-objects", sdk, lines(k8s), ojson::array({"-"}));
+    del["env"].push_back(fmt::format("LOCATION={}", location_sub()));
+    ojson steps = ojson::array({del});
+    steps.push_back(init("terraform-init", ojson::array({"-"})));
+    steps.push_back(terraform("terraform-destroy", vars({"destroy", "-input=false", "-auto-approve"}),
+                              ojson::array({"delete-kubernetes-objects", "terraform-init"})));
+    ojson cfg;
+    cfg["steps"] = steps;
+    finish(cfg);
+    return to_yaml(cfg, header("Destroys the system: the Kubernetes objects (so load balancers are released), then "
+                               "everything Terraform made.",
+                               kCloudBuildDestroy));
+  }
+};
+
+class CiEmitter final : public Emitter {
+ public:
+  std::string_view name() const override { return "ci"; }
+  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+    if (!sys.ci || !sys.gcp || !sys.gcp->state) return;  // lowering requires gcp.state with ci
+    if (sys.ci->github) out.add(ci_workflow_file(sys), github_workflow(sys));
+    if (sys.ci->cloudbuild) {
+      CloudBuild cb{sys};
+      out.add(kCloudBuildProvision, cb.provision());
+      out.add(kCloudBuildDestroy, cb.destroy());
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Emitter> new_ci_emitter() { return std::make_unique<CiEmitter>(); }
+
+}  // namespace trainc

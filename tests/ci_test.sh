@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The generated CI pipelines against the independent oracles (../shared/oracle, next to the
+# project): the GitHub workflow and both Cloud Build configs validate with ci-validate and
+# yaml-lint, and every script in them (each `run:`, each Cloud Build `bash -c` script with its
+# `$$` unescaped) passes sh-lint. A missing oracle fails the suite.
+# Usage: tests/ci_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+
+ORACLE=$(cd .. && pwd)/shared/oracle
+if [ ! -x "$ORACLE/ci-validate" ] || [ ! -x "$ORACLE/sh-lint" ] || [ ! -x "$ORACLE/yaml-lint" ]; then
+  t_fail "the oracles are at $ORACLE" "missing: $ORACLE/{ci-validate,sh-lint,yaml-lint} (the project sits next to shared/)"
+  tap_done
+fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  t_fail "python3 can read YAML" "python3-yaml is missing (tools/install-deps.sh installs it)"
+  tap_done
+fi
+
+# A zonal system with a gateway-exposed, autoscaled Triton service, a bucket trainc creates, one
+# image built from the user's Dockerfile and one from a generated Dockerfile, and both CI kinds.
+SPEC_DIR="$TMP/repo/ml/shop"
+mkdir -p "$SPEC_DIR/app"
+cat >"$SPEC_DIR/spec.yaml" <<'YAML'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: shop
+gcp:
+  project: my-proj
+  region: us-central1
+  zone: us-central1-a
+  state: {bucket: my-proj-tf-state}
+cluster:
+  pools:
+    t4: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, autoscaling: {min: 1, max: 3}}
+    cpu: {machine: e2-standard-8}
+storage:
+  models: {gcs: {bucket: shop-models}}
+istio: {}
+services:
+  triton:
+    pool: t4
+    triton: {repository: 'models:/repo', models: [densenet_onnx]}
+    autoscaling: {min: 1, max: 3}
+    expose: {gateway: {}}
+pipeline:
+  - name: prep
+    pool: cpu
+    build: {context: app, dockerfile: Dockerfile, tag: v1}
+    command: [python, prep.py]
+  - name: train
+    needs: [prep]
+    pool: cpu
+    build: {context: app, base: 'python:3.12-slim', copy: [train.py], tag: v2}
+    command: [python, train.py]
+ci:
+  github:
+    workloadIdentityProvider: projects/123456/locations/global/workloadIdentityPools/github/providers/repo
+    serviceAccount: deployer@my-proj.iam.gserviceaccount.com
+    environment: production
+  cloudbuild:
+    serviceAccount: builder@my-proj.iam.gserviceaccount.com
+    timeout: 90m
+    machineType: e2-highcpu-8
+YAML
+
+OUT="$TMP/repo/deploy"
+if ! "$TRAINC" compile "$SPEC_DIR/spec.yaml" -o "$OUT" >"$TMP/compile.out" 2>&1; then
+  t_fail "the spec compiles" "$(cat "$TMP/compile.out")"
+  tap_done
+fi
+SYS="$OUT/shop"
+WORKFLOW="$SYS/ci/github/shop.yaml"
+PROVISION="$SYS/ci/cloudbuild/provision.yaml"
+DESTROY="$SYS/ci/cloudbuild/destroy.yaml"
+
+t "the three CI files are written" ls "$WORKFLOW" "$PROVISION" "$DESTROY"
+t "ci-validate: the GitHub workflow" "$ORACLE/ci-validate" --kind github-workflow "$WORKFLOW"
+t "ci-validate: the Cloud Build configs" "$ORACLE/ci-validate" --kind cloudbuild "$PROVISION" "$DESTROY"
+t "yaml-lint: the three files" "$ORACLE/yaml-lint" "$WORKFLOW" "$PROVISION" "$DESTROY"
+
+# Writes each script of the CI files to $TMP/scripts/NAME.sh, headed with the shell that runs it:
+# GitHub runs a `run:` with `bash -e`; Cloud Build runs `bash -c SCRIPT` after replacing `$$` with `$`.
+extract_scripts() {
+  python3 - "$TMP/scripts" "$WORKFLOW" "$PROVISION" "$DESTROY" <<'PY'
+import os, re, sys, yaml
+out, workflow, configs = sys.argv[1], sys.argv[2], sys.argv[3:]
+os.makedirs(out, exist_ok=True)
+n = 0
+def write(name, text):
+    global n
+    n += 1
+    with open(os.path.join(out, re.sub(r'[^A-Za-z0-9_.-]', '_', name) + '.sh'), 'w') as f:
+        f.write('#!/usr/bin/env bash\n' + text + ('' if text.endswith('\n') else '\n'))
+with open(workflow) as f:
+    wf = yaml.safe_load(f)
+for job, spec in wf['jobs'].items():
+    for i, step in enumerate(spec['steps']):
+        if 'run' in step:
+            write(f'github-{job}-{i}', 'set -e\n' + step['run'])
+for path in configs:
+    with open(path) as f:
+        cfg = yaml.safe_load(f)
+    for step in cfg['steps']:
+        if step.get('entrypoint') == 'bash':
+            args = step['args']
+            assert args[0] == '-c', args
+            write(f'cloudbuild-{os.path.basename(path)}-{step["id"]}', args[1].replace('$$', '$'))
+print(n)
+PY
+}
+
+count=$(extract_scripts) || count=0
+t "the CI files hold scripts (found ${count})" test "$count" -ge 10
+for script in "$TMP"/scripts/*.sh; do
+  [ -e "$script" ] || continue
+  t "sh-lint: $(basename "$script" .sh)" "$ORACLE/sh-lint" "$script"
+done
+
+tap_done
