@@ -65,7 +65,7 @@ setup_repo() {
   git -C "$repo" config user.email "trainc-test@example.invalid"
   git -C "$repo" config commit.gpgsign false
   mkdir -p "$repo/specs/mnist" "$repo/specs/dask-cpu"
-  cp examples/mnist/spec.yaml "$repo/specs/mnist/spec.yaml"
+  cp -r examples/mnist/spec.yaml examples/mnist/image "$repo/specs/mnist/"
   cp examples/dask-cpu/spec.yaml "$repo/specs/dask-cpu/spec.yaml"
   (cd "$repo" && trainc compile specs/mnist/spec.yaml specs/dask-cpu/spec.yaml -o out) >"$log" 2>&1 ||
     { echo "trainc compile failed:"; cat "$log"; return 1; }

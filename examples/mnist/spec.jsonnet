@@ -18,11 +18,4 @@ t.system(
     // The image is built from image/Dockerfile: no prebuilt 'image'.
     + { image:: null, build: { context: 'image', dockerfile: 'Dockerfile' } },
   ],
-) + {
-  ci: {
-    github: {
-      workloadIdentityProvider: 'projects/123456789012/locations/global/workloadIdentityPools/github/providers/my-org',
-      serviceAccount: 'mnist-ci@my-project.iam.gserviceaccount.com',
-    },
-  },
-}
+)

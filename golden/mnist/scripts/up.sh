@@ -91,9 +91,7 @@ run gcloud services enable \
     compute.googleapis.com \
     container.googleapis.com \
     iam.googleapis.com \
-    iamcredentials.googleapis.com \
     storage.googleapis.com \
-    sts.googleapis.com \
     --project="$PROJECT_ID"
 
 # The project's number, which IAM members below name.

@@ -95,6 +95,7 @@ run gcloud services enable \
     iam.googleapis.com \
     iamcredentials.googleapis.com \
     storage.googleapis.com \
+    sts.googleapis.com \
     --project="$PROJECT_ID"
 
 # The project's number, which IAM members below name.

@@ -37,7 +37,7 @@ resource "google_project_service" "iam" {
   disable_on_destroy = false
 }
 
-# Workload Identity: pods get tokens of their Google service account through it.
+# Workload Identity: pods, and the GitHub workflow, get tokens of a Google service account through it.
 resource "google_project_service" "iamcredentials" {
   project            = var.project_id
   service            = "iamcredentials.googleapis.com"
@@ -48,5 +48,12 @@ resource "google_project_service" "iamcredentials" {
 resource "google_project_service" "storage" {
   project            = var.project_id
   service            = "storage.googleapis.com"
+  disable_on_destroy = false
+}
+
+# Workload Identity Federation exchanges the GitHub workflow's token here.
+resource "google_project_service" "sts" {
+  project            = var.project_id
+  service            = "sts.googleapis.com"
   disable_on_destroy = false
 }
