@@ -38,6 +38,7 @@ struct Options {
   std::string against;
   std::string diagnostics = "text";
   bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
+  bool all = false;             ///< diff: also every output folder whose recorded spec exists
   bool stat = false;            ///< diff: the summary only, no unified diff
 };
 
@@ -147,6 +148,13 @@ std::vector<std::string> specs_to_compare(const Options& opt) {
       continue;
     }
     add(relative_to(root / source, fs::current_path()));
+  }
+  // --all: every folder trainc made in DIR is compared with its recorded spec, so that a change
+  // no spec file shows (an edited script, a build context's file, an imported library) is caught.
+  if (opt.all) {
+    std::error_code ec;
+    for (const auto& f : output_folders(opt.against))
+      if (!f.source.empty() && fs::exists(root / f.source, ec)) add(relative_to(root / f.source, fs::current_path()));
   }
   return out;
 }
@@ -290,6 +298,8 @@ int run_cli(int argc, char** argv) {
   diff->add_option("specs", opt.specs, "spec files (none: only look for orphaned folders)");
   diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
   diff->add_flag("--stat", opt.stat, "print the summary of what changed, without the unified diff");
+  diff->add_flag("--all", opt.all,
+                 "also compare every folder in DIR with the spec it records (what the pre-commit hook runs)");
   diff->add_flag("--skip-non-specs", opt.skip_non_specs,
                  "skip (with a note) files that are not trainc specs; a file inside a folder of DIR stands for "
                  "that folder's spec");

@@ -58,6 +58,7 @@ pipeline:
 ci:
   github:
     workloadIdentityProvider: projects/123456/locations/global/workloadIdentityPools/github/providers/repo
+    traincImage: us-docker.pkg.dev/my-proj/tools/trainc:0.1.0
     serviceAccount: deployer@my-proj.iam.gserviceaccount.com
     environment: production
   cloudbuild:

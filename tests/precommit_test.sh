@@ -134,6 +134,25 @@ recompiled_commits() {
   expect_commit "fewer nodes, recompiled"
 }
 
+# No spec file is staged: the hook still compiles every spec whose output is committed.
+context_edit_blocks() {
+  printf '# tuned\n' >>"$repo/specs/mnist/image/mnist.py"
+  git -C "$repo" add specs/mnist/image/mnist.py
+  expect_blocked "a file of the image's build context, not recompiled" || return 1
+  log_has "out/mnist:" "containers[0].image" "run 'trainc compile specs/mnist/spec.yaml -o out'" || return 1
+  (cd "$repo" && trainc compile specs/mnist/spec.yaml -o out) >"$log" 2>&1 || { cat "$log"; return 1; }
+  git -C "$repo" add -A
+  expect_commit "the build context's file, recompiled"
+}
+
+hand_edit_blocks() {
+  printf '# tweaked by hand\n' >>"$repo/out/mnist/scripts/apply.sh"
+  git -C "$repo" add out/mnist/scripts/apply.sh
+  expect_blocked "a hand-edited output script" || return 1
+  log_has "~ scripts/apply.sh" || return 1
+  git -C "$repo" checkout -q HEAD -- out/mnist/scripts/apply.sh
+}
+
 non_spec_is_skipped() {
   mkdir -p "$repo/config" "$repo/deploy"
   printf 'name: settings\non: push\n' >"$repo/config/settings.yaml"
@@ -170,6 +189,8 @@ oracle_validates_config
 t "a clean tree commits" clean_tree_commits
 t "a spec edited without recompiling blocks the commit, with the summary and the diff" drift_blocks
 t "recompiling and staging the output lets the commit through" recompiled_commits
+t "a changed file of a build context blocks the commit until the spec is recompiled" context_edit_blocks
+t "a hand-edited output file blocks the commit" hand_edit_blocks
 t "YAML files that are not trainc specs are skipped, not errors" non_spec_is_skipped
 t "a deleted spec whose output folder remains blocks the commit as orphaned" deleted_spec_blocks
 t "deleting the output folder too lets the commit through" deleted_folder_commits

@@ -3,6 +3,7 @@
 // from the committed spec and output. Emitted only when the spec has `ci:`.
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,8 +111,13 @@ std::vector<CiRole> ci_roles(const System& sys) {
     roles.push_back({"roles/artifactregistry.admin", "creates the Artifact Registry repository and pushes images", ""});
   else if (!sys.builds.empty())
     roles.push_back({"roles/artifactregistry.writer", "pushes the built images", ""});
+  // Terraform manages apis.tf's google_project_service resources (reading and enabling them), and
+  // Cloud Build's provision enables the same list first.
+  roles.push_back({"roles/serviceusage.serviceUsageAdmin",
+                   "Terraform's apis.tf reads and enables the APIs the system uses (and Cloud Build's provision "
+                   "enables them first)",
+                   ""});
   if (sys.ci && sys.ci->cloudbuild) {
-    roles.push_back({"roles/serviceusage.serviceUsageAdmin", "Cloud Build's provision enables the APIs", "", true});
     if (!sys.ci->cloudbuild->service_account.empty())
       roles.push_back({"roles/logging.logWriter", "a build with its own service account writes its logs", "", true});
   }
@@ -215,6 +221,21 @@ ojson paths_filter(const CiPaths& p) {
   return paths;
 }
 
+/// No `${{ }}` expression may reach a `run:` script: GitHub pastes its value into the script's text
+/// before the shell parses it, so text from a spec or an event could run as commands. Values reach
+/// scripts through `env` instead. A violation is a bug in this emitter.
+void refuse_expressions_in_scripts(const ojson& node) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (key == "run" && value.is_string() && value.get<std::string>().find("${{") != std::string::npos)
+        throw std::logic_error("a GitHub run script holds a ${{ }} expression: " + value.get<std::string>());
+      refuse_expressions_in_scripts(value);
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) refuse_expressions_in_scripts(v);
+  }
+}
+
 std::string github_workflow(const System& sys) {
   const GithubCi& gh = *sys.ci->github;
   const Gcp& gcp = *sys.gcp;
@@ -268,31 +289,24 @@ std::string github_workflow(const System& sys) {
                     {"permissions", id_token_permissions()},
                     {"steps", steps}};
   }
-  if (!sys.builds.empty()) {  // images: built on every event, pushed from the branch
+  // A build's step: on pull requests it only builds; in the deploy it pushes, unless the tag is
+  // in the registry already (tags digest the build's inputs, so the same tag is the same image).
+  auto image_step = [&](const std::string& name, const Build& b, bool push) {
+    std::vector<std::string> script;
+    if (push)
+      script = {"if gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
+                "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi"};
+    script.push_back(
+        fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)), sh_quote(p.context(b))));
+    if (push) script.emplace_back("docker push \"$IMAGE\"");
+    return step_run(fmt::format("Image {}", name), lines(script), "", {{"IMAGE", b.image}});
+  };
+  if (!sys.builds.empty()) {  // images: pull requests build them (no sign-in; the deploy pushes)
     ojson steps = ojson::array({checkout()});
-    ojson a = auth(gh);
-    a["if"] = on_branch;
-    steps.push_back(a);
-    ojson gcloud = step_uses("Set up gcloud", catalog().ci().setup_gcloud);
-    gcloud["if"] = on_branch;
-    steps.push_back(gcloud);
-    ojson docker = step_run("Let docker push to Artifact Registry",
-                            fmt::format("gcloud auth configure-docker {} --quiet", gcp.registry->host()));
-    docker["if"] = on_branch;
-    steps.push_back(docker);
-    for (const auto& [name, b] : sys.builds) {
-      steps.push_back(step_run(
-          fmt::format("Image {}", name),
-          lines({"if [ \"$PUSH\" = true ] && gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
-                 "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi",
-                 fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)), sh_quote(p.context(b))),
-                 "if [ \"$PUSH\" = true ]; then", "  docker push \"$IMAGE\"", "fi"}),
-          "", {{"IMAGE", b.image}}));
-    }
-    jobs["images"] = {{"needs", "check"},
+    for (const auto& [name, b] : sys.builds) steps.push_back(image_step(name, b, false));
+    jobs["images"] = {{"if", "github.event_name == 'pull_request'"},
+                      {"needs", "check"},
                       {"runs-on", "ubuntu-latest"},
-                      {"permissions", id_token_permissions()},
-                      {"env", {{"PUSH", fmt::format("${{{{ {} }}}}", on_branch)}}},
                       {"steps", steps}};
   }
   {  // deploy: pushes to the branch, and runs started by hand on it
@@ -302,6 +316,12 @@ std::string github_workflow(const System& sys) {
     steps.push_back(setup_terraform());
     steps.push_back(step_run("terraform init", "terraform init -input=false", tf));
     steps.push_back(step_run("terraform apply", "terraform apply -input=false -auto-approve", tf));
+    // After Terraform: it creates the Artifact Registry repository the images go to.
+    if (!sys.builds.empty()) {
+      steps.push_back(step_run("Let docker push to Artifact Registry",
+                               fmt::format("gcloud auth configure-docker {} --quiet", gcp.registry->host())));
+      for (const auto& [name, b] : sys.builds) steps.push_back(image_step(name, b, true));
+    }
     std::vector<std::string> helm = helm_install("\"$RUNNER_TEMP/helm\"");
     helm.emplace_back("echo \"$RUNNER_TEMP/helm\" >>\"$GITHUB_PATH\"");
     steps.push_back(step_run("Helm", lines(helm)));
@@ -313,7 +333,7 @@ std::string github_workflow(const System& sys) {
     steps.push_back(run);
     ojson job;
     job["if"] = on_branch;
-    job["needs"] = sys.builds.empty() ? ojson::array({"check"}) : ojson::array({"check", "images"});
+    job["needs"] = "check";
     job["runs-on"] = "ubuntu-latest";
     if (!gh.environment.empty()) job["environment"] = gh.environment;
     job["concurrency"] = {{"group", fmt::format("trainc-{}-deploy", sys.name)}, {"cancel-in-progress", false}};
@@ -322,6 +342,7 @@ std::string github_workflow(const System& sys) {
     jobs["deploy"] = job;
   }
   wf["jobs"] = jobs;
+  refuse_expressions_in_scripts(wf);
   return to_yaml(wf, fmt::format("{}\nCopy to {} (the check job fails while the copy differs).\n"
                                  "Checks pull requests (trainc diff, terraform fmt and plan, image builds) and deploys "
                                  "pushes to {}.",

@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <algorithm>
 #include <string>
 
@@ -25,6 +30,7 @@ std::string full_spec(const std::string& gcp = "{project: my-proj, region: us-ce
                       const std::string& ci =
                           "  github:\n"
                           "    workloadIdentityProvider: projects/123/locations/global/workloadIdentityPools/gh/providers/repo\n"
+                          "    traincImage: us-docker.pkg.dev/my-proj/tools/trainc:0.1.0\n"
                           "    serviceAccount: deployer@my-proj.iam.gserviceaccount.com\n"
                           "    environment: production\n"
                           "  cloudbuild: {serviceAccount: builder@my-proj.iam.gserviceaccount.com, timeout: 1h, "
@@ -42,9 +48,22 @@ std::string full_spec(const std::string& gcp = "{project: my-proj, region: us-ce
          "ci:\n" + ci;
 }
 
+/// The spec's folder on disk, with the build context the specs name (lowering checks that a
+/// build's files exist, even when the spec gives the tag).
+std::string spec_path() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("trainc-ci-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d / "ml/shop/app");
+    std::ofstream(d / "ml/shop/app/Dockerfile") << "FROM python:3.12-slim\n";
+    std::ofstream(d / "ml/shop/app/train.py") << "print(1)\n";
+    return d;
+  }();
+  return (dir / "ml/shop/spec.yaml").string();
+}
+
 System lowered(const std::string& spec, Origin origin = {"ml/shop/spec.yaml", "deploy"}) {
   Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("ml/shop/spec.yaml", spec), diags);
+  auto doc = load_yaml(std::make_shared<SourceFile>(spec_path(), spec), diags);
   REQUIRE_MESSAGE(doc, diags.render_text());
   auto sys = lower(*doc, diags);
   REQUIRE_MESSAGE(sys, diags.render_text());
@@ -83,7 +102,7 @@ std::vector<std::string> uses(const YAML::Node& job) {
 YAML::Node run_step(const YAML::Node& job, const std::string& part) {
   for (const auto& s : job["steps"])
     if (s["run"] && s["run"].as<std::string>().find(part) != std::string::npos) return s;
-  return YAML::Node();
+  return YAML::Node(YAML::NodeType::Undefined);  // false in a condition, unlike a null node
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -154,7 +173,7 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   YAML::Node diff = run_step(check, " diff ");
   REQUIRE(diff);
   CHECK(diff["run"].as<std::string>() ==
-        "docker run --rm -v \"$PWD:/src\" -w /src " + catalog().ci().trainc_image +
+        "docker run --rm -v \"$PWD:/src\" -w /src us-docker.pkg.dev/my-proj/tools/trainc:0.1.0"
             " diff ml/shop/spec.yaml --against deploy --diagnostics=github");
   CHECK(run_step(check, "cmp -s deploy/shop/ci/github/shop.yaml .github/workflows/shop.yaml"));
   YAML::Node fmt = run_step(check, "terraform fmt -check -recursive");
@@ -175,18 +194,36 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
       CHECK(s["with"]["service_account"].as<std::string>() == "deployer@my-proj.iam.gserviceaccount.com");
     }
 
+  // Pull requests build the images without signing in; the deploy pushes them once Terraform
+  // has made the repository.
   YAML::Node images = jobs["images"];
   CHECK(strings(images["needs"]) == std::vector<std::string>{"check"});
+  CHECK(images["if"].as<std::string>() == "github.event_name == 'pull_request'");
+  CHECK(!images["permissions"]);
   YAML::Node build = run_step(images, "docker build");
   REQUIRE(build);
   CHECK(build["env"]["IMAGE"].as<std::string>() == sys.builds.at("train").image);
-  CHECK(contains(build["run"].as<std::string>(), "docker build -f ml/shop/app/Dockerfile -t \"$IMAGE\" ml/shop/app\n"));
-  CHECK(contains(build["run"].as<std::string>(), "gcloud artifacts docker images describe \"$IMAGE\""));
-  CHECK(run_step(images, "gcloud auth configure-docker us-central1-docker.pkg.dev --quiet"));
+  CHECK(build["run"].as<std::string>() == "docker build -f ml/shop/app/Dockerfile -t \"$IMAGE\" ml/shop/app\n");
+  CHECK(!run_step(images, "docker push"));
 
   YAML::Node deploy = jobs["deploy"];
   CHECK(deploy["if"].as<std::string>() == "github.event_name != 'pull_request' && github.ref == 'refs/heads/main'");
-  CHECK(strings(deploy["needs"]) == std::vector<std::string>{"check", "images"});
+  CHECK(strings(deploy["needs"]) == std::vector<std::string>{"check"});
+  {
+    std::vector<std::string> order;
+    for (const auto& s : deploy["steps"])
+      if (s["run"]) order.push_back(s["run"].as<std::string>());
+    auto at = [&](const std::string& part) {
+      for (size_t i = 0; i < order.size(); ++i)
+        if (contains(order[i], part)) return static_cast<int>(i);
+      return -1;
+    };
+    CHECK(at("terraform apply") >= 0);
+    CHECK(at("terraform apply") < at("gcloud auth configure-docker us-central1-docker.pkg.dev --quiet"));
+    CHECK(at("configure-docker") < at("docker push \"$IMAGE\""));
+    CHECK(at("gcloud artifacts docker images describe \"$IMAGE\"") == at("docker push"));
+    CHECK(at("docker push") < at("--services-only"));
+  }
   CHECK(deploy["environment"].as<std::string>() == "production");
   CHECK(deploy["concurrency"]["group"].as<std::string>() == "trainc-shop-deploy");
   CHECK(deploy["concurrency"]["cancel-in-progress"].as<bool>() == false);
@@ -240,6 +277,7 @@ TEST_CASE("ci: without builds there is no images job, and deploy needs only chec
                            "pipeline:\n  - {name: a, image: 'busybox:1.36', command: ['true']}\n"
                            "ci:\n  github:\n"
                            "    workloadIdentityProvider: projects/1/locations/global/workloadIdentityPools/p/providers/q\n"
+                           "    traincImage: us-docker.pkg.dev/my-proj/tools/trainc:0.1.0\n"
                            "    serviceAccount: ci@my-proj.iam.gserviceaccount.com\n    branch: release\n";
   System sys = lowered(spec, {"spec.yaml", "out"});
   auto files = emit_ci(sys);
@@ -357,12 +395,12 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
   CHECK(has_role(roles, "roles/iam.serviceAccountAdmin"));  // the service's identity
   CHECK(has_role(roles, "roles/resourcemanager.projectIamAdmin"));  // autoscaled: the metrics adapter
   CHECK(has_role(roles, "roles/artifactregistry.admin"));   // a build: the registry is created
-  CHECK(has_role(roles, "roles/serviceusage.serviceUsageAdmin"));  // Cloud Build enables the APIs
+  CHECK(has_role(roles, "roles/serviceusage.serviceUsageAdmin"));  // apis.tf, and Cloud Build enables them
   CHECK(has_role(roles, "roles/logging.logWriter"));
   CHECK(!has_role(roles, "roles/compute.networkAdmin"));
   for (const auto& r : roles) {
     if (r.role == "roles/iam.serviceAccountUser") CHECK(r.scope == kNodeServiceAccount);  // not project-wide
-    const bool cloudbuild_only = r.role == "roles/serviceusage.serviceUsageAdmin" || r.role == "roles/logging.logWriter";
+    const bool cloudbuild_only = r.role == "roles/logging.logWriter";
     CHECK_MESSAGE(r.cloudbuild_only == cloudbuild_only, r.role);
   }
 
@@ -373,6 +411,7 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
                          "pipeline:\n  - {name: a, image: 'busybox:1.36', command: ['true']}\n"
                          "ci:\n  github:\n"
                          "    workloadIdentityProvider: projects/1/locations/global/workloadIdentityPools/p/providers/q\n"
+                         "    traincImage: us-docker.pkg.dev/my-proj/tools/trainc:0.1.0\n"
                          "    serviceAccount: ci@my-proj.iam.gserviceaccount.com\n");
   roles = ci_roles(small);
   CHECK(has_role(roles, "roles/compute.networkAdmin"));
@@ -380,7 +419,7 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
   CHECK(!has_role(roles, "roles/iam.serviceAccountAdmin"));
   CHECK(!has_role(roles, "roles/resourcemanager.projectIamAdmin"));
   CHECK(!has_role(roles, "roles/artifactregistry.admin"));
-  CHECK(!has_role(roles, "roles/serviceusage.serviceUsageAdmin"));
+  CHECK(has_role(roles, "roles/serviceusage.serviceUsageAdmin"));  // Terraform manages apis.tf
   auto state = std::find_if(roles.begin(), roles.end(), [](const CiRole& r) { return r.role == "roles/storage.objectUser"; });
   REQUIRE(state != roles.end());
   CHECK(state->scope == "gs://tf");
@@ -409,8 +448,10 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
   for (const auto& r : ci_roles(sys)) CHECK_MESSAGE(contains(md, r.role), r.role);
   CHECK(contains(md, "--member=serviceAccount:builder@my-proj.iam.gserviceaccount.com "
                      "--role=roles/serviceusage.serviceUsageAdmin"));
+  CHECK(contains(md, "--member=serviceAccount:deployer@my-proj.iam.gserviceaccount.com "
+                     "--role=roles/serviceusage.serviceUsageAdmin"));
   CHECK(!contains(md, "--member=serviceAccount:deployer@my-proj.iam.gserviceaccount.com "
-                      "--role=roles/serviceusage.serviceUsageAdmin"));
+                      "--role=roles/logging.logWriter"));
   CHECK(contains(md, "gcloud iam service-accounts add-iam-policy-binding \"${PROJECT_NUMBER}-compute@developer."
                      "gserviceaccount.com\" --project=my-proj --member=serviceAccount:deployer@my-proj.iam."
                      "gserviceaccount.com --role=roles/iam.serviceAccountUser"));

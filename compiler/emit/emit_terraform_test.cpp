@@ -528,7 +528,7 @@ TEST_CASE("terraform: cloudbuild.googleapis.com only with ci.cloudbuild") {
   CHECK(with_ci.size() == with_registry.size() + 1);
   const auto github = apis(emit_terraform(environment_system(
       kAll, "ci:\n  github:\n    workloadIdentityProvider: projects/1/locations/global/workloadIdentityPools/p/"
-            "providers/gh\n    serviceAccount: ci-deployer@my-proj.iam.gserviceaccount.com\n"))["terraform/apis.tf"]);
+            "providers/gh\n    traincImage: trainc:1\n    serviceAccount: ci-deployer@my-proj.iam.gserviceaccount.com\n"))["terraform/apis.tf"]);
   CHECK(std::count(github.begin(), github.end(), "cloudbuild.googleapis.com") == 0);
 }
 

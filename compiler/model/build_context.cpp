@@ -44,14 +44,26 @@ class Sha256 {
 struct Walk {
   std::vector<std::pair<std::string, fs::path>> files;  ///< context-relative name, path on disk
   unsigned long long bytes = 0;
+  fs::path root;  ///< the context, resolved: no symbolic link may lead out of it
 };
+
+/// Whether `p` (resolved) is `root` or inside it.
+bool within(const fs::path& p, const fs::path& root) {
+  const fs::path rel = p.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
 
 /// Adds `path` (a file, or a folder walked recursively) under the context-relative `name`. Skips
 /// .git and folders trainc wrote (they hold .trainc-manifest): output must not feed its own input.
-/// Symbolic links are not followed; their target text is digested instead.
+/// Symbolic links are digested as their target text (docker copies them as links) and must not
+/// lead out of the context, where docker cannot follow.
 std::optional<std::string> collect(const fs::path& path, const std::string& name, Walk& walk) {
   std::error_code ec;
   auto add = [&](const fs::path& p, const std::string& rel) -> std::optional<std::string> {
+    if (fs::is_symlink(fs::symlink_status(p, ec)) && !within(fs::weakly_canonical(p, ec), walk.root))
+      return fmt::format("'{}' is a symbolic link to '{}', outside the build context, which docker cannot follow; "
+                         "copy the file into the context",
+                         rel, fs::read_symlink(p, ec).generic_string());
     if (walk.files.size() >= kMaxContextFiles)
       return fmt::format("the build reads more than {} files; narrow 'context' or 'copy', or set 'tag'", kMaxContextFiles);
     auto st = fs::symlink_status(p, ec);
@@ -62,7 +74,7 @@ std::optional<std::string> collect(const fs::path& path, const std::string& name
     return std::nullopt;
   };
   auto st = fs::symlink_status(path, ec);
-  if (!fs::is_directory(st)) return add(path, name);
+  if (!fs::is_directory(st)) return add(path, name);  // a file, or a link (which add() checks)
   if (fs::exists(path / ".trainc-manifest", ec)) return std::nullopt;
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::none, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -91,7 +103,9 @@ std::optional<std::string> digest_files(Walk& walk, Sha256& sha) {
     }
     std::ifstream in(p, std::ios::binary);
     if (!in) return fmt::format("cannot read '{}'", p.generic_string());
-    sha.field("file");
+    // The executable bit is part of what docker copies.
+    const bool exec = (fs::status(p, ec).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    sha.field(exec ? "exec-file" : "file");
     sha.update(fmt::format("{}:", fs::file_size(p, ec)));
     char buf[1 << 16];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) sha.update(std::string_view(buf, static_cast<size_t>(in.gcount())));
@@ -126,6 +140,12 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   if (!fs::is_directory(context, ec))
     return BuildInputError{ptr_key(b.ptr, "context"),
                            fmt::format("the build context '{}' is not a folder", context.lexically_normal().generic_string())};
+  Walk walk;
+  walk.root = fs::weakly_canonical(context, ec);
+  if (!within(walk.root, fs::weakly_canonical(spec_dir, ec)))
+    return BuildInputError{ptr_key(b.ptr, "context"),
+                           fmt::format("the build context '{}' leads out of the spec's folder (through a symbolic link)",
+                                       context.generic_string())};
   Sha256 sha;
   sha.field("trainc-build-v1");
   sha.field(b.dockerfile);
@@ -133,8 +153,8 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   sha.field(b.requirements);
   for (const auto& c : b.copy) sha.field(c);
   sha.field(b.workdir);
+  for (const auto& w : b.writable) sha.field(w);
   sha.field(template_text);
-  Walk walk;
   auto need = [&](const std::string& rel, const std::string& ptr, const char* what) -> std::optional<BuildInputError> {
     if (!fs::exists(fs::symlink_status(context / rel, ec)))
       return BuildInputError{ptr, fmt::format("{} '{}' is not in the build context '{}'{}", what, rel, context.generic_string(),
@@ -145,11 +165,11 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   if (!b.generated()) {
     if (auto e = need(b.dockerfile, ptr_key(b.ptr, "dockerfile"), "the Dockerfile")) return *e;
     // The user's Dockerfile may COPY anything: the whole context counts.
-    if (auto err = collect(context, ".", walk)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
+    if (auto err = collect(walk.root, ".", walk)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
   } else {
     if (!b.requirements.empty()) {
       if (auto e = need(b.requirements, ptr_key(b.ptr, "requirements"), "the requirements file")) return *e;
-      if (auto err = collect(context / b.requirements, fs::path(b.requirements).lexically_normal().generic_string(), walk))
+      if (auto err = collect(walk.root / b.requirements, fs::path(b.requirements).lexically_normal().generic_string(), walk))
         return BuildInputError{ptr_key(b.ptr, "requirements"), *err};
     }
     for (size_t i = 0; i < b.copy.size(); ++i) {
@@ -160,7 +180,7 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
                                                                  fs::path(b.copy[i]).parent_path())));
         return *e;
       }
-      if (auto err = collect(context / b.copy[i], fs::path(b.copy[i]).lexically_normal().generic_string(), walk))
+      if (auto err = collect(walk.root / b.copy[i], fs::path(b.copy[i]).lexically_normal().generic_string(), walk))
         return BuildInputError{ptr, *err};
     }
   }

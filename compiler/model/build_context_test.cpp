@@ -108,5 +108,40 @@ TEST_CASE("build paths stay inside their folder") {
   CHECK_FALSE(stays_inside(""));
 }
 
+TEST_CASE("build tag: symbolic links may not lead out of the context; a linked context is read through") {
+  TempDir d, outside;
+  outside.write("secret.py", "print(1)\n");
+  d.write("ctx/train.py", "print(2)\n");
+  fs::create_symlink(outside.path / "secret.py", d.path / "ctx" / "link.py");
+  Build b = generated();
+  b.context = "ctx";
+  b.requirements.clear();
+  b.copy = {"link.py"};
+  auto r = build_tag(d.path, b, "");
+  REQUIRE(std::holds_alternative<BuildInputError>(r));
+  CHECK(std::get<BuildInputError>(r).message.find("outside the build context") != std::string::npos);
+  // A context that is itself a link to a folder inside the spec's folder is digested by content.
+  fs::create_symlink(d.path / "ctx", d.path / "linked");
+  b.context = "linked";
+  b.copy = {"train.py"};
+  const std::string t0 = tag_of(d.path, b);
+  d.write("ctx/train.py", "print(3)\n");
+  CHECK(tag_of(d.path, b) != t0);
+}
+
+TEST_CASE("build tag: the folders a step writes and the executable bit count") {
+  TempDir d;
+  d.write("train.py", "print(1)\n");
+  Build b = generated();
+  b.requirements.clear();
+  b.copy = {"train.py"};
+  const std::string t0 = tag_of(d.path, b);
+  b.writable = {"/results"};
+  CHECK(tag_of(d.path, b) != t0);
+  b.writable.clear();
+  fs::permissions(d.path / "train.py", fs::perms::owner_exec, fs::perm_options::add);
+  CHECK(tag_of(d.path, b) != t0);
+}
+
 }  // namespace
 }  // namespace trainc

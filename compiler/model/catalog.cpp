@@ -122,8 +122,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
              get<std::string>(a, "setupGcloud", "ci.actions"), get<std::string>(a, "gkeCredentials", "ci.actions"),
              get<std::string>(a, "setupTerraform", "ci.actions"), get<std::string>(ci, "terraformVersion", "ci"),
              get<std::string>(ci, "cloudSdkImage", "ci"), get<std::string>(ci, "terraformImage", "ci"),
-             get<std::string>(ci, "dockerImage", "ci"), get<std::string>(ci, "helmVersion", "ci"),
-             get<std::string>(ci, "traincImage", "ci")};
+             get<std::string>(ci, "dockerImage", "ci"), get<std::string>(ci, "helmVersion", "ci")};
   }
   for (const auto& s : root["servers"])
     c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());

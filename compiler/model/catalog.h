@@ -56,7 +56,7 @@ struct Manifest {
 /// The actions (owner/name@ref), images and versions generated CI pipelines use.
 struct CiTools {
   std::string checkout, auth, setup_gcloud, gke_credentials, setup_terraform;
-  std::string terraform_version, cloud_sdk_image, terraform_image, docker_image, helm_version, trainc_image;
+  std::string terraform_version, cloud_sdk_image, terraform_image, docker_image, helm_version;
 };
 
 /// How trainc lays out the RDMA VPC of A4 / A3 Ultra pools.
@@ -98,7 +98,6 @@ class Catalog {
   int megascale_port() const { return megascale_port_; }
   /// What generated CI pipelines run (`ci:` in the catalog).
   const CiTools& ci() const { return ci_; }
-  const std::string& trainc_image() const { return ci_.trainc_image; }
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
   const std::string& server_image(const std::string& kind) const;
 

@@ -116,6 +116,7 @@ class Lowerer {
     check_step_names(steps);
     sys.steps = dependency_order(std::move(steps));
     sys.builds = std::move(builds_);
+    finish_builds(sys);
     default_versioning(sys);
     if (diags_.has_errors()) return std::nullopt;
     return sys;
@@ -166,7 +167,7 @@ class Lowerer {
       gh.service_account = g["serviceAccount"];
       gh.branch = get_or<std::string>(g, "branch", "main");
       gh.environment = get_or<std::string>(g, "environment", "");
-      gh.trainc_image = get_or<std::string>(g, "traincImage", catalog().trainc_image());
+      gh.trainc_image = g["traincImage"];
       out.github = gh;
     }
     if (c.contains("cloudbuild")) {
@@ -266,23 +267,40 @@ class Lowerer {
                  Anchor::key, {doc_.note(it->second.ptr, "the other build", Anchor::key)});
     }
     if (diags_.error_count() > errors) return "";
-    if (bj.contains("tag")) {
-      b.tag = bj["tag"];
-    } else {
+    if (bj.contains("tag")) b.tag = bj["tag"];
+    // The tag and the reference come last (finish_builds): a step's build also digests the
+    // folders it writes, known only once the whole step is lowered.
+    builds_.emplace(name, std::move(b));
+    return "";
+  }
+
+  /// Digests every build (checking its files even when the spec names the tag), then gives each
+  /// workload that builds, and each client step of a cluster that builds, the image's reference.
+  void finish_builds(System& sys) {
+    auto spec_dir = std::filesystem::path(doc_.file->name()).parent_path();
+    if (spec_dir.empty()) spec_dir = ".";
+    for (auto& [name, b] : sys.builds) {
       const EmbeddedFile* tmpl = b.generated() ? find_embedded(kImageDockerfileTemplate) : nullptr;
-      auto spec_dir = std::filesystem::path(doc_.file->name()).parent_path();
-      if (spec_dir.empty()) spec_dir = ".";
       auto tag = build_tag(spec_dir, b, tmpl ? tmpl->data : std::string_view());
       if (auto* err = std::get_if<BuildInputError>(&tag)) {
         doc_.error(diags_, err->ptr, err->message);
-        return "";
+        continue;
       }
-      b.tag = std::get<std::string>(tag);
+      if (b.tag.empty()) b.tag = std::get<std::string>(tag);
+      b.image = sys.gcp->image_path(name) + ":" + b.tag;
     }
-    b.image = sys.gcp->image_path(name) + ":" + b.tag;
-    std::string image = b.image;
-    builds_.emplace(name, std::move(b));
-    return image;
+    auto built = [&](const std::string& name, std::string_view of) -> const Build* {
+      auto it = sys.builds.find(name);
+      return it != sys.builds.end() && it->second.of == of ? &it->second : nullptr;
+    };
+    for (auto& [name, c] : sys.clusters)
+      if (const Build* b = built(name, "cluster")) c.image = b->image;
+    for (auto& [name, s] : sys.services)
+      if (const Build* b = built(name, "service")) s.image = b->image;
+    for (auto& s : sys.steps) {
+      if (const Build* b = built(s.name, "step")) s.image = b->image;
+      else if (const ComputeCluster* c = sys.compute_cluster(s.cluster); c && s.image.empty()) s.image = c->image;
+    }
   }
 
   Pool pool(const std::string& name, const json& p) {
