@@ -21,8 +21,12 @@ fi
 
 # A zonal system with a gateway-exposed, autoscaled Triton service, a bucket trainc creates, one
 # image built from the user's Dockerfile and one from a generated Dockerfile, and both CI kinds.
+# A repository (its .git marks the root trainc names paths from) with the builds' files.
 SPEC_DIR="$TMP/repo/ml/shop"
-mkdir -p "$SPEC_DIR/app"
+mkdir -p "$TMP/repo/.git" "$SPEC_DIR/app"
+printf 'FROM python:3.12-slim\nCOPY prep.py /workspace/\n' >"$SPEC_DIR/app/Dockerfile"
+printf 'print("prep")\n' >"$SPEC_DIR/app/prep.py"
+printf 'print("train")\n' >"$SPEC_DIR/app/train.py"
 cat >"$SPEC_DIR/spec.yaml" <<'YAML'
 apiVersion: trainc/v1
 kind: TrainingSystem
@@ -112,6 +116,41 @@ for path in configs:
 print(n)
 PY
 }
+
+# Every path the pipelines name (working directories, the spec, Dockerfiles, build contexts,
+# scripts, Terraform's folder) exists from the repository root, where CI runs them.
+paths_exist() {
+  python3 - "$TMP/repo" "$WORKFLOW" "$PROVISION" "$DESTROY" <<'PY'
+import os, re, shlex, sys, yaml
+root, files = sys.argv[1], sys.argv[2:]
+named = set()
+def scan(node):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ('working-directory', 'dir') and isinstance(v, str):
+                named.add(v)
+            scan(v)
+    elif isinstance(node, list):
+        for v in node:
+            scan(v)
+    elif isinstance(node, str):
+        for m in re.finditer(r'docker build -f (\S+) -t \S+ (\S+)', node):
+            named.update(shlex.split(m.group(1)) + shlex.split(m.group(2)))
+        for m in re.finditer(r'bash (\S+/scripts/\w+\.sh)', node):
+            named.add(m.group(1))
+        for m in re.finditer(r' diff (\S+) --against (\S+)', node):
+            named.update([m.group(1), m.group(2)])
+for f in files:
+    with open(f) as fh:
+        scan(yaml.safe_load(fh))
+missing = sorted(p for p in named if p.startswith('..') or os.path.isabs(p) or not os.path.exists(os.path.join(root, p)))
+print(f'{len(named)} paths named')
+if missing or len(named) < 6:
+    print('missing from the repository root:', missing)
+    sys.exit(1)
+PY
+}
+t "every path the pipelines name exists from the repository root" paths_exist
 
 count=$(extract_scripts) || count=0
 t "the CI files hold scripts (found ${count})" test "$count" -ge 10
