@@ -196,9 +196,9 @@ ojson step_run(const std::string& name, const std::string& run, const std::strin
 
 ojson checkout() { return step_uses("Check out", catalog().ci().checkout); }
 
-ojson auth(const GithubCi& gh) {
+ojson auth(const GithubCi& gh, const std::string& account) {
   return step_uses("Sign in to Google Cloud (Workload Identity Federation)", catalog().ci().auth,
-                   {{"workload_identity_provider", gh.provider}, {"service_account", gh.service_account}});
+                   {{"workload_identity_provider", gh.provider}, {"service_account", account}});
 }
 
 ojson setup_terraform() {
@@ -280,7 +280,10 @@ std::string github_workflow(const System& sys) {
     jobs["check"] = {{"runs-on", "ubuntu-latest"}, {"steps", steps}};
   }
   {  // plan: pull requests
-    ojson steps = ojson::array({checkout(), auth(gh), setup_terraform()});
+    // Pull requests plan as the read-only planner when there is one: a branch's code runs here.
+    ojson steps = ojson::array(
+        {checkout(), auth(gh, gh.plan_service_account.empty() ? gh.service_account : gh.plan_service_account),
+         setup_terraform()});
     steps.push_back(step_run("terraform init", "terraform init -input=false", tf));
     steps.push_back(step_run("terraform plan", "terraform plan -input=false -lock=false", tf));
     jobs["plan"] = {{"if", "github.event_name == 'pull_request'"},
@@ -310,7 +313,7 @@ std::string github_workflow(const System& sys) {
                       {"steps", steps}};
   }
   {  // deploy: pushes to the branch, and runs started by hand on it
-    ojson steps = ojson::array({checkout(), auth(gh)});
+    ojson steps = ojson::array({checkout(), auth(gh, gh.service_account)});
     steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud,
                               {{"install_components", "gke-gcloud-auth-plugin,kubectl"}}));
     steps.push_back(setup_terraform());

@@ -460,4 +460,33 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
   CHECK(!contains(md, "--role=roles/editor"));
 }
 
+TEST_CASE("ci: with a planner, pull requests plan read-only and only the deploy branch acts as the deployer") {
+  System sys = lowered(full_spec("{project: my-proj, region: us-central1, zone: us-central1-a, state: {bucket: my-proj-tf}}",
+                                 "  github:\n"
+                                 "    workloadIdentityProvider: projects/123/locations/global/workloadIdentityPools/gh/providers/repo\n"
+                                 "    traincImage: us-docker.pkg.dev/my-proj/tools/trainc:0.1.0\n"
+                                 "    serviceAccount: deployer@my-proj.iam.gserviceaccount.com\n"
+                                 "    planServiceAccount: planner@my-proj.iam.gserviceaccount.com\n"));
+  auto files = emit_ci(sys);
+  YAML::Node wf = YAML::Load(files.at("ci/github/shop.yaml"));
+  auto signs_in_as = [&](const char* job) {
+    for (const auto& s : wf["jobs"][job]["steps"])
+      if (s["uses"] && s["uses"].as<std::string>() == catalog().ci().auth) return s["with"]["service_account"].as<std::string>();
+    return std::string();
+  };
+  CHECK(signs_in_as("plan") == "planner@my-proj.iam.gserviceaccount.com");
+  CHECK(signs_in_as("deploy") == "deployer@my-proj.iam.gserviceaccount.com");
+  OutputSink out;
+  const auto plan = k8s::plan(sys);
+  for (const auto& e : emitters()) e->emit(sys, plan, out);
+  const std::string& md = out.files().at("README.md");
+  CHECK(contains(md, "add-iam-policy-binding deployer@my-proj.iam.gserviceaccount.com --role=roles/iam.workloadIdentityUser \\\n"
+                     "  --member=principalSet://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/"
+                     "attribute.ref/refs/heads/main\n"));
+  CHECK(contains(md, "add-iam-policy-binding planner@my-proj.iam.gserviceaccount.com --role=roles/iam.workloadIdentityUser"));
+  CHECK(!contains(md, "deployer@my-proj.iam.gserviceaccount.com --role=roles/iam.workloadIdentityUser \\\n"
+                      "  --member=principalSet://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/"
+                      "attribute.repository/"));
+}
+
 }  // namespace trainc

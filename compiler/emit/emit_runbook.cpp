@@ -276,11 +276,39 @@ std::string ci_section(const System& sys) {
     if (!sa_project.empty())
       md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI for {}'\n",
                         gh.service_account.substr(0, gh.service_account.find('@')), sa_project, sys.name);
-    md += fmt::format(
-        "gcloud iam service-accounts add-iam-policy-binding {} --role=roles/iam.workloadIdentityUser \\\n"
-        "  --member=principalSet://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/{}/"
-        "attribute.repository/OWNER/REPO\n```\n\n",
-        gh.service_account, number, pool);
+    const std::string principals =
+        fmt::format("principalSet://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/{}/", number, pool);
+    if (gh.plan_service_account.empty()) {
+      md += fmt::format(
+          "gcloud iam service-accounts add-iam-policy-binding {} --role=roles/iam.workloadIdentityUser \\\n"
+          "  --member={}attribute.repository/OWNER/REPO\n```\n\n",
+          gh.service_account, principals);
+      md += "Pull requests' `terraform plan` runs as this deployer too, so code on any branch of the repository "
+            "acts with its roles before review. Set `ci.github.planServiceAccount` to a read-only account to "
+            "bind the deployer to pushes to the deploy branch alone.\n\n";
+    } else {
+      const std::string plan_project = account_project(gh.plan_service_account);
+      if (!plan_project.empty())
+        md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI plans for {}'\n",
+                          gh.plan_service_account.substr(0, gh.plan_service_account.find('@')), plan_project, sys.name);
+      md += fmt::format(
+          "# The deployer: only workflows running on refs/heads/{0}.\n"
+          "gcloud iam service-accounts add-iam-policy-binding {1} --role=roles/iam.workloadIdentityUser \\\n"
+          "  --member={2}attribute.ref/refs/heads/{0}\n"
+          "# The planner: any workflow of the repository; it may read, not change.\n"
+          "gcloud iam service-accounts add-iam-policy-binding {3} --role=roles/iam.workloadIdentityUser \\\n"
+          "  --member={2}attribute.repository/OWNER/REPO\n"
+          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/viewer --condition=None\n"
+          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/iam.securityReviewer --condition=None\n"
+          "gcloud storage buckets add-iam-policy-binding gs://{6} --member={5} --role=roles/storage.objectViewer\n"
+          "```\n\n",
+          gh.branch, gh.service_account, principals, gh.plan_service_account, gcp.project,
+          sh_quote("serviceAccount:" + gh.plan_service_account), gcp.state->bucket);
+      md += fmt::format("Pull requests plan as `{}` (read-only: `roles/viewer`, `roles/iam.securityReviewer` to read "
+                        "IAM policies, and the state bucket's objects; the plan runs with `-lock=false`); only pushes "
+                        "to `{}` may act as the deployer.\n\n",
+                        gh.plan_service_account, gh.branch);
+    }
     md += "The provider's project number is the one in `workloadIdentityProvider`; `gcloud projects describe "
           "PROJECT --format='value(projectNumber)'` prints it.\n\n";
   }

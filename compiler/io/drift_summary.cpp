@@ -28,11 +28,16 @@ std::vector<std::string_view> split_lines(std::string_view s) {
 std::string plural(size_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
 /// At most `max` bytes (not splitting a UTF-8 sequence), with "…" when cut.
+/// At most `max` bytes: the start and the end with "…" between, since values that differ often
+/// differ at their end (an image's tag, a hash) and both ends tell which value it is.
 std::string truncate(std::string s, size_t max = 60) {
   if (s.size() <= max) return s;
-  size_t cut = max - 1;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "…";
+  auto boundary = [&](size_t i) {  // back to the start of a UTF-8 character
+    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+    return i;
+  };
+  const size_t head = boundary(max / 3), tail = boundary(s.size() - (max - max / 3 - 1));
+  return s.substr(0, head) + "…" + s.substr(tail);
 }
 
 // ---- YAML: leaf paths -------------------------------------------------------------------------

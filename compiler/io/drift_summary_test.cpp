@@ -125,4 +125,14 @@ TEST_CASE("a Kubernetes file that no longer parses is counted by lines") {
   CHECK(lines == std::vector<std::string>{"~ k8s/x.yaml (16 lines)"});
 }
 
+TEST_CASE("drift summary: a long value keeps its end, where an image's tag differs") {
+  const std::string a = "us-central1-docker.pkg.dev/my-project/mnist/train:c-482890d0bfb991f7";
+  const std::string b = "us-central1-docker.pkg.dev/my-project/mnist/train:c-0123456789abcdef";
+  auto lines = summarize_drift({{"k8s/train-job.yaml", replace(kJob, "img:1", a), replace(kJob, "img:1", b)}});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("train:c-482890d0bfb991f7 → ") != std::string::npos);
+  CHECK(lines[0].find("train:c-0123456789abcdef") != std::string::npos);
+  CHECK(lines[0].find("…") != std::string::npos);
+}
+
 }  // namespace trainc

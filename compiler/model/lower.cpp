@@ -165,6 +165,7 @@ class Lowerer {
       gh.ptr = "/ci/github";
       gh.provider = g["workloadIdentityProvider"];
       gh.service_account = g["serviceAccount"];
+      gh.plan_service_account = get_or<std::string>(g, "planServiceAccount", "");
       gh.branch = get_or<std::string>(g, "branch", "main");
       gh.environment = get_or<std::string>(g, "environment", "");
       gh.trainc_image = g["traincImage"];

@@ -73,6 +73,7 @@ struct Build {
 struct GithubCi {
   std::string provider;         ///< Workload Identity Federation provider (full name)
   std::string service_account;  ///< the Google service account it impersonates
+  std::string plan_service_account;  ///< read-only, for pull requests' plans ("" = service_account)
   std::string branch = "main";
   std::string environment;      ///< GitHub environment of the deploy job ("" = none)
   std::string trainc_image;     ///< the image CI runs trainc from
