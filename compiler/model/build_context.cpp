@@ -1,10 +1,15 @@
 #include "model/build_context.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -12,6 +17,8 @@
 #include "base/spelling.h"
 
 namespace fs = std::filesystem;
+
+extern char** environ;
 
 namespace trainc {
 namespace {
@@ -123,6 +130,44 @@ std::vector<std::string> entries(const fs::path& dir, const fs::path& prefix) {
   return out;
 }
 
+/// The files git tracks under `dir`, relative to it; nullopt when `dir` is not in a git work tree
+/// or git cannot be run. A CI checkout holds exactly these, so digesting only them keeps a
+/// developer's untracked files (__pycache__, editor backups) from changing the tag.
+std::optional<std::set<std::string>> tracked_files(const fs::path& dir) {
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  const std::string where = dir.string();
+  // No fsmonitor: a repository's config must not make trainc run a command of its choosing.
+  std::vector<char*> argv{const_cast<char*>("git"),      const_cast<char*>("-c"),
+                          const_cast<char*>("core.fsmonitor=false"), const_cast<char*>("-C"),
+                          const_cast<char*>(where.c_str()), const_cast<char*>("ls-files"),
+                          const_cast<char*>("-z"),       nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  if (rc == 0) {
+    char buf[1 << 16];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  if (rc != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  std::set<std::string> files;
+  for (size_t start = 0, end; start < out.size(); start = end + 1) {
+    end = out.find('\0', start);
+    if (end == std::string::npos) end = out.size();
+    if (end > start) files.insert(out.substr(start, end - start));
+  }
+  return files;
+}
+
 }  // namespace
 
 bool stays_inside(const std::string& rel) {
@@ -183,6 +228,13 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
       if (auto err = collect(walk.root / b.copy[i], fs::path(b.copy[i]).lexically_normal().generic_string(), walk))
         return BuildInputError{ptr, *err};
     }
+  }
+  // In a git work tree, only tracked files count (what a CI checkout builds from); a file the build
+  // names itself but git does not track yet still counts, so that it is not silently left out.
+  if (auto tracked = tracked_files(walk.root); tracked && !tracked->empty()) {
+    std::set<std::string> named{b.dockerfile, b.requirements};
+    for (const auto& c : b.copy) named.insert(fs::path(c).lexically_normal().generic_string());
+    std::erase_if(walk.files, [&](const auto& f) { return !tracked->count(f.first) && !named.count(f.first); });
   }
   if (auto err = digest_files(walk, sha)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
   return "c-" + sha.hex().substr(0, 16);

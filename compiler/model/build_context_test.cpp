@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -141,6 +142,23 @@ TEST_CASE("build tag: the folders a step writes and the executable bit count") {
   b.writable.clear();
   fs::permissions(d.path / "train.py", fs::perms::owner_exec, fs::perm_options::add);
   CHECK(tag_of(d.path, b) != t0);
+}
+
+TEST_CASE("build tag: in a git work tree, untracked files of the context do not count") {
+  TempDir d;
+  d.write("Dockerfile", "FROM python:3.12-slim\nCOPY . /app\n");
+  d.write("app.py", "print(1)\n");
+  const std::string git = "git -C '" + d.path.string() + "' ";
+  REQUIRE(std::system((git + "init -q && " + git + "add Dockerfile app.py").c_str()) == 0);
+  Build b;
+  b.name = "app";
+  b.context = ".";
+  b.dockerfile = "Dockerfile";
+  const std::string t0 = tag_of(d.path, b, "");
+  d.write("__pycache__/app.cpython-311.pyc", "junk");  // a developer's run leaves this behind
+  CHECK(tag_of(d.path, b, "") == t0);
+  d.write("app.py", "print(2)\n");  // a tracked file's content still counts
+  CHECK(tag_of(d.path, b, "") != t0);
 }
 
 }  // namespace
