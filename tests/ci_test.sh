@@ -77,13 +77,13 @@ if ! "$TRAINC" compile "$SPEC_DIR/spec.yaml" -o "$OUT" >"$TMP/compile.out" 2>&1;
   tap_done
 fi
 SYS="$OUT/shop"
-WORKFLOW="$SYS/ci/github/shop.yaml"
-PROVISION="$SYS/ci/cloudbuild/provision.yaml"
-DESTROY="$SYS/ci/cloudbuild/destroy.yaml"
+WORKFLOW="$SYS/ci/.github/workflows/shop.yaml"
+PROVISION="$SYS/ci/cloudbuild.provision.yaml"
+DESTROY="$SYS/ci/cloudbuild.destroy.yaml"
 
 t "the three CI files are written" ls "$WORKFLOW" "$PROVISION" "$DESTROY"
-t "ci-validate: the GitHub workflow" "$ORACLE/ci-validate" --kind github-workflow "$WORKFLOW"
-t "ci-validate: the Cloud Build configs" "$ORACLE/ci-validate" --kind cloudbuild "$PROVISION" "$DESTROY"
+t "ci-validate (kind from the file name): the GitHub workflow" "$ORACLE/ci-validate" "$WORKFLOW"
+t "ci-validate (kind from the file name): the Cloud Build configs" "$ORACLE/ci-validate" "$PROVISION" "$DESTROY"
 t "yaml-lint: the three files" "$ORACLE/yaml-lint" "$WORKFLOW" "$PROVISION" "$DESTROY"
 
 # Writes each script of the CI files to $TMP/scripts/NAME.sh, headed with the shell that runs it:

@@ -14,7 +14,7 @@ struct CiPaths {
   std::string spec_dir;  ///< its folder ("." at the repository root)
   std::string out_root;  ///< the output root given to compile -o ("." when unknown)
   std::string out;       ///< the system's output folder, <out_root>/<system>
-  std::string workflow;  ///< the GitHub workflow in the output folder: ci/github/<system>.yaml
+  std::string workflow;  ///< the GitHub workflow in the output folder: ci/.github/workflows/<system>.yaml
   std::string workflow_copy;  ///< where users copy it: .github/workflows/<system>.yaml
   /// `rel` (relative to the output folder) as a repository path.
   std::string in_out(const std::string& rel) const;
@@ -27,8 +27,8 @@ CiPaths ci_paths(const System& sys);
 
 /// The output-relative paths of the files the CI emitter writes.
 std::string ci_workflow_file(const System& sys);
-inline constexpr const char* kCloudBuildProvision = "ci/cloudbuild/provision.yaml";
-inline constexpr const char* kCloudBuildDestroy = "ci/cloudbuild/destroy.yaml";
+inline constexpr const char* kCloudBuildProvision = "ci/cloudbuild.provision.yaml";
+inline constexpr const char* kCloudBuildDestroy = "ci/cloudbuild.destroy.yaml";
 
 /// The node pools' service account (GKE's default: the Compute Engine default service account).
 inline constexpr const char* kNodeServiceAccount = "PROJECT_NUMBER-compute@developer.gserviceaccount.com";

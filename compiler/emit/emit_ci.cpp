@@ -1,5 +1,5 @@
-// ci target: a GitHub Actions workflow (ci/github/<system>.yaml) and Cloud Build configs
-// (ci/cloudbuild/provision.yaml, destroy.yaml) that check, build, provision and deploy the system
+// ci target: a GitHub Actions workflow (ci/.github/workflows/<system>.yaml) and Cloud Build configs
+// (ci/cloudbuild.provision.yaml, destroy.yaml) that check, build, provision and deploy the system
 // from the committed spec and output. Emitted only when the spec has `ci:`.
 #include <algorithm>
 #include <filesystem>
@@ -42,7 +42,7 @@ std::string CiPaths::dockerfile(const Build& b) const {
   return b.generated() ? in_out(b.output_dockerfile()) : join(context(b), b.dockerfile);
 }
 
-std::string ci_workflow_file(const System& sys) { return "ci/github/" + sys.name + ".yaml"; }
+std::string ci_workflow_file(const System& sys) { return "ci/.github/workflows/" + sys.name + ".yaml"; }
 
 CiPaths ci_paths(const System& sys) {
   CiPaths p;

@@ -125,7 +125,7 @@ TEST_CASE("ci: paths come from the origin, normalised") {
   CHECK(p.spec_dir == "ml/shop");
   CHECK(p.out_root == "deploy");
   CHECK(p.out == "deploy/shop");
-  CHECK(p.workflow == "deploy/shop/ci/github/shop.yaml");
+  CHECK(p.workflow == "deploy/shop/ci/.github/workflows/shop.yaml");
   CHECK(p.workflow_copy == ".github/workflows/shop.yaml");
   const Build& b = sys.builds.at("train");
   CHECK(p.context(b) == "ml/shop/app");
@@ -144,7 +144,7 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   System sys = lowered(full_spec());
   auto files = emit_ci(sys);
   CHECK(files.size() == 3);
-  const std::string& text = files.at("ci/github/shop.yaml");
+  const std::string& text = files.at("ci/.github/workflows/shop.yaml");
   CHECK(text.rfind("# " + std::string(kGeneratedNotice) + "\n", 0) == 0);
   YAML::Node wf = YAML::Load(text);
   YAML::Node on = wf["on"];
@@ -175,7 +175,7 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   CHECK(diff["run"].as<std::string>() ==
         "docker run --rm -v \"$PWD:/src\" -w /src us-docker.pkg.dev/my-proj/tools/trainc:0.1.0"
             " diff ml/shop/spec.yaml --against deploy --diagnostics=github");
-  CHECK(run_step(check, "cmp -s deploy/shop/ci/github/shop.yaml .github/workflows/shop.yaml"));
+  CHECK(run_step(check, "cmp -s deploy/shop/ci/.github/workflows/shop.yaml .github/workflows/shop.yaml"));
   YAML::Node fmt = run_step(check, "terraform fmt -check -recursive");
   REQUIRE(fmt);
   CHECK(fmt["working-directory"].as<std::string>() == "deploy/shop/terraform");
@@ -251,7 +251,7 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
 
 TEST_CASE("ci: every action is the catalog's pinned one, and no run script holds an expression") {
   System sys = lowered(full_spec());
-  YAML::Node wf = parse(emit_ci(sys), "ci/github/shop.yaml");
+  YAML::Node wf = parse(emit_ci(sys), "ci/.github/workflows/shop.yaml");
   const CiTools& t = catalog().ci();
   const std::vector<std::string> pinned{t.checkout, t.auth, t.setup_gcloud, t.gke_credentials, t.setup_terraform};
   int n = 0;
@@ -282,7 +282,7 @@ TEST_CASE("ci: without builds there is no images job, and deploy needs only chec
   System sys = lowered(spec, {"spec.yaml", "out"});
   auto files = emit_ci(sys);
   CHECK(files.size() == 1);
-  YAML::Node wf = parse(files, "ci/github/shop.yaml");
+  YAML::Node wf = parse(files, "ci/.github/workflows/shop.yaml");
   CHECK(!wf["jobs"]["images"]);
   CHECK(strings(wf["jobs"]["deploy"]["needs"]) == std::vector<std::string>{"check"});
   CHECK(!wf["jobs"]["deploy"]["environment"]);
@@ -294,7 +294,7 @@ TEST_CASE("ci: without builds there is no images job, and deploy needs only chec
 TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults, service account and options") {
   System sys = lowered(full_spec());
   auto files = emit_ci(sys);
-  YAML::Node cfg = parse(files, "ci/cloudbuild/provision.yaml");
+  YAML::Node cfg = parse(files, "ci/cloudbuild.provision.yaml");
   std::vector<std::string> ids;
   for (const auto& s : cfg["steps"]) ids.push_back(s["id"].as<std::string>());
   CHECK(ids == std::vector<std::string>{"enable-apis", "terraform-init", "terraform-apply", "image-train",
@@ -339,13 +339,13 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
         "projects/$PROJECT_ID/serviceAccounts/builder@my-proj.iam.gserviceaccount.com");
   CHECK(cfg["options"]["machineType"].as<std::string>() == "E2_HIGHCPU_8");
   CHECK(cfg["options"]["logging"].as<std::string>() == "CLOUD_LOGGING_ONLY");
-  const std::string text = files.at("ci/cloudbuild/provision.yaml");
+  const std::string text = files.at("ci/cloudbuild.provision.yaml");
   CHECK(!contains(text, "roles/owner"));
 }
 
 TEST_CASE("ci: Cloud Build destroy deletes the Kubernetes objects, then terraform destroy") {
   System sys = lowered(full_spec());
-  YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild/destroy.yaml");
+  YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild.destroy.yaml");
   YAML::Node steps = cfg["steps"];
   REQUIRE(steps.size() == 3);
   CHECK(steps[0]["id"].as<std::string>() == "delete-kubernetes-objects");
@@ -371,13 +371,13 @@ TEST_CASE("ci: a regional cluster without a service account or machine type") {
                                  "  cloudbuild: {}\n"));
   auto files = emit_ci(sys);
   CHECK(files.size() == 2);
-  YAML::Node cfg = parse(files, "ci/cloudbuild/provision.yaml");
+  YAML::Node cfg = parse(files, "ci/cloudbuild.provision.yaml");
   CHECK(!cfg["substitutions"]["_ZONE"]);
   CHECK(!cfg["serviceAccount"]);
   CHECK(!cfg["options"]);
   CHECK(cfg["timeout"].as<std::string>() == "7200s");
-  CHECK(!contains(files.at("ci/cloudbuild/provision.yaml"), "_ZONE"));
-  YAML::Node destroy = parse(files, "ci/cloudbuild/destroy.yaml");
+  CHECK(!contains(files.at("ci/cloudbuild.provision.yaml"), "_ZONE"));
+  YAML::Node destroy = parse(files, "ci/cloudbuild.destroy.yaml");
   CHECK(contains(strings(destroy["steps"][0]["env"]).back(), "LOCATION=${_REGION}"));
 }
 
@@ -437,9 +437,9 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
   for (const auto& e : emitters()) e->emit(sys, plan, out);
   const std::string& md = out.files().at("README.md");
   CHECK(contains(md, "## CI"));
-  CHECK(contains(md, "cp deploy/shop/ci/github/shop.yaml .github/workflows/shop.yaml"));
-  CHECK(contains(md, "gcloud builds submit --config=deploy/shop/ci/cloudbuild/provision.yaml --region=us-central1"));
-  CHECK(contains(md, "gcloud builds submit --config=deploy/shop/ci/cloudbuild/destroy.yaml"));
+  CHECK(contains(md, "cp deploy/shop/ci/.github/workflows/shop.yaml .github/workflows/shop.yaml"));
+  CHECK(contains(md, "gcloud builds submit --config=deploy/shop/ci/cloudbuild.provision.yaml --region=us-central1"));
+  CHECK(contains(md, "gcloud builds submit --config=deploy/shop/ci/cloudbuild.destroy.yaml"));
   CHECK(contains(md, "gcloud iam workload-identity-pools create gh"));
   CHECK(contains(md, "providers create-oidc repo"));
   CHECK(contains(md, "roles/iam.workloadIdentityUser"));
@@ -468,7 +468,7 @@ TEST_CASE("ci: with a planner, pull requests plan read-only and only the deploy 
                                  "    serviceAccount: deployer@my-proj.iam.gserviceaccount.com\n"
                                  "    planServiceAccount: planner@my-proj.iam.gserviceaccount.com\n"));
   auto files = emit_ci(sys);
-  YAML::Node wf = YAML::Load(files.at("ci/github/shop.yaml"));
+  YAML::Node wf = YAML::Load(files.at("ci/.github/workflows/shop.yaml"));
   auto signs_in_as = [&](const char* job) {
     for (const auto& s : wf["jobs"][job]["steps"])
       if (s["uses"] && s["uses"].as<std::string>() == catalog().ci().auth) return s["with"]["service_account"].as<std::string>();

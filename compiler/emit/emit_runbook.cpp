@@ -20,8 +20,8 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == "model.yaml") return "the lowered model (every default applied)";
   if (path.starts_with("terraform/")) return "Terraform (google provider)";
   if (path.starts_with("scripts/")) return "gcloud/kubectl script (`--dry-run` prints the commands)";
-  if (path.starts_with("ci/github/")) return "GitHub Actions workflow (copy to `.github/workflows/`)";
-  if (path.starts_with("ci/cloudbuild/")) return "Cloud Build config";
+  if (path.starts_with("ci/.github/workflows/")) return "GitHub Actions workflow (copy to `.github/workflows/`)";
+  if (path.starts_with("ci/cloudbuild.")) return "Cloud Build config";
   if (path.starts_with("docker/")) return "Dockerfile of the trainrt image (build context: the trainc source tree)";
   if (path.starts_with(".")) return "the list of files trainc generated here";
   if (path == plan.kustomization) return "Kustomization";
