@@ -2,7 +2,7 @@
 # Developer entry point. Every subcommand installs missing dependencies and builds first.
 #   ./dev.sh examples   compile every examples/*/spec.* into out/ and print a table of what was made
 #   ./dev.sh test       run every test suite (meson test); extra arguments go to meson test
-#   ./dev.sh golden     regenerate golden/ and tests/errors/*/expected.stderr, then show what changed
+#   ./dev.sh golden     regenerate golden/, tests/inspect/ and tests/errors/*/expected.stderr, then show what changed
 #   ./dev.sh bench      time trainc compile per example (bench/compile.sh)
 #   ./dev.sh build      install dependencies and build only
 set -euo pipefail
@@ -93,6 +93,18 @@ cmd_golden() {
       fi
     fi
   done
+  # trainc plan (text and JSON) and trainc graph (DOT) of every example: tests/inspect/<name>/.
+  for dir in examples/*/; do
+    name=$(basename "$dir")
+    spec=$(primary_spec "${dir%/}") || continue
+    mkdir -p "tests/inspect/$name"
+    "$TRAINC" plan "$spec" >"tests/inspect/$name/plan.txt" || failed=1
+    "$TRAINC" plan "$spec" --format json >"tests/inspect/$name/plan.json" || failed=1
+    "$TRAINC" graph "$spec" >"tests/inspect/$name/graph.dot" || failed=1
+  done
+  for dir in tests/inspect/*/; do
+    if [ ! -d "examples/$(basename "$dir")" ]; then rm -rf "$dir"; fi
+  done
   while read -r dir; do
     spec=$(case_spec "$dir") || { failed=1; continue; }
     rc=0
@@ -103,7 +115,7 @@ cmd_golden() {
       failed=1
     fi
   done < <(error_cases)
-  if git rev-parse --git-dir >/dev/null 2>&1; then git status --short golden tests/errors; fi
+  if git rev-parse --git-dir >/dev/null 2>&1; then git status --short golden tests/errors tests/inspect; fi
   return "$failed"
 }
 

@@ -9,7 +9,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "completion.h"
 #include "driver.h"
+#include "inspect/explain.h"
+#include "inspect/graph.h"
+#include "inspect/plan.h"
 #include "frontend/schema_check.h"
 #include "frontend/spec_detect.h"
 #include "io/drift_summary.h"
@@ -40,6 +44,12 @@ struct Options {
   bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
   bool all = false;             ///< diff: also every output folder whose recorded spec exists
   bool stat = false;            ///< diff: the summary only, no unified diff
+  std::string format = "text";  ///< plan: text or json
+  std::string graph_out;        ///< graph: FILE.svg or FILE.dot ("" = DOT on stdout)
+  std::string field;            ///< explain: the field path
+  bool recursive = false;       ///< explain: the whole subtree
+  bool list = false;            ///< explain: every field path, one per line
+  std::string shell;            ///< completion: bash or zsh
 };
 
 void print_diagnostics(const Options& opt, const Diagnostics& diags) {
@@ -233,6 +243,80 @@ int cmd_diff(const Options& opt) {
   return failed ? kSpecError : kOk;
 }
 
+/// Compiles the one spec of plan and graph; nullopt (with the exit code in `rc`) on errors.
+std::optional<Compiled> compile_one(const Options& opt, int& rc) {
+  Options one = opt;
+  one.specs = {opt.spec};
+  std::vector<Compiled> results;
+  std::vector<std::string> specs;
+  rc = compile_all(one, "", results, specs);
+  if (rc != kOk) return std::nullopt;
+  return std::move(results[0]);
+}
+
+int cmd_plan(const Options& opt) {
+  int rc = kOk;
+  auto c = compile_one(opt, rc);
+  if (!c) return rc;
+  g_activity = fmt::format("planning '{}'", opt.spec);
+  const ResourcePlan plan = make_plan(c->system);
+  if (opt.format == "json")
+    fmt::print("{}\n", plan_json(plan).dump(2));
+  else
+    fmt::print("{}", render_plan_text(plan));
+  return kOk;
+}
+
+int cmd_graph(const Options& opt) {
+  const std::string ext = fs::path(opt.graph_out).extension().string();
+  if (!opt.graph_out.empty() && ext != ".svg" && ext != ".dot") {
+    fmt::print(stderr, "trainc: error: -o '{}': the file must end in .svg or .dot\n", opt.graph_out);
+    return kUsage;
+  }
+  int rc = kOk;
+  auto c = compile_one(opt, rc);
+  if (!c) return rc;
+  g_activity = fmt::format("drawing '{}'", opt.spec);
+  const std::string dot = graph_dot(c->system);
+  if (opt.graph_out.empty()) {
+    fmt::print("{}", dot);
+    return kOk;
+  }
+  std::string content = dot;
+  if (ext == ".svg") {
+    std::string error;
+    auto svg = render_svg(dot, error);
+    if (!svg) {
+      fmt::print(stderr, "trainc: error: {} (write DOT instead with -o FILE.dot)\n", error);
+      return kUsage;
+    }
+    content = *svg;
+  }
+  // Both forms carry trainc's generated-file notice, which marks a file trainc may replace.
+  if (auto err = write_generated_file(opt.graph_out, content, std::string(kGeneratedNotice))) {
+    fmt::print(stderr, "trainc: error: {}\n", *err);
+    return kUsage;
+  }
+  fmt::print("wrote {}\n", opt.graph_out);
+  return kOk;
+}
+
+int cmd_explain(const Options& opt) {
+  const auto schema = nlohmann::ordered_json::parse(spec_schema_text());
+  if (opt.list) {
+    for (const auto& p : schema_paths(schema)) fmt::print("{}\n", p);
+    return kOk;
+  }
+  std::string error;
+  auto text = explain(schema, opt.field, opt.recursive, error);
+  if (!text) {
+    fmt::print(stderr, "trainc: error: {}\n", error);
+    return kSpecError;
+  }
+  fmt::print("{}", *text);
+  return kOk;
+}
+
 /// trainrt and its tracker script, found next to this binary (build tree or install) or on PATH.
 fs::path find_beside(const char* argv0, const std::vector<std::string>& candidates) {
   std::error_code ec;
@@ -315,6 +399,28 @@ int run_cli(int argc, char** argv) {
   run->add_option("--trainrt", opt.trainrt, "the trainrt binary (default: beside trainc, else PATH)");
   run->add_option("--tracker", opt.tracker, "XGBoost 1.7's tracker script, for multi-rank steps");
 
+  auto* plan = app.add_subcommand("plan", "print what a spec will hold before it is paid for: per pool the nodes, "
+                                          "accelerators, quota metrics and price per hour; per workload the pods and "
+                                          "accelerator-hours");
+  plan->add_option("spec", opt.spec, "the spec")->required();
+  plan->add_option("--format", opt.format, "text, or json (schemas/plan.v1.schema.json)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  auto* graph = app.add_subcommand("graph", "draw a spec's system: pools, steps and their needs, clusters, services, "
+                                            "stores and who reads or writes them, identities and their grants");
+  graph->add_option("spec", opt.spec, "the spec")->required();
+  graph->add_option("-o,--out", opt.graph_out, "write FILE.svg (laid out by Graphviz) or FILE.dot; default: DOT on stdout");
+
+  auto* explain_cmd = app.add_subcommand("explain", "describe a spec field from the schema: type, default, allowed "
+                                                    "values, description (e.g. pipeline.checkpoints.pattern)");
+  explain_cmd->add_option("field", opt.field, "dot-separated field path; none: the top level");
+  explain_cmd->add_flag("-r,--recursive", opt.recursive, "list every field under it");
+  explain_cmd->add_flag("--list", opt.list, "print every field path, one per line");
+
+  auto* completion = app.add_subcommand("completion", "print a shell completion script (see the README to install it)");
+  completion->add_option("shell", opt.shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+
   auto* schema = app.add_subcommand("schema", "print the spec's JSON Schema (for editors: yaml-language-server)");
 
   try {
@@ -331,6 +437,17 @@ int run_cli(int argc, char** argv) {
     std::fwrite(spec_schema_text().data(), 1, spec_schema_text().size(), stdout);
     return kOk;
   }
+  if (*completion) {
+    const ValueKinds values{{" --diagnostics", "text json github"}, {"compile --out", "dir"}, {"diff --against", "dir"},
+                            {"run --workdir", "dir"}, {"run --scale", "none"}, {"run --threads", "none"},
+                            {"plan --format", "text json"}, {"graph --out", "file"}, {"explain field", "paths"},
+                            {"completion shell", "bash zsh"}, {"schema ", "none"}};
+    fmt::print("{}", completion_script(app, opt.shell, values));
+    return kOk;
+  }
+  if (*plan) return cmd_plan(opt);
+  if (*graph) return cmd_graph(opt);
+  if (*explain_cmd) return cmd_explain(opt);
   if (*compile) return cmd_compile(opt);
   if (*check) return cmd_check(opt);
   if (*diff) return cmd_diff(opt);

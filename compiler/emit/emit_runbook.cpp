@@ -10,6 +10,7 @@
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
 #include "emit/shell.h"
+#include "inspect/plan.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -24,6 +25,7 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path.starts_with("ci/cloudbuild.")) return "Cloud Build config";
   if (path.starts_with("docker/")) return "Dockerfile of the trainrt image (build context: the trainc source tree)";
   if (path.starts_with(".")) return "the list of files trainc generated here";
+  if (path == "graph.svg") return "the picture of the system below (`trainc graph`)";
   if (path == plan.kustomization) return "Kustomization";
   if (const k8s::Object* o = plan.object_in(path)) return o->kind;
   return "";
@@ -378,6 +380,17 @@ class RunbookEmitter final : public Emitter {
     md += "## What is here\n\n| file | kind |\n|---|---|\n";
     for (const auto& [path, content] : out.files()) md += fmt::format("| `{}` | {} |\n", path, describe(plan, path));
     md += "| `README.md` | this runbook |\n\n";
+
+    if (out.files().count("graph.svg"))
+      md += fmt::format("## The system\n\n![The pools, workloads, stores and identities of {}](graph.svg)\n\n",
+                        sys.name);
+    if (!sys.pools.empty()) {
+      md += "## Capacity, quota and cost\n\n";
+      md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "
+            "per hour (`trainc plan` prints this, `--format json` for tools). Check the quota before standing it "
+            "up; a pool whose quota is short stays empty and its pods stay Pending.\n\n";
+      md += "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
+    }
 
     md += "## Before you apply\n\n";
     md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");

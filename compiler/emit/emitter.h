@@ -23,6 +23,7 @@ class Emitter {
 
 std::unique_ptr<Emitter> new_ci_emitter();
 std::unique_ptr<Emitter> new_docker_emitter();
+std::unique_ptr<Emitter> new_graph_emitter();
 std::unique_ptr<Emitter> new_k8s_emitter();
 std::unique_ptr<Emitter> new_model_emitter();
 std::unique_ptr<Emitter> new_runbook_emitter();

@@ -15,6 +15,7 @@ const std::vector<std::unique_ptr<Emitter>>& emitters() {
     v.push_back(new_docker_emitter());
     v.push_back(new_model_emitter());
     v.push_back(new_ci_emitter());
+    v.push_back(new_graph_emitter());
     v.push_back(new_runbook_emitter());  // last: it describes what the others wrote
     std::set<std::string, std::less<>> names;
     for (const auto& e : v)

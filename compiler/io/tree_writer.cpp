@@ -166,6 +166,36 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
   return std::nullopt;
 }
 
+std::optional<std::string> write_generated_file(const fs::path& path, const std::string& content,
+                                                const std::string& marker) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto old = fs::is_regular_file(path, ec) ? read_file(path) : std::nullopt;
+    if (!old || old->find(marker) == std::string::npos)
+      return fmt::format("refusing to overwrite '{}': trainc did not write it; remove it or choose another file",
+                         path.generic_string());
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return fmt::format("cannot write '{}': no folder '{}'", path.generic_string(), dir.generic_string());
+  const fs::path tmp = dir / fmt::format(".{}.tmp-{}", path.filename().string(), getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << content;
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return fmt::format("cannot write '{}'", path.generic_string());
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignore;
+    fs::remove(tmp, ignore);
+    return fmt::format("cannot write '{}': {}", path.generic_string(), ec.message());
+  }
+  return std::nullopt;
+}
+
 std::vector<FileDrift> compare_tree(const fs::path& root, const std::string& name, const OutputSink& files,
                                     std::string& error) {
   const fs::path dir = root / name;

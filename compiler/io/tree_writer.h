@@ -35,6 +35,12 @@ std::vector<OutputFolder> output_folders(const std::filesystem::path& root);
 std::optional<std::string> write_tree(const std::filesystem::path& root, const std::string& name,
                                       const OutputSink& files);
 
+/// Writes one generated file (`trainc graph -o`) through a temporary file renamed into place. An
+/// existing file is replaced only when its text holds `marker` (trainc wrote it); otherwise an
+/// error message is returned and nothing is written.
+std::optional<std::string> write_generated_file(const std::filesystem::path& path, const std::string& content,
+                                                const std::string& marker);
+
 /// The files of `root/name` that differ from `files` (missing, changed, or not generated), in path
 /// order; empty when identical. Sets `error` when `root/name` is not a folder.
 std::vector<FileDrift> compare_tree(const std::filesystem::path& root, const std::string& name, const OutputSink& files,

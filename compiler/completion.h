@@ -1,0 +1,19 @@
+#pragma once
+// `trainc completion bash|zsh`: shell completion scripts generated from the command line's own
+// definition (CLI11), so a new subcommand or flag completes without anyone editing a script.
+#include <map>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace trainc {
+
+/// What an option's value completes to, keyed "<subcommand> <long name>" ("compile --out") or
+/// " <long name>" for the top level: "dir", "file", "spec", "paths" (schema field paths from
+/// `trainc explain --list`) or a space-separated list of words.
+using ValueKinds = std::map<std::string, std::string>;
+
+/// The completion script for `shell` ("bash" or "zsh").
+std::string completion_script(const CLI::App& app, const std::string& shell, const ValueKinds& values);
+
+}  // namespace trainc

@@ -1,0 +1,28 @@
+// graph.svg: the picture of the system (`trainc graph`), which the runbook shows.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "emit/emitter.h"
+#include "inspect/graph.h"
+
+namespace trainc {
+namespace {
+
+class GraphEmitter final : public Emitter {
+ public:
+  std::string_view name() const override { return "graph"; }
+
+  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+    std::string error;
+    auto svg = render_svg(graph_dot(sys), error);
+    if (!svg) throw std::runtime_error(error);  // trainc's own DOT: a failure is a bug
+    out.add("graph.svg", std::move(*svg));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Emitter> new_graph_emitter() { return std::make_unique<GraphEmitter>(); }
+
+}  // namespace trainc

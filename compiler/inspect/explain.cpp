@@ -1,0 +1,217 @@
+#include "inspect/explain.h"
+
+#include <fmt/format.h>
+
+#include "base/spelling.h"
+
+namespace trainc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kMaxDepth = 16;  // the schema is not recursive; this only guards a broken one
+constexpr std::string_view kAnyKey = "<name>";
+
+/// `n` with its $ref (one level, to #/definitions/...) merged in; the node's own keys win.
+json resolve(const json& schema, const json& n) {
+  if (!n.is_object() || !n.contains("$ref")) return n;
+  const std::string ref = n["$ref"].get<std::string>();
+  const std::string prefix = "#/definitions/";
+  json out = json::object();
+  if (ref.starts_with(prefix) && schema.contains("definitions") && schema["definitions"].contains(ref.substr(prefix.size())))
+    out = resolve(schema, schema["definitions"][ref.substr(prefix.size())]);
+  for (const auto& [k, v] : n.items())
+    if (k != "$ref") out[k] = v;
+  return out;
+}
+
+/// The node's `type` when it is one string; "" for none or a list of types.
+std::string type_name(const json& n) {
+  return n.contains("type") && n["type"].is_string() ? n["type"].get<std::string>() : "";
+}
+
+/// What holds the fields of `n`: arrays are looked through to their items.
+json container(const json& schema, json n) {
+  for (int i = 0; i < 4 && type_name(n) == "array" && n.contains("items"); ++i) n = resolve(schema, n["items"]);
+  return n;
+}
+
+bool is_map(const json& n) { return !n.contains("properties") && n.contains("additionalProperties") && n["additionalProperties"].is_object(); }
+
+std::string type_of(const json& schema, const json& raw) {
+  const json n = resolve(schema, raw);
+  const std::string t = type_name(n);
+  if (t == "array") return "[]" + (n.contains("items") ? type_of(schema, n["items"]) : "any");
+  if (t == "object") return is_map(n) ? "map[string]" + type_of(schema, n["additionalProperties"]) : "object";
+  if (n.contains("type") && n["type"].is_array()) {
+    std::vector<std::string> ts;
+    for (const auto& x : n["type"]) ts.push_back(x.get<std::string>());
+    return fmt::format("{}", fmt::join(ts, "|"));
+  }
+  return t.empty() ? "any" : t;
+}
+
+std::string scalar(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+/// Wraps `text` at 78 columns, every line indented by `indent`.
+std::string wrap(const std::string& text, size_t indent) {
+  std::string out, line;
+  const std::string pad(indent, ' ');
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(start, end - start);
+    if (!line.empty() && pad.size() + line.size() + 1 + word.size() > 78) {
+      out += pad + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) out += pad + line + "\n";
+  return out;
+}
+
+std::string first_sentence(const std::string& d) {
+  size_t at = d.find(". ");
+  return at == std::string::npos ? d : d.substr(0, at + 1);
+}
+
+struct Field {
+  std::string name;
+  json node;  ///< resolved
+  bool required = false;
+};
+
+/// The fields directly under `n` (resolved, arrays looked through): properties, or a map's value.
+std::vector<Field> fields(const json& schema, const json& n) {
+  const json c = container(schema, n);
+  std::vector<Field> out;
+  if (c.contains("properties")) {
+    std::vector<std::string> req;
+    if (c.contains("required")) req = c["required"].get<std::vector<std::string>>();
+    for (const auto& [k, v] : c["properties"].items())
+      out.push_back({k, resolve(schema, v), std::find(req.begin(), req.end(), k) != req.end()});
+  } else if (is_map(c)) {
+    const json v = resolve(schema, c["additionalProperties"]);
+    if (container(schema, v).contains("properties") || is_map(container(schema, v)))
+      out.push_back({std::string(kAnyKey), v, false});
+  }
+  return out;
+}
+
+std::vector<std::string> split(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('.', start);
+    if (end == std::string_view::npos) end = path.size();
+    out.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void tree(const json& schema, const json& n, int depth, std::string& out) {
+  if (depth > kMaxDepth) return;
+  for (const auto& f : fields(schema, n)) {
+    out += fmt::format("{}{} <{}>{}\n", std::string(2 * depth, ' '), f.name, type_of(schema, f.node),
+                       f.required ? " -required-" : "");
+    tree(schema, f.node, depth + 1, out);
+  }
+}
+
+void collect(const json& schema, const json& n, const std::string& prefix, int depth, std::vector<std::string>& out) {
+  if (depth > kMaxDepth) return;
+  for (const auto& f : fields(schema, n)) {
+    const std::string path = prefix.empty() ? f.name : prefix + "." + f.name;
+    out.push_back(path);
+    collect(schema, f.node, path, depth + 1, out);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> explain(const json& schema, std::string_view path, bool recursive, std::string& error) {
+  json node = resolve(schema, schema);
+  bool required = false;
+  std::string shown;  // the path as the schema names it, <name> for map keys
+  if (!path.empty()) {
+    std::string walked;
+    for (const auto& seg : split(path)) {
+      if (seg.empty()) {
+        error = fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);
+        return std::nullopt;
+      }
+      const std::vector<Field> fs = fields(schema, node);
+      const Field* next = nullptr;
+      for (const auto& f : fs)
+        if (f.name == seg || (f.name == kAnyKey)) next = &f;
+      if (!next) {
+        std::vector<std::string> names;
+        for (const auto& f : fs) names.push_back(f.name);
+        const std::string where = walked.empty() ? "the spec" : fmt::format("'{}'", walked);
+        if (names.empty())
+          error = fmt::format("'{}' has no fields: {} is a {}", seg, where, type_of(schema, node));
+        else
+          error = fmt::format("{} has no field '{}'{}; its fields: {}", where, seg, did_you_mean(seg, names),
+                              fmt::join(names, ", "));
+        return std::nullopt;
+      }
+      shown += (shown.empty() ? "" : ".") + next->name;
+      walked += (walked.empty() ? "" : ".") + seg;
+      required = next->required;
+      node = next->node;
+    }
+  }
+  std::string out;
+  out += fmt::format("FIELD:    {}\n", shown.empty() ? "(the spec)" : shown);
+  out += fmt::format("TYPE:     {}\n", shown.empty() ? "object" : type_of(schema, node));
+  if (!shown.empty()) out += fmt::format("REQUIRED: {}\n", required ? "yes" : "no");
+  const json leaf = container(schema, node);
+  if (leaf.contains("default")) out += fmt::format("DEFAULT:  {}\n", scalar(leaf["default"]));
+  if (leaf.contains("enum")) {
+    std::vector<std::string> vs;
+    for (const auto& v : leaf["enum"]) vs.push_back(scalar(v));
+    out += fmt::format("ALLOWED:  {}\n", fmt::join(vs, ", "));
+  }
+  if (leaf.contains("x-pattern-hint")) out += fmt::format("FORMAT:   {}\n", leaf["x-pattern-hint"].get<std::string>());
+  if (leaf.contains("minimum") || leaf.contains("maximum")) {
+    std::string lo = leaf.contains("minimum") ? scalar(leaf["minimum"]) : "";
+    std::string hi = leaf.contains("maximum") ? scalar(leaf["maximum"]) : "";
+    out += fmt::format("RANGE:    {}\n", lo.empty() ? "at most " + hi : hi.empty() ? "at least " + lo : lo + " to " + hi);
+  }
+  if (leaf.contains("maxLength")) out += fmt::format("LENGTH:   at most {} characters\n", scalar(leaf["maxLength"]));
+  if (leaf.contains("maxItems")) out += fmt::format("ITEMS:    at most {}\n", scalar(leaf["maxItems"]));
+  std::string desc = node.value("description", "");
+  if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
+    desc += " " + leaf["x-maximum-reason"].get<std::string>();
+  if (!desc.empty()) out += "\nDESCRIPTION:\n" + wrap(desc, 4);
+  const std::vector<Field> fs = fields(schema, node);
+  if (!fs.empty()) {
+    out += "\nFIELDS:\n";
+    if (recursive) {
+      std::string t;
+      tree(schema, node, 1, t);
+      out += t;
+    } else {
+      for (const auto& f : fs) {
+        out += fmt::format("  {} <{}>{}\n", f.name, type_of(schema, f.node), f.required ? " -required-" : "");
+        const std::string d = f.node.value("description", "");
+        if (!d.empty()) out += wrap(first_sentence(d), 4);
+        out += "\n";
+      }
+      while (out.ends_with("\n\n")) out.pop_back();
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> schema_paths(const json& schema) {
+  std::vector<std::string> out;
+  collect(schema, resolve(schema, schema), "", 0, out);
+  return out;
+}
+
+}  // namespace trainc

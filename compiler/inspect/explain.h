@@ -1,0 +1,24 @@
+#pragma once
+// `trainc explain PATH`: a field's type, default, allowed values and description, read from the
+// embedded JSON Schema (the same one specs are validated against), the way `kubectl explain` reads
+// the API's OpenAPI schema. Paths are dot-separated keys; arrays are looked through
+// (`pipeline.checkpoints.pattern`) and a map's keys are any name or `<name>`
+// (`cluster.pools.gpu.machine`).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trainc {
+
+/// The field at `path` ("" = the document), or nullopt with `error` saying what is wrong (with a
+/// did-you-mean). `recursive` lists the whole subtree's fields instead of the direct ones.
+std::optional<std::string> explain(const nlohmann::ordered_json& schema, std::string_view path, bool recursive,
+                                   std::string& error);
+
+/// Every field path the schema defines, in schema order; maps' keys appear as `<name>`.
+std::vector<std::string> schema_paths(const nlohmann::ordered_json& schema);
+
+}  // namespace trainc

@@ -1,0 +1,202 @@
+#include "inspect/graph.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <graphviz/gvc.h>
+
+#include "base/overloaded.h"
+#include "emit/output_sink.h"
+
+extern "C" {
+// Graphviz's plugin libraries, linked in (see compiler/meson.build) instead of found at run time.
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+}
+
+namespace trainc {
+namespace {
+
+/// A DOT double-quoted string: backslashes and quotes escaped, line breaks as DOT's "\n".
+std::string q(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string lines(std::initializer_list<std::string> parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += '\n';
+    out += p;
+  }
+  return out;
+}
+
+std::string range(int lo, int hi) { return lo == hi ? std::to_string(hi) : fmt::format("{}-{}", lo, hi); }
+
+struct Dot {
+  std::string body;
+  void node(const std::string& id, const std::string& label, const std::string& attrs) {
+    body += fmt::format("  {} [label={}, {}];\n", q(id), q(label), attrs);
+  }
+  void edge(const std::string& from, const std::string& to, const std::string& attrs = "") {
+    body += fmt::format("  {} -> {}{};\n", q(from), q(to), attrs.empty() ? "" : " [" + attrs + "]");
+  }
+};
+
+std::string pool_id(const std::string& n) { return "pool/" + n; }
+std::string step_id(const std::string& n) { return "step/" + n; }
+std::string store_id(const std::string& n) { return "store/" + n; }
+std::string cluster_id(const std::string& n) { return "cluster/" + n; }
+std::string service_id(const std::string& n) { return "service/" + n; }
+
+std::string store_url(const Store& s) {
+  std::string url = (s.kind == Store::Kind::gcs ? "gs://" : "s3://") + s.bucket;
+  if (!s.prefix.empty()) url += "/" + s.prefix;
+  return url;
+}
+
+constexpr const char* kReads = "color=\"#2e7d32\", label=\"reads\"";
+constexpr const char* kWrites = "color=\"#c62828\", label=\"writes\"";
+constexpr const char* kMounts = "color=\"#c62828\", dir=both, label=\"mounts\"";
+constexpr const char* kRunsOn = "style=dashed, color=\"#757575\", arrowhead=empty";
+
+}  // namespace
+
+std::string graph_dot(const System& sys) {
+  Dot d;
+  for (const auto& [name, p] : sys.pools) {
+    std::string acc;
+    if (p.accelerator) acc = fmt::format("{} x {}", p.accelerator->count, p.accelerator->type);
+    if (p.tpu) acc = fmt::format("TPU {} {} ({} chips/host)", p.tpu->generation, p.tpu->topology, p.tpu->chips_per_host);
+    const int slices = p.tpu ? p.tpu->slices : 1;
+    std::string nodes = p.autoscaling ? fmt::format("{}-{} nodes", p.autoscaling->first, p.autoscaling->second)
+                                      : fmt::format("{} node{}", p.nodes, p.nodes == 1 ? "" : "s");
+    if (slices > 1) nodes += fmt::format(" x {} slices", slices);
+    d.node(pool_id(name), lines({"pool " + name, p.machine, acc, nodes, p.provisioning == "standard" ? "" : p.provisioning}),
+           "shape=box3d, style=filled, fillcolor=\"#e3f2fd\"");
+  }
+  for (const auto& [name, s] : sys.stores)
+    d.node(store_id(name), lines({"store " + name, store_url(s), s.read_only ? "read-only" : ""}),
+           "shape=cylinder, style=filled, fillcolor=\"#fff8e1\"");
+  for (const auto& [name, cl] : sys.clusters) {
+    std::string groups;
+    auto group = [&](const PodGroup& g) {
+      groups += fmt::format("\n{}: {} pod{}{}", g.name, range(g.min, g.max), g.max == 1 ? "" : "s",
+                            g.gpus ? fmt::format(" x {} GPU", g.gpus) : "");
+    };
+    match(cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& k) { group(k.scheduler); });
+    for (const auto& g : cl.workers) group(g);
+    d.node(cluster_id(name), fmt::format("{} cluster {}{}", cl.kind(), name, groups),
+           "shape=component, style=filled, fillcolor=\"#ede7f6\"");
+    std::set<std::string> pools;
+    match(cl.engine, [&](const Ray& r) { pools.insert(r.head.pool); }, [&](const Dask& k) { pools.insert(k.scheduler.pool); });
+    for (const auto& g : cl.workers) pools.insert(g.pool);
+    for (const auto& p : pools)
+      if (!p.empty()) d.edge(cluster_id(name), pool_id(p), kRunsOn);
+    for (const auto& m : cl.mounts) d.edge(cluster_id(name), store_id(m.store), m.read_only ? kReads : kMounts);
+  }
+  for (const auto& st : sys.steps) {
+    std::string shape = fmt::format("{} pod{}", st.nodes * st.slices, st.nodes * st.slices == 1 ? "" : "s");
+    if (st.gpus) shape += fmt::format(" x {} GPU", st.gpus);
+    if (const Pool* p = sys.pool(st.pool); p && p->tpu) shape += fmt::format(" x {} TPU chips", p->tpu->chips_per_host);
+    if (st.multislice()) shape += fmt::format("\n{} slices", st.slices);
+    d.node(step_id(st.name), lines({"step " + st.name, st.kind(), shape}),
+           "shape=box, style=\"rounded,filled\", fillcolor=\"#e8f5e9\"");
+    for (const auto& n : st.needs) d.edge(step_id(n), step_id(st.name), "penwidth=2, label=\"then\"");
+    if (!st.pool.empty()) d.edge(step_id(st.name), pool_id(st.pool), kRunsOn);
+    if (!st.cluster.empty()) d.edge(step_id(st.name), cluster_id(st.cluster), kRunsOn);
+    // One edge per store the step touches: what it reads, writes, or mounts read-write.
+    std::map<std::string, int> use;  // store -> bits: 1 reads, 2 writes, 4 mounts read-write
+    for (const auto& in : st.inputs) use[in.from.store] |= 1;
+    if (st.outputs) use[st.outputs->to.store] |= 2;
+    for (const auto& m : st.mounts) use[m.store] |= m.read_only ? 1 : 4;
+    match(
+        st.run, [](const Torchrun&) {}, [](const Command&) {}, [&](const Datagen& g) { use[g.to.store] |= 2; },
+        [&](const XGBoost& x) {
+          use[x.from.store] |= 1;
+          use[x.to.store] |= 2;
+        });
+    for (const auto& [store, bits] : use) {
+      if ((bits & 3) == 3) d.edge(step_id(st.name), store_id(store), "color=\"#c62828\", dir=both, label=\"reads, writes\"");
+      else if (bits & 2) d.edge(step_id(st.name), store_id(store), kWrites);
+      else if (bits & 4) d.edge(step_id(st.name), store_id(store), kMounts);
+      else d.edge(store_id(store), step_id(st.name), kReads);
+    }
+  }
+  for (const auto& [name, s] : sys.services) {
+    d.node(service_id(name),
+           lines({fmt::format("{} service {}", s.kind(), name),
+                  fmt::format("{} replica{}{}", range(s.min, s.max), s.max == 1 ? "" : "s",
+                              s.gpus ? fmt::format(" x {} GPU", s.gpus) : ""),
+                  s.expose.gateway ? "through the Istio gateway" : ""}),
+           "shape=box, style=\"rounded,filled\", fillcolor=\"#fce4ec\"");
+    if (!s.pool.empty()) d.edge(service_id(name), pool_id(s.pool), kRunsOn);
+    match(s.server, [&](const Triton& t) { d.edge(store_id(t.repository.store), service_id(name), kReads); });
+  }
+  // Identities: a Google service account each, with a role on each bucket its workloads use.
+  if (sys.gcp) {
+    for (const Identity* id : sys.identities()) {
+      const std::string node = "identity/" + id->gsa;
+      d.node(node, lines({"identity " + id->ksa, id->gsa + "@" + sys.gcp->project}),
+             "shape=note, style=filled, fillcolor=\"#f5f5f5\"");
+      std::map<std::string, std::string> roles;  // store -> its roles, one edge each
+      for (const auto& g : id->grants) {
+        std::string& r = roles[g.store];
+        r += (r.empty() ? "" : "\n") + g.role.substr(g.role.rfind('.') + 1);
+      }
+      for (const auto& [store, r] : roles) d.edge(node, store_id(store), fmt::format("style=dotted, label={}", q(r)));
+      if (!id->of.empty()) d.edge(service_id(id->of), node, "style=dotted, arrowhead=none, label=\"runs as\"");
+    }
+  }
+  return fmt::format(
+      "// {}\n// {}\ndigraph {} {{\n  rankdir=LR;\n  graph [fontname=\"Helvetica\", fontsize=10, label={}, labelloc=t];\n"
+      "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n{}}}\n",
+      kGeneratedNotice, "trainc graph of system " + sys.name, q(sys.name), q("system " + sys.name), d.body);
+}
+
+std::optional<std::string> render_svg(const std::string& dot, std::string& error) {
+  static lt_symlist_t builtins[] = {{"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+                                    {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+                                    {nullptr, nullptr}};
+  GVC_t* gvc = gvContextPlugins(builtins, 0);
+  if (!gvc) {
+    error = "Graphviz could not start";
+    return std::nullopt;
+  }
+  std::optional<std::string> svg;
+  Agraph_t* g = agmemread(dot.c_str());
+  if (!g) {
+    error = "Graphviz could not parse the graph";
+  } else if (gvLayout(gvc, g, "dot") != 0) {
+    error = "Graphviz could not lay out the graph";
+  } else {
+    char* data = nullptr;
+    unsigned int len = 0;
+    if (gvRenderData(gvc, g, "svg", &data, &len) == 0 && data) {
+      svg = std::string(data, len);
+      gvFreeRenderData(data);
+      // The notice goes after the XML declaration, which must come first.
+      const size_t at = svg->starts_with("<?xml") ? svg->find('\n') + 1 : 0;
+      svg->insert(at, fmt::format("<!-- {} -->\n", kGeneratedNotice));
+    } else {
+      error = "Graphviz could not render SVG";
+    }
+    gvFreeLayout(gvc, g);
+  }
+  if (g) agclose(g);
+  gvFreeContext(gvc);
+  return svg;
+}
+
+}  // namespace trainc

@@ -1,0 +1,429 @@
+#include "inspect/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "base/overloaded.h"
+#include "model/catalog.h"
+#include "model/pricing.h"
+
+namespace trainc {
+namespace {
+
+/// GKE's boot disk when a pool sets no diskSizeGb.
+constexpr int kDefaultDiskGb = 100;
+
+void add_need(std::vector<QuotaNeed>& needs, const std::string& metric, long long amount, const std::string& pool) {
+  if (metric.empty() || amount <= 0) return;
+  for (auto& n : needs)
+    if (n.metric == metric) {
+      n.amount += amount;
+      if (std::find(n.pools.begin(), n.pools.end(), pool) == n.pools.end()) n.pools.push_back(pool);
+      return;
+    }
+  needs.push_back({metric, amount, {pool}});
+}
+
+/// Which price of a row a pool pays, and what the plan says about it.
+std::optional<double> pick(const Price& p, const std::string& provisioning, std::string& basis) {
+  if (provisioning == "spot") {
+    basis = "spot";
+    return p.spot;
+  }
+  if (provisioning == "flex-start") {
+    if (p.flex_start) {
+      basis = "flex-start";
+      return p.flex_start;
+    }
+    basis = "on-demand (no flex-start price in the table; flex-start is billed at a lower rate, so this is an upper "
+            "bound)";
+    return p.on_demand;
+  }
+  basis = provisioning == "reservation" ? "on-demand (a reservation is billed whether or not its VMs run)" : "on-demand";
+  return p.on_demand;
+}
+
+PoolPlan plan_pool(const Pool& pool, const std::string& region) {
+  const PriceBook& book = price_book();
+  PoolPlan out;
+  out.name = pool.name;
+  out.machine = pool.machine;
+  out.provisioning = pool.provisioning;
+  out.node_pools = pool.node_pools();
+  const int slices = pool.tpu ? pool.tpu->slices : 1;
+  out.min_nodes = (pool.autoscaling ? pool.autoscaling->first : pool.nodes) * slices;
+  out.max_nodes = pool.max_nodes() * slices;
+  out.vcpus_per_node = pool.vcpus;
+  out.memory_gib_per_node = pool.memory_gib;
+  out.disk_gb = pool.disk_gb > 0 ? pool.disk_gb : kDefaultDiskGb;
+  const bool preemptible =
+      pool.provisioning == "spot" || (pool.provisioning == "flex-start" && book.flex_start_uses_spot_quota());
+  auto metric = [&](const QuotaPair* q) { return !q ? std::string() : preemptible ? q->spot : q->on_demand; };
+  if (pool.accelerator) {
+    out.accelerator = pool.accelerator->type;
+    out.gpus_per_node = pool.accelerator->count;
+  }
+  if (pool.tpu) {
+    out.accelerator = pool.tpu->accelerator;
+    out.chips_per_node = pool.tpu->chips_per_host;
+    out.tpu_topology = pool.tpu->topology;
+  }
+  const long long n = out.max_nodes;
+  add_need(out.quota, book.cpu_quota(pool.machine, preemptible), static_cast<long long>(pool.vcpus) * n, pool.name);
+  if (pool.accelerator) add_need(out.quota, metric(book.gpu_quota(pool.accelerator->type)), out.max_gpus(), pool.name);
+  if (pool.tpu) add_need(out.quota, metric(book.tpu_quota(pool.tpu->generation)), out.max_chips(), pool.name);
+  add_need(out.quota, book.addresses_quota(), n, pool.name);
+  const std::string disks = book.disks_quota(pool.machine);
+  add_need(out.quota, disks, static_cast<long long>(out.disk_gb) * n, pool.name);
+  out.disks_counted = !disks.empty();
+
+  // The price of one node: the machine's row, plus attached GPUs' rows (N1 + T4).
+  const Price* machine = book.machine(region, pool.machine);
+  if (!machine) {
+    out.price_basis = fmt::format("stdlib/prices.yaml has no row for {} in {}", pool.machine, region);
+    return out;
+  }
+  std::string basis;
+  std::optional<double> price = pick(*machine, pool.provisioning, basis);
+  if (!price) {
+    out.price_basis = fmt::format("no {} list price for {} in {}{}", basis.substr(0, basis.find(' ')), pool.machine,
+                                  region, machine->note.empty() ? "" : " (stdlib/prices.yaml says why)");
+    return out;
+  }
+  out.price_source = machine->source;
+  out.price_date = machine->date;
+  const MachineType* m = catalog().machine(pool.machine);
+  const bool attached = pool.accelerator && m && m->gpus == 0;
+  if (attached) {
+    const Price* gpu = book.gpu(region, pool.accelerator->type);
+    std::string gpu_basis;
+    std::optional<double> each = gpu ? pick(*gpu, pool.provisioning, gpu_basis) : std::nullopt;
+    if (!each) {
+      out.price_basis = fmt::format("no {} list price for {} in {}", basis.substr(0, basis.find(' ')),
+                                    pool.accelerator->type, region);
+      return out;
+    }
+    *price += *each * pool.accelerator->count;
+    if (gpu->date != out.price_date) out.price_date += "; " + gpu->date;
+    if (gpu->source != machine->source) out.price_source += "; " + gpu->source;
+  }
+  out.node_price = price;
+  out.price_basis = basis;
+  return out;
+}
+
+WorkloadPlan group_plan(const System& sys, std::string kind, std::string name, const PodGroup& g) {
+  WorkloadPlan w;
+  w.kind = std::move(kind);
+  w.name = std::move(name);
+  w.pool = g.pool;
+  w.min_pods = g.min;
+  w.max_pods = g.max;
+  w.gpus_per_pod = g.gpus;
+  if (const Pool* p = sys.pool(g.pool); p && p->tpu) w.chips_per_pod = p->tpu->chips_per_host;
+  return w;
+}
+
+}  // namespace
+
+ResourcePlan make_plan(const System& sys) {
+  ResourcePlan plan;
+  plan.system = sys.name;
+  plan.currency = price_book().currency();
+  if (sys.gcp) {
+    plan.project = sys.gcp->project;
+    plan.region = sys.gcp->region;
+    plan.zone = sys.gcp->zone;
+  } else {
+    plan.region = kDefaultPlanRegion;
+    plan.region_assumed = true;
+    plan.notes.push_back(fmt::format("The spec has no `gcp:`, so its cluster's region is not known; quota and prices "
+                                     "are given as in {}.",
+                                     kDefaultPlanRegion));
+  }
+  if (!price_book().has_region(plan.region))
+    plan.notes.push_back(fmt::format("The price table has no rows for {} (it has {}); pools are not priced.", plan.region,
+                                     fmt::join(price_book().regions(), ", ")));
+
+  std::map<std::string, const PoolPlan*> by_name;
+  for (const auto& [name, pool] : sys.pools) plan.pools.push_back(plan_pool(pool, plan.region));
+  for (const auto& p : plan.pools) {
+    by_name[p.name] = &p;
+    plan.min_nodes += p.min_nodes;
+    plan.max_nodes += p.max_nodes;
+    plan.max_gpus += p.max_gpus();
+    plan.max_chips += p.max_chips();
+    plan.max_vcpus += static_cast<long long>(p.vcpus_per_node) * p.max_nodes;
+    for (const auto& q : p.quota) add_need(plan.quota, q.metric, q.amount, p.name);
+    if (p.node_price) {
+      plan.min_price += *p.node_price * p.min_nodes;
+      plan.max_price += *p.node_price * p.max_nodes;
+    } else {
+      plan.unpriced.push_back(p.name);
+    }
+  }
+  std::sort(plan.quota.begin(), plan.quota.end(), [](const auto& a, const auto& b) { return a.metric < b.metric; });
+  if (price_book().has_region(plan.region))
+    for (const auto& p : plan.pools)
+      if (!p.node_price) plan.notes.push_back(fmt::format("Pool {} is not priced: {}; the totals leave it out.", p.name, p.price_basis));
+  for (const auto& p : plan.pools)
+    if (!p.disks_counted)
+      plan.notes.push_back(fmt::format("The boot disks of pool {} are not counted: the quota metric of {}'s default "
+                                       "boot disk type is not in stdlib/quotas.yaml.",
+                                       p.name, p.machine));
+
+  // Steps: the accelerators each holds, and for how long at most.
+  double hours_total = 0;
+  bool bounded = true;
+  for (const auto& st : sys.steps) {
+    WorkloadPlan w;
+    w.kind = "step/" + st.kind();
+    w.name = st.name;
+    w.pool = st.pool;
+    w.cluster = st.cluster;
+    w.min_pods = w.max_pods = st.nodes * st.slices;
+    w.gpus_per_pod = st.gpus;
+    const PoolPlan* pool = by_name.count(st.pool) ? by_name[st.pool] : nullptr;
+    if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
+    w.timeout_seconds = st.timeout_seconds;
+    w.retries = st.retries;
+    const long long accelerators = static_cast<long long>(w.max_pods) * (w.gpus_per_pod + w.chips_per_pod);
+    if (accelerators > 0) {
+      if (st.timeout_seconds) {
+        w.accelerator_hours = static_cast<double>(accelerators) * *st.timeout_seconds / 3600.0;
+        hours_total += *w.accelerator_hours;
+        const int per_node = pool ? pool->gpus_per_node + pool->chips_per_node : 0;
+        if (pool && pool->node_price && per_node > 0) w.cost_bound = *w.accelerator_hours * *pool->node_price / per_node;
+      } else {
+        bounded = false;
+      }
+    }
+    plan.workloads.push_back(std::move(w));
+  }
+  if (hours_total > 0 || bounded) plan.accelerator_hours = bounded ? std::optional<double>(hours_total) : std::nullopt;
+  bool any_accelerator_step = false;
+  for (const auto& w : plan.workloads) any_accelerator_step = any_accelerator_step || w.gpus_per_pod + w.chips_per_pod > 0;
+  if (!any_accelerator_step) plan.accelerator_hours.reset();
+
+  for (const auto& [name, cl] : sys.clusters) {
+    const std::string kind = "cluster/" + cl.kind();
+    match(
+        cl.engine, [&](const Ray& r) { plan.workloads.push_back(group_plan(sys, kind, name + "/head", r.head)); },
+        [&](const Dask& d) { plan.workloads.push_back(group_plan(sys, kind, name + "/scheduler", d.scheduler)); });
+    for (const auto& g : cl.workers) plan.workloads.push_back(group_plan(sys, kind, name + "/" + g.name, g));
+    if (const Ray* r = cl.as<Ray>(); r && r->per_job)
+      plan.notes.push_back(fmt::format("Ray cluster '{}' is made per job: its pods exist only while a RayJob runs.", name));
+  }
+  for (const auto& [name, s] : sys.services) {
+    WorkloadPlan w;
+    w.kind = "service/" + s.kind();
+    w.name = name;
+    w.pool = s.pool;
+    w.min_pods = s.min;
+    w.max_pods = s.max;
+    w.gpus_per_pod = s.gpus;
+    plan.workloads.push_back(std::move(w));
+  }
+  return plan;
+}
+
+namespace {
+
+std::string money(double v) { return fmt::format("${:.2f}", v); }
+
+std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
+
+std::string range(int lo, int hi) { return lo == hi ? std::to_string(hi) : fmt::format("{}-{}", lo, hi); }
+
+/// Rows of cells as an aligned table, two spaces between columns, indented by two.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = " ";
+    for (size_t i = 0; i < r.size(); ++i) line += " " + r[i] + (i + 1 < r.size() ? std::string(width[i] - r[i].size() + 1, ' ') : "");
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string accelerators(const PoolPlan& p) {
+  if (p.gpus_per_node) return fmt::format("{} x {}", p.gpus_per_node, p.accelerator);
+  if (p.chips_per_node) return fmt::format("{} chips {} ({})", p.chips_per_node, p.accelerator, p.tpu_topology);
+  return "-";
+}
+
+std::string duration(int s) {
+  if (s % 3600 == 0) return fmt::format("{}h", s / 3600);
+  if (s % 60 == 0) return fmt::format("{}m", s / 60);
+  return fmt::format("{}s", s);
+}
+
+}  // namespace
+
+std::string render_plan_text(const ResourcePlan& plan) {
+  std::string out = fmt::format("System {}", plan.system);
+  if (!plan.project.empty())
+    out += fmt::format(": project {}, {} {}", plan.project, plan.zone.empty() ? "region" : "zone",
+                       plan.zone.empty() ? plan.region : plan.zone);
+  out += "\n\n";
+  if (!plan.pools.empty()) {
+    out += "Pools (nodes: fixed, or min-max when autoscaled)\n";
+    std::vector<std::vector<std::string>> rows{{"pool", "machine", "nodes", "per node", "accelerators at max", "provisioning"}};
+    for (const auto& p : plan.pools) {
+      std::string at_max = p.gpus_per_node ? fmt::format("{} GPUs", p.max_gpus())
+                           : p.chips_per_node ? fmt::format("{} TPU chips", p.max_chips())
+                                              : "-";
+      std::string name = p.name;
+      if (p.node_pools.size() > 1) name += fmt::format(" ({} slices)", p.node_pools.size());
+      rows.push_back({name, p.machine, range(p.min_nodes, p.max_nodes),
+                      fmt::format("{} vCPU, {:g} GiB, {}", p.vcpus_per_node, p.memory_gib_per_node, accelerators(p)),
+                      at_max, p.provisioning});
+    }
+    out += table(rows) + "\n";
+  }
+  if (!plan.workloads.empty()) {
+    out += "Workloads\n";
+    std::vector<std::vector<std::string>> rows{{"kind", "name", "pool", "pods", "per pod", "time bound"}};
+    for (const auto& w : plan.workloads) {
+      std::string per_pod = w.gpus_per_pod ? fmt::format("{} GPU", w.gpus_per_pod)
+                            : w.chips_per_pod ? fmt::format("{} TPU chips", w.chips_per_pod)
+                                              : "-";
+      std::string bound = "-";
+      if (w.kind.starts_with("step/")) {
+        if (!w.timeout_seconds)
+          bound = w.gpus_per_pod + w.chips_per_pod > 0 ? "no timeout: unbounded" : "no timeout";
+        else if (w.accelerator_hours)
+          bound = fmt::format("{}: <= {} {}-hours{}", duration(*w.timeout_seconds), hours(*w.accelerator_hours),
+                              w.gpus_per_pod ? "GPU" : "chip", w.cost_bound ? fmt::format(", <= {}", money(*w.cost_bound)) : "");
+        else
+          bound = duration(*w.timeout_seconds);
+      }
+      const std::string where = !w.pool.empty() ? w.pool : !w.cluster.empty() ? "(client of " + w.cluster + ")" : "(any)";
+      rows.push_back({w.kind, w.name, where, range(w.min_pods, w.max_pods), per_pod, bound});
+    }
+    out += table(rows) + "\n";
+  }
+  if (!plan.quota.empty()) {
+    out += fmt::format("Compute Engine quota in {} at max scale (check: gcloud compute regions describe {})\n", plan.region,
+                       plan.region);
+    std::vector<std::vector<std::string>> rows{{"metric", "needed", "pools"}};
+    for (const auto& q : plan.quota) rows.push_back({q.metric, std::to_string(q.amount), fmt::format("{}", fmt::join(q.pools, ", "))});
+    out += table(rows) + "\n";
+  }
+  if (!plan.pools.empty()) {
+    out += fmt::format("Price per hour ({} list prices in {}; no discounts)\n", plan.currency, plan.region);
+    std::vector<std::vector<std::string>> rows{{"pool", "per node", "min", "max", "basis", "price as of"}};
+    for (const auto& p : plan.pools) {
+      if (!p.node_price) {
+        rows.push_back({p.name, "no price", "-", "-", "-", "-"});
+        continue;
+      }
+      rows.push_back({p.name, money(*p.node_price), money(*p.node_price * p.min_nodes), money(*p.node_price * p.max_nodes),
+                      p.price_basis.substr(0, p.price_basis.find(' ')), p.price_date});
+    }
+    rows.push_back({"total", "", money(plan.min_price), money(plan.max_price), "", ""});
+    out += table(rows) + "\n";
+  }
+  const std::string per_hour = money(plan.min_price) == money(plan.max_price)
+                                   ? money(plan.max_price)
+                                   : money(plan.min_price) + " to " + money(plan.max_price);
+  out += fmt::format("Totals: {} nodes, {} vCPUs, {} GPUs, {} TPU chips at max scale; {} per hour",
+                     range(plan.min_nodes, plan.max_nodes), plan.max_vcpus, plan.max_gpus, plan.max_chips, per_hour);
+  if (!plan.unpriced.empty()) out += fmt::format(" (without {})", fmt::join(plan.unpriced, ", "));
+  out += "\n";
+  bool accelerator_steps = false;
+  for (const auto& w : plan.workloads)
+    accelerator_steps = accelerator_steps || (w.kind.starts_with("step/") && w.gpus_per_pod + w.chips_per_pod > 0);
+  if (accelerator_steps)
+    out += plan.accelerator_hours
+               ? fmt::format("Steps hold accelerators for at most {} accelerator-hours (their timeouts)\n",
+                             hours(*plan.accelerator_hours))
+               : "Steps' accelerator-hours are unbounded: a step on GPUs or TPUs has no timeout\n";
+  for (const auto& p : plan.pools)
+    if (p.node_price && p.price_basis.find(' ') != std::string::npos)
+      out += fmt::format("Note: {} is priced {}.\n", p.name, p.price_basis);
+  for (const auto& n : plan.notes) out += "Note: " + n + "\n";
+  return out;
+}
+
+nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
+  using ojson = nlohmann::ordered_json;
+  auto opt = [](const auto& v) { return v ? ojson(*v) : ojson(nullptr); };
+  // Money to 1/100 cent and hours to 1/1000, so that goldens do not hold floating-point noise.
+  auto usd = [](double v) { return std::round(v * 1e4) / 1e4; };
+  auto usd_opt = [&](const std::optional<double>& v) { return v ? ojson(usd(*v)) : ojson(nullptr); };
+  auto hrs_opt = [](const std::optional<double>& v) { return v ? ojson(std::round(*v * 1e3) / 1e3) : ojson(nullptr); };
+  auto quota = [](const std::vector<QuotaNeed>& needs) {
+    ojson a = ojson::array();
+    for (const auto& q : needs) a.push_back({{"metric", q.metric}, {"amount", q.amount}, {"pools", q.pools}});
+    return a;
+  };
+  ojson j;
+  j["apiVersion"] = "trainc/plan-v1";
+  j["system"] = plan.system;
+  j["project"] = plan.project.empty() ? ojson(nullptr) : ojson(plan.project);
+  j["region"] = plan.region;
+  j["zone"] = plan.zone.empty() ? ojson(nullptr) : ojson(plan.zone);
+  j["regionAssumed"] = plan.region_assumed;
+  j["currency"] = plan.currency;
+  j["pools"] = ojson::array();
+  for (const auto& p : plan.pools) {
+    ojson o;
+    o["name"] = p.name;
+    o["machine"] = p.machine;
+    o["provisioning"] = p.provisioning;
+    o["nodePools"] = p.node_pools;
+    o["nodes"] = {{"min", p.min_nodes}, {"max", p.max_nodes}};
+    o["perNode"] = {{"vcpus", p.vcpus_per_node}, {"memoryGiB", p.memory_gib_per_node}, {"gpus", p.gpus_per_node},
+                    {"tpuChips", p.chips_per_node}, {"bootDiskGB", p.disk_gb}};
+    o["accelerator"] = p.accelerator.empty() ? ojson(nullptr) : ojson(p.accelerator);
+    o["tpuTopology"] = p.tpu_topology.empty() ? ojson(nullptr) : ojson(p.tpu_topology);
+    o["quota"] = quota(p.quota);
+    if (p.node_price)
+      o["price"] = {{"perNodeHour", usd(*p.node_price)}, {"minHour", usd(*p.node_price * p.min_nodes)},
+                    {"maxHour", usd(*p.node_price * p.max_nodes)}, {"basis", p.price_basis},
+                    {"source", p.price_source}, {"date", p.price_date}};
+    else
+      o["price"] = nullptr;
+    j["pools"].push_back(std::move(o));
+  }
+  j["workloads"] = ojson::array();
+  for (const auto& w : plan.workloads) {
+    ojson o;
+    o["kind"] = w.kind;
+    o["name"] = w.name;
+    o["pool"] = w.pool.empty() ? ojson(nullptr) : ojson(w.pool);
+    if (w.kind.starts_with("step/")) o["cluster"] = w.cluster.empty() ? ojson(nullptr) : ojson(w.cluster);
+    o["pods"] = {{"min", w.min_pods}, {"max", w.max_pods}};
+    o["perPod"] = {{"gpus", w.gpus_per_pod}, {"tpuChips", w.chips_per_pod}};
+    if (w.kind.starts_with("step/")) {
+      o["timeoutSeconds"] = opt(w.timeout_seconds);
+      o["retries"] = w.retries;
+      o["acceleratorHours"] = hrs_opt(w.accelerator_hours);
+      o["costBound"] = usd_opt(w.cost_bound);
+    }
+    j["workloads"].push_back(std::move(o));
+  }
+  j["quota"] = quota(plan.quota);
+  j["totals"] = {{"nodes", {{"min", plan.min_nodes}, {"max", plan.max_nodes}}},
+                 {"vcpus", plan.max_vcpus},
+                 {"gpus", plan.max_gpus},
+                 {"tpuChips", plan.max_chips},
+                 {"pricePerHour", {{"min", usd(plan.min_price)}, {"max", usd(plan.max_price)}}},
+                 {"unpriced", plan.unpriced},
+                 {"acceleratorHours", hrs_opt(plan.accelerator_hours)}};
+  j["notes"] = plan.notes;
+  return j;
+}
+
+}  // namespace trainc

@@ -1,0 +1,81 @@
+#pragma once
+// `trainc plan`: what a system will hold before anyone pays for it. Per pool the machines, nodes,
+// accelerators, the Compute Engine quota metrics they count against and an hourly price range
+// (stdlib/prices.yaml); per step, cluster and service the pods and accelerators they ask for, and
+// for steps with a timeout an upper bound on accelerator-hours. Rendered as text or as JSON
+// (schemas/plan.v1.schema.json).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model.h"
+
+namespace trainc {
+
+/// One quota metric's need, summed over pools in the region at their largest.
+struct QuotaNeed {
+  std::string metric;
+  long long amount = 0;
+  std::vector<std::string> pools;  ///< the pools that count against it
+};
+
+struct PoolPlan {
+  std::string name, machine, provisioning;
+  std::vector<std::string> node_pools;  ///< GKE node pools (one per TPU slice)
+  int min_nodes = 0, max_nodes = 0;     ///< over all of its node pools
+  int vcpus_per_node = 0;
+  double memory_gib_per_node = 0;
+  std::string accelerator;  ///< GPU label or TPU accelerator label; "" for CPU pools
+  int gpus_per_node = 0, chips_per_node = 0;
+  std::string tpu_topology;  ///< "" unless a TPU pool
+  int disk_gb = 0;           ///< boot disk per node as GKE creates it
+  bool disks_counted = true; ///< false when the boot disk's quota metric is not known
+  std::vector<QuotaNeed> quota;  ///< this pool's needs at max scale
+  std::optional<double> node_price;  ///< per node per hour; nullopt = not in the price table
+  std::string price_basis;           ///< which price applies (on-demand, spot, ...), or why there is none
+  std::string price_source, price_date;
+  long long max_gpus() const { return static_cast<long long>(gpus_per_node) * max_nodes; }
+  long long max_chips() const { return static_cast<long long>(chips_per_node) * max_nodes; }
+};
+
+/// A step, a compute cluster's pod group, or a service's replicas.
+struct WorkloadPlan {
+  std::string kind;  ///< step/<kind>, cluster/<engine>, service/<server>
+  std::string name;  ///< step name; cluster or service name, with "/<group>" for a pod group
+  std::string pool;     ///< "" = anywhere
+  std::string cluster;  ///< steps on a compute cluster: its name
+  int min_pods = 0, max_pods = 0;
+  int gpus_per_pod = 0, chips_per_pod = 0;
+  std::optional<int> timeout_seconds;  ///< steps only
+  int retries = 0;
+  /// Steps with a timeout: GPUs (or TPU chips) x timeout, the most the step can hold them for
+  /// (the Job's activeDeadlineSeconds spans its retries).
+  std::optional<double> accelerator_hours;
+  std::optional<double> cost_bound;  ///< accelerator-hours priced at the pool's per-accelerator rate
+};
+
+struct ResourcePlan {
+  std::string system, project, region, zone;
+  bool region_assumed = false;  ///< no `gcp:`: priced and counted as in `region`
+  std::string currency;
+  std::vector<PoolPlan> pools;
+  std::vector<WorkloadPlan> workloads;
+  std::vector<QuotaNeed> quota;  ///< summed over pools, in metric order
+  int min_nodes = 0, max_nodes = 0;
+  long long max_gpus = 0, max_chips = 0, max_vcpus = 0;
+  double min_price = 0, max_price = 0;  ///< per hour; pools without a price are left out (and named)
+  std::vector<std::string> unpriced;    ///< pools the price table has no row for
+  std::optional<double> accelerator_hours;  ///< sum of the steps' bounds; nullopt if any step has none
+  std::vector<std::string> notes;
+};
+
+/// The region plans are priced in when a spec has no `gcp:`.
+inline constexpr const char* kDefaultPlanRegion = "us-central1";
+
+ResourcePlan make_plan(const System& sys);
+std::string render_plan_text(const ResourcePlan& plan);
+nlohmann::ordered_json plan_json(const ResourcePlan& plan);
+
+}  // namespace trainc

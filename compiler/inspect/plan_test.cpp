@@ -1,0 +1,190 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "driver.h"
+#include "inspect/plan.h"
+#include "model/catalog.h"
+#include "model/pricing.h"
+
+using namespace trainc;
+namespace fs = std::filesystem;
+
+namespace {
+
+System compile_text(const std::string& yaml) {
+  Diagnostics diags;
+  auto c = compile_source(std::make_shared<SourceFile>("spec.yaml", yaml), diags);
+  REQUIRE_MESSAGE(c, diags.render_text());
+  return c->system;
+}
+
+const std::string kHeader = "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
+                            "gcp: {project: my-project, region: us-central1, zone: us-central1-c}\n";
+
+const PoolPlan& pool_named(const ResourcePlan& plan, const std::string& name) {
+  for (const auto& p : plan.pools)
+    if (p.name == name) return p;
+  FAIL("no pool " << name);
+  throw;
+}
+
+long long need(const std::vector<QuotaNeed>& needs, const std::string& metric) {
+  for (const auto& q : needs)
+    if (q.metric == metric) return q.amount;
+  return -1;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("plan: nodes, accelerators, quota and price of GPU pools, from the tables") {
+  const System sys = compile_text(kHeader + R"(cluster:
+  pools:
+    t4: {machine: n1-standard-8, accelerator: {type: nvidia-tesla-t4, count: 2}, autoscaling: {min: 1, max: 4}}
+    cheap: {machine: n1-standard-8, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 2, provisioning: spot}
+pipeline:
+  - {name: train, image: x/y:1, pool: t4, nodes: 3, torchrun: {script: t.py}, timeout: 2h}
+  - {name: eval, image: x/y:1, pool: cheap, command: [run]}
+)");
+  const ResourcePlan plan = make_plan(sys);
+  const PriceBook& book = price_book();
+  const QuotaPair* t4q = book.gpu_quota("nvidia-tesla-t4");
+  REQUIRE(t4q);
+  const PoolPlan& t4 = pool_named(plan, "t4");
+  CHECK(t4.min_nodes == 1);
+  CHECK(t4.max_nodes == 4);
+  CHECK(t4.max_gpus() == 8);
+  CHECK(need(t4.quota, t4q->on_demand) == 8);
+  CHECK(need(t4.quota, book.cpu_quota("n1-standard-8")) == 32);
+  CHECK(need(t4.quota, "PREEMPTIBLE_" + book.cpu_quota("n1-standard-8")) == -1);
+  const PoolPlan& cheap = pool_named(plan, "cheap");
+  CHECK(need(cheap.quota, t4q->spot) == 2);
+  CHECK(need(cheap.quota, t4q->on_demand) == -1);
+  CHECK(need(cheap.quota, book.cpu_quota("n1-standard-8", true)) == 16);
+  // Totals add up the pools' quota per metric.
+  CHECK(need(plan.quota, book.cpu_quota("n1-standard-8")) == 32);
+  if (!book.addresses_quota().empty()) CHECK(need(plan.quota, book.addresses_quota()) == 6);
+
+  // A node costs the machine's row plus its attached GPUs' rows; spot pools pay spot prices.
+  const Price* m = book.machine("us-central1", "n1-standard-8");
+  const Price* g = book.gpu("us-central1", "nvidia-tesla-t4");
+  REQUIRE(m);
+  REQUIRE(g);
+  REQUIRE(t4.node_price);
+  CHECK(*t4.node_price == doctest::Approx(*m->on_demand + 2 * *g->on_demand));
+  REQUIRE(cheap.node_price);
+  CHECK(*cheap.node_price == doctest::Approx(*m->spot + *g->spot));
+  CHECK(plan.min_price == doctest::Approx(*t4.node_price * 1 + *cheap.node_price * 2));
+  CHECK(plan.max_price == doctest::Approx(*t4.node_price * 4 + *cheap.node_price * 2));
+
+  // train: 3 pods x 2 GPUs (the pool's) x 2h; eval has no timeout, so the total is unbounded.
+  REQUIRE(plan.workloads.size() == 2);
+  const WorkloadPlan& train = plan.workloads[0];
+  CHECK(train.gpus_per_pod == 2);
+  REQUIRE(train.accelerator_hours);
+  CHECK(*train.accelerator_hours == doctest::Approx(12.0));
+  REQUIRE(train.cost_bound);
+  CHECK(*train.cost_bound == doctest::Approx(12.0 * *t4.node_price / 2));
+  CHECK_FALSE(plan.accelerator_hours);
+  CHECK(render_plan_text(plan).find("unbounded") != std::string::npos);
+}
+
+TEST_CASE("plan: TPU slices count chips per slice, and a region without prices says so") {
+  const System sys = compile_text(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
+      "gcp: {project: my-project, region: europe-west4, zone: europe-west4-b}\n"
+      "cluster:\n  pools:\n    system: {machine: e2-standard-4}\n"
+      "    v5e: {machine: ct5lp-hightpu-4t, tpu: {topology: 2x4, slices: 2}}\n");
+  const ResourcePlan plan = make_plan(sys);
+  const PoolPlan& p = pool_named(plan, "v5e");
+  CHECK(p.node_pools.size() == 2);
+  CHECK(p.max_nodes == 4);  // 2 hosts per 2x4 slice, 2 slices
+  CHECK(p.max_chips() == 16);
+  const QuotaPair* q = price_book().tpu_quota("v5e");
+  REQUIRE(q);
+  CHECK(need(p.quota, q->on_demand) == 16);
+  CHECK_FALSE(p.node_price);
+  CHECK(plan.unpriced == std::vector<std::string>{"system", "v5e"});
+  CHECK(render_plan_text(plan).find("no rows for europe-west4") != std::string::npos);
+}
+
+TEST_CASE("plan: every example's JSON plan meets schemas/plan.v1.schema.json, and every pool is priced") {
+  nlohmann::json schema_doc = nlohmann::json::parse(read(fs::path(TRAINC_SOURCE_ROOT) / "schemas/plan.v1.schema.json"));
+  valijson::Schema schema;
+  valijson::SchemaParser parser;
+  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_doc);
+  parser.populateSchema(schema_adapter, schema);
+  int checked = 0;
+  for (const auto& dir : fs::directory_iterator(fs::path(TRAINC_SOURCE_ROOT) / "examples")) {
+    for (const char* name : {"spec.yaml", "spec.jsonnet"}) {
+      const fs::path spec = dir.path() / name;
+      if (!fs::exists(spec)) continue;
+      CAPTURE(spec.string());
+      std::string error;
+      SourcePtr src = read_source(spec.string(), error);
+      REQUIRE(src);
+      Diagnostics diags;
+      auto c = compile_source(src, diags);
+      REQUIRE_MESSAGE(c, diags.render_text());
+      const ResourcePlan plan = make_plan(c->system);
+      // Round-trip through text, as a consumer reads it.
+      nlohmann::json doc = nlohmann::json::parse(plan_json(plan).dump());
+      valijson::Validator validator;
+      valijson::ValidationResults results;
+      valijson::adapters::NlohmannJsonAdapter doc_adapter(doc);
+      std::string why;
+      if (!validator.validate(schema, doc_adapter, &results)) {
+        valijson::ValidationResults::Error e;
+        while (results.popError(e)) {
+          for (const auto& c2 : e.context) why += c2;
+          why += ": " + e.description + "\n";
+        }
+      }
+      CHECK_MESSAGE(why.empty(), why);
+      // A pool goes unpriced only where the table has its row with a null figure and a note saying why.
+      for (const auto& p : plan.pools)
+        if (!p.node_price) {
+          const Price* row = price_book().machine(plan.region, p.machine);
+          REQUIRE_MESSAGE(row, p.machine << " has no row in stdlib/prices.yaml for " << plan.region);
+          CHECK_FALSE(row->note.empty());
+        }
+      for (const auto& p : plan.pools) {
+        CAPTURE(p.name);
+        if (p.gpus_per_node || p.chips_per_node) {
+          bool accelerator_metric = false;
+          for (const auto& q : p.quota) accelerator_metric = accelerator_metric || q.metric.find("GPU") != std::string::npos || q.metric.find("TPU") != std::string::npos;
+          CHECK(accelerator_metric);
+        }
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= 9);
+}
+
+TEST_CASE("price book: every catalog accelerator has quota metrics") {
+  const PriceBook& book = price_book();
+  for (const auto& name : catalog().machine_names()) {
+    const MachineType* m = catalog().machine(name);
+    CAPTURE(name);
+    if (m->gpus > 0) CHECK(book.gpu_quota(m->accelerator));
+    if (m->tpu_chips > 0) CHECK(book.tpu_quota(m->tpu_generation));
+    const bool counted = !book.cpu_quota(name).empty() || m->gpus > 0 || m->tpu_chips > 0;
+    CHECK_MESSAGE(counted, "no CPU quota metric");
+  }
+  for (const auto& g : catalog().attachable_gpus()) CHECK_MESSAGE(book.gpu_quota(g.accelerator), g.accelerator);
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# trainc plan, graph, explain and completion (TAP). Every example's plan (text and JSON) and graph
+# (DOT) match tests/inspect/<name>/ (regenerate with ./dev.sh golden), and a Jsonnet twin gives the
+# same; the SVG Graphviz renders is well-formed XML and Graphviz's own `dot` accepts the DOT;
+# explain and the completion scripts work as a user calls them. Usage: tests/inspect_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+rc=0  # exit code of the last run() (tests/tap.sh)
+
+HINT="run ./dev.sh golden to regenerate (then review and commit tests/inspect/)"
+
+# SPEC NAME FILE ARGS...: `trainc ARGS SPEC` prints exactly tests/inspect/NAME/FILE.
+matches() {
+  local spec=$1 name=$2 file=$3 d
+  shift 3
+  run "$TRAINC" "$@" "$spec"
+  if [ "$rc" -ne 0 ]; then echo "trainc $* $spec exited $rc:"; cat "$TMP/stderr"; return 1; fi
+  if [ ! -f "tests/inspect/$name/$file" ]; then echo "tests/inspect/$name/$file is missing; $HINT"; return 1; fi
+  if ! d=$(diff -u "tests/inspect/$name/$file" "$TMP/stdout"); then
+    printf '%s\n' "$d" | head -n 30
+    echo "trainc $* $spec differs from tests/inspect/$name/$file; $HINT"
+    return 1
+  fi
+}
+
+while read -r spec; do
+  name=$(basename "$(dirname "$spec")")
+  t "plan (text) of $spec" matches "$spec" "$name" plan.txt plan
+  t "plan (json) of $spec" matches "$spec" "$name" plan.json plan --format json
+  t "graph (DOT) of $spec" matches "$spec" "$name" graph.dot graph
+done < <(example_specs)
+
+well_formed_svg() {
+  local out=$TMP/system.svg
+  rm -f "$out"
+  run "$TRAINC" graph examples/triton-tpu/spec.jsonnet -o "$out"
+  if [ "$rc" -ne 0 ]; then echo "graph -o exited $rc"; cat "$TMP/stderr"; return 1; fi
+  python3 - "$out" <<'PY' || return 1
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg", root.tag
+titles = [t.text for t in root.iter(ns + "title")]
+for want in ("pool/tpu-v5e", "service/triton", "store/models", "step/pretrain"):
+    assert want in titles, (want, titles[:20])
+edges = [g for g in root.iter(ns + "g") if g.get("class") == "edge"]
+assert len(edges) >= 5, len(edges)
+PY
+  if command -v dot >/dev/null 2>&1; then
+    "$TRAINC" graph examples/xgb-a4/spec.yaml | dot -Tsvg >/dev/null || { echo "Graphviz's dot rejects the DOT"; return 1; }
+  fi
+  # The same again replaces trainc's own file.
+  run "$TRAINC" graph examples/mnist/spec.yaml -o "$out"
+  [ "$rc" -eq 0 ] || { echo "graph -o over its own file exited $rc"; return 1; }
+}
+t "graph -o FILE.svg is well-formed SVG with every part; dot accepts the DOT" well_formed_svg
+
+graph_guards() {
+  printf 'mine\n' >"$TMP/notes.svg"
+  run "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/notes.svg"
+  [ "$rc" -eq 2 ] || { echo "over a file trainc did not write: exit $rc (expected 2)"; return 1; }
+  grep -q "refusing to overwrite" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  [ "$(cat "$TMP/notes.svg")" = mine ] || { echo "the user's file was changed"; return 1; }
+  run "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/graph.png"
+  [ "$rc" -eq 2 ] && grep -q "must end in .svg or .dot" "$TMP/stderr" || { echo "-o graph.png: exit $rc"; return 1; }
+  [ ! -e "$TMP/graph.png" ] || { echo "graph.png was written"; return 1; }
+}
+t "graph -o keeps files trainc did not write and names the formats it knows" graph_guards
+
+plan_of_bad_spec() {
+  printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: x\ncluster: {pools: {p: {machine: n1-standrd-4}}}\n' >"$TMP/bad.yaml"
+  run "$TRAINC" plan "$TMP/bad.yaml"
+  [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; return 1; }
+  grep -q "bad.yaml:4:" "$TMP/stderr" && grep -q "n1-standard-4" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  [ ! -s "$TMP/stdout" ] || { echo "a plan was printed for a spec with errors"; return 1; }
+}
+t "plan of a spec with errors prints its diagnostics and no plan" plan_of_bad_spec
+
+explain_cli() {
+  run "$TRAINC" explain pipeline.checkpoints.pattern
+  [ "$rc" -eq 0 ] && grep -q '^DEFAULT:  \*$' "$TMP/stdout" || { echo "exit $rc"; cat "$TMP/stdout" "$TMP/stderr"; return 1; }
+  run "$TRAINC" explain cluster.pools.gpu.provisoning
+  [ "$rc" -eq 1 ] || { echo "wrong path: exit $rc (expected 1)"; return 1; }
+  grep -q "did you mean 'provisioning'?" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  run "$TRAINC" explain --list
+  [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/stdout")" -gt 150 ] || { echo "--list: exit $rc, $(wc -l <"$TMP/stdout") lines"; return 1; }
+  grep -qx 'pipeline.checkpoints.resumeFlag' "$TMP/stdout" || { echo "--list lacks pipeline.checkpoints.resumeFlag"; return 1; }
+}
+t "explain prints a field, suggests for a typo, lists every path" explain_cli
+
+# Runs the bash completion function for a command line (the last word is being completed) and
+# prints the candidates, one a line. trainc is first on PATH, as an installed one would be.
+complete_bash() {
+  local script=$TMP/trainc.bash
+  "$TRAINC" completion bash >"$script" || return 1
+  mkdir -p "$TMP/bin"
+  ln -sf "$TRAINC" "$TMP/bin/trainc"
+  PATH="$TMP/bin:$PATH" bash -c '
+    source "$1"; shift
+    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+    _trainc
+    printf "%s\n" "${COMPREPLY[@]}"' _ "$script" "$@"
+}
+
+bash_completion() {
+  local out
+  out=$(complete_bash trainc pl) && [ "$out" = plan ] || { echo "trainc pl -> '$out'"; return 1; }
+  out=$(complete_bash trainc graph -) && grep -qx -- --out <<<"$out" && grep -qx -- -o <<<"$out" ||
+    { echo "trainc graph - -> $out"; return 1; }
+  out=$(complete_bash trainc plan --format '') && [ "$(sort <<<"$out" | tr '\n' ' ')" = "json text " ] ||
+    { echo "trainc plan --format -> $out"; return 1; }
+  out=$(complete_bash trainc explain pipeline.checkpoints.re) && [ "$out" = pipeline.checkpoints.resumeFlag ] ||
+    { echo "trainc explain pipeline.checkpoints.re -> '$out'"; return 1; }
+  out=$(cd examples/mnist && complete_bash trainc compile sp) && grep -qx spec.yaml <<<"$out" &&
+    grep -qx spec.jsonnet <<<"$out" || { echo "trainc compile sp (in examples/mnist) -> $out"; return 1; }
+  out=$(complete_bash trainc completion '') && [ "$(sort <<<"$out" | tr '\n' ' ')" = "bash zsh " ] ||
+    { echo "trainc completion -> $out"; return 1; }
+}
+t "bash completion: subcommands, flags, flag values, schema paths, spec files" bash_completion
+
+zsh_completion() {
+  "$TRAINC" completion zsh >"$TMP/_trainc" || return 1
+  head -n 1 "$TMP/_trainc" | grep -qx '#compdef trainc' || { echo "no #compdef line"; return 1; }
+  if ! command -v zsh >/dev/null 2>&1; then echo "zsh is not installed: syntax not checked"; return 0; fi
+  zsh -n "$TMP/_trainc" || { echo "zsh -n rejects the script"; return 1; }
+  # Loaded by compinit from fpath, the function is defined and registered for trainc.
+  ZDOTDIR=$TMP zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$1/zcompdump"; [[ ${_comps[trainc]} == _trainc ]]' _ "$TMP" ||
+    { echo "compinit does not register _trainc for trainc"; return 1; }
+}
+t "zsh completion: a #compdef script zsh accepts and compinit registers" zsh_completion
+
+tap_done
