@@ -1,9 +1,9 @@
 #include "completion.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace trainc {
 namespace {
@@ -24,7 +24,8 @@ std::string kind_of(const ValueKinds& values, const std::string& sub, const std:
   return it == values.end() ? "file" : it->second;
 }
 
-std::vector<Flag> flags_of(const CLI::App& app, const std::string& sub, const ValueKinds& values, std::string& positional) {
+std::vector<Flag> flags_of(const CLI::App& app, const std::string& sub, const ValueKinds& values,
+                           std::string& positional) {
   std::vector<Flag> out;
   for (const CLI::Option* o : app.get_options()) {
     if (!o->nonpositional()) {
@@ -82,8 +83,10 @@ std::string bash(const CLI::App& app, const ValueKinds& values) {
        "  compopt -o nospace -o filenames 2>/dev/null\n"
        "}\n\n";
   s += "_trainc() {\n  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub='' i\n";
-  s += fmt::format("  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${{COMP_WORDS[i]}} in\n      {}) sub=${{COMP_WORDS[i]}}; break ;;\n    esac\n  done\n",
-                   fmt::join(names, "|"));
+  s += fmt::format(
+      "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case ${{COMP_WORDS[i]}} in\n      {}) sub=${{COMP_WORDS[i]}}; "
+      "break ;;\n    esac\n  done\n",
+      fmt::join(names, "|"));
   // Values of the top-level options, wherever they appear.
   for (const auto& f : top)
     if (!f.value.empty())
@@ -118,10 +121,14 @@ std::string zsh_text(std::string t) {
   }
   std::string out;
   for (char c : t) {
-    if (c == '\'' ) out += "'\\''";
-    else if (c == '[' || c == ']' || c == ':' || c == '\\') out += std::string("\\") + c;
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else if (c == '[' || c == ']' || c == ':' || c == '\\')
+      out += std::string("\\") + c;
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -138,7 +145,8 @@ std::string zsh_action(const std::string& kind) {
 std::string zsh_spec(const Flag& f) {
   std::string names = f.names.size() == 1 ? f.names[0] : fmt::format("{{{}}}", fmt::join(f.names, ","));
   std::string exclusive = f.names.size() == 1 ? "" : fmt::format("'({})'", fmt::join(f.names, " "));
-  std::string value = f.value.empty() ? "" : fmt::format(":{}:{}", f.value == "dir" ? "folder" : "value", zsh_action(f.value));
+  std::string value =
+      f.value.empty() ? "" : fmt::format(":{}:{}", f.value == "dir" ? "folder" : "value", zsh_action(f.value));
   return fmt::format("{}{}'[{}]{}'", exclusive, names, zsh_text(f.help), value);
 }
 
@@ -153,12 +161,14 @@ std::string zsh(const CLI::App& app, const ValueKinds& values) {
   s += "  )\n  local line state\n  _arguments -C \\\n";
   for (const auto& f : top) s += "    " + zsh_spec(f) + " \\\n";
   s += "    '1: :->command' \\\n    '*:: :->args'\n";
-  s += "  case $state in\n    command) _describe -t commands 'trainc command' commands ;;\n    args)\n      case $line[1] in\n";
+  s += "  case $state in\n    command) _describe -t commands 'trainc command' commands ;;\n    args)\n      case "
+       "$line[1] in\n";
   for (const auto& c : cmds) {
     s += fmt::format("        {}) _arguments", c.name);
     for (const auto& f : c.flags) s += " \\\n          " + zsh_spec(f);
     if (!c.positional.empty() && c.positional != "none")
-      s += fmt::format(" \\\n          '*:{}:{}'", c.positional == "paths" ? "field" : "argument", zsh_action(c.positional));
+      s += fmt::format(" \\\n          '*:{}:{}'", c.positional == "paths" ? "field" : "argument",
+                       zsh_action(c.positional));
     s += " ;;\n";
   }
   s += "      esac ;;\n  esac\n}\n\n_trainc \"$@\"\n";

@@ -1,10 +1,9 @@
 #pragma once
 // `trainc completion bash|zsh`: shell completion scripts generated from the command line's own
 // definition (CLI11), so a new subcommand or flag completes without anyone editing a script.
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace trainc {
 

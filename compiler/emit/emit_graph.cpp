@@ -1,7 +1,7 @@
 // graph.svg: the picture of the system (`trainc graph`), which the runbook shows.
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "emit/emitter.h"
 #include "inspect/graph.h"

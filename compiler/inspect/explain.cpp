@@ -18,7 +18,8 @@ json resolve(const json& schema, const json& n) {
   const std::string ref = n["$ref"].get<std::string>();
   const std::string prefix = "#/definitions/";
   json out = json::object();
-  if (ref.starts_with(prefix) && schema.contains("definitions") && schema["definitions"].contains(ref.substr(prefix.size())))
+  if (ref.starts_with(prefix) && schema.contains("definitions") &&
+      schema["definitions"].contains(ref.substr(prefix.size())))
     out = resolve(schema, schema["definitions"][ref.substr(prefix.size())]);
   for (const auto& [k, v] : n.items())
     if (k != "$ref") out[k] = v;
@@ -36,7 +37,9 @@ json container(const json& schema, json n) {
   return n;
 }
 
-bool is_map(const json& n) { return !n.contains("properties") && n.contains("additionalProperties") && n["additionalProperties"].is_object(); }
+bool is_map(const json& n) {
+  return !n.contains("properties") && n.contains("additionalProperties") && n["additionalProperties"].is_object();
+}
 
 std::string type_of(const json& schema, const json& raw) {
   const json n = resolve(schema, raw);
@@ -141,7 +144,8 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
     std::string walked;
     for (const auto& seg : split(path)) {
       if (seg.empty()) {
-        error = fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);
+        error =
+            fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);
         return std::nullopt;
       }
       const std::vector<Field> fs = fields(schema, node);
@@ -180,7 +184,9 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
   if (leaf.contains("minimum") || leaf.contains("maximum")) {
     std::string lo = leaf.contains("minimum") ? scalar(leaf["minimum"]) : "";
     std::string hi = leaf.contains("maximum") ? scalar(leaf["maximum"]) : "";
-    out += fmt::format("RANGE:    {}\n", lo.empty() ? "at most " + hi : hi.empty() ? "at least " + lo : lo + " to " + hi);
+    out += fmt::format("RANGE:    {}\n", lo.empty()   ? "at most " + hi
+                                         : hi.empty() ? "at least " + lo
+                                                      : lo + " to " + hi);
   }
   if (leaf.contains("maxLength")) out += fmt::format("LENGTH:   at most {} characters\n", scalar(leaf["maxLength"]));
   if (leaf.contains("maxItems")) out += fmt::format("ITEMS:    at most {}\n", scalar(leaf["maxItems"]));

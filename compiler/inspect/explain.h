@@ -4,12 +4,11 @@
 // the API's OpenAPI schema. Paths are dot-separated keys; arrays are looked through
 // (`pipeline.checkpoints.pattern`) and a map's keys are any name or `<name>`
 // (`cluster.pools.gpu.machine`).
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace trainc {
 

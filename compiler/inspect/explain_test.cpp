@@ -1,7 +1,8 @@
+#include "inspect/explain.h"
+
 #include <doctest/doctest.h>
 
 #include "frontend/schema_check.h"
-#include "inspect/explain.h"
 
 using namespace trainc;
 
@@ -61,8 +62,10 @@ TEST_CASE("explain --recursive lists the subtree, indented") {
   std::string error;
   auto t = explain(schema(), "pipeline.checkpoints", true, error);
   REQUIRE(t);
-  CHECK(t->find("FIELDS:\n  path <string> -required-\n  pattern <string>\n  resumeFlag <string>\n") != std::string::npos);
+  CHECK(t->find("FIELDS:\n  path <string> -required-\n  pattern <string>\n  resumeFlag <string>\n") !=
+        std::string::npos);
   auto all = explain(schema(), "", true, error);
   REQUIRE(all);
-  CHECK(all->find("\n    pools <map[string]object>\n      <name> <object>\n        machine <string> -required-\n") != std::string::npos);
+  CHECK(all->find("\n    pools <map[string]object>\n      <name> <object>\n        machine <string> -required-\n") !=
+        std::string::npos);
 }

@@ -1,10 +1,10 @@
 #include "inspect/graph.h"
 
-#include <map>
-#include <set>
-
 #include <fmt/format.h>
 #include <graphviz/gvc.h>
+
+#include <map>
+#include <set>
 
 #include "base/overloaded.h"
 #include "emit/output_sink.h"
@@ -78,12 +78,14 @@ std::string graph_dot(const System& sys) {
   for (const auto& [name, p] : sys.pools) {
     std::string acc;
     if (p.accelerator) acc = fmt::format("{} x {}", p.accelerator->count, p.accelerator->type);
-    if (p.tpu) acc = fmt::format("TPU {} {} ({} chips/host)", p.tpu->generation, p.tpu->topology, p.tpu->chips_per_host);
+    if (p.tpu)
+      acc = fmt::format("TPU {} {} ({} chips/host)", p.tpu->generation, p.tpu->topology, p.tpu->chips_per_host);
     const int slices = p.tpu ? p.tpu->slices : 1;
     std::string nodes = p.autoscaling ? fmt::format("{}-{} nodes", p.autoscaling->first, p.autoscaling->second)
                                       : fmt::format("{} node{}", p.nodes, p.nodes == 1 ? "" : "s");
     if (slices > 1) nodes += fmt::format(" x {} slices", slices);
-    d.node(pool_id(name), lines({"pool " + name, p.machine, acc, nodes, p.provisioning == "standard" ? "" : p.provisioning}),
+    d.node(pool_id(name),
+           lines({"pool " + name, p.machine, acc, nodes, p.provisioning == "standard" ? "" : p.provisioning}),
            "shape=box3d, style=filled, fillcolor=\"#e3f2fd\"");
   }
   for (const auto& [name, s] : sys.stores)
@@ -95,12 +97,15 @@ std::string graph_dot(const System& sys) {
       groups += fmt::format("\n{}: {} pod{}{}", g.name, range(g.min, g.max), g.max == 1 ? "" : "s",
                             g.gpus ? fmt::format(" x {} GPU", g.gpus) : "");
     };
-    match(cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& k) { group(k.scheduler); });
+    match(
+        cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& k) { group(k.scheduler); });
     for (const auto& g : cl.workers) group(g);
     d.node(cluster_id(name), fmt::format("{} cluster {}{}", cl.kind(), name, groups),
            "shape=component, style=filled, fillcolor=\"#ede7f6\"");
     std::set<std::string> pools;
-    match(cl.engine, [&](const Ray& r) { pools.insert(r.head.pool); }, [&](const Dask& k) { pools.insert(k.scheduler.pool); });
+    match(
+        cl.engine, [&](const Ray& r) { pools.insert(r.head.pool); },
+        [&](const Dask& k) { pools.insert(k.scheduler.pool); });
     for (const auto& g : cl.workers) pools.insert(g.pool);
     for (const auto& p : pools)
       if (!p.empty()) d.edge(cluster_id(name), pool_id(p), kRunsOn);
@@ -128,10 +133,14 @@ std::string graph_dot(const System& sys) {
           use[x.to.store] |= 2;
         });
     for (const auto& [store, bits] : use) {
-      if ((bits & 3) == 3) d.edge(step_id(st.name), store_id(store), "color=\"#c62828\", dir=both, label=\"reads, writes\"");
-      else if (bits & 2) d.edge(step_id(st.name), store_id(store), kWrites);
-      else if (bits & 4) d.edge(step_id(st.name), store_id(store), kMounts);
-      else d.edge(store_id(store), step_id(st.name), kReads);
+      if ((bits & 3) == 3)
+        d.edge(step_id(st.name), store_id(store), "color=\"#c62828\", dir=both, label=\"reads, writes\"");
+      else if (bits & 2)
+        d.edge(step_id(st.name), store_id(store), kWrites);
+      else if (bits & 4)
+        d.edge(step_id(st.name), store_id(store), kMounts);
+      else
+        d.edge(store_id(store), step_id(st.name), kReads);
     }
   }
   for (const auto& [name, s] : sys.services) {
@@ -160,7 +169,8 @@ std::string graph_dot(const System& sys) {
     }
   }
   return fmt::format(
-      "// {}\n// {}\ndigraph {} {{\n  rankdir=LR;\n  graph [fontname=\"Helvetica\", fontsize=10, label={}, labelloc=t];\n"
+      "// {}\n// {}\ndigraph {} {{\n  rankdir=LR;\n  graph [fontname=\"Helvetica\", fontsize=10, label={}, "
+      "labelloc=t];\n"
       "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n{}}}\n",
       kGeneratedNotice, "trainc graph of system " + sys.name, q(sys.name), q("system " + sys.name), d.body);
 }

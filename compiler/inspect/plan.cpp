@@ -1,10 +1,10 @@
 #include "inspect/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "base/overloaded.h"
 #include "model/catalog.h"
@@ -38,11 +38,13 @@ std::optional<double> pick(const Price& p, const std::string& provisioning, std:
       basis = "flex-start";
       return p.flex_start;
     }
-    basis = "on-demand (no flex-start price in the table; flex-start is billed at a lower rate, so this is an upper "
-            "bound)";
+    basis =
+        "on-demand (no flex-start price in the table; flex-start is billed at a lower rate, so this is an upper "
+        "bound)";
     return p.on_demand;
   }
-  basis = provisioning == "reservation" ? "on-demand (a reservation is billed whether or not its VMs run)" : "on-demand";
+  basis =
+      provisioning == "reservation" ? "on-demand (a reservation is billed whether or not its VMs run)" : "on-demand";
   return p.on_demand;
 }
 
@@ -140,13 +142,15 @@ ResourcePlan make_plan(const System& sys) {
   } else {
     plan.region = kDefaultPlanRegion;
     plan.region_assumed = true;
-    plan.notes.push_back(fmt::format("The spec has no `gcp:`, so its cluster's region is not known; quota and prices "
-                                     "are given as in {}.",
-                                     kDefaultPlanRegion));
+    if (!sys.pools.empty())
+      plan.notes.push_back(
+          fmt::format("The spec has no `gcp:`, so its cluster's region is not known; quota and prices "
+                      "are given as in {}.",
+                      kDefaultPlanRegion));
   }
   if (!price_book().has_region(plan.region))
-    plan.notes.push_back(fmt::format("The price table has no rows for {} (it has {}); pools are not priced.", plan.region,
-                                     fmt::join(price_book().regions(), ", ")));
+    plan.notes.push_back(fmt::format("The price table has no rows for {} (it has {}); pools are not priced.",
+                                     plan.region, fmt::join(price_book().regions(), ", ")));
 
   std::map<std::string, const PoolPlan*> by_name;
   for (const auto& [name, pool] : sys.pools) plan.pools.push_back(plan_pool(pool, plan.region));
@@ -168,12 +172,14 @@ ResourcePlan make_plan(const System& sys) {
   std::sort(plan.quota.begin(), plan.quota.end(), [](const auto& a, const auto& b) { return a.metric < b.metric; });
   if (price_book().has_region(plan.region))
     for (const auto& p : plan.pools)
-      if (!p.node_price) plan.notes.push_back(fmt::format("Pool {} is not priced: {}; the totals leave it out.", p.name, p.price_basis));
+      if (!p.node_price)
+        plan.notes.push_back(fmt::format("Pool {} is not priced: {}; the totals leave it out.", p.name, p.price_basis));
   for (const auto& p : plan.pools)
     if (!p.disks_counted)
-      plan.notes.push_back(fmt::format("The boot disks of pool {} are not counted: the quota metric of {}'s default "
-                                       "boot disk type is not in stdlib/quotas.yaml.",
-                                       p.name, p.machine));
+      plan.notes.push_back(
+          fmt::format("The boot disks of pool {} are not counted: the quota metric of {}'s default "
+                      "boot disk type is not in stdlib/quotas.yaml.",
+                      p.name, p.machine));
 
   // Steps: the accelerators each holds, and for how long at most.
   double hours_total = 0;
@@ -196,7 +202,8 @@ ResourcePlan make_plan(const System& sys) {
         w.accelerator_hours = static_cast<double>(accelerators) * *st.timeout_seconds / 3600.0;
         hours_total += *w.accelerator_hours;
         const int per_node = pool ? pool->gpus_per_node + pool->chips_per_node : 0;
-        if (pool && pool->node_price && per_node > 0) w.cost_bound = *w.accelerator_hours * *pool->node_price / per_node;
+        if (pool && pool->node_price && per_node > 0)
+          w.cost_bound = *w.accelerator_hours * *pool->node_price / per_node;
       } else {
         bounded = false;
       }
@@ -205,7 +212,8 @@ ResourcePlan make_plan(const System& sys) {
   }
   if (hours_total > 0 || bounded) plan.accelerator_hours = bounded ? std::optional<double>(hours_total) : std::nullopt;
   bool any_accelerator_step = false;
-  for (const auto& w : plan.workloads) any_accelerator_step = any_accelerator_step || w.gpus_per_pod + w.chips_per_pod > 0;
+  for (const auto& w : plan.workloads)
+    any_accelerator_step = any_accelerator_step || w.gpus_per_pod + w.chips_per_pod > 0;
   if (!any_accelerator_step) plan.accelerator_hours.reset();
 
   for (const auto& [name, cl] : sys.clusters) {
@@ -215,7 +223,8 @@ ResourcePlan make_plan(const System& sys) {
         [&](const Dask& d) { plan.workloads.push_back(group_plan(sys, kind, name + "/scheduler", d.scheduler)); });
     for (const auto& g : cl.workers) plan.workloads.push_back(group_plan(sys, kind, name + "/" + g.name, g));
     if (const Ray* r = cl.as<Ray>(); r && r->per_job)
-      plan.notes.push_back(fmt::format("Ray cluster '{}' is made per job: its pods exist only while a RayJob runs.", name));
+      plan.notes.push_back(
+          fmt::format("Ray cluster '{}' is made per job: its pods exist only while a RayJob runs.", name));
   }
   for (const auto& [name, s] : sys.services) {
     WorkloadPlan w;
@@ -249,7 +258,8 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   std::string out;
   for (const auto& r : rows) {
     std::string line = " ";
-    for (size_t i = 0; i < r.size(); ++i) line += " " + r[i] + (i + 1 < r.size() ? std::string(width[i] - r[i].size() + 1, ' ') : "");
+    for (size_t i = 0; i < r.size(); ++i)
+      line += " " + r[i] + (i + 1 < r.size() ? std::string(width[i] - r[i].size() + 1, ' ') : "");
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
@@ -278,9 +288,10 @@ std::string render_plan_text(const ResourcePlan& plan) {
   out += "\n\n";
   if (!plan.pools.empty()) {
     out += "Pools (nodes: fixed, or min-max when autoscaled)\n";
-    std::vector<std::vector<std::string>> rows{{"pool", "machine", "nodes", "per node", "accelerators at max", "provisioning"}};
+    std::vector<std::vector<std::string>> rows{
+        {"pool", "machine", "nodes", "per node", "accelerators at max", "provisioning"}};
     for (const auto& p : plan.pools) {
-      std::string at_max = p.gpus_per_node ? fmt::format("{} GPUs", p.max_gpus())
+      std::string at_max = p.gpus_per_node    ? fmt::format("{} GPUs", p.max_gpus())
                            : p.chips_per_node ? fmt::format("{} TPU chips", p.max_chips())
                                               : "-";
       std::string name = p.name;
@@ -295,7 +306,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
     out += "Workloads\n";
     std::vector<std::vector<std::string>> rows{{"kind", "name", "pool", "pods", "per pod", "time bound"}};
     for (const auto& w : plan.workloads) {
-      std::string per_pod = w.gpus_per_pod ? fmt::format("{} GPU", w.gpus_per_pod)
+      std::string per_pod = w.gpus_per_pod    ? fmt::format("{} GPU", w.gpus_per_pod)
                             : w.chips_per_pod ? fmt::format("{} TPU chips", w.chips_per_pod)
                                               : "-";
       std::string bound = "-";
@@ -304,20 +315,24 @@ std::string render_plan_text(const ResourcePlan& plan) {
           bound = w.gpus_per_pod + w.chips_per_pod > 0 ? "no timeout: unbounded" : "no timeout";
         else if (w.accelerator_hours)
           bound = fmt::format("{}: <= {} {}-hours{}", duration(*w.timeout_seconds), hours(*w.accelerator_hours),
-                              w.gpus_per_pod ? "GPU" : "chip", w.cost_bound ? fmt::format(", <= {}", money(*w.cost_bound)) : "");
+                              w.gpus_per_pod ? "GPU" : "chip",
+                              w.cost_bound ? fmt::format(", <= {}", money(*w.cost_bound)) : "");
         else
           bound = duration(*w.timeout_seconds);
       }
-      const std::string where = !w.pool.empty() ? w.pool : !w.cluster.empty() ? "(client of " + w.cluster + ")" : "(any)";
+      const std::string where = !w.pool.empty()      ? w.pool
+                                : !w.cluster.empty() ? "(client of " + w.cluster + ")"
+                                                     : "(any)";
       rows.push_back({w.kind, w.name, where, range(w.min_pods, w.max_pods), per_pod, bound});
     }
     out += table(rows) + "\n";
   }
   if (!plan.quota.empty()) {
-    out += fmt::format("Compute Engine quota in {} at max scale (check: gcloud compute regions describe {})\n", plan.region,
-                       plan.region);
+    out += fmt::format("Compute Engine quota in {} at max scale (check: gcloud compute regions describe {})\n",
+                       plan.region, plan.region);
     std::vector<std::vector<std::string>> rows{{"metric", "needed", "pools"}};
-    for (const auto& q : plan.quota) rows.push_back({q.metric, std::to_string(q.amount), fmt::format("{}", fmt::join(q.pools, ", "))});
+    for (const auto& q : plan.quota)
+      rows.push_back({q.metric, std::to_string(q.amount), fmt::format("{}", fmt::join(q.pools, ", "))});
     out += table(rows) + "\n";
   }
   if (!plan.pools.empty()) {
@@ -328,19 +343,26 @@ std::string render_plan_text(const ResourcePlan& plan) {
         rows.push_back({p.name, "no price", "-", "-", "-", "-"});
         continue;
       }
-      rows.push_back({p.name, money(*p.node_price), money(*p.node_price * p.min_nodes), money(*p.node_price * p.max_nodes),
-                      p.price_basis.substr(0, p.price_basis.find(' ')), p.price_date});
+      rows.push_back({p.name, money(*p.node_price), money(*p.node_price * p.min_nodes),
+                      money(*p.node_price * p.max_nodes), p.price_basis.substr(0, p.price_basis.find(' ')),
+                      p.price_date});
     }
     rows.push_back({"total", "", money(plan.min_price), money(plan.max_price), "", ""});
     out += table(rows) + "\n";
   }
-  const std::string per_hour = money(plan.min_price) == money(plan.max_price)
-                                   ? money(plan.max_price)
-                                   : money(plan.min_price) + " to " + money(plan.max_price);
-  out += fmt::format("Totals: {} nodes, {} vCPUs, {} GPUs, {} TPU chips at max scale; {} per hour",
-                     range(plan.min_nodes, plan.max_nodes), plan.max_vcpus, plan.max_gpus, plan.max_chips, per_hour);
-  if (!plan.unpriced.empty()) out += fmt::format(" (without {})", fmt::join(plan.unpriced, ", "));
-  out += "\n";
+  if (plan.pools.empty()) {
+    out +=
+        "Totals: the spec names no pools (it runs on an existing cluster), so there are no nodes, quota or "
+        "prices to count\n";
+  } else {
+    const std::string per_hour = money(plan.min_price) == money(plan.max_price)
+                                     ? money(plan.max_price)
+                                     : money(plan.min_price) + " to " + money(plan.max_price);
+    out += fmt::format("Totals: {} nodes, {} vCPUs, {} GPUs, {} TPU chips at max scale; {} per hour",
+                       range(plan.min_nodes, plan.max_nodes), plan.max_vcpus, plan.max_gpus, plan.max_chips, per_hour);
+    if (!plan.unpriced.empty()) out += fmt::format(" (without {})", fmt::join(plan.unpriced, ", "));
+    out += "\n";
+  }
   bool accelerator_steps = false;
   for (const auto& w : plan.workloads)
     accelerator_steps = accelerator_steps || (w.kind.starts_with("step/") && w.gpus_per_pod + w.chips_per_pod > 0);
@@ -384,15 +406,21 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     o["provisioning"] = p.provisioning;
     o["nodePools"] = p.node_pools;
     o["nodes"] = {{"min", p.min_nodes}, {"max", p.max_nodes}};
-    o["perNode"] = {{"vcpus", p.vcpus_per_node}, {"memoryGiB", p.memory_gib_per_node}, {"gpus", p.gpus_per_node},
-                    {"tpuChips", p.chips_per_node}, {"bootDiskGB", p.disk_gb}};
+    o["perNode"] = {{"vcpus", p.vcpus_per_node},
+                    {"memoryGiB", p.memory_gib_per_node},
+                    {"gpus", p.gpus_per_node},
+                    {"tpuChips", p.chips_per_node},
+                    {"bootDiskGB", p.disk_gb}};
     o["accelerator"] = p.accelerator.empty() ? ojson(nullptr) : ojson(p.accelerator);
     o["tpuTopology"] = p.tpu_topology.empty() ? ojson(nullptr) : ojson(p.tpu_topology);
     o["quota"] = quota(p.quota);
     if (p.node_price)
-      o["price"] = {{"perNodeHour", usd(*p.node_price)}, {"minHour", usd(*p.node_price * p.min_nodes)},
-                    {"maxHour", usd(*p.node_price * p.max_nodes)}, {"basis", p.price_basis},
-                    {"source", p.price_source}, {"date", p.price_date}};
+      o["price"] = {{"perNodeHour", usd(*p.node_price)},
+                    {"minHour", usd(*p.node_price * p.min_nodes)},
+                    {"maxHour", usd(*p.node_price * p.max_nodes)},
+                    {"basis", p.price_basis},
+                    {"source", p.price_source},
+                    {"date", p.price_date}};
     else
       o["price"] = nullptr;
     j["pools"].push_back(std::move(o));

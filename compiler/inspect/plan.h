@@ -4,11 +4,10 @@
 // (stdlib/prices.yaml); per step, cluster and service the pods and accelerators they ask for, and
 // for steps with a timeout an upper bound on accelerator-hours. Rendered as text or as JSON
 // (schemas/plan.v1.schema.json).
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/model.h"
 
@@ -29,10 +28,10 @@ struct PoolPlan {
   double memory_gib_per_node = 0;
   std::string accelerator;  ///< GPU label or TPU accelerator label; "" for CPU pools
   int gpus_per_node = 0, chips_per_node = 0;
-  std::string tpu_topology;  ///< "" unless a TPU pool
-  int disk_gb = 0;           ///< boot disk per node as GKE creates it
-  bool disks_counted = true; ///< false when the boot disk's quota metric is not known
-  std::vector<QuotaNeed> quota;  ///< this pool's needs at max scale
+  std::string tpu_topology;          ///< "" unless a TPU pool
+  int disk_gb = 0;                   ///< boot disk per node as GKE creates it
+  bool disks_counted = true;         ///< false when the boot disk's quota metric is not known
+  std::vector<QuotaNeed> quota;      ///< this pool's needs at max scale
   std::optional<double> node_price;  ///< per node per hour; nullopt = not in the price table
   std::string price_basis;           ///< which price applies (on-demand, spot, ...), or why there is none
   std::string price_source, price_date;
@@ -42,8 +41,8 @@ struct PoolPlan {
 
 /// A step, a compute cluster's pod group, or a service's replicas.
 struct WorkloadPlan {
-  std::string kind;  ///< step/<kind>, cluster/<engine>, service/<server>
-  std::string name;  ///< step name; cluster or service name, with "/<group>" for a pod group
+  std::string kind;     ///< step/<kind>, cluster/<engine>, service/<server>
+  std::string name;     ///< step name; cluster or service name, with "/<group>" for a pod group
   std::string pool;     ///< "" = anywhere
   std::string cluster;  ///< steps on a compute cluster: its name
   int min_pods = 0, max_pods = 0;
@@ -65,8 +64,8 @@ struct ResourcePlan {
   std::vector<QuotaNeed> quota;  ///< summed over pools, in metric order
   int min_nodes = 0, max_nodes = 0;
   long long max_gpus = 0, max_chips = 0, max_vcpus = 0;
-  double min_price = 0, max_price = 0;  ///< per hour; pools without a price are left out (and named)
-  std::vector<std::string> unpriced;    ///< pools the price table has no row for
+  double min_price = 0, max_price = 0;      ///< per hour; pools without a price are left out (and named)
+  std::vector<std::string> unpriced;        ///< pools the price table has no row for
   std::optional<double> accelerator_hours;  ///< sum of the steps' bounds; nullopt if any step has none
   std::vector<std::string> notes;
 };

@@ -1,16 +1,16 @@
+#include "inspect/plan.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
 #include "driver.h"
-#include "inspect/plan.h"
 #include "model/catalog.h"
 #include "model/pricing.h"
 
@@ -26,8 +26,9 @@ System compile_text(const std::string& yaml) {
   return c->system;
 }
 
-const std::string kHeader = "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
-                            "gcp: {project: my-project, region: us-central1, zone: us-central1-c}\n";
+const std::string kHeader =
+    "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
+    "gcp: {project: my-project, region: us-central1, zone: us-central1-c}\n";
 
 const PoolPlan& pool_named(const ResourcePlan& plan, const std::string& name) {
   for (const auto& p : plan.pools)
@@ -166,7 +167,9 @@ TEST_CASE("plan: every example's JSON plan meets schemas/plan.v1.schema.json, an
         CAPTURE(p.name);
         if (p.gpus_per_node || p.chips_per_node) {
           bool accelerator_metric = false;
-          for (const auto& q : p.quota) accelerator_metric = accelerator_metric || q.metric.find("GPU") != std::string::npos || q.metric.find("TPU") != std::string::npos;
+          for (const auto& q : p.quota)
+            accelerator_metric = accelerator_metric || q.metric.find("GPU") != std::string::npos ||
+                                 q.metric.find("TPU") != std::string::npos;
           CHECK(accelerator_metric);
         }
       }

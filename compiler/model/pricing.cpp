@@ -1,9 +1,9 @@
 #include "model/pricing.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <stdexcept>
 
 #include "base/embedded.h"
 
@@ -69,7 +69,8 @@ PriceBook PriceBook::parse(const std::string& prices_yaml, const std::string& qu
   for (const auto& c : quotas["cpus"]["rows"]) b.cpu_quotas_[str_or(c, "prefix")] = str_or(c, "metric");
   b.addresses_ = str_or(quotas["addresses"], "metric");
   b.disks_ = str_or(quotas["disks"], "metric");
-  if (quotas["disks"]["exceptPrefixes"]) b.disks_except_ = quotas["disks"]["exceptPrefixes"].as<std::vector<std::string>>();
+  if (quotas["disks"]["exceptPrefixes"])
+    b.disks_except_ = quotas["disks"]["exceptPrefixes"].as<std::vector<std::string>>();
   b.flex_spot_ = quotas["flexStart"] && quotas["flexStart"]["usesSpotQuota"].as<bool>(false);
   return b;
 }
