@@ -132,4 +132,30 @@ zsh_completion() {
 }
 t "zsh completion: a #compdef script zsh accepts and compinit registers" zsh_completion
 
+# up.sh compares the quota the plan needs with what `gcloud compute regions describe` reports,
+# here a stand-in gcloud that finds every resource present, so nothing is created.
+up_checks_quota() {
+  local bin=$TMP/gcloud-bin
+  mkdir -p "$bin"
+  cat >"$bin/gcloud" <<'SH'
+#!/usr/bin/env bash
+printf 'gcloud %s\n' "$*" >>"$GCLOUD_LOG"
+case "$*" in
+  "compute regions describe us-central1 "*) printf '%s\n' CPUS,24.0,0.0 NVIDIA_T4_GPUS,4.0,2.0 SSD_TOTAL_GB,2048.0,100.0 ;;
+  "projects describe"*) echo 123456 ;;
+esac
+SH
+  chmod +x "$bin/gcloud"
+  GCLOUD_LOG=$TMP/gcloud.log PATH="$bin:$PATH" run bash golden/mnist/scripts/up.sh
+  if [ "$rc" -ne 0 ]; then echo "up.sh exited $rc"; cat "$TMP/stderr"; return 1; fi
+  grep -q "warning: quota NVIDIA_T4_GPUS in us-central1: the pools need 4 at their largest, 2 of 4 are free" "$TMP/stderr" ||
+    { echo "no warning for the T4 GPUs:"; cat "$TMP/stderr"; return 1; }
+  grep -q "us-central1 lists no quota IN_USE_ADDRESSES" "$TMP/stderr" || { echo "no note for an unlisted metric"; return 1; }
+  if grep -qE "quota (CPUS|SSD_TOTAL_GB) in" "$TMP/stderr"; then echo "a warning for a quota that suffices:"; cat "$TMP/stderr"; return 1; fi
+  grep -q "^gcloud compute regions describe us-central1 --project=my-project" "$TMP/gcloud.log" || { cat "$TMP/gcloud.log"; return 1; }
+  run bash golden/mnist/scripts/up.sh --dry-run
+  grep -q "dry run: quota in us-central1 not read" "$TMP/stderr" || { echo "dry run:"; cat "$TMP/stderr"; return 1; }
+}
+t "up.sh warns, before it makes anything, about quota the pools need and the region lacks" up_checks_quota
+
 tap_done

@@ -15,6 +15,7 @@
 #include "emit/k8s_names.h"
 #include "base/overloaded.h"
 #include "emit/shell.h"
+#include "inspect/plan.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -581,6 +582,43 @@ void up_apis(ShellScript& sh, const System& sys) {
   call(sh, at(c, false));
 }
 
+/// The regional Compute Engine quota the pools need at their largest (`trainc plan`), against what
+/// the project has free. A short quota leaves nodes uncreated and pods Pending, so up.sh says so
+/// before it makes anything; it warns rather than stops, since an autoscaled pool may never reach
+/// its maximum and quota may be raised while the cluster comes up.
+void up_quota(ShellScript& sh, const System& sys) {
+  const ResourcePlan plan = make_plan(sys);
+  if (plan.quota.empty()) return;
+  std::vector<std::string> needs;
+  for (const auto& q : plan.quota) needs.push_back(fmt::format("{}={}", q.metric, q.amount));
+  sh.line();
+  sh.comment("Quota the pools need at their largest (trainc plan), against what the region has free.");
+  sh.open("check_quota() {")
+      .line("local quotas pair metric need line limit usage free")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then log \"dry run: quota in $REGION not read\"; return 0; fi")
+      .open("if ! quotas=$(gcloud compute regions describe \"$REGION\" --project=\"$PROJECT_ID\" --flatten=quotas \\")
+      .line("--format='csv[no-heading](quotas.metric,quotas.limit,quotas.usage)'); then")
+      .line("log \"warning: cannot read the quota of $REGION; not checked\"")
+      .line("return 0")
+      .close("fi")
+      .open(fmt::format("for pair in {}; do", fmt::join(needs, " ")))
+      .line("metric=${pair%=*} need=${pair#*=}")
+      .line("line=$(printf '%s\\n' \"$quotas\" | awk -F, -v m=\"$metric\" '$1 == m { print $2, $3; exit }')")
+      .open("if [ -z \"$line\" ]; then")
+      .line("log \"warning: $REGION lists no quota $metric (the pools need $need); check the Quotas page\"")
+      .line("continue")
+      .close("fi")
+      .line("read -r limit usage <<<\"$line\"")
+      .line("free=$(awk -v l=\"$limit\" -v u=\"$usage\" 'BEGIN { printf \"%d\", l - u }')")
+      .open("if [ \"$free\" -lt \"$need\" ]; then")
+      .line("log \"warning: quota $metric in $REGION: the pools need $need at their largest, $free of ${limit%.*}\" \\")
+      .line("\"are free; ask for more at https://console.cloud.google.com/iam-admin/quotas?project=$PROJECT_ID\"")
+      .close("fi")
+      .close("done")
+      .close("}")
+      .line("check_quota");
+}
+
 Call repository_call(std::string_view verb, const Registry& r) {
   Call c = gcloud({"artifacts", "repositories", std::string(verb), lit(r.repository)});
   c.flag("--location", lit(r.location));  // never $REGION: the manifests name images by this location's host
@@ -621,13 +659,14 @@ std::string up_script(const System& sys) {
              "makes the network, the cluster, its node pools, buckets, the image repository, the",
              "service accounts and their grants (those the spec asks for); then fetches kubectl",
              "credentials. Safe to run again: what exists is left alone."}},
-           {}, {.region = needs_region(sys), .gsa = sys.identity.has_value()});
+           {}, {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
   if (!sys.identities().empty() || own_registry(sys)) retry_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
   up_apis(sh, sys);
+  up_quota(sh, sys);
   if (autoscaled_services(sys) || own_registry(sys)) {
     sh.line();
     sh.comment("The project's number, which IAM members below name.");

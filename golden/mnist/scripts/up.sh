@@ -5,10 +5,11 @@ set -euo pipefail
 
 # The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.
 PROJECT_ID="${PROJECT_ID:-my-project}"
+REGION="${REGION:-us-central1}"
 ZONE="${ZONE:-us-central1-c}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=demo
-readonly PROJECT_ID ZONE LOCATION CLUSTER
+readonly PROJECT_ID REGION ZONE LOCATION CLUSTER
 
 log() {
   printf 'up.sh: %s\n' "$*" >&2
@@ -93,6 +94,32 @@ run gcloud services enable \
     iam.googleapis.com \
     storage.googleapis.com \
     --project="$PROJECT_ID"
+
+# Quota the pools need at their largest (trainc plan), against what the region has free.
+check_quota() {
+  local quotas pair metric need line limit usage free
+  if [ "$DRY_RUN" = 1 ]; then log "dry run: quota in $REGION not read"; return 0; fi
+  if ! quotas=$(gcloud compute regions describe "$REGION" --project="$PROJECT_ID" --flatten=quotas \
+    --format='csv[no-heading](quotas.metric,quotas.limit,quotas.usage)'); then
+    log "warning: cannot read the quota of $REGION; not checked"
+    return 0
+  fi
+  for pair in CPUS=16 IN_USE_ADDRESSES=4 NVIDIA_T4_GPUS=4 SSD_TOTAL_GB=400; do
+    metric=${pair%=*} need=${pair#*=}
+    line=$(printf '%s\n' "$quotas" | awk -F, -v m="$metric" '$1 == m { print $2, $3; exit }')
+    if [ -z "$line" ]; then
+      log "warning: $REGION lists no quota $metric (the pools need $need); check the Quotas page"
+      continue
+    fi
+    read -r limit usage <<<"$line"
+    free=$(awk -v l="$limit" -v u="$usage" 'BEGIN { printf "%d", l - u }')
+    if [ "$free" -lt "$need" ]; then
+      log "warning: quota $metric in $REGION: the pools need $need at their largest, $free of ${limit%.*}" \
+      "are free; ask for more at https://console.cloud.google.com/iam-admin/quotas?project=$PROJECT_ID"
+    fi
+  done
+}
+check_quota
 
 # The project's number, which IAM members below name.
 if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
