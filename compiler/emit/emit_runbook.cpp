@@ -387,8 +387,11 @@ class RunbookEmitter final : public Emitter {
     if (!sys.pools.empty()) {
       md += "## Capacity, quota and cost\n\n";
       md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "
-            "per hour (`trainc plan` prints this, `--format json` for tools). Check the quota before standing it "
-            "up; a pool whose quota is short stays empty and its pods stay Pending.\n\n";
+            "per hour (`trainc plan` prints this, `--format json` for tools). A pool whose quota is short stays "
+            "empty and its pods stay Pending: check the quota before standing the system up";
+      md += sys.gcp ? " (`scripts/up.sh` compares it with the region's free quota first and warns of any "
+                      "shortfall).\n\n"
+                    : ".\n\n";
       md += "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
     }
 
