@@ -1,11 +1,14 @@
 #include "driver.h"
 
 #include <fstream>
+
+#include <fmt/format.h>
 #include <sstream>
 
 #include "checks/checks.h"
 #include "emit/emitter.h"
 #include "frontend/jsonnet_loader.h"
+#include "frontend/limits.h"
 #include "frontend/schema_check.h"
 #include "frontend/yaml_loader.h"
 #include "io/tree_writer.h"
@@ -20,9 +23,20 @@ SourcePtr read_source(const std::string& path, std::string& error) {
     error = "cannot read spec '" + path + "': no such file or not readable";
     return nullptr;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::make_shared<SourceFile>(path, ss.str());
+  // Read at most one byte past the limit, so that neither a huge file nor a device is read whole.
+  std::string text(limits::kSpecBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > limits::kSpecBytes) {
+    error = fmt::format("spec '{}' is larger than {} KiB; trainc reads specs up to that size", path,
+                        limits::kSpecBytes >> 10);
+    return nullptr;
+  }
+  if (in.bad()) {
+    error = "cannot read spec '" + path + "'";
+    return nullptr;
+  }
+  return std::make_shared<SourceFile>(path, std::move(text));
 }
 
 static bool is_jsonnet(const std::string& name) {

@@ -12,7 +12,20 @@ namespace trainc {
 
 void Diagnostics::add_source(SourcePtr file) { sources_[file->name()] = std::move(file); }
 
-void Diagnostics::report(Diagnostic d) { items_.push_back(std::move(d)); }
+void Diagnostics::report(Diagnostic d) {
+  // A message that quotes a spec value stays readable however long the value: its middle is cut.
+  constexpr size_t kMax = 1000, kKeep = 400;
+  auto shorten = [&](std::string& m) {
+    if (m.size() <= kMax) return;
+    size_t head = kKeep, tail = m.size() - kKeep;
+    while (head > 0 && (static_cast<unsigned char>(m[head]) & 0xC0) == 0x80) --head;
+    while (tail < m.size() && (static_cast<unsigned char>(m[tail]) & 0xC0) == 0x80) ++tail;
+    m = fmt::format("{} ...({} bytes cut)... {}", m.substr(0, head), tail - head, m.substr(tail));
+  };
+  shorten(d.message);
+  for (auto& n : d.notes) shorten(n.message);
+  items_.push_back(std::move(d));
+}
 
 bool Diagnostics::has_errors() const {
   return std::any_of(items_.begin(), items_.end(), [](const auto& d) { return d.severity == Severity::error; });
@@ -43,10 +56,24 @@ std::string Diagnostics::quote_line(const std::string& file, const Loc& loc) con
   std::string_view text = it->second->line(loc.line);
   if (text.empty()) return {};
   std::string gutter = fmt::format("{:>5} | ", loc.line);
-  std::string pad;
-  for (int i = 1; i < loc.col && static_cast<size_t>(i) <= text.size(); ++i) pad += text[i - 1] == '\t' ? '\t' : ' ';
-  int width = std::max(1, std::min<int>(loc.len, static_cast<int>(text.size()) - loc.col + 1));
-  return fmt::format("{}{}\n{:>5} | {}^{}\n", gutter, text, "", pad, std::string(width - 1, '~'));
+  // A long line is quoted as a window around the column, marked with "..." where it was cut.
+  constexpr size_t kWidth = 120, kBefore = 50;
+  size_t start = 0, col = static_cast<size_t>(std::max(loc.col, 1));
+  std::string head, tail;
+  if (text.size() > kWidth) {
+    start = col > kBefore ? col - 1 - kBefore : 0;
+    while (start > 0 && start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    size_t end = std::min(text.size(), start + kWidth);
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    if (start > 0) head = "...";
+    if (end < text.size()) tail = "...";
+    text = text.substr(start, end - start);
+  }
+  std::string pad(head.size(), ' ');
+  for (size_t i = start + 1; i < col && i - start <= text.size(); ++i) pad += text[i - start - 1] == '\t' ? '\t' : ' ';
+  const int room = static_cast<int>(text.size()) - static_cast<int>(col - start) + 1;
+  int width = std::max(1, std::min<int>(loc.len, room));
+  return fmt::format("{}{}{}{}\n{:>5} | {}^{}\n", gutter, head, text, tail, "", pad, std::string(width - 1, '~'));
 }
 
 static std::string where(const std::string& file, const Loc& loc) {

@@ -1,5 +1,14 @@
 #include "frontend/jsonnet_loader.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +23,7 @@ extern "C" {
 
 #include "base/data_path.h"
 #include "base/embedded.h"
+#include "frontend/limits.h"
 
 namespace fs = std::filesystem;
 
@@ -190,29 +200,189 @@ class PositionFinder {
   const std::string& text_;
 };
 
-}  // namespace
 
-std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
+/// What evaluating a spec gave: its JSON, or libjsonnet's error text, or why the evaluation was
+/// stopped (a limit of limits.h).
+struct Evaluation {
+  enum class Outcome { json, jsonnet_error, stopped } outcome = Outcome::stopped;
+  std::string text;
+};
+
+/// Evaluates in this process. Only ever called in the child of evaluate().
+Evaluation evaluate_here(const SourceFile& file, const fs::path& root) {
   ImportJail jail;
-  std::error_code ec;
-  jail.root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
+  jail.root = root;
   JsonnetVm* vm = jsonnet_make();
   jail.vm = vm;
   jsonnet_import_callback(vm, import_callback, &jail);
   jsonnet_max_trace(vm, 4);
+  jsonnet_max_stack(vm, limits::kJsonnetStackFrames);
   int error = 0;
-  char* out = jsonnet_evaluate_snippet(vm, file->name().c_str(), file->text().c_str(), &error);
-  std::string result(out ? out : "");
+  char* out = jsonnet_evaluate_snippet(vm, file.name().c_str(), file.text().c_str(), &error);
+  Evaluation e{error ? Evaluation::Outcome::jsonnet_error : Evaluation::Outcome::json, out ? out : ""};
   jsonnet_realloc(vm, out, 0);
   jsonnet_destroy(vm);
-  if (error) {
-    report_jsonnet_error(*file, result, diags);
+  return e;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+bool write_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+/// Evaluates the spec in a child process with a memory cap, a deadline and a bound on its output,
+/// so that a runaway spec (std.range(0, 1e9), nesting that overflows libjsonnet's parser) stops
+/// with an error instead of taking trainc, or the machine, with it. The child writes one outcome
+/// byte, then the text.
+Evaluation evaluate(const SourceFile& file, const fs::path& root) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {Evaluation::Outcome::stopped, fmt::format("cannot start Jsonnet: {}", std::strerror(errno))};
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {Evaluation::Outcome::stopped, fmt::format("cannot start Jsonnet: {}", std::strerror(errno))};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // libjsonnet prints "FATAL ERROR" and aborts when an allocation fails; the parent says why.
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDERR_FILENO);
+    if (!kSanitized) {  // a sanitizer reserves terabytes of address space for its shadow memory
+      const rlimit mem{limits::kJsonnetMemoryBytes, limits::kJsonnetMemoryBytes};
+      ::setrlimit(RLIMIT_AS, &mem);
+    }
+    const rlimit cpu{limits::kJsonnetSeconds, limits::kJsonnetSeconds + 1};
+    ::setrlimit(RLIMIT_CPU, &cpu);
+    char outcome = 's';
+    std::string text;
+    try {
+      Evaluation e = evaluate_here(file, root);
+      outcome = e.outcome == Evaluation::Outcome::json ? 'j' : 'e';
+      text = std::move(e.text);
+    } catch (const std::bad_alloc&) {
+      text = "memory";
+    } catch (...) {
+      text = "exception";
+    }
+    const bool ok = write_all(fds[1], &outcome, 1) && write_all(fds[1], text.data(), text.size());
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string data;
+  bool too_long = false, too_big = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
+  char buf[1 << 16];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      too_long = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      too_long = ready == 0;
+      break;
+    }
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+    if (data.size() > limits::kJsonnetOutputBytes + 1) {
+      too_big = true;
+      break;
+    }
+  }
+  ::close(fds[0]);
+  if (too_long || too_big) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string what = fmt::format("evaluating '{}'", file.name());
+  if (too_long)
+    return {Evaluation::Outcome::stopped,
+            fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
+                        limits::kJsonnetSeconds)};
+  if (too_big)
+    return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller", what,
+                                                      limits::kJsonnetOutputBytes >> 20)};
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    if (sig == SIGXCPU || sig == SIGKILL)
+      return {Evaluation::Outcome::stopped,
+              fmt::format("{} took longer than {} s of CPU; trainc stops Jsonnet there", what, limits::kJsonnetSeconds)};
+    if (sig == SIGABRT)  // libjsonnet's answer to a failed allocation
+      return {Evaluation::Outcome::stopped,
+              fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
+                          "of a huge count?)",
+                          what, limits::kJsonnetMemoryBytes >> 20)};
+    if (sig == SIGSEGV || sig == SIGBUS)
+      return {Evaluation::Outcome::stopped,
+              fmt::format("{} ran out of stack: the Jsonnet is nested too deeply (a spec needs a few levels; trainc "
+                          "reads at most {})",
+                          what, limits::kDepth)};
+    return {Evaluation::Outcome::stopped, fmt::format("{} stopped with signal {}", what, sig)};
+  }
+  if (data.empty()) return {Evaluation::Outcome::stopped, fmt::format("{} failed", what)};
+  const char outcome = data[0];
+  data.erase(0, 1);
+  if (outcome == 'j') return {Evaluation::Outcome::json, std::move(data)};
+  if (outcome == 'e') return {Evaluation::Outcome::jsonnet_error, std::move(data)};
+  if (data == "memory")
+    return {Evaluation::Outcome::stopped,
+            fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
+                        "of a huge count?)",
+                        what, limits::kJsonnetMemoryBytes >> 20)};
+  return {Evaluation::Outcome::stopped, fmt::format("{} failed inside libjsonnet", what)};
+}
+
+}  // namespace
+
+std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
+  if (auto at = limits::jsonnet_too_deep(file->text())) {
+    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+                  fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
+                              limits::kJsonnetSourceDepth),
+                  {}});
+    return std::nullopt;
+  }
+  Evaluation e = evaluate(*file, root);
+  if (e.outcome == Evaluation::Outcome::jsonnet_error) {
+    report_jsonnet_error(*file, e.text, diags);
+    return std::nullopt;
+  }
+  if (e.outcome == Evaluation::Outcome::stopped) {
+    diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "", e.text, {}});
     return std::nullopt;
   }
   Document doc;
   doc.file = file;
-  doc.root = nlohmann::json::parse(result);  // libjsonnet's output is always valid JSON
+  doc.root = nlohmann::json::parse(e.text);  // libjsonnet's output is always valid JSON
   doc.spans[""] = Span{{}, Loc{1, 1, 1}};
+  if (!limits::check_document(doc, diags)) return std::nullopt;
   PositionFinder(doc).walk(doc.root, "", 0);
   return doc;
 }

@@ -210,6 +210,17 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
     t.message = fmt::format("the value must be at least {} character(s) long", m[1].str());
   } else if (starts_with(d, "Array should contain no fewer than") && std::regex_search(d, m, number)) {
     t.message = fmt::format("the list needs at least {} item(s)", m[1].str());
+  } else if (starts_with(d, "Array should contain no more than") && std::regex_search(d, m, number)) {
+    t.message = fmt::format("{} holds {} items; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0,
+                            m[1].str(), sub && sub->contains("x-maximum-reason")
+                                            ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
+                                            : "");
+  } else if (starts_with(d, "Object should have no more than") && std::regex_search(d, m, number) && m[1] != "1") {
+    t.message = fmt::format("{} holds {} entries; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0,
+                            m[1].str(), sub && sub->contains("x-maximum-reason")
+                                            ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
+                                            : "");
+    t.anchor = Anchor::key;
   } else if (std::regex_search(d, m, duplicate) && val && val->is_array()) {
     // Point at the second copy: the first is where the user meant it.
     const size_t second = std::stoul(m[2]);

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "base/data_path.h"
+#include "frontend/limits.h"
 
 namespace trainc {
 namespace {
@@ -33,11 +34,32 @@ nlohmann::json resolve_plain(const std::string& s) {
   return s;
 }
 
+/// Thrown when the document passes a limit (limits.h); the diagnostic is already reported.
+struct LimitReached {};
+
 class Converter {
  public:
   Converter(Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags) {}
 
-  nlohmann::json convert(const YAML::Node& node, const std::string& ptr) {
+  /// `depth` bounds recursion: an alias cycle (`m: &m {<<: *m}`; yaml-cpp does not resolve merge
+  /// keys) would otherwise recurse without end, and `values` bounds what aliases expand to.
+  nlohmann::json convert(const YAML::Node& node, const std::string& ptr, int depth = 0) {
+    if (++values_ > limits::kValues) {
+      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.Mark()), ptr,
+                     fmt::format("the spec holds more than {} values once its aliases are expanded; trainc reads "
+                                 "specs of at most that many (aliases that repeat aliases?)",
+                                 limits::kValues),
+                     {}});
+      throw LimitReached{};
+    }
+    if (depth > limits::kDepth) {
+      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.Mark()), ptr,
+                     fmt::format("nested more than {} levels deep (or an alias that contains itself); a spec's "
+                                 "structure is far shallower",
+                                 limits::kDepth),
+                     {}});
+      throw LimitReached{};
+    }
     auto& span = doc_.spans[ptr];
     switch (node.Type()) {
       case YAML::NodeType::Null:
@@ -47,6 +69,11 @@ class Converter {
       case YAML::NodeType::Scalar: {
         const std::string& s = node.Scalar();
         span.value = mark_loc(node.Mark(), s.find('\n') == std::string::npos ? s.size() : 1);
+        if (s.size() > limits::kStringBytes) {
+          doc_.error(diags_, ptr, fmt::format("a value of {} bytes; values may be at most {} bytes", s.size(),
+                                              limits::kStringBytes));
+          return nullptr;  // kept out of the document: no pattern ever runs on it
+        }
         if (node.Tag() == "?") return resolve_plain(s);
         return s;  // quoted, block, or explicitly tagged: a string
       }
@@ -56,7 +83,7 @@ class Converter {
         size_t i = 0;
         for (const auto& item : node) {
           std::string child = ptr_index(ptr, i++);
-          arr.push_back(convert(item, child));
+          arr.push_back(convert(item, child, depth + 1));
         }
         return arr;
       }
@@ -65,6 +92,13 @@ class Converter {
         nlohmann::json obj = nlohmann::json::object();
         for (const auto& kv : node) {
           std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+          if (key.size() > limits::kStringBytes) {
+            diags_.report({Severity::error, doc_.file->name(), mark_loc(kv.first.Mark()), ptr,
+                           fmt::format("a key of {} bytes; keys may be at most {} bytes", key.size(),
+                                       limits::kStringBytes),
+                           {}});
+            continue;
+          }
           std::string child = ptr_key(ptr, key);
           Loc key_loc = mark_loc(kv.first.Mark(), key.size());
           std::string_view line = doc_.file->line(key_loc.line);
@@ -82,7 +116,7 @@ class Converter {
             continue;
           }
           doc_.spans[child].key = key_loc;
-          obj[key] = convert(kv.second, child);
+          obj[key] = convert(kv.second, child, depth + 1);
           if (kv.second.IsNull() && !doc_.spans[child].value.known()) doc_.spans[child].value = key_loc;
         }
         return obj;
@@ -94,6 +128,7 @@ class Converter {
  private:
   Document& doc_;
   Diagnostics& diags_;
+  size_t values_ = 0;
 };
 
 }  // namespace
@@ -120,7 +155,11 @@ std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
     return std::nullopt;
   }
   size_t before = diags.error_count();
-  doc.root = Converter(doc, diags).convert(docs[0], "");
+  try {
+    doc.root = Converter(doc, diags).convert(docs[0], "");
+  } catch (const LimitReached&) {
+    return std::nullopt;
+  }
   if (diags.error_count() > before) return std::nullopt;
   return doc;
 }

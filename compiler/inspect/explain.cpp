@@ -189,7 +189,9 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
                                                       : lo + " to " + hi);
   }
   if (leaf.contains("maxLength")) out += fmt::format("LENGTH:   at most {} characters\n", scalar(leaf["maxLength"]));
-  if (leaf.contains("maxItems")) out += fmt::format("ITEMS:    at most {}\n", scalar(leaf["maxItems"]));
+  if (node.contains("maxItems")) out += fmt::format("ITEMS:    at most {}\n", scalar(node["maxItems"]));
+  if (node.contains("maxProperties") && node["maxProperties"] != 1)
+    out += fmt::format("ENTRIES:  at most {}\n", scalar(node["maxProperties"]));
   std::string desc = node.value("description", "");
   if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
     desc += " " + leaf["x-maximum-reason"].get<std::string>();
