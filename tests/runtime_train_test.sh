@@ -181,6 +181,31 @@ check_corrupt_shard() {
 }
 t "a corrupt shard is refused, naming the file" check_corrupt_shard
 
+# The table description datagen writes beside its shards is checked before training: broken JSON,
+# a field of the wrong type and rows that disagree with a shard are refused with the file and field.
+check_table_description() {
+  local table=$TMP/table
+  rm -rf "$table"
+  "$TRAINRT" datagen --rows 3000 --features 6 --shards 2 --seed 3 --out "$table" --quiet || return 1
+  run "$TRAINRT" train --data "$table" --model-dir "$TMP/table-model" --rounds 2 --threads 2
+  [ "$rc" -eq 0 ] || { echo "a valid table: rc=$rc"; cat "$TMP/stderr"; return 1; }
+  cp "$table/_trainrt_table.json" "$TMP/good.json"
+  printf '{"rows": ' >"$table/_trainrt_table.json"
+  run "$TRAINRT" train --data "$table" --model-dir "$TMP/table-model-2" --rounds 2
+  [ "$rc" -eq 1 ] && grep -q "_trainrt_table.json: not valid JSON" "$TMP/stderr" || { echo "broken JSON: rc=$rc"; cat "$TMP/stderr"; return 1; }
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["features"]="six"; json.dump(j,open(sys.argv[2],"w"))' \
+    "$TMP/good.json" "$table/_trainrt_table.json"
+  run "$TRAINRT" train --data "$table" --model-dir "$TMP/table-model-2" --rounds 2
+  [ "$rc" -eq 1 ] && grep -q "field 'features' is \"six\"" "$TMP/stderr" || { echo "wrong type: rc=$rc"; cat "$TMP/stderr"; return 1; }
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["files"][0]["rows"]+=1; j["files"][1]["rows"]-=1; json.dump(j,open(sys.argv[2],"w"))' \
+    "$TMP/good.json" "$table/_trainrt_table.json"
+  run "$TRAINRT" train --data "$table" --model-dir "$TMP/table-model-2" --rounds 2
+  [ "$rc" -eq 1 ] && grep -q "lists 1501 rows for part-00000-of-00002.trs, which holds 1500" "$TMP/stderr" ||
+    { echo "rows that disagree: rc=$rc"; cat "$TMP/stderr"; return 1; }
+  if grep -q "json.exception" "$TMP/stderr"; then echo "a raw library message:"; cat "$TMP/stderr"; return 1; fi
+}
+t "the table's _trainrt_table.json is checked: broken, mistyped or disagreeing descriptions are refused" check_table_description
+
 # ---- two ranks on loopback, through XGBoost 1.7's Python tracker ----------------------------
 have_tracker() { "$PY" -c 'import xgboost.tracker' 2>/dev/null; }
 

@@ -82,6 +82,13 @@ std::vector<std::string> validate(const Spec& s, const Layout& layout) {
   std::vector<std::string> errors;
   if (s.rows == 0) errors.push_back("the table has no rows: give --rows N or a --size of at least one row");
   if (s.features == 0) errors.push_back("--features must be at least 1");
+  // The spec's bounds (schemas/trainc.v1.schema.json): the generator holds per-feature state, so a
+  // count in the billions would exhaust memory before a row is made.
+  constexpr uint32_t kMaxColumns = 65536;
+  if (s.features > kMaxColumns) errors.push_back(fmt::format("--features must be at most {}", kMaxColumns));
+  if (s.informative > kMaxColumns) errors.push_back(fmt::format("--informative must be at most {}", kMaxColumns));
+  if (s.redundant > kMaxColumns) errors.push_back(fmt::format("--redundant must be at most {}", kMaxColumns));
+  if (s.repeated > kMaxColumns) errors.push_back(fmt::format("--repeated must be at most {}", kMaxColumns));
   if (s.rows > (uint64_t{1} << 62)) errors.push_back("--rows must be below 2^62");
   if (s.task == Task::kClassification) {
     validate_classification(s, errors);

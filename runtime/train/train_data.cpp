@@ -5,11 +5,18 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
 
 namespace trainrt {
 namespace {
@@ -137,6 +144,71 @@ std::vector<std::string> shards_of_rank(const std::vector<std::string>& all, int
     mine.push_back(all[i]);
   }
   return mine;
+}
+
+std::optional<TableDescription> read_table_description(const std::string& dir,
+                                                       const std::vector<std::string>& shard_paths) {
+  const fs::path path = fs::path(dir) / "_trainrt_table.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  const std::string where = path.string();
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw ShardError(fmt::format("{}: not valid JSON; it describes the table datagen wrote, so the table cannot be "
+                                 "trusted: generate it again, or remove the file to train on the shards alone",
+                                 where));
+  auto field = [&](const nlohmann::json& obj, const char* key, const std::string& name) -> const nlohmann::json& {
+    if (!obj.is_object() || !obj.contains(key))
+      throw ShardError(fmt::format("{}: field '{}' is missing", where, name));
+    return obj[key];
+  };
+  auto count = [&](const nlohmann::json& v, const std::string& name, uint64_t max) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
+      throw ShardError(fmt::format("{}: field '{}' is {}, not a count up to {}", where, name, v.dump(), max));
+    return v.get<uint64_t>();
+  };
+  TableDescription t;
+  t.features = static_cast<uint32_t>(count(field(j, "features", "features"), "features", 65536));
+  t.rows = count(field(j, "rows", "rows"), "rows", uint64_t{1} << 62);
+  const nlohmann::json& files = field(j, "files", "files");
+  if (!files.is_array()) throw ShardError(fmt::format("{}: field 'files' is not a list", where));
+  uint64_t listed_rows = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string at = fmt::format("files[{}]", i);
+    const nlohmann::json& name = field(files[i], "name", at + ".name");
+    if (!name.is_string() || name.get<std::string>().find('/') != std::string::npos)
+      throw ShardError(fmt::format("{}: field '{}.name' is {}, not a file name", where, at, name.dump()));
+    const uint64_t rows = count(field(files[i], "rows", at + ".rows"), at + ".rows", uint64_t{1} << 62);
+    listed_rows += rows;
+    if (name.get<std::string>().ends_with(".trs")) t.shard_rows[name.get<std::string>()] = rows;
+  }
+  if (listed_rows != t.rows)
+    throw ShardError(fmt::format("{}: its files hold {} rows but field 'rows' says {}", where, listed_rows, t.rows));
+  std::set<std::string> present;
+  for (const auto& p : shard_paths) present.insert(fs::path(p).filename().string());
+  for (const auto& [name, _] : t.shard_rows)
+    if (!present.count(name))
+      throw ShardError(fmt::format("{}: lists {}, which is not in {} (a shard lost in a copy?)", where, name, dir));
+  for (const auto& name : present)
+    if (!t.shard_rows.count(name))
+      throw ShardError(fmt::format("{}: does not list {}, which is in {}; a shard of another table?", where, name, dir));
+  return t;
+}
+
+void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir) {
+  const std::string where = (fs::path(dir) / "_trainrt_table.json").string();
+  if (!shards.shards.empty() && shards.features != table.features)
+    throw ShardError(fmt::format("{}: field 'features' is {}, but the shards hold {}", where, table.features,
+                                 shards.features));
+  for (const auto& s : shards.shards) {
+    const std::string name = fs::path(s.path()).filename().string();
+    auto it = table.shard_rows.find(name);
+    if (it != table.shard_rows.end() && it->second != s.rows())
+      throw ShardError(fmt::format("{}: lists {} rows for {}, which holds {}", where, it->second, name, s.rows()));
+  }
 }
 
 RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, int threads) {

@@ -6,6 +6,8 @@
 // DMatrix instead (XGDMatrixCreateFromMat, which XGBoost copies into its own CSR pages): from the
 // mapping directly when the rank has one range of rows, else from one contiguous buffer.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,23 @@ struct RankShards {
   uint64_t rows = 0;
   uint32_t features = 0;
 };
+
+/// The table description datagen writes beside its shards (_trainrt_table.json), as training checks
+/// it: feature count, and the rows of each native shard by file name.
+struct TableDescription {
+  uint32_t features = 0;
+  uint64_t rows = 0;
+  std::map<std::string, uint64_t> shard_rows;  ///< .trs files only
+};
+
+/// Reads `dir`/_trainrt_table.json when it exists (nullopt when it does not: shards made by other
+/// tools carry no description). Throws ShardError naming the file and the field when it is not
+/// JSON, lacks a field or has one of the wrong type, or does not list exactly `shard_paths`.
+std::optional<TableDescription> read_table_description(const std::string& dir,
+                                                       const std::vector<std::string>& shard_paths);
+
+/// Checks opened shards against the description: the same features, and each shard's rows.
+void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir);
 
 /// Maps PATHS and checks them (payload checksums too when `verify`), on up to `threads` threads.
 /// All must have the same number of features. Throws ShardError.

@@ -113,8 +113,10 @@ void Trainer::load_data() {
                                  "i % world size)",
                                  o_.data_dir, all.size(), coll_.world_size()));
   }
+  const auto table = read_table_description(o_.data_dir, all);
   const auto mine = shards_of_rank(all, coll_.rank(), coll_.world_size());
   RankShards shards = open_rank_shards(mine, o_.verify_shards, o_.threads);
+  if (table) check_against_description(shards, *table, o_.data_dir);
   touch_heartbeat();
 
   // Every rank must agree that every rank has rows before XGBoost's collective sketching starts.
