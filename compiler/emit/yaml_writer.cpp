@@ -20,19 +20,63 @@ bool looks_typed(std::string_view s) {
   return std::regex_match(s.begin(), s.end(), typed);
 }
 
+/// The length of the UTF-8 sequence at `s[i]` and its code point; 0 when the bytes there are not
+/// valid UTF-8 (a stray byte, an overlong form, a surrogate).
+size_t utf8_at(std::string_view s, size_t i, char32_t& cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(k) & 0x3F);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+/// Characters YAML 1.1 or 1.2 parsers treat specially wherever they appear, so that a value holding
+/// one is always written double-quoted with the character escaped: C0 and C1 controls, DEL, NEL,
+/// the line and paragraph separators, and the byte-order mark.
+bool special(char32_t cp) {
+  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF;
+}
+
+/// Whether `s` holds a character that must be escaped, or bytes that are not UTF-8.
+bool needs_escape(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t n = utf8_at(s, i, cp);
+    if (n == 0 || (special(cp) && cp != '\n')) return true;
+    i += n;
+  }
+  return false;
+}
+
 std::string dquote(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    size_t n = utf8_at(s, i, cp);
+    if (n == 0) {  // not UTF-8: the byte is kept as the code point of the same number
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+      ++i;
+      continue;
+    }
+    switch (cp) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (c < 0x20) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+        if (special(cp)) out += cp <= 0xFF ? fmt::format("\\x{:02x}", static_cast<unsigned>(cp))
+                                           : fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+        else out.append(s.substr(i, n));
     }
+    i += n;
   }
   return out + "\"";
 }
@@ -50,6 +94,7 @@ std::string scalar(const ojson& v) {
 bool literal_ok(const std::string& s) {
   if (s.find('\n') == std::string::npos || s.find('\r') != std::string::npos || s.find('\t') != std::string::npos)
     return false;
+  if (needs_escape(s)) return false;
   if (s.front() == ' ' || s.front() == '\n') return false;
   if (s.size() >= 2 && s.substr(s.size() - 2) == "\n\n") return false;
   size_t start = 0;
@@ -171,6 +216,7 @@ bool yaml_plain_safe(std::string_view s) {
     if (!(s.front() == '-' && s.size() > 1 && s[1] != ' ')) return false;
   }
   if (s.find(": ") != std::string_view::npos || s.find(" #") != std::string_view::npos) return false;
+  if (needs_escape(s)) return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) {
     return c >= 0x20 && c != 0x7f && c != '{' && c != '}' && c != '[' && c != ']' && c != ',';
   });

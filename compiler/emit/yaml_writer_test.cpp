@@ -51,4 +51,27 @@ TEST_CASE("long one-line strings fold and read back unchanged") {
   CHECK(back["b"][0].as<std::string>() == words);
 }
 
+
+TEST_CASE("characters YAML parsers treat specially are escaped, and the value reads back the same") {
+  const std::vector<std::string> hostile = {
+      "del\x7f", "nel\xc2\x85", "csi\xc2\x9b[31m", "ls\xe2\x80\xa8ps\xe2\x80\xa9", "bom\xef\xbb\xbf", "bell\x07",
+      "multi\nline\xc2\x85", "tab\there", "caf\xc3\xa9 plain", "$(touch /tmp/pwned); `id` 'q' \"dq\""};
+  for (const auto& s : hostile) {
+    CAPTURE(s);
+    nlohmann::ordered_json doc;
+    doc["k"] = s;
+    const std::string text = to_yaml(doc);
+    // No raw C0/C1 control, DEL, separator or BOM survives in the text (the newline ending the line aside).
+    for (const char* raw : {"\x7f", "\xc2\x85", "\xc2\x9b", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xef\xbb\xbf", "\x07", "\t"})
+      CHECK(text.find(raw) == std::string::npos);
+    CHECK(YAML::Load(text)["k"].as<std::string>() == s);
+  }
+  // Bytes that are not UTF-8 cannot be written as themselves: the output stays valid YAML.
+  nlohmann::ordered_json doc;
+  doc["k"] = std::string("bad\xff byte");
+  const std::string text = to_yaml(doc);
+  CHECK(text.find('\xff') == std::string::npos);
+  CHECK(text.find("\\xff") != std::string::npos);
+}
+
 }  // namespace trainc

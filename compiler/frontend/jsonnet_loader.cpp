@@ -271,7 +271,8 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
       const rlimit mem{limits::kJsonnetMemoryBytes, limits::kJsonnetMemoryBytes};
       ::setrlimit(RLIMIT_AS, &mem);
     }
-    const rlimit cpu{limits::kJsonnetSeconds, limits::kJsonnetSeconds + 1};
+    // A backstop only: the parent's wall-clock deadline comes first and says why.
+    const rlimit cpu{2 * limits::kJsonnetSeconds, 2 * limits::kJsonnetSeconds + 1};
     ::setrlimit(RLIMIT_CPU, &cpu);
     char outcome = 's';
     std::string text;
@@ -331,7 +332,8 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
     const int sig = WTERMSIG(status);
     if (sig == SIGXCPU || sig == SIGKILL)
       return {Evaluation::Outcome::stopped,
-              fmt::format("{} took longer than {} s of CPU; trainc stops Jsonnet there", what, limits::kJsonnetSeconds)};
+              fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
+                          limits::kJsonnetSeconds)};
     if (sig == SIGABRT)  // libjsonnet's answer to a failed allocation
       return {Evaluation::Outcome::stopped,
               fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "

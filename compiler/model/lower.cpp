@@ -57,6 +57,30 @@ std::string pod_path(const std::string& workdir, const std::string& p) {
   return s;
 }
 
+/// Folders of the container's own system that no step may sync into, write outputs or
+/// checkpoints to, or mount a bucket over.
+constexpr std::string_view kSystemFolders[] = {"/bin",  "/boot", "/dev", "/etc", "/lib", "/lib32",   "/lib64",  "/proc",
+                                               "/root", "/run",  "/sbin", "/sys", "/usr", "/var/lib", "/var/run"};
+
+/// Why `written` (a pod path as the spec gives it, resolved against `workdir`) may not be used for
+/// what the step writes or mounts; "" when it may.
+std::string unconfined(const std::string& workdir, const std::string& written) {
+  if (!written.starts_with("/")) {
+    const std::string rel = std::filesystem::path(written).lexically_normal().generic_string();
+    if (rel == ".." || rel.starts_with("../"))
+      return fmt::format("'{}' climbs out of the step's workdir {}; write a path inside it, or an absolute path",
+                         written, workdir);
+  }
+  const std::string p = pod_path(workdir, written);
+  if (p == "/") return "'/' is the container's root; name a folder of the workload's own, such as /workspace/data";
+  for (std::string_view sys : kSystemFolders)
+    if (p == sys || p.starts_with(std::string(sys) + "/"))
+      return fmt::format("'{}' is {}the system folder {}; name a folder of the workload's own, such as "
+                         "/workspace/data",
+                         written, p == sys ? "" : "inside ", sys);
+  return "";
+}
+
 std::vector<std::string> keys_of(const auto& map) {
   std::vector<std::string> keys;
   for (const auto& [k, _] : map) keys.push_back(k);
@@ -863,10 +887,12 @@ class Lowerer {
     json hb = s.value("heartbeat", json::object());
     out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
     out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
+    if (hb.contains("file")) confine(out.workdir, hb["file"], ptr_key(ptr_key(ptr, "heartbeat"), "file"));
     if (s.contains("inputs")) {
       for (size_t i = 0; i < s["inputs"].size(); ++i) {
         const json& in = s["inputs"][i];
         std::string iptr = ptr_index(ptr_key(ptr, "inputs"), i);
+        confine(out.workdir, in["to"], ptr_key(iptr, "to"));
         out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
       }
     }
@@ -880,11 +906,13 @@ class Lowerer {
     if (s.contains("outputs")) {
       const json& o = s["outputs"];
       std::string optr = ptr_key(ptr, "outputs");
+      confine(out.workdir, o["path"], ptr_key(optr, "path"));
       out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
                             duration(o, "every", 600, optr), optr};
     }
     if (s.contains("checkpoints")) {
       const json& c = s["checkpoints"];
+      confine(out.workdir, c["path"], ptr_key(ptr_key(ptr, "checkpoints"), "path"));
       out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
                                     get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
     }
@@ -1012,10 +1040,16 @@ class Lowerer {
     }
   }
 
+  /// Reports a pod path a step writes to or mounts over that leaves its workdir or names a system folder.
+  void confine(const std::string& workdir, const std::string& written, const std::string& ptr) {
+    if (std::string why = unconfined(workdir, written); !why.empty()) doc_.error(diags_, ptr, why);
+  }
+
   Mount mount(const System& sys, const json& m, const std::string& ptr) {
     Mount out;
     out.ptr = ptr;
     out.store = m["store"];
+    confine("/", m["path"], ptr_key(ptr, "path"));
     out.path = pod_path("/", m["path"]);
     const Store* st = sys.store(out.store);
     if (!st) {
