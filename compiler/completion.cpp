@@ -59,7 +59,9 @@ std::string bash_values(const std::string& kind) {
   if (kind == "dir") return "COMPREPLY=($(compgen -d -- \"$cur\"))";
   if (kind == "file") return "COMPREPLY=($(compgen -f -- \"$cur\"))";
   if (kind == "spec") return "_trainc_specs";
-  if (kind == "paths") return "COMPREPLY=($(compgen -W \"$(trainc explain --list 2>/dev/null)\" -- \"$cur\"))";
+  // Paths through a map's <name> would be shell redirections if typed as completed: left out.
+  if (kind == "paths")
+    return "COMPREPLY=($(compgen -W \"$(trainc explain --list 2>/dev/null | grep -v '<')\" -- \"$cur\"))";
   if (kind == "none") return "COMPREPLY=()";
   return fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", kind);
 }

@@ -277,7 +277,11 @@ int cmd_graph(const Options& opt) {
   auto c = compile_one(opt, rc);
   if (!c) return rc;
   g_activity = fmt::format("drawing '{}'", opt.spec);
-  const std::string dot = graph_dot(c->system);
+  GraphShape shape;
+  const std::string dot = graph_dot(c->system, &shape);
+  if (ext == ".svg" && !shape.drawn_in_output())
+    fmt::print(stderr, "trainc: note: laying out {} parts and {} connections; Graphviz may take minutes\n", shape.nodes,
+               shape.edges);
   if (opt.graph_out.empty()) {
     fmt::print("{}", dot);
     return kOk;

@@ -67,8 +67,41 @@ graph_guards() {
   run "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/graph.png"
   [ "$rc" -eq 2 ] && grep -q "must end in .svg or .dot" "$TMP/stderr" || { echo "-o graph.png: exit $rc"; return 1; }
   [ ! -e "$TMP/graph.png" ] || { echo "graph.png was written"; return 1; }
+  # A symbolic link and a folder are refused; a file trainc wrote keeps its mode when replaced.
+  "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/mine.svg" >/dev/null || return 1
+  ln -s mine.svg "$TMP/link.svg"
+  run "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/link.svg"
+  [ "$rc" -eq 2 ] && grep -q "symbolic link" "$TMP/stderr" && [ -L "$TMP/link.svg" ] || { echo "-o a symlink: exit $rc"; return 1; }
+  mkdir "$TMP/dir.svg"
+  run "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/dir.svg"
+  [ "$rc" -eq 2 ] && grep -q "it is a folder" "$TMP/stderr" || { echo "-o a folder: exit $rc"; cat "$TMP/stderr"; return 1; }
+  chmod 0640 "$TMP/mine.svg"
+  "$TRAINC" graph examples/xgb-a4/spec.yaml -o "$TMP/mine.svg" >/dev/null || return 1
+  [ "$(stat -c %a "$TMP/mine.svg")" = 640 ] || { echo "mode became $(stat -c %a "$TMP/mine.svg")"; return 1; }
+  if ls -A "$TMP" | grep -q '^\.mine\.svg\.'; then echo "a temporary file was left behind"; return 1; fi
 }
 t "graph -o keeps files trainc did not write and names the formats it knows" graph_guards
+
+# A system too big to lay out quickly (45 chained steps, 134 connections) compiles without its
+# picture, and its runbook says why and how to draw it.
+large_system_without_picture() {
+  local spec=$TMP/chain.yaml i
+  {
+    printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: chain\nstorage:\n'
+    printf '  data: {s3: {bucket: my-data-bkt}}\n  out: {s3: {bucket: my-out-bkt}}\npipeline:\n'
+    for i in $(seq 0 44); do
+      printf '  - {name: s%d, image: x, command: [t], inputs: [{from: "data:/in/", to: data}], outputs: {path: out, to: "out:/s%d/"}' "$i" "$i"
+      if [ "$i" -gt 0 ]; then printf ', needs: [s%d]' $((i - 1)); fi
+      printf '}\n'
+    done
+  } >"$spec"
+  run "$TRAINC" compile "$spec" -o "$TMP/large"
+  [ "$rc" -eq 0 ] || { echo "compile exited $rc"; cat "$TMP/stderr"; return 1; }
+  [ ! -e "$TMP/large/chain/graph.svg" ] || { echo "graph.svg was drawn for a graph this size"; return 1; }
+  grep -q "Its picture (47 parts, 134 connections) is left out" "$TMP/large/chain/README.md" ||
+    { grep -A3 "## The system" "$TMP/large/chain/README.md"; return 1; }
+}
+t "a system too big to lay out quickly compiles without graph.svg; its runbook says why" large_system_without_picture
 
 plan_of_bad_spec() {
   printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: x\ncluster: {pools: {p: {machine: n1-standrd-4}}}\n' >"$TMP/bad.yaml"

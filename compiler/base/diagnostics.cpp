@@ -22,8 +22,22 @@ void Diagnostics::report(Diagnostic d) {
     while (tail < m.size() && (static_cast<unsigned char>(m[tail]) & 0xC0) == 0x80) ++tail;
     m = fmt::format("{} ...({} bytes cut)... {}", m.substr(0, head), tail - head, m.substr(tail));
   };
+  // Control characters from a spec value are shown, not sent to the terminal (an escape sequence
+  // could rewrite what the user sees).
+  auto visible = [](std::string& m) {
+    std::string out;
+    for (unsigned char c : m) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+      else out += static_cast<char>(c);
+    }
+    m = std::move(out);
+  };
   shorten(d.message);
-  for (auto& n : d.notes) shorten(n.message);
+  visible(d.message);
+  for (auto& n : d.notes) {
+    shorten(n.message);
+    visible(n.message);
+  }
   items_.push_back(std::move(d));
 }
 
@@ -69,11 +83,14 @@ std::string Diagnostics::quote_line(const std::string& file, const Loc& loc) con
     if (end < text.size()) tail = "...";
     text = text.substr(start, end - start);
   }
+  std::string shown(text);  // control characters as '?', one column each, so the caret still lines up
+  for (char& c : shown)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
   std::string pad(head.size(), ' ');
   for (size_t i = start + 1; i < col && i - start <= text.size(); ++i) pad += text[i - start - 1] == '\t' ? '\t' : ' ';
   const int room = static_cast<int>(text.size()) - static_cast<int>(col - start) + 1;
   int width = std::max(1, std::min<int>(loc.len, room));
-  return fmt::format("{}{}{}{}\n{:>5} | {}^{}\n", gutter, head, text, tail, "", pad, std::string(width - 1, '~'));
+  return fmt::format("{}{}{}{}\n{:>5} | {}^{}\n", gutter, head, shown, tail, "", pad, std::string(width - 1, '~'));
 }
 
 static std::string where(const std::string& file, const Loc& loc) {

@@ -14,8 +14,11 @@ class GraphEmitter final : public Emitter {
   std::string_view name() const override { return "graph"; }
 
   void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+    GraphShape shape;
+    const std::string dot = graph_dot(sys, &shape);
+    if (!shape.drawn_in_output()) return;  // the runbook says why and how to draw it
     std::string error;
-    auto svg = render_svg(graph_dot(sys), error);
+    auto svg = render_svg(dot, error);
     if (!svg) throw std::runtime_error(error);  // trainc's own DOT: a failure is a bug
     out.add("graph.svg", std::move(*svg));
   }

@@ -10,6 +10,7 @@
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
 #include "emit/shell.h"
+#include "inspect/graph.h"
 #include "inspect/plan.h"
 #include "model/catalog.h"
 
@@ -381,9 +382,16 @@ class RunbookEmitter final : public Emitter {
     for (const auto& [path, content] : out.files()) md += fmt::format("| `{}` | {} |\n", path, describe(plan, path));
     md += "| `README.md` | this runbook |\n\n";
 
-    if (out.files().count("graph.svg"))
+    if (out.files().count("graph.svg")) {
       md += fmt::format("## The system\n\n![The pools, workloads, stores and identities of {}](graph.svg)\n\n",
                         sys.name);
+    } else {
+      GraphShape shape;
+      graph_dot(sys, &shape);
+      md += fmt::format("## The system\n\nIts picture ({} parts, {} connections) is left out: Graphviz takes seconds to "
+                        "minutes to lay out a graph this size. `trainc graph SPEC -o system.svg` draws it.\n\n",
+                        shape.nodes, shape.edges);
+    }
     if (!sys.pools.empty()) {
       md += "## Capacity, quota and cost\n\n";
       md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "

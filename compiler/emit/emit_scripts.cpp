@@ -358,17 +358,18 @@ void up_cluster(ShellScript& sh, const System& sys) {
 }
 
 void pool_size(Call& c, const Pool& p) {
+  const Pool::NodeRange r = p.node_range();
   if (p.provisioning == "flex-start") {
     // Flex-start VMs come only through the autoscaler, from zero, and never from a reservation.
     c.flag("--flex-start").flag("--enable-autoscaling").flag("--num-nodes", "0");
-    c.flag("--total-min-nodes", "0").flag("--total-max-nodes", std::to_string(p.max_nodes()));
+    c.flag("--total-min-nodes", "0").flag("--total-max-nodes", std::to_string(r.max));
     c.flag("--location-policy", "ANY").flag("--reservation-affinity", "none").flag("--no-enable-autorepair");
     return;
   }
-  c.flag("--num-nodes", std::to_string(p.nodes));
-  if (p.autoscaling) {
-    c.flag("--enable-autoscaling").flag("--min-nodes", std::to_string(p.autoscaling->first));
-    c.flag("--max-nodes", std::to_string(p.autoscaling->second));
+  c.flag("--num-nodes", std::to_string(r.autoscaled ? r.min : r.max));
+  if (r.autoscaled) {
+    c.flag("--enable-autoscaling").flag("--min-nodes", std::to_string(r.min));
+    c.flag("--max-nodes", std::to_string(r.max));
   }
   if (p.provisioning == "spot") c.flag("--spot");
   if (p.provisioning == "reservation")

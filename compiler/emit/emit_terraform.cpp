@@ -208,17 +208,12 @@ void autoscaling(Block& pool, const System& sys, int min, int max, bool any_loca
 /// How many nodes: flex-start pools start empty and grow on demand, a multi-host TPU slice is
 /// exactly its hosts, others are fixed or autoscaled.
 void pool_size(Block& np, const System& sys, const Pool& pool) {
-  bool multi_host = pool.tpu && pool.tpu->hosts > 1;
-  if (pool.provisioning == "flex-start") {
-    np.set("initial_node_count", hcl::number(0));
-    autoscaling(np, sys, 0, multi_host ? pool.tpu->hosts : pool.max_nodes(), true);
-  } else if (multi_host) {
-    np.set("node_count", hcl::number(pool.tpu->hosts));
-  } else if (pool.autoscaling) {
-    np.set("initial_node_count", hcl::number(pool.autoscaling->first));
-    autoscaling(np, sys, pool.autoscaling->first, pool.autoscaling->second, false);
+  const Pool::NodeRange r = pool.node_range();
+  if (r.autoscaled) {
+    np.set("initial_node_count", hcl::number(r.min));
+    autoscaling(np, sys, r.min, r.max, pool.provisioning == "flex-start");
   } else {
-    np.set("node_count", hcl::number(pool.nodes));
+    np.set("node_count", hcl::number(r.max));
   }
 }
 

@@ -76,9 +76,14 @@ std::string wrap(const std::string& text, size_t indent) {
   return out;
 }
 
+/// The description up to its first full stop, not counting the ones of "e.g." and "i.e.".
 std::string first_sentence(const std::string& d) {
-  size_t at = d.find(". ");
-  return at == std::string::npos ? d : d.substr(0, at + 1);
+  for (size_t at = d.find(". "); at != std::string::npos; at = d.find(". ", at + 1)) {
+    const std::string_view before = std::string_view(d).substr(0, at + 1);
+    if (before.ends_with("e.g.") || before.ends_with("i.e.")) continue;
+    return d.substr(0, at + 1);
+  }
+  return d;
 }
 
 struct Field {
@@ -104,13 +109,22 @@ std::vector<Field> fields(const json& schema, const json& n) {
   return out;
 }
 
+/// "pipeline[0].nodes" -> {"pipeline", "nodes"}: list indexes, as diagnostics print data paths,
+/// are looked through like the lists themselves.
 std::vector<std::string> split(std::string_view path) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find('.', start);
     if (end == std::string_view::npos) end = path.size();
-    out.emplace_back(path.substr(start, end - start));
+    std::string seg(path.substr(start, end - start));
+    while (seg.size() > 2 && seg.back() == ']') {
+      const size_t open = seg.rfind('[');
+      if (open == std::string::npos || open == 0 || seg.find_first_not_of("0123456789", open + 1) != seg.size() - 1)
+        break;
+      seg.resize(open);
+    }
+    out.push_back(std::move(seg));
     start = end + 1;
   }
   return out;
@@ -148,7 +162,10 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
             fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);
         return std::nullopt;
       }
-      const std::vector<Field> fs = fields(schema, node);
+      std::vector<Field> fs = fields(schema, node);
+      // A map of plain values (labels, env): any key names its value.
+      if (const json c = container(schema, node); fs.empty() && is_map(c))
+        fs.push_back({std::string(kAnyKey), resolve(schema, c["additionalProperties"]), false});
       const Field* next = nullptr;
       for (const auto& f : fs)
         if (f.name == seg || (f.name == kAnyKey)) next = &f;
@@ -159,8 +176,8 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
         if (names.empty())
           error = fmt::format("'{}' has no fields: {} is a {}", seg, where, type_of(schema, node));
         else
-          error = fmt::format("{} has no field '{}'{}; its fields: {}", where, seg, did_you_mean(seg, names),
-                              fmt::join(names, ", "));
+          error = fmt::format("{} has no field '{}'{} Its fields: {}", where, seg,
+                              did_you_mean(seg, names).empty() ? ";" : did_you_mean(seg, names), fmt::join(names, ", "));
         return std::nullopt;
       }
       shown += (shown.empty() ? "" : ".") + next->name;

@@ -49,13 +49,28 @@ TEST_CASE("explain: a field's type, default, allowed values and description") {
 TEST_CASE("explain: a wrong path gets a did-you-mean and the fields there") {
   std::string error;
   CHECK_FALSE(explain(schema(), "pipeline.checkpoints.patern", false, error));
-  CHECK(error.find("'pipeline.checkpoints' has no field 'patern'; did you mean 'pattern'?") != std::string::npos);
+  CHECK(error.find("'pipeline.checkpoints' has no field 'patern'; did you mean 'pattern'? Its fields: ") !=
+        std::string::npos);
   CHECK(error.find("resumeFlag") != std::string::npos);
   CHECK_FALSE(explain(schema(), "pipline", false, error));
   CHECK(error.find("did you mean 'pipeline'?") != std::string::npos);
   CHECK_FALSE(explain(schema(), "name.x", false, error));
   CHECK(error.find("has no fields") != std::string::npos);
   CHECK_FALSE(explain(schema(), "pipeline..name", false, error));
+}
+
+TEST_CASE("explain takes data paths as diagnostics print them, and keys of plain maps") {
+  std::string error;
+  auto nodes = explain(schema(), "pipeline[0].nodes", false, error);
+  REQUIRE_MESSAGE(nodes, error);
+  CHECK(nodes->starts_with("FIELD:    pipeline.nodes\n"));
+  auto label = explain(schema(), "cluster.pools.gpu.labels.team", false, error);
+  REQUIRE_MESSAGE(label, error);
+  CHECK(label->starts_with("FIELD:    cluster.pools.<name>.labels.<name>\nTYPE:     string\n"));
+  // A summary keeps its "e.g.": the sentence goes on past it.
+  auto pools = explain(schema(), "cluster.pools.gpu", false, error);
+  REQUIRE(pools);
+  CHECK(pools->find("e.g.\n\n") == std::string::npos);
 }
 
 TEST_CASE("explain --recursive lists the subtree, indented") {

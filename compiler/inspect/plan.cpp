@@ -56,8 +56,9 @@ PoolPlan plan_pool(const Pool& pool, const std::string& region) {
   out.provisioning = pool.provisioning;
   out.node_pools = pool.node_pools();
   const int slices = pool.tpu ? pool.tpu->slices : 1;
-  out.min_nodes = (pool.autoscaling ? pool.autoscaling->first : pool.nodes) * slices;
-  out.max_nodes = pool.max_nodes() * slices;
+  const Pool::NodeRange range = pool.node_range();  // per GKE node pool, as Terraform sizes it
+  out.min_nodes = range.min * slices;
+  out.max_nodes = range.max * slices;
   out.vcpus_per_node = pool.vcpus;
   out.memory_gib_per_node = pool.memory_gib;
   out.disk_gb = pool.disk_gb > 0 ? pool.disk_gb : kDefaultDiskGb;
@@ -199,7 +200,10 @@ ResourcePlan make_plan(const System& sys) {
     const long long accelerators = static_cast<long long>(w.max_pods) * (w.gpus_per_pod + w.chips_per_pod);
     if (accelerators > 0) {
       if (st.timeout_seconds) {
-        w.accelerator_hours = static_cast<double>(accelerators) * *st.timeout_seconds / 3600.0;
+        // A Job's activeDeadlineSeconds spans its retries; a TPU step's JobSet recreates its Jobs, each
+        // with a fresh deadline, on every restart.
+        const int runs = pool && pool->chips_per_node > 0 ? st.retries + 1 : 1;
+        w.accelerator_hours = static_cast<double>(accelerators) * runs * *st.timeout_seconds / 3600.0;
         hours_total += *w.accelerator_hours;
         const int per_node = pool ? pool->gpus_per_node + pool->chips_per_node : 0;
         if (pool && pool->node_price && per_node > 0)
@@ -368,7 +372,8 @@ std::string render_plan_text(const ResourcePlan& plan) {
     accelerator_steps = accelerator_steps || (w.kind.starts_with("step/") && w.gpus_per_pod + w.chips_per_pod > 0);
   if (accelerator_steps)
     out += plan.accelerator_hours
-               ? fmt::format("Steps hold accelerators for at most {} accelerator-hours (their timeouts)\n",
+               ? fmt::format("Steps hold accelerators for at most {} accelerator-hours (their timeouts; TPU steps "
+                             "once per restart; a Job Kueue suspends starts its deadline again when resumed)\n",
                              hours(*plan.accelerator_hours))
                : "Steps' accelerator-hours are unbounded: a step on GPUs or TPUs has no timeout\n";
   for (const auto& p : plan.pools)

@@ -49,8 +49,8 @@ struct WorkloadPlan {
   int gpus_per_pod = 0, chips_per_pod = 0;
   std::optional<int> timeout_seconds;  ///< steps only
   int retries = 0;
-  /// Steps with a timeout: GPUs (or TPU chips) x timeout, the most the step can hold them for
-  /// (the Job's activeDeadlineSeconds spans its retries).
+  /// Steps with a timeout: GPUs (or TPU chips) x timeout, the most the step can hold them for (a
+  /// Job's activeDeadlineSeconds spans its retries; a TPU step's JobSet runs it once per restart).
   std::optional<double> accelerator_hours;
   std::optional<double> cost_bound;  ///< accelerator-hours priced at the pool's per-accelerator rate
 };

@@ -123,6 +123,35 @@ TEST_CASE("plan: TPU slices count chips per slice, and a region without prices s
   CHECK(render_plan_text(plan).find("no rows for europe-west4") != std::string::npos);
 }
 
+TEST_CASE("plan: node counts are the ones Terraform and up.sh create; TPU steps count each restart") {
+  const System sys = compile_text(kHeader + R"(cluster:
+  pools:
+    system: {machine: e2-standard-4}
+    flex: {machine: g2-standard-8, provisioning: flex-start, autoscaling: {min: 2, max: 4}}
+    tpu-flex: {machine: ct5lp-hightpu-4t, tpu: {topology: 4x4, slices: 2}, provisioning: flex-start,
+               autoscaling: {min: 0, max: 8}}
+    tpu: {machine: ct5lp-hightpu-4t, tpu: {topology: 4x4}}
+pipeline:
+  - {name: pre, image: x/y:1, pool: tpu, command: [run], timeout: 1h, retries: 2}
+)");
+  const ResourcePlan plan = make_plan(sys);
+  // Flex-start pools start empty; a multi-host slice is exactly its hosts (4x4 on 4-chip hosts: 4).
+  CHECK(pool_named(plan, "flex").min_nodes == 0);
+  CHECK(pool_named(plan, "flex").max_nodes == 4);
+  CHECK(pool_named(plan, "tpu-flex").min_nodes == 0);
+  CHECK(pool_named(plan, "tpu-flex").max_nodes == 8);
+  CHECK(pool_named(plan, "tpu").min_nodes == 4);
+  CHECK(pool_named(plan, "tpu").max_nodes == 4);
+  for (const auto& [name, pool] : sys.pools) {
+    CAPTURE(name);
+    const int slices = pool.tpu ? pool.tpu->slices : 1;
+    CHECK(pool_named(plan, name).max_nodes == pool.node_range().max * slices);
+  }
+  // The JobSet of a TPU step recreates its Jobs, each with a fresh deadline, up to retries times.
+  REQUIRE(plan.workloads[0].accelerator_hours);
+  CHECK(*plan.workloads[0].accelerator_hours == doctest::Approx(4 * 4 * 1.0 * 3));
+}
+
 TEST_CASE("plan: every example's JSON plan meets schemas/plan.v1.schema.json, and every pool is priced") {
   nlohmann::json schema_doc = nlohmann::json::parse(read(fs::path(TRAINC_SOURCE_ROOT) / "schemas/plan.v1.schema.json"));
   valijson::Schema schema;

@@ -1,9 +1,12 @@
 #include "io/tree_writer.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -169,24 +172,43 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
 std::optional<std::string> write_generated_file(const fs::path& path, const std::string& content,
                                                 const std::string& marker) {
   std::error_code ec;
-  if (fs::exists(path, ec)) {
-    auto old = fs::is_regular_file(path, ec) ? read_file(path) : std::nullopt;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  std::optional<fs::perms> mode;
+  if (fs::exists(st)) {
+    if (fs::is_symlink(st))
+      return fmt::format("refusing to write '{}': it is a symbolic link; name the file it points to",
+                         path.generic_string());
+    if (fs::is_directory(st)) return fmt::format("cannot write '{}': it is a folder", path.generic_string());
+    auto old = fs::is_regular_file(st) ? read_file(path) : std::nullopt;
     if (!old || old->find(marker) == std::string::npos)
       return fmt::format("refusing to overwrite '{}': trainc did not write it; remove it or choose another file",
                          path.generic_string());
+    mode = st.permissions();
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) return fmt::format("cannot write '{}': no folder '{}'", path.generic_string(), dir.generic_string());
-  const fs::path tmp = dir / fmt::format(".{}.tmp-{}", path.filename().string(), getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << content;
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return fmt::format("cannot write '{}'", path.generic_string());
-    }
+  if (!fs::is_directory(dir, ec))
+    return fmt::format("cannot write '{}': no folder '{}'", path.generic_string(), dir.generic_string());
+  // A fresh temporary file beside the target (mkstemp: an unpredictable name, created exclusively).
+  std::string tmpl = (dir / fmt::format(".{}.XXXXXX", path.filename().string())).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return fmt::format("cannot write '{}': {}", path.generic_string(), std::strerror(errno));
+  const fs::path tmp = tmpl;
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
   }
+  const bool written = done == content.size() && ::close(fd) == 0;
+  if (!written) {
+    fs::remove(tmp, ec);
+    return fmt::format("cannot write '{}'", path.generic_string());
+  }
+  // A replaced file keeps its mode; a new one gets the usual 0644 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  fs::permissions(tmp, mode.value_or(static_cast<fs::perms>(0644 & ~mask)), ec);
   fs::rename(tmp, path, ec);
   if (ec) {
     std::error_code ignore;

@@ -75,8 +75,16 @@ double Resources::requested(const std::string& key) const {
   return it == requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
 }
 
+Pool::NodeRange Pool::node_range() const {
+  const bool multi_host = tpu && tpu->hosts > 1;
+  if (provisioning == "flex-start") return {0, multi_host ? tpu->hosts : max_nodes(), true};
+  if (multi_host) return {tpu->hosts, tpu->hosts, false};
+  if (autoscaling) return {autoscaling->first, autoscaling->second, true};
+  return {nodes, nodes, false};
+}
+
 PoolCapacity capacity(const Pool& pool) {
-  const long long nodes = static_cast<long long>(pool.max_nodes()) * (pool.tpu ? pool.tpu->slices : 1);
+  const long long nodes = static_cast<long long>(pool.node_range().max) * (pool.tpu ? pool.tpu->slices : 1);
   PoolCapacity c;
   c.cpu = pool.allocatable_cpu * static_cast<double>(nodes);
   c.memory = pool.allocatable_memory * static_cast<double>(nodes);

@@ -134,6 +134,14 @@ struct Pool {
   double allocatable_memory = 0;     ///< bytes left for pods after GKE's reserve and eviction threshold
 
   int max_nodes() const { return autoscaling ? autoscaling->second : nodes; }
+  /// Nodes in each of the pool's GKE node pools, as Terraform and up.sh size them: flex-start
+  /// pools start empty and grow on demand, a multi-host TPU slice is exactly its hosts, others are
+  /// fixed or autoscaled.
+  struct NodeRange {
+    int min = 0, max = 0;
+    bool autoscaled = false;
+  };
+  NodeRange node_range() const;
   /// The GKE node pools this pool stands for: its own name, or <name>-0 ... <name>-<N-1> for N slices.
   std::vector<std::string> node_pools() const;
 };

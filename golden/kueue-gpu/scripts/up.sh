@@ -156,7 +156,7 @@ if missing gcloud container node-pools describe t4 \
       --project="$PROJECT_ID" \
       --machine-type=n1-standard-8 \
       --accelerator=type=nvidia-tesla-t4,count=1,gpu-driver-version=latest \
-      --num-nodes=1 \
+      --num-nodes=0 \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=4 \

@@ -165,7 +165,7 @@ if missing gcloud container node-pools describe gpu-node-pool \
       --project="$PROJECT_ID" \
       --machine-type=n1-standard-8 \
       --accelerator=type=nvidia-tesla-t4,count=4,gpu-driver-version=latest \
-      --num-nodes=1 \
+      --num-nodes=0 \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=1 \
@@ -182,7 +182,7 @@ if missing gcloud container node-pools describe head \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-8 \
-      --num-nodes=1 \
+      --num-nodes=0 \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=1 \
