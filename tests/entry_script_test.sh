@@ -135,5 +135,17 @@ t "a restarted pod resumes from the newest checkpoint" resumed_run
 t "a failing trainer's exit status is kept and outputs still synced" failing_trainer
 t "SIGTERM reaches the trainer, then outputs are synced" sigterm_reaches_trainer
 t "no background process outlives the script" no_stray_processes
+
+# Checkpoints in a folder the first run has not made yet (examples/prep-and-train's out/ckpt):
+# looking for the newest one must not stop the script under `set -euo pipefail`.
+fresh_run_without_checkpoint_folder() {
+  sed -i 's|checkpoints: {path: out,|checkpoints: {path: out/ckpt,|' "$TMP/spec.yaml"
+  rm -rf "$BUCKET/bkt/runs/out"
+  compile_it || return 1
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  grep -qx -- "$WORK/train.py" "$TMP/log/args" || { echo "the trainer was not reached:"; cat "$TMP/log/stdout"; return 1; }
+  if grep -qx -- '--resume' "$TMP/log/args"; then echo "resumed with no checkpoint"; return 1; fi
+}
+t "a fresh run whose checkpoint folder does not exist yet reaches the trainer" fresh_run_without_checkpoint_folder
 rm -rf "$STATE"
 tap_done

@@ -97,8 +97,9 @@ std::string entry_script(const System& sys, const Step& step) {
   if (!step.checkpoints) sh.line("TRAINC_RESUME_FROM=");
   if (step.checkpoints) {
     const auto& c = *step.checkpoints;
-    sh.comment("The newest checkpoint by modification time, if any.");
-    sh.line(fmt::format("TRAINC_RESUME_FROM=$(find {} -type f -name {} -printf '%T@ %p\\n' 2>/dev/null \\",
+    sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
+    sh.comment("pipefail, find's failure would otherwise end the script).");
+    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
                         sh_quote(c.path), sh_quote(c.pattern)));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
