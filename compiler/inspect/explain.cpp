@@ -211,7 +211,7 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
     out += fmt::format("ENTRIES:  at most {}\n", scalar(node["maxProperties"]));
   std::string desc = node.value("description", "");
   if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
-    desc += " " + leaf["x-maximum-reason"].get<std::string>();
+    desc.append(" ").append(leaf["x-maximum-reason"].get<std::string>());
   if (!desc.empty()) out += "\nDESCRIPTION:\n" + wrap(desc, 4);
   const std::vector<Field> fs = fields(schema, node);
   if (!fs.empty()) {
