@@ -78,7 +78,10 @@ graph_guards() {
   chmod 0640 "$TMP/mine.svg"
   "$TRAINC" graph examples/xgb-a4/spec.yaml -o "$TMP/mine.svg" >/dev/null || return 1
   [ "$(stat -c %a "$TMP/mine.svg")" = 640 ] || { echo "mode became $(stat -c %a "$TMP/mine.svg")"; return 1; }
-  if ls -A "$TMP" | grep -q '^\.mine\.svg\.'; then echo "a temporary file was left behind"; return 1; fi
+  local left
+  for left in "$TMP"/.mine.svg.*; do
+    if [ -e "$left" ]; then echo "a temporary file was left behind: $left"; return 1; fi
+  done
 }
 t "graph -o keeps files trainc did not write and names the formats it knows" graph_guards
 
