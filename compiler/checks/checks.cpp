@@ -10,6 +10,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
   check_clusters(sys, doc, diags);
   check_services(sys, doc, diags);
   check_resources(sys, doc, diags);
+  check_security(sys, doc, diags);
   return diags.error_count() == before;
 }
 

@@ -19,6 +19,8 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
 void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
 /// Services fit their pools, their gateway has a mesh and each host one service (services.cpp).
 void check_services(const System& sys, const Document& doc, Diagnostics& diags);
+/// Each workload's Pod Security level covers what its pods do (security.cpp).
+void check_security(const System& sys, const Document& doc, Diagnostics& diags);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 

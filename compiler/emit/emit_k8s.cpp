@@ -26,7 +26,36 @@ using k8s::labels_for;
 using k8s::metadata;
 
 k8s::PodNeeds needs_of(const System& sys, const Step& step) {
-  return {sys.pool(step.pool), step.gpus, step.shm, &step.mounts, k8s::image_uid(sys, step.image)};
+  return k8s::needs_for(sys, sys.pool(step.pool), step.gpus, step.shm, &step.mounts, step.image, step.security);
+}
+
+/// Folders a restricted step writes that its image may not let its UID write, as emptyDir volumes
+/// (name, path): for trainrt steps, whose image is read-only, /tmp and the workdir; for other steps
+/// whose image trainc did not build, where inputs are synced to and outputs written (not the
+/// workdir itself, which holds the image's code).
+std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, const k8s::PodNeeds& n) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!n.restricted()) return out;
+  if (step.uses_trainrt()) {
+    out.push_back({"tmp", "/tmp"});
+    out.push_back({"workdir", step.workdir});
+    return out;
+  }
+  if (n.known_image) return out;  // its Dockerfile makes these folders the image user's
+  std::vector<std::string> dirs;
+  for (const auto& in : step.inputs) dirs.push_back(in.to);
+  if (step.outputs) dirs.push_back(step.outputs->path);
+  if (step.checkpoints) dirs.push_back(step.checkpoints->path);
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<std::string> kept;
+  for (const auto& d : dirs) {
+    auto inside = [&](const std::string& root) { return d == root || d.starts_with(root + "/"); };
+    if (d == step.workdir || d == "/" || inside("/tmp")) continue;
+    if (!kept.empty() && inside(kept.back())) continue;  // already under an earlier one
+    kept.push_back(d);
+  }
+  for (size_t i = 0; i < kept.size(); ++i) out.push_back({fmt::format("scratch-{}", i), kept[i]});
+  return out;
 }
 
 ojson step_labels(const System& sys, const Step& step) {
@@ -98,8 +127,14 @@ ojson container(const System& sys, const Step& step) {
   if (step.distributed() && !tpu)
     c["ports"] = ojson::array({{{"name", k8s::kPortName}, {"containerPort", rendezvous_port(step.run)}}});
   if (ojson res = k8s::resources(step.resources, needs); !res.empty()) c["resources"] = res;
+  ojson sc = k8s::container_security(needs);
+  // trainrt writes only to its folders: the image itself stays read-only.
+  if (step.uses_trainrt() && needs.restricted()) sc["readOnlyRootFilesystem"] = true;
+  c["securityContext"] = sc;
   ojson mounts = ojson::array({{{"name", "entrypoint"}, {"mountPath", k8s::kEntrypointDir}, {"readOnly", true}}});
   k8s::add_volume_mounts(mounts, needs);
+  for (const auto& [name, path] : scratch_dirs(step, needs))
+    mounts.push_back({{"name", name}, {"mountPath", path}});
   c["volumeMounts"] = mounts;
   const std::string ready_file = fmt::format("{}/ready", k8s::kStateDir);
   auto trainrt_probes = [&](std::vector<std::string> ready_paths) {
@@ -136,11 +171,13 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
   const k8s::PodNeeds needs = needs_of(sys, step);
   k8s::place(pod, needs);
+  k8s::secure_pod(pod, needs);
   // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
   if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
   pod["containers"] = ojson::array({container(sys, step)});
   ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
   k8s::add_volumes(volumes, needs);
+  for (const auto& [name, _] : scratch_dirs(step, needs)) volumes.push_back({{"name", name}, {"emptyDir", ojson::object()}});
   pod["volumes"] = volumes;
   ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
   if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
@@ -265,6 +302,11 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
       ojson ns = typed(obj);
       ojson labels = labels_for(sys, sys.name, sys.name, "namespace");
       if (sys.istio) labels["istio-injection"] = "enabled";  // batch pods opt out (batch_pod_labels)
+      // Pod Security Admission enforces the strictest level every pod here meets, and warns and
+      // audits at restricted, so each exception shows (the README lists them with their reasons).
+      labels["pod-security.kubernetes.io/enforce"] = std::string(level_name(k8s::namespace_level(sys)));
+      labels["pod-security.kubernetes.io/warn"] = "restricted";
+      labels["pod-security.kubernetes.io/audit"] = "restricted";
       ns["metadata"] = metadata(obj.name, "", labels);
       return ns;
     }

@@ -9,6 +9,7 @@
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
+#include "emit/k8s_pod.h"
 #include "emit/shell.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
@@ -214,6 +215,69 @@ std::string account_project(const std::string& email) {
 }
 
 /// How to install the CI pipelines, the one-time setup, and the roles their service account needs.
+/// The Pod Security Standard each workload's pods meet, and every exception with its reason.
+std::string security_section(const System& sys) {
+  struct Row {
+    std::string what;
+    const PodSecurity* sec;
+    SecurityNeed need;
+    int uid;
+  };
+  std::vector<Row> rows;
+  auto uid_of = [&](const std::string& image, const PodSecurity& sec) {
+    return k8s::needs_for(sys, nullptr, 0, "", nullptr, image, sec).uid;
+  };
+  for (const auto& st : sys.steps) {
+    const ComputeCluster* c = sys.compute_cluster(st.cluster);
+    if (c && c->as<Ray>()) continue;  // a RayJob: its pods are the Ray cluster's
+    rows.push_back({fmt::format("step `{}`", st.name), &st.security, security_need(sys.pool(st.pool), st.multislice()),
+                    uid_of(st.image, st.security)});
+  }
+  for (const auto& [name, c] : sys.clusters) {
+    SecurityNeed need;
+    std::vector<const PodGroup*> groups;
+    if (const Ray* r = c.as<Ray>()) groups.push_back(&r->head);
+    if (const Dask* d = c.as<Dask>()) groups.push_back(&d->scheduler);
+    for (const auto& g : c.workers) groups.push_back(&g);
+    for (const PodGroup* g : groups)
+      if (SecurityNeed n = security_need(sys.pool(g->pool), false); n.level > need.level) need = n;
+    rows.push_back({fmt::format("cluster `{}`", name), &c.security, need, uid_of(c.image, c.security)});
+  }
+  for (const auto& [name, sv] : sys.services)
+    rows.push_back({fmt::format("service `{}`", name), &sv.security, security_need(sys.pool(sv.pool), false),
+                    uid_of(sv.image, sv.security)});
+  if (rows.empty()) return "";
+  std::string md = "## Pod security\n\n";
+  md += "Pods run under the Kubernetes *restricted* Pod Security Standard unless listed otherwise below: a non-root "
+        "UID, no privilege escalation, every capability dropped, the RuntimeDefault seccomp profile, and no service "
+        "account token unless the pod talks to the Kubernetes API. An image trainc did not build gets `HOME=/tmp`, "
+        "and the folders its step syncs inputs to or writes outputs and checkpoints in are emptyDir volumes, since "
+        "the image may not let that UID write there; steps that run trainrt keep a read-only root file system. A "
+        "workload that cannot run so says why in its spec (`security:`).\n\n";
+  if (sys.owns_namespace) {
+    md += fmt::format("The namespace `{}` enforces `{}` (the strictest level all its pods meet) and warns and audits at "
+                      "`restricted`, so each exception below shows up in `kubectl` warnings and the audit log.",
+                      sys.ns, level_name(k8s::namespace_level(sys)));
+    if (sys.istio && !sys.services.empty())
+      md += " Istio injects a sidecar whose init container needs the NET_ADMIN and NET_RAW capabilities, which only "
+            "`privileged` allows; Istio's CNI plugin would lift that, and trainc does not install it yet.";
+    md += "\n\n";
+  }
+  md += "| workload | level | runs as | why |\n|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    std::string why = r.sec->restricted() ? "" : r.sec->reason;
+    if (r.need.level != PodSecurityLevel::kRestricted)
+      why += fmt::format("{}its pods {}", why.empty() ? "" : "; ", r.need.why);
+    for (auto& ch : why)
+      if (ch == '|' || ch == '\n') ch = ' ';
+    md += fmt::format("| {} | {} | {} | {} |\n", r.what, level_name(r.sec->level),
+                      r.sec->restricted() ? fmt::format("UID {}", r.uid)
+                                          : (r.uid ? fmt::format("the image's user ({})", r.uid) : std::string("the image's user")),
+                      why.empty() ? "-" : why);
+  }
+  return md + "\n";
+}
+
 std::string ci_section(const System& sys) {
   if (!sys.ci || !sys.gcp || !sys.gcp->state) return "";
   const Gcp& gcp = *sys.gcp;
@@ -403,6 +467,7 @@ class RunbookEmitter final : public Emitter {
       md += "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
     }
 
+    md += security_section(sys);
     md += "## Before you apply\n\n";
     md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
     if (!sys.owns_namespace)

@@ -24,7 +24,11 @@ const PodGroup& group_named(const ComputeCluster& c, const std::string& name) {
 }
 
 PodNeeds needs_of(const System& sys, const ComputeCluster& c, const PodGroup& g) {
-  return {sys.pool(g.pool), g.gpus, g.shm, &c.mounts, image_uid(sys, c.image)};
+  PodNeeds n = needs_for(sys, sys.pool(g.pool), g.gpus, g.shm, &c.mounts, c.image, c.security);
+  // Ray's in-tree autoscaler runs beside the head and scales worker groups through the API.
+  if (const Ray* r = c.as<Ray>(); r && &g == &r->head)
+    for (const auto& w : c.workers) n.api_access = n.api_access || w.autoscaled();
+  return n;
 }
 
 ojson port(const std::string& name, int number) { return {{"name", name}, {"containerPort", number}}; }
@@ -43,6 +47,7 @@ ojson cluster_container(const System& sys, const ComputeCluster& c, const PodGro
   ct["env"] = env;
   if (!ports.empty()) ct["ports"] = std::move(ports);
   if (ojson res = resources(g.resources, n); !res.empty()) ct["resources"] = res;
+  ct["securityContext"] = container_security(n);
   ojson mounts = ojson::array();
   add_volume_mounts(mounts, n);
   ct["volumeMounts"] = mounts;
@@ -55,6 +60,7 @@ ojson pod_template(const System& sys, const ComputeCluster& c, const PodGroup& g
   ojson pod;
   if (!sys.pod_service_account().empty()) pod["serviceAccountName"] = sys.pod_service_account();
   place(pod, n);
+  secure_pod(pod, n);
   pod["containers"] = ojson::array({std::move(container)});
   ojson volumes = ojson::array();
   add_volumes(volumes, n);

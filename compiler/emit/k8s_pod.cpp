@@ -1,5 +1,7 @@
 #include "emit/k8s_pod.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "emit/k8s_names.h"
@@ -69,10 +71,53 @@ void add_volume_mounts(ojson& mounts, const PodNeeds& n) {
   }
 }
 
-int image_uid(const System& sys, const std::string& image) {
+std::optional<int> image_uid(const System& sys, const std::string& image) {
   for (const auto& [_, b] : sys.builds)
     if (b.generated() && b.image == image) return 1000;
-  return 0;
+  if (!image.empty() && image == sys.runtime_image) return 10001;  // stdlib/docker/trainrt.Dockerfile.in
+  return std::nullopt;
+}
+
+PodNeeds needs_for(const System& sys, const Pool* pool, int gpus, const std::string& shm,
+                   const std::vector<Mount>* mounts, const std::string& image, const PodSecurity& sec) {
+  const std::optional<int> own = image_uid(sys, image);
+  const int uid = sec.restricted() ? sec.run_as.value_or(own.value_or(1000)) : own.value_or(0);
+  PodNeeds n{pool, gpus, shm, mounts, uid};
+  n.security = &sec;
+  n.known_image = own.has_value();
+  return n;
+}
+
+void secure_pod(ojson& pod, const PodNeeds& n) {
+  if (!n.api_access) pod["automountServiceAccountToken"] = false;
+  ojson sc = ojson::object();
+  if (n.restricted()) {
+    sc["runAsNonRoot"] = true;
+    sc["runAsUser"] = n.uid;
+    sc["runAsGroup"] = n.uid;
+    sc["fsGroup"] = n.uid;  // emptyDir and CSI volumes writable by the pods' group
+  }
+  // RuntimeDefault is allowed at every level; privileged pods keep their runtime's default, as
+  // GKE's host-network and RDMA setups are documented with it.
+  if (!n.security || n.security->level != PodSecurityLevel::kPrivileged)
+    sc["seccompProfile"] = {{"type", "RuntimeDefault"}};
+  if (!sc.empty()) pod["securityContext"] = sc;
+}
+
+ojson container_security(const PodNeeds& n) {
+  ojson sc = {{"allowPrivilegeEscalation", false}};
+  if (n.restricted()) sc["capabilities"] = {{"drop", {"ALL"}}};
+  return sc;
+}
+
+PodSecurityLevel namespace_level(const System& sys) {
+  PodSecurityLevel level = PodSecurityLevel::kRestricted;
+  auto widen = [&](PodSecurityLevel l) { level = std::max(level, l); };
+  for (const auto& step : sys.steps) widen(step.security.level);
+  for (const auto& [_, c] : sys.clusters) widen(c.security.level);
+  for (const auto& [_, s] : sys.services) widen(s.security.level);
+  if (sys.istio && !sys.services.empty()) widen(PodSecurityLevel::kPrivileged);
+  return level;
 }
 
 namespace {
@@ -157,6 +202,9 @@ ojson pod_annotations(const PodNeeds& n) {
 
 void add_node_env(ojson& env, const PodNeeds& n) {
   if (n.rdma()) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
+  // An image trainc did not build may have no home for the UID it runs as (HOME would be /, not
+  // writable): caches and tool configs (pip, Hugging Face, gcloud, aws) go to /tmp.
+  if (n.restricted() && !n.known_image) env.push_back(env_var("HOME", "/tmp"));
 }
 
 }  // namespace trainc::k8s

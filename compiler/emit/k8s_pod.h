@@ -2,6 +2,7 @@
 // The pieces every pod trainc writes shares, whatever workload it belongs to (a step's Job, a
 // Dask worker Deployment, a Ray worker group): labels, placement on its pool, GPUs, /dev/shm, GCS
 // FUSE mounts and the RDMA wiring of A4 / A3 Ultra nodes.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,30 @@ struct PodNeeds {
   int gpus = 0;
   std::string shm;
   const std::vector<Mount>* mounts = nullptr;
-  int uid = 0;  ///< the user the image runs as; GCS FUSE mounts are owned by it when not root
+  int uid = 0;  ///< the user the pods run as (pod_uid); GCS FUSE mounts are owned by it when not root
+  const PodSecurity* security = nullptr;  ///< the workload's level; nullptr = restricted
+  bool known_image = false;               ///< trainc knows the image's user (it builds the image)
+  bool api_access = false;                ///< the pods talk to the Kubernetes API (keep the token)
   bool rdma() const { return pool && pool->rdma; }
+  bool restricted() const { return !security || security->restricted(); }
 };
 
-/// The uid an image runs as: 1000 for images built from a Dockerfile trainc generates, else 0 (as
-/// far as trainc knows, root).
-int image_uid(const System& sys, const std::string& image);
+/// The uid an image runs as when trainc knows it: 1000 for images built from a Dockerfile trainc
+/// generates, 10001 for the trainrt runtime image; nullopt for any other image.
+std::optional<int> image_uid(const System& sys, const std::string& image);
+/// The needs of a workload's pods for `image` at level `sec`, with the uid they run as: at
+/// restricted the spec's runAsUser, else the image's own user, else 1000; at baseline and
+/// privileged the image's own user (0, root, when trainc does not know it).
+PodNeeds needs_for(const System& sys, const Pool* pool, int gpus, const std::string& shm,
+                   const std::vector<Mount>* mounts, const std::string& image, const PodSecurity& sec);
+/// The pod's securityContext for its level, and automountServiceAccountToken off unless the pods
+/// need the Kubernetes API.
+void secure_pod(ojson& pod_spec, const PodNeeds& n);
+/// A container's securityContext for its pod's level.
+ojson container_security(const PodNeeds& n);
+/// The level a namespace can enforce: the least strict of its workloads' levels, and privileged
+/// when Istio injects sidecars (their init container needs NET_ADMIN and NET_RAW).
+PodSecurityLevel namespace_level(const System& sys);
 /// requests/limits with the GPUs (and a TPU pool's chips) added; empty object when none.
 ojson resources(const Resources& r, const PodNeeds& n);
 /// /dev/shm, the GCS mounts, and on RDMA pools the host's NVIDIA and gIB folders.

@@ -18,7 +18,9 @@ ojson selector(const System& sys, const Service& s) {
   return {{"app.kubernetes.io/instance", service_name(sys, s)}, {"app.kubernetes.io/part-of", sys.name}};
 }
 
-PodNeeds needs_of(const System& sys, const Service& s) { return {sys.pool(s.pool), s.gpus, s.shm, nullptr}; }
+PodNeeds needs_of(const System& sys, const Service& s) {
+  return needs_for(sys, sys.pool(s.pool), s.gpus, s.shm, nullptr, s.image, s.security);
+}
 
 int port_number(const Service& s, std::string_view name) {
   for (const auto& p : server_ports(s.server))
@@ -44,15 +46,15 @@ ojson server_container(const System& sys, const Service& s) {
   const auto argv = server_argv(s);
   c["command"] = ojson::array({argv.front()});
   c["args"] = std::vector<std::string>(argv.begin() + 1, argv.end());
-  if (!s.env.empty()) {
-    ojson env = ojson::array();
-    for (const auto& [k, v] : s.env) env.push_back(env_var(k, v));
-    c["env"] = env;
-  }
+  ojson env = ojson::array();
+  add_node_env(env, n);
+  for (const auto& [k, v] : s.env) env.push_back(env_var(k, v));
+  if (!env.empty()) c["env"] = env;
   ojson ports = ojson::array();
   for (const auto& p : server_ports(s.server)) ports.push_back({{"name", p.name}, {"containerPort", p.number}});
   c["ports"] = ports;
   if (ojson res = resources(s.resources, n); !res.empty()) c["resources"] = res;
+  c["securityContext"] = container_security(n);
   // Loading models may take minutes: the startup probe gives it `startupTimeout` before liveness
   // may restart the pod; ready means every model in the repository is loaded (strict readiness).
   c["startupProbe"] = http_probe("/v2/health/ready", 10, std::max(1, (s.startup_seconds + 9) / 10));
@@ -103,6 +105,7 @@ ojson server_deployment(const System& sys, const Service& s, const Object& obj) 
   ojson pod;
   if (sys.gcp) pod["serviceAccountName"] = s.identity.ksa;
   place(pod, n);
+  secure_pod(pod, n);
   pod["containers"] = ojson::array({server_container(sys, s)});
   ojson volumes = ojson::array();
   add_volumes(volumes, n);

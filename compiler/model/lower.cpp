@@ -550,6 +550,7 @@ class Lowerer {
     });
     out.env = string_map(s, "env");
     out.labels = string_map(s, "labels");
+    out.security = pod_security(s, out.ptr);
     return out;
   }
 
@@ -728,6 +729,7 @@ class Lowerer {
     out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
     out.env = string_map(c, "env");
     out.labels = string_map(c, "labels");
+    out.security = pod_security(c, out.ptr);
     if (c.contains("mounts"))
       for (size_t i = 0; i < c["mounts"].size(); ++i)
         out.mounts.push_back(mount(sys, c["mounts"][i], ptr_index(ptr_key(out.ptr, "mounts"), i)));
@@ -918,6 +920,7 @@ class Lowerer {
     }
     out.labels = string_map(s, "labels");
     out.annotations = string_map(s, "annotations");
+    out.security = pod_security(s, out.ptr);
     // A generated image runs as uid 1000: it must own the folders the entry script writes.
     if (auto b = builds_.find(out.name); s.contains("build") && b != builds_.end() && b->second.generated()) {
       std::set<std::string> dirs;
@@ -928,6 +931,36 @@ class Lowerer {
         if (!d.empty() && d != "/" && !d.starts_with("/tmp") && d != out.workdir && !d.starts_with(out.workdir + "/"))
           b->second.writable.push_back(d);
     }
+    return out;
+  }
+
+  /// `security:` of a step, cluster or service (`obj`, at `ptr`).
+  PodSecurity pod_security(const json& obj, const std::string& ptr) {
+    PodSecurity out;
+    if (!obj.contains("security")) return out;
+    const json& sec = obj["security"];
+    out.ptr = ptr_key(ptr, "security");
+    const std::string level = get_or<std::string>(sec, "level", "restricted");
+    if (level == "baseline") out.level = PodSecurityLevel::kBaseline;
+    if (level == "privileged") out.level = PodSecurityLevel::kPrivileged;
+    out.reason = get_or<std::string>(sec, "reason", "");
+    if (sec.contains("runAsUser")) out.run_as = sec["runAsUser"].get<int>();
+    if (!out.restricted() && out.reason.empty())
+      doc_.error(diags_, ptr_key(out.ptr, "level"),
+                 fmt::format("security level '{}' needs a 'reason': say why the pods cannot run under 'restricted'; it is "
+                             "written into the output's README",
+                             level),
+                 Anchor::key);
+    if (!out.restricted() && out.run_as)
+      doc_.error(diags_, ptr_key(out.ptr, "runAsUser"),
+                 fmt::format("'runAsUser' applies at level 'restricted'; at '{}' the pods run as the image's own user: "
+                             "remove it",
+                             level),
+                 Anchor::key);
+    if (out.restricted() && !out.reason.empty())
+      doc_.error(diags_, ptr_key(out.ptr, "reason"),
+                 "'reason' explains an exception to 'restricted'; at level 'restricted' there is none: remove it",
+                 Anchor::key);
     return out;
   }
 

@@ -28,6 +28,32 @@ const Store* System::store(const std::string& name) const {
   return it == stores.end() ? nullptr : &it->second;
 }
 
+SecurityNeed security_need(const Pool* pool, bool host_network) {
+  if (pool && pool->rdma)
+    return {PodSecurityLevel::kPrivileged,
+            fmt::format("mount the host's NVIDIA driver and gIB NCCL plugin folders (hostPath volumes) on RDMA pool '{}', "
+                        "as GKE's A4 and A3 Ultra setup requires",
+                        pool->name)};
+  if (host_network)
+    return {PodSecurityLevel::kPrivileged,
+            "use the host network between TPU slices (hostNetwork), as GKE's multislice setup runs them"};
+  if (pool && pool->tpu)
+    return {PodSecurityLevel::kBaseline,
+            fmt::format("open the TPU devices of pool '{}' (/dev/vfio), which GKE's documented TPU setups do as root; "
+                        "non-root access is not known to work",
+                        pool->name)};
+  return {};
+}
+
+std::string_view level_name(PodSecurityLevel level) {
+  switch (level) {
+    case PodSecurityLevel::kRestricted: return "restricted";
+    case PodSecurityLevel::kBaseline: return "baseline";
+    case PodSecurityLevel::kPrivileged: return "privileged";
+  }
+  return "restricted";
+}
+
 std::string Step::kind() const {
   return std::visit([](const auto& k) { return std::string(k.kName); }, run);
 }

@@ -194,6 +194,30 @@ struct Identity {
   std::string display_name(const std::string& system) const;
 };
 
+/// The Kubernetes Pod Security Standard a workload's pods meet, most to least strict.
+enum class PodSecurityLevel { kRestricted, kBaseline, kPrivileged };
+std::string_view level_name(PodSecurityLevel level);
+
+struct Pool;
+/// The least strict level a workload's pods need, and why, in a sentence that follows "its pods".
+struct SecurityNeed {
+  PodSecurityLevel level = PodSecurityLevel::kRestricted;
+  std::string why;
+};
+/// What pods placed on `pool` need: on an RDMA pool they mount the host's NVIDIA driver and gIB
+/// plugin (hostPath: privileged); over the host network (TPU multislice: privileged); on a TPU pool
+/// they open the TPU devices as root (baseline).
+SecurityNeed security_need(const Pool* pool, bool host_network);
+
+/// `security:` of a step, compute cluster or service.
+struct PodSecurity {
+  PodSecurityLevel level = PodSecurityLevel::kRestricted;
+  std::string reason;            ///< why a less strict level; "" at restricted
+  std::optional<int> run_as;     ///< restricted: the UID the spec gave; else the image's own
+  std::string ptr;               ///< the `security` node; "" when the spec has none
+  bool restricted() const { return level == PodSecurityLevel::kRestricted; }
+};
+
 /// A GCS bucket mounted into a step's pods through the GCS FUSE CSI driver.
 struct Mount {
   std::string store, path;  ///< store name; absolute path in the pod
@@ -316,6 +340,7 @@ struct Step {
   std::optional<Outputs> outputs;
   std::optional<Checkpoints> checkpoints;
   StringMap labels, annotations;
+  PodSecurity security;
 
   bool distributed() const { return nodes > 1; }
   /// More than one TPU slice: the slices meet over the data-center network (megascale).
@@ -368,6 +393,7 @@ struct ComputeCluster {
   std::vector<PodGroup> workers;  ///< in name order
   StringMap env, labels;
   std::vector<Mount> mounts;
+  PodSecurity security;
   std::string kind() const;  ///< the engine's kName
   template <class T>
   const T* as() const { return std::get_if<T>(&engine); }
@@ -417,6 +443,7 @@ struct Service {
   Exposure expose;
   Identity identity;
   StringMap env, labels;
+  PodSecurity security;
   bool autoscaled() const { return min < max; }
   std::string kind() const;  ///< the server kind's kName
   template <class T>

@@ -27,12 +27,21 @@ t.system(
   storage={ models: t.gcs('jk-triton-repository') },
   pipeline=[
     // JAX on one slice: a JobSet of one Indexed Job, one pod per host, each with all 4 chips.
+    // The image's own user (root) opens the TPU devices: Pod Security 'baseline', not 'restricted'.
     t.command('finetune', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
-              ['python3', 'train.py', '--model=base'], pool='tpu-v5e') + { timeout: '12h', retries: 3 },
+              ['python3', 'train.py', '--model=base'], pool='tpu-v5e') + {
+      timeout: '12h',
+      retries: 3,
+      security: { level: 'baseline', reason: 'JAX opens the TPU devices (/dev/vfio) as the image user, root' },
+    },
     // Multislice: both slices, 4 hosts in all, meeting over the data-center network. Kueue starts
     // it once both slices are free.
     t.command('pretrain', 'us-docker.pkg.dev/jk-mlops-dev/training/jax-tpu:1.0',
-              ['python3', 'train.py', '--model=large'], pool='tpu-v5e') + { slices: 2, timeout: '24h' },
+              ['python3', 'train.py', '--model=large'], pool='tpu-v5e') + {
+      slices: 2,
+      timeout: '24h',
+      security: { level: 'privileged', reason: 'multislice JAX talks between slices over the host network' },
+    },
   ],
   istio={},
   // Kueue admits each TPU JobSet whole, when every slice it spans is free.
