@@ -48,12 +48,13 @@ Origin make_origin(const std::string& spec, const std::string& out_dir) {
   return Origin{relative_to(spec, root), out_dir.empty() ? "out" : relative_to(out_dir, root)};
 }
 
-std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin) {
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin,
+                                       const CheckOptions& checks) {
   diags.add_source(source);
   auto doc = is_jsonnet(source->name()) ? load_jsonnet(source, diags) : load_yaml(source, diags);
   if (!doc || !check_schema(*doc, diags)) return std::nullopt;
   auto system = lower(*doc, diags);
-  if (!system || !run_checks(*system, *doc, diags)) return std::nullopt;
+  if (!system || !run_checks(*system, *doc, diags, checks)) return std::nullopt;
   Compiled out{std::move(*system), {}};
   out.system.origin = origin;
   const k8s::Plan plan = k8s::plan(out.system);

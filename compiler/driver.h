@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/diagnostics.h"
+#include "checks/checks.h"
 #include "emit/output_sink.h"
 #include "model/model.h"
 
@@ -23,6 +24,7 @@ Origin make_origin(const std::string& spec, const std::string& out_dir);
 
 /// Compiles one spec (YAML, or Jsonnet for *.jsonnet / *.libsonnet). nullopt when the spec has
 /// errors, all of which are in `diags`. `origin` goes into System::origin and the manifest.
-std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {});
+std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {},
+                                       const CheckOptions& checks = {});
 
 }  // namespace trainc

@@ -41,6 +41,7 @@ struct Options {
   std::string out_dir = "out";
   std::string against;
   std::string diagnostics = "text";
+  std::vector<std::string> allow_secret_like;  ///< --allow-secret-like
   bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
   bool all = false;             ///< diff: also every output folder whose recorded spec exists
   bool stat = false;            ///< diff: the summary only, no unified diff
@@ -81,7 +82,8 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
         continue;
       }
     }
-    if (auto compiled = compile_source(src, diags, make_origin(spec, out_dir))) {
+    const CheckOptions checks{{opt.allow_secret_like.begin(), opt.allow_secret_like.end()}};
+    if (auto compiled = compile_source(src, diags, make_origin(spec, out_dir), checks)) {
       // Two specs of one name would write one folder; `check` writes none, so it lets them be.
       auto [it, fresh] = seen.emplace(compiled->system.name, spec);
       if (!fresh && !out_dir.empty()) {
@@ -377,15 +379,20 @@ int run_cli(int argc, char** argv) {
   const char* skip_help = "skip (with a note) files that are not trainc specs: no apiVersion: trainc/... (for hooks "
                           "given every changed YAML file)";
   compile->add_flag("--skip-non-specs", opt.skip_non_specs, skip_help);
+  const char* allow_help = "a value that looks like a credential but is not: its env name, the value, or its data path "
+                           "as the error prints it (repeatable)";
+  compile->add_option("--allow-secret-like", opt.allow_secret_like, allow_help);
 
   auto* check = app.add_subcommand("check", "validate specs; write nothing");
   check->add_option("specs", opt.specs, "spec files")->required();
   check->add_flag("--skip-non-specs", opt.skip_non_specs, skip_help);
+  check->add_option("--allow-secret-like", opt.allow_secret_like, allow_help);
 
   auto* diff = app.add_subcommand("diff", "exit 1 with a summary and a unified diff when DIR differs from what the "
                                           "specs compile to, or holds a folder whose spec is gone");
   diff->add_option("specs", opt.specs, "spec files (none: only look for orphaned folders)");
   diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
+  diff->add_option("--allow-secret-like", opt.allow_secret_like, allow_help);
   diff->add_flag("--stat", opt.stat, "print the summary of what changed, without the unified diff");
   diff->add_flag("--all", opt.all,
                  "also compare every folder in DIR with the spec it records (what the pre-commit hook runs)");

@@ -269,6 +269,23 @@ else
   t_fail "an error case to test --diagnostics=json on" "no tests/errors/<case> with exit code 1 found"
 fi
 
+# Credential-looking values: --allow-secret-like lets named false positives through (by env name,
+# value or data path); a secretRef becomes valueFrom.secretKeyRef and no value lands in the output.
+check_allow_secret_like() {
+  local spec=tests/errors/secret-like-values/spec.yaml out="$TMP/secrets"
+  if "$TRAINC" compile "$spec" -o "$out" --allow-secret-like API_TOKEN --allow-secret-like KEYISH \
+      --allow-secret-like 'pipeline[0].command[2]' >"$TMP/secrets.log" 2>&1; then
+    echo "compiled with one secret-like value not allowed"; return 1
+  fi
+  grep -q "AWS access key id" "$TMP/secrets.log" || { cat "$TMP/secrets.log"; return 1; }
+  "$TRAINC" compile "$spec" -o "$out" --allow-secret-like API_TOKEN --allow-secret-like KEYISH \
+    --allow-secret-like 'pipeline[0].command[2]' --allow-secret-like AKIAABCDEFGHIJKLMNOP >"$TMP/secrets.log" 2>&1 ||
+    { cat "$TMP/secrets.log"; return 1; }
+  grep -A3 -- '- name: WANDB' "$out/secret-like/k8s/train-job.yaml" | grep -q 'secretKeyRef:' ||
+    { echo "WANDB is not read from its Secret"; return 1; }
+}
+t "--allow-secret-like lets named values through; secretRef becomes secretKeyRef" check_allow_secret_like
+
 # Spec text that is not UTF-8 still gives JSON diagnostics (invalid bytes replaced), not a crash.
 printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: x\377\376\npipeline: []\n' >"$TMP/latin1.yaml"
 t "--diagnostics=json on a spec that is not UTF-8 exits 1 with JSON" check_json_diagnostics "$TMP/latin1.yaml"

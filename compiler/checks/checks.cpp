@@ -2,7 +2,7 @@
 
 namespace trainc {
 
-bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts) {
   size_t before = diags.error_count();
   check_pools(sys, doc, diags);
   check_names(sys, doc, diags);
@@ -11,6 +11,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags) {
   check_services(sys, doc, diags);
   check_resources(sys, doc, diags);
   check_security(sys, doc, diags);
+  check_secrets(sys, doc, diags, opts);
   return diags.error_count() == before;
 }
 

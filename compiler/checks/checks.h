@@ -1,13 +1,22 @@
 #pragma once
 // Semantic checks on the lowered model, one family per file. Each reports at the spec position
 // of the value that causes the problem.
+#include <set>
+#include <string>
+
 #include "frontend/document.h"
 #include "model/model.h"
 
 namespace trainc {
 
+/// What the user lets through on the command line.
+struct CheckOptions {
+  /// Env names, values or data paths (pipeline[0].command[3]) that look like credentials but are not.
+  std::set<std::string> allow_secret_like;
+};
+
 /// Runs every family; returns true when none reported an error.
-bool run_checks(const System& sys, const Document& doc, Diagnostics& diags);
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts = {});
 
 /// Pools agree with the hardware catalog: GPUs, TPU topologies, provisioning (hardware.cpp).
 void check_pools(const System& sys, const Document& doc, Diagnostics& diags);
@@ -21,6 +30,8 @@ void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
 void check_services(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each workload's Pod Security level covers what its pods do (security.cpp).
 void check_security(const System& sys, const Document& doc, Diagnostics& diags);
+/// No value that looks like a credential is written in plain text (secrets.cpp).
+void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 

@@ -118,6 +118,7 @@ ojson container(const System& sys, const Step& step) {
   if (const ComputeCluster* on = sys.compute_cluster(step.cluster); on && on->as<Dask>())
     env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on)));
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
+  k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;
   if (!secrets.empty()) {
     ojson from = ojson::array();

@@ -11,10 +11,19 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+/// Plain env values, then each Secret reference as the spec gives it.
+ojson env_json(const StringMap& env, const SecretEnvMap& secrets);
+
 ojson map_json(const StringMap& m) {
   ojson o = ojson::object();
   for (const auto& [k, v] : m) o[k] = v;
   return o;
+}
+
+ojson env_json(const StringMap& env, const SecretEnvMap& secrets) {
+  ojson j = map_json(env);
+  for (const auto& [k, s] : secrets) j[k] = {{"secretRef", {{"name", s.secret}, {"key", s.key}}}};
+  return j;
 }
 
 ojson ref_json(const StoreRef& r) { return {{"store", r.store}, {"path", r.path}, {"url", r.url}}; }
@@ -78,7 +87,7 @@ ojson step_json(const Step& s) {
         return ojson{{"from", loc_json(x.from)}, {"to", loc_json(x.to)}, {"rounds", x.rounds},
                      {"checkpointEvery", x.checkpoint_every}, {"params", map_json(x.params)}};
       });
-  j["env"] = map_json(s.env);
+  j["env"] = env_json(s.env, s.secret_env);
   j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};
   j["shm"] = s.shm;
   j["retries"] = s.retries;
@@ -128,7 +137,7 @@ ojson cluster_json(const ComputeCluster& c) {
   ojson workers = ojson::object();
   for (const auto& g : c.workers) workers[g.name] = group_json(g);
   j["workers"] = workers;
-  j["env"] = map_json(c.env);
+  j["env"] = env_json(c.env, c.secret_env);
   ojson mounts = ojson::array();
   for (const auto& m : c.mounts)
     mounts.push_back({{"store", m.store}, {"bucket", m.bucket}, {"onlyDir", m.only_dir}, {"path", m.path}, {"readOnly", m.read_only}});
@@ -158,7 +167,7 @@ ojson service_json(const System& sys, const Service& s) {
   j["identity"] = {{"kubernetesServiceAccount", s.identity.ksa},
                    {"gcpServiceAccount", sys.gcp ? ojson(s.identity.gsa_email(*sys.gcp)) : ojson(nullptr)},
                    {"bucketRoles", grants}};
-  j["env"] = map_json(s.env);
+  j["env"] = env_json(s.env, s.secret_env);
   j["labels"] = map_json(s.labels);
   return j;
 }

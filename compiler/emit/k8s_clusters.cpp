@@ -44,6 +44,7 @@ ojson cluster_container(const System& sys, const ComputeCluster& c, const PodGro
   ojson env = ojson::array({env_field(std::string(dask::kPodNameVar), "metadata.name")});
   add_node_env(env, n);
   for (const auto& [k, v] : c.env) env.push_back(env_var(k, v));
+  add_secret_env(env, c.secret_env);
   ct["env"] = env;
   if (!ports.empty()) ct["ports"] = std::move(ports);
   if (ojson res = resources(g.resources, n); !res.empty()) ct["resources"] = res;

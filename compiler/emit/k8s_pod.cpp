@@ -200,6 +200,11 @@ ojson pod_annotations(const PodNeeds& n) {
   return annotations;
 }
 
+void add_secret_env(ojson& env, const SecretEnvMap& secrets) {
+  for (const auto& [name, s] : secrets)
+    env.push_back({{"name", name}, {"valueFrom", {{"secretKeyRef", {{"name", s.secret}, {"key", s.key}}}}}});
+}
+
 void add_node_env(ojson& env, const PodNeeds& n) {
   if (n.rdma()) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
   // An image trainc did not build may have no home for the UID it runs as (HOME would be /, not

@@ -67,6 +67,8 @@ void add_volumes(ojson& volumes, const PodNeeds& n);
 void place(ojson& pod_spec, const PodNeeds& n);
 /// The GCS FUSE and multi-network annotations the pod needs; empty object when none.
 ojson pod_annotations(const PodNeeds& n);
+/// Env entries that read keys of Kubernetes Secrets.
+void add_secret_env(ojson& env, const SecretEnvMap& secrets);
 /// LD_LIBRARY_PATH where the host's NVIDIA libraries are mounted (RDMA pools).
 void add_node_env(ojson& env, const PodNeeds& n);
 

@@ -49,6 +49,7 @@ ojson server_container(const System& sys, const Service& s) {
   ojson env = ojson::array();
   add_node_env(env, n);
   for (const auto& [k, v] : s.env) env.push_back(env_var(k, v));
+  add_secret_env(env, s.secret_env);
   if (!env.empty()) c["env"] = env;
   ojson ports = ojson::array();
   for (const auto& p : server_ports(s.server)) ports.push_back({{"name", p.name}, {"containerPort", p.number}});

@@ -37,6 +37,15 @@ StringMap string_map(const json& obj, const char* key) {
   return out;
 }
 
+/// `env`: plain values into `plain`, `{secretRef: {name, key}}` into `secrets`.
+void split_env(const json& obj, StringMap& plain, SecretEnvMap& secrets) {
+  if (!obj.contains("env")) return;
+  for (const auto& [k, v] : obj["env"].items()) {
+    if (v.is_object()) secrets[k] = SecretEnv{v["secretRef"]["name"], v["secretRef"]["key"]};
+    else plain[k] = scalar_text(v);
+  }
+}
+
 /// List items may be numbers or booleans in the spec ("[--epochs, 1]"); the model keeps text.
 std::vector<std::string> string_list(const json& arr) {
   std::vector<std::string> out;
@@ -548,7 +557,7 @@ class Lowerer {
       out.identity.grants.push_back({t.repository.store, "roles/storage.objectViewer"});
       out.identity.grants.push_back({t.repository.store, "roles/storage.legacyBucketReader"});
     });
-    out.env = string_map(s, "env");
+    split_env(s, out.env, out.secret_env);
     out.labels = string_map(s, "labels");
     out.security = pod_security(s, out.ptr);
     return out;
@@ -727,7 +736,7 @@ class Lowerer {
     else
       doc_.error(diags_, out.ptr, fmt::format("cluster '{}' needs 'image' (or 'build')", name), Anchor::key);
     out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
-    out.env = string_map(c, "env");
+    split_env(c, out.env, out.secret_env);
     out.labels = string_map(c, "labels");
     out.security = pod_security(c, out.ptr);
     if (c.contains("mounts"))
@@ -877,7 +886,7 @@ class Lowerer {
       if (out.image.empty()) out.image = sys.runtime_image;
       add_store_mounts(sys, out);
     }
-    out.env = string_map(s, "env");
+    split_env(s, out.env, out.secret_env);
     if (s.contains("resources")) {
       out.resources.requests = string_map(s["resources"], "requests");
       out.resources.limits = string_map(s["resources"], "limits");

@@ -194,6 +194,12 @@ struct Identity {
   std::string display_name(const std::string& system) const;
 };
 
+/// An environment variable read from a key of a Kubernetes Secret (valueFrom.secretKeyRef).
+struct SecretEnv {
+  std::string secret, key;
+};
+using SecretEnvMap = std::map<std::string, SecretEnv>;
+
 /// The Kubernetes Pod Security Standard a workload's pods meet, most to least strict.
 enum class PodSecurityLevel { kRestricted, kBaseline, kPrivileged };
 std::string_view level_name(PodSecurityLevel level);
@@ -330,6 +336,7 @@ struct Step {
   std::string workdir = "/workspace";
   StepKind run;
   StringMap env;
+  SecretEnvMap secret_env;  ///< env from Secrets (`{secretRef: ...}`)
   Resources resources;
   std::string shm;
   int retries = 2;
@@ -392,6 +399,7 @@ struct ComputeCluster {
   Engine engine;
   std::vector<PodGroup> workers;  ///< in name order
   StringMap env, labels;
+  SecretEnvMap secret_env;  ///< env from Secrets (`{secretRef: ...}`)
   std::vector<Mount> mounts;
   PodSecurity security;
   std::string kind() const;  ///< the engine's kName
@@ -443,6 +451,7 @@ struct Service {
   Exposure expose;
   Identity identity;
   StringMap env, labels;
+  SecretEnvMap secret_env;  ///< env from Secrets (`{secretRef: ...}`)
   PodSecurity security;
   bool autoscaled() const { return min < max; }
   std::string kind() const;  ///< the server kind's kName

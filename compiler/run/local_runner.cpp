@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -268,6 +269,10 @@ int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const Loca
   env["DASK_SCHEDULER_ADDRESS"] = cluster.address;
   std::string shown;
   for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
+  // Secrets live in the cluster: here they come from this shell's environment, when set (and are
+  // not printed).
+  for (const auto& [k, _] : s.secret_env)
+    if (const char* v = std::getenv(k.c_str())) env[k] = v;
   fmt::print("  $ {}{}\n", shown, sh_join(cmd.argv));
   std::fflush(stdout);
   std::string error;
