@@ -127,6 +127,30 @@ t "a resume flag with a space is rejected" \
 t "a GCP project with ';' is rejected" \
   rejected project "name: ok" "gcp: {project: 'p;touch x', region: us-central1}" "$STEP"
 
+# The manifests hold the values as given (read back with PyYAML, when it is installed).
+yaml_intact() {
+  if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
+  python3 - "$OUT/hostile/k8s/train-job.yaml" "$PWNED" <<'PY'
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))
+pw = sys.argv[2]
+env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+want = {"A": "$(touch %s/env)" % pw, "B": "l1\n$(touch %s/env-nl)" % pw,
+        "C": "it's \"q\" `touch %s/env-bt`" % pw, "D": "*"}
+bad = [(k, env.get(k), v) for k, v in want.items() if env.get(k) != v]
+note = job["metadata"]["annotations"].get("example.com/note")
+if note != "$(touch %s/annotation); `touch %s/annotation-bt`" % (pw, pw):
+    bad.append(("annotation", note))
+image = job["spec"]["template"]["spec"]["containers"][0]["image"]
+if not image.startswith("reg.example/img:1$(touch${IFS}"):
+    bad.append(("image", image))
+for b in bad:
+    print("not intact:", b)
+sys.exit(1 if bad else 0)
+PY
+}
+t "the Job's env values, annotation and image read back intact" yaml_intact
+
 # ---- shellcheck over everything emitted ---------------------------------------------------------
 extract_entry_scripts() {
   local cm step
