@@ -3,7 +3,8 @@
 # as a small fake cloud that remembers what was made, kubectl, helm and curl. up.sh, apply.sh
 # and down.sh each run twice in a row and must exit 0 both times (idempotent): the first up.sh
 # makes everything, the second finds it all and makes nothing; down.sh deletes it all, and
-# again finds nothing. status.sh runs in between. Usage: tests/scripts_test.sh TRAINC
+# again finds nothing. status.sh runs in between; down.sh refuses buckets that hold data without
+# --delete-data; and --dry-run calls no tool at all. Usage: tests/scripts_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
@@ -72,6 +73,16 @@ life() {
   run_script "$dir" status.sh
   [ "$rc" -eq 0 ] || { echo "status.sh failed"; show; return 1; }
 
+  # With data in its buckets, down.sh without --delete-data refuses before deleting anything
+  # (it reads `gcloud storage ls`).
+  if grep -q -- '--delete-data)' "$dir/scripts/down.sh"; then
+    before=$(cloud_state)
+    STUB_BUCKET_OBJECTS=1 run_script "$dir" down.sh --yes
+    [ "$rc" -eq 1 ] || { echo "down.sh deleted a bucket holding data (exit $rc)"; show; return 1; }
+    grep -q 'holds data; pass --delete-data' "$TMP/stderr" || { echo "no reason given:"; show; return 1; }
+    [ "$(cloud_state)" = "$before" ] || { echo "down.sh deleted something before refusing"; return 1; }
+  fi
+
   for run_no in first second; do
     stub_reset_calls
     # Only systems with buckets have --delete-data (down.sh refuses a bucket with data without it).
@@ -84,6 +95,18 @@ life() {
   done
   if [ -n "$(cloud_state)" ]; then echo "down.sh left:"; cloud_state; return 1; fi
   [ -z "$(ls "$STUB_STATE/helm")" ] || { echo "helm releases left:"; ls "$STUB_STATE/helm"; return 1; }
+}
+
+# --dry-run asks nothing and changes nothing: no stand-in is called, and every script exits 0.
+dry_runs() {
+  local dir=$1 s
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  for s in up.sh apply.sh status.sh down.sh; do
+    run_script "$dir" "$s" --dry-run
+    [ "$rc" -eq 0 ] || { echo "$s --dry-run failed"; show; return 1; }
+  done
+  [ ! -s "$STUB_STATE/log" ] || { echo "a dry run called tools:"; stub_log; return 1; }
 }
 
 cluster_name() { sed -n 's/^CLUSTER=//p' "$1/scripts/up.sh"; }
@@ -105,5 +128,6 @@ done
 t "six examples have scripts" test "${#with_scripts[@]}" -ge 6
 for ex in "${with_scripts[@]}"; do
   t "$ex: up, apply and down each run twice, exit 0, and leave the fake cloud empty" life "$TMP/out/$ex"
+  t "$ex: --dry-run of every script exits 0 and calls no tool" dry_runs "$TMP/out/$ex"
 done
 tap_done
