@@ -251,11 +251,13 @@ nothing_outside() {
   # `../` values would land in /tmp, from any working folder.
   found=$(find /tmp / -maxdepth 1 -name "$MARK*" 2>/dev/null)
   [ -z "$found" ] || { echo "written outside the sandbox:"; echo "$found"; return 1; }
-  # Nothing new at the top of the file system, in /etc or in the repository.
-  found=$(find / /etc -maxdepth 1 -newer "$TMP/start" ! -path / ! -path /tmp ! -path /etc ! -path /proc ! -path /sys ! -path /dev ! -path /run 2>/dev/null)
-  [ -z "$found" ] || { echo "new in / or /etc:"; echo "$found"; return 1; }
-  found=$(find . -maxdepth 2 -newer "$TMP/start" -name '*touch*' 2>/dev/null)
-  [ -z "$found" ] || { echo "new in the repository:"; echo "$found"; return 1; }
+  # Nothing named after a hostile value, new at the top of the file system, in /etc, /tmp, the
+  # user's home or the repository (other programs may write there meanwhile: only names that
+  # could come from the spec count).
+  found=$(find / /etc /tmp "${HOME:-/root}" . -maxdepth 2 -newer "$TMP/start" \
+    \( -name '*touch*' -o -name '*pwned*' -o -name '*$(*' -o -name '*`*' -o -name "$MARK*" -o -name 'w $(*' \) \
+    ! -path "$TMP/*" 2>/dev/null)
+  [ -z "$found" ] || { echo "written outside the sandbox:"; echo "$found"; return 1; }
   # The pods' folders are inside the sandbox.
   [ -d "$SANDBOX/pod-train/tmp/trainc" ] || { echo "the entry script's state is not in the sandbox"; return 1; }
   [ ! -e "/workspace/w \$(touch $PWNED/workdir)" ] || { echo "the workdir was made outside the sandbox"; return 1; }
