@@ -168,9 +168,9 @@ expect() { local key="$1/$2"; shift 2; EXPECT[$key]=$(printf '%s\n' "$@"); }
 expect customgpt train torchrun --standalone --nproc-per-node=4 /home/eai_role/code/train.py --output_dir out
 expect dask-cpu sum-of-squares python3 client.py --n=1000000 --workers=2
 expect kueue-gpu prep python3 prep.py
-expect kueue-gpu train-large torchrun --nnodes=2 --node-rank=0 --master-addr=master.test --master-port=29500 /workspace/train.py --model=large
+expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=kueue-gpu-train-large-0.kueue-gpu-train-large --master-port=29500 /workspace/train.py --model=large
 expect kueue-gpu train-small torchrun --nnodes=2 --node-rank=0 /workspace/train.py --model=small
-expect mnist train torchrun --nnodes=2 --node-rank=0 --master-port=29500 /workspace/mnist.py --epochs=1 --log-interval=1
+expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=mnist-train-0.mnist-train --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
 expect prep-and-train prepare python prepare.py --out shards
 expect prep-and-train train torchrun --nnodes=2 --nproc-per-node=8 /workspace/train.py --lr=3e-4 --batch=512 --steps=20000 --data shards --out out
 expect triton-tpu finetune python3 train.py --model=base
@@ -199,6 +199,20 @@ launcher_args() {
     if [ "$(head -z -n 1 "$f" | tr -d '\0')" = "$first" ]; then tr '\0' '\n' <"$f"; return 0; fi
   done
   return 1
+}
+
+# NAME=VALUE lines of the variables the entry scripts read, as step $2's workload in k8s folder $1
+# sets them: literal values as written, NODE_RANK (a completion index) as 0.
+pod_env() {
+  local f
+  for f in "$1/$2"-job.yaml "$1/$2"-jobset.yaml; do
+    [ -e "$f" ] || continue
+    awk '$1 == "-" && $2 == "name:" { name = $3; next }
+         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
+         name == "NODE_RANK" && $1 ~ /^value/ { print "NODE_RANK=0" }
+         { name = "" }' "$f"
+    return 0
+  done
 }
 
 # Runs entry script $2 of step $1 (example/step) in scenario $3 (fresh or resumed).
@@ -237,10 +251,13 @@ entry_run() {
     fi
   fi
   [ "$scenario" = fresh ] && rm -f "$TMP/fresh.args"
+  # The pod's environment as its workload manifest sets it (NODE_RANK, from the completion
+  # index, is 0: the pod that syncs outputs); nothing else, so an unset variable fails under set -u.
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$script")" "${key#*/}")
   local rc=0
   (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/bucket" \
-    NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 timeout 60 bash "$TMP/entry.sh") \
-    >"$TMP/entry.out" 2>&1 || rc=$?
+    "${podenv[@]}" timeout 60 bash "$TMP/entry.sh") >"$TMP/entry.out" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
   local args
   args=$(launcher_args "$tool" "${want[0]}") || { echo "$tool was never started with ${want[0]}; calls:"; stub_log; return 1; }
