@@ -78,6 +78,15 @@ pipeline:
     image: img
     pool: cpu
     command: [python3, '\$(touch $PWNED/cmd)', '\`touch $PWNED/cmd-bt\`', "a\\nb", '\${IFS}', '../../../../../../../../tmp/$MARK-cmd', '*']
+  - name: rjob
+    cluster: ray
+    command: [python, '\$(touch $PWNED/ray)', '\`touch $PWNED/ray-bt\`', 'it''s; touch $PWNED/ray-semi', "r\nn"]
+clusters:
+  ray:
+    engine: ray
+    image: rayproject/ray:2.52.0
+    head: {pool: cpu}
+    workers: {w: {pool: cpu, replicas: 1}}
 services:
   triton:
     pool: gpu
@@ -235,6 +244,18 @@ t "torchrun got every hostile argument intact" \
 t "aws got the hostile store paths intact" \
   intact aws "s3://bkt/runs/$IN_PATH" "s3://bkt/runs/out/\$(touch $PWNED/outto)/" \
   "$SANDBOX/pod-train/workspace/w \$(touch $PWNED/workdir)/data \$(touch $PWNED/to)"
+
+# A RayJob's entrypoint is one string that Ray runs through a shell: run it so, with the stand-ins.
+ray_entrypoint() {
+  if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
+  python3 -c 'import sys, yaml; sys.stdout.write(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"])' \
+    "$OUT/hostile/k8s/rjob-rayjob.yaml" >"$TMP/ray-entrypoint" || return 1
+  stub_reset_calls
+  run_in_sandbox bash -c "$(cat "$TMP/ray-entrypoint")"
+  [ "$rc" -eq 0 ] || { echo "the entrypoint exited $rc:"; cat "$TMP/ray-entrypoint"; return 1; }
+  intact python "\$(touch $PWNED/ray)" "\`touch $PWNED/ray-bt\`" "it's; touch $PWNED/ray-semi" $'r\nn'
+}
+t "a RayJob entrypoint run by a shell passes every hostile argument intact" ray_entrypoint
 
 # ---- nothing ran, nothing escaped ------------------------------------------------------------------
 nothing_injected() {
