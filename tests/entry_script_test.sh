@@ -148,4 +148,155 @@ fresh_run_without_checkpoint_folder() {
 }
 t "a fresh run whose checkpoint folder does not exist yet reaches the trainer" fresh_run_without_checkpoint_folder
 rm -rf "$STATE"
+
+# ---- Every example's every entry script, fresh and resumed ------------------------------------
+# Each step's entrypoint.sh, taken from its ConfigMap in the compiled k8s/, runs with the tools
+# of tests/stubs.sh on PATH (aws with a folder as the bucket; torchrun, trainrt, python and
+# python3 record their arguments). The absolute folders a pod owns (/workspace, /tmp/trainc,
+# /home, /mnt, /data) are moved into a sandbox by prefixing them, so nothing outside it is
+# written. Two scenarios per step: a fresh pod with an empty bucket, and a restarted pod whose
+# bucket holds a checkpoint (steps with `checkpoints`) or whose outputs hold an earlier run's
+# files (the others). Both must reach the launcher with the arguments the spec asks for; the
+# resume flag, followed by the restored checkpoint, appears in the resumed run only.
+# shellcheck source=tests/stubs.sh
+. tests/stubs.sh
+
+# expect EXAMPLE STEP LAUNCHER ARG...: from the examples' specs, arguments the launcher must get
+# (a leading / is taken inside the sandbox).
+declare -A EXPECT
+expect() { local key="$1/$2"; shift 2; EXPECT[$key]=$(printf '%s\n' "$@"); }
+expect customgpt train torchrun --standalone --nproc-per-node=4 /home/eai_role/code/train.py --output_dir out
+expect dask-cpu sum-of-squares python3 client.py --n=1000000 --workers=2
+expect kueue-gpu prep python3 prep.py
+expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=kueue-gpu-train-large-0.kueue-gpu-train-large --master-port=29500 /workspace/train.py --model=large
+expect kueue-gpu train-small torchrun --nnodes=2 --node-rank=0 /workspace/train.py --model=small
+expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=mnist-train-0.mnist-train --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
+expect prep-and-train prepare python prepare.py --out shards
+expect prep-and-train train torchrun --nnodes=2 --nproc-per-node=8 /workspace/train.py --lr=3e-4 --batch=512 --steps=20000 --data shards --out out
+expect triton-tpu finetune python3 train.py --model=base
+expect triton-tpu pretrain python3 train.py --model=large
+expect xgb-a4 datagen trainrt datagen --rows=3740648379 --features=400 --shards=64 --shard-index=0 --out=/mnt/stores/data/synthetic
+expect xgb-a4 train trainrt train --data=/mnt/stores/data/synthetic --model-dir=/mnt/stores/data/models/xgb --rounds=2000 --rank=0 --world-size=2
+expect xgb-dask-a4 datagen python datagen.py --out=/data/synthetic
+expect xgb-dask-a4 train python train.py --data=/data/synthetic --model=/data/models/xgb
+
+EX_OUT="$TMP/examples"
+compile_examples() {
+  local spec
+  for spec in examples/*/spec.yaml examples/*/spec.jsonnet; do
+    case "$spec" in *.jsonnet) [ -e "${spec%.jsonnet}.yaml" ] && continue ;; esac
+    "$TRAINC" compile "$spec" -o "$EX_OUT" >/dev/null 2>"$TMP/compile.err" || { echo "$spec:"; cat "$TMP/compile.err"; return 1; }
+  done
+}
+t "every example compiles" compile_examples
+
+# The arguments of the launcher's call that the step's expectation names (trainrt is also
+# called for its preflight), one a line.
+launcher_args() {
+  local tool=$1 first=$2 f
+  for f in "$STUB_STATE/calls/"*"-$tool"; do
+    [ -e "$f" ] || continue
+    if [ "$(head -z -n 1 "$f" | tr -d '\0')" = "$first" ]; then tr '\0' '\n' <"$f"; return 0; fi
+  done
+  return 1
+}
+
+# NAME=VALUE lines of the variables the entry scripts read, as step $2's workload in k8s folder $1
+# sets them: literal values as written, NODE_RANK (a completion index) as 0.
+pod_env() {
+  local f
+  for f in "$1/$2"-job.yaml "$1/$2"-jobset.yaml; do
+    [ -e "$f" ] || continue
+    awk '$1 == "-" && $2 == "name:" { name = $3; next }
+         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
+         name == "NODE_RANK" && $1 ~ /^value/ { print "NODE_RANK=0" }
+         { name = "" }' "$f"
+    return 0
+  done
+}
+
+# Runs entry script $2 of step $1 (example/step) in scenario $3 (fresh or resumed).
+entry_run() {
+  local key=$1 script=$2 scenario=$3 root=$TMP/pod
+  local -a want
+  mapfile -t want <<<"${EXPECT[$key]}"
+  local tool=${want[0]}
+  want=("${want[@]:1}")
+  rm -rf "$root" "$TMP/stubs" "$TMP/bucket"
+  mkdir -p "$root" "$TMP/bucket"
+  stubs_install "$TMP/stubs"
+  stub_entry_script "$script" "$TMP/entry.sh" "$root" || return 1
+  # The restored outputs folder and, for steps with checkpoints, where they are looked for.
+  local from='' to='' ckdir='' pattern='' resume_flag='' placed=''
+  read -r from to < <(grep -A 2 "^log 'restoring outputs from " "$TMP/entry.sh" | sed -n 's/^s3 sync \(s3:[^ ]*\) \(.*\)$/\1 \2/p')
+  ckdir=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\1/p" "$TMP/entry.sh")
+  pattern=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\2/p" "$TMP/entry.sh")
+  resume_flag=$(sed -n 's/^  trainer+=(\([^ ]*\) "$TRAINC_RESUME_FROM")$/\1/p' "$TMP/entry.sh")
+  if [ "$scenario" = resumed ]; then
+    if [ -n "$ckdir" ]; then
+      [ -n "$from" ] || { echo "checkpoints without restored outputs"; return 1; }
+      # Two checkpoints in the bucket; the newer one is resumed from.
+      local rel=${ckdir#"$to"} name=${pattern//\*/step-000200}
+      mkdir -p "$TMP/bucket/${from#s3://}/$rel"
+      touch -d '2020-01-01' "$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-000100}"
+      echo w >"$TMP/bucket/${from#s3://}/$rel/$name"
+      placed="$ckdir/$name"
+      placed=${placed//\/\//\/}
+    else
+      # An earlier run's files where the step writes: the same call is expected.
+      mkdir -p "$root/workspace/out" "$root/mnt/stores/data/models/xgb" "$root/data/models/xgb"
+      echo old >"$root/workspace/out/model-000100.pt"
+      echo old >"$root/mnt/stores/data/models/xgb/checkpoint-100.ubj"
+      echo old >"$root/data/models/xgb/checkpoint-100.ubj"
+    fi
+  fi
+  [ "$scenario" = fresh ] && rm -f "$TMP/fresh.args"
+  # The pod's environment as its workload manifest sets it (NODE_RANK, from the completion
+  # index, is 0: the pod that syncs outputs); nothing else, so an unset variable fails under set -u.
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$script")" "${key#*/}")
+  local rc=0
+  (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/bucket" \
+    "${podenv[@]}" timeout 60 bash "$TMP/entry.sh") >"$TMP/entry.out" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
+  local args
+  args=$(launcher_args "$tool" "${want[0]}") || { echo "$tool was never started with ${want[0]}; calls:"; stub_log; return 1; }
+  local w
+  for w in "${want[@]}"; do
+    case "$w" in /*) w="$root$w" ;; --*=/*) w="${w%%=*}=$root${w#*=}" ;; esac
+    grep -qxF -- "$w" <<<"$args" || { echo "$tool did not get '$w'; it got:"; echo "$args"; return 1; }
+  done
+  local resume
+  resume=$(cat "$STUB_STATE/$tool.resume")
+  if [ -n "$placed" ]; then
+    grep -qxF -- "$resume_flag" <<<"$args" || { echo "no $resume_flag in the resumed run:"; echo "$args"; return 1; }
+    [ "$(grep -A 1 -xF -- "$resume_flag" <<<"$args" | tail -n 1)" = "$placed" ] ||
+      { echo "expected $resume_flag $placed; got:"; echo "$args"; return 1; }
+    [ "$resume" = "$placed" ] || { echo "TRAINC_RESUME_FROM is '$resume', not $placed"; return 1; }
+  else
+    if [ -n "$resume_flag" ] && grep -qxF -- "$resume_flag" <<<"$args"; then
+      echo "$resume_flag in a $scenario run without a checkpoint:"; echo "$args"; return 1
+    fi
+    [ -z "$resume" ] || { echo "TRAINC_RESUME_FROM is '$resume' with no checkpoint"; return 1; }
+    if [ "$scenario" = fresh ]; then printf '%s\n' "$args" >"$TMP/fresh.args"; else
+      [ "$args" = "$(cat "$TMP/fresh.args")" ] || { echo "the resumed run's arguments differ from the fresh run's:"; diff "$TMP/fresh.args" - <<<"$args"; return 1; }
+    fi
+  fi
+}
+
+n_steps=0
+for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
+  [ -e "$cm" ] || continue
+  grep -q '^  entrypoint.sh: |' "$cm" || continue
+  ex=$(basename "$(dirname "$(dirname "$cm")")")
+  step=$(basename "$cm" -configmap.yaml)
+  n_steps=$((n_steps + 1))
+  if [ -z "${EXPECT[$ex/$step]:-}" ]; then
+    t_fail "$ex/$step: the test knows what its launcher gets" "no expectation for $ex/$step: add one to $0"
+    continue
+  fi
+  t "$ex/$step: a fresh pod reaches the launcher with the spec's arguments" entry_run "$ex/$step" "$cm" fresh
+  t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
+done
+t "every expected step has an entry script (14)" test "$n_steps" -eq "${#EXPECT[@]}"
 tap_done

@@ -965,11 +965,13 @@ void apply_services(ShellScript& sh, const k8s::Plan& plan) {
     sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), s.startup_seconds + 600));
   }
   sh.line();
-  sh.comment("Ask every service whether it serves, as a client would.");
+  sh.comment("Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is");
+  sh.comment("exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).");
+  sh.line("export KUBE_CONTEXT");
   sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
-      .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\" --dry-run")
+      .line("\"$(dirname \"$0\")/health.sh\" --dry-run")
       .branch("else")
-      .line("KUBE_CONTEXT=\"$KUBE_CONTEXT\" \"$(dirname \"$0\")/health.sh\"")
+      .line("\"$(dirname \"$0\")/health.sh\"")
       .close("fi");
 }
 

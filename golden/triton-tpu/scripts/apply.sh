@@ -149,11 +149,13 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/service-triton-virtualservice.yaml"
 wait_rollout deployment/triton-tpu-triton 1200s
 
-# Ask every service whether it serves, as a client would.
+# Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is
+# exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).
+export KUBE_CONTEXT
 if [ "$DRY_RUN" = 1 ]; then
-  KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh" --dry-run
+  "$(dirname "$0")/health.sh" --dry-run
 else
-  KUBE_CONTEXT="$KUBE_CONTEXT" "$(dirname "$0")/health.sh"
+  "$(dirname "$0")/health.sh"
 fi
 
 if [ "$SERVICES_ONLY" = 1 ]; then

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Runs every example's generated scripts/ for real against stand-ins (tests/stubs.sh): gcloud
+# as a small fake cloud that remembers what was made, kubectl, helm and curl. up.sh, apply.sh
+# and down.sh each run twice in a row and must exit 0 both times (idempotent): the first up.sh
+# makes everything, the second finds it all and makes nothing; down.sh deletes it all, and
+# again finds nothing. status.sh runs in between; down.sh refuses buckets that hold data without
+# --delete-data; and --dry-run calls no tool at all. Usage: tests/scripts_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+# shellcheck source=tests/stubs.sh
+. tests/stubs.sh
+
+SANDBOX="$TMP/sandbox"
+
+# Runs scripts/$2 of output folder $1 with the stand-ins first on PATH, in the sandbox.
+run_script() {
+  local dir=$1 script=$2
+  shift 2
+  mkdir -p "$SANDBOX/home" "$SANDBOX/tmp"
+  rc=0
+  (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
+    HEALTH_ATTEMPTS=2 HEALTH_DELAY=0 bash "$dir/scripts/$script" "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+}
+
+show() {
+  echo "exit $rc; stderr:"
+  tail -n 20 "$TMP/stderr"
+  echo "calls:"
+  stub_log | tail -n 15
+}
+
+# The cloud resources the fake gcloud holds, one a line.
+cloud_state() { ls "$STUB_STATE/cloud"; }
+
+# An example's whole life: up twice, apply twice, status, down twice.
+life() {
+  local dir=$1 before
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "first up.sh failed"; show; return 1; }
+  grep -q "clusters create" "$STUB_STATE/log" || { echo "the first up.sh made no cluster"; show; return 1; }
+  stub_exists "container node-pools $(cluster_name "$dir") default-pool" &&
+    { echo "GKE's default pool was left in place"; return 1; }
+  before=$(cloud_state)
+  stub_reset_calls
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "second up.sh failed"; show; return 1; }
+  if grep -qE '^gcloud .* (create|delete) ' "$STUB_STATE/log"; then
+    echo "the second up.sh made or deleted something:"; grep -E '^gcloud .* (create|delete) ' "$STUB_STATE/log"; return 1
+  fi
+  [ "$(cloud_state)" = "$before" ] || { echo "the second up.sh changed the cloud"; return 1; }
+
+  local run_no
+  for run_no in first second; do
+    stub_reset_calls
+    run_script "$dir" apply.sh
+    [ "$rc" -eq 0 ] || { echo "$run_no apply.sh failed"; show; return 1; }
+    grep -q "^kubectl .* apply " "$STUB_STATE/log" || { echo "$run_no apply.sh applied nothing"; show; return 1; }
+  done
+  # Every file apply.sh names exists (a missing one fails kubectl apply) and every manifest in
+  # k8s/ but the kustomization was applied.
+  local f name
+  for f in "$dir"/k8s/*.yaml; do
+    name=$(basename "$f")
+    [ "$name" = kustomization.yaml ] && continue
+    stub_saw kubectl "$dir/scripts/../k8s/$name" || { echo "apply.sh never applied k8s/$name"; return 1; }
+  done
+
+  run_script "$dir" status.sh
+  [ "$rc" -eq 0 ] || { echo "status.sh failed"; show; return 1; }
+
+  # With data in its buckets, down.sh without --delete-data refuses before deleting anything
+  # (it reads `gcloud storage ls`).
+  if grep -q -- '--delete-data)' "$dir/scripts/down.sh"; then
+    before=$(cloud_state)
+    STUB_BUCKET_OBJECTS=1 run_script "$dir" down.sh --yes
+    [ "$rc" -eq 1 ] || { echo "down.sh deleted a bucket holding data (exit $rc)"; show; return 1; }
+    grep -q 'holds data; pass --delete-data' "$TMP/stderr" || { echo "no reason given:"; show; return 1; }
+    [ "$(cloud_state)" = "$before" ] || { echo "down.sh deleted something before refusing"; return 1; }
+  fi
+
+  for run_no in first second; do
+    stub_reset_calls
+    # Only systems with buckets have --delete-data (down.sh refuses a bucket with data without it).
+    if grep -q -- '--delete-data)' "$dir/scripts/down.sh"; then
+      STUB_BUCKET_OBJECTS=1 run_script "$dir" down.sh --yes --delete-data
+    else
+      run_script "$dir" down.sh --yes
+    fi
+    [ "$rc" -eq 0 ] || { echo "$run_no down.sh failed"; show; return 1; }
+  done
+  if [ -n "$(cloud_state)" ]; then echo "down.sh left:"; cloud_state; return 1; fi
+  [ -z "$(ls "$STUB_STATE/helm")" ] || { echo "helm releases left:"; ls "$STUB_STATE/helm"; return 1; }
+}
+
+# --dry-run asks nothing and changes nothing: no stand-in is called, and every script exits 0.
+dry_runs() {
+  local dir=$1 s
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  for s in up.sh apply.sh status.sh down.sh; do
+    run_script "$dir" "$s" --dry-run
+    [ "$rc" -eq 0 ] || { echo "$s --dry-run failed"; show; return 1; }
+  done
+  [ ! -s "$STUB_STATE/log" ] || { echo "a dry run called tools:"; stub_log; return 1; }
+}
+
+cluster_name() { sed -n 's/^CLUSTER=//p' "$1/scripts/up.sh"; }
+
+# Every example, compiled once; those on GKE (a gcp section) get scripts/.
+compile_all() {
+  local spec
+  for spec in examples/*/spec.yaml examples/*/spec.jsonnet; do
+    # An example given in both forms compiles to the same folder; the YAML one is enough.
+    case "$spec" in *.jsonnet) [ -e "${spec%.jsonnet}.yaml" ] && continue ;; esac
+    "$TRAINC" compile "$spec" -o "$TMP/out" >/dev/null 2>"$TMP/compile.err" || { echo "$spec:"; cat "$TMP/compile.err"; return 1; }
+  done
+}
+t "every example compiles" compile_all
+with_scripts=()
+for d in "$TMP"/out/*/; do
+  if [ -x "$d/scripts/up.sh" ]; then with_scripts+=("$(basename "$d")"); fi
+done
+t "six examples have scripts" test "${#with_scripts[@]}" -ge 6
+for ex in "${with_scripts[@]}"; do
+  t "$ex: up, apply and down each run twice, exit 0, and leave the fake cloud empty" life "$TMP/out/$ex"
+  t "$ex: --dry-run of every script exits 0 and calls no tool" dry_runs "$TMP/out/$ex"
+done
+tap_done

@@ -1,0 +1,285 @@
+# shellcheck shell=bash
+# Logging stand-ins for the tools generated scripts call (sourced by tests/*_test.sh).
+#   stubs_install DIR      writes the stand-ins into DIR/bin and keeps their state in DIR/state;
+#                          exports STUB_BIN and STUB_STATE (put "$STUB_BIN" first on PATH)
+#   stub_calls TOOL        how many times TOOL was called
+#   stub_saw TOOL ARG      whether some call of TOOL got ARG as one whole argument
+#   stub_log               every call so far, one a line (arguments quoted with printf %q)
+#   stub_exists KEY        whether the fake cloud holds KEY (e.g. "container clusters demo")
+#
+# Every call stores its argv NUL-separated in $STUB_STATE/calls/<seq>-<tool>, so an argument
+# holding spaces, quotes or newlines is checked whole, and appends a readable line to
+# $STUB_STATE/log.
+#
+# gcloud is a small fake cloud: `describe` finds what `create` made (printing `name: X`) and
+# otherwise fails as gcloud does (`ERROR: (gcloud.…) … not found`, exit 1); `create` of what
+# exists fails with ALREADY_EXISTS and `delete` of what is missing with NOT_FOUND, so a script
+# that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
+# takes its pools along when deleted. kubectl remembers what was applied; `wait` on an object
+# never applied fails as kubectl does. helm remembers releases. curl answers every request.
+# The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
+# python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
+# folder), then exit with $STUB_EXIT (default 0).
+
+stubs_install() {
+  STUB_BIN="$1/bin"
+  STUB_STATE="$1/state"
+  export STUB_BIN STUB_STATE
+  mkdir -p "$STUB_BIN" "$STUB_STATE/calls" "$STUB_STATE/cloud" "$STUB_STATE/k8s" "$STUB_STATE/helm"
+  : >"$STUB_STATE/log"
+
+  # Shared by every stand-in: records the call.
+  cat >"$STUB_BIN/.record" <<'SH'
+# shellcheck shell=bash
+stub_record() {
+  local tool=$1 seq
+  shift
+  seq=${EPOCHREALTIME/./}
+  printf '%s\0' "$@" >"$STUB_STATE/calls/$seq-$$-$tool"
+  { printf '%s' "$tool"; printf ' %q' "$@"; printf '\n'; } >>"$STUB_STATE/log"
+}
+SH
+
+  cat >"$STUB_BIN/gcloud" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record gcloud "$@"
+set -u
+cloud="$STUB_STATE/cloud"
+# The command group (words before the verb), the verb and its first positional argument.
+words=() verb='' name='' cluster=''
+for a in "$@"; do
+  case "$a" in
+    --cluster=*) cluster=${a#--cluster=} ;;
+    -*) ;;
+    *)
+      if [ -z "$verb" ]; then
+        case "$a" in
+          describe | create | delete | list | enable | get-credentials | add-iam-policy-binding | \
+            remove-iam-policy-binding | ls | rm) verb=$a ;;
+          *) words+=("$a") ;;
+        esac
+      elif [ -z "$name" ]; then
+        name=$a
+      fi
+      ;;
+  esac
+done
+group="${words[*]}"
+case "$group" in
+  "iam service-accounts") name=${name%%@*} ;;  # described by e-mail, made by its short name
+  "storage buckets") name=${name#gs://} ;;
+esac
+key="$group $name"
+[ -n "$cluster" ] && key="$group $cluster $name"
+file=${key//[ \/]/_}
+file="$cloud/$file"
+command_name="gcloud.${group// /.}.$verb"
+not_found() {
+  case "$group" in
+    "storage buckets") echo "ERROR: ($command_name) gs://$name not found: 404." >&2 ;;
+    "compute networks" | "compute networks subnets")
+      printf 'ERROR: (%s) Could not fetch resource:\n - The resource '\''%s'\'' was not found\n' "$command_name" "$name" >&2 ;;
+    container\ *) echo "ERROR: ($command_name) ResponseError: code=404, message=Not found: $name." >&2 ;;
+    *) echo "ERROR: ($command_name) NOT_FOUND: Requested entity was not found." >&2 ;;
+  esac
+  exit 1
+}
+case "$group/$verb" in
+  "compute regions/describe")
+    printf '%s\n' CPUS,10000.0,0.0 N2_CPUS,10000.0,0.0 IN_USE_ADDRESSES,1000.0,0.0 SSD_TOTAL_GB,100000.0,0.0
+    exit 0 ;;
+  "projects/describe") echo 123456789012; exit 0 ;;
+  "services/enable" | */add-iam-policy-binding | */remove-iam-policy-binding)
+    echo "Updated IAM policy for $name." >&2; exit 0 ;;
+  "container clusters/get-credentials")
+    [ -e "$cloud/container_clusters_$name" ] || not_found
+    printf 'Fetching cluster endpoint and auth data.\nkubeconfig entry generated for %s.\n' "$name" >&2
+    exit 0 ;;
+  "storage/ls")
+    b=${name#gs://}; b=${b%%/*}
+    [ -e "$cloud/storage_buckets_$b" ] || { echo "ERROR: (gcloud.storage.ls) gs://$b not found: 404." >&2; exit 1; }
+    [ -n "${STUB_BUCKET_OBJECTS:-}" ] && echo "gs://$b/object#1700000000000000"
+    exit 0 ;;
+  "storage/rm")
+    b=${name#gs://}; b=${b%%/*}
+    [ -e "$cloud/storage_buckets_$b" ] || { echo "ERROR: (gcloud.storage.rm) gs://$b not found: 404." >&2; exit 1; }
+    rm -f "$cloud/storage_buckets_$b"; exit 0 ;;
+  "container node-pools/list")
+    for f in "$cloud"/container_node-pools_"${cluster}"_*; do [ -e "$f" ] && echo "${f##*_}"; done
+    exit 0 ;;
+  */describe)
+    [ -e "$file" ] || not_found
+    echo "name: $name"; exit 0 ;;
+  */create)
+    if [ -e "$file" ]; then echo "ERROR: ($command_name) ALREADY_EXISTS: $name already exists." >&2; exit 1; fi
+    : >"$file"
+    [ "$group" = "container clusters" ] && : >"$cloud/container_node-pools_${name}_default-pool"
+    echo "Created [$name]." >&2; exit 0 ;;
+  */delete)
+    [ -e "$file" ] || not_found
+    rm -f "$file"
+    # A cluster takes its pools, and what was installed in it, along.
+    if [ "$group" = "container clusters" ]; then
+      rm -f "$cloud/container_node-pools_${name}_"* "$STUB_STATE/helm/"* "$STUB_STATE/k8s/"*
+    fi
+    echo "Deleted [$name]." >&2; exit 0 ;;
+esac
+echo "stub gcloud: unexpected call: $*" >&2
+exit 3
+SH
+
+  cat >"$STUB_BIN/kubectl" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record kubectl "$@"
+set -u
+k8s="$STUB_STATE/k8s"
+args=() files=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --context | -n | --namespace) shift ;;
+    -f) files+=("$2"); shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+# The kind/name pairs of a manifest, as `kind/name` lines (lower-case kind).
+objects() {
+  awk '/^kind:/ { kind = tolower($2) } /^metadata:/ { meta = 1; next } meta && /^  name:/ { print kind "/" $2; meta = 0 } /^[^ ]/ && !/^metadata:/ { meta = 0 }' "$1"
+}
+case "${args[0]:-}" in
+  apply)
+    for f in "${files[@]}"; do
+      case "$f" in
+        http*://*) echo "$f" >>"$k8s/urls"; echo "applied $f" ;;
+        *)
+          [ -f "$f" ] || { echo "error: the path \"$f\" does not exist" >&2; exit 1; }
+          objects "$f" | while read -r o; do echo "$o" >>"$k8s/objects"; echo "$o configured"; done ;;
+      esac
+    done
+    exit 0 ;;
+  wait)
+    target=${args[1]}
+    case " ${args[*]} " in *" --all "*) echo "$target condition met"; exit 0 ;; esac
+    kind=${target%%/*} obj=${target#*/}
+    if grep -qx "$kind[a-z.]*/$obj" "$k8s/objects" 2>/dev/null || grep -q "^$kind.*/$obj$" "$k8s/objects" 2>/dev/null; then
+      echo "$target condition met"; exit 0
+    fi
+    echo "Error from server (NotFound): ${kind}s \"$obj\" not found" >&2; exit 1 ;;
+  rollout) echo "deployment \"${args[2]#*/}\" successfully rolled out"; exit 0 ;;
+  get)
+    case " ${args[*]} " in
+      *" --raw "*) echo '{}'; exit 0 ;;
+      *" service "*) printf '%s' "${STUB_GATEWAY_IP-203.0.113.7}"; exit 0 ;;
+      *) exit 0 ;;  # jsonpath of a condition that is not set: empty
+    esac ;;
+esac
+echo "stub kubectl: unexpected call: ${args[*]}" >&2
+exit 3
+SH
+
+  cat >"$STUB_BIN/helm" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record helm "$@"
+set -u
+case "$1 ${2:-}" in
+  "upgrade --install") : >"$STUB_STATE/helm/$3"; echo "Release \"$3\" has been upgraded. Happy Helming!"; exit 0 ;;
+esac
+if [ "$1" = uninstall ]; then
+  [ -e "$STUB_STATE/helm/$2" ] || { echo "Error: uninstall: Release not loaded: $2: release: not found" >&2; exit 1; }
+  rm -f "$STUB_STATE/helm/$2"; echo "release \"$2\" uninstalled"; exit 0
+fi
+echo "stub helm: unexpected call: $*" >&2
+exit 3
+SH
+
+  cat >"$STUB_BIN/curl" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record curl "$@"
+exit 0
+SH
+
+  cat >"$STUB_BIN/aws" <<'SH'
+#!/usr/bin/env bash
+# aws s3 sync SRC DST [flags]: s3://B/K is the folder $STUB_S3/B/K.
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record aws "$@"
+set -euo pipefail
+[ "$1" = s3 ] && [ "$2" = sync ] || { echo "stub aws: unexpected call: $*" >&2; exit 2; }
+map() { case "$1" in s3://*) printf '%s\n' "$STUB_S3/${1#s3://}" ;; *) printf '%s\n' "$1" ;; esac; }
+src=$(map "$3") dst=$(map "$4")
+mkdir -p "$dst"
+if [ -d "$src" ]; then cp -a "$src/." "$dst/"; fi
+SH
+
+  # The trainers and launchers: record argv, the resume variable and the working folder.
+  local tool
+  for tool in torchrun trainrt python python3; do
+    cat >"$STUB_BIN/$tool" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+tool=${0##*/}
+stub_record "$tool" "$@"
+printf '%s\n' "${TRAINC_RESUME_FROM-unset}" >"$STUB_STATE/$tool.resume"
+printf '%s\n' "$PWD" >"$STUB_STATE/$tool.cwd"
+echo "$tool: started"
+exit "${STUB_EXIT:-0}"
+SH
+  done
+  chmod +x "$STUB_BIN"/*
+}
+
+stub_calls() {
+  local n=0 f
+  for f in "$STUB_STATE/calls/"*"-$1"; do [ -e "$f" ] && n=$((n + 1)); done
+  echo "$n"
+}
+
+stub_saw() {
+  local f a
+  for f in "$STUB_STATE/calls/"*"-$1"; do
+    [ -e "$f" ] || continue
+    while IFS= read -r -d '' a; do
+      if [ "$a" = "$2" ]; then return 0; fi
+    done <"$f"
+  done
+  return 1
+}
+
+# The arguments of the last call of TOOL, one a line (for messages and line-wise checks).
+stub_last_args() {
+  local f last=
+  for f in "$STUB_STATE/calls/"*"-$1"; do [ -e "$f" ] && last=$f; done
+  [ -n "$last" ] && tr '\0' '\n' <"$last"
+}
+
+stub_log() { cat "$STUB_STATE/log"; }
+
+stub_exists() { [ -e "$STUB_STATE/cloud/$(printf '%s' "$1" | tr ' /' '__')" ]; }
+
+# Forgets the calls (not the fake cloud's state).
+stub_reset_calls() {
+  rm -f "$STUB_STATE/calls/"*
+  : >"$STUB_STATE/log"
+}
+
+# stub_entry_script CONFIGMAP OUT ROOT: writes the entry script that CONFIGMAP (a compiled
+# k8s/*-configmap.yaml) holds to OUT, with the absolute folders a pod owns (/workspace,
+# /tmp/trainc, /home, /mnt, /data) moved under ROOT by prefixing them, so that running it
+# writes nothing outside ROOT. The `cd` into the working folder first makes it, as the
+# container runtime does for the pod's workingDir.
+stub_entry_script() {
+  awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' "$1" |
+    sed -E -e "s#(^|[ '\"=(])/(workspace|tmp/trainc|home|mnt|data)([/ '\"]|\$)#\\1$3/\\2\\3#g" \
+      -e 's#^cd (.*)$#mkdir -p \1 \&\& cd \1#' >"$2"
+  [ -s "$2" ] || { echo "no entrypoint.sh in $1"; return 1; }
+}
