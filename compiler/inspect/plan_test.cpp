@@ -132,7 +132,8 @@ TEST_CASE("plan: node counts are the ones Terraform and up.sh create; TPU steps 
                autoscaling: {min: 0, max: 8}}
     tpu: {machine: ct5lp-hightpu-4t, tpu: {topology: 4x4}}
 pipeline:
-  - {name: pre, image: x/y:1, pool: tpu, command: [run], timeout: 1h, retries: 2}
+  - {name: pre, image: x/y:1, pool: tpu, command: [run], timeout: 1h, retries: 2,
+     security: {level: baseline, reason: TPU}}
 )");
   const ResourcePlan plan = make_plan(sys);
   // Flex-start pools start empty; a multi-host slice is exactly its hosts (4x4 on 4-chip hosts: 4).
