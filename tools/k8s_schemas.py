@@ -18,8 +18,10 @@ against an API server (fieldValidation=Strict):
     default (or described as defaulted by a webhook) is not required, since the API server defaults
     it before validating; a custom resource's metadata is checked as ObjectMeta.
 Objects are validated with null values dropped, as the API server's decoder does (the C++ side).
-Large subschemas that occur more than once (the Pod templates inlined in several CRDs) are stored
-once under definitions and referenced, so that they are parsed once at run time.
+The output is JSON lines: {"kubernetes", "kinds"} (each kind with its definition and the closure of
+definitions it refers to), then one {"name": schema} a line, so that trainc parses only the
+definitions of the kinds it meets. Large subschemas that occur more than once (the Pod templates
+inlined in several CRDs) are stored once as definitions and referenced, so they are parsed once.
 """
 import gzip
 import hashlib
@@ -603,10 +605,16 @@ def main():
     for name in reachable(k8s_defs, roots):
         defs[name] = k8s_defs[name]
     defs = share(defs)
-    doc = {"kubernetes": version, "kinds": kinds, "definitions": dict(sorted(defs.items()))}
+    for k in kinds.values():
+        k["closure"] = sorted(reachable(defs, [k["definition"]]))
+    # JSON lines: the kinds, then one definition a line, so that trainc parses only what it uses.
     with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, separators=(",", ":"), sort_keys=False)
+        json.dump({"kubernetes": version, "kinds": kinds}, f, separators=(",", ":"))
         f.write("\n")
+        for name, d in sorted(defs.items()):
+            assert '"' not in name and "\\" not in name
+            json.dump({name: d}, f, separators=(",", ":"))
+            f.write("\n")
     return 0
 
 

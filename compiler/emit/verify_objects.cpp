@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -25,7 +26,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kSchemaFile = "compiler/k8s-objects.schema.json";
+constexpr std::string_view kSchemaFile = "compiler/k8s-objects.schemas.jsonl";
 
 // ------------------------------------------------------------------ YAML as the API server reads it
 
@@ -169,18 +170,56 @@ class JsonBuilder final : public YAML::EventHandler {
 
 // ------------------------------------------------------------------ schemas
 
-/// The embedded schemas, parsed once. Only kind_schema changes it (briefly, with the cache's lock held).
+/// The embedded schemas: a first line with the Kubernetes version and the kinds (each with its
+/// definition and every definition that one refers to, directly or not), then one line per
+/// definition. The first line is parsed once; "definitions" gains a definition the first time a
+/// kind that needs it is parsed (load_definitions), so a compile parses only what its kinds use.
+/// Only parse_kinds changes it, with the cache's lock held.
 json& schema_doc() {
   static json doc = [] {
     const EmbeddedFile* f = find_embedded(kSchemaFile);
     if (!f) throw std::logic_error(fmt::format("{} is not embedded in this build", kSchemaFile));
-    return json::parse(f->data);
+    const std::string_view data = f->data;
+    json d = json::parse(data.substr(0, data.find('\n')));
+    d["definitions"] = json::object();
+    return d;
   }();
   return doc;
 }
 
+/// Each definition's line in the embedded file, by name.
+const std::map<std::string, std::string_view, std::less<>>& definition_lines() {
+  static const auto lines = [] {
+    std::map<std::string, std::string_view, std::less<>> out;
+    std::string_view data = find_embedded(kSchemaFile)->data;
+    data.remove_prefix(std::min(data.size(), data.find('\n') + 1));
+    while (!data.empty()) {
+      const size_t end = std::min(data.size(), data.find('\n'));
+      const std::string_view line = data.substr(0, end);
+      data.remove_prefix(std::min(data.size(), end + 1));
+      if (line.size() < 4 || !line.starts_with("{\"")) continue;
+      out.emplace(std::string(line.substr(2, line.find('"', 2) - 2)), line);
+    }
+    return out;
+  }();
+  return lines;
+}
+
+/// Parses the definitions named in `names` that are not loaded yet into schema_doc().
+void load_definitions(const json& names) {
+  json& defs = schema_doc()["definitions"];
+  for (const auto& n : names) {
+    const std::string name = n.get<std::string>();
+    if (defs.contains(name)) continue;
+    auto it = definition_lines().find(name);
+    if (it == definition_lines().end()) throw std::logic_error(fmt::format("{}: no definition {}", kSchemaFile, name));
+    json one = json::parse(it->second);
+    defs[name] = std::move(one.begin().value());
+  }
+}
+
 struct KindSchema {
-  valijson::Schema schema;
+  const valijson::Subschema* schema = nullptr;  ///< owned by one of SchemaCache::parsed
   std::string definition;
   std::string source;
 };
@@ -188,7 +227,8 @@ struct KindSchema {
 /// Parsed schemas by "apiVersion kind", and the validator (which caches compiled patterns).
 struct SchemaCache {
   std::mutex mutex;
-  std::map<std::string, std::unique_ptr<KindSchema>, std::less<>> kinds;
+  std::vector<std::unique_ptr<valijson::Schema>> parsed;
+  std::map<std::string, std::unique_ptr<KindSchema>, std::less<>> kinds;  ///< nullptr: no schema
   valijson::Validator validator;
 };
 
@@ -197,34 +237,74 @@ SchemaCache& cache() {
   return c;
 }
 
+/// Parses the schemas of those `keys` ("apiVersion kind") not parsed yet, all in one pass, so the
+/// definitions they share (ObjectMeta, the Pod templates) are parsed once for them. Call with the
+/// lock held.
+void parse_kinds(SchemaCache& c, const std::set<std::string>& keys) {
+  json& doc = schema_doc();
+  const json& kinds = doc.at("kinds");
+  // One root whose properties, one per kind, refer to the kinds' definitions: valijson resolves
+  // the references against the document it parses, so the definitions are moved in beside them.
+  json root = json::object();
+  json& props = root["properties"] = json::object();
+  for (const auto& key : keys) {
+    if (c.kinds.count(key)) continue;
+    auto it = kinds.find(key);
+    if (it == kinds.end()) {
+      c.kinds.emplace(key, nullptr);
+      continue;
+    }
+    load_definitions(it->at("closure"));
+    props[key] = {{"$ref", "#/definitions/" + it->at("definition").get<std::string>()}};
+  }
+  if (props.empty()) return;
+  auto schema = std::make_unique<valijson::Schema>();
+  json& defs = doc["definitions"];
+  root["definitions"] = json::object();
+  std::swap(root["definitions"], defs);
+  try {
+    valijson::SchemaParser parser;
+    valijson::adapters::NlohmannJsonAdapter adapter(root);
+    parser.populateSchema(adapter, *schema);
+  } catch (...) {
+    std::swap(root["definitions"], defs);
+    throw;
+  }
+  std::swap(root["definitions"], defs);
+  std::map<std::string, const valijson::Subschema*> found;
+  valijson::Subschema::ApplyFunction collect = [&](const valijson::constraints::Constraint& constraint) {
+    if (const auto* p = dynamic_cast<const valijson::constraints::PropertiesConstraint*>(&constraint))
+      p->applyToProperties([&](const auto& name, const valijson::Subschema* sub) {
+        found[std::string(name.c_str())] = sub;
+        return true;
+      });
+    return true;
+  };
+  schema->apply(collect);
+  for (const auto& [key, _] : props.items()) {
+    auto ks = std::make_unique<KindSchema>();
+    const json& k = kinds.at(key);
+    ks->definition = k.at("definition").get<std::string>();
+    ks->source = k.at("source").get<std::string>();
+    ks->schema = found.at(key);
+    c.kinds.emplace(key, std::move(ks));
+  }
+  c.parsed.push_back(std::move(schema));
+}
+
 /// The schema of `key`, parsed on first use; nullptr for a kind with no schema. Call with the lock held.
 const KindSchema* kind_schema(SchemaCache& c, const std::string& key) {
   if (auto it = c.kinds.find(key); it != c.kinds.end()) return it->second.get();
-  json& doc = schema_doc();
-  const json& kinds = doc.at("kinds");
-  std::unique_ptr<KindSchema> ks;
-  if (auto it = kinds.find(key); it != kinds.end()) {
-    ks = std::make_unique<KindSchema>();
-    ks->definition = it->at("definition").get<std::string>();
-    ks->source = it->at("source").get<std::string>();
-    // The kind's schema is a reference into the shared definitions, which valijson resolves
-    // against the document it parses: one root of {"$ref": ...} beside them.
-    json root = json::object();
-    root["$ref"] = "#/definitions/" + ks->definition;
-    root["definitions"] = json::object();
-    json& defs = doc["definitions"];
-    std::swap(root["definitions"], defs);
-    try {
-      valijson::SchemaParser parser;
-      valijson::adapters::NlohmannJsonAdapter adapter(root);
-      parser.populateSchema(adapter, ks->schema);
-    } catch (...) {
-      std::swap(root["definitions"], defs);
-      throw;
-    }
-    std::swap(root["definitions"], defs);
-  }
-  return c.kinds.emplace(key, std::move(ks)).first->second.get();
+  parse_kinds(c, {key});
+  return c.kinds.at(key).get();
+}
+
+/// "apiVersion kind" of an object; "" when it has none.
+std::string kind_key(const json& object) {
+  if (!object.is_object() || !object.contains("apiVersion") || !object["apiVersion"].is_string() ||
+      !object.contains("kind") || !object["kind"].is_string())
+    return {};
+  return fmt::format("{} {}", object["apiVersion"].get<std::string>(), object["kind"].get<std::string>());
 }
 
 // ------------------------------------------------------------------ messages
@@ -397,7 +477,7 @@ std::vector<ObjectProblem> verify_object(const json& object, const std::string& 
   }
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(object);
-  if (c.validator.validate(ks->schema, target, &results)) return out;
+  if (c.validator.validate(*ks->schema, target, &results)) return out;
   std::vector<Complaint> all;
   valijson::ValidationResults::Error e;
   while (results.popError(e)) all.push_back(complaint(e, object, ks->definition));
@@ -419,21 +499,30 @@ std::vector<ObjectProblem> verify_object(const json& object, const std::string& 
 
 std::vector<ObjectProblem> verify_objects(const OutputSink& files) {
   std::vector<ObjectProblem> out;
+  std::vector<std::pair<std::string, json>> objects;  // file, object
   for (const auto& [path, text] : files.under("k8s/")) {
     if (!(path.ends_with(".yaml") || path.ends_with(".yml"))) continue;
-    std::vector<json> docs;
     try {
-      docs = k8s_documents(text);
+      for (auto& doc : k8s_documents(text)) {
+        // kustomization.yaml configures kubectl's kustomize; it is not sent to the API server.
+        if (doc.is_object() && doc.value("apiVersion", "").starts_with("kustomize.config.k8s.io/")) continue;
+        objects.emplace_back(path, std::move(doc));
+      }
     } catch (const YAML::Exception& e) {
       out.push_back({path, "?", "", fmt::format("not valid YAML: {}", e.what()), ""});
-      continue;
     }
-    for (const auto& doc : docs) {
-      // kustomization.yaml configures kubectl's kustomize; it is not sent to the API server.
-      if (doc.is_object() && doc.value("apiVersion", "").starts_with("kustomize.config.k8s.io/")) continue;
-      auto problems = verify_object(doc, path);
-      out.insert(out.end(), problems.begin(), problems.end());
-    }
+  }
+  std::set<std::string> keys;
+  for (const auto& [_, obj] : objects)
+    if (auto key = kind_key(obj); !key.empty()) keys.insert(key);
+  {
+    SchemaCache& c = cache();
+    std::lock_guard lock(c.mutex);
+    parse_kinds(c, keys);
+  }
+  for (const auto& [path, obj] : objects) {
+    auto problems = verify_object(obj, path);
+    out.insert(out.end(), problems.begin(), problems.end());
   }
   return out;
 }
