@@ -7,6 +7,7 @@
 
 #include "checks/checks.h"
 #include "emit/emitter.h"
+#include "emit/verify_objects.h"
 #include "frontend/jsonnet_loader.h"
 #include "frontend/limits.h"
 #include "frontend/schema_check.h"
@@ -59,6 +60,8 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   out.system.origin = origin;
   const k8s::Plan plan = k8s::plan(out.system);
   for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
+  // Verify before writing: an object the API server would reject is a bug (InvalidObjectError).
+  check_objects(out.files);
   add_manifest(out.files, origin.spec);
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// The pipeline: load -> validate -> lower -> check -> plan -> emit. Writing is the CLI's job (io/).
+// The pipeline: load -> validate -> lower -> check -> plan -> emit -> verify objects. Writing is
+// the CLI's job (io/).
 #include <optional>
 #include <string>
 
@@ -23,7 +24,9 @@ SourcePtr read_source(const std::string& path, std::string& error);
 Origin make_origin(const std::string& spec, const std::string& out_dir);
 
 /// Compiles one spec (YAML, or Jsonnet for *.jsonnet / *.libsonnet). nullopt when the spec has
-/// errors, all of which are in `diags`. `origin` goes into System::origin and the manifest.
+/// errors, all of which are in `diags`. `origin` goes into System::origin and the manifest. Every
+/// emitted Kubernetes object is validated against its schema (emit/verify_objects.h); one that does
+/// not match throws InvalidObjectError, an internal error.
 std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {},
                                        const CheckOptions& checks = {});
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Embeds data files (schemas, stdlib) into the trainc binary as string_views.
 
-usage: embed.py OUT.cpp ROOT FILE...   Each FILE is stored under its path relative to ROOT.
+usage: embed.py OUT.cpp ROOT [--build-root DIR] FILE...   Each FILE is stored under its path relative
+to ROOT, or, for a file generated under the build folder DIR, relative to DIR.
 """
 import os
 import sys
@@ -9,9 +10,19 @@ import sys
 
 def main() -> int:
     out, root, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    build_root = None
+    if files[:1] == ["--build-root"]:
+        build_root, files = os.path.abspath(files[1]), files[2:]
+
+    def name(p):
+        p = os.path.abspath(p)
+        if build_root and os.path.commonpath([p, build_root]) == build_root:
+            return os.path.relpath(p, build_root)
+        return os.path.relpath(p, root)
+
     rows = []
-    for f in sorted(files, key=lambda p: os.path.relpath(p, root)):
-        rel = os.path.relpath(f, root).replace(os.sep, "/")
+    for f in sorted(files, key=name):
+        rel = name(f).replace(os.sep, "/")
         data = open(f, "rb").read()
         body = ",".join(str(b) for b in data)
         rows.append((rel, len(data), body))

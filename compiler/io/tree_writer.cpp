@@ -1,7 +1,10 @@
 #include "io/tree_writer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -89,6 +92,59 @@ std::string run_diff(const std::string& old_label, const std::string& old_text, 
 
 constexpr std::string_view kSourcePrefix = "# source: ";
 
+/// Test hook: with TRAINC_TEST_KILL_AT_STEP=N, the process kills itself (SIGKILL) before write step
+/// N of this run (counted from 0 over every folder written: each file, then the swap into place,
+/// then the removal of the previous tree), so that a test can stop a compile at every point of a
+/// write, which a kill from outside cannot time reliably.
+void write_step() {
+  static const long kill_at = [] {
+    const char* v = std::getenv("TRAINC_TEST_KILL_AT_STEP");
+    return v && *v ? std::strtol(v, nullptr, 10) : -1L;
+  }();
+  static long step = 0;
+  if (kill_at >= 0 && step++ == kill_at) ::raise(SIGKILL);
+}
+
+/// The PID in a temporary's name ".NAME.tmp-PID" or ".NAME.old-PID"; 0 when `file` is not one of `name`'s.
+pid_t temporary_pid(const std::string& file, const std::string& name) {
+  for (const char* kind : {".tmp-", ".old-"}) {
+    const std::string prefix = "." + name + kind;
+    if (!file.starts_with(prefix) || file.size() == prefix.size()) continue;
+    const std::string digits = file.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) return 0;
+    return static_cast<pid_t>(std::stol(digits));
+  }
+  return 0;
+}
+
+/// Temporaries an interrupted compile left beside `root/name`: a new tree it had not moved into
+/// place (removed), or, from the fallback without an atomic exchange, the previous tree it had
+/// moved aside (moved back when nothing took its place, else removed). Those of a running
+/// process are left alone.
+void clean_temporaries(const fs::path& root, const std::string& name) {
+  std::error_code ec;
+  std::vector<fs::path> stale_new, stale_old;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string file = e.path().filename().string();
+    const pid_t pid = temporary_pid(file, name);
+    const bool running = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+    if (pid <= 0 || pid == getpid() || running) continue;
+    (file.find(".old-") != std::string::npos ? stale_old : stale_new).push_back(e.path());
+  }
+  const fs::path target = root / name;
+  for (const auto& old : stale_old) {
+    std::error_code ignore;
+    if (!fs::exists(target, ignore) && fs::exists(old / kManifestName, ignore))
+      fs::rename(old, target, ignore);
+    else
+      fs::remove_all(old, ignore);
+  }
+  for (const auto& tmp : stale_new) {
+    std::error_code ignore;
+    fs::remove_all(tmp, ignore);
+  }
+}
+
 }  // namespace
 
 void add_manifest(OutputSink& files, const std::string& source) {
@@ -116,6 +172,7 @@ std::vector<OutputFolder> output_folders(const fs::path& root) {
   if (!fs::is_directory(root, ec)) return out;
   for (const auto& e : fs::directory_iterator(root, ec)) {
     if (!e.is_directory(ec)) continue;
+    if (e.path().filename().string().starts_with(".")) continue;  // a compile's temporary, not an output
     auto manifest = read_file(e.path() / kManifestName);
     if (!manifest) continue;
     out.push_back({e.path().filename().string(), manifest_source(*manifest)});
@@ -127,6 +184,7 @@ std::vector<OutputFolder> output_folders(const fs::path& root) {
 std::optional<std::string> write_tree(const fs::path& root, const std::string& name, const OutputSink& files) {
   std::error_code ec;
   const fs::path target = root / name;
+  if (fs::is_directory(root, ec)) clean_temporaries(root, name);
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec))
       return fmt::format("refusing to overwrite '{}': it is a file, not a folder trainc made", target.generic_string());
@@ -143,6 +201,7 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
     return std::optional<std::string>(what);
   };
   for (const auto& [path, content] : files.files()) {
+    write_step();
     fs::path p = tmp / path;
     fs::create_directories(p.parent_path(), ec);
     std::ofstream out(p, std::ios::binary);
@@ -155,7 +214,19 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
       if (ec) return fail(fmt::format("cannot make '{}' executable: {}", (target / path).generic_string(), ec.message()));
     }
   }
+  write_step();
   if (fs::exists(target, ec)) {
+    // One atomic exchange: at every instant `target` holds either the whole previous tree or the
+    // whole new one, even if the process dies here. The previous tree is then left at `tmp`.
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+      write_step();
+      fs::remove_all(tmp, ec);
+      return std::nullopt;
+    }
+    if (errno != EINVAL && errno != ENOSYS)
+      return fail(fmt::format("cannot replace '{}': {}", target.generic_string(), std::strerror(errno)));
+    // A file system without RENAME_EXCHANGE: move the previous tree aside, then the new one in
+    // (an interrupted compile's next run moves the previous tree back; see clean_temporaries).
     fs::rename(target, old, ec);
     if (ec) return fail(fmt::format("cannot replace '{}': {}", target.generic_string(), ec.message()));
   }
@@ -165,6 +236,7 @@ std::optional<std::string> write_tree(const fs::path& root, const std::string& n
     if (fs::exists(old, ignore)) fs::rename(old, target, ignore);
     return fail(fmt::format("cannot move the new output into '{}': {}", target.generic_string(), ec.message()));
   }
+  write_step();
   fs::remove_all(old, ec);
   return std::nullopt;
 }

@@ -31,7 +31,10 @@ struct OutputFolder {
 std::vector<OutputFolder> output_folders(const std::filesystem::path& root);
 
 /// Writes `files` to `root/name`, replacing a previous trainc output there. Returns an error
-/// message (and writes nothing) when the folder holds anything trainc did not generate.
+/// message (and writes nothing) when the folder holds anything trainc did not generate. The files
+/// go to a temporary folder beside it (".NAME.tmp-PID") that is then exchanged with the previous
+/// tree atomically, so an interrupted compile leaves `root/name` either as it was or complete; the
+/// temporaries an interrupted compile left are cleaned up by the next write of `name`.
 std::optional<std::string> write_tree(const std::filesystem::path& root, const std::string& name,
                                       const OutputSink& files);
 
