@@ -203,7 +203,7 @@ t "a shard listed in _trainrt_table.json is missing: train and inspect refuse, n
 check_missing_no_description() {
   copy_table native && rm "$TMP/case/$N1" "$TMP/case/_trainrt_table.json"
   run train
-  expect 1 "part-00002-of-00003\.trs: its header says it is shard 2 of 3, but it is number 1 of the 2" \
+  expect 1 "$N1: missing: .*part-00000-of-00003\.trs says the table has 3 shards, the folder holds 2" \
     'refusing to train on a short table'
 }
 t "a shard missing and no description: train refuses from the shards' headers, naming a file" \
@@ -299,7 +299,7 @@ check_inspect_only_fields() {
     python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(j, open(sys.argv[1], "w"))' \
       "$TMP/case/_trainrt_table.json" "$edit" || return 1
     run "$TRAINRT" inspect "$TMP/case"
-    expect 1 "_trainrt_table\.json: field '[a-z_.0-9\[\]]+' is .*(expected|says)" || { echo "(after: $edit)"; return 1; }
+    expect 1 "_trainrt_table\.json: field '[^']+' is .*(expected|says)" || { echo "(after: $edit)"; return 1; }
   done
 }
 t "inspect checks every field of _trainrt_table.json: format, shards, seed, version, first_row" check_inspect_only_fields

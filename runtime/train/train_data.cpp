@@ -205,6 +205,17 @@ void check_shard_set(const RankShards& shards, const std::vector<std::string>& a
     const ShardHeader& h = s.header();
     const size_t position = static_cast<size_t>(rank) + k * static_cast<size_t>(world_size);
     if (h.shard_count != all.size() || h.shard_index != position) {
+      std::set<std::string> present;
+      for (const auto& p : all) present.insert(fs::path(p).filename().string());
+      for (uint32_t i = 0; i < h.shard_count && i < 100000; ++i) {
+        const std::string name = shard_file_name(i, h.shard_count, "trs");
+        if (!present.count(name))
+          throw ShardError(fmt::format(
+              "{}: missing: {} says the table has {} shards, the folder holds {}; the table is incomplete (a shard "
+              "lost in a copy, or storage that went away mid-run); refusing to train on a short table. Restore the "
+              "missing shards, or generate the table again",
+              (fs::path(s.path()).parent_path() / name).string(), s.path(), h.shard_count, all.size()));
+      }
       throw ShardError(fmt::format(
           "{}: its header says it is shard {} of {}, but it is number {} of the {} part-*.trs files in {}: the table is "
           "incomplete (a shard lost in a copy, or storage that went away mid-run); refusing to train on a short table. "
