@@ -1,4 +1,8 @@
 // trainrt: the runtime trainc's generated pods execute.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -25,6 +29,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return trainrt::kUsage;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // Subcommands report their own failures; these handlers are the net under them.
+    std::fprintf(stderr, "trainrt: error: a file operation failed%s%s: %s\n  Check that the path exists, is writable "
+                 "and its storage is mounted, then run the same command again.\n",
+                 e.path1().empty() ? "" : " on ", e.path1().c_str(), e.code().message().c_str());
+    return trainrt::kFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainrt: error: %s\n  This is unexpected: please report it with the command that was "
+                 "run.\n", e.what());
+    return trainrt::kFailed;
   }
   return run.rc;
 }

@@ -89,6 +89,68 @@ bad_values() {
   expect_check 2 datagen --rows=10 --out=x --shards=4 --shard-index=4
 }
 
+# Every number a flag takes is range-checked on its text: exit 2 with one message naming the flag and
+# the range (not CLI11's "could not be converted", not a wrapped-around value, not an abort).
+# Each case: FLAG<TAB>RANGE TEXT<TAB>ARGS... (ARGS start with the subcommand).
+numbers_checked() {
+  local line flag range bad=0
+  local -a args
+  while IFS=$'\t' read -r flag range line; do
+    read -r -a args <<<"$line"
+    run "$TRAINRT" "${args[@]}"
+    if [ "$rc" -ne 2 ] || ! grep -qF -- "$flag: must be $range; got" "$TMP/stderr" ||
+      grep -q 'could not be converted\|terminate\|what()' "$TMP/stderr"; then
+      echo "trainrt ${args[*]}: exit $rc, expected 2 and '$flag: must be $range; got ...'; stderr:"
+      sed 's/^/  /' "$TMP/stderr"
+      bad=1
+    fi
+  done <<'CASES'
+--shards	a whole number from 1 to 99999	datagen --rows 10 --out x --shards 9223372036854775807
+--shards	a whole number from 1 to 99999	datagen --rows 10 --out x --shards -1
+--features	a whole number from 1 to 65536	datagen --rows 10 --out x --features 4000000000
+--features	a whole number from 1 to 65536	datagen --rows 10 --out x --features 0x10
+--rows	a whole number from 1 to 4611686018427387904	datagen --rows -5 --out x
+--rows	a whole number from 1 to 4611686018427387904	datagen --rows 1e9 --out x
+--seed	a whole number from 0 to 18446744073709551615	datagen --rows 10 --out x --seed -1
+--seed	a whole number from 0 to 18446744073709551615	datagen --rows 10 --out x --seed 18446744073709551616
+--informative	a whole number from 0 to 65536	datagen --rows 10 --out x --informative -2
+--classes	a whole number from 2 to 65536	datagen --rows 10 --out x --classes 1
+--flip-y	a number from 0 to 1	datagen --rows 10 --out x --flip-y nan
+--flip-y	a number from 0 to 1	datagen --rows 10 --out x --flip-y -0.5
+--class-sep	a number from -1000000000 to 1000000000	datagen --rows 10 --out x --class-sep 1e400
+--noise	a number from 0 to 1e+30	datagen --rows 10 --out x --task regression --noise inf
+--shard-index	a whole number from 0 to 99998	datagen --rows 10 --out x --shard-index -1
+--threads	a whole number from 0 to 4096	datagen --rows 10 --out x --threads 99999999999
+--rounds	a whole number from 1 to 1000000000	train --data d --model-dir m --rounds 0
+--rounds	a whole number from 1 to 1000000000	train --data d --model-dir m --rounds 99999999999
+--eval-fraction	a number from 0 to 0.999	train --data d --model-dir m --rounds 5 --eval-fraction NaN
+--world-size	a whole number from 1 to 65536	train --data d --model-dir m --rounds 5 --world-size 0
+--tracker-serve	a whole number from 1 to 65535	train --data d --model-dir m --rounds 5 --tracker-serve 70000
+--iters	a whole number from 1 to 1000000	preflight --iters -3
+--timeout	a number from 0.001 to 604800	preflight --timeout 1e400
+CASES
+  # An empty value: CLI11 refuses it before the range check, naming the flag.
+  run "$TRAINRT" datagen --rows 10 --out x --shards=
+  if [ "$rc" -ne 2 ] || ! grep -q -- '^--shards: ' "$TMP/stderr"; then
+    echo "datagen --shards=: exit $rc; stderr:"; cat "$TMP/stderr"; bad=1
+  fi
+  return "$bad"
+}
+
+# --size: 1e400TB once aborted in std::stod; it is refused like any other bad size.
+size_checked() {
+  local size
+  for size in 1e400TB 9999999PB -1GB nanGB 1.5.5GB; do
+    run "$TRAINRT" datagen --size "$size" --dry-run
+    if [ "$rc" -ne 2 ] || ! grep -qF -- "--size '$size' is not a size such as 6TB" "$TMP/stderr"; then
+      echo "datagen --size '$size': exit $rc; stderr:"; cat "$TMP/stderr"; return 1
+    fi
+  done
+  run "$TRAINRT" datagen --weights 0.5,nan --rows 10 --dry-run
+  [ "$rc" -eq 2 ] && grep -qF -- "--weights: '0.5,nan' is not a comma-separated list of numbers from 0 to 1" \
+    "$TMP/stderr" || { echo "--weights 0.5,nan: exit $rc"; cat "$TMP/stderr"; return 1; }
+}
+
 help_mentions_it() {
   run "$TRAINRT" --help
   if [ "$rc" -ne 0 ] || ! grep -q -- "--check-args" "$TMP/stdout"; then echo "rc=$rc"; cat "$TMP/stdout"; return 1; fi
@@ -104,6 +166,9 @@ t "--check-args train: a flag this build's XGBoost cannot run passes; a bad valu
 t "--check-args preflight, probe, inspect: pass where a real run here would fail" no_work_done
 t "--check-args preflight, probe, datagen: bad values exit 2" bad_values
 t "trainrt --help lists --check-args" help_mentions_it
+t "every numeric flag is range-checked: exit 2 naming the flag and its range (overflow, negative, NaN, empty)" \
+  numbers_checked
+t "--size 1e400TB and other impossible sizes exit 2 with a message; --weights with NaN too" size_checked
 
 # ---- the goldens' entry scripts ----------------------------------------------------------------
 

@@ -52,7 +52,9 @@ std::string check_row_groups(const FileInfo& info) {
       if (c.dictionary_page_offset >= 0) return where + ": dictionary pages are not supported";
       if (c.data_page_offset < 4 || c.total_compressed_size < 0 ||
           static_cast<uint64_t>(c.data_page_offset) + static_cast<uint64_t>(c.total_compressed_size) > data_end)
-        return where + ": a column chunk lies outside the file";
+        return where + ": a column chunk (bytes " + std::to_string(c.data_page_offset) + " + " +
+               std::to_string(c.total_compressed_size) + ") lies outside the file's data (bytes 4.." +
+               std::to_string(data_end) + "): torn or not this table's";
     }
     rows += rg.num_rows;
   }
@@ -72,18 +74,25 @@ std::string FileInfo::key_value(const std::string& key) const {
 std::string read_footer(int fd, FileInfo& info) {
   info = FileInfo{};
   const off_t size = ::lseek(fd, 0, SEEK_END);
-  if (size < 12) return "too short to be a Parquet file";
+  if (size < 12) return "the file is " + std::to_string(size < 0 ? 0 : size) + " bytes, too short to be a Parquet file";
   info.file_size = static_cast<uint64_t>(size);
   char head[4], tail[8];
-  if (!read_at(fd, head, 4, 0) || !read_at(fd, tail, 8, info.file_size - 8)) return "read failed";
-  if (std::memcmp(head, kMagic, 4) != 0) return "no PAR1 magic at the start";
-  if (std::memcmp(tail + 4, kMagic, 4) != 0) return "no PAR1 magic at the end: torn or not Parquet";
+  if (!read_at(fd, head, 4, 0) || !read_at(fd, tail, 8, info.file_size - 8))
+    return "read failed at byte 0 or " + std::to_string(info.file_size - 8);
+  if (std::memcmp(head, kMagic, 4) != 0) return "no PAR1 magic at byte 0: not a Parquet file";
+  if (std::memcmp(tail + 4, kMagic, 4) != 0)
+    return "no PAR1 magic at byte " + std::to_string(info.file_size - 4) + " (the end): torn or not Parquet";
   uint32_t len = 0;
   for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(static_cast<uint8_t>(tail[i])) << (8 * i);
-  if (len == 0 || uint64_t{len} + 12 > info.file_size) return "footer length " + std::to_string(len) + " is impossible";
+  if (len == 0 || uint64_t{len} + 12 > info.file_size)
+    return "footer length " + std::to_string(len) + " (at byte " + std::to_string(info.file_size - 8) +
+           ") is impossible for a file of " + std::to_string(info.file_size) + " bytes";
   std::vector<uint8_t> footer(len);
-  if (!read_at(fd, footer.data(), len, info.file_size - 8 - len)) return "read failed";
-  if (auto err = decode_file_metadata(footer.data(), footer.size(), info.meta); !err.empty()) return err;
+  const uint64_t footer_at = info.file_size - 8 - len;
+  info.footer_offset = footer_at;
+  if (!read_at(fd, footer.data(), len, footer_at)) return "read failed at byte " + std::to_string(footer_at);
+  if (auto err = decode_file_metadata(footer.data(), footer.size(), info.meta); !err.empty())
+    return err + " (the footer, bytes " + std::to_string(footer_at) + ".." + std::to_string(footer_at + len) + ")";
   if (auto err = check_schema(info); !err.empty()) return err;
   return check_row_groups(info);
 }
@@ -97,23 +106,26 @@ std::string read_row_group(int fd, const FileInfo& info, size_t group, std::vect
     const ColumnChunk& cc = rg.columns[c];
     const std::string where = "row group " + std::to_string(group) + ", column '" + info.columns[c] + "'";
     chunk.resize(static_cast<size_t>(cc.total_compressed_size));
-    if (!read_at(fd, chunk.data(), chunk.size(), static_cast<uint64_t>(cc.data_page_offset)))
-      return where + ": read failed";
+    const auto chunk_at = static_cast<uint64_t>(cc.data_page_offset);
+    if (!read_at(fd, chunk.data(), chunk.size(), chunk_at)) return where + ": read failed at byte " + std::to_string(chunk_at);
     uint64_t filled = 0;
     size_t pos = 0;
     while (pos < chunk.size()) {
       PageHeader h;
       size_t used = 0;
+      const std::string at = " at byte " + std::to_string(chunk_at + pos);
       if (!decode_page_header(chunk.data() + pos, chunk.size() - pos, h, used))
-        return where + ": malformed page header";
+        return where + ": malformed page header" + at;
       pos += used;
-      if (h.type != kDataPage) return where + ": only data pages v1 are supported";
-      if (h.encoding != kPlain) return where + ": only PLAIN encoding is supported";
+      if (h.type != kDataPage) return where + ": only data pages v1 are supported (the page" + at + ")";
+      if (h.encoding != kPlain) return where + ": only PLAIN encoding is supported (the page" + at + ")";
       const auto bytes = static_cast<size_t>(h.compressed_size);
       if (bytes > chunk.size() - pos || h.uncompressed_size != h.compressed_size ||
           bytes != static_cast<size_t>(h.num_values) * sizeof(float) || filled + h.num_values > rows)
-        return where + ": page sizes do not add up";
-      if (h.has_crc && crc32(chunk.data() + pos, bytes) != h.crc) return where + ": page CRC mismatch (corrupt data)";
+        return where + ": page sizes do not add up (the page" + at + ")";
+      if (h.has_crc && crc32(chunk.data() + pos, bytes) != h.crc)
+        return where + ": page CRC mismatch (corrupt data in bytes " + std::to_string(chunk_at + pos) + ".." +
+               std::to_string(chunk_at + pos + bytes) + ")";
       std::memcpy(out.data() + c * rows + filled, chunk.data() + pos, bytes);
       filled += static_cast<uint64_t>(h.num_values);
       pos += bytes;

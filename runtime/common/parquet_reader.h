@@ -13,6 +13,7 @@ struct FileInfo {
   FileMetaData meta;
   std::vector<std::string> columns;  ///< leaf column names, in order
   uint64_t file_size = 0;
+  uint64_t footer_offset = 0;  ///< where the footer's FileMetaData starts
   /// The value stored under `key` in the footer's key/value metadata, or "".
   std::string key_value(const std::string& key) const;
 };

@@ -111,10 +111,12 @@ std::string check_native_shard(const std::string& path, ShardHeader& header, boo
     ~Closer() { ::close(fd); }
   } closer{fd};
   if (::pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header))
-    return "shorter than a shard header";
-  if (std::memcmp(header.magic, kShardMagic, sizeof header.magic) != 0) return "not a trainrt shard (bad magic)";
+    return "shorter than the 64-byte shard header at byte 0";
+  if (std::memcmp(header.magic, kShardMagic, sizeof header.magic) != 0)
+    return "not a trainrt shard (bad magic at byte 0)";
   if (header.version != kShardVersion)
-    return "shard format version " + std::to_string(header.version) + ", expected " + std::to_string(kShardVersion);
+    return "shard format version " + std::to_string(header.version) + " at byte 8, expected " +
+           std::to_string(kShardVersion);
   const off_t size = ::lseek(fd, 0, SEEK_END);
   if (size < 0 || static_cast<uint64_t>(size) != native_shard_bytes(header.rows, header.features))
     return "file size " + std::to_string(size) + " does not match its header (" + std::to_string(header.rows) +
@@ -125,12 +127,14 @@ std::string check_native_shard(const std::string& path, ShardHeader& header, boo
   uint64_t offset = sizeof header;
   for (;;) {
     const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
-    if (n < 0) return std::string("read failed: ") + std::strerror(errno);
+    if (n < 0) return "read failed at byte " + std::to_string(offset) + ": " + std::strerror(errno);
     if (n == 0) break;
     hasher.update(buf.data(), static_cast<size_t>(n));
     offset += static_cast<uint64_t>(n);
   }
-  if (hasher.digest() != header.payload_fnv) return "payload checksum mismatch: torn or altered";
+  if (hasher.digest() != header.payload_fnv)
+    return "payload checksum mismatch over bytes 64.." + std::to_string(offset) +
+           " (the header's payload_fnv at byte 56): torn or altered";
   return "";
 }
 

@@ -6,6 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -42,6 +46,75 @@ std::string shard_header_problem(const ShardHeader& h, uint64_t file_size) {
   return {};
 }
 
+namespace {
+
+// A mapped file that shrinks, or whose storage goes away (a FUSE mount), raises SIGBUS on the next
+// touch of a page no longer backed. The handler names the shard from this table and exits 1 rather
+// than dying with "Bus error": slots are claimed under a mutex and read without one (only
+// async-signal-safe work in the handler).
+struct MapSlot {
+  std::atomic<const char*> begin{nullptr};
+  std::atomic<size_t> size{0};
+  char path[512] = {};
+};
+constexpr size_t kMapSlots = 1024;
+MapSlot g_maps[kMapSlots];
+std::mutex g_maps_mu;
+
+void write_all(const char* s) {
+  for (size_t n = std::strlen(s); n > 0;) {
+    const ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void on_sigbus(int, siginfo_t* info, void*) {
+  const char* addr = static_cast<const char*>(info->si_addr);
+  const char* path = nullptr;
+  for (auto& slot : g_maps) {
+    const char* b = slot.begin.load(std::memory_order_relaxed);
+    if (b != nullptr && addr >= b && addr < b + slot.size.load(std::memory_order_relaxed)) path = slot.path;
+  }
+  write_all("trainrt: error: a shard became unreadable while it was being read");
+  if (path != nullptr) {
+    write_all(": ");
+    write_all(path);
+  }
+  write_all(" (the file was truncated or replaced, or its storage went away, such as a GCS FUSE mount that was "
+            "unmounted). Check the data folder and run the same command again: training resumes from the newest "
+            "checkpoint.\n");
+  ::_exit(1);
+}
+
+void register_map(const void* map, size_t size, const std::string& path) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, nullptr);
+  });
+  std::lock_guard lock(g_maps_mu);
+  for (auto& slot : g_maps) {
+    if (slot.begin.load() != nullptr) continue;
+    std::snprintf(slot.path, sizeof slot.path, "%s", path.c_str());
+    slot.size.store(size);
+    slot.begin.store(static_cast<const char*>(map));
+    return;
+  }  // all slots taken: the handler still exits with a message, without the file's name
+}
+
+void unregister_map(const void* map) {
+  std::lock_guard lock(g_maps_mu);
+  for (auto& slot : g_maps)
+    if (slot.begin.load() == map) slot.begin.store(nullptr);
+}
+
+}  // namespace
+
 MappedShard MappedShard::open(const std::string& path, bool verify) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ShardError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -61,6 +134,7 @@ MappedShard MappedShard::open(const std::string& path, bool verify) {
   const int map_err = errno;
   ::close(fd);  // the mapping keeps the file
   if (map == MAP_FAILED) throw ShardError(fmt::format("{}: cannot map: {}", path, std::strerror(map_err)));
+  register_map(map, size, path);
   MappedShard shard(path, map, size);
   if (auto problem = shard_header_problem(shard.header(), size); !problem.empty()) {
     throw ShardError(fmt::format("{}: {}", path, problem));
@@ -74,7 +148,10 @@ MappedShard::MappedShard(MappedShard&& other) noexcept
 
 MappedShard& MappedShard::operator=(MappedShard&& other) noexcept {
   if (this != &other) {
-    if (map_ != nullptr) ::munmap(map_, size_);
+    if (map_ != nullptr) {
+      unregister_map(map_);
+      ::munmap(map_, size_);
+    }
     path_ = std::move(other.path_);
     map_ = std::exchange(other.map_, nullptr);
     size_ = std::exchange(other.size_, 0);
@@ -83,7 +160,10 @@ MappedShard& MappedShard::operator=(MappedShard&& other) noexcept {
 }
 
 MappedShard::~MappedShard() {
-  if (map_ != nullptr) ::munmap(map_, size_);
+  if (map_ != nullptr) {
+    unregister_map(map_);
+    ::munmap(map_, size_);
+  }
 }
 
 const float* MappedShard::feature_data() const {
@@ -130,12 +210,16 @@ std::vector<std::string> list_shard_files(const std::string& dir) {
   fs::directory_iterator it(dir, ec);
   if (ec) throw ShardError(fmt::format("{}: cannot read the data folder: {}", dir, ec.message()));
   std::vector<std::string> out;
-  for (const auto& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("part-") && name.ends_with(".trs") && entry.is_regular_file(ec)) {
-      out.push_back(entry.path().string());
+  // increment(ec), not a range-for: a listing cut short (a storage mount that went away) is an
+  // error, never a shorter list.
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("part-") && name.ends_with(".trs") && it->is_regular_file(ec)) {
+      out.push_back(it->path().string());
     }
+    if (ec) break;
   }
+  if (ec) throw ShardError(fmt::format("{}: reading the data folder failed part way: {}", dir, ec.message()));
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "common/cli_numbers.h"
 #include "datagen/datagen_run.h"
 #include "datagen/inspect.h"
 
@@ -25,14 +26,17 @@ std::vector<double> parse_weights(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      out.push_back(std::stod(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw CLI::ValidationError("--weights", "'" + text + "' is not a comma-separated list of numbers");
-    }
+    const auto w = parse_real(item);
+    if (!w || *w < 0 || *w > 1)
+      throw CLI::ValidationError("--weights", fmt::format("'{}' is not a comma-separated list of numbers from 0 to 1 "
+                                                          "(for example 0.7,0.2)",
+                                                          text));
+    out.push_back(*w);
   }
+  if (out.empty() || text.back() == ',')
+    throw CLI::ValidationError("--weights", fmt::format("'{}' is not a comma-separated list of numbers from 0 to 1 "
+                                                        "(for example 0.7,0.2)",
+                                                        text));
   return out;
 }
 
@@ -55,7 +59,8 @@ bool resolve(DatagenFlags& f) {
   } else {
     const auto bytes = datagen::parse_size(f.size);
     if (!bytes) {
-      fmt::print(stderr, "trainrt datagen: --size '{}' is not a size such as 6TB, 500GB or 64GiB\n", f.size);
+      fmt::print(stderr, "trainrt datagen: --size '{}' is not a size such as 6TB, 500GB or 64GiB (from 1B to 2^63 bytes)\n",
+                 f.size);
       return false;
     }
     s.rows = datagen::rows_for_bytes(*bytes, s.features);
@@ -84,30 +89,48 @@ void add_datagen(CLI::App& app, Run& run) {
       "cluster by cluster). The table depends only on the seed and the parameters, never on --shards, --threads or "
       "--device.");
   datagen::Spec& s = flags->run.spec;
-  cmd->add_option("--rows", flags->rows, "rows in the table");
+  // Every number is range-checked on its text first (common/cli_numbers.h): exit 2 naming the flag and the range.
+  constexpr uint64_t kColumns = 65536, kBig = uint64_t{1} << 62;
+  cmd->add_option("--rows", flags->rows, "rows in the table")->check(whole_number(1, kBig));
   cmd->add_option("--size", flags->size, "table size in bytes of float32 features and label (6TB, 500GB, 64GiB)");
-  cmd->add_option("--features", s.features, "feature columns")->capture_default_str();
-  cmd->add_option("--seed", s.seed, "random seed")->capture_default_str();
+  cmd->add_option("--features", s.features, "feature columns")->capture_default_str()->check(whole_number(1, kColumns));
+  cmd->add_option("--seed", s.seed, "random seed")->capture_default_str()->check(whole_number(0, UINT64_MAX));
   cmd->add_option("--task", flags->task, "classification or regression")
       ->check(CLI::IsMember({"classification", "regression"}))
       ->capture_default_str();
-  cmd->add_option("--informative", flags->informative, "informative features (default 2; regression 10)");
-  cmd->add_option("--redundant", flags->redundant, "linear combinations of the informative features (default 2)");
-  cmd->add_option("--repeated", s.repeated, "copies of informative or redundant features")->capture_default_str();
-  cmd->add_option("--classes", s.classes, "classes")->capture_default_str();
-  cmd->add_option("--clusters-per-class", s.clusters_per_class, "Gaussian clusters per class")->capture_default_str();
+  cmd->add_option("--informative", flags->informative, "informative features (default 2; regression 10)")
+      ->check(whole_number(0, kColumns));
+  cmd->add_option("--redundant", flags->redundant, "linear combinations of the informative features (default 2)")
+      ->check(whole_number(0, kColumns));
+  cmd->add_option("--repeated", s.repeated, "copies of informative or redundant features")
+      ->capture_default_str()
+      ->check(whole_number(0, kColumns));
+  cmd->add_option("--classes", s.classes, "classes")->capture_default_str()->check(whole_number(2, kColumns));
+  cmd->add_option("--clusters-per-class", s.clusters_per_class, "Gaussian clusters per class")
+      ->capture_default_str()
+      ->check(whole_number(1, kColumns));
   cmd->add_option("--class-sep", s.class_sep, "hypercube half-side: larger separates classes more")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(real_number(-1e9, 1e9));
   cmd->add_flag("--hypercube,!--no-hypercube", flags->hypercube,
                 "centroids on hypercube vertices (default) or on a random polytope");
-  cmd->add_option("--flip-y", s.flip_y, "fraction of labels replaced by a random class")->capture_default_str();
+  cmd->add_option("--flip-y", s.flip_y, "fraction of labels replaced by a random class")
+      ->capture_default_str()
+      ->check(real_number(0, 1));
   cmd->add_option("--weights", flags->weights, "class proportions w0,w1,... (n_classes or n_classes-1 values)");
   cmd->add_flag("--shuffle-rows,!--no-shuffle-rows", flags->shuffle_rows,
                 "rows in a seeded random order (default) rather than cluster by cluster");
-  cmd->add_option("--noise", s.noise, "regression: standard deviation of the target's noise")->capture_default_str();
-  cmd->add_option("--bias", s.bias, "regression: the target's intercept")->capture_default_str();
-  cmd->add_option("--shards", flags->run.layout.shards, "files the table is split into")->capture_default_str();
-  cmd->add_option("--shard-index", flags->run.shard_index, "make only this shard (0-based; default: all)");
+  cmd->add_option("--noise", s.noise, "regression: standard deviation of the target's noise")
+      ->capture_default_str()
+      ->check(real_number(0, 1e30));
+  cmd->add_option("--bias", s.bias, "regression: the target's intercept")
+      ->capture_default_str()
+      ->check(real_number(-1e30, 1e30));
+  cmd->add_option("--shards", flags->run.layout.shards, "files the table is split into")
+      ->capture_default_str()
+      ->check(whole_number(1, 99999));
+  cmd->add_option("--shard-index", flags->run.shard_index, "make only this shard (0-based; default: all)")
+      ->check(whole_number(0, 99998));
   cmd->add_option("--format", flags->format, "native or parquet")
       ->check(CLI::IsMember({"native", "parquet"}))
       ->capture_default_str();
@@ -115,8 +138,11 @@ void add_datagen(CLI::App& app, Run& run) {
   cmd->add_option("--device", flags->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--threads", flags->run.threads, "CPU worker threads (default: one per hardware thread)");
-  cmd->add_flag("--fsync", flags->run.fsync, "fsync every shard before renaming it (durable across power loss)");
+  cmd->add_option("--threads", flags->run.threads, "CPU worker threads (default: one per hardware thread)")
+      ->check(whole_number(0, 4096));
+  cmd->add_flag("--fsync,!--no-fsync", flags->run.fsync,
+                "fsync every shard before renaming it into place (default: durable across power loss; --no-fsync "
+                "leaves torn shards after a power loss to the rerun's checks)");
   cmd->add_flag("--quiet", flags->run.quiet, "no progress output");
   cmd->add_flag("--dry-run", flags->run.dry_run,
                 "generate the rows without writing them and print what `trainrt inspect` would print for them");

@@ -81,12 +81,20 @@ std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, c
   return sources;
 }
 
-/// True when every shard of the table is in place (header and size checked, not the payload).
+/// True when every shard of the table is in place (header and size checked, not the payload). Throws
+/// StorageError when a shard this run is responsible for is not: it was written and renamed into
+/// place, so the storage lost it (a folder removed, a mount gone) and the table must not be called done.
 bool all_shards_present(const RunOptions& opt) {
-  for (uint32_t i = 0; i < opt.layout.shards; ++i)
-    if (!check_shard(shard_path(opt.out_dir, i, opt.layout), opt.spec, opt.layout, i, /*deep=*/false).empty())
-      return false;
-  return true;
+  bool all = true;
+  for (uint32_t i = 0; i < opt.layout.shards; ++i) {
+    const std::string path = shard_path(opt.out_dir, i, opt.layout);
+    const std::string problem = check_shard(path, opt.spec, opt.layout, i, /*deep=*/false);
+    if (problem.empty()) continue;
+    if (!opt.shard_index || *opt.shard_index == i)
+      throw StorageError(fmt::format("{} was written by this run but is now {}", path, problem));
+    all = false;
+  }
+  return all;
 }
 
 /// Generates the selected rows without writing them and prints what `trainrt inspect` would.
@@ -153,6 +161,20 @@ int run_datagen(const RunOptions& opt) {
   } catch (const NoGpu& e) {
     fmt::print(stderr, "trainrt datagen: --device cuda needs a usable GPU: {}\n", e.what());
     return kNoGpu;
+  } catch (const StorageError& e) {
+    fmt::print(stderr,
+               "trainrt datagen: writing the table in {} failed: {}\n"
+               "  The table is not complete and has no {}, so nothing will read it as a whole table. Check the "
+               "output storage (a full disk, a read-only folder, a storage mount that went away), then run the same "
+               "command again: complete shards are kept, the rest are written again.\n",
+               opt.out_dir, e.what(), kTableFile);
+    return kFailed;
+  } catch (const fs::filesystem_error& e) {
+    fmt::print(stderr,
+               "trainrt datagen: cannot use the output folder {}: {}\n"
+               "  Check that the folder's storage is there and writable, then run the same command again.\n",
+               opt.out_dir, e.code().message() + (e.path1().empty() ? "" : " (" + e.path1().string() + ")"));
+    return kFailed;
   } catch (const std::exception& e) {
     fmt::print(stderr, "trainrt datagen: {}\n", e.what());
     return kFailed;

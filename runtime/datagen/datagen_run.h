@@ -20,7 +20,7 @@ struct RunOptions {
   Device device = Device::kCpu;
   unsigned threads = 0;  ///< CPU worker threads; 0: one per hardware thread
   bool quiet = false;
-  bool fsync = false;
+  bool fsync = true;  ///< fsync each shard before its rename (--no-fsync: rely on the rerun's checks instead)
   bool dry_run = false;  ///< generate the rows and print their checksum (as inspect would), write nothing
 };
 

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,14 +64,16 @@ namespace {
 struct Fd {
   int fd;
   explicit Fd(const std::string& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd < 0) throw std::runtime_error(path + ": cannot open it");
+    if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot open it: {}", path, std::strerror(errno)));
   }
   ~Fd() { ::close(fd); }
   void read_at(void* buf, size_t bytes, uint64_t offset, const std::string& path) const {
     auto p = static_cast<char*>(buf);
     while (bytes > 0) {
       const ssize_t n = ::pread(fd, p, bytes, static_cast<off_t>(offset));
-      if (n <= 0) throw std::runtime_error(path + ": read failed");
+      if (n <= 0)
+        throw std::runtime_error(fmt::format("{}: read failed at byte {}: {}", path, offset,
+                                             n < 0 ? std::strerror(errno) : "the file ended early"));
       p += n;
       bytes -= static_cast<size_t>(n);
       offset += static_cast<uint64_t>(n);
@@ -89,7 +93,10 @@ void read_native(const std::string& path, const Expected& e, TableAccumulator& a
     throw std::runtime_error(path + ": " + err);
   if (h.first_row != e.first_row || h.rows != e.rows || h.features != e.features || h.total_rows != e.total_rows ||
       h.seed != e.seed || h.shard_index != e.index || h.shard_count != e.shards)
-    throw std::runtime_error(path + ": its header does not match " + kTableFile);
+    throw std::runtime_error(fmt::format("{}: its header (bytes 0..64: shard {}/{}, rows {} from {} of {}, {} features, "
+                                         "seed {}) does not match {}: a shard of another table?",
+                                         path, h.shard_index, h.shard_count, h.rows, h.first_row, h.total_rows,
+                                         h.features, h.seed, kTableFile));
   const Fd fd(path);
   const uint64_t label_offset = sizeof h + h.rows * h.features * sizeof(float);
   const uint64_t block = std::max<uint64_t>(1, (4u << 20) / (4 * (uint64_t{h.features} + 1)));
@@ -111,7 +118,9 @@ void read_native(const std::string& path, const Expected& e, TableAccumulator& a
     hasher.update(labels.data(), n * 4);
   }
   if (hasher.digest() != h.payload_fnv)
-    throw std::runtime_error(path + ": payload checksum mismatch (corrupt or altered)");
+    throw std::runtime_error(fmt::format("{}: payload checksum mismatch over bytes 64..{} (the header's payload_fnv "
+                                         "at byte 56): corrupt or altered",
+                                         path, native_shard_bytes(h.rows, h.features)));
 }
 
 void read_parquet(const std::string& path, const Expected& e, TableAccumulator& acc) {
@@ -121,7 +130,9 @@ void read_parquet(const std::string& path, const Expected& e, TableAccumulator& 
   if (static_cast<uint64_t>(info.meta.num_rows) != e.rows || info.columns != column_names(e.features) ||
       info.key_value("trainrt.first_row") != std::to_string(e.first_row) ||
       info.key_value("trainrt.table") != e.fingerprint)
-    throw std::runtime_error(path + ": its rows, columns or table fingerprint do not match " + kTableFile);
+    throw std::runtime_error(fmt::format("{}: its footer (bytes {}..{}) gives rows, columns or table fingerprint that "
+                                         "do not match {}: a shard of another table?",
+                                         path, info.footer_offset, info.file_size, kTableFile));
   std::vector<float> columns, row(e.features);
   uint64_t next = e.first_row;
   for (size_t g = 0; g < info.meta.row_groups.size(); ++g) {
@@ -135,45 +146,30 @@ void read_parquet(const std::string& path, const Expected& e, TableAccumulator& 
   }
 }
 
-nlohmann::json read_table_json(const std::string& dir) {
-  const fs::path p = fs::path(dir) / kTableFile;
-  std::ifstream in(p);
-  if (!in)
-    throw std::runtime_error(fmt::format("{}: no {} (not a trainrt table, or its generation has not finished)", dir,
-                                         kTableFile));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.contains("rows") || !j.contains("features") || !j.contains("files"))
-    throw std::runtime_error(p.string() + ": not a valid table description");
-  return j;
-}
 
 }  // namespace
 
 TableSummary summarize_table(const std::string& dir, bool stats) {
-  const nlohmann::json table = read_table_json(dir);
-  nlohmann::json spec_json;
-  for (const char* key : {"rows", "features", "seed", "task", "params", "shards", "format"})
-    if (table.contains(key)) spec_json[key] = table[key];
+  const TableMetadata table = read_table_metadata(dir);
   Expected e{};
-  e.total_rows = table["rows"].get<uint64_t>();
-  e.features = table["features"].get<uint32_t>();
-  e.seed = table.value("seed", uint64_t{0});
-  e.shards = static_cast<uint32_t>(table["files"].size());
-  e.fingerprint = fingerprint(spec_json);
-  const bool parquet = table.value("format", "native") == "parquet";
+  e.total_rows = table.rows;
+  e.features = table.features;
+  e.seed = table.seed;
+  e.shards = static_cast<uint32_t>(table.files.size());
+  e.fingerprint = fingerprint(table.spec_json);
+  const bool parquet = table.format == Format::kParquet;
   TableAccumulator acc(e.features, stats);
   for (uint32_t i = 0; i < e.shards; ++i) {
-    const auto& f = table["files"][i];
+    const auto& f = table.files[i];
     e.index = i;
-    e.first_row = f["first_row"].get<uint64_t>();
-    e.rows = f["rows"].get<uint64_t>();
-    if (e.first_row != acc.summary().rows)
-      throw std::runtime_error(fmt::format("{}: shard {} starts at row {}, expected {}", kTableFile, i, e.first_row,
-                                           acc.summary().rows));
-    const std::string path = (fs::path(dir) / f["name"].get<std::string>()).string();
-    if (!fs::exists(path)) throw std::runtime_error(path + ": missing");
+    e.first_row = f.first_row;
+    e.rows = f.rows;
+    const std::string path = (fs::path(dir) / f.name).string();
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      throw std::runtime_error(fmt::format("{}: missing{}, though {} lists it: the table is incomplete (a lost copy, "
+                                           "or storage that went away); restore it or generate the table again",
+                                           path, ec ? " (" + ec.message() + ")" : "", kTableFile));
     if (parquet) read_parquet(path, e, acc);
     else read_native(path, e, acc);
   }

@@ -44,11 +44,17 @@ struct Slot {
 class OpenShard {
  public:
   OpenShard(std::string tmp, std::string final_path) : tmp_(std::move(tmp)), final_(std::move(final_path)) {
-    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("cannot create");
+    // A temporary file left by a killed run is removed, not reused: O_EXCL | O_NOFOLLOW then write
+    // into a fresh file of our own, never through a link someone left under that name.
+    if (::unlink(tmp_.c_str()) != 0 && errno != ENOENT) fail("cannot remove the stale temporary file", 0);
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("cannot create", 0);
   }
-  ~OpenShard() {
-    if (fd_ >= 0) ::close(fd_);
+  ~OpenShard() {  // not committed (a failure): no half-written temporary file is left behind
+    if (fd_ >= 0) {
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+    }
   }
   OpenShard(const OpenShard&) = delete;
   OpenShard& operator=(const OpenShard&) = delete;
@@ -58,7 +64,8 @@ class OpenShard {
     while (bytes > 0) {
       const ssize_t n = ::write(fd_, p, bytes);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("cannot write");
+      if (n == 0) errno = EIO;
+      if (n <= 0) fail("cannot write", written_);
       p += n;
       bytes -= static_cast<size_t>(n);
       written_ += static_cast<uint64_t>(n);
@@ -69,7 +76,8 @@ class OpenShard {
     while (bytes > 0) {
       const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("cannot write");
+      if (n == 0) errno = EIO;
+      if (n <= 0) fail("cannot write", offset);
       p += n;
       bytes -= static_cast<size_t>(n);
       offset += static_cast<uint64_t>(n);
@@ -81,32 +89,39 @@ class OpenShard {
     while (bytes > 0) {
       const ssize_t n = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail("cannot read back");
+      if (n == 0) errno = EIO;  // shorter than written: truncated under us
+      if (n <= 0) fail("cannot read back", offset);
       p += n;
       bytes -= static_cast<size_t>(n);
       offset += static_cast<uint64_t>(n);
     }
   }
 
-  /// Closes the file and renames it into place.
+  /// fsyncs (with `sync`) and closes the file, renames it into place, and (with `sync`) fsyncs the folder.
+  /// Every result is checked: close() is where NFS and FUSE file systems (gcsfuse uploads then) report
+  /// a failed write.
   void commit(bool sync) {
-    if (sync && ::fsync(fd_) != 0) fail("cannot fsync");
+    if (sync && ::fsync(fd_) != 0) fail("cannot fsync", written_);
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) fail("cannot close");
-    if (::rename(tmp_.c_str(), final_.c_str()) != 0) fail("cannot rename into place");
-    if (sync) {
-      const int dir = ::open(std::filesystem::path(final_).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-      }
+    if (::close(fd) != 0) {
+      const int err = errno;
+      ::unlink(tmp_.c_str());
+      errno = err;
+      fail("cannot close", written_);
     }
+    if (::rename(tmp_.c_str(), final_.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp_.c_str());
+      throw StorageError(fmt::format("cannot rename {} to {}: {}", tmp_, final_, std::strerror(err)));
+    }
+    if (sync) sync_folder(std::filesystem::path(final_).parent_path().string());
   }
 
  private:
-  [[noreturn]] void fail(const char* what) const {
-    throw std::runtime_error(fmt::format("{} {}: {}", what, tmp_, std::strerror(errno)));
+  [[noreturn]] void fail(const char* what, uint64_t offset) const {
+    const int err = errno;
+    throw StorageError(fmt::format("{} {} (at byte {}): {}", what, tmp_, offset, std::strerror(err)));
   }
 
   std::string tmp_, final_;

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <string>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common/shard_reader.h"
 #include "train/test_shards.h"
 
@@ -139,4 +142,34 @@ TEST_CASE("list_shard_files takes only part-*.trs, in name order") {
   CHECK(files[0] == dir / "part-00000-of-00002.trs");
   CHECK(files[1] == dir / "part-00001-of-00002.trs");
   CHECK_THROWS_AS(list_shard_files(dir / "missing"), ShardError);
+}
+
+TEST_CASE("a mapped shard truncated while in use ends the process with a message naming it, not a bus error") {
+  testdata::TempDir dir;
+  const auto table = testdata::make_table(20000, 7, 3);
+  const std::string path = dir / "part-00000-of-00001.trs";
+  testdata::write_shard(path, table, 0, 20000, 0, 1, 3);
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the child maps the shard, loses its pages to a truncation, and touches them
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    auto shard = MappedShard::open(path, false);
+    shard.release_all();
+    std::filesystem::resize_file(path, 4096);
+    volatile float x = shard.label_data()[19999];
+    (void)x;
+    ::_exit(0);  // not reached: the touch raises SIGBUS
+  }
+  ::close(pipe_fds[1]);
+  std::string err;
+  char buf[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(err.find("a shard became unreadable while it was being read: " + path) != std::string::npos);
 }

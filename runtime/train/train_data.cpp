@@ -198,6 +198,37 @@ std::optional<TableDescription> read_table_description(const std::string& dir,
   return t;
 }
 
+void check_shard_set(const RankShards& shards, const std::vector<std::string>& all, int rank, int world_size) {
+  uint64_t total = 0;
+  for (size_t k = 0; k < shards.shards.size(); ++k) {
+    const MappedShard& s = shards.shards[k];
+    const ShardHeader& h = s.header();
+    const size_t position = static_cast<size_t>(rank) + k * static_cast<size_t>(world_size);
+    if (h.shard_count != all.size() || h.shard_index != position) {
+      std::set<std::string> present;
+      for (const auto& p : all) present.insert(fs::path(p).filename().string());
+      for (uint32_t i = 0; i < h.shard_count && i < 100000; ++i) {
+        const std::string name = shard_file_name(i, h.shard_count, "trs");
+        if (!present.count(name))
+          throw ShardError(fmt::format(
+              "{}: missing: {} says the table has {} shards, the folder holds {}; the table is incomplete (a shard "
+              "lost in a copy, or storage that went away mid-run); refusing to train on a short table. Restore the "
+              "missing shards, or generate the table again",
+              (fs::path(s.path()).parent_path() / name).string(), s.path(), h.shard_count, all.size()));
+      }
+      throw ShardError(fmt::format(
+          "{}: its header says it is shard {} of {}, but it is number {} of the {} part-*.trs files in {}: the table is "
+          "incomplete (a shard lost in a copy, or storage that went away mid-run); refusing to train on a short table. "
+          "Restore the missing shards, or generate the table again",
+          s.path(), h.shard_index, h.shard_count, position, all.size(), fs::path(s.path()).parent_path().string()));
+    }
+    if (k > 0 && h.total_rows != total)
+      throw ShardError(fmt::format("{}: its header says the table has {} rows, {} says {}: shards of two tables?",
+                                   s.path(), h.total_rows, shards.shards.front().path(), total));
+    total = h.total_rows;
+  }
+}
+
 void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir) {
   const std::string where = (fs::path(dir) / "_trainrt_table.json").string();
   if (!shards.shards.empty() && shards.features != table.features)

@@ -40,6 +40,12 @@ struct TableDescription {
 std::optional<TableDescription> read_table_description(const std::string& dir,
                                                        const std::vector<std::string>& shard_paths);
 
+/// Checks that the shards a rank opened belong to one complete table, from their headers alone (for
+/// tables without a description): shard `rank + k * world_size` of `all` must say it is shard that
+/// index of all.size(), of the same table size. Throws ShardError naming the file when a shard is
+/// missing from the folder (a short listing: a lost copy, a storage mount that went away).
+void check_shard_set(const RankShards& shards, const std::vector<std::string>& all, int rank, int world_size);
+
 /// Checks opened shards against the description: the same features, and each shard's rows.
 void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir);
 

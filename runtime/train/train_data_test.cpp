@@ -88,3 +88,23 @@ TEST_CASE("the zero-copy QuantileDMatrix trains the same model as a plain DMatri
   CHECK(held.train.rows() == 2400);
   CHECK(held.eval.rows() == 600);
 }
+
+TEST_CASE("a folder missing a shard is refused from the headers alone, naming a file") {
+  testdata::TempDir dir;
+  const auto table = testdata::make_table(900, 3, 2);
+  testdata::write_shards(dir.path(), table, 3, 2);
+  auto all = list_shard_files(dir.path());
+  REQUIRE(all.size() == 3);
+  CHECK_NOTHROW(check_shard_set(open_rank_shards(all, false, 1), all, 0, 1));
+  for (int rank = 0; rank < 2; ++rank)
+    CHECK_NOTHROW(check_shard_set(open_rank_shards(shards_of_rank(all, rank, 2), false, 1), all, rank, 2));
+  for (size_t lost : {size_t{0}, size_t{2}}) {  // the first or the last shard gone
+    auto rest = all;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(lost));
+    CAPTURE(lost);
+    CHECK_THROWS_WITH_AS(check_shard_set(open_rank_shards(rest, false, 1), rest, 0, 1),
+                         doctest::Contains("the table is incomplete"), ShardError);
+    CHECK_THROWS_WITH_AS(check_shard_set(open_rank_shards(rest, false, 1), rest, 0, 1),
+                         doctest::Contains("part-0000"), ShardError);
+  }
+}

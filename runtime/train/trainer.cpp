@@ -117,6 +117,7 @@ void Trainer::load_data() {
   const auto mine = shards_of_rank(all, coll_.rank(), coll_.world_size());
   RankShards shards = open_rank_shards(mine, o_.verify_shards, o_.threads);
   if (table) check_against_description(shards, *table, o_.data_dir);
+  check_shard_set(shards, all, coll_.rank(), coll_.world_size());
   touch_heartbeat();
 
   // Every rank must agree that every rank has rows before XGBoost's collective sketching starts.
@@ -265,6 +266,19 @@ int run_train(const TrainOptions& options) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%serror: %s\n", prefix.c_str(), e.what());
     return kUsage;
+  } catch (const xgb::XgbError& e) {
+    std::fprintf(stderr,
+                 "%serror: XGBoost refused to go on: %s\n  If it names a parameter, fix that --param; if it names "
+                 "the data, check the shards in %s. The text after the call's name is XGBoost's own.\n",
+                 prefix.c_str(), e.what(), options.data_dir.c_str());
+    return kFailed;
+  } catch (const fs::filesystem_error& e) {
+    std::fprintf(stderr,
+                 "%serror: cannot use %s: %s\n  Check that the folder (--model-dir, --data, --heartbeat) is on "
+                 "storage that is mounted and writable, then run the same command again: training resumes from the "
+                 "newest checkpoint.\n",
+                 prefix.c_str(), e.path1().empty() ? "a file" : e.path1().c_str(), e.code().message().c_str());
+    return kFailed;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%serror: %s\n", prefix.c_str(), e.what());
     return kFailed;
