@@ -183,7 +183,7 @@ fuzz_one() {
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$h" "${runs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${added:-?}" \
-    "${#found[@]}" >>"out/fuzz/table.tsv"
+    "${#found[@]}" >>"$FUZZ_TABLE"
   if [ "${#found[@]}" -gt 0 ] || [ "$rc" -ne 0 ]; then
     {
       echo "dev.sh fuzz: $h found a problem (exit $rc; log: $log):"
@@ -213,13 +213,15 @@ cmd_fuzz() {
   done
   fuzz_build "${harnesses[@]}" || { echo "dev.sh fuzz: building the harnesses in $FUZZ_BUILD failed" >&2; return 2; }
   mkdir -p out/fuzz
-  printf 'harness\truns\texec/s\tcov\tfeatures\tnew inputs\tfindings\n' >out/fuzz/table.tsv
+  FUZZ_TABLE=$(mktemp out/fuzz/table.XXXXXX)
+  printf 'harness\truns\texec/s\tcov\tfeatures\tnew inputs\tfindings\n' >"$FUZZ_TABLE"
   for h in "${harnesses[@]}"; do
     echo "dev.sh fuzz: $h for $seconds s" >&2
     fuzz_one "$seconds" "$h" || failed=$((failed + 1))
   done
   echo
-  print_table <out/fuzz/table.tsv
+  print_table <"$FUZZ_TABLE"
+  rm -f "$FUZZ_TABLE"
   if [ "$failed" -gt 0 ]; then
     echo "dev.sh fuzz: $failed harness(es) found problems; see above" >&2
     return 1

@@ -381,6 +381,13 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   std::error_code ec;
   const fs::path root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
+  if (auto at = limits::invalid_utf8(file->text())) {
+    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+                  fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
+                              static_cast<unsigned char>(file->text()[*at])),
+                  {}});
+    return std::nullopt;
+  }
   if (auto at = limits::jsonnet_too_deep(file->text())) {
     diags.report({Severity::error, file->name(), file->loc_of(*at), "",
                   fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
@@ -399,7 +406,16 @@ std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   }
   Document doc;
   doc.file = file;
-  doc.root = nlohmann::json::parse(e.text);  // libjsonnet's output is always valid JSON
+  // libjsonnet's output is JSON, but strings read with importstr pass any bytes through.
+  doc.root = nlohmann::json::parse(e.text, nullptr, /*allow_exceptions=*/false);
+  if (doc.root.is_discarded()) {
+    diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "",
+                  fmt::format("evaluating '{}' gives text that is not JSON in UTF-8 (a file read with importstr "
+                              "that is not UTF-8 text?)",
+                              file->name()),
+                  {}});
+    return std::nullopt;
+  }
   doc.spans[""] = Span{{}, Loc{1, 1, 1}};
   if (!limits::check_document(doc, diags)) return std::nullopt;
   PositionFinder(doc).walk(doc.root, "", 0);
