@@ -144,8 +144,33 @@ nlohmann::json read_table_json(const std::string& dir) {
   std::stringstream ss;
   ss << in.rdbuf();
   auto j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.contains("rows") || !j.contains("features") || !j.contains("files"))
+  if (j.is_discarded() || !j.is_object() || !j.contains("rows") || !j.contains("features") || !j.contains("files"))
     throw std::runtime_error(p.string() + ": not a valid table description");
+  // Every field summarize_table reads, checked before it is read (a missing key of a const object
+  // is undefined behaviour in nlohmann::json; found by the trainrt_config fuzzer).
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return std::runtime_error(fmt::format("{}: field '{}' {}; the table cannot be read (generate it again)", p.string(),
+                                          field, what));
+  };
+  const auto count = [&](const nlohmann::json& obj, const std::string& key, const std::string& field, uint64_t max) {
+    if (!obj.contains(key)) throw bad(field, "is missing");
+    if (!obj[key].is_number_unsigned() || obj[key].get<uint64_t>() > max)
+      throw bad(field, fmt::format("is {}, not a count up to {}", obj[key].dump(), max));
+  };
+  count(j, "rows", "rows", uint64_t{1} << 62);
+  count(j, "features", "features", 65536);
+  if (j.contains("seed")) count(j, "seed", "seed", ~uint64_t{0});
+  if (j.contains("format") && !j["format"].is_string()) throw bad("format", "is not a string");
+  if (!j["files"].is_array()) throw bad("files", "is not a list");
+  for (size_t i = 0; i < j["files"].size(); ++i) {
+    const auto& f = j["files"][i];
+    const std::string at = fmt::format("files[{}]", i);
+    if (!f.is_object()) throw bad(at, "is not an object");
+    if (!f.contains("name") || !f["name"].is_string() || f["name"].get<std::string>().find('/') != std::string::npos)
+      throw bad(at + ".name", "is missing or not a file name");
+    count(f, "first_row", at + ".first_row", uint64_t{1} << 62);
+    count(f, "rows", at + ".rows", uint64_t{1} << 62);
+  }
   return j;
 }
 
