@@ -5,13 +5,14 @@
 #   ./dev.sh golden     regenerate golden/, tests/inspect/ and tests/errors/*/expected.stderr, then show what changed
 #   ./dev.sh bench      time trainc compile per example (bench/compile.sh)
 #   ./dev.sh build      install dependencies and build only
+#   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=tools/common.sh
 . tools/common.sh
 TRAINC=build/compiler/trainc
 
-usage() { sed -n '2,7s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
 
 build() {
   bash tools/install-deps.sh
@@ -124,8 +125,111 @@ cmd_bench() {
   bash bench/compile.sh "$TRAINC" "$@"
 }
 
+# ---- fuzzing -----------------------------------------------------------------------------------
+# The harnesses are fuzz/*.cpp but replay_main.cpp; each is built with clang, ASan, UBSan and libFuzzer in
+# build-fuzz/. `./dev.sh fuzz --build` only builds; `./dev.sh fuzz --list` names the harnesses.
+FUZZ_BUILD=build-fuzz
+
+fuzz_harnesses() {
+  local f
+  for f in fuzz/*.cpp; do
+    f=$(basename "$f" .cpp)
+    if [ "$f" != replay_main ]; then echo "$f"; fi
+  done
+}
+
+# Builds the harnesses named.
+fuzz_build() {
+  # clang brings libFuzzer's runtime (libclang-rt-14-dev).
+  bash tools/install-deps.sh clang libclang-rt-14-dev
+  if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
+    # -O1 and line tables only: the sanitizer build of the whole compiler takes a fraction of -O2 -g's time.
+    CC=clang CXX=clang++ meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dbuildtype=custom -Doptimization=1 -Ddebug=false -Dcpp_args=-gline-tables-only -Dcuda=disabled >/dev/null
+  fi
+  local targets=() h
+  for h in "$@"; do targets+=("fuzz/$h"); done
+  nice ninja -C "$FUZZ_BUILD" "${targets[@]}" fuzz/spec.dict
+}
+
+# Runs one harness for $1 seconds: new corpus entries go to out/fuzz/<h>/corpus (not into the tree),
+# findings (crash-*, timeout-*, oom-*, leak-*) to out/fuzz/<h>/; slow-unit-* files there are only slow. Prints one table row; fails on a finding.
+fuzz_one() {
+  local seconds=$1 h=$2 dir="out/fuzz/$2" log timeout=10 pattern spec found=() dict=() rc=0 runs rate cov ft added
+  mkdir -p "$dir/corpus" "$dir/seeds"
+  log="$dir/fuzz.log"
+  # Seeds from the tree (fuzz/seeds.txt): copied, because libFuzzer reads corpus folders only.
+  while read -r name pattern; do
+    if [ "$name" != "$h" ]; then continue; fi
+    for spec in $pattern; do
+      if [ -f "$spec" ]; then cp "$spec" "$dir/seeds/$(echo "$spec" | tr / _)"; fi
+    done
+  done < <(grep -v '^#' fuzz/seeds.txt)
+  # Jsonnet evaluates with a 10 s deadline of its own (frontend/limits.h).
+  if [ "$h" = jsonnet_frontend ]; then timeout=30; fi
+  # The spec keys help the harnesses that read specs; the trainrt ones read other formats.
+  case $h in
+    yaml_frontend|jsonnet_frontend|compile) dict=(-dict="$FUZZ_BUILD/fuzz/spec.dict") ;;
+  esac
+  touch "$dir/.started"
+  nice "$FUZZ_BUILD/fuzz/$h" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
+    "${dict[@]}" -artifact_prefix="$dir/" -print_final_stats=1 \
+    "$dir/corpus" "$dir/seeds" "tests/fuzz/$h" </dev/null >"$log" 2>&1 || rc=$?
+  mapfile -t found < <(find "$dir" -maxdepth 1 -type f -newer "$dir/.started" \
+    \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | sort)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  added=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -n 1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$h" "${runs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${added:-?}" \
+    "${#found[@]}" >>"$FUZZ_TABLE"
+  if [ "${#found[@]}" -gt 0 ] || [ "$rc" -ne 0 ]; then
+    {
+      echo "dev.sh fuzz: $h found a problem (exit $rc; log: $log):"
+      grep -m 3 -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error:|.*deadly signal|.*ERROR: libFuzzer)' "$log" | sed 's/^/    /'
+      if [ "${#found[@]}" -gt 0 ]; then printf '    saved: %s\n' "${found[@]}"; fi
+      echo "  reproduce: $FUZZ_BUILD/fuzz/$h FILE"
+      echo "  minimize:  $FUZZ_BUILD/fuzz/$h -minimize_crash=1 -runs=10000 -exact_artifact_path=$dir/minimized FILE"
+      echo "  then fix the bug and copy the minimized input to tests/fuzz/$h/regressions/ (the fuzz_replay suite replays it)"
+    } >&2
+    return 1
+  fi
+}
+
+cmd_fuzz() {
+  local seconds=60 harnesses=() h failed=0
+  case ${1:-} in
+    --list) fuzz_harnesses; return ;;
+    --build) mapfile -t harnesses < <(fuzz_harnesses); fuzz_build "${harnesses[@]}"; return ;;
+  esac
+  if [ $# -gt 0 ]; then seconds=$1; shift; fi
+  case $seconds in
+    ''|*[!0-9]*|0) echo "dev.sh fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; return 2 ;;
+  esac
+  if [ $# -gt 0 ]; then harnesses=("$@"); else mapfile -t harnesses < <(fuzz_harnesses); fi
+  for h in "${harnesses[@]}"; do
+    if [ ! -f "fuzz/$h.cpp" ]; then echo "dev.sh fuzz: no harness fuzz/$h.cpp" >&2; return 2; fi
+  done
+  fuzz_build "${harnesses[@]}" || { echo "dev.sh fuzz: building the harnesses in $FUZZ_BUILD failed" >&2; return 2; }
+  mkdir -p out/fuzz
+  FUZZ_TABLE=$(mktemp out/fuzz/table.XXXXXX)
+  printf 'harness\truns\texec/s\tcov\tfeatures\tnew inputs\tfindings\n' >"$FUZZ_TABLE"
+  for h in "${harnesses[@]}"; do
+    echo "dev.sh fuzz: $h for $seconds s" >&2
+    fuzz_one "$seconds" "$h" || failed=$((failed + 1))
+  done
+  echo
+  print_table <"$FUZZ_TABLE"
+  rm -f "$FUZZ_TABLE"
+  if [ "$failed" -gt 0 ]; then
+    echo "dev.sh fuzz: $failed harness(es) found problems; see above" >&2
+    return 1
+  fi
+}
+
 case ${1:-} in
-  examples|test|golden|bench)
+  examples|test|golden|bench|fuzz)
     cmd=$1; shift
     "cmd_$cmd" "$@" ;;
   build) build ;;

@@ -108,7 +108,10 @@ void check_ray_step(const Step& step, const ComputeCluster& c, const Document& d
 }  // namespace
 
 void check_clusters(const System& sys, const Document& doc, Diagnostics& diags) {
-  for (const auto& [name, c] : sys.clusters) {
+  for (const auto& entry : sys.clusters) {
+    // Named, not structured bindings: lambdas below use them, which clang before 16 refuses.
+    const auto& name = entry.first;
+    const auto& c = entry.second;
     if (!c.mounts.empty() && sys.pod_service_account().empty())
       doc.error(diags, ptr_key(c.ptr, "mounts"),
                 "GCS mounts need an identity the bucket trusts: add 'identity' (a service account bound with "

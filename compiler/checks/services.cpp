@@ -93,7 +93,10 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
                           fmt::format("{} is set here", owner), Anchor::key)});
       break;
     }
-  for (const auto& [name, s] : sys.services) {
+  for (const auto& entry : sys.services) {
+    // Named, not structured bindings: a lambda below uses them, which clang before 16 refuses.
+    const auto& name = entry.first;
+    const auto& s = entry.second;
     check_placement(sys, s, doc, diags);
     if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)
       doc.error(diags, s.ptr,

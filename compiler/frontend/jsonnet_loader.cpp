@@ -237,6 +237,14 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
+/// The resident memory of process `pid` in bytes, from /proc; 0 when it cannot be read.
+size_t resident_bytes(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/statm", pid));
+  size_t pages_total = 0, pages_resident = 0;
+  if (!(in >> pages_total >> pages_resident)) return 0;
+  return pages_resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
 bool write_all(int fd, const char* data, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);
@@ -290,7 +298,7 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
   }
   ::close(fds[1]);
   std::string data;
-  bool too_long = false, too_big = false;
+  bool too_long = false, too_big = false, too_much_memory = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
   char buf[1 << 16];
   for (;;) {
@@ -299,13 +307,17 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
       too_long = true;
       break;
     }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      too_long = ready == 0;
+    // The child's resident memory is watched as well as capped by RLIMIT_AS: a sanitizer build
+    // cannot set that limit, and the cap must hold there too (the fuzzers run such builds).
+    if (resident_bytes(pid) > limits::kJsonnetMemoryBytes) {
+      too_much_memory = true;
       break;
     }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 50)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -316,7 +328,7 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
     }
   }
   ::close(fds[0]);
-  if (too_long || too_big) ::kill(pid, SIGKILL);
+  if (too_long || too_big || too_much_memory) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -325,6 +337,11 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
     return {Evaluation::Outcome::stopped,
             fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
                         limits::kJsonnetSeconds)};
+  if (too_much_memory)
+    return {Evaluation::Outcome::stopped,
+            fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
+                        "of a huge count?)",
+                        what, limits::kJsonnetMemoryBytes >> 20)};
   if (too_big)
     return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller", what,
                                                       limits::kJsonnetOutputBytes >> 20)};
@@ -364,6 +381,13 @@ Evaluation evaluate(const SourceFile& file, const fs::path& root) {
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   std::error_code ec;
   const fs::path root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
+  if (auto at = limits::invalid_utf8(file->text())) {
+    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+                  fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
+                              static_cast<unsigned char>(file->text()[*at])),
+                  {}});
+    return std::nullopt;
+  }
   if (auto at = limits::jsonnet_too_deep(file->text())) {
     diags.report({Severity::error, file->name(), file->loc_of(*at), "",
                   fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
@@ -382,7 +406,16 @@ std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   }
   Document doc;
   doc.file = file;
-  doc.root = nlohmann::json::parse(e.text);  // libjsonnet's output is always valid JSON
+  // libjsonnet's output is JSON, but strings read with importstr pass any bytes through.
+  doc.root = nlohmann::json::parse(e.text, nullptr, /*allow_exceptions=*/false);
+  if (doc.root.is_discarded()) {
+    diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "",
+                  fmt::format("evaluating '{}' gives text that is not JSON in UTF-8 (a file read with importstr "
+                              "that is not UTF-8 text?)",
+                              file->name()),
+                  {}});
+    return std::nullopt;
+  }
   doc.spans[""] = Span{{}, Loc{1, 1, 1}};
   if (!limits::check_document(doc, diags)) return std::nullopt;
   PositionFinder(doc).walk(doc.root, "", 0);

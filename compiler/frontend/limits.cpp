@@ -1,5 +1,6 @@
 #include "frontend/limits.h"
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,32 @@ bool check_document(const Document& doc, Diagnostics& diags) {
     }
   }
   return ok;
+}
+
+std::optional<size_t> invalid_utf8(std::string_view text) {
+  const std::string_view utf32_be("\0\0\xFE\xFF", 4);
+  if (text.starts_with("\xFE\xFF") || text.starts_with("\xFF\xFE") || text.starts_with(utf32_be)) return std::nullopt;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Continuation bytes after the lead byte, the lead byte's payload, the smallest code point
+    // that needs this length (anything smaller is overlong).
+    const size_t n = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 0;
+    if (n == 0 || i + n >= text.size()) return i;
+    uint32_t cp = c & (0x3F >> n);
+    const uint32_t min = n == 1 ? 0x80 : n == 2 ? 0x800 : 0x10000;
+    for (size_t k = 1; k <= n; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += n + 1;
+  }
+  return std::nullopt;
 }
 
 std::optional<size_t> jsonnet_too_deep(std::string_view src) {

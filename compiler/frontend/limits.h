@@ -33,6 +33,13 @@ inline constexpr int kJsonnetStackFrames = 500;
 /// the stack a few thousand deep.
 inline constexpr int kJsonnetSourceDepth = 256;
 
+/// Where `text` first stops being UTF-8 (an invalid, overlong or truncated sequence, a surrogate or
+/// a code point past U+10FFFF); nullopt when it is UTF-8 throughout. Specs are read as UTF-8, and
+/// the schema check counts characters with a decoder that indexes out of bounds on a long run of
+/// continuation bytes, so the front ends refuse such text first. Text that starts with a UTF-16 or
+/// UTF-32 byte order mark is not UTF-8 and is not checked (yaml-cpp decodes it).
+std::optional<size_t> invalid_utf8(std::string_view text);
+
 /// Where Jsonnet source first opens more than kJsonnetSourceDepth brackets ((, [, {) at once,
 /// outside strings and comments; nullopt when it never does.
 std::optional<size_t> jsonnet_too_deep(std::string_view source);

@@ -134,6 +134,13 @@ class Converter {
 }  // namespace
 
 std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
+  if (auto at = limits::invalid_utf8(file->text())) {
+    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+                  fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
+                              static_cast<unsigned char>(file->text()[*at])),
+                  {}});
+    return std::nullopt;
+  }
   Document doc;
   doc.file = file;
   std::vector<YAML::Node> docs;

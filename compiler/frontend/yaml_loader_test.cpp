@@ -24,6 +24,22 @@ TEST_CASE("YAML scalars are typed by the core schema; quoted ones stay strings")
   CHECK(doc->root["h"] == 31);
 }
 
+TEST_CASE("text that is not UTF-8 is refused at its first bad byte, before the schema check decodes it") {
+  // Found by the yaml_frontend fuzzer: a long run of continuation bytes made valijson's UTF-8
+  // decoder index out of bounds (tests/fuzz/yaml_frontend/regressions/).
+  for (const std::string bad : {"name: \"a\x80\x80\x80\x80\x80\x80\x80\x80\"\n", "name: \xC0\xAF\n", "name: \xED\xA0\x80\n",
+                                "name: \xF4\x90\x80\x80\n", "name: \xE2\x82\n"}) {
+    Diagnostics diags;
+    CHECK_FALSE(load("apiVersion: trainc/v1\n" + bad, diags));
+    REQUIRE(diags.sorted().size() == 1);
+    CHECK(diags.sorted()[0].loc.line == 2);
+    CHECK(diags.sorted()[0].message.find("is not valid UTF-8") != std::string::npos);
+  }
+  Diagnostics diags;
+  CHECK(load("name: \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"\n", diags));
+  CHECK_FALSE(diags.has_errors());
+}
+
 TEST_CASE("every key and value keeps its line and column") {
   Diagnostics diags;
   auto doc = load("name: x\npipeline:\n  - name: train\n    nodes: 4\n", diags);
