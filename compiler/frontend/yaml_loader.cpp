@@ -1,8 +1,11 @@
 #include "frontend/yaml_loader.h"
 
 #include <regex>
+#include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "base/data_path.h"
@@ -131,6 +134,59 @@ class Converter {
   size_t values_ = 0;
 };
 
+/// Records where each document of a stream starts (its first event), and nothing else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    starts.push_back(mark);
+    seen_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { first(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { first(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { first(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    first(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    first(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  bool seen_ = false;
+  void first(const YAML::Mark& mark) {
+    if (!seen_ && !starts.empty()) starts.back() = mark;
+    seen_ = true;
+  }
+};
+
+/// yaml-cpp 0.7's LoadAll never returns on some malformed streams (a stray ',' at the start of a
+/// document: yaml-cpp issue 1040, fixed upstream after 0.8): its parser yields an empty document
+/// without consuming the token, forever. A spec holds one document, so the stream is first walked
+/// for at most three documents; a document that starts where the previous one did is that loop.
+/// Returns the mark to report, or nullopt when LoadAll is safe to call.
+std::optional<std::pair<YAML::Mark, std::string>> stream_problem(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts handler;
+  for (int i = 0; i < 3; ++i) {
+    const size_t before = handler.starts.size();
+    if (!parser.HandleNextDocument(handler)) break;
+    if (handler.starts.size() == before) handler.starts.push_back(YAML::Mark());
+    if (handler.starts.size() >= 2) {
+      const YAML::Mark& a = handler.starts[handler.starts.size() - 2];
+      const YAML::Mark& b = handler.starts.back();
+      if (a.pos == b.pos) return std::make_pair(b, std::string("YAML syntax error: unexpected character"));
+    }
+  }
+  if (handler.starts.size() >= 2)
+    return std::make_pair(handler.starts[1], std::string("a spec holds one YAML document; put each system in its own file"));
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
@@ -145,6 +201,10 @@ std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
   doc.file = file;
   std::vector<YAML::Node> docs;
   try {
+    if (auto problem = stream_problem(file->text())) {
+      diags.report({Severity::error, file->name(), mark_loc(problem->first), "", problem->second, {}});
+      return std::nullopt;
+    }
     docs = YAML::LoadAll(file->text());
   } catch (const YAML::ParserException& e) {
     std::string msg = e.msg;

@@ -157,9 +157,21 @@ void Reader::skip(Type type, int depth) {
       const uint64_t size = varint();
       if (size == 0) return;
       const uint8_t kv = byte();
+      // Each entry takes at least a byte (booleans in containers take a byte each), so a count
+      // larger than what is left is corrupt; without that, a map of booleans skipped without reading
+      // could run for 2^64 entries (found by the parquet_reader fuzzer).
+      const auto key = static_cast<Type>(kv >> 4), value = static_cast<Type>(kv & 0x0f);
+      if (size > static_cast<uint64_t>(end_ - p_)) {
+        ok_ = false;
+        return;
+      }
+      const auto element = [&](Type t) {
+        if (t == kTrue || t == kFalse) byte();
+        else skip(t, depth + 1);
+      };
       for (uint64_t i = 0; ok_ && i < size; ++i) {
-        skip(static_cast<Type>(kv >> 4), depth + 1);
-        skip(static_cast<Type>(kv & 0x0f), depth + 1);
+        element(key);
+        element(value);
       }
       return;
     }
