@@ -172,8 +172,11 @@ fuzz_one() {
     yaml_frontend|jsonnet_frontend|compile) dict=(-dict="$FUZZ_BUILD/fuzz/spec.dict") ;;
   esac
   touch "$dir/.started"
+  # TRAINC_FUZZ_SEED fixes libFuzzer's random seed (CI), so a run explores the same inputs each time.
+  local seed=()
+  if [ -n "${TRAINC_FUZZ_SEED:-}" ]; then seed=(-seed="$TRAINC_FUZZ_SEED"); fi
   nice "$FUZZ_BUILD/fuzz/$h" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
-    "${dict[@]}" -artifact_prefix="$dir/" -print_final_stats=1 \
+    "${seed[@]}" "${dict[@]}" -artifact_prefix="$dir/" -print_final_stats=1 \
     "$dir/corpus" "$dir/seeds" "tests/fuzz/$h" </dev/null >"$log" 2>&1 || rc=$?
   mapfile -t found < <(find "$dir" -maxdepth 1 -type f -newer "$dir/.started" \
     \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | sort)
@@ -201,7 +204,11 @@ cmd_fuzz() {
   local seconds=60 harnesses=() h failed=0
   case ${1:-} in
     --list) fuzz_harnesses; return ;;
-    --build) mapfile -t harnesses < <(fuzz_harnesses); fuzz_build "${harnesses[@]}"; return ;;
+    --build)
+      shift
+      if [ $# -gt 0 ]; then harnesses=("$@"); else mapfile -t harnesses < <(fuzz_harnesses); fi
+      fuzz_build "${harnesses[@]}"
+      return ;;
   esac
   if [ $# -gt 0 ]; then seconds=$1; shift; fi
   case $seconds in
