@@ -114,7 +114,7 @@ ojson container(const System& sys, const Step& step) {
   if (step.outputs) note_store(step.outputs->to.store);
   if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
   const k8s::PodNeeds needs = needs_of(sys, step);
-  k8s::add_node_env(env, needs);
+  k8s::add_node_env(env, needs, step.env);
   if (const ComputeCluster* on = sys.compute_cluster(step.cluster); on && on->as<Dask>())
     env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on)));
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));

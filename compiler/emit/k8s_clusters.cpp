@@ -42,7 +42,7 @@ ojson cluster_container(const System& sys, const ComputeCluster& c, const PodGro
   ct["image"] = c.image;
   ct["imagePullPolicy"] = c.image_pull_policy;
   ojson env = ojson::array({env_field(std::string(dask::kPodNameVar), "metadata.name")});
-  add_node_env(env, n);
+  add_node_env(env, n, c.env);
   for (const auto& [k, v] : c.env) env.push_back(env_var(k, v));
   add_secret_env(env, c.secret_env);
   ct["env"] = env;

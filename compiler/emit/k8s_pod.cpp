@@ -205,11 +205,11 @@ void add_secret_env(ojson& env, const SecretEnvMap& secrets) {
     env.push_back({{"name", name}, {"valueFrom", {{"secretKeyRef", {{"name", s.secret}, {"key", s.key}}}}}});
 }
 
-void add_node_env(ojson& env, const PodNeeds& n) {
+void add_node_env(ojson& env, const PodNeeds& n, const StringMap& user_env) {
   if (n.rdma()) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
   // An image trainc did not build may have no home for the UID it runs as (HOME would be /, not
   // writable): caches and tool configs (pip, Hugging Face, gcloud, aws) go to /tmp.
-  if (n.restricted() && !n.known_image) env.push_back(env_var("HOME", "/tmp"));
+  if (n.restricted() && !n.known_image && !user_env.count("HOME")) env.push_back(env_var("HOME", "/tmp"));
 }
 
 }  // namespace trainc::k8s

@@ -70,6 +70,7 @@ ojson pod_annotations(const PodNeeds& n);
 /// Env entries that read keys of Kubernetes Secrets.
 void add_secret_env(ojson& env, const SecretEnvMap& secrets);
 /// LD_LIBRARY_PATH where the host's NVIDIA libraries are mounted (RDMA pools).
-void add_node_env(ojson& env, const PodNeeds& n);
+/// HOME=/tmp for restricted pods of images trainc did not build, unless the spec sets HOME itself.
+void add_node_env(ojson& env, const PodNeeds& n, const StringMap& user_env);
 
 }  // namespace trainc::k8s

@@ -47,7 +47,7 @@ ojson server_container(const System& sys, const Service& s) {
   c["command"] = ojson::array({argv.front()});
   c["args"] = std::vector<std::string>(argv.begin() + 1, argv.end());
   ojson env = ojson::array();
-  add_node_env(env, n);
+  add_node_env(env, n, s.env);
   for (const auto& [k, v] : s.env) env.push_back(env_var(k, v));
   add_secret_env(env, s.secret_env);
   if (!env.empty()) c["env"] = env;
