@@ -75,7 +75,7 @@ std::string Diagnostics::quote_line(const std::string& file, const Loc& loc) con
   size_t start = 0, col = static_cast<size_t>(std::max(loc.col, 1));
   std::string head, tail;
   if (text.size() > kWidth) {
-    start = col > kBefore ? col - 1 - kBefore : 0;
+    start = col > kBefore ? std::min(col - 1 - kBefore, text.size()) : 0;
     while (start > 0 && start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
     size_t end = std::min(text.size(), start + kWidth);
     while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;

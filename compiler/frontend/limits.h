@@ -36,8 +36,8 @@ inline constexpr int kJsonnetSourceDepth = 256;
 /// Where `text` first stops being UTF-8 (an invalid, overlong or truncated sequence, a surrogate or
 /// a code point past U+10FFFF); nullopt when it is UTF-8 throughout. Specs are read as UTF-8, and
 /// the schema check counts characters with a decoder that indexes out of bounds on a long run of
-/// continuation bytes, so the front ends refuse such text first. Text that starts with a UTF-16 or
-/// UTF-32 byte order mark is not UTF-8 and is not checked (yaml-cpp decodes it).
+/// continuation bytes, so the front ends refuse such text first. UTF-16 and UTF-32 text is refused
+/// at its byte-order mark: diagnostics count the file's bytes, which yaml-cpp's marks would not.
 std::optional<size_t> invalid_utf8(std::string_view text);
 
 /// Where Jsonnet source first opens more than kJsonnetSourceDepth brackets ((, [, {) at once,
