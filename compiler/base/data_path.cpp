@@ -67,4 +67,23 @@ std::string ptr_display(std::string_view ptr) {
   return out;
 }
 
+std::string context_to_ptr(const std::vector<std::string>& context, const nlohmann::json& doc) {
+  std::string ptr;
+  const nlohmann::json* node = &doc;
+  for (size_t i = 1; i < context.size(); ++i) {
+    const std::string& c = context[i];
+    const std::string seg = c.size() >= 2 ? c.substr(1, c.size() - 2) : c;
+    const bool index = !seg.empty() && std::all_of(seg.begin(), seg.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (node && node->is_array() && index) {
+      const size_t idx = std::stoul(seg);
+      ptr = ptr_index(ptr, idx);
+      node = idx < node->size() ? &(*node)[idx] : nullptr;
+    } else {
+      ptr = ptr_key(ptr, seg);
+      node = node && node->is_object() && node->contains(seg) ? &(*node)[seg] : nullptr;
+    }
+  }
+  return ptr;
+}
+
 }  // namespace trainc

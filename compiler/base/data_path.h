@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace trainc {
 
 /// Appends an object key to a JSON pointer, escaping '~' and '/'.
@@ -17,5 +19,8 @@ std::string ptr_parent(std::string_view ptr);
 std::vector<std::string> ptr_segments(std::string_view ptr);
 /// "pipeline[0].nodes"; "(document)" for the root. All-digit segments print as indexes.
 std::string ptr_display(std::string_view ptr);
+/// A validator's context ("<root>", "[pipeline]", "[0]", as valijson reports it) as a JSON pointer
+/// into `doc`, which tells array indexes from keys.
+std::string context_to_ptr(const std::vector<std::string>& context, const nlohmann::json& doc);
 
 }  // namespace trainc

@@ -30,15 +30,7 @@ void check_security(const System& sys, const Document& doc, Diagnostics& diags) 
                 security_need(sys.pool(step.pool), step.multislice()));
   }
   for (const auto& [name, c] : sys.clusters) {
-    SecurityNeed need;
-    auto consider = [&](const PodGroup& g) {
-      SecurityNeed n = security_need(sys.pool(g.pool), false);
-      if (n.level > need.level) need = n;
-    };
-    if (const Ray* r = c.as<Ray>()) consider(r->head);
-    if (const Dask* d = c.as<Dask>()) consider(d->scheduler);
-    for (const auto& g : c.workers) consider(g);
-    check_level(doc, diags, fmt::format("cluster '{}'", name), c.ptr, c.security, need);
+    check_level(doc, diags, fmt::format("cluster '{}'", name), c.ptr, c.security, security_need(sys, c));
   }
   for (const auto& [_, s] : sys.services)
     check_level(doc, diags, fmt::format("service '{}'", s.name), s.ptr, s.security,

@@ -233,16 +233,8 @@ std::string security_section(const System& sys) {
     rows.push_back({fmt::format("step `{}`", st.name), &st.security, security_need(sys.pool(st.pool), st.multislice()),
                     uid_of(st.image, st.security)});
   }
-  for (const auto& [name, c] : sys.clusters) {
-    SecurityNeed need;
-    std::vector<const PodGroup*> groups;
-    if (const Ray* r = c.as<Ray>()) groups.push_back(&r->head);
-    if (const Dask* d = c.as<Dask>()) groups.push_back(&d->scheduler);
-    for (const auto& g : c.workers) groups.push_back(&g);
-    for (const PodGroup* g : groups)
-      if (SecurityNeed n = security_need(sys.pool(g->pool), false); n.level > need.level) need = n;
-    rows.push_back({fmt::format("cluster `{}`", name), &c.security, need, uid_of(c.image, c.security)});
-  }
+  for (const auto& [name, c] : sys.clusters)
+    rows.push_back({fmt::format("cluster `{}`", name), &c.security, security_need(sys, c), uid_of(c.image, c.security)});
   for (const auto& [name, sv] : sys.services)
     rows.push_back({fmt::format("service `{}`", name), &sv.security, security_need(sys.pool(sv.pool), false),
                     uid_of(sv.image, sv.security)});

@@ -309,25 +309,6 @@ std::string kind_key(const json& object) {
 
 // ------------------------------------------------------------------ messages
 
-/// valijson's context ("<root>", "[spec]", "[0]") as a JSON pointer, using the object to tell
-/// array indexes from keys.
-std::string context_to_ptr(const std::vector<std::string>& ctx, const json& obj) {
-  std::string ptr;
-  const json* node = &obj;
-  for (size_t i = 1; i < ctx.size(); ++i) {
-    std::string seg = ctx[i].size() >= 2 ? ctx[i].substr(1, ctx[i].size() - 2) : ctx[i];
-    if (node && node->is_array() && all_of(seg, "0123456789")) {
-      const size_t idx = std::stoul(seg);
-      ptr = ptr_index(ptr, idx);
-      node = idx < node->size() ? &(*node)[idx] : nullptr;
-    } else {
-      ptr = ptr_key(ptr, seg);
-      node = node && node->is_object() && node->contains(seg) ? &(*node)[seg] : nullptr;
-    }
-  }
-  return ptr;
-}
-
 const json* follow_refs(const json* s) {
   const json& defs = schema_doc().at("definitions");
   for (int i = 0; s && s->is_object() && s->contains("$ref") && i < 32; ++i) {

@@ -43,25 +43,6 @@ const nlohmann::json* resolve(const nlohmann::json& root, const nlohmann::json* 
   return s;
 }
 
-/// valijson's context ("<root>", "[pipeline]", "[0]") as a JSON pointer, using the document to
-/// tell array indexes from keys.
-std::string context_to_ptr(const std::vector<std::string>& ctx, const nlohmann::json& doc) {
-  std::string ptr;
-  const nlohmann::json* node = &doc;
-  for (size_t i = 1; i < ctx.size(); ++i) {
-    std::string seg = ctx[i].size() >= 2 ? ctx[i].substr(1, ctx[i].size() - 2) : ctx[i];
-    if (node && node->is_array()) {
-      size_t idx = std::stoul(seg);
-      ptr = ptr_index(ptr, idx);
-      node = idx < node->size() ? &(*node)[idx] : nullptr;
-    } else {
-      ptr = ptr_key(ptr, seg);
-      node = node && node->is_object() && node->contains(seg) ? &(*node)[seg] : nullptr;
-    }
-  }
-  return ptr;
-}
-
 std::string kind_name(const nlohmann::json& v) {
   switch (v.type()) {
     case nlohmann::json::value_t::object: return "a mapping";

@@ -45,6 +45,17 @@ SecurityNeed security_need(const Pool* pool, bool host_network) {
   return {};
 }
 
+SecurityNeed security_need(const System& sys, const ComputeCluster& c) {
+  SecurityNeed need;
+  auto consider = [&](const PodGroup& g) {
+    if (SecurityNeed n = security_need(sys.pool(g.pool), false); n.level > need.level) need = n;
+  };
+  if (const Ray* r = c.as<Ray>()) consider(r->head);
+  if (const Dask* d = c.as<Dask>()) consider(d->scheduler);
+  for (const auto& g : c.workers) consider(g);
+  return need;
+}
+
 std::string_view level_name(PodSecurityLevel level) {
   switch (level) {
     case PodSecurityLevel::kRestricted: return "restricted";

@@ -214,6 +214,10 @@ struct SecurityNeed {
 /// plugin (hostPath: privileged); over the host network (TPU multislice: privileged); on a TPU pool
 /// they open the TPU devices as root (baseline).
 SecurityNeed security_need(const Pool* pool, bool host_network);
+struct System;
+struct ComputeCluster;
+/// What a compute cluster's pods need: the most any of its pod groups needs on its pool.
+SecurityNeed security_need(const System& sys, const ComputeCluster& c);
 
 /// `security:` of a step, compute cluster or service.
 struct PodSecurity {
