@@ -1,45 +1,13 @@
 #include "common/parquet_format.h"
 
-#include <array>
+#include <libdeflate.h>
 
 #include "common/parquet_thrift.h"
 
 namespace trainrt::parquet {
 
-namespace {
-
-/// Slicing-by-8 tables for the reflected CRC-32.
-struct CrcTables {
-  std::array<std::array<uint32_t, 256>, 8> t{};
-  CrcTables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; ++i)
-      for (int s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xff];
-  }
-};
-
-const CrcTables& crc_tables() {
-  static const CrcTables tables;
-  return tables;
-}
-
-}  // namespace
-
 uint32_t crc32(const void* data, size_t bytes, uint32_t crc) {
-  const auto& t = crc_tables().t;
-  auto p = static_cast<const uint8_t*>(data);
-  uint32_t c = ~crc;
-  for (; bytes >= 8; bytes -= 8, p += 8) {
-    const uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
-    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
-        t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
-  }
-  for (; bytes > 0; --bytes) c = t[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-  return ~c;
+  return bytes == 0 ? crc : libdeflate_crc32(crc, data, bytes);  // PCLMULQDQ-folded where the CPU has it
 }
 
 void encode_page_header(const PageHeader& h, std::vector<uint8_t>& out) {

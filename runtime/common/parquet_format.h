@@ -15,10 +15,10 @@ inline constexpr char kMagic[4] = {'P', 'A', 'R', '1'};
 enum PhysicalType : int32_t { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5, kByteArray = 6 };
 enum Repetition : int32_t { kRequired = 0, kOptional = 1, kRepeated = 2 };
 enum Encoding : int32_t { kPlain = 0, kRle = 3 };
-enum Codec : int32_t { kUncompressed = 0 };
+enum Codec : int32_t { kUncompressed = 0, kSnappy = 1, kGzip = 2, kLzo = 3, kBrotli = 4, kLz4 = 5, kZstd = 6, kLz4Raw = 7 };
 enum PageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
 
-/// CRC-32 as in gzip/zlib (reflected polynomial 0xEDB88320): Parquet's page checksum.
+/// CRC-32 as in gzip/zlib (reflected polynomial 0xEDB88320): Parquet's page checksum (libdeflate's).
 uint32_t crc32(const void* data, size_t bytes, uint32_t crc = 0);
 
 struct PageHeader {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parquet_codec.h"
 #include "common/parquet_reader.h"
 #include "common/parquet_thrift.h"
 #include "common/parquet_writer.h"
@@ -20,6 +21,33 @@ TEST_CASE("crc32 is zlib's") {
   CHECK(crc32(s.data(), s.size()) == 0xCBF43926u);
   CHECK(crc32(s.data() + 4, 5, crc32(s.data(), 4)) == 0xCBF43926u);
   CHECK(crc32(nullptr, 0) == 0u);
+}
+
+TEST_CASE("codecs round-trip through snappy and zstd and refuse what is corrupt or unsupported") {
+  std::vector<uint8_t> data(100000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  for (int32_t codec : {kUncompressed, kSnappy, kZstd}) {
+    CAPTURE(codec_name(codec));
+    std::vector<uint8_t> packed = {0xAA};  // compress() appends
+    const size_t n = compress(codec, data.data(), data.size(), packed);
+    REQUIRE(packed.size() == n + 1);
+    std::vector<uint8_t> back(data.size());
+    CHECK(decompress(codec, packed.data() + 1, n, back.data(), back.size()) == "");
+    CHECK(back == data);
+    CHECK(decompress(codec, packed.data() + 1, n, back.data(), back.size() - 1) != "");  // a length other than the page's
+    if (codec != kUncompressed) {
+      packed[1 + n / 2] ^= 0xFF;
+      packed.resize(1 + n - 3);
+      CHECK(decompress(codec, packed.data() + 1, n - 3, back.data(), back.size()) != "");
+    }
+  }
+  int32_t codec = -1;
+  CHECK((parse_write_codec("zstd", codec) && codec == kZstd));
+  CHECK((parse_write_codec("none", codec) && codec == kUncompressed));
+  CHECK_FALSE(parse_write_codec("gzip", codec));
+  uint8_t out[4];
+  CHECK(decompress(kGzip, out, 4, out, 4).find("gzip") != std::string::npos);
+  CHECK(codec_name(42) == "codec 42");
 }
 
 TEST_CASE("thrift compact: field deltas, long ids, lists and skipping") {
