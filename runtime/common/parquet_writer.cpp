@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/parquet_codec.h"
+
 namespace trainrt::parquet {
 
 namespace {
@@ -24,49 +26,119 @@ void set_min_max(ColumnChunk& c, float lo, float hi) {
   c.max_value = float_bytes(hi);
 }
 
-}  // namespace
+/// Room kept before a compressed page for its header, which is written once the page's size and
+/// CRC are known (a v1 data page header takes at most 45 bytes).
+constexpr size_t kHeaderRoom = 64;
 
-void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
-                      uint32_t page_values) {
-  if (page_values == 0) throw std::invalid_argument("page_values must be positive");
+/// Appends a span of out.bytes, merged with the last span when the two touch.
+void add_own_span(EncodedRowGroup& out, size_t offset, size_t size) {
+  if (!out.spans.empty()) {
+    EncodedRowGroup::Span& last = out.spans.back();
+    if (!last.external && last.offset + last.size == offset) {
+      last.size += size;
+      return;
+    }
+  }
+  out.spans.push_back({nullptr, offset, size});
+}
+
+void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out, const EncodeOptions& opt,
+            bool copy_values) {
+  if (opt.page_values == 0) throw std::invalid_argument("page_values must be positive");
+  if (opt.codec != kUncompressed && opt.codec != kSnappy && opt.codec != kZstd)
+    throw std::invalid_argument("cannot write pages compressed with " + codec_name(opt.codec));
   out.rows = rows;
   out.bytes.clear();
+  out.spans.clear();
   out.chunks.clear();
-  const uint64_t pages = rows == 0 ? 1 : (rows + page_values - 1) / page_values;
-  out.bytes.reserve(rows * columns * sizeof(float) + pages * columns * 32);
+  const uint64_t pages = rows == 0 ? 1 : (rows + opt.page_values - 1) / opt.page_values;
+  const bool inline_values = copy_values || opt.codec != kUncompressed;
+  out.bytes.reserve((inline_values ? rows * columns * sizeof(float) : 0) + pages * columns * kHeaderRoom);
+  uint64_t at = 0;  // bytes of the row group so far
   for (size_t c = 0; c < columns; ++c) {
     const float* col = column_major + c * rows;
     ColumnChunk chunk;
     chunk.encodings = {kPlain};
+    chunk.codec = opt.codec;
     chunk.num_values = static_cast<int64_t>(rows);
-    chunk.data_page_offset = static_cast<int64_t>(out.bytes.size());
+    chunk.data_page_offset = static_cast<int64_t>(at);
     chunk.file_offset = chunk.data_page_offset;
     chunk.null_count = 0;
-    float lo = 0, hi = 0;
-    for (uint64_t first = 0, page = 0; page < pages; ++page, first += page_values) {
-      const uint64_t n = std::min<uint64_t>(page_values, rows - first);
-      const size_t bytes = n * sizeof(float);
+    for (uint64_t first = 0, page = 0; page < pages; ++page, first += opt.page_values) {
+      const uint64_t n = std::min<uint64_t>(opt.page_values, rows - first);
+      const size_t raw = n * sizeof(float);
       PageHeader h;
-      h.uncompressed_size = h.compressed_size = static_cast<int32_t>(bytes);
+      h.uncompressed_size = static_cast<int32_t>(raw);
       h.num_values = static_cast<int32_t>(n);
       h.has_crc = true;
-      h.crc = crc32(col + first, bytes);
-      encode_page_header(h, out.bytes);
-      const auto* values = reinterpret_cast<const uint8_t*>(col + first);
-      out.bytes.insert(out.bytes.end(), values, values + bytes);
+      size_t header_bytes = 0, stored = raw;
+      if (opt.codec == kUncompressed) {
+        h.compressed_size = static_cast<int32_t>(raw);
+        h.crc = crc32(col + first, raw);
+        const size_t start = out.bytes.size();
+        encode_page_header(h, out.bytes);
+        header_bytes = out.bytes.size() - start;
+        if (copy_values) {
+          const auto* v = reinterpret_cast<const uint8_t*>(col + first);
+          out.bytes.insert(out.bytes.end(), v, v + raw);
+          add_own_span(out, start, header_bytes + raw);
+        } else {
+          add_own_span(out, start, header_bytes);
+          if (raw > 0) out.spans.push_back({col + first, 0, raw});
+        }
+      } else {
+        // The page is compressed after a gap; its header then fills the end of the gap.
+        const size_t gap = out.bytes.size();
+        out.bytes.resize(gap + kHeaderRoom);
+        stored = compress(opt.codec, col + first, raw, out.bytes);
+        h.compressed_size = static_cast<int32_t>(stored);
+        h.crc = crc32(out.bytes.data() + gap + kHeaderRoom, stored);  // Parquet: the CRC of the bytes as stored
+        std::vector<uint8_t> header;
+        encode_page_header(h, header);
+        header_bytes = header.size();
+        if (header_bytes > kHeaderRoom) throw std::logic_error("Parquet page header longer than its room");
+        const size_t start = gap + kHeaderRoom - header_bytes;
+        std::memcpy(out.bytes.data() + start, header.data(), header_bytes);
+        add_own_span(out, start, header_bytes + stored);
+      }
+      chunk.total_uncompressed_size += static_cast<int64_t>(header_bytes + raw);
+      chunk.total_compressed_size += static_cast<int64_t>(header_bytes + stored);
+      at += header_bytes + stored;
     }
     if (rows > 0) {
-      lo = hi = col[0];
+      float lo = col[0], hi = col[0];
       for (uint64_t r = 1; r < rows; ++r) {  // branch-free, so it vectorises
         lo = col[r] < lo ? col[r] : lo;
         hi = col[r] > hi ? col[r] : hi;
       }
+      set_min_max(chunk, lo, hi);
     }
-    chunk.total_uncompressed_size = chunk.total_compressed_size =
-        static_cast<int64_t>(out.bytes.size()) - chunk.data_page_offset;
-    if (rows > 0) set_min_max(chunk, lo, hi);
     out.chunks.push_back(std::move(chunk));
   }
+}
+
+}  // namespace
+
+uint64_t EncodedRowGroup::size() const {
+  uint64_t n = 0;
+  for (const Span& s : spans) n += s.size;
+  return n;
+}
+
+void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
+                      const EncodeOptions& options) {
+  encode(column_major, rows, columns, out, options, /*copy_values=*/false);
+}
+
+void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
+                      uint32_t page_values) {
+  EncodeOptions options;
+  options.page_values = page_values;
+  encode(column_major, rows, columns, out, options, /*copy_values=*/true);
+  // One span, so out.bytes is the whole row group.
+  const uint64_t size = out.size();
+  out.spans.assign(1, {nullptr, 0, static_cast<size_t>(size)});
+  if (size != out.bytes.size()) throw std::logic_error("a copied row group is not contiguous");
 }
 
 FileWriter::FileWriter(std::vector<std::string> column_names,
@@ -89,16 +161,17 @@ FileWriter::FileWriter(std::vector<std::string> column_names,
 void FileWriter::add_row_group(const EncodedRowGroup& group, uint64_t file_offset) {
   RowGroup g;
   g.num_rows = static_cast<int64_t>(group.rows);
+  g.total_compressed_size = 0;
   for (size_t c = 0; c < group.chunks.size(); ++c) {
     ColumnChunk chunk = group.chunks[c];
     chunk.path = {meta_.schema.at(c + 1).name};
     chunk.data_page_offset += static_cast<int64_t>(file_offset);
     chunk.file_offset += static_cast<int64_t>(file_offset);
     g.total_byte_size += chunk.total_uncompressed_size;
+    g.total_compressed_size += chunk.total_compressed_size;
     g.columns.push_back(std::move(chunk));
   }
   g.file_offset = static_cast<int64_t>(file_offset);
-  g.total_compressed_size = g.total_byte_size;
   meta_.num_rows += g.num_rows;
   meta_.row_groups.push_back(std::move(g));
 }

@@ -1,11 +1,15 @@
 #pragma once
-// A Parquet writer for tables of required FLOAT columns: PLAIN encoding, no compression, data
-// pages v1 with CRCs, min/max statistics. It does no I/O: row groups are encoded into memory
-// (in parallel if the caller likes), then appended to the file in order, and the footer is built
-// from what was appended.
+// A Parquet writer for tables of required FLOAT columns: PLAIN encoding, pages uncompressed or
+// compressed with snappy or zstd (parquet_codec.h), data pages v1 with CRCs, min/max statistics.
+// It does no I/O: row groups are encoded in memory (in parallel if the caller likes), then
+// appended to the file in order, and the footer is built from what was appended.
 //
 //   "PAR1" | row group 0 | row group 1 | ... | FileMetaData | footer length (u32 LE) | "PAR1"
-//   row group = for each column, its pages: PageHeader | values (rows x float32 LE)
+//   row group = for each column, its pages: PageHeader | values (rows x float32 LE, maybe compressed)
+//
+// An uncompressed page's values are not copied: the encoded row group refers to them where the
+// caller keeps its column-major data, and its spans (headers, values) go to the file with one
+// writev. Compressed pages are built in the row group's own buffer.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -18,14 +22,36 @@ namespace trainrt::parquet {
 /// Values per data page: 128k floats = 512 KiB, near the 1 MiB pages most writers make.
 inline constexpr uint32_t kDefaultPageValues = 1u << 17;
 
-/// One row group, encoded; offsets in `chunks` are relative to the start of `bytes`.
-struct EncodedRowGroup {
-  std::vector<uint8_t> bytes;
-  uint64_t rows = 0;
-  std::vector<ColumnChunk> chunks;
+struct EncodeOptions {
+  uint32_t page_values = kDefaultPageValues;
+  int32_t codec = kUncompressed;  ///< kUncompressed, kSnappy or kZstd
 };
 
-/// Encodes a row group from column-major floats: column c, row r at column_major[c * rows + r].
+/// One row group, encoded; offsets in `chunks` are relative to the start of the row group.
+struct EncodedRowGroup {
+  /// A run of the row group's bytes: `size` bytes at `external` (the caller's values) or, when
+  /// that is null, at bytes[offset].
+  struct Span {
+    const void* external = nullptr;
+    size_t offset = 0, size = 0;
+  };
+  std::vector<uint8_t> bytes;  ///< page headers and compressed pages (reused from group to group)
+  std::vector<Span> spans;     ///< the row group in file order
+  uint64_t rows = 0;
+  std::vector<ColumnChunk> chunks;
+
+  /// The row group's length in the file.
+  uint64_t size() const;
+  /// Where span `s` starts in memory (valid until `bytes` or the caller's data change).
+  const void* data(const Span& s) const { return s.external ? s.external : bytes.data() + s.offset; }
+};
+
+/// Encodes a row group from column-major floats (column c, row r at column_major[c * rows + r]).
+/// Uncompressed pages refer to `column_major`, which must outlive the use of `out`.
+void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
+                      const EncodeOptions& options);
+
+/// The same, with every byte copied into out.bytes (one span): for small files and tests.
 void encode_row_group(const float* column_major, uint64_t rows, size_t columns, EncodedRowGroup& out,
                       uint32_t page_values = kDefaultPageValues);
 

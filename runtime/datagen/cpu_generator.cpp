@@ -238,19 +238,4 @@ void generate_rows_cpu(const ModelView& model, uint64_t first, uint64_t count, f
   generate_rows_on(best, model, first, count, features, labels);
 }
 
-void to_column_major(const float* features, const float* labels, uint64_t rows, uint32_t features_per_row,
-                     float* columns) {
-  constexpr uint64_t kTile = 64;
-  const uint64_t f = features_per_row;
-  for (uint64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const uint64_t r1 = std::min(rows, r0 + kTile);
-    for (uint64_t c0 = 0; c0 < f; c0 += kTile) {
-      const uint64_t c1 = std::min(f, c0 + kTile);
-      for (uint64_t c = c0; c < c1; ++c)
-        for (uint64_t r = r0; r < r1; ++r) columns[c * rows + r] = features[r * f + c];
-    }
-  }
-  std::memcpy(columns + f * rows, labels, rows * sizeof(float));
-}
-
 }  // namespace trainrt::datagen

@@ -22,8 +22,4 @@ bool cpu_path_available(CpuPath path);
 void generate_rows_on(CpuPath path, const ModelView& model, uint64_t first, uint64_t count, float* features,
                       float* labels);
 
-/// Row-major features plus labels -> column-major (features + 1) x rows, label last, cache-blocked.
-void to_column_major(const float* features, const float* labels, uint64_t rows, uint32_t features_per_row,
-                     float* columns);
-
 }  // namespace trainrt::datagen

@@ -1,10 +1,13 @@
 // `trainrt datagen` and `trainrt inspect`: flags to options; the work is in datagen_run and inspect.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "commands.h"
 #include "common/cli_numbers.h"
+#include "common/parquet_codec.h"
 #include "datagen/datagen_run.h"
 #include "datagen/inspect.h"
 
@@ -15,7 +18,7 @@ namespace {
 struct DatagenFlags {
   datagen::RunOptions run;
   uint64_t rows = 0;
-  std::string size, task = "classification", format = "native", device = "cpu", weights;
+  std::string size, task = "classification", format = "native", device = "cpu", weights, compression;
   std::optional<uint32_t> informative, redundant;
   bool hypercube = true, shuffle_rows = true;
 };
@@ -40,12 +43,53 @@ std::vector<double> parse_weights(const std::string& text) {
   return out;
 }
 
+/// The codec trainrt writes that a mistyped --compression name was most likely meant as ("" when none
+/// is close): a prefix either way ("zst", "zstandard"), or within two edits ("snapy", "nnoe").
+std::string closest_codec(const std::string& name) {
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* codec : {"none", "snappy", "zstd"}) {
+    const std::string c = codec;
+    if (lower.size() >= 3 && (c.rfind(lower, 0) == 0 || lower.rfind(c, 0) == 0)) return c;
+    if (distance(lower, c) <= 2) return c;
+  }
+  return "";
+}
+
 /// Turns the flags into a spec; returns false (after printing why) on a usage error.
 bool resolve(DatagenFlags& f) {
   datagen::Spec& s = f.run.spec;
   s.task = f.task == "regression" ? datagen::Task::kRegression : datagen::Task::kClassification;
   f.run.layout.format = f.format == "parquet" ? datagen::Format::kParquet : datagen::Format::kNative;
   f.run.device = f.device == "cuda" ? datagen::Device::kCuda : datagen::Device::kCpu;
+  if (!f.compression.empty()) {
+    if (!trainrt::parquet::parse_write_codec(f.compression, f.run.layout.compression)) {
+      const std::string guess = closest_codec(f.compression);
+      fmt::print(stderr, "trainrt datagen: --compression '{}' is not a codec trainrt writes: none, snappy or zstd{}\n",
+                 f.compression, guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+      return false;
+    }
+    if (f.run.layout.format != datagen::Format::kParquet) {
+      fmt::print(stderr,
+                 "trainrt datagen: --compression applies to --format parquet only; native shards are stored as they "
+                 "are\n");
+      return false;
+    }
+  }
   if (f.run.out_dir.empty() && !f.run.dry_run) {
     fmt::print(stderr, "trainrt datagen: --out is required (or --dry-run)\n");
     return false;
@@ -134,6 +178,9 @@ void add_datagen(CLI::App& app, Run& run) {
   cmd->add_option("--format", flags->format, "native or parquet")
       ->check(CLI::IsMember({"native", "parquet"}))
       ->capture_default_str();
+  cmd->add_option("--compression", flags->compression,
+                  "Parquet pages' codec: none (default: float noise does not compress; see runtime/datagen/README.md), "
+                  "snappy or zstd");
   cmd->add_option("--out", flags->run.out_dir, "output folder (required unless --dry-run)");
   cmd->add_option("--device", flags->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))

@@ -52,7 +52,7 @@ struct NoGpu : std::runtime_error {
 };
 
 /// One RowSource per worker: CPU threads, or one per GPU. Throws NoGpu when CUDA cannot be used.
-std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, const WriteOptions& wopt,
+std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, WriteOptions& wopt,
                                     std::vector<std::shared_ptr<CudaGenerator>>& gpus) {
   std::vector<RowSource> sources;
   if (opt.device == Device::kCpu) {
@@ -68,6 +68,7 @@ std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, c
   const int devices = cuda_device_count(why);
   if (devices == 0) throw NoGpu(why);
   const uint64_t block = max_block_rows(model.spec.features, wopt);
+  wopt.tile_bytes = 0;  // a GPU makes a whole row group per call
   for (int d = 0; d < devices; ++d) {
     std::string error;
     std::shared_ptr<CudaGenerator> g(CudaGenerator::create(model, d, block, error));

@@ -1,6 +1,8 @@
 #include "datagen/shard_writer.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,13 +20,15 @@
 #include <fmt/format.h>
 
 #include "common/shard_format.h"
-#include "datagen/cpu_generator.h"
 #include "datagen/inspect.h"
 #include "datagen/table.h"
 
 namespace trainrt::datagen {
 
 namespace {
+
+/// Rows transposed at a time from a whole row group generated row-major (tile_rows 0).
+constexpr uint64_t kTransposeRows = 128;
 
 /// A block of rows of one shard: a native block or a Parquet row group.
 struct Piece {
@@ -33,12 +37,66 @@ struct Piece {
   bool first_of_shard = false, last_of_shard = false;
 };
 
+/// Floats in memory that stays mapped from block to block: an anonymous mapping in 2 MiB huge pages
+/// where the kernel gives them (transparent huge pages, "madvise" mode), so a 32 MiB buffer costs
+/// 16 page faults rather than 8192, and nothing is zero-filled twice. Grows, never shrinks.
+class FloatBuffer {
+ public:
+  FloatBuffer() = default;
+  FloatBuffer(const FloatBuffer&) = delete;
+  FloatBuffer& operator=(const FloatBuffer&) = delete;
+  ~FloatBuffer() { release(); }
+
+  /// At least `count` floats; the contents are kept only while the buffer does not grow.
+  float* get(uint64_t count) {
+    const size_t bytes = std::max<size_t>(count * sizeof(float), 1);
+    if (bytes > bytes_) {
+      release();
+      constexpr size_t kHuge = size_t{2} << 20;
+      const size_t want = (bytes + kHuge - 1) / kHuge * kHuge;
+      void* p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+      ::madvise(p, want, MADV_HUGEPAGE);  // advice only: without huge pages it is ordinary memory
+#endif
+      data_ = static_cast<float*>(p);
+      bytes_ = want;
+    }
+    return data_;
+  }
+  float* data() const { return data_; }
+
+ private:
+  void release() {
+    if (data_) ::munmap(data_, bytes_);
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+  float* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 struct Slot {
   int64_t ready = -1;  ///< the piece whose data the slot holds
-  std::vector<float> features, labels;
+  /// Native and dry run: the features row-major and the labels. Parquet: every column, column-major,
+  /// label last (the encoded row group's uncompressed pages point into it).
+  FloatBuffer features, labels;
   parquet::EncodedRowGroup group;
   uint64_t checksum_terms = 0;  ///< dry run: the piece's rows' checksum terms, summed
 };
+
+/// Rows [r0, r0 + n) of a row-major tile (n x f features, n labels) into a column-major row group of
+/// `rows` rows: column c at columns[c * rows]. The tile is small enough to stay in L1/L2, so the
+/// strided reads are cheap and every column is written sequentially.
+void tile_to_columns(const float* tile, const float* labels, uint64_t n, uint32_t f, float* columns, uint64_t rows,
+                     uint64_t r0) {
+  for (uint32_t c = 0; c < f; ++c) {
+    float* dst = columns + c * rows + r0;
+    const float* src = tile + c;
+    for (uint64_t i = 0; i < n; ++i) dst[i] = src[i * f];
+  }
+  std::memcpy(columns + uint64_t{f} * rows + r0, labels, n * sizeof(float));
+}
 
 /// A shard being written under its temporary name.
 class OpenShard {
@@ -81,6 +139,32 @@ class OpenShard {
       p += n;
       bytes -= static_cast<size_t>(n);
       offset += static_cast<uint64_t>(n);
+    }
+  }
+  /// Appends a Parquet row group's spans with as few system calls as the kernel allows.
+  void write(const parquet::EncodedRowGroup& group) {
+    std::vector<iovec> iov;
+    iov.reserve(group.spans.size());
+    for (const auto& s : group.spans)
+      if (s.size > 0) iov.push_back({const_cast<void*>(group.data(s)), s.size});
+    size_t next = 0;
+    while (next < iov.size()) {
+      const int count = static_cast<int>(std::min<size_t>(iov.size() - next, IOV_MAX));
+      const ssize_t n = ::writev(fd_, iov.data() + next, count);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) errno = EIO;
+      if (n <= 0) fail("cannot write", written_);
+      written_ += static_cast<uint64_t>(n);
+      for (size_t left = static_cast<size_t>(n); left > 0;) {  // drop what went out, keep the rest
+        if (left >= iov[next].iov_len) {
+          left -= iov[next].iov_len;
+          ++next;
+        } else {
+          iov[next].iov_base = static_cast<char*>(iov[next].iov_base) + left;
+          iov[next].iov_len -= left;
+          left = 0;
+        }
+      }
     }
   }
   uint64_t written() const { return written_; }
@@ -184,13 +268,14 @@ class ShardSink {
       // Features and labels to their places; the features hashed now, in row order.
       const uint64_t row_in_shard = piece.first_row - task_.first_row, f = model_.spec.features;
       const size_t bytes = piece.rows * f * sizeof(float);
+      if (piece.rows == 0) return;
       file_->write_at(slot.features.data(), bytes, sizeof(ShardHeader) + row_in_shard * f * sizeof(float));
       file_->write_at(slot.labels.data(), piece.rows * sizeof(float),
                       label_offset(task_, model_.spec.features) + row_in_shard * sizeof(float));
       hasher_.update(slot.features.data(), bytes);
     } else if (piece.rows > 0) {
       const uint64_t offset = file_->written();
-      file_->write(slot.group.bytes.data(), slot.group.bytes.size());
+      file_->write(slot.group);
       parquet_->add_row_group(slot.group, offset);
     }
   }
@@ -256,8 +341,14 @@ class Pipeline {
   }
 
   void work(size_t w) {
-    std::vector<float> row_major, labels, columns;  // Parquet scratch
+    // Parquet: rows come from the source a tile at a time (or, with tile_rows 0, a whole row group
+    // into `whole`) and are spread into the slot's column-major buffer.
+    std::vector<float> tile, tile_labels;
+    FloatBuffer whole, whole_labels;
     const uint32_t f = model_.spec.features;
+    parquet::EncodeOptions encode;
+    encode.page_values = opt_.page_values;
+    encode.codec = opt_.layout.compression;
     for (;;) {
       const size_t p = next_.fetch_add(1);
       if (p >= pieces_.size()) return;
@@ -270,21 +361,34 @@ class Pipeline {
       try {
         const Piece& piece = pieces_[p];
         if (opt_.dry_run || opt_.layout.format == Format::kNative) {
-          slot.features.resize(piece.rows * f);
-          slot.labels.resize(piece.rows);
-          if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, slot.features.data(), slot.labels.data());
+          float* features = slot.features.get(piece.rows * f);
+          float* labels = slot.labels.get(piece.rows);
+          if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, features, labels);
           if (opt_.dry_run) {
             slot.checksum_terms = 0;
             for (uint64_t i = 0; i < piece.rows; ++i)
-              slot.checksum_terms += row_checksum(piece.first_row + i, slot.features.data() + i * f, f, slot.labels[i]);
+              slot.checksum_terms += row_checksum(piece.first_row + i, features + i * f, f, labels[i]);
           }
         } else if (piece.rows > 0) {
-          row_major.resize(piece.rows * f);
-          labels.resize(piece.rows);
-          columns.resize(piece.rows * (f + 1));
-          sources_[w](piece.first_row, piece.rows, row_major.data(), labels.data());
-          to_column_major(row_major.data(), labels.data(), piece.rows, f, columns.data());
-          parquet::encode_row_group(columns.data(), piece.rows, f + 1, slot.group, opt_.page_values);
+          const uint64_t rows = piece.rows;
+          float* columns = slot.features.get(rows * (f + 1));
+          if (opt_.tile_bytes == 0) {
+            float* x = whole.get(rows * f);
+            float* y = whole_labels.get(rows);
+            sources_[w](piece.first_row, rows, x, y);
+            for (uint64_t r0 = 0; r0 < rows; r0 += kTransposeRows)
+              tile_to_columns(x + r0 * f, y + r0, std::min(kTransposeRows, rows - r0), f, columns, rows, r0);
+          } else {
+            const uint64_t tile_rows = std::max<uint64_t>(8, opt_.tile_bytes / (4 * (uint64_t{f} + 1)));
+            tile.resize(tile_rows * f);
+            tile_labels.resize(tile_rows);
+            for (uint64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+              const uint64_t n = std::min<uint64_t>(tile_rows, rows - r0);
+              sources_[w](piece.first_row + r0, n, tile.data(), tile_labels.data());
+              tile_to_columns(tile.data(), tile_labels.data(), n, f, columns, rows, r0);
+            }
+          }
+          parquet::encode_row_group(columns, rows, f + 1, slot.group, encode);
         }
       } catch (...) {
         fail(std::current_exception());

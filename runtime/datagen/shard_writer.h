@@ -1,11 +1,16 @@
 #pragma once
 // Writing shards: worker threads generate blocks of rows in parallel; one writer thread puts them
 // in the files in row order (parallel writes to one file only contend for its inode lock, and
-// generating into a mapped file cost more in page faults than write()'s copy). Native: ~2 MiB
-// blocks, features and labels each written to their places and hashed in row order (the labels,
-// read back at the end, last), then the header. Parquet: whole row groups, transposed and encoded by the
-// worker, appended in row order, then the footer. Each shard goes to a temporary name and is
-// renamed once complete, so a shard file that exists under its final name is whole.
+// generating into a mapped file cost more in page faults than write()'s copy), so writing overlaps
+// generating. The blocks live in a ring of buffers that stays mapped (in huge pages where the
+// kernel gives them) for the whole run: no block pays page faults again.
+// Native: ~2 MiB blocks, features and labels each written to their places and hashed in row order
+// (the labels, read back at the end, last), then the header. Parquet: row groups of ~8 MiB; the
+// worker asks its source for small tiles of rows (~32 KiB, cache-resident), spreads each tile into
+// the row group's column-major buffer, and encodes the row group (page headers, CRCs, statistics,
+// compression if asked) without copying uncompressed values; the writer appends it with one
+// writev, then the footer. Each shard goes to a temporary name and is renamed once complete, so a
+// shard file that exists under its final name is whole.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,8 +35,12 @@ struct WriteOptions {
   Layout layout;
   bool fsync = false;                          ///< fsync each shard and the folder before moving on
   uint64_t block_bytes = 2u << 20;             ///< native: rows per block ~ this many bytes
-  uint64_t row_group_bytes = 32u << 20;        ///< Parquet: rows per row group ~ this many bytes
+  uint64_t row_group_bytes = 8u << 20;         ///< Parquet: rows per row group ~ this many bytes
   uint32_t page_values = parquet::kDefaultPageValues;
+  /// Parquet: rows asked of a source at once ~ this many bytes (at least 8 rows), so that a tile
+  /// stays in L1/L2 while it is spread into columns; 0: a whole row group at once (a GPU, for which
+  /// one call per tile would cost a launch and a copy each).
+  uint64_t tile_bytes = 32u << 10;
   bool dry_run = false;  ///< generate and checksum the rows (inspect.h), write nothing
   std::function<void(uint64_t rows)> on_rows;  ///< rows written so far, after each block
   std::function<void(const ShardTask&)> on_shard;  ///< a shard was renamed into place

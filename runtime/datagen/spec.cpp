@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/parquet_codec.h"
 #include "common/units.h"
 
 namespace trainrt::datagen {
@@ -99,6 +100,14 @@ std::vector<std::string> validate(const Spec& s, const Layout& layout) {
   }
   if (layout.shards == 0) errors.push_back("--shards must be at least 1");
   if (layout.shards > 99999) errors.push_back("--shards must be at most 99999 (shard names have five digits)");
+  if (layout.compression != parquet::kUncompressed && layout.format != Format::kParquet)
+    errors.push_back(fmt::format("--compression {} applies to --format parquet only (native shards are stored as they "
+                                 "are)",
+                                 parquet::codec_name(layout.compression)));
+  else if (layout.compression != parquet::kUncompressed && layout.compression != parquet::kSnappy &&
+           layout.compression != parquet::kZstd)
+    errors.push_back(fmt::format("--compression {} cannot be written (none, snappy or zstd can)",
+                                 parquet::codec_name(layout.compression)));
   if (s.rows > 0 && layout.shards > s.rows)
     errors.push_back(fmt::format("--shards ({}) exceeds the rows ({}): every shard needs a row", layout.shards, s.rows));
   return errors;
@@ -132,6 +141,9 @@ nlohmann::json to_json(const Spec& s, const Layout& layout) {
   j["params"] = p;
   j["shards"] = layout.shards;
   j["format"] = format_name(layout.format);
+  // Compressed Parquet shards name their codec, so a rerun with another codec is refused as another
+  // table's; uncompressed ones have no key, as before there was a choice (their folders still match).
+  if (layout.compression != parquet::kUncompressed) j["compression"] = parquet::codec_name(layout.compression);
   return j;
 }
 

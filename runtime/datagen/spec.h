@@ -34,6 +34,8 @@ struct Spec {
 struct Layout {
   uint32_t shards = 1;
   Format format = Format::kNative;
+  /// Parquet pages' codec (common/parquet_format.h): kUncompressed (0, the default), kSnappy or kZstd.
+  int32_t compression = 0;
 };
 
 /// Bytes from "6TB", "500GB", "64GiB", "1.5e9": the byte-size grammar trainc shares (common/units.h).

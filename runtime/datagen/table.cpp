@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/fnv.h"
+#include "common/parquet_codec.h"
 #include "common/parquet_reader.h"
 #include "common/shard_format.h"
 
@@ -209,7 +210,7 @@ TableMetadata read_table_metadata(const std::string& dir) {
   if (j.is_discarded()) broken(where, "it is not valid JSON");
   if (!j.is_object()) broken(where, "it is not a JSON object");
   TableMetadata m;
-  for (const char* key : {"rows", "features", "seed", "task", "params", "shards", "format"})
+  for (const char* key : {"rows", "features", "seed", "task", "params", "shards", "format", "compression"})
     if (j.contains(key)) m.spec_json[key] = j[key];
   const auto& version = need(where, j, "trainrt_table", "trainrt_table");
   if (version != 1) broken(where, fmt::format("field 'trainrt_table' is {}, expected 1", version.dump()));
@@ -220,6 +221,13 @@ TableMetadata read_table_metadata(const std::string& dir) {
   if (format != "native" && format != "parquet")
     broken(where, fmt::format("field 'format' is {}, expected \"native\" or \"parquet\"", format.dump().substr(0, 60)));
   m.format = format == "parquet" ? Format::kParquet : Format::kNative;
+  if (j.contains("compression")) {  // absent: uncompressed
+    const auto& codec = j["compression"];
+    if (m.format != Format::kParquet || !codec.is_string() ||
+        !parquet::parse_write_codec(codec.get<std::string>(), m.compression))
+      broken(where, fmt::format("field 'compression' is {}, expected \"snappy\" or \"zstd\" (Parquet only)",
+                                codec.dump().substr(0, 60)));
+  }
   const auto& task = need(where, j, "task", "task");
   if (task != "classification" && task != "regression")
     broken(where, fmt::format("field 'task' is {}, expected \"classification\" or \"regression\"",

@@ -6,7 +6,8 @@
 //   DIR/.trainrt-params.json                         the spec, written first: a rerun with other
 //                                                    parameters is refused instead of mixing tables
 //   DIR/_trainrt_table.json                          written last, once every shard is complete:
-//     {"rows", "features", "seed", "task", "params", "shards", "format",   (the spec, sorted keys)
+//     {"rows", "features", "seed", "task", "params", "shards", "format",   (the spec, sorted keys;
+//      "compression": "snappy" or "zstd" for compressed Parquet shards)
 //      "columns": ["f0", ..., "label"], "files": [{"name", "first_row", "rows"}, ...],
 //      "trainrt_table": 1}
 #include <cstdint>
@@ -54,6 +55,7 @@ struct TableMetadata {
   uint64_t rows = 0, seed = 0;
   uint32_t features = 0;
   Format format = Format::kNative;
+  int32_t compression = 0;  ///< Parquet pages' codec (field "compression"; absent: 0, uncompressed)
   struct File {
     std::string name;
     uint64_t first_row = 0, rows = 0;
