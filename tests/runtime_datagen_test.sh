@@ -171,7 +171,8 @@ check_usage() {
   local args
   for args in "--rows 10 --features 3 --informative 3 --redundant 1" "--rows 5 --shards 6" \
     "--size 6 tera" "--rows 10 --size 1GB" "--rows 100 --classes 8 --informative 2" "--rows 10 --weights 0.8,0.7" \
-    "--rows 10 --format csv" "--rows 10 --shards 2 --shard-index 2"; do
+    "--rows 10 --format csv" "--rows 10 --shards 2 --shard-index 2" "--rows 10 --compression zstd" \
+    "--rows 10 --format parquet --compression gzip" "--rows 10 --format parquet --compression zstandard"; do
     # shellcheck disable=SC2086  # word splitting of the flag set is intended
     run "$TRAINRT" datagen $args --out "$TMP/usage"
     if [ "$rc" -ne 2 ] || [ ! -s "$TMP/stderr" ]; then
@@ -179,6 +180,9 @@ check_usage() {
       return 1
     fi
   done
+  # The last one: a near miss is named.
+  grep -q "did you mean 'zstd'" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  [ ! -e "$TMP/usage" ] || { echo "a usage error created the output folder"; return 1; }
 }
 t "bad flags exit 2 with a message" check_usage
 
@@ -195,10 +199,11 @@ check_duckdb() {
   local script=$CACHE/trainrt-datagen-check.mjs
   # The script sits in the cache folder so that Node resolves @duckdb/node-api from there.
   cat >"$script" <<'EOF'
-// Compares DuckDB's aggregates over DIR/*.parquet with `trainrt inspect --stats` output.
+// Compares DuckDB's aggregates over DIR/*.parquet with `trainrt inspect --stats` output; with a
+// third argument, also that every column chunk is compressed with that codec.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readFileSync } from 'node:fs';
-const [dir, inspectFile] = process.argv.slice(2);
+const [dir, inspectFile, codec = 'uncompressed'] = process.argv.slice(2);
 const want = {};
 for (const line of readFileSync(inspectFile, 'utf8').split('\n')) {
   let m = line.match(/^rows: (\d+)$/);
@@ -219,6 +224,9 @@ const fail = (msg) => { console.log(msg); bad++; };
 if (JSON.stringify(types.getRows()) !== JSON.stringify([['FLOAT', 'REQUIRED']]))
   fail(`column types: ${JSON.stringify(types.getRows())}`);
 if (row[0] !== want.rows) fail(`rows: duckdb ${row[0]}, trainrt ${want.rows}`);
+const codecs = await con.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata('${dir}/*.parquet')`);
+if (JSON.stringify(codecs.getRows()) !== JSON.stringify([[codec.toUpperCase()]]))
+  fail(`codecs: ${JSON.stringify(codecs.getRows())}, expected ${codec}`);
 cols.forEach((c, i) => {
   const [sum, min, max] = row.slice(1 + 3 * i, 4 + 3 * i);
   const w = want[c];
@@ -231,8 +239,32 @@ process.exit(bad ? 1 : 0);
 EOF
   node "$script" "$TMP/p7" "$TMP/n1.inspect"
 }
+
+# Compressed shards: DuckDB reads the same values, and so does trainrt inspect (same text as the
+# uncompressed table's), the codec is recorded in the table's metadata, and a rerun keeps them.
+check_duckdb_compressed() {
+  local codec
+  for codec in snappy zstd; do
+    gen_inspect "$TMP/p7-$codec" --shards 7 --format parquet --compression "$codec" --threads 2 || return 1
+    node "$CACHE/trainrt-datagen-check.mjs" "$TMP/p7-$codec" "$TMP/n1.inspect" "$codec" || return 1
+    same_text "$TMP/n1.inspect" "$TMP/p7-$codec.inspect" || return 1
+    grep -q "\"compression\": \"$codec\"" "$TMP/p7-$codec/_trainrt_table.json" || {
+      echo "no compression $codec in _trainrt_table.json"
+      return 1
+    }
+    gen --out "$TMP/p7-$codec" --shards 7 --format parquet --compression "$codec" || return 1
+    run gen --out "$TMP/p7-$codec" --shards 7 --format parquet
+    [ "$rc" -eq 1 ] && grep -q compression "$TMP/stderr" || {
+      echo "an uncompressed rerun into the $codec table: exit $rc"
+      cat "$TMP/stderr"
+      return 1
+    }
+  done
+}
 if duckdb_ready; then
   t "DuckDB reads the Parquet shards: same rows, sums, minima and maxima as trainrt inspect" check_duckdb
+  t "--compression snappy and zstd: DuckDB and trainrt inspect read the uncompressed table's values" \
+    check_duckdb_compressed
 else
   tap_n=$((tap_n + 1))
   echo "ok $tap_n - DuckDB reads the Parquet shards # SKIP npm or @duckdb/node-api not available"

@@ -44,7 +44,7 @@ std::vector<double> parse_weights(const std::string& text) {
 }
 
 /// The codec trainrt writes that a mistyped --compression name was most likely meant as ("" when none
-/// is close): a prefix either way ("zst", "zstandard"), or within two edits ("snapy", "nnoe").
+/// is close): the same first three letters ("zstandard", "snap"), or within two edits ("snapy", "nnoe").
 std::string closest_codec(const std::string& name) {
   const auto distance = [](const std::string& a, const std::string& b) {
     std::vector<size_t> row(b.size() + 1);
@@ -64,7 +64,7 @@ std::string closest_codec(const std::string& name) {
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const char* codec : {"none", "snappy", "zstd"}) {
     const std::string c = codec;
-    if (lower.size() >= 3 && (c.rfind(lower, 0) == 0 || lower.rfind(c, 0) == 0)) return c;
+    if (lower.size() >= 3 && lower.compare(0, 3, c, 0, 3) == 0) return c;
     if (distance(lower, c) <= 2) return c;
   }
   return "";

@@ -138,6 +138,10 @@ std::string differences(const nlohmann::json& stored, const nlohmann::json& ours
     if (!stored.contains(key) || stored[key] != value)
       diff += fmt::format("{}{}: {} here, {} there", diff.empty() ? "" : "; ", key, value.dump(),
                           stored.contains(key) ? stored[key].dump() : "nothing");
+  // A spec key that may be absent (uncompressed Parquet has no "compression"): absent here, present there.
+  for (const char* key : {"compression"})
+    if (!ours.contains(key) && stored.contains(key))
+      diff += fmt::format("{}{}: nothing here, {} there", diff.empty() ? "" : "; ", key, stored[key].dump());
   return diff;
 }
 
