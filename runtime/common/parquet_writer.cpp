@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdexcept>
 
 #include "common/parquet_codec.h"
@@ -24,6 +27,47 @@ void set_min_max(ColumnChunk& c, float lo, float hi) {
   c.has_min_max = true;
   c.min_value = float_bytes(lo);
   c.max_value = float_bytes(hi);
+}
+
+/// The smallest and largest of n > 0 floats (no NaNs among them). Eight running minima and maxima in
+/// two SSE registers: one running pair is a serial chain of scalar minss/maxss (GCC does not vectorise
+/// a float min reduction without -ffast-math), and for numbers the order of comparisons does not change
+/// the result.
+void min_max(const float* v, uint64_t n, float& lo, float& hi) {
+  float l[8], h[8];
+  for (int k = 0; k < 8; ++k) l[k] = h[k] = v[0];
+  uint64_t r = 0;
+#ifdef __SSE2__
+  // _mm_min_ps(a, b) is a < b ? a : b lane by lane, the scalar loop's expression.
+  __m128 l0 = _mm_set1_ps(v[0]), l1 = l0, h0 = l0, h1 = l0;
+  for (; r + 8 <= n; r += 8) {
+    const __m128 a = _mm_loadu_ps(v + r), b = _mm_loadu_ps(v + r + 4);
+    l0 = _mm_min_ps(a, l0);
+    l1 = _mm_min_ps(b, l1);
+    h0 = _mm_max_ps(a, h0);
+    h1 = _mm_max_ps(b, h1);
+  }
+  _mm_storeu_ps(l, l0);
+  _mm_storeu_ps(l + 4, l1);
+  _mm_storeu_ps(h, h0);
+  _mm_storeu_ps(h + 4, h1);
+#else
+  for (; r + 8 <= n; r += 8)
+    for (int k = 0; k < 8; ++k) {
+      l[k] = v[r + k] < l[k] ? v[r + k] : l[k];
+      h[k] = v[r + k] > h[k] ? v[r + k] : h[k];
+    }
+#endif
+  for (; r < n; ++r) {
+    l[0] = v[r] < l[0] ? v[r] : l[0];
+    h[0] = v[r] > h[0] ? v[r] : h[0];
+  }
+  lo = l[0];
+  hi = h[0];
+  for (int k = 1; k < 8; ++k) {
+    lo = l[k] < lo ? l[k] : lo;
+    hi = h[k] > hi ? h[k] : hi;
+  }
 }
 
 /// Room kept before a compressed page for its header, which is written once the page's size and
@@ -106,11 +150,8 @@ void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRow
       at += header_bytes + stored;
     }
     if (rows > 0) {
-      float lo = col[0], hi = col[0];
-      for (uint64_t r = 1; r < rows; ++r) {  // branch-free, so it vectorises
-        lo = col[r] < lo ? col[r] : lo;
-        hi = col[r] > hi ? col[r] : hi;
-      }
+      float lo, hi;
+      min_max(col, rows, lo, hi);
       set_min_max(chunk, lo, hi);
     }
     out.chunks.push_back(std::move(chunk));
