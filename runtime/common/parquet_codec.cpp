@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace trainrt::parquet {
@@ -83,6 +84,44 @@ std::string decompress(int32_t codec, const uint8_t* data, size_t size, uint8_t*
     }
     default:
       return "pages compressed with " + codec_name(codec) + " are not supported (none, snappy and zstd are)";
+  }
+}
+
+}  // namespace trainrt::parquet
+
+namespace trainrt::parquet {
+
+size_t max_compressed_size(int32_t codec, size_t size) {
+  switch (codec) {
+    case kUncompressed:
+      return size;
+    case kSnappy:
+      return snappy::MaxCompressedLength(size);
+    case kZstd:
+      return ZSTD_compressBound(size);
+    default:
+      throw std::invalid_argument("cannot compress with " + codec_name(codec));
+  }
+}
+
+size_t compress_into(int32_t codec, const void* data, size_t size, uint8_t* out, size_t capacity) {
+  if (capacity < max_compressed_size(codec, size)) throw std::invalid_argument("compress_into: too little room");
+  switch (codec) {
+    case kUncompressed:
+      if (size > 0) std::memcpy(out, data, size);
+      return size;
+    case kSnappy: {
+      size_t n = 0;
+      snappy::RawCompress(static_cast<const char*>(data), size, reinterpret_cast<char*>(out), &n);
+      return n;
+    }
+    default: {  // kZstd, with a context per thread (ZSTD_compress would make and free one per page)
+      thread_local const std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+      if (!context) throw std::runtime_error("zstd compression failed: no context");
+      const size_t n = ZSTD_compressCCtx(context.get(), out, capacity, data, size, kZstdLevel);
+      if (ZSTD_isError(n)) throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+      return n;
+    }
   }
 }
 

@@ -35,3 +35,16 @@ size_t compress(int32_t codec, const void* data, size_t size, std::vector<uint8_
 std::string decompress(int32_t codec, const uint8_t* data, size_t size, uint8_t* out, size_t expected);
 
 }  // namespace trainrt::parquet
+
+namespace trainrt::parquet {
+
+/// The most bytes compress_into() can produce for `size` bytes with `codec` (kUncompressed: size).
+/// Throws std::invalid_argument for a codec that cannot be written.
+size_t max_compressed_size(int32_t codec, size_t size);
+
+/// Compresses `size` bytes at `data` with `codec` into `out`, which has room for
+/// max_compressed_size(codec, size) bytes; returns the compressed length. For writers that keep
+/// their own buffers (no zero-filling, no reallocation). Throws like compress().
+size_t compress_into(int32_t codec, const void* data, size_t size, uint8_t* out, size_t capacity);
+
+}  // namespace trainrt::parquet

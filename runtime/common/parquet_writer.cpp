@@ -1,5 +1,7 @@
 #include "common/parquet_writer.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #ifdef __SSE2__
@@ -96,8 +98,13 @@ void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRow
   out.spans.clear();
   out.chunks.clear();
   const uint64_t pages = rows == 0 ? 1 : (rows + opt.page_values - 1) / opt.page_values;
-  const bool inline_values = copy_values || opt.codec != kUncompressed;
-  out.bytes.reserve((inline_values ? rows * columns * sizeof(float) : 0) + pages * columns * kHeaderRoom);
+  // Room for everything up front: out.bytes never moves while the row group is encoded.
+  size_t room = pages * columns * kHeaderRoom;
+  if (copy_values || opt.codec != kUncompressed)
+    for (uint64_t first = 0; first < rows; first += opt.page_values)
+      room += columns * max_compressed_size(opt.codec, std::min<uint64_t>(opt.page_values, rows - first) * 4);
+  out.bytes.reserve(room);
+  std::vector<uint8_t> header;
   uint64_t at = 0;  // bytes of the row group so far
   for (size_t c = 0; c < columns; ++c) {
     const float* col = column_major + c * rows;
@@ -120,8 +127,10 @@ void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRow
         h.compressed_size = static_cast<int32_t>(raw);
         h.crc = crc32(col + first, raw);
         const size_t start = out.bytes.size();
-        encode_page_header(h, out.bytes);
-        header_bytes = out.bytes.size() - start;
+        header.clear();
+        encode_page_header(h, header);
+        out.bytes.insert(out.bytes.end(), header.begin(), header.end());
+        header_bytes = header.size();
         if (copy_values) {
           const auto* v = reinterpret_cast<const uint8_t*>(col + first);
           out.bytes.insert(out.bytes.end(), v, v + raw);
@@ -132,12 +141,13 @@ void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRow
         }
       } else {
         // The page is compressed after a gap; its header then fills the end of the gap.
-        const size_t gap = out.bytes.size();
-        out.bytes.resize(gap + kHeaderRoom);
-        stored = compress(opt.codec, col + first, raw, out.bytes);
+        const size_t gap = out.bytes.size(), bound = max_compressed_size(opt.codec, raw);
+        out.bytes.resize(gap + kHeaderRoom + bound);  // within the room reserved: no zero fill, no move
+        stored = compress_into(opt.codec, col + first, raw, out.bytes.data() + gap + kHeaderRoom, bound);
+        out.bytes.resize(gap + kHeaderRoom + stored);
         h.compressed_size = static_cast<int32_t>(stored);
         h.crc = crc32(out.bytes.data() + gap + kHeaderRoom, stored);  // Parquet: the CRC of the bytes as stored
-        std::vector<uint8_t> header;
+        header.clear();
         encode_page_header(h, header);
         header_bytes = header.size();
         if (header_bytes > kHeaderRoom) throw std::logic_error("Parquet page header longer than its room");
@@ -159,6 +169,28 @@ void encode(const float* column_major, uint64_t rows, size_t columns, EncodedRow
 }
 
 }  // namespace
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+size_t mapped_bytes(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+}  // namespace
+
+void* allocate_bytes(size_t bytes) {
+  if (bytes < kHugePage) return ::operator new(bytes);
+  void* p = ::mmap(nullptr, mapped_bytes(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, mapped_bytes(bytes), MADV_HUGEPAGE);  // advice only
+#endif
+  return p;
+}
+
+void deallocate_bytes(void* p, size_t bytes) {
+  if (bytes < kHugePage)
+    ::operator delete(p);
+  else
+    ::munmap(p, mapped_bytes(bytes));
+}
 
 uint64_t EncodedRowGroup::size() const {
   uint64_t n = 0;

@@ -10,7 +10,9 @@
 // An uncompressed page's values are not copied: the encoded row group refers to them where the
 // caller keeps its column-major data, and its spans (headers, values) go to the file with one
 // writev. Compressed pages are built in the row group's own buffer.
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +23,36 @@ namespace trainrt::parquet {
 
 /// Values per data page: 128k floats = 512 KiB, near the 1 MiB pages most writers make.
 inline constexpr uint32_t kDefaultPageValues = 1u << 17;
+
+/// BufferAllocator's memory: operator new below 2 MiB, else a mapping advised into huge pages.
+void* allocate_bytes(size_t bytes);
+void deallocate_bytes(void* p, size_t bytes);
+
+/// Memory for large, reused writer buffers: from 2 MiB up, anonymous mappings in transparent huge
+/// pages (one page fault per 2 MiB rather than per 4 KiB); and elements that a resize() adds are left
+/// uninitialised rather than zero-filled, since the writer overwrites them.
+template <typename T>
+struct BufferAllocator {
+  using value_type = T;
+  BufferAllocator() = default;
+  template <typename U>
+  BufferAllocator(const BufferAllocator<U>&) {}  // NOLINT(google-explicit-constructor): allocator rebinding
+  T* allocate(size_t n) { return static_cast<T*>(allocate_bytes(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { deallocate_bytes(p, n * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: no zero fill
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const BufferAllocator<U>&) const {
+    return true;
+  }
+};
+using ByteBuffer = std::vector<uint8_t, BufferAllocator<uint8_t>>;
 
 struct EncodeOptions {
   uint32_t page_values = kDefaultPageValues;
@@ -35,8 +67,8 @@ struct EncodedRowGroup {
     const void* external = nullptr;
     size_t offset = 0, size = 0;
   };
-  std::vector<uint8_t> bytes;  ///< page headers and compressed pages (reused from group to group)
-  std::vector<Span> spans;     ///< the row group in file order
+  ByteBuffer bytes;         ///< page headers and compressed pages (reused from group to group)
+  std::vector<Span> spans;  ///< the row group in file order
   uint64_t rows = 0;
   std::vector<ColumnChunk> chunks;
 
