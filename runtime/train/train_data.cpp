@@ -57,20 +57,14 @@ class BatchFeed {
     uint32_t f;
     if (r.pq != nullptr) {
       f = r.pq->features();
+      x_.resize(r.rows() * f);
+      y_.resize(r.rows());
       try {
-        if (decoded_pq_ != r.pq || decoded_group_ != r.group) {
-          decoded_pq_ = nullptr;
-          r.pq->read_group(r.group, columns_);
-          decoded_pq_ = r.pq;
-          decoded_group_ = r.group;
-        }
+        r.pq->read_rows(r.begin, r.end, x_.data(), y_.data(), cache_);
       } catch (const std::exception& e) {
         error_ = e.what();
         return 0;
       }
-      x_.resize(r.rows() * f);
-      y_.resize(r.rows());
-      r.pq->split_group(columns_, r.group, r.begin, r.end, x_.data(), y_.data());
       x = x_.data();
       y = y_.data();
     } else {
@@ -106,10 +100,9 @@ class BatchFeed {
   DMatrixHandle proxy_;
   size_t at_ = 0;
   std::string error_;
-  // Parquet: the last row group decoded (column-major), and the batch handed over (row-major).
-  const ParquetShard* decoded_pq_ = nullptr;
-  size_t decoded_group_ = 0;
-  std::vector<float> columns_, x_, y_;
+  // Parquet: the last row group decoded, and the batch handed over (row-major).
+  ParquetShard::GroupCache cache_;
+  std::vector<float> x_, y_;
 };
 
 xgb::DMatrix quantile_dmatrix(const std::vector<RowRange>& ranges, const DataOptions& o, DMatrixHandle ref) {
@@ -141,14 +134,13 @@ xgb::DMatrix dense_dmatrix(const std::vector<RowRange>& ranges, uint32_t feature
   } else {  // several: one contiguous buffer
     x_buf.reserve(rows * features);
     y_buf.reserve(rows);
-    std::vector<float> columns;
+    ParquetShard::GroupCache cache;
     for (const auto& r : ranges) {
       if (r.pq != nullptr) {
-        r.pq->read_group(r.group, columns);
         const size_t at = y_buf.size();
         x_buf.resize(x_buf.size() + r.rows() * features);
         y_buf.resize(at + r.rows());
-        r.pq->split_group(columns, r.group, r.begin, r.end, x_buf.data() + at * features, y_buf.data() + at);
+        r.pq->read_rows(r.begin, r.end, x_buf.data() + at * features, y_buf.data() + at, cache);
         continue;
       }
       const float* rx = r.shard->feature_data() + r.begin * features;
@@ -347,30 +339,41 @@ std::vector<std::string> ParquetShard::feature_names() const {
   return out;
 }
 
-void ParquetShard::read_group(size_t g, std::vector<float>& columns) const {
-  if (auto err = parquet::read_row_group(fd_, info_, g, columns); !err.empty())
-    throw ShardError(fmt::format("{}: {}", path_, err));
-}
-
-void ParquetShard::split_group(const std::vector<float>& columns, size_t g, uint64_t begin, uint64_t end, float* x,
-                               float* y) const {
-  const uint64_t rows = group_rows(g);
-  const uint64_t first = begin - group_first_[g];
-  const uint64_t n = end - begin;
+void ParquetShard::read_rows(uint64_t begin, uint64_t end, float* x, float* y, GroupCache& cache) const {
   const size_t f = features();
-  std::memcpy(y, columns.data() + label_ * rows + first, n * sizeof(float));
-  // Column-major to row-major in blocks of rows, so that each column's run and the rows written
-  // stay in cache.
-  constexpr uint64_t kBlock = 256;
-  for (uint64_t r0 = 0; r0 < n; r0 += kBlock) {
-    const uint64_t r1 = std::min(n, r0 + kBlock);
-    size_t j = 0;
-    for (size_t c = 0; c < info_.columns.size(); ++c) {
-      if (c == label_) continue;
-      const float* col = columns.data() + c * rows + first;
-      for (uint64_t r = r0; r < r1; ++r) x[r * f + j] = col[r];
-      ++j;
+  // The first group holding row `begin`: the last whose first row is not after it.
+  size_t g = static_cast<size_t>(std::upper_bound(group_first_.begin(), group_first_.end(), begin) -
+                                 group_first_.begin());
+  g = g > 0 ? g - 1 : 0;
+  for (uint64_t at = begin; at < end; ++g) {
+    if (g >= group_first_.size()) throw ShardError(fmt::format("{}: rows {}..{} lie past its row groups", path_, at, end));
+    const uint64_t rows = group_rows(g), first = group_first_[g];
+    if (rows == 0) continue;
+    if (cache.file != this || cache.group != g) {
+      cache.file = nullptr;
+      if (auto err = parquet::read_row_group(fd_, info_, g, cache.columns); !err.empty())
+        throw ShardError(fmt::format("{}: {}", path_, err));
+      cache.file = this;
+      cache.group = g;
     }
+    const uint64_t from = at - first, n = std::min(end, first + rows) - at;
+    const float* cols = cache.columns.data();
+    float* xo = x + (at - begin) * f;
+    std::memcpy(y + (at - begin), cols + label_ * rows + from, n * sizeof(float));
+    // Column-major to row-major in blocks of rows, so that each column's run and the rows written
+    // stay in cache.
+    constexpr uint64_t kBlock = 256;
+    for (uint64_t r0 = 0; r0 < n; r0 += kBlock) {
+      const uint64_t r1 = std::min(n, r0 + kBlock);
+      size_t j = 0;
+      for (size_t c = 0; c < info_.columns.size(); ++c) {
+        if (c == label_) continue;
+        const float* col = cols + c * rows + from;
+        for (uint64_t r = r0; r < r1; ++r) xo[r * f + j] = col[r];
+        ++j;
+      }
+    }
+    at += n;
   }
 }
 
@@ -446,10 +449,11 @@ void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_bat
   for (const auto& s : shards.parquet) {
     const auto held_out = static_cast<uint64_t>(std::floor(static_cast<double>(s.rows()) * eval_fraction));
     const uint64_t split = s.rows() - held_out;
-    for (size_t g = 0; g < s.groups(); ++g) {
-      const uint64_t b = s.group_first_row(g), e = b + s.group_rows(g);
-      if (std::min(e, split) > b) train.push_back({nullptr, b, std::min(e, split), &s, g});
-      if (e > std::max(b, split)) eval.push_back({nullptr, std::max(b, split), e, &s, g});
+    for (uint64_t at = 0; at < s.rows();) {
+      const uint64_t stop_at = at < split ? split : s.rows();
+      const uint64_t stop = stop_at - at > max_batch_rows ? at + max_batch_rows : stop_at;
+      (at < split ? train : eval).push_back({nullptr, at, stop, &s});
+      at = stop;
     }
   }
 }

@@ -41,11 +41,15 @@ class ParquetShard {
   uint64_t group_first_row(size_t g) const { return group_first_[g]; }
   uint64_t group_rows(size_t g) const { return static_cast<uint64_t>(info_.meta.row_groups[g].num_rows); }
 
-  /// Decodes row group `g` into column-major floats (as parquet::read_row_group). Throws ShardError.
-  void read_group(size_t g, std::vector<float>& columns) const;
-  /// From a decoded group, rows [begin, end) of it: features row-major into x, labels into y.
-  void split_group(const std::vector<float>& columns, size_t g, uint64_t begin, uint64_t end, float* x,
-                   float* y) const;
+  /// The row group last decoded, kept between calls to read_rows.
+  struct GroupCache {
+    const ParquetShard* file = nullptr;
+    size_t group = 0;
+    std::vector<float> columns;  ///< column-major, as parquet::read_row_group
+  };
+  /// Rows [begin, end) of the file (counted from its first): features row-major into x, labels into
+  /// y, decoding the row groups they lie in (each once while `cache` holds it). Throws ShardError.
+  void read_rows(uint64_t begin, uint64_t end, float* x, float* y, GroupCache& cache) const;
 
  private:
   ParquetShard() = default;
@@ -98,14 +102,12 @@ RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, 
 /// in the same order. Throws ShardError.
 RankShards open_parquet_shards(const std::vector<std::string>& paths, const std::string& label);
 
-/// Rows [begin, end) of one shard: of a native shard, or of row group `group` of a Parquet file
-/// (rows counted from the file's first).
+/// Rows [begin, end) of one shard: of a native shard, or of a Parquet file.
 struct RowRange {
   const MappedShard* shard = nullptr;
   uint64_t begin = 0;
   uint64_t end = 0;
   const ParquetShard* pq = nullptr;
-  size_t group = 0;
   uint64_t rows() const { return end - begin; }
 };
 
@@ -124,7 +126,9 @@ struct TrainData {
 };
 
 /// The training and evaluation row ranges of SHARDS, each cut into batches of at most
-/// `max_batch_rows` rows (Parquet: batches by row group, whatever their size).
+/// `max_batch_rows` rows. Parquet files are cut exactly as native shards of the same rows, whatever
+/// their row groups, so that a table is handed to XGBoost in the same batches, and trains to the
+/// same model, in either format.
 void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_batch_rows, std::vector<RowRange>& train,
                 std::vector<RowRange>& eval);
 
