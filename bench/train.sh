@@ -135,7 +135,8 @@ summary=$results/train-summary.md
       -v s="$same" 'BEGIN { printf "| %s | %.2f | %.2f | %.2f | %.2f | %s | %.2f | %s |\n", n, w, wr, c, cr, r, r / d, s }'
   done
   echo
-  echo "trainrt on Parquet / trainrt on native shards (median of per-rep ratios): wall $(paired 4 3 0 | median), CPU $(paired 4 5 0 | median)"
+  printf 'trainrt on Parquet / trainrt on native shards (median of per-rep ratios): wall %.2f, CPU %.2f\n' \
+    "$(paired 4 3 0 | median)" "$(paired 4 5 0 | median)"
   echo
   echo "Targets: trainrt wall <= 1.10 x python DMatrix; trainrt peak RSS <= 1.5 x the float32 data; Parquet <= 1.2 x native."
   echo "Every run (contender, rep, wall s, peak RSS KB, CPU s): bench/results/train-runs.tsv"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `trainrt train` on Parquet (TAP): one table written as native shards and as Parquet, by trainrt
 # datagen and rewritten by DuckDB (npm @duckdb/node-api: default snappy, zstd, several row groups,
-# PARQUET_VERSION V2's BYTE_STREAM_SPLIT, DOUBLE/INT32/INT64 columns, dictionary-encoded columns, NULLs), trains to the same
+# PARQUET_VERSION V2's BYTE_STREAM_SPLIT and DELTA_BINARY_PACKED, DOUBLE/INT32/INT64 columns, dictionary-encoded columns, NULLs), trains to the same
 # model.ubj bytes and the same metrics whichever format it came in; files that cannot be read
 # (a text column, not Parquet, no label column, native and Parquet mixed) fail naming the file,
 # the column and the construct. Usage: tests/runtime_parquet_train_test.sh TRAINRT TRAINC
@@ -138,12 +138,20 @@ dt "DuckDB's Parquet (default snappy, zstd, several row groups) trains to the sa
 
 check_duckdb_v2() {
   # DuckDB's PARQUET_VERSION V2 means its newer encodings (data pages stay v1; the unit tests
-  # cover v2 pages).
+  # cover v2 pages): BYTE_STREAM_SPLIT floats, DELTA_BINARY_PACKED integers.
   copy_to dd-v2 '*' 'FORMAT parquet, PARQUET_VERSION V2, COMPRESSION zstd' || return 1
   encodings_of dd-v2 f0 | grep -q BYTE_STREAM_SPLIT || { encodings_of dd-v2 f0; return 1; }
-  train_on "$TMP/dd-v2" dd-v2 && same_model native dd-v2
+  train_on "$TMP/dd-v2" dd-v2 && same_model native dd-v2 || return 1
+  copy_to dd-v2-ints "f0, round(f1 * 1000)::INTEGER AS f1, round(f2 * 1000)::BIGINT AS f2, $REST, label" \
+    'FORMAT parquet, PARQUET_VERSION V2' &&
+    copy_to dd-v2-floats "f0, (round(f1 * 1000) + 0)::FLOAT AS f1, (round(f2 * 1000) + 0)::FLOAT AS f2, $REST, label" ||
+    return 1
+  encodings_of dd-v2-ints f1 | grep -q DELTA_BINARY_PACKED || { encodings_of dd-v2-ints f1; return 1; }
+  encodings_of dd-v2-ints f2 | grep -q DELTA_BINARY_PACKED || { encodings_of dd-v2-ints f2; return 1; }
+  train_on "$TMP/dd-v2-ints" dd-v2-ints && train_on "$TMP/dd-v2-floats" dd-v2-floats && same_model dd-v2-floats dd-v2-ints
 }
-dt "DuckDB's PARQUET_VERSION V2 (BYTE_STREAM_SPLIT floats, zstd) trains to the same model" check_duckdb_v2
+dt "DuckDB's PARQUET_VERSION V2 (BYTE_STREAM_SPLIT floats, DELTA_BINARY_PACKED integers, zstd) trains to the same model" \
+  check_duckdb_v2
 
 check_duckdb_types() {
   # DOUBLE, low-cardinality INT32 and INT64 (dictionary-encoded) columns and an INTEGER label named y,

@@ -179,6 +179,58 @@ bool decode_hybrid(const uint8_t* p, const uint8_t* end, int bit_width, uint32_t
   return true;
 }
 
+/// `w` (0..64) bits at bit `pos` of `p`, least significant first.
+uint64_t get_bits(const uint8_t* p, uint64_t pos, int w) {
+  uint64_t v = 0;
+  for (int b = 0; b < w;) {
+    const int shift = static_cast<int>(pos & 7);
+    const int take = std::min(8 - shift, w - b);
+    v |= static_cast<uint64_t>((p[pos >> 3] >> shift) & ((1u << take) - 1)) << b;
+    b += take;
+    pos += static_cast<uint64_t>(take);
+  }
+  return v;
+}
+
+/// DELTA_BINARY_PACKED: `n` integers (wrapping 64-bit arithmetic; INT32 columns take the low 32
+/// bits). False when the data runs out or is malformed.
+bool decode_delta(const uint8_t* p, const uint8_t* end, size_t n, std::vector<int64_t>& out) {
+  uint64_t block, minis, total, first;
+  if (!read_varint(p, end, block) || !read_varint(p, end, minis) || !read_varint(p, end, total) ||
+      !read_varint(p, end, first))
+    return false;
+  if (block == 0 || block % 128 != 0 || block > (uint64_t{1} << 20) || minis == 0 || block % minis != 0 ||
+      (block / minis) % 32 != 0 || total < n)
+    return false;
+  out.resize(n);
+  if (n == 0) return true;
+  uint64_t last = (first >> 1) ^ (~(first & 1) + 1);  // zigzag
+  out[0] = static_cast<int64_t>(last);
+  const uint64_t per_mini = block / minis;
+  size_t got = 1;
+  while (got < n) {
+    uint64_t zz;
+    if (!read_varint(p, end, zz)) return false;
+    const uint64_t min_delta = (zz >> 1) ^ (~(zz & 1) + 1);
+    if (minis > static_cast<uint64_t>(end - p)) return false;
+    const uint8_t* widths = p;
+    p += minis;
+    for (uint64_t m = 0; m < minis && got < n; ++m) {
+      const int w = widths[m];
+      if (w > 64) return false;
+      const uint64_t bytes = per_mini * static_cast<uint64_t>(w) / 8;
+      if (bytes > static_cast<uint64_t>(end - p)) return false;
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(per_mini, n - got));
+      for (size_t i = 0; i < take; ++i) {
+        last += min_delta + get_bits(p, uint64_t{i} * static_cast<uint64_t>(w), w);
+        out[got++] = static_cast<int64_t>(last);
+      }
+      p += bytes;
+    }
+  }
+  return true;
+}
+
 size_t type_width(int32_t type) { return type == kDouble || type == kInt64 ? 8 : 4; }
 
 /// `n` PLAIN values of the column's type at `p` into floats.
@@ -371,9 +423,21 @@ class ChunkDecoder {
         }
         break;
       }
+      case kDeltaBinaryPacked:
+        if (col_.type != kInt32 && col_.type != kInt64)
+          return where_ + ": DELTA_BINARY_PACKED in a " + type_name(col_.type) + " column" + at;
+        if (!decode_delta(p, p + n, present, ints_)) return where_ + ": malformed DELTA_BINARY_PACKED values" + at;
+        for (size_t i = 0; i < present; ++i) {
+          const int64_t v = ints_[i];
+          if (col_.type == kInt32)
+            dst[i] = col_.is_unsigned ? static_cast<float>(static_cast<uint32_t>(v)) : static_cast<float>(static_cast<int32_t>(v));
+          else
+            dst[i] = col_.is_unsigned ? static_cast<float>(static_cast<uint64_t>(v)) : static_cast<float>(v);
+        }
+        break;
       default:
         return where_ + ": unsupported encoding " + encoding_name(h.encoding) +
-               " (PLAIN, BYTE_STREAM_SPLIT and dictionary encodings are read)" + at;
+               " (PLAIN, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED and dictionary encodings are read)" + at;
     }
     if (col_.optional) {
       const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -390,6 +454,7 @@ class ChunkDecoder {
   std::vector<uint8_t> page_, split_;
   std::vector<uint32_t> defs_, indices_;
   std::vector<float> values_, dict_;
+  std::vector<int64_t> ints_;
   bool have_dict_ = false;
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 // Reads flat numeric Parquet tables, as trainrt, DuckDB and pyarrow write them by default: a flat
 // schema of FLOAT, DOUBLE, INT32 and INT64 columns, required or optional (a null reads as NaN,
-// XGBoost's missing value); PLAIN, BYTE_STREAM_SPLIT and dictionary encodings (PLAIN_DICTIONARY,
-// RLE_DICTIONARY) with RLE/bit-packed definition levels; data pages v1 and v2; uncompressed,
+// XGBoost's missing value); PLAIN, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED (integers) and dictionary
+// encodings (PLAIN_DICTIONARY, RLE_DICTIONARY) with RLE/bit-packed definition levels; data pages v1 and v2; uncompressed,
 // snappy or zstd pages; any number of row groups; page CRCs checked where present. Every value is
 // converted to float32 (DOUBLE and INT64 beyond 2^24 lose precision). Anything else (nested
 // schemas, BOOLEAN/INT96/BYTE_ARRAY/FIXED_LEN_BYTE_ARRAY or DECIMAL/DATE/TIME columns, other

@@ -341,7 +341,7 @@ TEST_CASE("reads v2 pages, dictionaries, nulls, BYTE_STREAM_SPLIT, snappy and zs
 
 TEST_CASE("unsupported constructs are named with their column") {
   std::vector<float> out;
-  CHECK(read_back(build_file(kDeltaBinaryPacked).bytes, out).find("column 'd': unsupported encoding DELTA_BINARY_PACKED") !=
+  CHECK(read_back(build_file(kDeltaByteArray).bytes, out).find("column 'd': unsupported encoding DELTA_BYTE_ARRAY") !=
         std::string::npos);
   CHECK(read_back(build_file(kRleDictionary, kLz4).bytes, out).find("column 'x': unsupported compression codec lz4") !=
         std::string::npos);
