@@ -481,7 +481,7 @@ std::string read_footer(int fd, FileInfo& info) {
     return "read failed at byte 0 or " + std::to_string(info.file_size - 8);
   if (std::memcmp(head, kMagic, 4) != 0) return "no PAR1 magic at byte 0: not a Parquet file";
   if (std::memcmp(tail + 4, kMagic, 4) != 0)
-    return "no PAR1 magic at byte " + std::to_string(info.file_size - 4) + " (the end): torn, encrypted or not Parquet";
+    return "no PAR1 magic at byte " + std::to_string(info.file_size - 4) + " (the end): torn or not Parquet";
   uint32_t len = 0;
   for (int i = 0; i < 4; ++i) len |= static_cast<uint32_t>(static_cast<uint8_t>(tail[i])) << (8 * i);
   if (len == 0 || uint64_t{len} + 12 > info.file_size)
