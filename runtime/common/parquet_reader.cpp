@@ -31,19 +31,36 @@ bool read_at(int fd, void* buf, size_t bytes, uint64_t offset) {
 
 // ConvertedType names (parquet.thrift), for messages; the integer ones (UINT_8..INT_64) are read.
 std::string converted_name(int32_t c) {
-  static const char* const names[] = {"UTF8",          "MAP",           "MAP_KEY_VALUE",    "LIST",
-                                      "ENUM",          "DECIMAL",       "DATE",             "TIME_MILLIS",
-                                      "TIME_MICROS",   "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "UINT_8",
-                                      "UINT_16",       "UINT_32",       "UINT_64",          "INT_8",
-                                      "INT_16",        "INT_32",        "INT_64",           "JSON",
-                                      "BSON",          "INTERVAL"};
+  static const char* const names[] = {"UTF8",
+                                      "MAP",
+                                      "MAP_KEY_VALUE",
+                                      "LIST",
+                                      "ENUM",
+                                      "DECIMAL",
+                                      "DATE",
+                                      "TIME_MILLIS",
+                                      "TIME_MICROS",
+                                      "TIMESTAMP_MILLIS",
+                                      "TIMESTAMP_MICROS",
+                                      "UINT_8",
+                                      "UINT_16",
+                                      "UINT_32",
+                                      "UINT_64",
+                                      "INT_8",
+                                      "INT_16",
+                                      "INT_32",
+                                      "INT_64",
+                                      "JSON",
+                                      "BSON",
+                                      "INTERVAL"};
   return c >= 0 && c < 22 ? names[c] : "converted type " + std::to_string(c);
 }
 
 // LogicalType union members (parquet.thrift field ids), for messages.
 std::string logical_name(int32_t id) {
-  static const char* const names[] = {"",     "STRING", "MAP",  "LIST",    "ENUM", "DECIMAL", "DATE",    "TIME",
-                                      "TIMESTAMP", "",  "INTEGER", "UNKNOWN", "JSON", "BSON", "UUID", "FLOAT16"};
+  static const char* const names[] = {"",     "STRING", "MAP",       "LIST",   "ENUM",    "DECIMAL",
+                                      "DATE", "TIME",   "TIMESTAMP", "",       "INTEGER", "UNKNOWN",
+                                      "JSON", "BSON",   "UUID",      "FLOAT16"};
   return id > 0 && id < 16 && names[id][0] != '\0' ? names[id] : "logical type " + std::to_string(id);
 }
 
@@ -61,7 +78,8 @@ std::string check_schema(FileInfo& info) {
     c.type = s.type;
     c.optional = s.repetition == kOptional;
     if (s.type != kFloat && s.type != kDouble && s.type != kInt32 && s.type != kInt64)
-      return "unsupported column type: " + col + " is " + type_name(s.type) + " (FLOAT, DOUBLE, INT32 and INT64 are read)";
+      return "unsupported column type: " + col + " is " + type_name(s.type) +
+             " (FLOAT, DOUBLE, INT32 and INT64 are read)";
     if (s.logical_type >= 0 && s.logical_type != 10 && s.logical_type != 11)
       return "unsupported column type: " + col + " has logical type " + logical_name(s.logical_type) +
              " (plain numbers and INTEGER are read)";
@@ -81,7 +99,7 @@ std::string check_schema(FileInfo& info) {
 // Where a column chunk starts: its dictionary page when it has one, else its first data page.
 int64_t chunk_start(const ColumnChunk& c) {
   return c.dictionary_page_offset > 0 && c.dictionary_page_offset < c.data_page_offset ? c.dictionary_page_offset
-                                                                                        : c.data_page_offset;
+                                                                                       : c.data_page_offset;
 }
 
 std::string check_row_groups(const FileInfo& info) {
@@ -117,7 +135,8 @@ std::string check_row_groups(const FileInfo& info) {
     rows += rg.num_rows;
   }
   if (rows != info.meta.num_rows)
-    return "row groups hold " + std::to_string(rows) + " rows but the footer says " + std::to_string(info.meta.num_rows);
+    return "row groups hold " + std::to_string(rows) + " rows but the footer says " +
+           std::to_string(info.meta.num_rows);
   return "";
 }
 
@@ -155,7 +174,8 @@ bool decode_hybrid(const uint8_t* p, const uint8_t* end, int bit_width, uint32_t
       const size_t avail_bytes = static_cast<size_t>(end - p);
       // The last run may be cut short of its declared groups: take what the bytes hold.
       uint64_t values = groups > (uint64_t{1} << 58) ? uint64_t{1} << 61 : groups * 8;
-      if (bit_width > 0) values = std::min<uint64_t>(values, uint64_t{avail_bytes} * 8 / static_cast<uint64_t>(bit_width));
+      if (bit_width > 0)
+        values = std::min<uint64_t>(values, uint64_t{avail_bytes} * 8 / static_cast<uint64_t>(bit_width));
       const size_t count = static_cast<size_t>(std::min<uint64_t>(values, n - got));
       if (count == 0 && groups > 0) return false;
       uint64_t acc = 0;
@@ -307,10 +327,10 @@ class ChunkDecoder {
       // Levels, dictionary indices and values of a flat numeric column take at most 8 bytes a value
       // (plus run headers): a larger page is not one of this column's.
       if (static_cast<uint64_t>(h.uncompressed_size) > 64 + 24 * static_cast<uint64_t>(h.num_values))
-        return where_ + ": the page's uncompressed size " + std::to_string(h.uncompressed_size) + " is impossible for " +
-               std::to_string(h.num_values) + " values" + at;
-      std::string err = h.type == kDictionaryPage ? dictionary_page(h, body, bytes, at)
-                                                  : data_page(h, body, bytes, at, out + filled);
+        return where_ + ": the page's uncompressed size " + std::to_string(h.uncompressed_size) +
+               " is impossible for " + std::to_string(h.num_values) + " values" + at;
+      std::string err =
+          h.type == kDictionaryPage ? dictionary_page(h, body, bytes, at) : data_page(h, body, bytes, at, out + filled);
       if (!err.empty()) return err;
       if (h.type != kDictionaryPage) filled += static_cast<uint64_t>(h.num_values);
     }
@@ -430,7 +450,8 @@ class ChunkDecoder {
         for (size_t i = 0; i < present; ++i) {
           const int64_t v = ints_[i];
           if (col_.type == kInt32)
-            dst[i] = col_.is_unsigned ? static_cast<float>(static_cast<uint32_t>(v)) : static_cast<float>(static_cast<int32_t>(v));
+            dst[i] = col_.is_unsigned ? static_cast<float>(static_cast<uint32_t>(v))
+                                      : static_cast<float>(static_cast<int32_t>(v));
           else
             dst[i] = col_.is_unsigned ? static_cast<float>(static_cast<uint64_t>(v)) : static_cast<float>(v);
         }
@@ -507,9 +528,11 @@ std::string read_row_group(int fd, const FileInfo& info, size_t group, std::vect
     const std::string where = "row group " + std::to_string(group) + ", column '" + info.columns[c] + "'";
     chunk.resize(static_cast<size_t>(cc.total_compressed_size));
     const auto chunk_at = static_cast<uint64_t>(chunk_start(cc));
-    if (!read_at(fd, chunk.data(), chunk.size(), chunk_at)) return where + ": read failed at byte " + std::to_string(chunk_at);
+    if (!read_at(fd, chunk.data(), chunk.size(), chunk_at))
+      return where + ": read failed at byte " + std::to_string(chunk_at);
     ChunkDecoder decoder(info.column_info[c], cc, rows, where);
-    if (auto err = decoder.decode(chunk.data(), chunk.size(), chunk_at, out.data() + c * rows); !err.empty()) return err;
+    if (auto err = decoder.decode(chunk.data(), chunk.size(), chunk_at, out.data() + c * rows); !err.empty())
+      return err;
   }
   return "";
 }

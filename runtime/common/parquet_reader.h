@@ -2,8 +2,8 @@
 // Reads flat numeric Parquet tables, as trainrt, DuckDB and pyarrow write them by default: a flat
 // schema of FLOAT, DOUBLE, INT32 and INT64 columns, required or optional (a null reads as NaN,
 // XGBoost's missing value); PLAIN, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED (integers) and dictionary
-// encodings (PLAIN_DICTIONARY, RLE_DICTIONARY) with RLE/bit-packed definition levels; data pages v1 and v2; uncompressed,
-// snappy or zstd pages; any number of row groups; page CRCs checked where present. Every value is
+// encodings (PLAIN_DICTIONARY, RLE_DICTIONARY) with RLE/bit-packed definition levels; data pages v1 and v2;
+// uncompressed, snappy or zstd pages; any number of row groups; page CRCs checked where present. Every value is
 // converted to float32 (DOUBLE and INT64 beyond 2^24 lose precision). Anything else (nested
 // schemas, BOOLEAN/INT96/BYTE_ARRAY/FIXED_LEN_BYTE_ARRAY or DECIMAL/DATE/TIME columns, other
 // codecs or encodings) is reported as unsupported, naming the column and the construct, rather
@@ -19,14 +19,14 @@ namespace trainrt::parquet {
 
 struct ColumnInfo {
   std::string name;
-  int32_t type = kFloat;   ///< physical type
-  bool optional = false;   ///< nulls possible (one definition level)
+  int32_t type = kFloat;     ///< physical type
+  bool optional = false;     ///< nulls possible (one definition level)
   bool is_unsigned = false;  ///< INT32/INT64 holding UINT_32/UINT_64
 };
 
 struct FileInfo {
   FileMetaData meta;
-  std::vector<std::string> columns;  ///< leaf column names, in order
+  std::vector<std::string> columns;     ///< leaf column names, in order
   std::vector<ColumnInfo> column_info;  ///< the same columns' types
   uint64_t file_size = 0;
   uint64_t footer_offset = 0;  ///< where the footer's FileMetaData starts
