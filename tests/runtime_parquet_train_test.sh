@@ -40,9 +40,12 @@ check_trainrt_parquet() {
     grep -q '2 Parquet file(s), 24011 x 12 float32' "$TMP/model-pq.log" ||
     { cat "$TMP/model-pq.log"; return 1; }
   train_on "$TMP/pq" pq-eval --eval-fraction 0.15 && same_model native-eval pq-eval &&
-    grep -q '"eval-logloss"' "$TMP/model-pq-eval/metrics.jsonl"
+    grep -q '"eval-logloss"' "$TMP/model-pq-eval/metrics.jsonl" || return 1
+  train_on "$TMP/native" native-dense --dmatrix dense --eval-fraction 0.15 &&
+    train_on "$TMP/pq" pq-dense --dmatrix dense --eval-fraction 0.15 && same_model native-dense pq-dense &&
+    grep -q 'loaded as a DMatrix' "$TMP/model-pq-dense.log"
 }
-t "trainrt-written Parquet trains to the same model and metrics as the native shards (with and without --eval-fraction)" \
+t "trainrt-written Parquet trains to the same model and metrics as the native shards (--eval-fraction, --dmatrix dense)" \
   check_trainrt_parquet
 
 # trainrt datagen --compression, where this build has it.
