@@ -2,7 +2,8 @@
 # `trainrt train` on Parquet (TAP): one table written as native shards and as Parquet, by trainrt
 # datagen and rewritten by DuckDB (npm @duckdb/node-api: default snappy, zstd, several row groups,
 # PARQUET_VERSION V2's BYTE_STREAM_SPLIT and DELTA_BINARY_PACKED, DOUBLE/INT32/INT64 columns, dictionary-encoded columns, NULLs), trains to the same
-# model.ubj bytes and the same metrics whichever format it came in; files that cannot be read
+# model.ubj bytes and the same metrics whichever format it came in (also with --eval-fraction,
+# --dmatrix dense and two ranks on loopback); files that cannot be read
 # (a text column, not Parquet, no label column, native and Parquet mixed) fail naming the file,
 # the column and the construct. Usage: tests/runtime_parquet_train_test.sh TRAINRT TRAINC
 set -uo pipefail
@@ -61,6 +62,40 @@ if "$TRAINRT" datagen --help 2>&1 | grep -q -- '--compression'; then
 else
   tap_n=$((tap_n + 1))
   echo "ok $tap_n - trainrt-written compressed Parquet # SKIP this trainrt datagen has no --compression"
+fi
+
+# Two ranks on loopback through XGBoost 1.7's Python tracker (runtime/train/tracker17.py): file i
+# goes to rank i % 2 for Parquet as for native shards, and both tables train to the same model.
+two_ranks() {
+  local dir=$1 out=$2 portfile=$TMP/port.$RANDOM waited=0 tracker p0 p1 rc0 rc1
+  /usr/bin/python3 runtime/train/tracker17.py --world-size 2 --port 0 --port-file "$portfile" --timeout 60 \
+    2>"$portfile.log" &
+  tracker=$!
+  while [ ! -s "$portfile" ] && [ "$waited" -lt 500 ]; do sleep 0.02; waited=$((waited + 1)); done
+  [ -s "$portfile" ] || { echo "tracker did not start:"; cat "$portfile.log"; kill "$tracker"; return 1; }
+  local dist=(--data "$dir" "${FLAGS[@]}" --threads 1 --world-size 2 --tracker "127.0.0.1:$(cat "$portfile")"
+              --init-timeout 30 --eval-fraction 0.1)
+  "$TRAINRT" train "${dist[@]}" --rank 0 --model-dir "$out-r0" 2>"$out-r0.log" &
+  p0=$!
+  "$TRAINRT" train "${dist[@]}" --rank 1 --model-dir "$out-r1" 2>"$out-r1.log" &
+  p1=$!
+  wait "$p0"; rc0=$?
+  wait "$p1"; rc1=$?
+  kill "$tracker" 2>/dev/null; wait "$tracker" 2>/dev/null
+  [ "$rc0 $rc1" = "0 0" ] || { echo "ranks exited $rc0 $rc1"; tail -n 5 "$out-r0.log" "$out-r1.log"; return 1; }
+}
+check_two_ranks() {
+  two_ranks "$TMP/native" "$TMP/dist-native" && two_ranks "$TMP/pq" "$TMP/dist-pq" || return 1
+  grep -q '1 Parquet file(s), 12006 x 12' "$TMP/dist-pq-r0.log" && grep -q '1 Parquet file(s), 12005 x 12' "$TMP/dist-pq-r1.log" ||
+    { head -n 3 "$TMP/dist-pq-r0.log" "$TMP/dist-pq-r1.log"; return 1; }
+  cmp "$TMP/dist-native-r0/model.ubj" "$TMP/dist-pq-r0/model.ubj" &&
+    diff <(metrics_of "$TMP/dist-native-r0") <(metrics_of "$TMP/dist-pq-r0")
+}
+if /usr/bin/python3 -c 'import xgboost.tracker' 2>/dev/null; then
+  t "2 ranks on loopback: each reads its Parquet file, the same model as from native shards" check_two_ranks
+else
+  tap_n=$((tap_n + 1))
+  echo "ok $tap_n - 2 ranks on Parquet # SKIP no xgboost.tracker (python3-xgboost)"
 fi
 
 check_errors() {
