@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `trainrt train` on Parquet (TAP): one table written as native shards and as Parquet, by trainrt
 # datagen and rewritten by DuckDB (npm @duckdb/node-api: default snappy, zstd, several row groups,
-# PARQUET_VERSION V2's BYTE_STREAM_SPLIT and DELTA_BINARY_PACKED, DOUBLE/INT32/INT64 columns, dictionary-encoded columns, NULLs), trains to the same
-# model.ubj bytes and the same metrics whichever format it came in (also with --eval-fraction,
-# --dmatrix dense and two ranks on loopback); files that cannot be read
-# (a text column, not Parquet, no label column, native and Parquet mixed) fail naming the file,
-# the column and the construct. Usage: tests/runtime_parquet_train_test.sh TRAINRT TRAINC
+# PARQUET_VERSION V2's BYTE_STREAM_SPLIT and DELTA_BINARY_PACKED, DOUBLE/INT32/INT64 columns,
+# dictionary-encoded columns, NULLs), trains to the same model.ubj bytes and the same metrics
+# whichever format it came in (also with --eval-fraction, --dmatrix dense and two ranks on
+# loopback); folders that cannot be trained on (a text or DECIMAL column, not Parquet, no label
+# column, native and Parquet mixed, trainrt's Parquet shards without _trainrt_table.json and one
+# missing) fail naming the file, the column and the construct.
+# Usage: tests/runtime_parquet_train_test.sh TRAINRT TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
@@ -109,10 +111,14 @@ check_errors() {
     grep -q -- '--label' "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
   run "$TRAINRT" train --data "$TMP/mixed" --model-dir "$TMP/m-mixed" --rounds 1
   [ "$rc" -ne 0 ] && grep -q 'both native shards' "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  mkdir -p "$TMP/short" && cp "$TMP/pq/part-00001-of-00002.parquet" "$TMP/short/" || return 1
+  run "$TRAINRT" train --data "$TMP/short" --model-dir "$TMP/m-short" --rounds 1
+  [ "$rc" -ne 0 ] && grep -q 'short/part-00000-of-00002.parquet: missing: .* 2 shards, it holds 1' "$TMP/stderr" ||
+    { cat "$TMP/stderr"; return 1; }
   run "$TRAINRT" train --data "$TMP/native" --label y --model-dir "$TMP/m-native-label" --rounds 1
   [ "$rc" -ne 0 ] && grep -q 'native shards, which carry their label' "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
 }
-t "unreadable folders fail naming the file and what is wrong: not Parquet, no label column, mixed formats, --label on native" \
+t "unreadable folders fail naming the file and what is wrong: not Parquet, no label column, mixed formats, a missing shard, --label on native" \
   check_errors
 
 # DuckDB from npm rewrites the table; installed once into a cache folder (as tests/runtime_datagen_test.sh

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -282,6 +283,29 @@ void check_against_description(const RankShards& shards, const TableDescription&
   };
   for (const auto& s : shards.shards) check_rows(s.path(), s.rows());
   for (const auto& s : shards.parquet) check_rows(s.path(), s.rows());
+}
+
+void check_parquet_names(const std::vector<std::string>& all) {
+  std::set<std::string> present;
+  uint32_t count = 0;
+  for (const auto& p : all) {
+    const std::string name = fs::path(p).filename().string();
+    unsigned index = 0, of = 0;
+    char tail[16] = {};
+    if (std::sscanf(name.c_str(), "part-%5u-of-%5u.%15s", &index, &of, tail) != 3 || std::string(tail) != "parquet" ||
+        name != shard_file_name(index, of, "parquet"))
+      return;  // not trainrt's naming: another tool's table
+    count = of;
+    present.insert(name);
+  }
+  for (uint32_t i = 0; i < count && i < 100000; ++i) {
+    const std::string name = shard_file_name(i, count, "parquet");
+    if (!present.count(name))
+      throw ShardError(fmt::format(
+          "{}: missing: the folder's Parquet files are named as {} shards, it holds {}; the table is incomplete (a "
+          "file lost in a copy, or storage that went away mid-run); refusing to train on a short table",
+          (fs::path(all.front()).parent_path() / name).string(), count, all.size()));
+  }
 }
 
 ParquetShard ParquetShard::open(const std::string& path, const std::string& label) {

@@ -91,6 +91,11 @@ std::optional<TableDescription> read_table_description(const std::string& dir,
 /// missing from the folder (a short listing: a lost copy, a storage mount that went away).
 void check_shard_set(const RankShards& shards, const std::vector<std::string>& all, int rank, int world_size);
 
+/// For Parquet tables without a description: when the files are named as trainrt names shards
+/// (`part-NNNNN-of-MMMMM.parquet`), all MMMMM of them must be there. Throws ShardError naming the
+/// first one missing. Files named otherwise (other tools' tables) are taken as they are.
+void check_parquet_names(const std::vector<std::string>& all);
+
 /// Checks opened shards against the description: the same features, and each shard's rows.
 void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir);
 

@@ -130,6 +130,7 @@ void Trainer::load_data() {
   RankShards shards = parquet ? open_parquet_shards(mine, o_.label) : open_rank_shards(mine, o_.verify_shards, o_.threads);
   if (table) check_against_description(shards, *table, o_.data_dir);
   if (!parquet) check_shard_set(shards, all, coll_.rank(), coll_.world_size());
+  else if (!table) check_parquet_names(all);
   touch_heartbeat();
 
   // Every rank must agree that every rank has rows before XGBoost's collective sketching starts.
