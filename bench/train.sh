@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Training benchmark (not a test): `trainrt train` end to end (load shards + DMatrix + ROUNDS rounds
 # of hist) against Python xgboost on the same data and parameters (load .npy + DMatrix + the same
-# rounds), side by side in one run, each process under /usr/bin/time for wall time and peak RSS.
+# rounds), side by side in one run, each process under /usr/bin/time for wall time and peak RSS;
+# also `trainrt train` on the same table as Parquet files (trainrt's writer, 128k-row row groups).
 # Usage: bench/train.sh [TRAINRT]   (default build/runtime/trainrt; `./dev.sh build` first)
 # Env: ROWS (1000000), FEATURES (50), ROUNDS (50), THREADS (2), REPS (3). Results: bench/results/.
 set -euo pipefail
@@ -33,8 +34,9 @@ trap 'rm -rf "$work"' EXIT
 
 # The same table twice: native shards for trainrt, .npy for Python (until `trainrt datagen` writes
 # the shards, trainrt-testdata does).
-echo "bench: writing $ROWS x $FEATURES float32 as 4 native shards and as .npy" >&2
-"$TESTDATA" --rows "$ROWS" --features "$FEATURES" --shards 4 --seed 1 --out "$work/shards" --npy "$work/data"
+echo "bench: writing $ROWS x $FEATURES float32 as 4 native shards, as 4 Parquet files and as .npy" >&2
+"$TESTDATA" --rows "$ROWS" --features "$FEATURES" --shards 4 --seed 1 --out "$work/shards" --npy "$work/data" \
+  --parquet "$work/parquet"
 data_mb=$(awk -v r="$ROWS" -v f="$FEATURES" 'BEGIN { printf "%.1f", r * f * 4 / 1e6 }')
 
 cat >"$work/peer.py" <<'EOF'
@@ -73,13 +75,14 @@ sys.exit(0 if raw(sys.argv[1]) == raw(sys.argv[2]) else 1)
 EOF
 
 # contender name -> command (model written to $work/model-<name>.ubj)
-names=("trainrt" "trainrt --dmatrix dense" "python DMatrix" "python QuantileDMatrix")
+names=("trainrt" "trainrt --dmatrix dense" "python DMatrix" "python QuantileDMatrix" "trainrt on Parquet")
 command_for() {
   local m=$work/model-$2
   case $1 in
     "trainrt") echo "$TRAINRT train --data $work/shards --model-dir $m --rounds $ROUNDS --threads $THREADS --param objective=binary:logistic --param max_depth=6" ;;
     "trainrt --dmatrix dense") echo "$TRAINRT train --data $work/shards --model-dir $m --rounds $ROUNDS --threads $THREADS --param objective=binary:logistic --param max_depth=6 --dmatrix dense" ;;
     "python DMatrix") echo "$PY $work/peer.py $work/data.X.npy $work/data.y.npy dmatrix $ROUNDS $THREADS $m.ubj" ;;
+    "trainrt on Parquet") echo "$TRAINRT train --data $work/parquet --model-dir $m --rounds $ROUNDS --threads $THREADS --param objective=binary:logistic --param max_depth=6" ;;
     "python QuantileDMatrix") echo "$PY $work/peer.py $work/data.X.npy $work/data.y.npy quantile $ROUNDS $THREADS $m.ubj" ;;
   esac
 }
@@ -108,7 +111,7 @@ column() { awk -F'\t' -v i="$1" -v c="$2" '$1 == i { print $c }' "$work/runs.tsv
 # contender I's time (column COL) over the peer's in the same rep, one ratio per rep: the machine's
 # load changes from minute to minute, so runs are compared with their neighbours
 paired() {
-  awk -F'\t' -v i="$1" -v p="$peer" -v c="$2" '$1 == i { a[$2] = $c } $1 == p { b[$2] = $c }
+  awk -F'\t' -v i="$1" -v p="${3:-$peer}" -v c="$2" '$1 == i { a[$2] = $c } $1 == p { b[$2] = $c }
     END { for (r in a) if (r in b) print a[r] / b[r] }' "$work/runs.tsv"
 }
 peer=2  # python DMatrix: the run a user would otherwise do
@@ -132,7 +135,10 @@ summary=$results/train-summary.md
       -v s="$same" 'BEGIN { printf "| %s | %.2f | %.2f | %.2f | %.2f | %s | %.2f | %s |\n", n, w, wr, c, cr, r, r / d, s }'
   done
   echo
-  echo "Targets: trainrt wall <= 1.10 x python DMatrix; trainrt peak RSS <= 1.5 x the float32 data."
+  printf 'trainrt on Parquet / trainrt on native shards (median of per-rep ratios): wall %.2f, CPU %.2f\n' \
+    "$(paired 4 3 0 | median)" "$(paired 4 5 0 | median)"
+  echo
+  echo "Targets: trainrt wall <= 1.10 x python DMatrix; trainrt peak RSS <= 1.5 x the float32 data; Parquet <= 1.2 x native."
   echo "Every run (contender, rep, wall s, peak RSS KB, CPU s): bench/results/train-runs.tsv"
 } | tee "$summary"
 cp "$work/runs.tsv" "$results/train-runs.tsv"

@@ -10,6 +10,20 @@ uint32_t crc32(const void* data, size_t bytes, uint32_t crc) {
   return bytes == 0 ? crc : libdeflate_crc32(crc, data, bytes);  // PCLMULQDQ-folded where the CPU has it
 }
 
+std::string encoding_name(int32_t e) {
+  static const char* const names[] = {"PLAIN",       "GROUP_VAR_INT",           "PLAIN_DICTIONARY",
+                                      "RLE",         "BIT_PACKED",              "DELTA_BINARY_PACKED",
+                                      "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "RLE_DICTIONARY",
+                                      "BYTE_STREAM_SPLIT"};
+  return e >= 0 && e < 10 ? names[e] : "encoding " + std::to_string(e);
+}
+
+std::string type_name(int32_t t) {
+  static const char* const names[] = {"BOOLEAN", "INT32",      "INT64", "INT96",
+                                      "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+  return t >= 0 && t < 8 ? names[t] : "type " + std::to_string(t);
+}
+
 void encode_page_header(const PageHeader& h, std::vector<uint8_t>& out) {
   thrift::Writer w(out);
   w.field_i32(1, h.type);
@@ -38,13 +52,37 @@ bool decode_page_header(const uint8_t* data, size_t size, PageHeader& h, size_t&
     else if (id == 4 && t == thrift::kI32) {
       h.has_crc = true;
       h.crc = static_cast<uint32_t>(r.read_i32());
-    } else if (id == 5 && t == thrift::kStruct) {
+    } else if (id == 5 && t == thrift::kStruct) {  // DataPageHeader
+      if (h.type == kDataPage) h.has_body = true;
       r.begin_struct();
       while (r.next_field(id, t)) {
         if (id == 1 && t == thrift::kI32) h.num_values = r.read_i32();
         else if (id == 2 && t == thrift::kI32) h.encoding = r.read_i32();
         else if (id == 3 && t == thrift::kI32) h.definition_level_encoding = r.read_i32();
         else if (id == 4 && t == thrift::kI32) h.repetition_level_encoding = r.read_i32();
+        else r.skip(t);
+      }
+      r.end_struct();
+    } else if (id == 7 && t == thrift::kStruct) {  // DictionaryPageHeader
+      if (h.type == kDictionaryPage) h.has_body = true;
+      r.begin_struct();
+      while (r.next_field(id, t)) {
+        if (id == 1 && t == thrift::kI32) h.num_values = r.read_i32();
+        else if (id == 2 && t == thrift::kI32) h.encoding = r.read_i32();
+        else r.skip(t);
+      }
+      r.end_struct();
+    } else if (id == 8 && t == thrift::kStruct) {  // DataPageHeaderV2
+      if (h.type == kDataPageV2) h.has_body = true;
+      r.begin_struct();
+      while (r.next_field(id, t)) {
+        if (id == 1 && t == thrift::kI32) h.num_values = r.read_i32();
+        else if (id == 2 && t == thrift::kI32) h.num_nulls = r.read_i32();
+        else if (id == 3 && t == thrift::kI32) h.num_rows = r.read_i32();
+        else if (id == 4 && t == thrift::kI32) h.encoding = r.read_i32();
+        else if (id == 5 && t == thrift::kI32) h.definition_levels_byte_length = r.read_i32();
+        else if (id == 6 && t == thrift::kI32) h.repetition_levels_byte_length = r.read_i32();
+        else if (id == 7 && (t == thrift::kTrue || t == thrift::kFalse)) h.is_compressed = r.read_bool(t);
         else r.skip(t);
       }
       r.end_struct();
@@ -144,6 +182,30 @@ namespace {
 
 using thrift::Reader;
 
+// LogicalType is a union: one struct-valued field whose id says which type (INTEGER is 10).
+void decode_logical_type(Reader& r, SchemaElement& s) {
+  int16_t id;
+  thrift::Type t;
+  r.begin_struct();
+  while (r.next_field(id, t)) {
+    if (t != thrift::kStruct) {
+      r.skip(t);
+      continue;
+    }
+    s.logical_type = id;
+    r.begin_struct();
+    int16_t fid;
+    thrift::Type ft;
+    while (r.next_field(fid, ft)) {
+      if (id == 10 && fid == 1 && ft == thrift::kByte) s.logical_int_bits = static_cast<int8_t>(r.read_byte());
+      else if (id == 10 && fid == 2 && (ft == thrift::kTrue || ft == thrift::kFalse)) s.logical_int_signed = r.read_bool(ft);
+      else r.skip(ft);
+    }
+    r.end_struct();
+  }
+  r.end_struct();
+}
+
 void decode_schema_element(Reader& r, SchemaElement& s) {
   int16_t id;
   thrift::Type t;
@@ -153,6 +215,8 @@ void decode_schema_element(Reader& r, SchemaElement& s) {
     else if (id == 3 && t == thrift::kI32) s.repetition = r.read_i32();
     else if (id == 4 && t == thrift::kBinary) s.name = r.read_binary();
     else if (id == 5 && t == thrift::kI32) s.num_children = r.read_i32();
+    else if (id == 6 && t == thrift::kI32) s.converted_type = r.read_i32();
+    else if (id == 10 && t == thrift::kStruct) decode_logical_type(r, s);
     else r.skip(t);
   }
   r.end_struct();
@@ -217,7 +281,8 @@ void decode_row_group(Reader& r, RowGroup& g) {
         c.encodings.clear();
         r.begin_struct();
         while (r.next_field(id, t)) {
-          if (id == 2 && t == thrift::kI64) c.file_offset = r.read_i64();
+          if (id == 1 && t == thrift::kBinary) c.external = !r.read_binary().empty();
+          else if (id == 2 && t == thrift::kI64) c.file_offset = r.read_i64();
           else if (id == 3 && t == thrift::kStruct) decode_column_metadata(r, c);
           else r.skip(t);
         }

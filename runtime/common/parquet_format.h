@@ -14,7 +14,21 @@ inline constexpr char kMagic[4] = {'P', 'A', 'R', '1'};
 
 enum PhysicalType : int32_t { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5, kByteArray = 6 };
 enum Repetition : int32_t { kRequired = 0, kOptional = 1, kRepeated = 2 };
-enum Encoding : int32_t { kPlain = 0, kRle = 3 };
+enum Encoding : int32_t {
+  kPlain = 0,
+  kPlainDictionary = 2,
+  kRle = 3,
+  kBitPacked = 4,
+  kDeltaBinaryPacked = 5,
+  kDeltaLengthByteArray = 6,
+  kDeltaByteArray = 7,
+  kRleDictionary = 8,
+  kByteStreamSplit = 9,
+};
+/// "PLAIN", "RLE_DICTIONARY", ..., or "encoding N".
+std::string encoding_name(int32_t encoding);
+/// "BOOLEAN", "INT32", ..., or "type N".
+std::string type_name(int32_t type);
 enum Codec : int32_t { kUncompressed = 0, kSnappy = 1, kGzip = 2, kLzo = 3, kBrotli = 4, kLz4 = 5, kZstd = 6, kLz4Raw = 7 };
 enum PageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
 
@@ -26,9 +40,14 @@ struct PageHeader {
   int32_t uncompressed_size = 0, compressed_size = 0;
   bool has_crc = false;
   uint32_t crc = 0;
-  // data_page_header (v1)
+  // data_page_header (v1), data_page_header_v2 or dictionary_page_header, after `type`
   int32_t num_values = 0;
   int32_t encoding = kPlain, definition_level_encoding = kRle, repetition_level_encoding = kRle;
+  bool has_body = false;  ///< the header for `type` was present
+  // data_page_header_v2 only: levels are stored uncompressed before the (maybe compressed) values.
+  int32_t num_nulls = 0, num_rows = 0;
+  int32_t definition_levels_byte_length = 0, repetition_levels_byte_length = 0;
+  bool is_compressed = true;
 };
 
 /// Serialises a page header (compact protocol), appending to `out`.
@@ -41,6 +60,10 @@ struct SchemaElement {
   int32_t type = -1;        ///< -1: a group (the root)
   int32_t repetition = -1;  ///< -1: not set
   int32_t num_children = -1;
+  int32_t converted_type = -1;  ///< -1: not set
+  int32_t logical_type = -1;    ///< the LogicalType union's field id; -1: not set
+  int32_t logical_int_bits = 0;  ///< IntType: bitWidth
+  bool logical_int_signed = true;  ///< IntType: isSigned
 };
 
 struct ColumnChunk {
@@ -55,6 +78,7 @@ struct ColumnChunk {
   bool has_min_max = false;
   std::string min_value, max_value;  ///< plain-encoded (4 little-endian bytes for FLOAT)
   int64_t null_count = -1;           ///< -1: not set
+  bool external = false;             ///< ColumnChunk.file_path set: the data lives in another file
 };
 
 struct RowGroup {

@@ -69,6 +69,7 @@ class Reader {
   int32_t read_i32() { return static_cast<int32_t>(unzigzag(varint())); }
   int64_t read_i64() { return unzigzag(varint()); }
   bool read_bool(Type field_type) { return field_type == kTrue; }
+  uint8_t read_byte() { return byte(); }
   std::string read_binary();
   /// A list header: element type and size.
   void read_list(Type& element, uint32_t& size);

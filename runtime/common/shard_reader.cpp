@@ -204,7 +204,10 @@ void MappedShard::release_rows(uint64_t begin, uint64_t end) const {
 
 void MappedShard::release_all() const { release_bytes(0, size_); }
 
-std::vector<std::string> list_shard_files(const std::string& dir) {
+namespace {
+
+template <typename Keep>
+std::vector<std::string> list_files(const std::string& dir, Keep keep) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -214,7 +217,7 @@ std::vector<std::string> list_shard_files(const std::string& dir) {
   // error, never a shorter list.
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.starts_with("part-") && name.ends_with(".trs") && it->is_regular_file(ec)) {
+    if (keep(name) && it->is_regular_file(ec)) {
       out.push_back(it->path().string());
     }
     if (ec) break;
@@ -222,6 +225,18 @@ std::vector<std::string> list_shard_files(const std::string& dir) {
   if (ec) throw ShardError(fmt::format("{}: reading the data folder failed part way: {}", dir, ec.message()));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> list_shard_files(const std::string& dir) {
+  return list_files(dir, [](const std::string& name) { return name.starts_with("part-") && name.ends_with(".trs"); });
+}
+
+std::vector<std::string> list_parquet_files(const std::string& dir) {
+  return list_files(dir, [](const std::string& name) {
+    return name.ends_with(".parquet") && !name.starts_with(".") && !name.starts_with("_");
+  });
 }
 
 }  // namespace trainrt

@@ -65,4 +65,8 @@ class MappedShard {
 /// Throws ShardError when DIR cannot be read.
 std::vector<std::string> list_shard_files(const std::string& dir);
 
+/// The Parquet files in DIR (`*.parquet`, not hidden: names starting with '.' or '_' are skipped,
+/// as Spark's and Hive's readers do), sorted by name. Throws ShardError when DIR cannot be read.
+std::vector<std::string> list_parquet_files(const std::string& dir);
+
 }  // namespace trainrt

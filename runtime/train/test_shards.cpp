@@ -1,5 +1,6 @@
 #include "train/test_shards.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,8 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include "common/parquet_writer.h"
 
 
 namespace trainrt::testdata {
@@ -123,6 +126,44 @@ std::vector<std::string> write_shards(const std::string& dir, const Table& table
     const uint64_t end = table.rows * (s + 1) / shards;
     paths.push_back((std::filesystem::path(dir) / shard_file_name(s, shards, "trs")).string());
     write_shard(paths.back(), table, first, end - first, s, shards, seed);
+  }
+  return paths;
+}
+
+std::vector<std::string> write_parquet_shards(const std::string& dir, const Table& table, uint32_t shards,
+                                              uint64_t group_rows) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> names;
+  for (uint32_t c = 0; c < table.features; ++c) names.push_back(fmt::format("f{}", c));
+  names.push_back("label");
+  std::vector<std::string> paths;
+  std::vector<float> columns;
+  for (uint32_t s = 0; s < shards; ++s) {
+    const uint64_t first = table.rows * s / shards;
+    const uint64_t end = table.rows * (s + 1) / shards;
+    paths.push_back((std::filesystem::path(dir) / shard_file_name(s, shards, "parquet")).string());
+    std::FILE* f = std::fopen(paths.back().c_str(), "wb");
+    if (f == nullptr) throw std::runtime_error("cannot write " + paths.back());
+    parquet::FileWriter writer(names, {}, "trainrt-testdata");
+    const std::string head = parquet::FileWriter::header();
+    std::fwrite(head.data(), 1, head.size(), f);
+    uint64_t offset = head.size();
+    for (uint64_t at = first; at < end; at += group_rows) {
+      const uint64_t rows = std::min(group_rows, end - at);
+      columns.resize(rows * (table.features + 1));
+      for (uint64_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < table.features; ++c) columns[c * rows + r] = table.x[(at + r) * table.features + c];
+        columns[uint64_t{table.features} * rows + r] = table.y[at + r];
+      }
+      parquet::EncodedRowGroup group;
+      parquet::encode_row_group(columns.data(), rows, table.features + 1, group);
+      std::fwrite(group.bytes.data(), 1, group.bytes.size(), f);
+      writer.add_row_group(group, offset);
+      offset += group.bytes.size();
+    }
+    const auto footer = writer.footer();
+    std::fwrite(footer.data(), 1, footer.size(), f);
+    if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + paths.back());
   }
   return paths;
 }

@@ -39,6 +39,11 @@ Table make_table(uint64_t rows, uint32_t features, uint64_t seed);
 void write_shard(const std::string& path, const Table& table, uint64_t first, uint64_t rows, uint32_t index,
                  uint32_t count, uint64_t seed);
 
+/// The same files as Parquet (`part-NNNNN-of-NNNNN.parquet`: columns f0.. and label, trainrt's
+/// writer, row groups of `group_rows` rows); returns their paths.
+std::vector<std::string> write_parquet_shards(const std::string& dir, const Table& table, uint32_t shards,
+                                              uint64_t group_rows);
+
 /// Splits `table` into `shards` files `part-NNNNN-of-NNNNN.trs` in DIR (created if missing); returns their paths.
 std::vector<std::string> write_shards(const std::string& dir, const Table& table, uint32_t shards, uint64_t seed);
 

@@ -14,13 +14,14 @@ namespace trainrt {
 void add_train(CLI::App& app, Run& run) {
   auto* cmd = app.add_subcommand(
       "train",
-      "train XGBoost (hist) on native shards, data-parallel across ranks, with checkpoints and resume.\n"
+      "train XGBoost (hist) on native shards or Parquet files, data-parallel across ranks, with checkpoints and resume.\n"
       "Writes MODEL_DIR/model.ubj, MODEL_DIR/metrics.jsonl and MODEL_DIR/checkpoints/ckpt-NNNNNN.ubj.\n"
       "A run killed at any point and started again with the same flags resumes from the newest valid\n"
       "checkpoint and ends with the same model bytes as a run never interrupted.");
   auto o = std::make_shared<TrainOptions>();
   auto params = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("--data", o->data_dir, "folder of native shards part-*.trs")->required();
+  cmd->add_option("--data", o->data_dir, "folder of native shards part-*.trs, or of Parquet files *.parquet")->required();
+  cmd->add_option("--label", o->label, "the label column of Parquet files (default: label); every other column is a feature");
   cmd->add_option("--model-dir", o->model_dir, "where model.ubj, metrics.jsonl and checkpoints/ go")->required();
   cmd->add_option("--rounds", o->rounds, "boosting rounds")->required()->check(whole_number(1, 1'000'000'000));
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "save a checkpoint every K rounds (0: never)")

@@ -1,8 +1,13 @@
 #include "train/train_data.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -12,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -47,11 +53,31 @@ class BatchFeed {
     release_previous();
     if (at_ >= ranges_.size() || !error_.empty()) return 0;
     const RowRange& r = ranges_[at_];
-    const uint32_t f = r.shard->features();
-    const std::string iface = dense_interface(r.shard->feature_data() + r.begin * f, r.rows(), f);
+    const float* x;
+    const float* y;
+    uint32_t f;
+    if (r.pq != nullptr) {
+      f = r.pq->features();
+      x_.resize(r.rows() * f);
+      y_.resize(r.rows());
+      try {
+        r.pq->read_rows(r.begin, r.end, x_.data(), y_.data(), cache_);
+      } catch (const std::exception& e) {
+        error_ = e.what();
+        return 0;
+      }
+      x = x_.data();
+      y = y_.data();
+    } else {
+      f = r.shard->features();
+      x = r.shard->feature_data() + r.begin * f;
+      y = r.shard->label_data() + r.begin;
+    }
+    const std::string iface = dense_interface(x, r.rows(), f);
     if (XGProxyDMatrixSetDataDense(proxy_, iface.c_str()) != 0 ||
-        XGDMatrixSetFloatInfo(proxy_, "label", r.shard->label_data() + r.begin, r.rows()) != 0) {
-      error_ = fmt::format("handing {} rows {}..{} to XGBoost: {}", r.shard->path(), r.begin, r.end, XGBGetLastError());
+        XGDMatrixSetFloatInfo(proxy_, "label", y, r.rows()) != 0) {
+      error_ = fmt::format("handing {} rows {}..{} to XGBoost: {}", r.pq ? r.pq->path() : r.shard->path(), r.begin,
+                           r.end, XGBGetLastError());
       return 0;
     }
     ++at_;
@@ -65,7 +91,7 @@ class BatchFeed {
 
   /// XGBoost is done with the batch before it asks for the next one: drop its pages.
   void release_previous() {
-    if (at_ > 0) {
+    if (at_ > 0 && ranges_[at_ - 1].shard != nullptr) {
       const RowRange& r = ranges_[at_ - 1];
       r.shard->release_rows(r.begin, r.end);
     }
@@ -75,6 +101,9 @@ class BatchFeed {
   DMatrixHandle proxy_;
   size_t at_ = 0;
   std::string error_;
+  // Parquet: the last row group decoded, and the batch handed over (row-major).
+  ParquetShard::GroupCache cache_;
+  std::vector<float> x_, y_;
 };
 
 xgb::DMatrix quantile_dmatrix(const std::vector<RowRange>& ranges, const DataOptions& o, DMatrixHandle ref) {
@@ -100,13 +129,21 @@ xgb::DMatrix dense_dmatrix(const std::vector<RowRange>& ranges, uint32_t feature
   const float* y = nullptr;
   std::vector<float> x_buf;
   std::vector<float> y_buf;
-  if (ranges.size() == 1) {  // one range: straight from the mapping
+  if (ranges.size() == 1 && ranges[0].shard != nullptr) {  // one range: straight from the mapping
     x = ranges[0].shard->feature_data() + ranges[0].begin * features;
     y = ranges[0].shard->label_data() + ranges[0].begin;
   } else {  // several: one contiguous buffer
     x_buf.reserve(rows * features);
     y_buf.reserve(rows);
+    ParquetShard::GroupCache cache;
     for (const auto& r : ranges) {
+      if (r.pq != nullptr) {
+        const size_t at = y_buf.size();
+        x_buf.resize(x_buf.size() + r.rows() * features);
+        y_buf.resize(at + r.rows());
+        r.pq->read_rows(r.begin, r.end, x_buf.data() + at * features, y_buf.data() + at, cache);
+        continue;
+      }
       const float* rx = r.shard->feature_data() + r.begin * features;
       x_buf.insert(x_buf.end(), rx, rx + r.rows() * features);
       const float* ry = r.shard->label_data() + r.begin;
@@ -127,7 +164,7 @@ xgb::DMatrix dense_dmatrix(const std::vector<RowRange>& ranges, uint32_t feature
 std::vector<RowRange> coalesce(const std::vector<RowRange>& ranges) {
   std::vector<RowRange> out;
   for (const auto& r : ranges) {
-    if (!out.empty() && out.back().shard == r.shard && out.back().end == r.begin) {
+    if (!out.empty() && r.shard != nullptr && out.back().shard == r.shard && out.back().end == r.begin) {
       out.back().end = r.end;
     } else {
       out.push_back(r);
@@ -183,7 +220,8 @@ std::optional<TableDescription> read_table_description(const std::string& dir,
       throw ShardError(fmt::format("{}: field '{}.name' is {}, not a file name", where, at, name.dump()));
     const uint64_t rows = count(field(files[i], "rows", at + ".rows"), at + ".rows", uint64_t{1} << 62);
     listed_rows += rows;
-    if (name.get<std::string>().ends_with(".trs")) t.shard_rows[name.get<std::string>()] = rows;
+    if (name.get<std::string>().ends_with(".trs") || name.get<std::string>().ends_with(".parquet"))
+      t.shard_rows[name.get<std::string>()] = rows;
   }
   if (listed_rows != t.rows)
     throw ShardError(fmt::format("{}: its files hold {} rows but field 'rows' says {}", where, listed_rows, t.rows));
@@ -234,12 +272,147 @@ void check_against_description(const RankShards& shards, const TableDescription&
   if (!shards.shards.empty() && shards.features != table.features)
     throw ShardError(fmt::format("{}: field 'features' is {}, but the shards hold {}", where, table.features,
                                  shards.features));
-  for (const auto& s : shards.shards) {
-    const std::string name = fs::path(s.path()).filename().string();
+  if (!shards.parquet.empty() && shards.features != table.features)
+    throw ShardError(fmt::format("{}: field 'features' is {}, but the Parquet files hold {} feature columns", where,
+                                 table.features, shards.features));
+  auto check_rows = [&](const std::string& path, uint64_t rows) {
+    const std::string name = fs::path(path).filename().string();
     auto it = table.shard_rows.find(name);
-    if (it != table.shard_rows.end() && it->second != s.rows())
-      throw ShardError(fmt::format("{}: lists {} rows for {}, which holds {}", where, it->second, name, s.rows()));
+    if (it != table.shard_rows.end() && it->second != rows)
+      throw ShardError(fmt::format("{}: lists {} rows for {}, which holds {}", where, it->second, name, rows));
+  };
+  for (const auto& s : shards.shards) check_rows(s.path(), s.rows());
+  for (const auto& s : shards.parquet) check_rows(s.path(), s.rows());
+}
+
+void check_parquet_names(const std::vector<std::string>& all) {
+  std::set<std::string> present;
+  uint32_t count = 0;
+  for (const auto& p : all) {
+    const std::string name = fs::path(p).filename().string();
+    unsigned index = 0, of = 0;
+    char tail[16] = {};
+    if (std::sscanf(name.c_str(), "part-%5u-of-%5u.%15s", &index, &of, tail) != 3 || std::string(tail) != "parquet" ||
+        name != shard_file_name(index, of, "parquet"))
+      return;  // not trainrt's naming: another tool's table
+    count = of;
+    present.insert(name);
   }
+  for (uint32_t i = 0; i < count && i < 100000; ++i) {
+    const std::string name = shard_file_name(i, count, "parquet");
+    if (!present.count(name))
+      throw ShardError(fmt::format(
+          "{}: missing: the folder's Parquet files are named as {} shards, it holds {}; the table is incomplete (a "
+          "file lost in a copy, or storage that went away mid-run); refusing to train on a short table",
+          (fs::path(all.front()).parent_path() / name).string(), count, all.size()));
+  }
+}
+
+ParquetShard ParquetShard::open(const std::string& path, const std::string& label) {
+  ParquetShard s;
+  s.path_ = path;
+  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd_ < 0) throw ShardError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  if (auto err = parquet::read_footer(s.fd_, s.info_); !err.empty()) throw ShardError(fmt::format("{}: {}", path, err));
+  const auto& cols = s.info_.columns;
+  const auto it = std::find(cols.begin(), cols.end(), label);
+  if (it == cols.end()) {
+    std::string names;
+    for (size_t i = 0; i < cols.size() && i < 20; ++i) names += (i ? ", " : "") + cols[i];
+    if (cols.size() > 20) names += fmt::format(", ... ({} in all)", cols.size());
+    throw ShardError(fmt::format("{}: no label column '{}' (its columns: {}); name the label column with --label", path,
+                                 label, names.empty() ? "none" : names));
+  }
+  if (cols.size() < 2) throw ShardError(fmt::format("{}: no feature columns besides the label '{}'", path, label));
+  s.label_ = static_cast<size_t>(it - cols.begin());
+  uint64_t first = 0;
+  for (const auto& g : s.info_.meta.row_groups) {
+    s.group_first_.push_back(first);
+    first += static_cast<uint64_t>(g.num_rows);
+  }
+  return s;
+}
+
+ParquetShard::ParquetShard(ParquetShard&& o) noexcept
+    : path_(std::move(o.path_)),
+      fd_(std::exchange(o.fd_, -1)),
+      info_(std::move(o.info_)),
+      label_(o.label_),
+      group_first_(std::move(o.group_first_)) {}
+
+ParquetShard& ParquetShard::operator=(ParquetShard&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(o.path_);
+    fd_ = std::exchange(o.fd_, -1);
+    info_ = std::move(o.info_);
+    label_ = o.label_;
+    group_first_ = std::move(o.group_first_);
+  }
+  return *this;
+}
+
+ParquetShard::~ParquetShard() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<std::string> ParquetShard::feature_names() const {
+  std::vector<std::string> out;
+  for (size_t c = 0; c < info_.columns.size(); ++c)
+    if (c != label_) out.push_back(info_.columns[c]);
+  return out;
+}
+
+void ParquetShard::read_rows(uint64_t begin, uint64_t end, float* x, float* y, GroupCache& cache) const {
+  const size_t f = features();
+  // The first group holding row `begin`: the last whose first row is not after it.
+  size_t g = static_cast<size_t>(std::upper_bound(group_first_.begin(), group_first_.end(), begin) -
+                                 group_first_.begin());
+  g = g > 0 ? g - 1 : 0;
+  for (uint64_t at = begin; at < end; ++g) {
+    if (g >= group_first_.size()) throw ShardError(fmt::format("{}: rows {}..{} lie past its row groups", path_, at, end));
+    const uint64_t rows = group_rows(g), first = group_first_[g];
+    if (rows == 0) continue;
+    if (cache.file != this || cache.group != g) {
+      cache.file = nullptr;
+      if (auto err = parquet::read_row_group(fd_, info_, g, cache.columns); !err.empty())
+        throw ShardError(fmt::format("{}: {}", path_, err));
+      cache.file = this;
+      cache.group = g;
+    }
+    const uint64_t from = at - first, n = std::min(end, first + rows) - at;
+    const float* cols = cache.columns.data();
+    float* xo = x + (at - begin) * f;
+    std::memcpy(y + (at - begin), cols + label_ * rows + from, n * sizeof(float));
+    // Column-major to row-major in blocks of rows, so that each column's run and the rows written
+    // stay in cache.
+    constexpr uint64_t kBlock = 256;
+    for (uint64_t r0 = 0; r0 < n; r0 += kBlock) {
+      const uint64_t r1 = std::min(n, r0 + kBlock);
+      size_t j = 0;
+      for (size_t c = 0; c < info_.columns.size(); ++c) {
+        if (c == label_) continue;
+        const float* col = cols + c * rows + from;
+        for (uint64_t r = r0; r < r1; ++r) xo[r * f + j] = col[r];
+        ++j;
+      }
+    }
+    at += n;
+  }
+}
+
+RankShards open_parquet_shards(const std::vector<std::string>& paths, const std::string& label) {
+  RankShards out;
+  for (const auto& p : paths) {
+    ParquetShard s = ParquetShard::open(p, label);
+    if (!out.parquet.empty() && s.info().columns != out.parquet.front().info().columns)
+      throw ShardError(fmt::format("{}: its columns differ from {}'s (names, order or count): files of two tables?",
+                                   p, out.parquet.front().path()));
+    out.features = s.features();
+    out.rows += s.rows();
+    out.parquet.push_back(std::move(s));
+  }
+  return out;
 }
 
 RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, int threads) {
@@ -296,6 +469,16 @@ void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_bat
     const auto held_out = static_cast<uint64_t>(std::floor(static_cast<double>(s.rows()) * eval_fraction));
     cut(&s, 0, s.rows() - held_out, train);
     cut(&s, s.rows() - held_out, s.rows(), eval);
+  }
+  for (const auto& s : shards.parquet) {
+    const auto held_out = static_cast<uint64_t>(std::floor(static_cast<double>(s.rows()) * eval_fraction));
+    const uint64_t split = s.rows() - held_out;
+    for (uint64_t at = 0; at < s.rows();) {
+      const uint64_t stop_at = at < split ? split : s.rows();
+      const uint64_t stop = stop_at - at > max_batch_rows ? at + max_batch_rows : stop_at;
+      (at < split ? train : eval).push_back({nullptr, at, stop, &s});
+      at = stop;
+    }
   }
 }
 

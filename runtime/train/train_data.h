@@ -11,17 +11,62 @@
 #include <string>
 #include <vector>
 
+#include "common/parquet_reader.h"
 #include "common/shard_reader.h"
 #include "train/xgb.h"
 
 namespace trainrt {
 
+/// One Parquet file of a table, open, its footer read and checked; `label` names the label column,
+/// every other column is a feature (in the file's order). Move-only; closes the file on destruction.
+class ParquetShard {
+ public:
+  /// Opens PATH and reads its footer. Throws ShardError naming the file and what is wrong: not
+  /// Parquet, an unsupported column or construct, no column named `label`.
+  static ParquetShard open(const std::string& path, const std::string& label);
+
+  ParquetShard(ParquetShard&& other) noexcept;
+  ParquetShard& operator=(ParquetShard&& other) noexcept;
+  ParquetShard(const ParquetShard&) = delete;
+  ParquetShard& operator=(const ParquetShard&) = delete;
+  ~ParquetShard();
+
+  const std::string& path() const { return path_; }
+  uint64_t rows() const { return static_cast<uint64_t>(info_.meta.num_rows); }
+  uint32_t features() const { return static_cast<uint32_t>(info_.columns.size() - 1); }
+  const parquet::FileInfo& info() const { return info_; }
+  /// The feature columns' names, in order.
+  std::vector<std::string> feature_names() const;
+  size_t groups() const { return group_first_.size(); }
+  uint64_t group_first_row(size_t g) const { return group_first_[g]; }
+  uint64_t group_rows(size_t g) const { return static_cast<uint64_t>(info_.meta.row_groups[g].num_rows); }
+
+  /// The row group last decoded, kept between calls to read_rows.
+  struct GroupCache {
+    const ParquetShard* file = nullptr;
+    size_t group = 0;
+    std::vector<float> columns;  ///< column-major, as parquet::read_row_group
+  };
+  /// Rows [begin, end) of the file (counted from its first): features row-major into x, labels into
+  /// y, decoding the row groups they lie in (each once while `cache` holds it). Throws ShardError.
+  void read_rows(uint64_t begin, uint64_t end, float* x, float* y, GroupCache& cache) const;
+
+ private:
+  ParquetShard() = default;
+  std::string path_;
+  int fd_ = -1;
+  parquet::FileInfo info_;
+  size_t label_ = 0;
+  std::vector<uint64_t> group_first_;
+};
+
 /// Shard i goes to rank i % world_size.
 std::vector<std::string> shards_of_rank(const std::vector<std::string>& all, int rank, int world_size);
 
-/// One rank's shards, mapped and checked.
+/// One rank's shards, mapped and checked: native shards or Parquet files, never both.
 struct RankShards {
   std::vector<MappedShard> shards;
+  std::vector<ParquetShard> parquet;
   uint64_t rows = 0;
   uint32_t features = 0;
 };
@@ -31,7 +76,7 @@ struct RankShards {
 struct TableDescription {
   uint32_t features = 0;
   uint64_t rows = 0;
-  std::map<std::string, uint64_t> shard_rows;  ///< .trs files only
+  std::map<std::string, uint64_t> shard_rows;  ///< .trs and .parquet files
 };
 
 /// Reads `dir`/_trainrt_table.json when it exists (nullopt when it does not: shards made by other
@@ -46,6 +91,11 @@ std::optional<TableDescription> read_table_description(const std::string& dir,
 /// missing from the folder (a short listing: a lost copy, a storage mount that went away).
 void check_shard_set(const RankShards& shards, const std::vector<std::string>& all, int rank, int world_size);
 
+/// For Parquet tables without a description: when the files are named as trainrt names shards
+/// (`part-NNNNN-of-MMMMM.parquet`), all MMMMM of them must be there. Throws ShardError naming the
+/// first one missing. Files named otherwise (other tools' tables) are taken as they are.
+void check_parquet_names(const std::vector<std::string>& all);
+
 /// Checks opened shards against the description: the same features, and each shard's rows.
 void check_against_description(const RankShards& shards, const TableDescription& table, const std::string& dir);
 
@@ -53,11 +103,16 @@ void check_against_description(const RankShards& shards, const TableDescription&
 /// All must have the same number of features. Throws ShardError.
 RankShards open_rank_shards(const std::vector<std::string>& paths, bool verify, int threads);
 
-/// Rows [begin, end) of one shard.
+/// Opens the Parquet files PATHS with `label` as the label column. All must have the same columns,
+/// in the same order. Throws ShardError.
+RankShards open_parquet_shards(const std::vector<std::string>& paths, const std::string& label);
+
+/// Rows [begin, end) of one shard: of a native shard, or of a Parquet file.
 struct RowRange {
   const MappedShard* shard = nullptr;
   uint64_t begin = 0;
   uint64_t end = 0;
+  const ParquetShard* pq = nullptr;
   uint64_t rows() const { return end - begin; }
 };
 
@@ -76,7 +131,9 @@ struct TrainData {
 };
 
 /// The training and evaluation row ranges of SHARDS, each cut into batches of at most
-/// `max_batch_rows` rows.
+/// `max_batch_rows` rows. Parquet files are cut exactly as native shards of the same rows, whatever
+/// their row groups, so that a table is handed to XGBoost in the same batches, and trains to the
+/// same model, in either format.
 void split_rows(const RankShards& shards, double eval_fraction, uint64_t max_batch_rows, std::vector<RowRange>& train,
                 std::vector<RowRange>& eval);
 

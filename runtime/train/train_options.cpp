@@ -60,7 +60,8 @@ void resolve_options(TrainOptions& o, const GetEnv& getenv) {
   if (o.world_size < 0) o.world_size = has("WORLD_SIZE") ? env_int(getenv, "WORLD_SIZE") : 1;
   if (o.tracker.empty() && has("TRACKER_ADDR")) o.tracker = getenv("TRACKER_ADDR");
 
-  if (o.data_dir.empty()) throw UsageError("--data is required: the folder of part-*.trs shards");
+  if (o.data_dir.empty()) throw UsageError("--data is required: the folder of part-*.trs shards or *.parquet files");
+  if (o.label.empty()) throw UsageError("--label must name a column");
   if (o.model_dir.empty()) throw UsageError("--model-dir is required: where model.ubj, checkpoints and metrics go");
   if (o.rounds < 1) throw UsageError(fmt::format("--rounds must be at least 1, not {}", o.rounds));
   if (o.checkpoint_every < 0) throw UsageError("--checkpoint-every must be 0 (never) or more");

@@ -41,6 +41,7 @@ HostPort parse_host_port(std::string_view text);
 
 struct TrainOptions {
   std::string data_dir;
+  std::string label = "label";  ///< the label column of Parquet tables (native shards carry theirs)
   std::string model_dir;
   int rounds = 0;
   int checkpoint_every = 0;  ///< 0: no checkpoints

@@ -106,8 +106,20 @@ void Trainer::touch_heartbeat() {
 
 void Trainer::load_data() {
   const auto t0 = Clock::now();
-  const auto all = list_shard_files(o_.data_dir);
-  if (all.empty()) throw ShardError(fmt::format("{}: no part-*.trs shards in the data folder", o_.data_dir));
+  auto all = list_shard_files(o_.data_dir);
+  const auto parquet_files = list_parquet_files(o_.data_dir);
+  const bool parquet = all.empty() && !parquet_files.empty();
+  if (!all.empty() && !parquet_files.empty())
+    throw ShardError(fmt::format("{}: holds both native shards (part-*.trs) and Parquet files (*.parquet); train on one "
+                                 "table at a time",
+                                 o_.data_dir));
+  if (parquet) all = parquet_files;
+  if (!parquet && o_.label != "label")
+    throw ShardError(fmt::format("{}: --label {} names a Parquet column, but the folder holds native shards, which carry "
+                                 "their label",
+                                 o_.data_dir, o_.label));
+  if (all.empty())
+    throw ShardError(fmt::format("{}: no part-*.trs shards or *.parquet files in the data folder", o_.data_dir));
   if (all.size() < static_cast<size_t>(coll_.world_size())) {
     throw ShardError(fmt::format("{}: {} shard(s) for {} ranks; every rank needs at least one (shard i goes to rank "
                                  "i % world size)",
@@ -115,9 +127,10 @@ void Trainer::load_data() {
   }
   const auto table = read_table_description(o_.data_dir, all);
   const auto mine = shards_of_rank(all, coll_.rank(), coll_.world_size());
-  RankShards shards = open_rank_shards(mine, o_.verify_shards, o_.threads);
+  RankShards shards = parquet ? open_parquet_shards(mine, o_.label) : open_rank_shards(mine, o_.verify_shards, o_.threads);
   if (table) check_against_description(shards, *table, o_.data_dir);
-  check_shard_set(shards, all, coll_.rank(), coll_.world_size());
+  if (!parquet) check_shard_set(shards, all, coll_.rank(), coll_.world_size());
+  else if (!table) check_parquet_names(all);
   touch_heartbeat();
 
   // Every rank must agree that every rank has rows before XGBoost's collective sketching starts.
@@ -138,8 +151,8 @@ void Trainer::load_data() {
   d.max_bin = std::atoi(param_value(params_, "max_bin", "256").c_str());  // checked by resolve_options()
   d.threads = o_.threads;
   data_ = build_train_data(shards, d);
-  say("{} shard(s), {} x {} float32 ({} training rows, {} held out) loaded as a {} in {:.2f} s", shards.shards.size(),
-      shards.rows, shards.features, data_.train_rows, data_.eval_rows, d.quantile ? "QuantileDMatrix" : "DMatrix",
+  say("{} {}, {} x {} float32 ({} training rows, {} held out) loaded as a {} in {:.2f} s",
+      parquet ? shards.parquet.size() : shards.shards.size(), parquet ? "Parquet file(s)" : "shard(s)", shards.rows, shards.features, data_.train_rows, data_.eval_rows, d.quantile ? "QuantileDMatrix" : "DMatrix",
       seconds_since(t0));
   touch_heartbeat();
 }
