@@ -5,7 +5,8 @@
 #   a rerun skips complete shards (untouched: same mtime) and regenerates deleted, corrupt and torn ones;
 #   inspect names a corrupt shard and exits 1; another table's parameters in the same folder exit 1;
 #   DuckDB (npm @duckdb/node-api, installed into a cache folder) reads the Parquet shards back with
-#   the same row count, sums, minima and maxima; --device cuda without a GPU exits 3; bad flags exit 2.
+#   the same row count, sums, minima and maxima; --device cuda gives the CPU's bits on a GPU and exits 3
+#   without one (the comparison then SKIPs); bad flags exit 2.
 # Usage: tests/runtime_datagen_test.sh TRAINRT TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -165,7 +166,17 @@ check_cuda() {
   expect 3 stderr 'GPU' || return 1
   [ ! -e "$TMP/cuda/_trainrt_table.json" ] || { echo "wrote a table without a GPU"; return 1; }
 }
-t "--device cuda without a usable GPU exits 3 with a message" check_cuda
+# The CUDA kernel's table, bit for bit the CPU's: same inspect text (checksum over every value).
+check_cuda_bits() {
+  gen_inspect "$TMP/cuda" --shards 3 --device cuda && same_text "$TMP/n1.inspect" "$TMP/cuda.inspect"
+}
+if "$TRAINRT" datagen --rows 16 --features 2 --quiet --dry-run --device cuda --out "$TMP/cuda-probe" >/dev/null 2>&1; then
+  t "--device cuda: the GPU's table is the CPU's, bit for bit" check_cuda_bits
+else
+  t "--device cuda without a usable GPU exits 3 with a message" check_cuda
+  tap_n=$((tap_n + 1))
+  echo "ok $tap_n - the GPU's table is the CPU's, bit for bit # SKIP no usable CUDA GPU (or built without CUDA)"
+fi
 
 check_usage() {
   local args

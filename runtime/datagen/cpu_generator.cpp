@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "datagen/row_generator.h"
 
@@ -185,6 +186,206 @@ struct Avx512Words {
   }
 };
 
+#define TRAINRT_V4 __attribute__((target("arch=x86-64-v4,prefer-vector-width=512")))
+
+/// The AVX-512 path proper: rows in batches of 16, every per-row step across rows in SIMD lanes.
+/// A Philox lane's counter is any (row, index, purpose), so the noise blocks of 16 rows are laid
+/// out as one flat sequence of (row, block) pairs, 16 per register, none wasted; the Feistel
+/// permutation runs 8 rows per register with vpmullq, lanes that must cycle-walk masked.
+namespace v4 {
+
+constexpr uint32_t kRows = 16;
+
+/// Ten Philox rounds on 16 lanes of counters; the words of lane j into w[k][j].
+TRAINRT_V4 inline void philox16(uint64_t seed, __m512i c0, __m512i c1, __m512i c2, __m512i c3, uint32_t (&w)[4][16]) {
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round, k0 += philox::kW0, k1 += philox::kW1) {
+    __m512i hi0, lo0, hi1, lo1;
+    Avx512Words::mulhilo(c0, m0, hi0, lo0);
+    Avx512Words::mulhilo(c2, m1, hi1, lo1);
+    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
+    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
+    c1 = lo1;
+    c3 = lo0;
+  }
+  _mm512_storeu_si512(w[0], c0);
+  _mm512_storeu_si512(w[1], c1);
+  _mm512_storeu_si512(w[2], c2);
+  _mm512_storeu_si512(w[3], c3);
+}
+
+/// Box-Muller on 16 word pairs; the scalar function, vectorised by the compiler (same operations).
+TRAINRT_V4 inline void box_muller16(const uint32_t* a, const uint32_t* b, float* z0, float* z1) {
+  for (int t = 0; t < 16; ++t) philox::box_muller(a[t], b[t], z0[t], z1[t]);
+}
+
+/// mix64 on 8 lanes.
+TRAINRT_V4 inline __m512i mix64x8(__m512i x) {
+  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
+  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull)));
+  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
+  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull)));
+  return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+/// One pass of permute_row's Feistel network on 8 lanes.
+TRAINRT_V4 inline __m512i feistel8(const ModelView& m, __m512i x) {
+  const __m128i h = _mm_cvtsi32_si128(static_cast<int>(m.perm_half_bits));
+  const __m512i mask = _mm512_set1_epi64(static_cast<long long>((uint64_t{1} << m.perm_half_bits) - 1));
+  __m512i left = _mm512_srl_epi64(x, h), right = _mm512_and_si512(x, mask);
+  for (int i = 0; i < 4; ++i) {
+    const __m512i key = _mm512_set1_epi64(static_cast<long long>(m.perm_keys[i]));
+    const __m512i next = _mm512_xor_si512(left, _mm512_and_si512(mix64x8(_mm512_xor_si512(right, key)), mask));
+    left = right;
+    right = next;
+  }
+  return _mm512_or_si512(_mm512_sll_epi64(left, h), right);
+}
+
+/// permute_row for rows first .. first + 7: lanes still outside the table walk on, the others wait.
+TRAINRT_V4 inline void permute8(const ModelView& m, uint64_t first, uint64_t* pos) {
+  const __m512i rows = _mm512_set1_epi64(static_cast<long long>(m.rows));
+  __m512i x = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first)), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+  x = feistel8(m, x);
+  for (__mmask8 walk = _mm512_cmpge_epu64_mask(x, rows); walk; walk = _mm512_cmpge_epu64_mask(x, rows))
+    x = _mm512_mask_mov_epi64(x, walk, feistel8(m, x));
+  _mm512_storeu_si512(pos, x);
+}
+
+/// Counters for 16 rows first + lane offset: low and high words of the row (carry included).
+struct RowCounters {
+  __m512i lo, hi;
+};
+
+TRAINRT_V4 inline RowCounters row_counters(uint64_t first, __m512i offsets) {
+  const __m512i base = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(first)));
+  const __m512i lo = _mm512_add_epi32(base, offsets);
+  const __mmask16 carry = _mm512_cmplt_epu32_mask(lo, base);
+  const __m512i hi = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(first >> 32)));
+  return {lo, _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1))};
+}
+
+/// The flat (row, block) sequence of a batch: pair p is block p % blocks of row p / blocks.
+struct NoiseLayout {
+  uint32_t blocks = 0, pairs = 0;  ///< blocks per row; kRows * blocks pairs (a multiple of 16)
+  std::vector<uint32_t> row_of, block_of;
+  explicit NoiseLayout(uint32_t values) : blocks((values + 3) / 4), pairs(kRows * blocks) {
+    row_of.resize(pairs);
+    block_of.resize(pairs);
+    for (uint32_t p = 0; p < pairs; ++p) {
+      row_of[p] = p / blocks;
+      block_of[p] = p % blocks;
+    }
+  }
+};
+
+/// The `purpose` normals of rows first .. first + 15, row t's 4 * blocks values at out + t * 4 * blocks
+/// (value i of a row from block i / 4, as row_normals draws them).
+TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose, const NoiseLayout& l, float* out) {
+  const __m512i kind = _mm512_set1_epi32(static_cast<int>(purpose));
+  for (uint32_t p = 0; p < l.pairs; p += 16) {
+    const RowCounters c = row_counters(first, _mm512_loadu_si512(l.row_of.data() + p));
+    uint32_t w[4][16];
+    philox16(seed, c.lo, c.hi, _mm512_loadu_si512(l.block_of.data() + p), kind, w);
+    alignas(64) float z[4][16];
+    box_muller16(w[0], w[1], z[0], z[1]);
+    box_muller16(w[2], w[3], z[2], z[3]);
+    // 4 x 16 -> 16 x 4: pair q's (z0, z1, z2, z3) to out[4 (p + q)].
+    const __m512 z0 = _mm512_load_ps(z[0]), z1 = _mm512_load_ps(z[1]);
+    const __m512 z2 = _mm512_load_ps(z[2]), z3 = _mm512_load_ps(z[3]);
+    const __m512 a = _mm512_unpacklo_ps(z0, z1), b = _mm512_unpackhi_ps(z0, z1);
+    const __m512 cc = _mm512_unpacklo_ps(z2, z3), d = _mm512_unpackhi_ps(z2, z3);
+    const __m512 e = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(cc)));
+    const __m512 f = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(cc)));
+    const __m512 g = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
+    const __m512 h = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
+    const __m512 t0 = _mm512_shuffle_f32x4(e, f, 0x44), t1 = _mm512_shuffle_f32x4(g, h, 0x44);
+    const __m512 t2 = _mm512_shuffle_f32x4(e, f, 0xee), t3 = _mm512_shuffle_f32x4(g, h, 0xee);
+    float* o = out + 4 * p;
+    _mm512_storeu_ps(o, _mm512_shuffle_f32x4(t0, t1, 0x88));
+    _mm512_storeu_ps(o + 16, _mm512_shuffle_f32x4(t0, t1, 0xdd));
+    _mm512_storeu_ps(o + 32, _mm512_shuffle_f32x4(t2, t3, 0x88));
+    _mm512_storeu_ps(o + 48, _mm512_shuffle_f32x4(t2, t3, 0xdd));
+  }
+}
+
+TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t count, float* features,
+                                    float* labels) {
+  const uint64_t f = m.features;
+  const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
+  const NoiseLayout layout(m.noise_columns);
+  std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  uint64_t i = 0;
+  for (; i + kRows <= count; i += kRows) {
+    const uint64_t r0 = first + i;
+    float* out = features + i * f;
+    uint64_t pos[kRows];
+    if (m.shuffle) {
+      permute8(m, r0, pos);
+      permute8(m, r0 + 8, pos + 8);
+    } else {
+      for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
+    }
+    uint32_t k[kRows];
+    for (uint32_t t = 0; t < kRows; ++t) k[t] = cluster_of(m, pos[t]);
+    const RowCounters rc = row_counters(r0, lanes);
+    for (uint32_t t = 0; t < kRows; ++t)
+      for (uint32_t j = 0; j < ni; ++j) out[t * f + j] = 0.0f;
+    for (uint32_t block = 0; block * 4 < ni; ++block) {
+      uint32_t w[4][16];
+      philox16(m.seed, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
+      float z[4][16] = {};
+      const uint32_t left = ni - block * 4, used = left < 4 ? left : 4;
+      box_muller16(w[0], w[1], z[0], z[1]);
+      if (left > 2) box_muller16(w[2], w[3], z[2], z[3]);
+      for (uint32_t t = 0; t < kRows; ++t) {
+        const float zt[4] = {z[0][t], z[1][t], z[2][t], z[3][t]};
+        accumulate_informative(m, k[t], block * 4, zt, used, out + t * f);
+      }
+    }
+    uint32_t lw[4][16];
+    philox16(m.seed, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
+    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data());
+    for (uint32_t t = 0; t < kRows; ++t) {
+      classification_dense_columns(m, k[t], out + t * f);
+      std::memcpy(out + t * f + noise_at, noise.data() + t * 4 * layout.blocks, m.noise_columns * sizeof(float));
+      labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
+    }
+  }
+  for (; i < count; ++i) make_row<Avx512Words>(m, first + i, features + i * f, labels + i);
+}
+
+/// Regression rows: all features are noise normals (row_normals' layout), then the target.
+TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t count, float* features, float* labels) {
+  const uint64_t f = m.features;
+  const NoiseLayout layout(m.features);
+  std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
+  uint64_t i = 0;
+  for (; i + kRows <= count; i += kRows) {
+    normals16(m.seed, first + i, kNoise, layout, noise.data());
+    for (uint32_t t = 0; t < kRows; ++t) {
+      float* out = features + (i + t) * f;
+      std::memcpy(out, noise.data() + t * 4 * layout.blocks, f * sizeof(float));
+      float y = 0.0f;
+      for (uint32_t j = 0; j < m.informative; ++j) y = y + out[j] * m.coef[j];
+      y = y + m.bias;
+      if (m.noise > 0.0f) {
+        const philox::Block l = philox::draw(m.seed, first + i + t, 0, kLabel);
+        float z0, z1;
+        philox::box_muller(l.v[0], l.v[1], z0, z1);
+        y = y + m.noise * z0;
+      }
+      labels[i + t] = y;
+    }
+  }
+  for (; i < count; ++i) make_row<Avx512Words>(m, first + i, features + i * f, labels + i);
+}
+
+}  // namespace v4
+
 #pragma GCC diagnostic pop
 
 __attribute__((target("avx2"))) void generate_avx2(const ModelView& model, uint64_t first, uint64_t count,
@@ -195,7 +396,8 @@ __attribute__((target("avx2"))) void generate_avx2(const ModelView& model, uint6
 // x86-64-v4 is AVX-512 F/BW/CD/DQ/VL; no FMA contraction happens (-ffp-contract=off).
 __attribute__((target("arch=x86-64-v4,prefer-vector-width=512"))) void generate_avx512(
     const ModelView& model, uint64_t first, uint64_t count, float* features, float* labels) {
-  simd_rows<Avx512Words>(model, first, count, features, labels);
+  if (model.task == 0) v4::classification_rows(model, first, count, features, labels);
+  else v4::regression_rows(model, first, count, features, labels);
 }
 
 bool cpu_has_avx512() {

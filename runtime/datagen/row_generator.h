@@ -157,10 +157,9 @@ TRAINRT_HD uint32_t informative_normals(const ModelView& m, uint32_t block, cons
   return left < 4 ? left : 4;
 }
 
-/// The rest of a classification row once out[0, I) holds z @ A_k: the centroid, the redundant,
-/// repeated and noise columns.
-template <typename Words>
-TRAINRT_HD void finish_classification_row(const ModelView& m, uint64_t row, uint32_t k, float* out) {
+/// The dense columns of a classification row once out[0, I) holds z @ A_k: the centroid, the
+/// redundant and the repeated columns.
+TRAINRT_HD void classification_dense_columns(const ModelView& m, uint32_t k, float* out) {
   const uint32_t ni = m.informative, nr = m.redundant;
   const float* c = m.centroids + static_cast<uint64_t>(k) * ni;
   for (uint32_t j = 0; j < ni; ++j) out[j] = out[j] + c[j];
@@ -173,7 +172,13 @@ TRAINRT_HD void finish_classification_row(const ModelView& m, uint64_t row, uint
   }
   float* rep = red + nr;
   for (uint32_t p = 0; p < m.repeated; ++p) rep[p] = out[m.repeated_from[p]];
-  row_normals<Words>(m.seed, row, kNoise, rep + m.repeated, m.noise_columns);
+}
+
+/// The rest of a classification row once out[0, I) holds z @ A_k: the dense columns, then noise.
+template <typename Words>
+TRAINRT_HD void finish_classification_row(const ModelView& m, uint64_t row, uint32_t k, float* out) {
+  classification_dense_columns(m, k, out);
+  row_normals<Words>(m.seed, row, kNoise, out + m.informative + m.redundant + m.repeated, m.noise_columns);
 }
 
 /// One classification row: features into out[0, features), the class into *label.
