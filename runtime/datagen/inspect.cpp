@@ -10,6 +10,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TRAINRT_HAVE_AVX512_CHECKSUM 1
+#endif
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -37,17 +42,87 @@ void TableAccumulator::add_stat(size_t column, float v) {
   if (summary_.rows == 0 || v > c.max) c.max = v;
 }
 
+namespace {
+
+/// The end of row_checksum once the four lanes have taken the row's first `done` words (a multiple
+/// of 4): the remaining features and the label, the fold and the final mix.
+uint64_t finish_row_checksum(uint64_t row, uint64_t (&lanes)[4], const float* features, uint32_t done, uint32_t count,
+                             float label) {
+  using trainc::common::fnv1a_step, trainc::common::kFnvOffset;
+  for (uint32_t i = done; i < count; ++i) lanes[i % 4] = fnv1a_step(lanes[i % 4], philox::float_bits(features[i]));
+  lanes[count % 4] = fnv1a_step(lanes[count % 4], philox::float_bits(label));
+  uint64_t h = kFnvOffset;
+  for (uint64_t lane : lanes) h = fnv1a_step(h, lane);
+  return mix64(h + row * 0x9E3779B97F4A7C15ull);
+}
+
+#ifdef TRAINRT_HAVE_AVX512_CHECKSUM
+// GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined operands.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+/// Words a[i .. i+4) and b[i .. i+4), zero-extended to eight 64-bit slots.
+__attribute__((target("avx512f,avx512dq,avx512vl"), always_inline)) inline __m512i pair(const float* a, const float* b,
+                                                                                      uint32_t i) {
+  const __m256i words = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)),
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+  return _mm512_cvtepu32_epi64(words);
+}
+
+/// Four rows at a time: rows (0, 1) in one register and (2, 3) in another, each row's four lanes in
+/// four 64-bit slots; the words of a group of four zero-extended and folded in with vpmullq.
+__attribute__((target("avx512f,avx512dq,avx512vl"))) uint64_t rows_checksum_avx512(uint64_t first_row,
+                                                                                   const float* features,
+                                                                                   const float* labels, uint64_t rows,
+                                                                                   uint32_t count) {
+  using trainc::common::kFnvOffset, trainc::common::kFnvPrime;
+  const __m512i prime = _mm512_set1_epi64(static_cast<long long>(kFnvPrime));
+  const uint64_t f = count;
+  const uint32_t full = count / 4 * 4;
+  uint64_t sum = 0, r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float* x = features + r * f;
+    __m512i s01 = _mm512_set1_epi64(static_cast<long long>(kFnvOffset)), s23 = s01;
+    for (uint32_t i = 0; i < full; i += 4) {
+      s01 = _mm512_mullo_epi64(_mm512_xor_si512(s01, pair(x, x + f, i)), prime);
+      s23 = _mm512_mullo_epi64(_mm512_xor_si512(s23, pair(x + 2 * f, x + 3 * f, i)), prime);
+    }
+    alignas(64) uint64_t lanes[16];
+    _mm512_store_si512(lanes, s01);
+    _mm512_store_si512(lanes + 8, s23);
+    for (int t = 0; t < 4; ++t) {
+      uint64_t l[4] = {lanes[4 * t], lanes[4 * t + 1], lanes[4 * t + 2], lanes[4 * t + 3]};
+      sum += finish_row_checksum(first_row + r + t, l, x + t * f, full, count, labels[r + t]);
+    }
+  }
+  for (; r < rows; ++r) sum += row_checksum(first_row + r, features + r * f, count, labels[r]);
+  return sum;
+}
+
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
 uint64_t row_checksum(uint64_t row, const float* features, uint32_t count, float label) {
   using trainc::common::fnv1a_step, trainc::common::kFnvOffset;
   uint64_t lanes[4] = {kFnvOffset, kFnvOffset, kFnvOffset, kFnvOffset};
   uint32_t i = 0;
   for (; i + 4 <= count; i += 4)
     for (uint32_t t = 0; t < 4; ++t) lanes[t] = fnv1a_step(lanes[t], philox::float_bits(features[i + t]));
-  for (; i < count; ++i) lanes[i % 4] = fnv1a_step(lanes[i % 4], philox::float_bits(features[i]));
-  lanes[count % 4] = fnv1a_step(lanes[count % 4], philox::float_bits(label));  // the label is word `count`
-  uint64_t h = kFnvOffset;
-  for (uint64_t lane : lanes) h = fnv1a_step(h, lane);
-  return mix64(h + row * 0x9E3779B97F4A7C15ull);
+  return finish_row_checksum(row, lanes, features, i, count, label);
+}
+
+uint64_t rows_checksum(uint64_t first_row, const float* features, const float* labels, uint64_t rows,
+                       uint32_t count) {
+#ifdef TRAINRT_HAVE_AVX512_CHECKSUM
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512vl");
+  if (avx512) return rows_checksum_avx512(first_row, features, labels, rows, count);
+#endif
+  uint64_t sum = 0;
+  for (uint64_t r = 0; r < rows; ++r) sum += row_checksum(first_row + r, features + r * count, count, labels[r]);
+  return sum;
 }
 
 void TableAccumulator::add_row(uint64_t row, const float* features, float label) {

@@ -439,9 +439,7 @@ class Pipeline {
           float* labels = slot.labels.get(piece.rows);
           if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, features, labels);
           if (opt_.dry_run) {
-            slot.checksum_terms = 0;
-            for (uint64_t i = 0; i < piece.rows; ++i)
-              slot.checksum_terms += row_checksum(piece.first_row + i, features + i * f, f, labels[i]);
+            slot.checksum_terms = rows_checksum(piece.first_row, features, labels, piece.rows, f);
           }
         } else if (piece.rows > 0) {
           const uint64_t rows = piece.rows;
