@@ -311,8 +311,89 @@ TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose
   }
 }
 
+/// The dense columns of 16 rows in registers, for tables of at most 16 clusters and 8 informative and
+/// redundant columns (make_classification's usual shapes): each per-cluster coefficient is picked per
+/// lane from a register (vpermps), and every column is summed in the order accumulate_informative and
+/// classification_dense_columns use, with separate multiplies and adds, so the bits are theirs.
+struct DenseTables {
+  static constexpr uint32_t kMaxClusters = 16, kMaxColumns = 8;
+  bool usable = false;
+  std::vector<float> coef;      ///< (i, j) -> 16 lanes: A_k[i][j] for cluster k in lane k
+  std::vector<float> centroid;  ///< j -> 16 lanes: c_k[j]
+  explicit DenseTables(const ModelView& m) {
+    const uint32_t ni = m.informative;
+    usable = m.clusters <= kMaxClusters && ni <= kMaxColumns && m.redundant <= kMaxColumns;
+    if (!usable) return;
+    coef.assign(static_cast<size_t>(ni) * ni * 16, 0.0f);
+    centroid.assign(static_cast<size_t>(ni) * 16, 0.0f);
+    for (uint32_t k = 0; k < m.clusters; ++k)
+      for (uint32_t i = 0; i < ni; ++i) {
+        centroid[i * 16 + k] = m.centroids[static_cast<uint64_t>(k) * ni + i];
+        for (uint32_t j = 0; j < ni; ++j)
+          coef[(i * ni + j) * 16 + k] = m.covariance[(static_cast<uint64_t>(k) * ni + i) * ni + j];
+      }
+  }
+};
+
+/// cluster_of for 16 positions when the table has at most 16 clusters: the number of cluster ends at
+/// or below the position (cluster_end increases).
+TRAINRT_V4 inline __m512i clusters16(const ModelView& m, const uint64_t* pos) {
+  const __m512i p0 = _mm512_loadu_si512(pos), p1 = _mm512_loadu_si512(pos + 8);
+  __m512i k0 = _mm512_setzero_si512(), k1 = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi64(1);
+  for (uint32_t j = 0; j + 1 < m.clusters; ++j) {
+    const __m512i end = _mm512_set1_epi64(static_cast<long long>(m.cluster_end[j]));
+    k0 = _mm512_mask_add_epi64(k0, _mm512_cmpge_epu64_mask(p0, end), k0, one);
+    k1 = _mm512_mask_add_epi64(k1, _mm512_cmpge_epu64_mask(p1, end), k1, one);
+  }
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(k0)), _mm512_cvtepi64_epi32(k1), 1);
+}
+
+/// Rows first .. first + 15 of a table DenseTables can serve: clusters, informative blocks, dense
+/// columns in registers, then written to the rows; k receives the clusters.
+TRAINRT_V4 inline void dense16(const ModelView& m, const DenseTables& tab, const uint64_t* pos, const RowCounters& rc,
+                               float* out, uint64_t f, uint32_t* k) {
+  const uint32_t ni = m.informative, nr = m.redundant;
+  const __m512i kv = clusters16(m, pos);
+  _mm512_storeu_si512(k, kv);
+  __m512 x[DenseTables::kMaxColumns], red[DenseTables::kMaxColumns];
+  for (uint32_t j = 0; j < ni; ++j) x[j] = _mm512_setzero_ps();
+  for (uint32_t block = 0; block * 4 < ni; ++block) {
+    uint32_t w[4][16];
+    philox16(m.seed, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
+    alignas(64) float z[4][16] = {};
+    const uint32_t left = ni - block * 4, used = left < 4 ? left : 4;
+    box_muller16(w[0], w[1], z[0], z[1]);
+    if (left > 2) box_muller16(w[2], w[3], z[2], z[3]);
+    for (uint32_t t = 0; t < used; ++t) {
+      const uint32_t i = block * 4 + t;
+      const __m512 zi = _mm512_load_ps(z[t]);
+      for (uint32_t j = 0; j < ni; ++j) {
+        const __m512 a = _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.coef.data() + (i * ni + j) * 16));
+        x[j] = _mm512_add_ps(x[j], _mm512_mul_ps(zi, a));
+      }
+    }
+  }
+  for (uint32_t j = 0; j < ni; ++j)
+    x[j] = _mm512_add_ps(x[j], _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.centroid.data() + j * 16)));
+  for (uint32_t r = 0; r < nr; ++r) red[r] = _mm512_setzero_ps();
+  for (uint32_t i = 0; i < ni; ++i)
+    for (uint32_t r = 0; r < nr; ++r)
+      red[r] = _mm512_add_ps(red[r],
+                             _mm512_mul_ps(x[i], _mm512_set1_ps(m.redundant_mix[static_cast<uint64_t>(i) * nr + r])));
+  alignas(64) float cols[2 * DenseTables::kMaxColumns][16];
+  for (uint32_t j = 0; j < ni; ++j) _mm512_store_ps(cols[j], x[j]);
+  for (uint32_t r = 0; r < nr; ++r) _mm512_store_ps(cols[ni + r], red[r]);
+  for (uint32_t t = 0; t < kRows; ++t) {
+    float* row = out + t * f;
+    for (uint32_t c = 0; c < ni + nr; ++c) row[c] = cols[c][t];
+    for (uint32_t p = 0; p < m.repeated; ++p) row[ni + nr + p] = row[m.repeated_from[p]];
+  }
+}
+
 TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t count, float* features,
                                     float* labels) {
+  const DenseTables tables(m);
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
   const NoiseLayout layout(m.noise_columns);
@@ -330,8 +411,19 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
       for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
     }
     uint32_t k[kRows];
-    for (uint32_t t = 0; t < kRows; ++t) k[t] = cluster_of(m, pos[t]);
     const RowCounters rc = row_counters(r0, lanes);
+    uint32_t lw[4][16];
+    philox16(m.seed, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
+    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data());
+    if (tables.usable) {
+      dense16(m, tables, pos, rc, out, f, k);
+      for (uint32_t t = 0; t < kRows; ++t) {
+        std::memcpy(out + t * f + noise_at, noise.data() + t * 4 * layout.blocks, m.noise_columns * sizeof(float));
+        labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
+      }
+      continue;
+    }
+    for (uint32_t t = 0; t < kRows; ++t) k[t] = cluster_of(m, pos[t]);
     for (uint32_t t = 0; t < kRows; ++t)
       for (uint32_t j = 0; j < ni; ++j) out[t * f + j] = 0.0f;
     for (uint32_t block = 0; block * 4 < ni; ++block) {
@@ -346,9 +438,6 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
         accumulate_informative(m, k[t], block * 4, zt, used, out + t * f);
       }
     }
-    uint32_t lw[4][16];
-    philox16(m.seed, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
-    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data());
     for (uint32_t t = 0; t < kRows; ++t) {
       classification_dense_columns(m, k[t], out + t * f);
       std::memcpy(out + t * f + noise_at, noise.data() + t * 4 * layout.blocks, m.noise_columns * sizeof(float));

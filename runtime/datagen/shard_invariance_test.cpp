@@ -256,3 +256,42 @@ TEST_CASE("rows_checksum (SIMD where available) sums exactly the row_checksum te
 }
 
 }  // namespace trainrt::datagen
+
+namespace trainrt::datagen {
+
+TEST_CASE("the AVX-512 dense-column path (<= 16 clusters, <= 8 informative and redundant) and its fallback match") {
+  struct Case {
+    uint32_t informative, redundant, repeated, classes, clusters_per_class;
+    bool shuffle;
+  };
+  // Inside the register path's limits, at them (16 clusters, 8 + 8 columns) and just past them.
+  const Case cases[] = {{2, 2, 0, 2, 2, true},  {3, 0, 2, 3, 2, true},  {5, 3, 2, 4, 4, true},
+                        {8, 8, 3, 2, 1, false}, {5, 1, 1, 3, 6, true},  {9, 2, 1, 2, 2, true},
+                        {4, 9, 0, 2, 2, true},  {1, 0, 0, 2, 1, false}};
+  for (const Case& c : cases) {
+    CAPTURE(c.informative);
+    CAPTURE(c.redundant);
+    CAPTURE(c.classes * c.clusters_per_class);
+    Spec s;
+    s.rows = 1001;
+    s.features = c.informative + c.redundant + c.repeated + 7;
+    s.informative = c.informative;
+    s.redundant = c.redundant;
+    s.repeated = c.repeated;
+    s.classes = c.classes;
+    s.clusters_per_class = c.clusters_per_class;
+    s.shuffle_rows = c.shuffle;
+    s.seed = 77 + c.informative;
+    const Model m = build_model(s);
+    std::vector<float> x1(s.rows * s.features), y1(s.rows), x2(x1.size()), y2(y1.size());
+    generate_rows_on(CpuPath::kPortable, m.view(), 0, s.rows, x1.data(), y1.data());
+    for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
+      if (!cpu_path_available(path)) continue;
+      generate_rows_on(path, m.view(), 0, s.rows, x2.data(), y2.data());
+      CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
+      CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
+    }
+  }
+}
+
+}  // namespace trainrt::datagen
