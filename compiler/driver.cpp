@@ -1,5 +1,6 @@
 #include "driver.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -24,10 +25,16 @@ SourcePtr read_source(const std::string& path, std::string& error) {
     error = "cannot read spec '" + path + "': no such file or not readable";
     return nullptr;
   }
-  // Read at most one byte past the limit, so that neither a huge file nor a device is read whole.
-  std::string text(limits::kSpecBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  // Read at most one byte past the limit, so that neither a huge file nor a device is read whole;
+  // in pieces, so that a small spec does not cost a buffer of the limit's size.
+  std::string text;
+  char buf[1 << 16];
+  while (text.size() <= limits::kSpecBytes) {
+    const size_t want = std::min(sizeof buf, limits::kSpecBytes + 1 - text.size());
+    in.read(buf, static_cast<std::streamsize>(want));
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (static_cast<size_t>(in.gcount()) < want) break;
+  }
   if (text.size() > limits::kSpecBytes) {
     error = fmt::format("spec '{}' is larger than {} KiB; trainc reads specs up to that size", path,
                         limits::kSpecBytes >> 10);

@@ -1,5 +1,6 @@
 // trainc: compile training-system specs into Kubernetes manifests and a runbook.
 // Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors (and internal errors, which are bugs).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "inspect/explain.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
+#include "frontend/jsonnet_loader.h"
 #include "frontend/schema_check.h"
 #include "frontend/spec_detect.h"
 #include "io/drift_summary.h"
@@ -68,6 +70,9 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
                 std::vector<std::string>& compiled_specs) {
   Diagnostics diags;
   std::map<std::string, std::string> seen;  // system name -> spec
+  if (std::any_of(opt.specs.begin(), opt.specs.end(),
+                  [](const std::string& s) { return s.ends_with(".jsonnet") || s.ends_with(".libsonnet"); }))
+    start_jsonnet_server();
   for (const auto& spec : opt.specs) {
     g_activity = fmt::format("compiling '{}'", spec);
     std::string io_error;

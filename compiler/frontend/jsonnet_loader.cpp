@@ -1,17 +1,23 @@
 #include "frontend/jsonnet_loader.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -208,8 +214,8 @@ struct Evaluation {
   std::string text;
 };
 
-/// Evaluates in this process. Only ever called in the child of evaluate().
-Evaluation evaluate_here(const SourceFile& file, const fs::path& root) {
+/// Evaluates in this process. Only ever called in the Jsonnet server (see Server below).
+Evaluation evaluate_here(const std::string& name, const std::string& text, const fs::path& root) {
   ImportJail jail;
   jail.root = root;
   JsonnetVm* vm = jsonnet_make();
@@ -218,7 +224,7 @@ Evaluation evaluate_here(const SourceFile& file, const fs::path& root) {
   jsonnet_max_trace(vm, 4);
   jsonnet_max_stack(vm, limits::kJsonnetStackFrames);
   int error = 0;
-  char* out = jsonnet_evaluate_snippet(vm, file.name().c_str(), file.text().c_str(), &error);
+  char* out = jsonnet_evaluate_snippet(vm, name.c_str(), text.c_str(), &error);
   Evaluation e{error ? Evaluation::Outcome::jsonnet_error : Evaluation::Outcome::json, out ? out : ""};
   jsonnet_realloc(vm, out, 0);
   jsonnet_destroy(vm);
@@ -247,7 +253,8 @@ size_t resident_bytes(pid_t pid) {
 
 bool write_all(int fd, const char* data, size_t n) {
   while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
+    // MSG_NOSIGNAL: a server that died is reported by its exit status, not by SIGPIPE in trainc.
+    ssize_t w = ::send(fd, data, n, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return false;
     data += w;
@@ -256,127 +263,250 @@ bool write_all(int fd, const char* data, size_t n) {
   return true;
 }
 
-/// Evaluates the spec in a child process with a memory cap, a deadline and a bound on its output,
-/// so that a runaway spec (std.range(0, 1e9), nesting that overflows libjsonnet's parser) stops
-/// with an error instead of taking trainc, or the machine, with it. The child writes one outcome
-/// byte, then the text.
-Evaluation evaluate(const SourceFile& file, const fs::path& root) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {Evaluation::Outcome::stopped, fmt::format("cannot start Jsonnet: {}", std::strerror(errno))};
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return {Evaluation::Outcome::stopped, fmt::format("cannot start Jsonnet: {}", std::strerror(errno))};
+bool read_all(int fd, char* data, size_t n) {
+  while (n > 0) {
+    ssize_t r = ::read(fd, data, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    data += r;
+    n -= static_cast<size_t>(r);
   }
-  if (pid == 0) {
-    ::close(fds[0]);
-    // libjsonnet prints "FATAL ERROR" and aborts when an allocation fails; the parent says why.
-    const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDERR_FILENO);
-    if (!kSanitized) {  // a sanitizer reserves terabytes of address space for its shadow memory
-      const rlimit mem{limits::kJsonnetMemoryBytes, limits::kJsonnetMemoryBytes};
-      ::setrlimit(RLIMIT_AS, &mem);
-    }
-    // A backstop only: the parent's wall-clock deadline comes first and says why.
-    const rlimit cpu{2 * limits::kJsonnetSeconds, 2 * limits::kJsonnetSeconds + 1};
-    ::setrlimit(RLIMIT_CPU, &cpu);
-    char outcome = 's';
-    std::string text;
-    try {
-      Evaluation e = evaluate_here(file, root);
-      outcome = e.outcome == Evaluation::Outcome::json ? 'j' : 'e';
-      text = std::move(e.text);
-    } catch (const std::bad_alloc&) {
-      text = "memory";
-    } catch (...) {
-      text = "exception";
-    }
-    const bool ok = write_all(fds[1], &outcome, 1) && write_all(fds[1], text.data(), text.size());
-    ::_exit(ok ? 0 : 1);
+  return true;
+}
+
+bool write_u64(int fd, uint64_t v) { return write_all(fd, reinterpret_cast<const char*>(&v), sizeof v); }
+
+bool read_string(int fd, std::string& s, size_t max) {
+  uint64_t n = 0;
+  if (!read_all(fd, reinterpret_cast<char*>(&n), sizeof n) || n > max) return false;
+  s.resize(n);
+  return read_all(fd, s.data(), n);
+}
+
+/// libjsonnet lexes, parses and desugars its standard library for every evaluation and every file
+/// imported (three times for a spec importing trainc.libsonnet), in millions of small allocations.
+/// On 4 KiB pages most of that time goes to page faults and TLB misses, so the server's heap is
+/// grown once by 64 MiB and backed by transparent huge pages where the kernel offers them (madvise
+/// mode): about half the CPU time of an evaluation in a fresh process. Freed memory stays in the
+/// heap for the next spec.
+void prepare_heap() {
+  if (kSanitized) return;  // the sanitizer's allocator is not glibc's
+  constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: big blocks come from the heap too
+  ::mallopt(M_TOP_PAD, static_cast<int>(kPad));
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kPad));
+  const auto before = reinterpret_cast<uintptr_t>(::sbrk(0));
+  void* grow = ::malloc(::mallinfo2().keepcost + (1 << 20));  // more than the top of the heap holds
+  const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
+  const uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
+  if (grow && to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  ::free(grow);
+}
+
+/// The server's loop: one request (spec name, its text, the folder imports are jailed to) at a
+/// time, answered with an outcome byte ('j' JSON, 'e' Jsonnet error, 's' stopped), the length of
+/// the text and the text. Returns when trainc closes its end.
+[[noreturn]] void serve(int fd) {
+  // libjsonnet prints "FATAL ERROR" and aborts when an allocation fails; the parent says why.
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  if (null_fd >= 0)
+    for (int std_fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) ::dup2(null_fd, std_fd);
+  if (!kSanitized) {  // a sanitizer reserves terabytes of address space for its shadow memory
+    const rlimit mem{limits::kJsonnetMemoryBytes, limits::kJsonnetMemoryBytes};
+    ::setrlimit(RLIMIT_AS, &mem);
   }
-  ::close(fds[1]);
-  std::string data;
-  bool too_long = false, too_big = false, too_much_memory = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
-  char buf[1 << 16];
+  prepare_heap();
+  rlimit cpu{};
+  ::getrlimit(RLIMIT_CPU, &cpu);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      too_long = true;
-      break;
+    std::string name, text, root;
+    if (!read_string(fd, name, 4096) || !read_string(fd, text, limits::kSpecBytes) || !read_string(fd, root, 4096))
+      ::_exit(0);
+    // A backstop only, per spec: the parent's wall-clock deadline comes first and says why. The
+    // soft limit's SIGXCPU ends the server; the hard limit is left as trainc found it.
+    rusage used{};
+    ::getrusage(RUSAGE_SELF, &used);
+    const rlim_t soft = static_cast<rlim_t>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) + 2 * limits::kJsonnetSeconds + 1;
+    const rlimit spec_cpu{cpu.rlim_max == RLIM_INFINITY ? soft : std::min(soft, cpu.rlim_max), cpu.rlim_max};
+    ::setrlimit(RLIMIT_CPU, &spec_cpu);
+    char outcome = 's';
+    std::string out;
+    try {
+      Evaluation e = evaluate_here(name, text, root);
+      outcome = e.outcome == Evaluation::Outcome::json ? 'j' : 'e';
+      out = std::move(e.text);
+    } catch (const std::bad_alloc&) {
+      out = "memory";
+    } catch (...) {
+      out = "exception";
     }
-    // The child's resident memory is watched as well as capped by RLIMIT_AS: a sanitizer build
-    // cannot set that limit, and the cap must hold there too (the fuzzers run such builds).
-    if (resident_bytes(pid) > limits::kJsonnetMemoryBytes) {
-      too_much_memory = true;
-      break;
+    if (!write_all(fd, &outcome, 1) || !write_u64(fd, out.size()) || !write_all(fd, out.data(), out.size()))
+      ::_exit(1);
+  }
+}
+
+/// One long-lived child process evaluates every Jsonnet spec of the invocation, one at a time,
+/// with a memory cap, a deadline and a bound on its output per spec, so that a runaway spec
+/// (std.range(0, 1e9), nesting that overflows libjsonnet's parser) stops with an error instead of
+/// taking trainc, or the machine, with it. A spec that is stopped takes the server with it; the
+/// next spec starts a fresh one. Sharing the process lets later specs reuse its warm heap.
+class Server {
+ public:
+  ~Server() { stop(false); }
+
+  /// Starts the server unless it runs; a failure is reported by the first evaluation.
+  void prestart() {
+    if (pid_ < 0) start();
+  }
+
+  Evaluation evaluate(const std::string& name, const std::string& text, const fs::path& root) {
+    if (pid_ < 0) {
+      if (auto error = start()) return {Evaluation::Outcome::stopped, *error};
     }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 50)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) break;
-    if (ready == 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buf, static_cast<size_t>(n));
-    if (data.size() > limits::kJsonnetOutputBytes + 1) {
-      too_big = true;
-      break;
+    const std::string what = fmt::format("evaluating '{}'", name);
+    const std::string root_text = root.string();
+    if (!write_u64(fd_, name.size()) || !write_all(fd_, name.data(), name.size()) || !write_u64(fd_, text.size()) ||
+        !write_all(fd_, text.data(), text.size()) || !write_u64(fd_, root_text.size()) ||
+        !write_all(fd_, root_text.data(), root_text.size()))
+      return ended(what);
+    std::string data;
+    bool too_long = false, too_big = false, too_much_memory = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
+    constexpr size_t kHeader = 1 + sizeof(uint64_t);
+    char buf[1 << 16];
+    for (;;) {
+      if (data.size() >= kHeader) {
+        uint64_t n = 0;
+        std::memcpy(&n, data.data() + 1, sizeof n);
+        if (n > limits::kJsonnetOutputBytes) {
+          too_big = true;
+          break;
+        }
+        if (data.size() == kHeader + n) break;
+      }
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        too_long = true;
+        break;
+      }
+      // The server's resident memory is watched as well as capped by RLIMIT_AS: a sanitizer build
+      // cannot set that limit, and the cap must hold there too (the fuzzers run such builds).
+      if (resident_bytes(pid_) > limits::kJsonnetMemoryBytes) {
+        too_much_memory = true;
+        break;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 50)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) return ended(what);
+      if (ready == 0) continue;
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ended(what);
+      data.append(buf, static_cast<size_t>(n));
+      if (data.size() > kHeader + limits::kJsonnetOutputBytes) {
+        too_big = true;
+        break;
+      }
     }
+    if (too_long || too_big || too_much_memory) {
+      stop(true);
+      if (too_long) return {Evaluation::Outcome::stopped, took_too_long(what)};
+      if (too_much_memory) return {Evaluation::Outcome::stopped, needs_too_much_memory(what)};
+      return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller", what,
+                                                        limits::kJsonnetOutputBytes >> 20)};
+    }
+    const char outcome = data[0];
+    data.erase(0, kHeader);
+    if (outcome == 'j') return {Evaluation::Outcome::json, std::move(data)};
+    if (outcome == 'e') return {Evaluation::Outcome::jsonnet_error, std::move(data)};
+    // The server caught an exception and goes on, but a failed allocation may have left libjsonnet
+    // in any state: the next spec gets a fresh server.
+    stop(true);
+    if (data == "memory") return {Evaluation::Outcome::stopped, needs_too_much_memory(what)};
+    return {Evaluation::Outcome::stopped, fmt::format("{} failed inside libjsonnet", what)};
   }
-  ::close(fds[0]);
-  if (too_long || too_big || too_much_memory) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+
+ private:
+  static std::string took_too_long(const std::string& what) {
+    return fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
+                       limits::kJsonnetSeconds);
   }
-  const std::string what = fmt::format("evaluating '{}'", file.name());
-  if (too_long)
-    return {Evaluation::Outcome::stopped,
-            fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
-                        limits::kJsonnetSeconds)};
-  if (too_much_memory)
-    return {Evaluation::Outcome::stopped,
-            fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
-                        "of a huge count?)",
-                        what, limits::kJsonnetMemoryBytes >> 20)};
-  if (too_big)
-    return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller", what,
-                                                      limits::kJsonnetOutputBytes >> 20)};
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    if (sig == SIGXCPU || sig == SIGKILL)
-      return {Evaluation::Outcome::stopped,
-              fmt::format("{} took longer than {} s; trainc stops Jsonnet there (a loop that does not end?)", what,
-                          limits::kJsonnetSeconds)};
-    if (sig == SIGABRT)  // libjsonnet's answer to a failed allocation
-      return {Evaluation::Outcome::stopped,
-              fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
-                          "of a huge count?)",
-                          what, limits::kJsonnetMemoryBytes >> 20)};
-    if (sig == SIGSEGV || sig == SIGBUS)
-      return {Evaluation::Outcome::stopped,
-              fmt::format("{} ran out of stack: the Jsonnet is nested too deeply (a spec needs a few levels; trainc "
-                          "reads at most {})",
-                          what, limits::kDepth)};
-    return {Evaluation::Outcome::stopped, fmt::format("{} stopped with signal {}", what, sig)};
+  static std::string needs_too_much_memory(const std::string& what) {
+    return fmt::format(
+        "{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat of a huge count?)",
+        what, limits::kJsonnetMemoryBytes >> 20);
   }
-  if (data.empty()) return {Evaluation::Outcome::stopped, fmt::format("{} failed", what)};
-  const char outcome = data[0];
-  data.erase(0, 1);
-  if (outcome == 'j') return {Evaluation::Outcome::json, std::move(data)};
-  if (outcome == 'e') return {Evaluation::Outcome::jsonnet_error, std::move(data)};
-  if (data == "memory")
-    return {Evaluation::Outcome::stopped,
-            fmt::format("{} needs more than {} MiB of memory; trainc stops Jsonnet there (std.range or std.repeat "
-                        "of a huge count?)",
-                        what, limits::kJsonnetMemoryBytes >> 20)};
-  return {Evaluation::Outcome::stopped, fmt::format("{} failed inside libjsonnet", what)};
+
+  std::optional<std::string> start() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+      return fmt::format("cannot start Jsonnet: {}", std::strerror(errno));
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return fmt::format("cannot start Jsonnet: {}", std::strerror(errno));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      serve(fds[1]);
+    }
+    ::close(fds[1]);
+    pid_ = pid;
+    fd_ = fds[0];
+    return std::nullopt;
+  }
+
+  /// Ends the server (`kill`: at once) and returns its wait status.
+  int stop(bool kill) {
+    if (pid_ < 0) return 0;
+    ::close(fd_);  // a server waiting for the next spec exits at this end of its input
+    if (kill) ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    fd_ = -1;
+    return status;
+  }
+
+  /// The server ended in the middle of a spec: why, from how it ended.
+  Evaluation ended(const std::string& what) {
+    const int status = stop(false);
+    if (WIFSIGNALED(status)) {
+      const int sig = WTERMSIG(status);
+      if (sig == SIGXCPU || sig == SIGKILL) return {Evaluation::Outcome::stopped, took_too_long(what)};
+      if (sig == SIGABRT)  // libjsonnet's answer to a failed allocation
+        return {Evaluation::Outcome::stopped, needs_too_much_memory(what)};
+      if (sig == SIGSEGV || sig == SIGBUS)
+        return {Evaluation::Outcome::stopped,
+                fmt::format("{} ran out of stack: the Jsonnet is nested too deeply (a spec needs a few levels; trainc "
+                            "reads at most {})",
+                            what, limits::kDepth)};
+      return {Evaluation::Outcome::stopped, fmt::format("{} stopped with signal {}", what, sig)};
+    }
+    return {Evaluation::Outcome::stopped, fmt::format("{} failed", what)};
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+Server& server() {
+  static Server s;
+  return s;
+}
+
+Evaluation evaluate(const SourceFile& file, const fs::path& root) {
+  return server().evaluate(file.name(), file.text(), root);
 }
 
 }  // namespace
+
+void start_jsonnet_server() { server().prestart(); }
 
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   std::error_code ec;

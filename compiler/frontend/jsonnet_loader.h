@@ -12,4 +12,9 @@ namespace trainc {
 /// imported files point at the nearest enclosing key written in the spec).
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags);
 
+/// Jsonnet specs are evaluated in one child process per invocation, started with the first spec.
+/// Starting it before anything else (when a Jsonnet spec is coming) lets its start overlap the
+/// rest and keeps trainc's later memory out of the child's copy-on-write share.
+void start_jsonnet_server();
+
 }  // namespace trainc
