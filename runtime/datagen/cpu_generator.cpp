@@ -159,14 +159,9 @@ struct Avx512Words {
     lo = _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64(odd, 32));
   }
 
-  __attribute__((target("avx512f"))) static void fill(uint64_t seed, uint64_t row, uint32_t first_block,
-                                                      uint32_t purpose, uint32_t count, uint32_t (&w)[4][16]) {
-    if (count <= 8) return Avx2Words::fill(seed, row, first_block, purpose, count, w);
-    __m512i c0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row)));
-    __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32)));
-    __m512i c2 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_block)),
-                                  _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    __m512i c3 = _mm512_set1_epi32(static_cast<int>(purpose));
+  /// Ten Philox rounds on 16 lanes of counters; the words of lane j into w[k][j].
+  __attribute__((target("avx512f"))) static void rounds(uint64_t seed, __m512i c0, __m512i c1, __m512i c2, __m512i c3,
+                                                        uint32_t (&w)[4][16]) {
     const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
     const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
     uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
@@ -184,6 +179,16 @@ struct Avx512Words {
     _mm512_storeu_si512(w[2], c2);
     _mm512_storeu_si512(w[3], c3);
   }
+
+  __attribute__((target("avx512f"))) static void fill(uint64_t seed, uint64_t row, uint32_t first_block,
+                                                      uint32_t purpose, uint32_t count, uint32_t (&w)[4][16]) {
+    if (count <= 8) return Avx2Words::fill(seed, row, first_block, purpose, count, w);
+    const __m512i c0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row)));
+    const __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32)));
+    rounds(seed, c0, c1, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_block)),
+                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+           _mm512_set1_epi32(static_cast<int>(purpose)), w);
+  }
 };
 
 #define TRAINRT_V4 __attribute__((target("arch=x86-64-v4,prefer-vector-width=512")))
@@ -196,24 +201,9 @@ namespace v4 {
 
 constexpr uint32_t kRows = 16;
 
-/// Ten Philox rounds on 16 lanes of counters; the words of lane j into w[k][j].
+/// Ten Philox rounds on 16 lanes of counters (Avx512Words::rounds, inlined here).
 TRAINRT_V4 inline void philox16(uint64_t seed, __m512i c0, __m512i c1, __m512i c2, __m512i c3, uint32_t (&w)[4][16]) {
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round, k0 += philox::kW0, k1 += philox::kW1) {
-    __m512i hi0, lo0, hi1, lo1;
-    Avx512Words::mulhilo(c0, m0, hi0, lo0);
-    Avx512Words::mulhilo(c2, m1, hi1, lo1);
-    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
-    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
-    c1 = lo1;
-    c3 = lo0;
-  }
-  _mm512_storeu_si512(w[0], c0);
-  _mm512_storeu_si512(w[1], c1);
-  _mm512_storeu_si512(w[2], c2);
-  _mm512_storeu_si512(w[3], c3);
+  Avx512Words::rounds(seed, c0, c1, c2, c3, w);
 }
 
 /// Box-Muller on 16 word pairs; the scalar function, vectorised by the compiler (same operations).
