@@ -24,6 +24,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// Rows [first, first + count) on every SIMD path this CPU has, bit for bit against the portable
+/// path (the CUDA kernel's).
+void check_paths_match(const Model& m, uint64_t first, uint64_t count) {
+  const uint32_t f = m.spec.features;
+  std::vector<float> x1(count * f), y1(count), x2(x1.size()), y2(y1.size());
+  generate_rows_on(CpuPath::kPortable, m.view(), first, count, x1.data(), y1.data());
+  for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
+    if (!cpu_path_available(path)) continue;
+    generate_rows_on(path, m.view(), first, count, x2.data(), y2.data());
+    CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
+    CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
+  }
+}
+
 Spec small_spec() {
   Spec s;
   s.rows = 10007;  // prime: no shard count divides it
@@ -105,15 +119,7 @@ TEST_CASE("the AVX-512 and AVX2 paths and the portable path (the CUDA kernel's) 
       s.repeated = task == Task::kClassification && features >= 12 ? 1 : 0;
       s.clusters_per_class = 1;
       s.noise = 1.5;
-      const Model m = build_model(s);
-      std::vector<float> x1(s.rows * features), y1(s.rows), x2(x1.size()), y2(y1.size());
-      generate_rows_on(CpuPath::kPortable, m.view(), 0, s.rows, x1.data(), y1.data());
-      for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
-        if (!cpu_path_available(path)) continue;
-        generate_rows_on(path, m.view(), 0, s.rows, x2.data(), y2.data());
-        CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
-        CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
-      }
+      check_paths_match(build_model(s), 0, s.rows);
     }
   }
 }
@@ -219,15 +225,7 @@ TEST_CASE("the SIMD paths match the portable one at any first row, across 2^32 a
     s.redundant = c.task == Task::kClassification && c.features >= 5 ? 2 : 0;
     s.repeated = c.task == Task::kClassification && c.features >= 7 ? 1 : 0;
     s.noise = 0.5;
-    const Model m = build_model(s);
-    std::vector<float> x1(c.count * c.features), y1(c.count), x2(x1.size()), y2(y1.size());
-    generate_rows_on(CpuPath::kPortable, m.view(), c.first, c.count, x1.data(), y1.data());
-    for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
-      if (!cpu_path_available(path)) continue;
-      generate_rows_on(path, m.view(), c.first, c.count, x2.data(), y2.data());
-      CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
-      CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
-    }
+    check_paths_match(build_model(s), c.first, c.count);
   }
 }
 
@@ -282,15 +280,7 @@ TEST_CASE("the AVX-512 dense-column path (<= 16 clusters, <= 8 informative and r
     s.clusters_per_class = c.clusters_per_class;
     s.shuffle_rows = c.shuffle;
     s.seed = 77 + c.informative;
-    const Model m = build_model(s);
-    std::vector<float> x1(s.rows * s.features), y1(s.rows), x2(x1.size()), y2(y1.size());
-    generate_rows_on(CpuPath::kPortable, m.view(), 0, s.rows, x1.data(), y1.data());
-    for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
-      if (!cpu_path_available(path)) continue;
-      generate_rows_on(path, m.view(), 0, s.rows, x2.data(), y2.data());
-      CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
-      CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
-    }
+    check_paths_match(build_model(s), 0, s.rows);
   }
 }
 
