@@ -191,7 +191,13 @@ struct Avx512Words {
   }
 };
 
+// x86-64-v4 is AVX-512 F/BW/CD/DQ/VL. Clang 14 (the fuzz build) takes no arch= in a target
+// attribute, so it gets the same features by name.
+#ifdef __clang__
+#define TRAINRT_V4 __attribute__((target("avx2,avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
+#else
 #define TRAINRT_V4 __attribute__((target("arch=x86-64-v4,prefer-vector-width=512")))
+#endif
 
 /// The AVX-512 path proper: rows in batches of 16, every per-row step across rows in SIMD lanes.
 /// A Philox lane's counter is any (row, index, purpose), so the noise blocks of 16 rows are laid
@@ -472,9 +478,9 @@ __attribute__((target("avx2"))) void generate_avx2(const ModelView& model, uint6
   simd_rows<Avx2Words>(model, first, count, features, labels);
 }
 
-// x86-64-v4 is AVX-512 F/BW/CD/DQ/VL; no FMA contraction happens (-ffp-contract=off).
-__attribute__((target("arch=x86-64-v4,prefer-vector-width=512"))) void generate_avx512(
-    const ModelView& model, uint64_t first, uint64_t count, float* features, float* labels) {
+// No FMA contraction happens (-ffp-contract=off).
+TRAINRT_V4 void generate_avx512(const ModelView& model, uint64_t first, uint64_t count, float* features,
+                                float* labels) {
   if (model.task == 0) v4::classification_rows(model, first, count, features, labels);
   else v4::regression_rows(model, first, count, features, labels);
 }
