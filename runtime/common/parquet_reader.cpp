@@ -257,7 +257,7 @@ size_t type_width(int32_t type) { return type == kDouble || type == kInt64 ? 8 :
 void plain_to_float(const ColumnInfo& c, const uint8_t* p, size_t n, float* out) {
   switch (c.type) {
     case kFloat:
-      std::memcpy(out, p, n * 4);
+      if (n > 0) std::memcpy(out, p, n * 4);  // a page of no values may come with no buffers at all
       return;
     case kDouble:
       for (size_t i = 0; i < n; ++i) {
