@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/spelling.h"
+
 namespace trainc {
 namespace {
 
@@ -181,6 +183,49 @@ std::string zsh(const CLI::App& app, const ValueKinds& values) {
 
 std::string completion_script(const CLI::App& app, const std::string& shell, const ValueKinds& values) {
   return shell == "zsh" ? zsh(app, values) : bash(app, values);
+}
+
+std::string usage_suggestion(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  const auto long_flags = [](const CLI::App& a, std::vector<std::string>& out) {
+    for (const CLI::Option* o : a.get_options())
+      for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+  };
+  const auto takes_value = [](const CLI::App& a, std::string_view flag) {
+    for (const CLI::Option* o : a.get_options())
+      for (const auto& l : o->get_lnames())
+        if (flag == "--" + l) return o->get_expected_max() > 0;
+    return false;
+  };
+  const CLI::App* sub = nullptr;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.starts_with("-")) {
+      const std::string flag = a.substr(0, a.find('='));
+      std::vector<std::string> known;
+      long_flags(app, known);
+      if (sub) long_flags(*sub, known);
+      if (!a.starts_with("--") || std::find(known.begin(), known.end(), flag) != known.end()) {
+        if (a.find('=') == std::string::npos && (takes_value(app, flag) || (sub && takes_value(*sub, flag)))) ++i;
+        continue;
+      }
+      if (auto s = suggest(flag, known)) return fmt::format("did you mean '{}'?", *s);
+      continue;
+    }
+    if (sub) continue;  // a positional argument of the subcommand
+    if (std::find(names.begin(), names.end(), a) != names.end()) {
+      sub = app.get_subcommand(a);
+      continue;
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    auto s = suggest(a, names);
+    return s ? fmt::format("unknown command '{}'; did you mean '{}'?", a, *s)
+             : fmt::format("unknown command '{}'; the commands are: {}", a, list);
+  }
+  return "";
 }
 
 }  // namespace trainc

@@ -15,4 +15,9 @@ using ValueKinds = std::map<std::string, std::string>;
 /// The completion script for `shell` ("bash" or "zsh").
 std::string completion_script(const CLI::App& app, const std::string& shell, const ValueKinds& values);
 
+/// After a usage error: "did you mean 'check'?" for a misspelled subcommand, or "did you mean
+/// '--format'?" for a misspelled long flag of the subcommand given; "" when neither applies.
+/// `args` are the command-line arguments after the program name.
+std::string usage_suggestion(const CLI::App& app, const std::vector<std::string>& args);
+
 }  // namespace trainc

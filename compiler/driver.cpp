@@ -60,9 +60,18 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
                                        const CheckOptions& checks) {
   diags.add_source(source);
   auto doc = is_jsonnet(source->name()) ? load_jsonnet(source, diags) : load_yaml(source, diags);
-  if (!doc || !check_schema(*doc, diags)) return std::nullopt;
-  auto system = lower(*doc, diags);
-  if (!system || !run_checks(*system, *doc, diags, checks)) return std::nullopt;
+  if (!doc) return std::nullopt;
+  // Every phase runs on what the one before it left valid, so independent mistakes are reported
+  // together: schema errors prune the entities holding them, lowering errors leave out the
+  // entities they were found in (and whatever refers to those) from the checks.
+  const size_t before = diags.reported().size();
+  if (check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
+  auto system = lower_for_checks(*doc, diags);
+  if (system) run_checks(*system, *doc, diags, checks);
+  const auto& all = diags.reported();
+  if (!system || std::any_of(all.begin() + static_cast<std::ptrdiff_t>(before), all.end(),
+                             [](const Diagnostic& d) { return d.severity == Severity::error; }))
+    return std::nullopt;
   Compiled out{std::move(*system), {}};
   out.system.origin = origin;
   const k8s::Plan plan = k8s::plan(out.system);

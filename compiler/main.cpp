@@ -447,6 +447,8 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    const std::string hint = usage_suggestion(app, std::vector<std::string>(argv + 1, argv + argc));
+    if (!hint.empty()) fmt::print(stderr, "trainc: {}\n", hint);
     return kUsage;
   }
   if (*schema) {

@@ -38,6 +38,16 @@ if printed != committed:
 PY
 }
 
+# A misspelled subcommand or flag is a usage error (exit 2) that names what was meant.
+check_usage_suggestion() {
+  local want=$1
+  shift
+  expect_exit 2 "$@" || return 1
+  if ! grep -qF "$want" "$TMP/stderr"; then
+    echo "trainc $* does not suggest: $want"; head -n 10 "$TMP/stderr"; return 1
+  fi
+}
+
 check_missing_spec() {
   local missing="$TMP/no-such-dir/no-such-spec.yaml"
   expect_exit 2 check "$missing" || return 1
@@ -235,6 +245,10 @@ t "--version exits 0 and prints a version" check_prints --version
 t "--help exits 0 and prints usage" check_prints --help
 t "no arguments exits 2" expect_exit 2
 t "an unknown subcommand exits 2" expect_exit 2 no-such-subcommand
+t "a misspelled subcommand gets a did-you-mean" check_usage_suggestion "did you mean 'check'?" chek spec.yaml
+t "a misspelled flag gets a did-you-mean" check_usage_suggestion "did you mean '--format'?" plan --formt=json spec.yaml
+t "a misspelled flag with a value gets a did-you-mean" check_usage_suggestion "did you mean '--against'?" \
+  diff --agains out spec.yaml
 t "schema prints schemas/trainc.v1.schema.json" check_schema
 t "a missing spec file exits 2 and names the file" check_missing_spec
 

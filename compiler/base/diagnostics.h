@@ -35,6 +35,8 @@ class Diagnostics {
   void report(Diagnostic d);
   bool has_errors() const;
   size_t error_count() const;
+  /// Everything reported so far, in the order it was reported (not de-duplicated).
+  const std::vector<Diagnostic>& reported() const { return items_; }
   /// Sorted by file, line, column, message; exact duplicates removed.
   std::vector<Diagnostic> sorted() const;
   /// The text form: "file:line:col: error: message", the source line, a caret, the data path, notes.

@@ -7,10 +7,11 @@
 
 namespace trainc {
 
-/// Levenshtein distance, case-sensitive.
+/// Edit distance with adjacent swaps (optimal string alignment), case-sensitive.
 int edit_distance(std::string_view a, std::string_view b);
 
-/// The closest candidate within edit distance 3 (and closer than retyping the word), if any.
+/// The closest candidate within a few edits (one for names of up to 4 letters, two up to 7, then 3
+/// or a third of the longer name), if any.
 std::optional<std::string> suggest(std::string_view word, const std::vector<std::string>& candidates);
 
 /// "; did you mean 'x'?" or "" — the suffix every message with a suggestion uses.

@@ -77,7 +77,10 @@ void check_kind(const System& sys, const Step& step, const Document& doc, Diagno
 }  // namespace
 
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
-  if (sys.steps.empty() && !sys.gcp)
+  // Judged on the document, not the system (after errors elsewhere the system may hold none of its
+  // steps), and not after schema errors (a misspelled 'pipeline' is reported as that).
+  const auto declares = [&](const char* key) { return doc.root.contains(key) && !doc.root[key].empty(); };
+  if (!declares("pipeline") && !declares("clusters") && !declares("services") && !sys.gcp && doc.invalid.empty())
     doc.error(diags, doc.root.contains("pipeline") ? "/pipeline" : "",
               "the spec has no steps and no 'gcp' infrastructure, so there is nothing to generate; add a step to "
               "'pipeline' or a 'gcp' section");

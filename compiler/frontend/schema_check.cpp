@@ -280,12 +280,16 @@ const nlohmann::json* subschema_at(const nlohmann::json& schema, const nlohmann:
   return s;
 }
 
-bool check_schema(const Document& doc, Diagnostics& diags) {
+namespace {
+
+/// Every schema error in `doc`, translated, without the summaries and repeats that a more specific
+/// error covers.
+std::vector<Translated> schema_errors(const Document& doc) {
   valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(doc.root);
-  if (validator.validate(compiled_schema(), target, &results)) return true;
-  std::vector<Translated> all;
+  if (validator.validate(compiled_schema(), target, &results)) return {};
+  std::vector<Translated> all, out;
   valijson::ValidationResults::Error e;
   while (results.popError(e)) all.push_back(translate(e, doc));
   check_keys(schema_json(), doc, doc.root, "", all);
@@ -303,9 +307,84 @@ bool check_schema(const Document& doc, Diagnostics& diags) {
       });
       if (covered) continue;
     }
-    doc.error(diags, t.ptr, t.message, t.anchor);
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Erases the member at `ptr` from `root`, if it is there.
+void erase_at(nlohmann::json& root, const std::string& ptr) {
+  nlohmann::json::json_pointer p(ptr);
+  if (ptr.empty() || !root.contains(p)) return;
+  nlohmann::json& parent = root.at(p.parent_pointer());
+  if (parent.is_object()) parent.erase(p.back());
+}
+
+/// `doc` with its pruned entities taken out, for validating what is left. Pipeline items keep their
+/// places through `index`: position in the copy -> position in `doc`.
+Document without_pruned(const Document& doc, std::vector<size_t>& index) {
+  Document rest{doc.file, doc.root, {}, {}, {}};
+  index.clear();
+  for (const auto& e : doc.pruned) {
+    if (!e.starts_with("/pipeline/")) erase_at(rest.root, e);
+  }
+  if (rest.root.contains("pipeline") && rest.root["pipeline"].is_array()) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (size_t i = 0; i < rest.root["pipeline"].size(); ++i) {
+      if (doc.pruned.count(ptr_index("/pipeline", i))) continue;
+      kept.push_back(std::move(rest.root["pipeline"][i]));
+      index.push_back(i);
+    }
+    rest.root["pipeline"] = std::move(kept);
+  }
+  return rest;
+}
+
+/// Maps a pointer into without_pruned's copy back to `doc`.
+std::string original_ptr(const std::string& ptr, const std::vector<size_t>& index) {
+  const auto segs = ptr_segments(ptr);
+  if (segs.size() < 2 || segs[0] != "pipeline") return ptr;
+  const size_t i = std::stoul(segs[1]);
+  std::string out = ptr_index("/pipeline", i < index.size() ? index[i] : i);
+  for (size_t k = 2; k < segs.size(); ++k) out = ptr_key(out, segs[k]);
+  return out;
+}
+
+/// Makes what validated usable after schema errors: an unknown key is dropped, and an entity (a
+/// step, pool, store, compute cluster or service) holding any other error is pruned, so that
+/// lowering and checks still run on the rest. False when an error lies outside every entity (in
+/// `gcp`, say), which the rest may depend on.
+bool recover(Document& doc, std::vector<Translated> errors) {
+  for (const auto& t : errors) doc.invalid.insert(t.ptr);
+  for (int round = 0; round < 4; ++round) {
+    for (const auto& t : errors) {
+      const std::string entity = entity_of(t.ptr);
+      if (!t.unknown.empty() && round == 0) {
+        erase_at(doc.root, t.ptr);
+      } else if (!entity.empty()) {
+        doc.pruned.insert(entity);
+      } else {
+        return false;
+      }
+    }
+    std::vector<size_t> index;
+    errors = schema_errors(without_pruned(doc, index));
+    if (errors.empty()) return true;
+    for (auto& t : errors) {
+      t.ptr = original_ptr(t.ptr, index);
+      t.unknown.clear();
+    }
   }
   return false;
+}
+
+}  // namespace
+
+SchemaVerdict check_schema(Document& doc, Diagnostics& diags) {
+  auto errors = schema_errors(doc);
+  if (errors.empty()) return SchemaVerdict::valid;
+  for (const auto& t : errors) doc.error(diags, t.ptr, t.message, t.anchor);
+  return recover(doc, std::move(errors)) ? SchemaVerdict::recovered : SchemaVerdict::invalid;
 }
 
 }  // namespace trainc

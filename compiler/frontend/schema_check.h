@@ -12,8 +12,15 @@ namespace trainc {
 /// The embedded schema, schemas/trainc.v1.schema.json.
 std::string_view spec_schema_text();
 
-/// Reports every schema violation in `doc`; returns true when there are none.
-bool check_schema(const Document& doc, Diagnostics& diags);
+enum class SchemaVerdict {
+  valid,      ///< no errors
+  recovered,  ///< errors reported; the document now holds what validated (doc.pruned), to lower and check
+  invalid,    ///< errors reported, some outside every entity: stop here
+};
+
+/// Reports every schema violation in `doc`. After errors it drops unknown keys and marks the entities
+/// holding other errors as pruned, so that later phases can report the rest of the mistakes at once.
+SchemaVerdict check_schema(Document& doc, Diagnostics& diags);
 
 /// The subschema that governs `ptr` in `doc` (following $ref, properties, additionalProperties,
 /// items), or nullptr. Exposed for tests and for lowering's key lists.

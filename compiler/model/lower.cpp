@@ -101,9 +101,23 @@ constexpr std::string_view kStoreMountRoot = "/mnt/stores";
 
 class Lowerer {
  public:
-  Lowerer(const Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags), root_(doc.root) {}
+  Lowerer(const Document& doc, Diagnostics& diags) : doc_(doc), diags_(diags), root_(doc.root) {
+    // Entities pruned after a schema error: references to them are not reported as unknown.
+    for (const auto& e : doc.pruned) {
+      const auto segs = ptr_segments(e);
+      if (segs.size() == 2 && segs[0] == "pipeline") {
+        const json& st = root_["pipeline"][std::stoul(segs[1])];
+        if (st.is_object() && st.contains("name") && st["name"].is_string()) pruned_.emplace("step", st["name"]);
+      } else if (!segs.empty()) {
+        pruned_.emplace(segs[0] == "cluster" ? "pools" : segs[0], segs.back());
+      }
+    }
+    if (root_.contains("pipeline") && root_["pipeline"].is_array())
+      for (const auto& st : root_["pipeline"])
+        if (st.is_object() && st.contains("name") && st["name"].is_string()) step_names_.push_back(st["name"]);
+  }
 
-  std::optional<System> run() {
+  System run() {
     System sys;
     sys.ptr = "";
     sys.name = root_["name"];
@@ -126,9 +140,11 @@ class Lowerer {
     sys.cluster.name = get_or<std::string>(cluster, "name", sys.name);
     sys.cluster.release_channel = get_or<std::string>(cluster, "releaseChannel", "");
     if (cluster.contains("pools"))
-      for (const auto& [name, p] : cluster["pools"].items()) sys.pools[name] = pool(name, p);
+      for (const auto& [name, p] : cluster["pools"].items())
+        if (!pruned("pools", name)) sys.pools[name] = pool(name, p);
     if (root_.contains("storage"))
-      for (const auto& [name, s] : root_["storage"].items()) sys.stores[name] = store(sys, name, s);
+      for (const auto& [name, s] : root_["storage"].items())
+        if (!pruned("storage", name)) sys.stores[name] = store(sys, name, s);
     if (root_.contains("identity")) {
       sys.identity = identity(sys, root_["identity"], "/identity", "", "");
       // The system's workloads may use every GCS bucket: a role on each, never on the project.
@@ -138,20 +154,35 @@ class Lowerer {
               {name, st.read_only ? "roles/storage.objectViewer" : "roles/storage.objectUser"});
     }
     if (root_.contains("clusters"))
-      for (const auto& [name, c] : root_["clusters"].items()) sys.clusters[name] = compute_cluster(sys, name, c);
+      for (const auto& [name, c] : root_["clusters"].items()) {
+        if (pruned("clusters", name))
+          references(sys, c, ptr_key("/clusters", name));
+        else
+          sys.clusters[name] = compute_cluster(sys, name, c);
+      }
     if (root_.contains("istio")) sys.istio = Istio{get_or(root_["istio"], "install", true), "/istio"};
     if (root_.contains("queue")) sys.queue = Queue{get_or<std::string>(root_["queue"], "name", sys.name), "/queue"};
     if (root_.contains("services"))
-      for (const auto& [name, s] : root_["services"].items()) sys.services[name] = service(sys, name, s);
+      for (const auto& [name, s] : root_["services"].items()) {
+        if (pruned("services", name))
+          references(sys, s, ptr_key("/services", name));
+        else
+          sys.services[name] = service(sys, name, s);
+      }
     std::vector<Step> steps;
     const json pipeline = root_.value("pipeline", json::array());
-    for (size_t i = 0; i < pipeline.size(); ++i) steps.push_back(step(sys, pipeline[i], ptr_index("/pipeline", i)));
+    for (size_t i = 0; i < pipeline.size(); ++i) {
+      const std::string ptr = ptr_index("/pipeline", i);
+      if (doc_.pruned.count(ptr))
+        references(sys, pipeline[i], ptr);
+      else
+        steps.push_back(step(sys, pipeline[i], ptr));
+    }
     check_step_names(steps);
     sys.steps = dependency_order(std::move(steps));
     sys.builds = std::move(builds_);
     finish_builds(sys);
     default_versioning(sys);
-    if (diags_.has_errors()) return std::nullopt;
     return sys;
   }
 
@@ -617,8 +648,8 @@ class Lowerer {
     store = text.substr(0, colon);
     path = text.substr(colon + 1);
     const Store* s = sys.store(store);
-    if (!s) {
-      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(store, keys_of(sys.stores));
+    if (!s && !pruned("storage", store)) {
+      std::string hint = declared(sys.stores, "storage").empty() ? "; declare it under 'storage'" : did_you_mean(store, declared(sys.stores, "storage"));
       doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
     }
     return s;
@@ -659,12 +690,20 @@ class Lowerer {
     return *d;
   }
 
+  /// Reports the compute cluster named at `ptr` when the spec declares none of that name.
+  void cluster_ref(const System& sys, const std::string& name, const std::string& ptr) {
+    if (sys.compute_cluster(name) || pruned("clusters", name)) return;
+    const auto names = declared(sys.clusters, "clusters");
+    doc_.error(diags_, ptr, fmt::format("unknown cluster '{}'{}", name,
+                                        names.empty() ? "; declare it under 'clusters'" : did_you_mean(name, names)));
+  }
+
   /// A pool named at `ptr`, or nullptr after reporting it unknown.
   const Pool* pool_ref(const System& sys, const std::string& name, const std::string& ptr) {
     const Pool* pool = sys.pool(name);
-    if (!pool) {
-      std::string hint = sys.pools.empty() ? "; no pools are declared under 'cluster.pools'"
-                                           : did_you_mean(name, keys_of(sys.pools));
+    if (!pool && !pruned("pools", name)) {
+      std::string hint = declared(sys.pools, "pools").empty() ? "; no pools are declared under 'cluster.pools'"
+                                           : did_you_mean(name, declared(sys.pools, "pools"));
       doc_.error(diags_, ptr, fmt::format("unknown pool '{}'{}", name, hint));
     }
     return pool;
@@ -855,10 +894,7 @@ class Lowerer {
     }
     if (s.contains("cluster")) {
       out.cluster = s["cluster"];
-      if (!sys.compute_cluster(out.cluster)) {
-        std::string hint = sys.clusters.empty() ? "; declare it under 'clusters'" : did_you_mean(out.cluster, keys_of(sys.clusters));
-        doc_.error(diags_, ptr_key(ptr, "cluster"), fmt::format("unknown cluster '{}'{}", out.cluster, hint));
-      }
+      cluster_ref(sys, out.cluster, ptr_key(ptr, "cluster"));
       if (s.contains("nodes") && s["nodes"].is_number() && s["nodes"].get<double>() > 1)
         doc_.error(diags_, ptr_key(ptr, "nodes"),
                    fmt::format("step '{}' runs on cluster '{}', which spreads its work; the step itself is one pod: "
@@ -1095,7 +1131,8 @@ class Lowerer {
     out.path = pod_path("/", m["path"]);
     const Store* st = sys.store(out.store);
     if (!st) {
-      std::string hint = sys.stores.empty() ? "; declare it under 'storage'" : did_you_mean(out.store, keys_of(sys.stores));
+      if (pruned("storage", out.store)) return out;
+      std::string hint = declared(sys.stores, "storage").empty() ? "; declare it under 'storage'" : did_you_mean(out.store, declared(sys.stores, "storage"));
       doc_.error(diags_, ptr_key(ptr, "store"), fmt::format("unknown store '{}'{}", out.store, hint));
       return out;
     }
@@ -1129,7 +1166,7 @@ class Lowerer {
         std::string nptr = ptr_index(ptr_key(st.ptr, "needs"), i);
         if (st.needs[i] == st.name)
           doc_.error(diags_, nptr, fmt::format("step '{}' cannot need itself", st.name));
-        else if (!seen.count(st.needs[i]))
+        else if (!seen.count(st.needs[i]) && !pruned("step", st.needs[i]))
           doc_.error(diags_, nptr, fmt::format("unknown step '{}' in needs{}", st.needs[i], did_you_mean(st.needs[i], names)));
       }
     }
@@ -1181,14 +1218,127 @@ class Lowerer {
     return order;
   }
 
+  /// The names of `kind` the spec declares: those lowered and those pruned, in name order.
+  std::vector<std::string> declared(const auto& lowered, const std::string& kind) const {
+    std::vector<std::string> names = keys_of(lowered);
+    for (const auto& [k, name] : pruned_)
+      if (k == kind) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  /// Whether the `kind` ("pools", "storage", "clusters", "services", "step") named `name` was pruned.
+  bool pruned(const std::string& kind, const std::string& name) const { return pruned_.count({kind, name}) > 0; }
+
+  /// An entity pruned after a schema error is not lowered, but the pool, cluster and steps it names
+  /// are still looked up, so that a wrong name is reported together with the schema error.
+  void references(const System& sys, const json& e, const std::string& ptr) {
+    if (!e.is_object()) return;
+    auto name_at = [&](const std::string& key) -> const std::string* {
+      const std::string kptr = ptr_key(ptr, key);
+      return e.contains(key) && e[key].is_string() && !doc_.invalid_at(kptr) ? e[key].get_ptr<const std::string*>()
+                                                                             : nullptr;
+    };
+    if (const auto* pool = name_at("pool")) pool_ref(sys, *pool, ptr_key(ptr, "pool"));
+    if (const auto* cluster = name_at("cluster"); cluster && ptr.starts_with("/pipeline/"))
+      cluster_ref(sys, *cluster, ptr_key(ptr, "cluster"));
+    if (!ptr.starts_with("/pipeline/") || !e.contains("needs") || !e["needs"].is_array()) return;
+    for (size_t i = 0; i < e["needs"].size(); ++i) {
+      const std::string nptr = ptr_index(ptr_key(ptr, "needs"), i);
+      const json& n = e["needs"][i];
+      if (!n.is_string() || doc_.invalid_at(nptr)) continue;
+      if (std::find(step_names_.begin(), step_names_.end(), n.get<std::string>()) == step_names_.end())
+        doc_.error(diags_, nptr, fmt::format("unknown step '{}' in needs{}", n.get<std::string>(),
+                                             did_you_mean(n.get<std::string>(), step_names_)));
+    }
+  }
+
   const Document& doc_;
   Diagnostics& diags_;
   std::map<std::string, Build> builds_;
   const json& root_;
+  std::set<std::pair<std::string, std::string>> pruned_;  ///< (kind, name) of pruned entities
+  std::vector<std::string> step_names_;                   ///< every step's name, pruned ones too
 };
+
+bool has_errors_since(const Diagnostics& diags, size_t from) {
+  const auto& all = diags.reported();
+  return std::any_of(all.begin() + static_cast<std::ptrdiff_t>(from), all.end(),
+                     [](const Diagnostic& d) { return d.severity == Severity::error; });
+}
+
+/// Leaves out of `sys` the entities at the pointers in `out`, and, until nothing changes, every
+/// entity that refers to one left out (a step on a pool, a cluster's workers, a step's needs).
+void leave_out(System& sys, std::set<std::string> out, const json& root) {
+  const auto gone = [&](std::string_view kind, const std::string& name) {
+    return !name.empty() && out.count(ptr_key(kind == "pools" ? "/cluster/pools" : "/" + std::string(kind), name));
+  };
+  std::map<std::string, std::string> step_ptr;  // every step's pointer by name, left-out ones too
+  if (root.contains("pipeline") && root["pipeline"].is_array())
+    for (size_t i = 0; i < root["pipeline"].size(); ++i) {
+      const json& st = root["pipeline"][i];
+      if (st.is_object() && st.contains("name") && st["name"].is_string())
+        step_ptr.emplace(st["name"], ptr_index("/pipeline", i));
+    }
+  const auto mounts_gone = [&](const std::vector<Mount>& mounts) {
+    return std::any_of(mounts.begin(), mounts.end(), [&](const Mount& m) { return gone("storage", m.store); });
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    const auto mark = [&](const std::string& ptr) { changed |= out.insert(ptr).second; };
+    for (const auto& [name, c] : sys.clusters) {
+      bool bad = mounts_gone(c.mounts);
+      for (const auto& w : c.workers) bad |= gone("pools", w.pool);
+      if (const auto* r = c.as<Ray>()) bad |= gone("pools", r->head.pool);
+      if (const auto* d = c.as<Dask>()) bad |= gone("pools", d->scheduler.pool);
+      if (bad) mark(c.ptr);
+    }
+    for (const auto& [name, svc] : sys.services) {
+      bool bad = gone("pools", svc.pool);
+      if (const auto* t = svc.as<Triton>()) bad |= gone("storage", t->repository.store);
+      if (bad) mark(svc.ptr);
+    }
+    for (const auto& st : sys.steps) {
+      bool bad = gone("pools", st.pool) || gone("clusters", st.cluster) || mounts_gone(st.mounts);
+      for (const auto& n : st.needs) bad |= step_ptr.count(n) && out.count(step_ptr[n]);
+      for (const auto& in : st.inputs) bad |= gone("storage", in.from.store);
+      if (st.outputs) bad |= gone("storage", st.outputs->to.store);
+      for (const StoreLoc* loc : store_locs(st.run)) bad |= gone("storage", loc->store);
+      if (bad) mark(st.ptr);
+    }
+  }
+  std::erase_if(sys.pools, [&](const auto& kv) { return out.count(kv.second.ptr); });
+  std::erase_if(sys.stores, [&](const auto& kv) { return out.count(kv.second.ptr); });
+  std::erase_if(sys.clusters, [&](const auto& kv) { return out.count(kv.second.ptr); });
+  std::erase_if(sys.services, [&](const auto& kv) { return out.count(kv.second.ptr); });
+  std::erase_if(sys.steps, [&](const Step& st) { return out.count(st.ptr); });
+  for (auto& st : sys.steps) std::erase_if(st.needs, [&](const std::string& n) { return !step_ptr.count(n); });
+}
 
 }  // namespace
 
-std::optional<System> lower(const Document& doc, Diagnostics& diags) { return Lowerer(doc, diags).run(); }
+std::optional<System> lower(const Document& doc, Diagnostics& diags) {
+  const size_t before = diags.reported().size();
+  System sys = Lowerer(doc, diags).run();
+  if (!doc.pruned.empty() || has_errors_since(diags, before)) return std::nullopt;
+  return sys;
+}
+
+std::optional<System> lower_for_checks(const Document& doc, Diagnostics& diags) {
+  const size_t before = diags.reported().size();
+  System sys = Lowerer(doc, diags).run();
+  std::set<std::string> out = doc.pruned;
+  const auto& all = diags.reported();
+  for (size_t i = before; i < all.size(); ++i) {
+    if (all[i].severity != Severity::error) continue;
+    const std::string entity = entity_of(all[i].path);
+    if (entity.empty()) return std::nullopt;  // a top-level setting the rest may depend on
+    // A wrong name in `needs` changes only the order steps start in: the step is still judged.
+    if (entity.starts_with("/pipeline/") && all[i].path.starts_with(entity + "/needs/")) continue;
+    out.insert(entity);
+  }
+  if (has_errors_since(diags, before) || !out.empty()) leave_out(sys, std::move(out), doc.root);
+  return sys;
+}
 
 }  // namespace trainc
