@@ -180,6 +180,7 @@ class Lowerer {
     }
     check_step_names(steps);
     sys.steps = dependency_order(std::move(steps));
+    objectives_from_tables(sys.steps);
     sys.builds = std::move(builds_);
     finish_builds(sys);
     default_versioning(sys);
@@ -1104,6 +1105,60 @@ class Lowerer {
     out.params.emplace("tree_method", "hist");
     if (gpus > 0) out.params.emplace("device", "cuda");
     return out;
+  }
+
+  /// An XGBoost step that reads a table a datagen step of the system writes learns what the table
+  /// holds: its objective and eval metric default to the table's task (binary:logistic and logloss,
+  /// multi:softprob with num_class and mlogloss, reg:squarederror and rmse); an objective of another
+  /// family is an error.
+  void objectives_from_tables(std::vector<Step>& steps) {
+    const auto same = [](const StoreLoc& a, const StoreLoc& b) {
+      auto trim = [](std::string p) {
+        while (p.size() > 1 && p.ends_with("/")) p.pop_back();
+        return p;
+      };
+      return !a.store.empty() && a.store == b.store && trim(a.path) == trim(b.path);
+    };
+    for (auto& st : steps) {
+      auto* x = std::get_if<XGBoost>(&st.run);
+      if (!x) continue;
+      const Step* maker = nullptr;
+      for (const auto& other : steps)
+        if (const auto* g = other.as<Datagen>(); g && same(g->to, x->from)) maker = &other;
+      if (!maker) continue;
+      const Datagen& g = *maker->as<Datagen>();
+      const bool regression = g.task == "regression", binary = !regression && g.classes == 2;
+      const std::string table = regression ? "a regression table"
+                                : binary   ? "a binary classification table"
+                                           : fmt::format("a {}-class classification table", g.classes);
+      const std::string objective = regression ? "reg:squarederror" : binary ? "binary:logistic" : "multi:softprob";
+      const std::string optr = ptr_key(ptr_key(x->from.ptr.substr(0, x->from.ptr.rfind('/')), "params"), "objective");
+      const auto note = doc_.note(ptr_key(maker->ptr, "datagen"), fmt::format("step '{}' writes the table here", maker->name));
+      if (auto it = x->params.find("objective"); it != x->params.end()) {
+        const std::string& given = it->second;
+        const bool fits = regression ? given.starts_with("reg:") && given != "reg:logistic"
+                          : binary   ? given.starts_with("binary:") || given == "reg:logistic"
+                                     : given.starts_with("multi:");
+        if (!fits)
+          doc_.error(diags_, optr,
+                     fmt::format("objective '{}' does not fit '{}:{}', {} written by step '{}'; use '{}' or remove "
+                                 "'objective' (trainc sets it from the table)",
+                                 given, x->from.store, x->from.path, table, maker->name, objective),
+                     Anchor::value, {note});
+      }
+      x->params.emplace("objective", objective);
+      if (!regression && !binary) {
+        const std::string classes = std::to_string(g.classes);
+        auto [it, fresh] = x->params.emplace("num_class", classes);
+        if (!fresh && it->second != classes)
+          doc_.error(diags_, ptr_key(optr.substr(0, optr.rfind('/')), "num_class"),
+                     fmt::format("num_class {} does not match the {} classes of the table step '{}' writes; remove "
+                                 "'num_class' (trainc sets it from the table)",
+                                 it->second, g.classes, maker->name),
+                     Anchor::value, {note});
+      }
+      x->params.emplace("eval_metric", regression ? "rmse" : binary ? "logloss" : "mlogloss");
+    }
   }
 
   /// A trainrt step's pods mount every GCS store it names, once.

@@ -116,4 +116,30 @@ TEST_CASE("a step names exactly one kind") {
   CHECK(none.render_text().find("says nothing to run") != std::string::npos);
 }
 
+TEST_CASE("an XGBoost step's objective and eval metric come from the table a datagen step writes") {
+  const std::string head =
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "gcp: {project: my-project, region: us-central1, zone: us-central1-a}\n"
+      "runtime: {image: trainrt:1}\n"
+      "storage:\n  data: {gcs: {bucket: bkt}}\nidentity: {serviceAccount: ml-ksa}\n"
+      "pipeline:\n  - name: gen\n";
+  const std::string train = "  - name: train\n    needs: [gen]\n    xgboost: {from: 'data:/t', to: 'data:/m', rounds: 2}\n";
+  struct Case {
+    std::string datagen, objective, metric, num_class;
+  };
+  for (const Case& c : {Case{"{rows: 10, features: 4, to: 'data:/t'}", "binary:logistic", "logloss", ""},
+                        Case{"{rows: 10, features: 4, classes: 3, to: 'data:/t/'}", "multi:softprob", "mlogloss", "3"},
+                        Case{"{rows: 10, features: 4, task: regression, to: 'data:/t'}", "reg:squarederror", "rmse",
+                             ""}}) {
+    Diagnostics diags;
+    auto sys = lower_text(head + "    datagen: " + c.datagen + "\n" + train, diags);
+    REQUIRE_MESSAGE(sys, diags.render_text());
+    const XGBoost* x = sys->steps[1].as<XGBoost>();
+    REQUIRE(x != nullptr);
+    CHECK(x->params.at("objective") == c.objective);
+    CHECK(x->params.at("eval_metric") == c.metric);
+    CHECK((x->params.count("num_class") ? x->params.at("num_class") : "") == c.num_class);
+  }
+}
+
 }  // namespace trainc
