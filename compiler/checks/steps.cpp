@@ -53,12 +53,9 @@ void check_kind(const System& sys, const Step& step, const Document& doc, Diagno
         not_on_tpu("torchrun starts GPU or CPU processes");
       },
       [&](const Command&) {
+        // On many nodes the command coordinates itself from the environment every pod gets (NNODES,
+        // NODE_RANK, MASTER_ADDR, MASTER_PORT, NODE_HOSTS; docs/spec-v1.md, "Any command on many nodes").
         needs_user_image();
-        if (step.distributed() && !tpu)
-          doc.error(diags, ptr_key(step.ptr, "nodes"),
-                    fmt::format("step '{}' runs on {} nodes but has nothing to coordinate them; multi-node steps use "
-                                "torchrun, datagen or xgboost",
-                                step.name, step.nodes));
       },
       [&](const Datagen& d) {
         needs_runtime_image();

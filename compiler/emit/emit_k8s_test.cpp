@@ -35,6 +35,27 @@ static System two_node_system() {
   return sys;
 }
 
+TEST_CASE("a user's command on many nodes gets the same Job, Service and environment") {
+  System sys = two_node_system();
+  sys.steps[0].run = Command{{"python3", "train.py"}};
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
+  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
+  CHECK(job["spec"]["completions"].as<int>() == 4);
+  std::map<std::string, std::string> vars;
+  for (const auto& e : job["spec"]["template"]["spec"]["containers"][0]["env"])
+    vars[e["name"].as<std::string>()] = e["value"] ? e["value"].as<std::string>() : "(from a field)";
+  CHECK(vars["NNODES"] == "4");
+  CHECK(vars["NODE_RANK"] == "(from a field)");
+  CHECK(vars["MASTER_ADDR"] == "mnist-train-0.mnist-train");
+  CHECK(vars["MASTER_PORT"] == "29500");
+  CHECK(vars["NODE_HOSTS"].starts_with("mnist-train-0.mnist-train,mnist-train-1.mnist-train,"));
+  YAML::Node svc = YAML::Load(out.files().at("k8s/train-service.yaml"));
+  CHECK(svc["spec"]["clusterIP"].as<std::string>() == "None");
+  CHECK(svc["spec"]["publishNotReadyAddresses"].as<bool>());
+}
+
 TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
   System sys = two_node_system();
   OutputSink out;
@@ -54,6 +75,8 @@ TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
   CHECK(vars["MASTER_ADDR"] == "mnist-train-0.mnist-train");
   CHECK(vars["MASTER_PORT"] == "3389");
   CHECK(vars["NNODES"] == "4");
+  CHECK(vars["NODE_HOSTS"] == "mnist-train-0.mnist-train,mnist-train-1.mnist-train,mnist-train-2.mnist-train,"
+                              "mnist-train-3.mnist-train");
   CHECK(vars["PYTHONUNBUFFERED"] == "1");
   CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
 

@@ -79,6 +79,47 @@ std::string infrastructure_notes(const System& sys) {
 }
 
 /// How to reach, scale and follow each long-lived cluster.
+/// For each `command` step on many nodes: the environment its pods get, and two launchers using it.
+std::string multi_node_section(const System& sys) {
+  std::string md;
+  for (const auto& st : sys.steps) {
+    const Pool* pool = sys.pool(st.pool);
+    if (!st.as<Command>() || !st.distributed() || (pool && pool->tpu)) continue;
+    if (md.empty()) md = "## Commands on many nodes\n\n";
+    md += fmt::format(
+        "Step `{}` runs its command in {} pods of an Indexed Job, one per node, that find each other through the "
+        "headless Service `{}` (its addresses are published before the pods are ready). Every pod gets:\n\n"
+        "| variable | value |\n|---|---|\n"
+        "| `NNODES` | {} |\n"
+        "| `NODE_RANK` | the pod's index, 0 to {} (the Job's completion index) |\n"
+        "| `MASTER_ADDR` | `{}`, the stable name of pod 0 |\n"
+        "| `MASTER_PORT` | {}, open on every pod |\n"
+        "| `NODE_HOSTS` | every pod's stable name in rank order, comma-separated |\n\n",
+        st.name, st.nodes, k8s::job_name(sys, st), st.nodes, st.nodes - 1, k8s::master_addr(sys, st),
+        rendezvous_port(st.run));
+    md += R"(JAX:
+
+```python
+import os, jax
+jax.distributed.initialize(
+    coordinator_address=f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}",
+    num_processes=int(os.environ["NNODES"]), process_id=int(os.environ["NODE_RANK"]))
+```
+
+Hugging Face Accelerate:
+
+```sh
+accelerate launch --num_machines "$NNODES" --machine_rank "$NODE_RANK" \
+  --main_process_ip "$MASTER_ADDR" --main_process_port "$MASTER_PORT" train.py
+```
+
+An MPI-style hostfile, one host per line: `tr ',' '\n' <<<"$NODE_HOSTS" >hostfile`.
+
+)";
+  }
+  return md;
+}
+
 std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
   std::string md = "## Clusters\n\n";
@@ -590,6 +631,7 @@ class RunbookEmitter final : public Emitter {
       md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
             "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
     }
+    md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
     md += ci_section(sys);
