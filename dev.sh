@@ -2,7 +2,7 @@
 # Developer entry point. Every subcommand installs missing dependencies and builds first.
 #   ./dev.sh examples   compile every examples/*/spec.* into out/ and print a table of what was made
 #   ./dev.sh test       run every test suite (meson test); extra arguments go to meson test
-#   ./dev.sh golden     regenerate golden/, tests/inspect/ and tests/errors/*/expected.stderr, then show what changed
+#   ./dev.sh golden     regenerate golden/, tests/inspect/, tests/errors/*/expected.stderr and docs/reference.md, then show what changed
 #   ./dev.sh bench      time trainc compile per example (bench/compile.sh)
 #   ./dev.sh build      install dependencies and build only
 #   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
@@ -94,6 +94,8 @@ cmd_golden() {
       fi
     fi
   done
+  # The field reference, from the schema (tests/docs_test.sh fails when it drifts).
+  "$TRAINC" explain --markdown >docs/reference.md || failed=1
   # trainc plan (text and JSON) and trainc graph (DOT) of every example: tests/inspect/<name>/.
   for dir in examples/*/; do
     name=$(basename "$dir")

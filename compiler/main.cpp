@@ -51,7 +51,7 @@ struct Options {
   std::string graph_out;        ///< graph: FILE.svg or FILE.dot ("" = DOT on stdout)
   std::string field;            ///< explain: the field path
   bool recursive = false;       ///< explain: the whole subtree
-  bool list = false;            ///< explain: every field path, one per line
+  bool list = false, markdown = false;            ///< explain: every field path; the markdown reference
   std::string shell;            ///< completion: bash or zsh
 };
 
@@ -318,6 +318,10 @@ int cmd_explain(const Options& opt) {
     for (const auto& p : schema_paths(schema)) fmt::print("{}\n", p);
     return kOk;
   }
+  if (opt.markdown) {
+    fmt::print("{}", reference_markdown(schema));
+    return kOk;
+  }
   std::string error;
   auto text = explain(schema, opt.field, opt.recursive, error);
   if (!text) {
@@ -433,6 +437,7 @@ int run_cli(int argc, char** argv) {
   explain_cmd->add_option("field", opt.field, "dot-separated field path; none: the top level");
   explain_cmd->add_flag("-r,--recursive", opt.recursive, "list every field under it");
   explain_cmd->add_flag("--list", opt.list, "print every field path, one per line");
+  explain_cmd->add_flag("--markdown", opt.markdown, "print the whole field reference as a markdown table (docs/reference.md)");
 
   auto* completion = app.add_subcommand("completion", "print a shell completion script (see the README to install it)");
   completion->add_option("shell", opt.shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Docs tests (TAP): every complete spec in docs/*.md and README.md (a block fenced ```yaml spec,
+# Docs tests (TAP): docs/reference.md is the schema's field reference, and every complete spec in docs/*.md and README.md (a block fenced ```yaml spec,
 # which renders as YAML; tours of alternatives stay plain ```yaml) passes `trainc check`, so an
 # example in the guide cannot drift from what trainc accepts. Usage: tests/docs_test.sh TRAINC
 set -uo pipefail
@@ -12,6 +12,18 @@ check_spec() {
   run "$TRAINC" check "$1"
   if [ "$rc" -ne 0 ]; then echo "trainc check failed on the spec at $2:"; cat "$TMP/stdout" "$TMP/stderr"; return 1; fi
 }
+
+# docs/reference.md is what `trainc explain --markdown` prints from the schema.
+check_reference() {
+  run "$TRAINC" explain --markdown
+  if [ "$rc" -ne 0 ]; then echo "trainc explain --markdown exited $rc"; cat "$TMP/stderr"; return 1; fi
+  if ! diff -u docs/reference.md "$TMP/stdout" >"$TMP/reference.diff"; then
+    echo "docs/reference.md differs from the schema's field reference; run ./dev.sh golden and commit it:"
+    head -n 40 "$TMP/reference.diff"
+    return 1
+  fi
+}
+t "docs/reference.md matches the schema (trainc explain --markdown)" check_reference
 
 n=0 d=0
 for doc in README.md docs/*.md; do

@@ -1,5 +1,8 @@
 #include "inspect/explain.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "base/spelling.h"
@@ -148,6 +151,60 @@ void collect(const json& schema, const json& n, const std::string& prefix, int d
   }
 }
 
+/// What explain says of a field besides its type: DEFAULT, ALLOWED, FORMAT, RANGE, LENGTH, ITEMS,
+/// ENTRIES, in that order, each when the schema gives it.
+std::vector<std::pair<std::string, std::string>> facts(const json& schema, const json& node) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json leaf = container(schema, node);
+  if (leaf.contains("default")) out.emplace_back("DEFAULT", scalar(leaf["default"]));
+  if (leaf.contains("enum")) {
+    std::vector<std::string> vs;
+    for (const auto& v : leaf["enum"]) vs.push_back(scalar(v));
+    out.emplace_back("ALLOWED", fmt::format("{}", fmt::join(vs, ", ")));
+  }
+  if (leaf.contains("x-pattern-hint")) out.emplace_back("FORMAT", leaf["x-pattern-hint"].get<std::string>());
+  if (leaf.contains("minimum") || leaf.contains("maximum")) {
+    std::string lo = leaf.contains("minimum") ? scalar(leaf["minimum"]) : "";
+    std::string hi = leaf.contains("maximum") ? scalar(leaf["maximum"]) : "";
+    out.emplace_back("RANGE", lo.empty() ? "at most " + hi : hi.empty() ? "at least " + lo : lo + " to " + hi);
+  }
+  if (leaf.contains("maxLength")) out.emplace_back("LENGTH", fmt::format("at most {} characters", scalar(leaf["maxLength"])));
+  if (node.contains("maxItems")) out.emplace_back("ITEMS", fmt::format("at most {}", scalar(node["maxItems"])));
+  if (node.contains("maxProperties") && node["maxProperties"] != 1)
+    out.emplace_back("ENTRIES", fmt::format("at most {}", scalar(node["maxProperties"])));
+  return out;
+}
+
+/// A field's description, with the reason for its maximum when the description does not give it.
+std::string description(const json& schema, const json& node) {
+  const json leaf = container(schema, node);
+  std::string desc = node.value("description", "");
+  if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
+    desc.append(" ").append(leaf["x-maximum-reason"].get<std::string>());
+  return desc;
+}
+
+/// One markdown table row per field under `n`, depth first, in schema order.
+void reference_rows(const json& schema, const json& n, const std::string& prefix, std::string& out) {
+  const auto cell = [](std::string text) {
+    std::string esc;
+    for (char c : text) esc += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    return esc;
+  };
+  for (const auto& f : fields(schema, n)) {
+    const std::string path = prefix.empty() ? f.name : prefix + "." + f.name;
+    std::vector<std::string> fs;
+    for (const auto& [label, value] : facts(schema, f.node)) {
+      std::string l = label;
+      std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+      fs.push_back(fmt::format("{}: {}", l, value));
+    }
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", path, cell(type_of(schema, f.node)), f.required ? "yes" : "",
+                       cell(fmt::format("{}", fmt::join(fs, "; "))), cell(description(schema, f.node)));
+    reference_rows(schema, f.node, path, out);
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> explain(const json& schema, std::string_view path, bool recursive, std::string& error) {
@@ -190,28 +247,8 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
   out += fmt::format("FIELD:    {}\n", shown.empty() ? "(the spec)" : shown);
   out += fmt::format("TYPE:     {}\n", shown.empty() ? "object" : type_of(schema, node));
   if (!shown.empty()) out += fmt::format("REQUIRED: {}\n", required ? "yes" : "no");
-  const json leaf = container(schema, node);
-  if (leaf.contains("default")) out += fmt::format("DEFAULT:  {}\n", scalar(leaf["default"]));
-  if (leaf.contains("enum")) {
-    std::vector<std::string> vs;
-    for (const auto& v : leaf["enum"]) vs.push_back(scalar(v));
-    out += fmt::format("ALLOWED:  {}\n", fmt::join(vs, ", "));
-  }
-  if (leaf.contains("x-pattern-hint")) out += fmt::format("FORMAT:   {}\n", leaf["x-pattern-hint"].get<std::string>());
-  if (leaf.contains("minimum") || leaf.contains("maximum")) {
-    std::string lo = leaf.contains("minimum") ? scalar(leaf["minimum"]) : "";
-    std::string hi = leaf.contains("maximum") ? scalar(leaf["maximum"]) : "";
-    out += fmt::format("RANGE:    {}\n", lo.empty()   ? "at most " + hi
-                                         : hi.empty() ? "at least " + lo
-                                                      : lo + " to " + hi);
-  }
-  if (leaf.contains("maxLength")) out += fmt::format("LENGTH:   at most {} characters\n", scalar(leaf["maxLength"]));
-  if (node.contains("maxItems")) out += fmt::format("ITEMS:    at most {}\n", scalar(node["maxItems"]));
-  if (node.contains("maxProperties") && node["maxProperties"] != 1)
-    out += fmt::format("ENTRIES:  at most {}\n", scalar(node["maxProperties"]));
-  std::string desc = node.value("description", "");
-  if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
-    desc.append(" ").append(leaf["x-maximum-reason"].get<std::string>());
+  for (const auto& [label, value] : facts(schema, node)) out += fmt::format("{:<10}{}\n", label + ":", value);
+  const std::string desc = description(schema, node);
   if (!desc.empty()) out += "\nDESCRIPTION:\n" + wrap(desc, 4);
   const std::vector<Field> fs = fields(schema, node);
   if (!fs.empty()) {
@@ -236,6 +273,18 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
 std::vector<std::string> schema_paths(const json& schema) {
   std::vector<std::string> out;
   collect(schema, resolve(schema, schema), "", 0, out);
+  return out;
+}
+
+std::string reference_markdown(const json& schema) {
+  std::string out =
+      "<!-- generated by `trainc explain --markdown` from schemas/trainc.v1.schema.json; do not edit: change the "
+      "schema and run ./dev.sh golden -->\n# trainc spec v1: field reference\n\n"
+      "Every field of a spec, from the JSON Schema trainc validates against (`trainc explain FIELD` prints one). "
+      "The guide, [spec-v1.md](spec-v1.md), says how the fields work together and states the rules that checks "
+      "enforce beyond the schema. `<name>` stands for any key of a map.\n\n"
+      "| field | type | required | default, allowed values, limits | description |\n|---|---|---|---|---|\n";
+  reference_rows(schema, resolve(schema, schema), "", out);
   return out;
 }
 

@@ -17,6 +17,10 @@ namespace trainc {
 std::optional<std::string> explain(const nlohmann::ordered_json& schema, std::string_view path, bool recursive,
                                    std::string& error);
 
+/// The field reference in markdown (docs/reference.md): one table row per field, with what explain
+/// prints of it.
+std::string reference_markdown(const nlohmann::ordered_json& schema);
+
 /// Every field path the schema defines, in schema order; maps' keys appear as `<name>`.
 std::vector<std::string> schema_paths(const nlohmann::ordered_json& schema);
 
