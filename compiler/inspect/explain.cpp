@@ -168,7 +168,8 @@ std::vector<std::pair<std::string, std::string>> facts(const json& schema, const
     std::string hi = leaf.contains("maximum") ? scalar(leaf["maximum"]) : "";
     out.emplace_back("RANGE", lo.empty() ? "at most " + hi : hi.empty() ? "at least " + lo : lo + " to " + hi);
   }
-  if (leaf.contains("maxLength")) out.emplace_back("LENGTH", fmt::format("at most {} characters", scalar(leaf["maxLength"])));
+  if (leaf.contains("maxLength"))
+    out.emplace_back("LENGTH", fmt::format("at most {} characters", scalar(leaf["maxLength"])));
   if (node.contains("maxItems")) out.emplace_back("ITEMS", fmt::format("at most {}", scalar(node["maxItems"])));
   if (node.contains("maxProperties") && node["maxProperties"] != 1)
     out.emplace_back("ENTRIES", fmt::format("at most {}", scalar(node["maxProperties"])));
