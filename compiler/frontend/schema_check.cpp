@@ -343,7 +343,9 @@ Document without_pruned(const Document& doc, std::vector<size_t>& index) {
 /// Maps a pointer into without_pruned's copy back to `doc`.
 std::string original_ptr(const std::string& ptr, const std::vector<size_t>& index) {
   const auto segs = ptr_segments(ptr);
-  if (segs.size() < 2 || segs[0] != "pipeline") return ptr;
+  if (segs.size() < 2 || segs[0] != "pipeline" || segs[1].empty() || segs[1].size() > 9 ||
+      segs[1].find_first_not_of("0123456789") != std::string::npos)
+    return ptr;
   const size_t i = std::stoul(segs[1]);
   std::string out = ptr_index("/pipeline", i < index.size() ? index[i] : i);
   for (size_t k = 2; k < segs.size(); ++k) out = ptr_key(out, segs[k]);

@@ -106,8 +106,10 @@ class Lowerer {
     for (const auto& e : doc.pruned) {
       const auto segs = ptr_segments(e);
       if (segs.size() == 2 && segs[0] == "pipeline") {
-        const json& st = root_["pipeline"][std::stoul(segs[1])];
-        if (st.is_object() && st.contains("name") && st["name"].is_string()) pruned_.emplace("step", st["name"]);
+        const json* st = doc.root.contains(nlohmann::json::json_pointer(e)) ? &doc.root.at(nlohmann::json::json_pointer(e))
+                                                                             : nullptr;
+        if (st && st->is_object() && st->contains("name") && (*st)["name"].is_string())
+          pruned_.emplace("step", (*st)["name"]);
       } else if (!segs.empty()) {
         pruned_.emplace(segs[0] == "cluster" ? "pools" : segs[0], segs.back());
       }
