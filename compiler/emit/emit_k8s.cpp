@@ -102,11 +102,6 @@ ojson container(const System& sys, const Step& step) {
     env.push_back(k8s::env_field("NODE_RANK", "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
     env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
     env.push_back(env_var("MASTER_PORT", std::to_string(rendezvous_port(step.run))));
-    // Every pod's stable name, in rank order: for MPI-style hostfiles and launchers that list nodes.
-    std::string hosts;
-    for (int i = 0; i < step.nodes; ++i)
-      hosts += fmt::format("{}{}.{}", i ? "," : "", k8s::pod_hostname(sys, step, i), k8s::job_name(sys, step));
-    env.push_back(env_var("NODE_HOSTS", hosts));
   }
   std::set<std::string> regions, secrets;
   auto note_store = [&](const std::string& store) {

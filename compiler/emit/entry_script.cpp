@@ -57,6 +57,16 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
   sh.line("touch \"$HEARTBEAT\"");
+  if (const Pool* pool = sys.pool(step.pool); step.distributed() && !(pool && pool->tpu)) {
+    // Every pod's stable name in rank order, for launchers that list nodes (an MPI hostfile); made
+    // here from NNODES rather than written into the pod spec, whose size it would grow with N.
+    const std::string job = k8s::job_name(sys, step);
+    sh.comment("NODE_HOSTS: every pod's stable name in rank order, comma-separated");
+    sh.line("NODE_HOSTS=");
+    sh.line(fmt::format("for ((i = 0; i < NNODES; i++)); do NODE_HOSTS+=\"${{NODE_HOSTS:+,}}\"{}-\"$i\".{}; done",
+                        sh_quote(job), sh_quote(job)));
+    sh.line("export NODE_HOSTS");
+  }
   sh.line();
   sh.open("log() {").line("printf '[trainc %s] %s\\n' \"$(date -u +%H:%M:%S)\" \"$*\" | tee -a \"$LOG\"").close("}");
   sh.comment("Keeps the heartbeat fresh while this script itself works (syncs), so liveness only");
