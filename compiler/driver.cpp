@@ -68,10 +68,7 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   if (check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
   auto system = lower_for_checks(*doc, diags);
   if (system) run_checks(*system, *doc, diags, checks);
-  const auto& all = diags.reported();
-  if (!system || std::any_of(all.begin() + static_cast<std::ptrdiff_t>(before), all.end(),
-                             [](const Diagnostic& d) { return d.severity == Severity::error; }))
-    return std::nullopt;
+  if (!system || diags.has_errors_since(before)) return std::nullopt;
   Compiled out{std::move(*system), {}};
   out.system.origin = origin;
   const k8s::Plan plan = k8s::plan(out.system);

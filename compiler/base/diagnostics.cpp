@@ -45,6 +45,11 @@ bool Diagnostics::has_errors() const {
   return std::any_of(items_.begin(), items_.end(), [](const auto& d) { return d.severity == Severity::error; });
 }
 
+bool Diagnostics::has_errors_since(size_t from) const {
+  return std::any_of(items_.begin() + static_cast<std::ptrdiff_t>(std::min(from, items_.size())), items_.end(),
+                     [](const auto& d) { return d.severity == Severity::error; });
+}
+
 size_t Diagnostics::error_count() const {
   auto all = sorted();
   return static_cast<size_t>(

@@ -37,6 +37,8 @@ class Diagnostics {
   size_t error_count() const;
   /// Everything reported so far, in the order it was reported (not de-duplicated).
   const std::vector<Diagnostic>& reported() const { return items_; }
+  /// Whether an error was reported after the first `from` diagnostics (reported().size() earlier).
+  bool has_errors_since(size_t from) const;
   /// Sorted by file, line, column, message; exact duplicates removed.
   std::vector<Diagnostic> sorted() const;
   /// The text form: "file:line:col: error: message", the source line, a caret, the data path, notes.

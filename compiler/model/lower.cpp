@@ -1318,12 +1318,6 @@ class Lowerer {
   std::vector<std::string> step_names_;                   ///< every step's name, pruned ones too
 };
 
-bool has_errors_since(const Diagnostics& diags, size_t from) {
-  const auto& all = diags.reported();
-  return std::any_of(all.begin() + static_cast<std::ptrdiff_t>(from), all.end(),
-                     [](const Diagnostic& d) { return d.severity == Severity::error; });
-}
-
 /// Leaves out of `sys` the entities at the pointers in `out`, and, until nothing changes, every
 /// entity that refers to one left out (a step on a pool, a cluster's workers, a step's needs).
 void leave_out(System& sys, std::set<std::string> out, const json& root) {
@@ -1377,7 +1371,7 @@ void leave_out(System& sys, std::set<std::string> out, const json& root) {
 std::optional<System> lower(const Document& doc, Diagnostics& diags) {
   const size_t before = diags.reported().size();
   System sys = Lowerer(doc, diags).run();
-  if (!doc.pruned.empty() || has_errors_since(diags, before)) return std::nullopt;
+  if (!doc.pruned.empty() || diags.has_errors_since(before)) return std::nullopt;
   return sys;
 }
 
@@ -1394,7 +1388,7 @@ std::optional<System> lower_for_checks(const Document& doc, Diagnostics& diags) 
     if (entity.starts_with("/pipeline/") && all[i].path.starts_with(entity + "/needs/")) continue;
     out.insert(entity);
   }
-  if (has_errors_since(diags, before) || !out.empty()) leave_out(sys, std::move(out), doc.root);
+  if (diags.has_errors_since(before) || !out.empty()) leave_out(sys, std::move(out), doc.root);
   return sys;
 }
 
