@@ -2,7 +2,7 @@
 # Developer entry point. Every subcommand installs missing dependencies and builds first.
 #   ./dev.sh examples   compile every examples/*/spec.* into out/ and print a table of what was made
 #   ./dev.sh test       run every test suite (meson test); extra arguments go to meson test
-#   ./dev.sh golden     regenerate golden/, tests/inspect/, tests/errors/*/expected.stderr and docs/reference.md, then show what changed
+#   ./dev.sh golden     regenerate golden/, tests/inspect/, tests/errors/*/expected.stderr, docs/reference.md and docs/tutorial.md's outputs, then show what changed
 #   ./dev.sh bench      time trainc compile per example (bench/compile.sh)
 #   ./dev.sh build      install dependencies and build only
 #   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
@@ -96,6 +96,8 @@ cmd_golden() {
   done
   # The field reference, from the schema (tests/docs_test.sh fails when it drifts).
   "$TRAINC" explain --markdown >docs/reference.md || failed=1
+  # The tutorial's quoted command outputs, from running its commands.
+  python3 tests/tutorial.py "$TRAINC" docs/tutorial.md --update >/dev/null || failed=1
   # trainc plan (text and JSON) and trainc graph (DOT) of every example: tests/inspect/<name>/.
   for dir in examples/*/; do
     name=$(basename "$dir")
@@ -118,7 +120,7 @@ cmd_golden() {
       failed=1
     fi
   done < <(error_cases)
-  if git rev-parse --git-dir >/dev/null 2>&1; then git status --short golden tests/errors tests/inspect; fi
+  if git rev-parse --git-dir >/dev/null 2>&1; then git status --short golden tests/errors tests/inspect docs; fi
   return "$failed"
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Docs tests (TAP): docs/reference.md is the schema's field reference, and every complete spec in docs/*.md and README.md (a block fenced ```yaml spec,
+# Docs tests (TAP): docs/reference.md is the schema's field reference, docs/tutorial.md's commands
+# print what it quotes, and every complete spec in docs/*.md and README.md (a block fenced ```yaml spec,
 # which renders as YAML; tours of alternatives stay plain ```yaml) passes `trainc check`, so an
 # example in the guide cannot drift from what trainc accepts. Usage: tests/docs_test.sh TRAINC
 set -uo pipefail
@@ -24,6 +25,16 @@ check_reference() {
   fi
 }
 t "docs/reference.md matches the schema (trainc explain --markdown)" check_reference
+
+# docs/tutorial.md: its commands run in an empty folder print what it quotes (tests/tutorial.py).
+check_tutorial() {
+  if ! python3 tests/tutorial.py "$TRAINC" docs/tutorial.md >"$TMP/tutorial.out" 2>&1; then
+    cat "$TMP/tutorial.out"
+    echo "the tutorial's quoted output drifted; if the new output is right, run ./dev.sh golden and commit it"
+    return 1
+  fi
+}
+t "docs/tutorial.md: every command prints what the tutorial quotes" check_tutorial
 
 n=0 d=0
 for doc in README.md docs/*.md; do

@@ -1019,16 +1019,23 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
   std::string selector = "app.kubernetes.io/part-of=" + sys.name;
   sh.line();
   if (plan.workloads.empty()) {
-    sh.line("log 'applied. status.sh shows where things stand; health.sh asks the services again'");
+    sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+        .line("log 'dry run done: nothing was applied'")
+        .branch("else")
+        .line("log 'applied. status.sh shows where things stand; health.sh asks the services again'")
+        .close("fi");
     return;
   }
-  sh.line("log 'applied. The Jobs run on; watch them with:'");
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("log 'dry run done: nothing was applied; once it is, watch the Jobs with:'")
+      .branch("else")
+      .line("log 'applied. The Jobs run on; watch them with:'")
+      .close("fi");
   sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
                                    " -l " + selector + " -w")));
-  if (!plan.workloads.empty())
-    sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
-                                         k8s::logs_ref(plan.workloads.back().done()) + " -n ",
-                                     Var{"NAMESPACE"})));
+  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
+                                       k8s::logs_ref(plan.workloads.back().done()) + " -n ",
+                                   Var{"NAMESPACE"})));
 }
 
 std::vector<std::string> apply_help(const k8s::Plan& plan) {

@@ -91,6 +91,10 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-service.yaml" \
     -f "${K8S_DIR}/train-job.yaml"
 
-log 'applied. The Jobs run on; watch them with:'
+if [ "$DRY_RUN" = 1 ]; then
+  log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
+else
+  log 'applied. The Jobs run on; watch them with:'
+fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=jax-l4 -w"
 log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train -n ${NAMESPACE}"

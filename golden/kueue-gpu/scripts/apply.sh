@@ -110,6 +110,10 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-large-service.yaml" \
     -f "${K8S_DIR}/train-large-job.yaml"
 
-log 'applied. The Jobs run on; watch them with:'
+if [ "$DRY_RUN" = 1 ]; then
+  log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
+else
+  log 'applied. The Jobs run on; watch them with:'
+fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=kueue-gpu -w"
 log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large -n ${NAMESPACE}"

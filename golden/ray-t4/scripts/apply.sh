@@ -115,6 +115,10 @@ fi
 wait_for raycluster/ray-t4-ray 'jsonpath={.status.state}=ready' '{.status.state}' failed
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-rayjob.yaml"
 
-log 'applied. The Jobs run on; watch them with:'
+if [ "$DRY_RUN" = 1 ]; then
+  log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
+else
+  log 'applied. The Jobs run on; watch them with:'
+fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=ray-t4 -w"
 log "  kubectl --context ${KUBE_CONTEXT} logs -f job/ray-t4-train -n ${NAMESPACE}"

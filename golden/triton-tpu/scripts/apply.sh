@@ -177,6 +177,10 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-configmap.yaml" \
     -f "${K8S_DIR}/pretrain-jobset.yaml"
 
-log 'applied. The Jobs run on; watch them with:'
+if [ "$DRY_RUN" = 1 ]; then
+  log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
+else
+  log 'applied. The Jobs run on; watch them with:'
+fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
 log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-slice-0 -n ${NAMESPACE}"
