@@ -651,11 +651,19 @@ class Lowerer {
     store = text.substr(0, colon);
     path = text.substr(colon + 1);
     const Store* s = sys.store(store);
-    if (!s && !pruned("storage", store)) {
-      std::string hint = declared(sys.stores, "storage").empty() ? "; declare it under 'storage'" : did_you_mean(store, declared(sys.stores, "storage"));
-      doc_.error(diags_, ptr, fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
-    }
+    if (!s) unknown_store(sys, store, ptr, text);
     return s;
+  }
+
+  /// Reports a reference to a store that is not declared (one left out after its own errors is
+  /// declared); `text` is the whole "<store>:/path" where the reference is one.
+  void unknown_store(const System& sys, const std::string& store, const std::string& ptr, const std::string& text) {
+    if (pruned("storage", store)) return;
+    const auto names = declared(sys.stores, "storage");
+    const std::string hint = names.empty() ? "; declare it under 'storage'" : did_you_mean(store, names);
+    doc_.error(diags_, ptr,
+               text.empty() ? fmt::format("unknown store '{}'{}", store, hint)
+                            : fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
   }
 
   StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr) {
@@ -1188,9 +1196,7 @@ class Lowerer {
     out.path = pod_path("/", m["path"]);
     const Store* st = sys.store(out.store);
     if (!st) {
-      if (pruned("storage", out.store)) return out;
-      std::string hint = declared(sys.stores, "storage").empty() ? "; declare it under 'storage'" : did_you_mean(out.store, declared(sys.stores, "storage"));
-      doc_.error(diags_, ptr_key(ptr, "store"), fmt::format("unknown store '{}'{}", out.store, hint));
+      unknown_store(sys, out.store, ptr_key(ptr, "store"), "");
       return out;
     }
     if (st->kind != Store::Kind::gcs) {
@@ -1299,7 +1305,25 @@ class Lowerer {
     if (const auto* pool = name_at("pool")) pool_ref(sys, *pool, ptr_key(ptr, "pool"));
     if (const auto* cluster = name_at("cluster"); cluster && ptr.starts_with("/pipeline/"))
       cluster_ref(sys, *cluster, ptr_key(ptr, "cluster"));
-    if (!ptr.starts_with("/pipeline/") || !e.contains("needs") || !e["needs"].is_array()) return;
+    if (!ptr.starts_with("/pipeline/")) return;
+    // The stores a step mounts, syncs from and writes to, and its trainrt tables' stores.
+    const auto store_at = [&](const json& parent, const std::string& parent_ptr, const std::string& key, bool whole) {
+      const std::string kptr = ptr_key(parent_ptr, key);
+      if (!parent.is_object() || !parent.contains(key) || !parent[key].is_string() || doc_.invalid_at(kptr)) return;
+      const std::string text = parent[key];
+      std::string store = whole ? text : text.substr(0, text.find(':'));
+      if (!sys.store(store)) unknown_store(sys, store, kptr, whole ? "" : text);
+    };
+    for (const char* list : {"mounts", "inputs"})
+      if (e.contains(list) && e[list].is_array())
+        for (size_t i = 0; i < e[list].size(); ++i)
+          store_at(e[list][i], ptr_index(ptr_key(ptr, list), i), list == std::string("mounts") ? "store" : "from",
+                   list == std::string("mounts"));
+    if (e.contains("outputs")) store_at(e["outputs"], ptr_key(ptr, "outputs"), "to", false);
+    if (e.contains("datagen")) store_at(e["datagen"], ptr_key(ptr, "datagen"), "to", false);
+    if (e.contains("xgboost"))
+      for (const char* key : {"from", "to"}) store_at(e["xgboost"], ptr_key(ptr, "xgboost"), key, false);
+    if (!e.contains("needs") || !e["needs"].is_array()) return;
     for (size_t i = 0; i < e["needs"].size(); ++i) {
       const std::string nptr = ptr_index(ptr_key(ptr, "needs"), i);
       const json& n = e["needs"][i];
