@@ -66,8 +66,10 @@ inline __attribute__((always_inline)) void classification_rows8(const ModelView&
 template <typename Words>
 inline __attribute__((always_inline)) void simd_rows(const ModelView& model, uint64_t first, uint64_t count,
                                                      float* features, float* labels) {
-  if (model.task == 0) classification_rows8<Words>(model, first, count, features, labels);
-  else rows<Words>(model, first, count, features, labels);
+  if (model.task == 0)
+    classification_rows8<Words>(model, first, count, features, labels);
+  else
+    rows<Words>(model, first, count, features, labels);
 }
 
 void generate_portable(const ModelView& model, uint64_t first, uint64_t count, float* features, float* labels) {
@@ -110,17 +112,17 @@ struct Avx2Words {
   }
 
   /// Blocks first_block .. first_block + 7 of one row.
-  __attribute__((target("avx2"))) static void fill8(uint64_t seed, uint64_t row, uint32_t first_block,
-                                                    uint32_t purpose, uint32_t* w0, uint32_t* w1, uint32_t* w2,
-                                                    uint32_t* w3) {
-    rounds(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(row))),
-           _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32))),
-           _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first_block)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
-           _mm256_set1_epi32(static_cast<int>(purpose)), seed, w0, w1, w2, w3);
+  __attribute__((target("avx2"))) static void fill8(uint64_t seed, uint64_t row, uint32_t first_block, uint32_t purpose,
+                                                    uint32_t* w0, uint32_t* w1, uint32_t* w2, uint32_t* w3) {
+    rounds(
+        _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(row))),
+        _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32))),
+        _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first_block)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+        _mm256_set1_epi32(static_cast<int>(purpose)), seed, w0, w1, w2, w3);
   }
 
-  __attribute__((target("avx2"))) static void fill(uint64_t seed, uint64_t row, uint32_t first_block,
-                                                   uint32_t purpose, uint32_t count, uint32_t (&w)[4][16]) {
+  __attribute__((target("avx2"))) static void fill(uint64_t seed, uint64_t row, uint32_t first_block, uint32_t purpose,
+                                                   uint32_t count, uint32_t (&w)[4][16]) {
     for (uint32_t at = 0; at < count; at += 8)
       fill8(seed, row, first_block + at, purpose, w[0] + at, w[1] + at, w[2] + at, w[3] + at);
   }
@@ -185,8 +187,9 @@ struct Avx512Words {
     if (count <= 8) return Avx2Words::fill(seed, row, first_block, purpose, count, w);
     const __m512i c0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row)));
     const __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32)));
-    rounds(seed, c0, c1, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_block)),
-                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+    rounds(seed, c0, c1,
+           _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_block)),
+                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
            _mm512_set1_epi32(static_cast<int>(purpose)), w);
   }
 };
@@ -243,7 +246,8 @@ TRAINRT_V4 inline __m512i feistel8(const ModelView& m, __m512i x) {
 /// permute_row for rows first .. first + 7: lanes still outside the table walk on, the others wait.
 TRAINRT_V4 inline void permute8(const ModelView& m, uint64_t first, uint64_t* pos) {
   const __m512i rows = _mm512_set1_epi64(static_cast<long long>(m.rows));
-  __m512i x = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first)), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+  __m512i x =
+      _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first)), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
   x = feistel8(m, x);
   for (__mmask8 walk = _mm512_cmpge_epu64_mask(x, rows); walk; walk = _mm512_cmpge_epu64_mask(x, rows))
     x = _mm512_mask_mov_epi64(x, walk, feistel8(m, x));
@@ -277,9 +281,22 @@ struct NoiseLayout {
   }
 };
 
-/// The `purpose` normals of rows first .. first + 15, row t's 4 * blocks values at out + t * 4 * blocks
-/// (value i of a row from block i / 4, as row_normals draws them).
-TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose, const NoiseLayout& l, float* out) {
+/// Where normals16 puts row t's values: from out + t * stride + at, the first `used` of them (a row's
+/// last block may hold more than the row needs; those are not stored).
+struct NoiseRows {
+  float* out;
+  uint64_t stride;
+  uint32_t at, used;
+};
+
+/// The `purpose` normals of rows first .. first + 15 (value i of a row from block i / 4, as
+/// row_normals draws them), stored where `rows` says. Each store of 16 values is 4 blocks of one
+/// row when a row has a multiple of 4 blocks (make_classification's 46 noise columns: 12), so they
+/// go straight to the row; otherwise through `buffer` (16 rows of 4 * blocks) and a copy per row.
+TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose, const NoiseLayout& l, float* buffer,
+                                 const NoiseRows& rows) {
+  const bool direct = l.blocks % 4 == 0;
+  float* out = buffer;
   const __m512i kind = _mm512_set1_epi32(static_cast<int>(purpose));
   for (uint32_t p = 0; p < l.pairs; p += 16) {
     const RowCounters c = row_counters(first, _mm512_loadu_si512(l.row_of.data() + p));
@@ -299,12 +316,25 @@ TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose
     const __m512 h = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
     const __m512 t0 = _mm512_shuffle_f32x4(e, f, 0x44), t1 = _mm512_shuffle_f32x4(g, h, 0x44);
     const __m512 t2 = _mm512_shuffle_f32x4(e, f, 0xee), t3 = _mm512_shuffle_f32x4(g, h, 0xee);
-    float* o = out + 4 * p;
-    _mm512_storeu_ps(o, _mm512_shuffle_f32x4(t0, t1, 0x88));
-    _mm512_storeu_ps(o + 16, _mm512_shuffle_f32x4(t0, t1, 0xdd));
-    _mm512_storeu_ps(o + 32, _mm512_shuffle_f32x4(t2, t3, 0x88));
-    _mm512_storeu_ps(o + 48, _mm512_shuffle_f32x4(t2, t3, 0xdd));
+    const __m512 v[4] = {_mm512_shuffle_f32x4(t0, t1, 0x88), _mm512_shuffle_f32x4(t0, t1, 0xdd),
+                         _mm512_shuffle_f32x4(t2, t3, 0x88), _mm512_shuffle_f32x4(t2, t3, 0xdd)};
+    if (!direct) {
+      for (uint32_t q = 0; q < 4; ++q) _mm512_storeu_ps(out + 4 * p + 16 * q, v[q]);
+      continue;
+    }
+    for (uint32_t q = 0; q < 4; ++q) {
+      const uint32_t pair = p + 4 * q, value = 4 * l.block_of[pair];
+      const uint32_t left = rows.used - value;  // > 0: a block holds at least one used value
+      float* to = rows.out + l.row_of[pair] * rows.stride + rows.at + value;
+      if (left >= 16)
+        _mm512_storeu_ps(to, v[q]);
+      else
+        _mm512_mask_storeu_ps(to, static_cast<__mmask16>((1u << left) - 1u), v[q]);
+    }
   }
+  if (direct) return;
+  for (uint32_t t = 0; t < kRows; ++t)
+    std::memcpy(rows.out + t * rows.stride + rows.at, buffer + t * 4 * l.blocks, rows.used * sizeof(float));
 }
 
 /// The dense columns of 16 rows in registers, for tables of at most 16 clusters and 8 informative and
@@ -410,13 +440,10 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t lw[4][16];
     philox16(m.seed, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
-    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data());
+    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data(), {out, f, noise_at, m.noise_columns});
     if (tables.usable) {
       dense16(m, tables, pos, rc, out, f, k);
-      for (uint32_t t = 0; t < kRows; ++t) {
-        std::memcpy(out + t * f + noise_at, noise.data() + t * 4 * layout.blocks, m.noise_columns * sizeof(float));
-        labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
-      }
+      for (uint32_t t = 0; t < kRows; ++t) labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
       continue;
     }
     for (uint32_t t = 0; t < kRows; ++t) k[t] = cluster_of(m, pos[t]);
@@ -436,7 +463,6 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     }
     for (uint32_t t = 0; t < kRows; ++t) {
       classification_dense_columns(m, k[t], out + t * f);
-      std::memcpy(out + t * f + noise_at, noise.data() + t * 4 * layout.blocks, m.noise_columns * sizeof(float));
       labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
     }
   }
@@ -450,10 +476,9 @@ TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t cou
   std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
-    normals16(m.seed, first + i, kNoise, layout, noise.data());
+    normals16(m.seed, first + i, kNoise, layout, noise.data(), {features + i * f, f, 0, static_cast<uint32_t>(f)});
     for (uint32_t t = 0; t < kRows; ++t) {
       float* out = features + (i + t) * f;
-      std::memcpy(out, noise.data() + t * 4 * layout.blocks, f * sizeof(float));
       float y = 0.0f;
       for (uint32_t j = 0; j < m.informative; ++j) y = y + out[j] * m.coef[j];
       y = y + m.bias;
@@ -481,8 +506,10 @@ __attribute__((target("avx2"))) void generate_avx2(const ModelView& model, uint6
 // No FMA contraction happens (-ffp-contract=off).
 TRAINRT_V4 void generate_avx512(const ModelView& model, uint64_t first, uint64_t count, float* features,
                                 float* labels) {
-  if (model.task == 0) v4::classification_rows(model, first, count, features, labels);
-  else v4::regression_rows(model, first, count, features, labels);
+  if (model.task == 0)
+    v4::classification_rows(model, first, count, features, labels);
+  else
+    v4::regression_rows(model, first, count, features, labels);
 }
 
 bool cpu_has_avx512() {

@@ -235,7 +235,7 @@ namespace trainrt::datagen {
 
 TEST_CASE("rows_checksum (SIMD where available) sums exactly the row_checksum terms") {
   for (uint32_t count : {1u, 3u, 4u, 5u, 8u, 13u, 50u}) {
-    for (uint64_t rows : {0ull, 1ull, 3ull, 4ull, 7ull, 9ull}) {
+    for (uint64_t rows : {0ull, 1ull, 3ull, 4ull, 7ull, 8ull, 9ull, 16ull, 17ull, 25ull}) {
       CAPTURE(count);
       CAPTURE(rows);
       std::vector<float> x(rows * count), y(rows);
@@ -246,7 +246,13 @@ TEST_CASE("rows_checksum (SIMD where available) sums exactly the row_checksum te
       for (uint64_t r = 0; r < rows; ++r) expected += row_checksum(first + r, x.data() + r * count, count, y[r]);
       CHECK(rows_checksum(first, x.data(), y.data(), rows, count) == expected);
       if (rows > 1) {  // and it sees every word: a change anywhere changes the sum
-        x.back() = 1.5f;
+        for (size_t at : {size_t{0}, x.size() / 2, x.size() - 1}) {
+          const float kept = x[at];
+          x[at] = 1.5f;
+          CHECK(rows_checksum(first, x.data(), y.data(), rows, count) != expected);
+          x[at] = kept;
+        }
+        y[0] = 7.0f;  // a label in the first group of rows
         CHECK(rows_checksum(first, x.data(), y.data(), rows, count) != expected);
       }
     }
