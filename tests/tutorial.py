@@ -15,6 +15,7 @@ Usage: tutorial.py TRAINC TUTORIAL.md            print a report; exit 1 on any m
 import difflib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,7 +111,7 @@ def main():
         with open(doc, "w", encoding="utf-8") as f:
             f.write("\n".join(lines))
     print(f"{doc}: {ran} commands run, {failures} differ from the tutorial")
-    subprocess.run(["rm", "-rf", work], check=False)
+    shutil.rmtree(work, ignore_errors=True)
     return 1 if failures or ran == 0 else 0
 
 

@@ -1314,11 +1314,13 @@ class Lowerer {
       std::string store = whole ? text : text.substr(0, text.find(':'));
       if (!sys.store(store)) unknown_store(sys, store, kptr, whole ? "" : text);
     };
-    for (const char* list : {"mounts", "inputs"})
+    struct ListRef {
+      const char *list, *key;
+      bool whole;  ///< the value is a store name, not "<store>:/path"
+    };
+    for (const auto& [list, key, whole] : {ListRef{"mounts", "store", true}, ListRef{"inputs", "from", false}})
       if (e.contains(list) && e[list].is_array())
-        for (size_t i = 0; i < e[list].size(); ++i)
-          store_at(e[list][i], ptr_index(ptr_key(ptr, list), i), list == std::string("mounts") ? "store" : "from",
-                   list == std::string("mounts"));
+        for (size_t i = 0; i < e[list].size(); ++i) store_at(e[list][i], ptr_index(ptr_key(ptr, list), i), key, whole);
     if (e.contains("outputs")) store_at(e["outputs"], ptr_key(ptr, "outputs"), "to", false);
     if (e.contains("datagen")) store_at(e["datagen"], ptr_key(ptr, "datagen"), "to", false);
     if (e.contains("xgboost"))
