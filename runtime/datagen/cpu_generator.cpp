@@ -210,9 +210,38 @@ namespace v4 {
 
 constexpr uint32_t kRows = 16;
 
-/// Ten Philox rounds on 16 lanes of counters (Avx512Words::rounds, inlined here).
-TRAINRT_V4 inline void philox16(uint64_t seed, __m512i c0, __m512i c1, __m512i c2, __m512i c3, uint32_t (&w)[4][16]) {
-  Avx512Words::rounds(seed, c0, c1, c2, c3, w);
+/// The round keys of a seed as 32-bit words, (k0, k1) of round r at 2r and 2r + 1.
+struct RoundKeys {
+  alignas(64) uint32_t k[20];
+  explicit RoundKeys(uint64_t seed) {
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int r = 0; r < 10; ++r, k0 += philox::kW0, k1 += philox::kW1) {
+      k[2 * r] = k0;
+      k[2 * r + 1] = k1;
+    }
+  }
+};
+
+/// Ten Philox rounds on 16 lanes of counters, as Avx512Words::rounds, with the round keys read from
+/// memory (a broadcast load) rather than broadcast from a general register, which took a vector
+/// ALU slot per key per call.
+TRAINRT_V4 inline void philox16(const RoundKeys& keys, __m512i c0, __m512i c1, __m512i c2, __m512i c3,
+                                uint32_t (&w)[4][16]) {
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
+  for (int round = 0; round < 10; ++round) {
+    __m512i hi0, lo0, hi1, lo1;
+    Avx512Words::mulhilo(c0, m0, hi0, lo0);
+    Avx512Words::mulhilo(c2, m1, hi1, lo1);
+    c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round])), 0x96);
+    c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round + 1])), 0x96);
+    c1 = lo1;
+    c3 = lo0;
+  }
+  _mm512_storeu_si512(w[0], c0);
+  _mm512_storeu_si512(w[1], c1);
+  _mm512_storeu_si512(w[2], c2);
+  _mm512_storeu_si512(w[3], c3);
 }
 
 /// Box-Muller on 16 word pairs; the scalar function, vectorised by the compiler (same operations).
@@ -293,15 +322,15 @@ struct NoiseRows {
 /// row_normals draws them), stored where `rows` says. Each store of 16 values is 4 blocks of one
 /// row when a row has a multiple of 4 blocks (make_classification's 46 noise columns: 12), so they
 /// go straight to the row; otherwise through `buffer` (16 rows of 4 * blocks) and a copy per row.
-TRAINRT_V4 inline void normals16(uint64_t seed, uint64_t first, uint32_t purpose, const NoiseLayout& l, float* buffer,
-                                 const NoiseRows& rows) {
+TRAINRT_V4 inline void normals16(const RoundKeys& keys, uint64_t first, uint32_t purpose, const NoiseLayout& l,
+                                 float* buffer, const NoiseRows& rows) {
   const bool direct = l.blocks % 4 == 0;
   float* out = buffer;
   const __m512i kind = _mm512_set1_epi32(static_cast<int>(purpose));
   for (uint32_t p = 0; p < l.pairs; p += 16) {
     const RowCounters c = row_counters(first, _mm512_loadu_si512(l.row_of.data() + p));
     uint32_t w[4][16];
-    philox16(seed, c.lo, c.hi, _mm512_loadu_si512(l.block_of.data() + p), kind, w);
+    philox16(keys, c.lo, c.hi, _mm512_loadu_si512(l.block_of.data() + p), kind, w);
     alignas(64) float z[4][16];
     box_muller16(w[0], w[1], z[0], z[1]);
     box_muller16(w[2], w[3], z[2], z[3]);
@@ -377,8 +406,8 @@ TRAINRT_V4 inline __m512i clusters16(const ModelView& m, const uint64_t* pos) {
 
 /// Rows first .. first + 15 of a table DenseTables can serve: clusters, informative blocks, dense
 /// columns in registers, then written to the rows; k receives the clusters.
-TRAINRT_V4 inline void dense16(const ModelView& m, const DenseTables& tab, const uint64_t* pos, const RowCounters& rc,
-                               float* out, uint64_t f, uint32_t* k) {
+TRAINRT_V4 inline void dense16(const ModelView& m, const RoundKeys& keys, const DenseTables& tab, const uint64_t* pos,
+                               const RowCounters& rc, float* out, uint64_t f, uint32_t* k) {
   const uint32_t ni = m.informative, nr = m.redundant;
   const __m512i kv = clusters16(m, pos);
   _mm512_storeu_si512(k, kv);
@@ -386,7 +415,7 @@ TRAINRT_V4 inline void dense16(const ModelView& m, const DenseTables& tab, const
   for (uint32_t j = 0; j < ni; ++j) x[j] = _mm512_setzero_ps();
   for (uint32_t block = 0; block * 4 < ni; ++block) {
     uint32_t w[4][16];
-    philox16(m.seed, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
+    philox16(keys, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
     alignas(64) float z[4][16] = {};
     const uint32_t left = ni - block * 4, used = left < 4 ? left : 4;
     box_muller16(w[0], w[1], z[0], z[1]);
@@ -420,6 +449,7 @@ TRAINRT_V4 inline void dense16(const ModelView& m, const DenseTables& tab, const
 TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t count, float* features,
                                     float* labels) {
   const DenseTables tables(m);
+  const RoundKeys keys(m.seed);
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
   const NoiseLayout layout(m.noise_columns);
@@ -439,10 +469,10 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     uint32_t k[kRows];
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t lw[4][16];
-    philox16(m.seed, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
-    if (m.noise_columns > 0) normals16(m.seed, r0, kNoise, layout, noise.data(), {out, f, noise_at, m.noise_columns});
+    philox16(keys, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
+    if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, noise.data(), {out, f, noise_at, m.noise_columns});
     if (tables.usable) {
-      dense16(m, tables, pos, rc, out, f, k);
+      dense16(m, keys, tables, pos, rc, out, f, k);
       for (uint32_t t = 0; t < kRows; ++t) labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
       continue;
     }
@@ -451,7 +481,7 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
       for (uint32_t j = 0; j < ni; ++j) out[t * f + j] = 0.0f;
     for (uint32_t block = 0; block * 4 < ni; ++block) {
       uint32_t w[4][16];
-      philox16(m.seed, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
+      philox16(keys, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(block)), _mm512_set1_epi32(kInformative), w);
       float z[4][16] = {};
       const uint32_t left = ni - block * 4, used = left < 4 ? left : 4;
       box_muller16(w[0], w[1], z[0], z[1]);
@@ -471,12 +501,13 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
 
 /// Regression rows: all features are noise normals (row_normals' layout), then the target.
 TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t count, float* features, float* labels) {
+  const RoundKeys keys(m.seed);
   const uint64_t f = m.features;
   const NoiseLayout layout(m.features);
   std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
-    normals16(m.seed, first + i, kNoise, layout, noise.data(), {features + i * f, f, 0, static_cast<uint32_t>(f)});
+    normals16(keys, first + i, kNoise, layout, noise.data(), {features + i * f, f, 0, static_cast<uint32_t>(f)});
     for (uint32_t t = 0; t < kRows; ++t) {
       float* out = features + (i + t) * f;
       float y = 0.0f;
