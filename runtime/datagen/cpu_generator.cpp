@@ -446,10 +446,30 @@ TRAINRT_V4 inline void dense16(const ModelView& m, const RoundKeys& keys, const 
   }
 }
 
+/// classification_label for 16 rows whose clusters `k` are below 16 (the DenseTables path): the class of
+/// each cluster picked from a register, the flip and the random class in SIMD, the same integers.
+TRAINRT_V4 inline void labels16(const ModelView& m, __m512i class_of, const uint32_t* k, const uint32_t (&lw)[4][16],
+                                float* labels) {
+  __m512i y = _mm512_permutexvar_epi32(_mm512_loadu_si512(k), class_of);
+  const __m512i flip_word = _mm512_loadu_si512(lw[0]), class_word = _mm512_loadu_si512(lw[1]);
+  const __mmask16 flip =
+      _mm512_cmplt_epu32_mask(_mm512_srli_epi32(flip_word, 8), _mm512_set1_epi32(static_cast<int>(m.flip_threshold)));
+  if (flip) {
+    // below(): the high word of word x classes, for the even and the odd words.
+    const __m512i n = _mm512_set1_epi32(static_cast<int>(m.classes));
+    const __m512i even = _mm512_mul_epu32(class_word, n), odd = _mm512_mul_epu32(_mm512_srli_epi64(class_word, 32), n);
+    y = _mm512_mask_mov_epi32(y, flip, _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(even, 32), odd));
+  }
+  _mm512_storeu_ps(labels, _mm512_cvtepi32_ps(y));
+}
+
 TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t count, float* features,
                                     float* labels) {
   const DenseTables tables(m);
   const RoundKeys keys(m.seed);
+  alignas(64) uint32_t class_table[16] = {};
+  for (uint32_t j = 0; j < 16 && m.classes > 0; ++j) class_table[j] = j % m.classes;
+  const __m512i class_of = _mm512_load_si512(class_table);
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
   const NoiseLayout layout(m.noise_columns);
@@ -473,7 +493,7 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, noise.data(), {out, f, noise_at, m.noise_columns});
     if (tables.usable) {
       dense16(m, keys, tables, pos, rc, out, f, k);
-      for (uint32_t t = 0; t < kRows; ++t) labels[i + t] = classification_label(m, k[t], lw[0][t], lw[1][t]);
+      labels16(m, class_of, k, lw, labels + i);
       continue;
     }
     for (uint32_t t = 0; t < kRows; ++t) k[t] = cluster_of(m, pos[t]);
