@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "datagen/row_generator.h"
@@ -296,17 +297,31 @@ TRAINRT_V4 inline RowCounters row_counters(uint64_t first, __m512i offsets) {
   return {lo, _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1))};
 }
 
-/// The flat (row, block) sequence of a batch: pair p is block p % blocks of row p / blocks.
+/// The flat (row, block) sequence of a batch: pair p is block p % blocks of row p / blocks; and a
+/// buffer for 16 rows of normals.
 struct NoiseLayout {
   uint32_t blocks = 0, pairs = 0;  ///< blocks per row; kRows * blocks pairs (a multiple of 16)
   std::vector<uint32_t> row_of, block_of;
+  std::vector<float> buffer;
   explicit NoiseLayout(uint32_t values) : blocks((values + 3) / 4), pairs(kRows * blocks) {
     row_of.resize(pairs);
     block_of.resize(pairs);
+    buffer.resize(4 * static_cast<size_t>(pairs));
     for (uint32_t p = 0; p < pairs; ++p) {
       row_of[p] = p / blocks;
       block_of[p] = p % blocks;
     }
+  }
+
+  /// The layout for rows of `values` normals, made once per thread and row width: the Parquet
+  /// writer asks for rows a tile (a few hundred) at a time, and building it each time showed in
+  /// its profile.
+  static NoiseLayout& of(uint32_t values) {
+    thread_local std::vector<std::unique_ptr<NoiseLayout>> made;
+    for (auto& l : made)
+      if (l->blocks == (values + 3) / 4) return *l;
+    made.push_back(std::make_unique<NoiseLayout>(values));
+    return *made.back();
   }
 };
 
@@ -373,19 +388,21 @@ TRAINRT_V4 inline void normals16(const RoundKeys& keys, uint64_t first, uint32_t
 struct DenseTables {
   static constexpr uint32_t kMaxClusters = 16, kMaxColumns = 8;
   bool usable = false;
-  std::vector<float> coef;      ///< (i, j) -> 16 lanes: A_k[i][j] for cluster k in lane k
-  std::vector<float> centroid;  ///< j -> 16 lanes: c_k[j]
+  /// (i, j) -> 16 lanes: A_k[i][j] for cluster k in lane k; only the entries of the table's
+  /// informative columns are filled. No allocation: the Parquet writer makes these a tile of rows
+  /// at a time.
+  float coef[kMaxColumns * kMaxColumns * 16];
+  float centroid[kMaxColumns * 16];  ///< j -> 16 lanes: c_k[j]
   explicit DenseTables(const ModelView& m) {
     const uint32_t ni = m.informative;
     usable = m.clusters <= kMaxClusters && ni <= kMaxColumns && m.redundant <= kMaxColumns;
     if (!usable) return;
-    coef.assign(static_cast<size_t>(ni) * ni * 16, 0.0f);
-    centroid.assign(static_cast<size_t>(ni) * 16, 0.0f);
-    for (uint32_t k = 0; k < m.clusters; ++k)
+    for (uint32_t k = 0; k < 16; ++k)  // lanes from m.clusters on: zeros, never picked
       for (uint32_t i = 0; i < ni; ++i) {
-        centroid[i * 16 + k] = m.centroids[static_cast<uint64_t>(k) * ni + i];
+        const bool real = k < m.clusters;
+        centroid[i * 16 + k] = real ? m.centroids[static_cast<uint64_t>(k) * ni + i] : 0.0f;
         for (uint32_t j = 0; j < ni; ++j)
-          coef[(i * ni + j) * 16 + k] = m.covariance[(static_cast<uint64_t>(k) * ni + i) * ni + j];
+          coef[(i * ni + j) * 16 + k] = real ? m.covariance[(static_cast<uint64_t>(k) * ni + i) * ni + j] : 0.0f;
       }
   }
 };
@@ -424,13 +441,13 @@ TRAINRT_V4 inline void dense16(const ModelView& m, const RoundKeys& keys, const 
       const uint32_t i = block * 4 + t;
       const __m512 zi = _mm512_load_ps(z[t]);
       for (uint32_t j = 0; j < ni; ++j) {
-        const __m512 a = _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.coef.data() + (i * ni + j) * 16));
+        const __m512 a = _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.coef + (i * ni + j) * 16));
         x[j] = _mm512_add_ps(x[j], _mm512_mul_ps(zi, a));
       }
     }
   }
   for (uint32_t j = 0; j < ni; ++j)
-    x[j] = _mm512_add_ps(x[j], _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.centroid.data() + j * 16)));
+    x[j] = _mm512_add_ps(x[j], _mm512_permutexvar_ps(kv, _mm512_loadu_ps(tab.centroid + j * 16)));
   for (uint32_t r = 0; r < nr; ++r) red[r] = _mm512_setzero_ps();
   for (uint32_t i = 0; i < ni; ++i)
     for (uint32_t r = 0; r < nr; ++r)
@@ -472,8 +489,8 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
   const __m512i class_of = _mm512_load_si512(class_table);
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
-  const NoiseLayout layout(m.noise_columns);
-  std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
+  NoiseLayout& layout = NoiseLayout::of(m.noise_columns);
+  float* noise = layout.buffer.data();
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
@@ -490,7 +507,7 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t lw[4][16];
     philox16(keys, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
-    if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, noise.data(), {out, f, noise_at, m.noise_columns});
+    if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, noise, {out, f, noise_at, m.noise_columns});
     if (tables.usable) {
       dense16(m, keys, tables, pos, rc, out, f, k);
       labels16(m, class_of, k, lw, labels + i);
@@ -523,11 +540,11 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
 TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t count, float* features, float* labels) {
   const RoundKeys keys(m.seed);
   const uint64_t f = m.features;
-  const NoiseLayout layout(m.features);
-  std::vector<float> noise(4 * static_cast<size_t>(layout.pairs));
+  NoiseLayout& layout = NoiseLayout::of(static_cast<uint32_t>(m.features));
+  float* noise = layout.buffer.data();
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
-    normals16(keys, first + i, kNoise, layout, noise.data(), {features + i * f, f, 0, static_cast<uint32_t>(f)});
+    normals16(keys, first + i, kNoise, layout, noise, {features + i * f, f, 0, static_cast<uint32_t>(f)});
     for (uint32_t t = 0; t < kRows; ++t) {
       float* out = features + (i + t) * f;
       float y = 0.0f;
