@@ -393,9 +393,12 @@ struct DenseTables {
   /// at a time.
   float coef[kMaxColumns * kMaxColumns * 16];
   float centroid[kMaxColumns * 16];  ///< j -> 16 lanes: c_k[j]
+  static bool serves(const ModelView& m) {
+    return m.clusters <= kMaxClusters && m.informative <= kMaxColumns && m.redundant <= kMaxColumns;
+  }
   explicit DenseTables(const ModelView& m) {
     const uint32_t ni = m.informative;
-    usable = m.clusters <= kMaxClusters && ni <= kMaxColumns && m.redundant <= kMaxColumns;
+    usable = serves(m);
     if (!usable) return;
     for (uint32_t k = 0; k < 16; ++k)  // lanes from m.clusters on: zeros, never picked
       for (uint32_t i = 0; i < ni; ++i) {
@@ -423,8 +426,10 @@ TRAINRT_V4 inline __m512i clusters16(const ModelView& m, const uint64_t* pos) {
 
 /// Rows first .. first + 15 of a table DenseTables can serve: clusters, informative blocks, dense
 /// columns in registers, then written to the rows; k receives the clusters.
+/// With `column_stride` > 0 the rows are columns instead: column c of the 16 rows at
+/// out + c * column_stride, 16 floats each (the Parquet writer's column-major row group).
 TRAINRT_V4 inline void dense16(const ModelView& m, const RoundKeys& keys, const DenseTables& tab, const uint64_t* pos,
-                               const RowCounters& rc, float* out, uint64_t f, uint32_t* k) {
+                               const RowCounters& rc, float* out, uint64_t f, uint32_t* k, uint64_t column_stride = 0) {
   const uint32_t ni = m.informative, nr = m.redundant;
   const __m512i kv = clusters16(m, pos);
   _mm512_storeu_si512(k, kv);
@@ -453,6 +458,14 @@ TRAINRT_V4 inline void dense16(const ModelView& m, const RoundKeys& keys, const 
     for (uint32_t r = 0; r < nr; ++r)
       red[r] = _mm512_add_ps(red[r],
                              _mm512_mul_ps(x[i], _mm512_set1_ps(m.redundant_mix[static_cast<uint64_t>(i) * nr + r])));
+  if (column_stride > 0) {
+    for (uint32_t j = 0; j < ni; ++j) _mm512_storeu_ps(out + j * column_stride, x[j]);
+    for (uint32_t r = 0; r < nr; ++r) _mm512_storeu_ps(out + (ni + r) * column_stride, red[r]);
+    for (uint32_t p = 0; p < m.repeated; ++p)
+      _mm512_storeu_ps(out + (ni + nr + p) * column_stride,
+                       _mm512_loadu_ps(out + static_cast<uint64_t>(m.repeated_from[p]) * column_stride));
+    return;
+  }
   alignas(64) float cols[2 * DenseTables::kMaxColumns][16];
   for (uint32_t j = 0; j < ni; ++j) _mm512_store_ps(cols[j], x[j]);
   for (uint32_t r = 0; r < nr; ++r) _mm512_store_ps(cols[ni + r], red[r]);
@@ -536,6 +549,61 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
   for (; i < count; ++i) make_row<Avx512Words>(m, first + i, features + i * f, labels + i);
 }
 
+/// classification_rows into column-major buffers: feature c of row `first + i` at
+/// columns[c * stride + i], the label at columns[features * stride + i]. The noise blocks go row
+/// block by row block, 16 rows per register, so each Box-Muller register is 16 rows of one column
+/// and is stored straight into it: no transpose at all. The same (row, block) counters as the row
+/// layout, so the same bits. Only for tables DenseTables serves (the caller checks).
+TRAINRT_V4 void classification_columns(const ModelView& m, uint64_t first, uint64_t count, float* columns,
+                                       uint64_t stride) {
+  const DenseTables tables(m);
+  const RoundKeys keys(m.seed);
+  alignas(64) uint32_t class_table[16] = {};
+  for (uint32_t j = 0; j < 16 && m.classes > 0; ++j) class_table[j] = j % m.classes;
+  const __m512i class_of = _mm512_load_si512(class_table);
+  const uint64_t f = m.features;
+  const uint32_t noise_at = m.informative + m.redundant + m.repeated, blocks = (m.noise_columns + 3) / 4;
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i noise_kind = _mm512_set1_epi32(kNoise);
+  alignas(64) float spare[2][16];  // a last block's values beyond the row
+  uint64_t i = 0;
+  for (; i + kRows <= count; i += kRows) {
+    const uint64_t r0 = first + i;
+    uint64_t pos[kRows];
+    if (m.shuffle) {
+      permute8(m, r0, pos);
+      permute8(m, r0 + 8, pos + 8);
+    } else {
+      for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
+    }
+    const RowCounters rc = row_counters(r0, lanes);
+    uint32_t k[kRows];
+    dense16(m, keys, tables, pos, rc, columns + i, f, k, stride);
+    for (uint32_t b = 0; b < blocks; ++b) {
+      uint32_t w[4][16];
+      philox16(keys, rc.lo, rc.hi, _mm512_set1_epi32(static_cast<int>(b)), noise_kind, w);
+      float* col[4];
+      for (uint32_t q = 0; q < 4; ++q) {
+        const uint32_t c = 4 * b + q;
+        col[q] = c < m.noise_columns ? columns + (noise_at + c) * stride + i : spare[q & 1];
+      }
+      box_muller16(w[0], w[1], col[0], col[1]);
+      box_muller16(w[2], w[3], col[2], col[3]);
+    }
+    uint32_t lw[4][16];
+    philox16(keys, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
+    labels16(m, class_of, k, lw, columns + f * stride + i);
+  }
+  thread_local std::vector<float> row;
+  row.resize(f);
+  for (; i < count; ++i) {  // the last rows, one at a time
+    float label;
+    make_row<Avx512Words>(m, first + i, row.data(), &label);
+    for (uint64_t c = 0; c < f; ++c) columns[c * stride + i] = row[c];
+    columns[f * stride + i] = label;
+  }
+}
+
 /// Regression rows: all features are noise normals (row_normals' layout), then the target.
 TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t count, float* features, float* labels) {
   const RoundKeys keys(m.seed);
@@ -580,6 +648,11 @@ TRAINRT_V4 void generate_avx512(const ModelView& model, uint64_t first, uint64_t
     v4::regression_rows(model, first, count, features, labels);
 }
 
+TRAINRT_V4 void columns_avx512(const ModelView& model, uint64_t first, uint64_t count, float* columns,
+                               uint64_t stride) {
+  v4::classification_columns(model, first, count, columns, stride);
+}
+
 bool cpu_has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
@@ -611,6 +684,16 @@ void generate_rows_on(CpuPath path, const ModelView& model, uint64_t first, uint
   if (path == CpuPath::kAvx2) return generate_avx2(model, first, count, features, labels);
 #endif
   generate_portable(model, first, count, features, labels);
+}
+
+bool generate_columns_cpu(const ModelView& model, uint64_t first, uint64_t count, float* columns, uint64_t stride) {
+#ifdef TRAINRT_HAVE_AVX2_PATH
+  if (!cpu_has_avx512() || model.task != 0 || !v4::DenseTables::serves(model)) return false;
+  columns_avx512(model, first, count, columns, stride);
+  return true;
+#else
+  return false;
+#endif
 }
 
 void generate_rows_cpu(const ModelView& model, uint64_t first, uint64_t count, float* features, float* labels) {

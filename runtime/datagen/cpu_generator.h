@@ -12,6 +12,12 @@ namespace trainrt::datagen {
 /// on the fastest path this CPU has.
 void generate_rows_cpu(const ModelView& model, uint64_t first, uint64_t count, float* features, float* labels);
 
+/// Rows [first, first + count) straight into column-major buffers: feature c of row first + i at
+/// columns[c * stride + i], its label at columns[features * stride + i]; the same bits as
+/// generate_rows_cpu. Where this CPU and table allow it (AVX-512; classification with at most 16
+/// clusters and 8 informative and 8 redundant columns); false, with nothing written, otherwise.
+bool generate_columns_cpu(const ModelView& model, uint64_t first, uint64_t count, float* columns, uint64_t stride);
+
 /// The code paths: portable (what the CUDA kernel runs), AVX2, AVX-512 (x86-64-v4).
 enum class CpuPath { kPortable, kAvx2, kAvx512 };
 

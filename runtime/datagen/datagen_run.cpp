@@ -62,6 +62,9 @@ std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, W
       sources.push_back([view](uint64_t first, uint64_t count, float* features, float* labels) {
         generate_rows_cpu(view, first, count, features, labels);
       });
+    wopt.columns = [view](uint64_t first, uint64_t count, float* columns, uint64_t stride) {
+      return generate_columns_cpu(view, first, count, columns, stride);
+    };
     return sources;
   }
   std::string why;

@@ -36,6 +36,20 @@ void check_paths_match(const Model& m, uint64_t first, uint64_t count) {
     CHECK(std::memcmp(x1.data(), x2.data(), x1.size() * 4) == 0);
     CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0);
   }
+  // The column-major path (Parquet row groups), where this CPU and table have it: the same bits,
+  // column c of row i at c * stride + i; a stride past the rows leaves the gaps untouched.
+  const uint64_t stride = count + 5;
+  std::vector<float> columns((f + 1) * stride, -7.0f);
+  if (!generate_columns_cpu(m.view(), first, count, columns.data(), stride)) return;
+  uint64_t differ = 0, touched = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    for (uint32_t c = 0; c < f; ++c) differ += std::memcmp(&columns[c * stride + i], &x1[i * f + c], 4) != 0;
+    differ += std::memcmp(&columns[f * stride + i], &y1[i], 4) != 0;
+  }
+  for (uint32_t c = 0; c <= f; ++c)
+    for (uint64_t i = count; i < stride; ++i) touched += columns[c * stride + i] != -7.0f;
+  CHECK(differ == 0);
+  CHECK(touched == 0);
 }
 
 Spec small_spec() {

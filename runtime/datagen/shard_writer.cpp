@@ -444,7 +444,9 @@ class Pipeline {
         } else if (piece.rows > 0) {
           const uint64_t rows = piece.rows;
           float* columns = slot.features.get(rows * (f + 1));
-          if (opt_.tile_bytes == 0) {
+          if (opt_.columns && opt_.columns(piece.first_row, rows, columns, rows)) {
+            // made in place, column by column
+          } else if (opt_.tile_bytes == 0) {
             float* x = whole.get(rows * f);
             float* y = whole_labels.get(rows);
             sources_[w](piece.first_row, rows, x, y);

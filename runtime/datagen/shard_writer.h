@@ -41,6 +41,10 @@ struct WriteOptions {
   /// stays in L1/L2 while it is spread into columns; 0: a whole row group at once (a GPU, for which
   /// one call per tile would cost a launch and a copy each).
   uint64_t tile_bytes = 32u << 10;
+  /// Parquet, CPU workers: makes rows straight into a row group's column-major buffer (feature c
+  /// of row first + i at columns[c * stride + i], labels after the features), or returns false when
+  /// it cannot for this table or CPU; then the workers' sources make tiles that are transposed.
+  std::function<bool(uint64_t first, uint64_t count, float* columns, uint64_t stride)> columns;
   bool dry_run = false;  ///< generate and checksum the rows (inspect.h), write nothing
   std::function<void(uint64_t rows)> on_rows;  ///< rows written so far, after each block
   std::function<void(const ShardTask&)> on_shard;  ///< a shard was renamed into place
