@@ -149,6 +149,33 @@ fresh_run_without_checkpoint_folder() {
 t "a fresh run whose checkpoint folder does not exist yet reaches the trainer" fresh_run_without_checkpoint_folder
 rm -rf "$STATE"
 
+# A multi-node `command` step: the script exports NODE_HOSTS, every pod's stable name in rank order,
+# made from NNODES (whatever the pod count, the pod spec stays the same size).
+node_hosts_from_nnodes() {
+  mkdir -p "$TMP/mnwork" "$TMP/mnlog"
+  cat >"$TMP/mn.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: mn
+pipeline:
+  - name: run
+    image: img
+    nodes: 2
+    command: [bash, -c, 'printf "%s\n" "$NODE_HOSTS" >"$FAKE_LOG/hosts"']
+SPEC
+  sed -i "s|    nodes: 2|    nodes: 2\n    workdir: $TMP/mnwork|" "$TMP/mn.yaml"
+  "$TRAINC" compile "$TMP/mn.yaml" -o "$TMP/mnout" >/dev/null || return 1
+  awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' \
+    "$TMP/mnout/mn/k8s/run-configmap.yaml" >"$TMP/mn-entrypoint.sh"
+  rm -rf "$STATE"
+  env NNODES=3 NODE_RANK=1 MASTER_ADDR=mn-run-0.mn-run MASTER_PORT=29500 FAKE_LOG="$TMP/mnlog" \
+    bash "$TMP/mn-entrypoint.sh" >"$TMP/mnlog/stdout" 2>&1 || { echo "exit $?"; cat "$TMP/mnlog/stdout"; return 1; }
+  local want="mn-run-0.mn-run,mn-run-1.mn-run,mn-run-2.mn-run"
+  [ "$(cat "$TMP/mnlog/hosts")" = "$want" ] || { echo "NODE_HOSTS='$(cat "$TMP/mnlog/hosts")', want '$want'"; return 1; }
+}
+t "a multi-node command step gets NODE_HOSTS for all NNODES pods, in rank order" node_hosts_from_nnodes
+rm -rf "$STATE"
+
 # ---- Every example's every entry script, fresh and resumed ------------------------------------
 # Each step's entrypoint.sh, taken from its ConfigMap in the compiled k8s/, runs with the tools
 # of tests/stubs.sh on PATH (aws with a folder as the bucket; torchrun, trainrt, python and
