@@ -147,6 +147,18 @@ struct Avx2Words {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 /// 16 Philox blocks at once in AVX-512 registers; the same words again.
+/// The round keys of a seed as 32-bit words, (k0, k1) of round r at 2r and 2r + 1.
+struct RoundKeys {
+  alignas(64) uint32_t k[20];
+  explicit RoundKeys(uint64_t seed) {
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int r = 0; r < 10; ++r, k0 += philox::kW0, k1 += philox::kW1) {
+      k[2 * r] = k0;
+      k[2 * r + 1] = k1;
+    }
+  }
+};
+
 struct Avx512Words {
   static constexpr bool kWide = true;
 
@@ -162,18 +174,19 @@ struct Avx512Words {
     lo = _mm512_mask_blend_epi32(0xaaaa, even, _mm512_slli_epi64(odd, 32));
   }
 
-  /// Ten Philox rounds on 16 lanes of counters; the words of lane j into w[k][j].
-  __attribute__((target("avx512f"))) static void rounds(uint64_t seed, __m512i c0, __m512i c1, __m512i c2, __m512i c3,
-                                                        uint32_t (&w)[4][16]) {
+  /// Ten Philox rounds on 16 lanes of counters; the words of lane j into w[k][j]. The round keys are
+  /// read from memory (a broadcast load) rather than broadcast from a general register, which took a
+  /// vector ALU slot per key per call.
+  __attribute__((target("avx512f"))) static void rounds(const RoundKeys& keys, __m512i c0, __m512i c1, __m512i c2,
+                                                        __m512i c3, uint32_t (&w)[4][16]) {
     const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
     const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round, k0 += philox::kW0, k1 += philox::kW1) {
+    for (int round = 0; round < 10; ++round) {
       __m512i hi0, lo0, hi1, lo1;
       mulhilo(c0, m0, hi0, lo0);
       mulhilo(c2, m1, hi1, lo1);
-      c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
-      c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
+      c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round])), 0x96);
+      c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round + 1])), 0x96);
       c1 = lo1;
       c3 = lo0;
     }
@@ -188,7 +201,7 @@ struct Avx512Words {
     if (count <= 8) return Avx2Words::fill(seed, row, first_block, purpose, count, w);
     const __m512i c0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row)));
     const __m512i c1 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(row >> 32)));
-    rounds(seed, c0, c1,
+    rounds(RoundKeys(seed), c0, c1,
            _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_block)),
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
            _mm512_set1_epi32(static_cast<int>(purpose)), w);
@@ -211,38 +224,10 @@ namespace v4 {
 
 constexpr uint32_t kRows = 16;
 
-/// The round keys of a seed as 32-bit words, (k0, k1) of round r at 2r and 2r + 1.
-struct RoundKeys {
-  alignas(64) uint32_t k[20];
-  explicit RoundKeys(uint64_t seed) {
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int r = 0; r < 10; ++r, k0 += philox::kW0, k1 += philox::kW1) {
-      k[2 * r] = k0;
-      k[2 * r + 1] = k1;
-    }
-  }
-};
-
-/// Ten Philox rounds on 16 lanes of counters, as Avx512Words::rounds, with the round keys read from
-/// memory (a broadcast load) rather than broadcast from a general register, which took a vector
-/// ALU slot per key per call.
+/// Ten Philox rounds on 16 lanes of counters (Avx512Words::rounds, inlined here).
 TRAINRT_V4 inline void philox16(const RoundKeys& keys, __m512i c0, __m512i c1, __m512i c2, __m512i c3,
                                 uint32_t (&w)[4][16]) {
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox::kM0));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox::kM1));
-  for (int round = 0; round < 10; ++round) {
-    __m512i hi0, lo0, hi1, lo1;
-    Avx512Words::mulhilo(c0, m0, hi0, lo0);
-    Avx512Words::mulhilo(c2, m1, hi1, lo1);
-    c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round])), 0x96);
-    c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(keys.k[2 * round + 1])), 0x96);
-    c1 = lo1;
-    c3 = lo0;
-  }
-  _mm512_storeu_si512(w[0], c0);
-  _mm512_storeu_si512(w[1], c1);
-  _mm512_storeu_si512(w[2], c2);
-  _mm512_storeu_si512(w[3], c3);
+  Avx512Words::rounds(keys, c0, c1, c2, c3, w);
 }
 
 /// Box-Muller on 16 word pairs; the scalar function, vectorised by the compiler (same operations).
