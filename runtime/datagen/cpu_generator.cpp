@@ -9,6 +9,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+#include "datagen/simd_mix.h"
 #define TRAINRT_HAVE_AVX2_PATH 1
 #endif
 
@@ -233,15 +235,6 @@ TRAINRT_V4 inline void philox16(const RoundKeys& keys, __m512i c0, __m512i c1, _
 /// Box-Muller on 16 word pairs; the scalar function, vectorised by the compiler (same operations).
 TRAINRT_V4 inline void box_muller16(const uint32_t* a, const uint32_t* b, float* z0, float* z1) {
   for (int t = 0; t < 16; ++t) philox::box_muller(a[t], b[t], z0[t], z1[t]);
-}
-
-/// mix64 on 8 lanes.
-TRAINRT_V4 inline __m512i mix64x8(__m512i x) {
-  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
-  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull)));
-  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
-  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull)));
-  return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
 }
 
 /// One pass of permute_row's Feistel network on 8 lanes.
@@ -478,13 +471,33 @@ TRAINRT_V4 inline void labels16(const ModelView& m, __m512i class_of, const uint
   _mm512_storeu_ps(labels, _mm512_cvtepi32_ps(y));
 }
 
+/// What the classification paths set up once per call: the dense tables, the round keys, and the
+/// class of each of up to 16 clusters in a register (labels16).
+struct ClassificationSetup {
+  DenseTables tables;
+  RoundKeys keys;
+  alignas(64) uint32_t class_table[16] = {};
+  explicit ClassificationSetup(const ModelView& m) : tables(m), keys(m.seed) {
+    for (uint32_t j = 0; j < 16 && m.classes > 0; ++j) class_table[j] = j % m.classes;
+  }
+};
+
+/// Rows r0 .. r0 + 15's positions in the table's cluster order: permuted, or themselves.
+TRAINRT_V4 inline void positions16(const ModelView& m, uint64_t r0, uint64_t* pos) {
+  if (m.shuffle) {
+    permute8(m, r0, pos);
+    permute8(m, r0 + 8, pos + 8);
+  } else {
+    for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
+  }
+}
+
 TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t count, float* features,
                                     float* labels) {
-  const DenseTables tables(m);
-  const RoundKeys keys(m.seed);
-  alignas(64) uint32_t class_table[16] = {};
-  for (uint32_t j = 0; j < 16 && m.classes > 0; ++j) class_table[j] = j % m.classes;
-  const __m512i class_of = _mm512_load_si512(class_table);
+  const ClassificationSetup setup(m);
+  const DenseTables& tables = setup.tables;
+  const RoundKeys& keys = setup.keys;
+  const __m512i class_of = _mm512_load_si512(setup.class_table);
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
   NoiseLayout& layout = NoiseLayout::of(m.noise_columns);
@@ -495,12 +508,7 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     const uint64_t r0 = first + i;
     float* out = features + i * f;
     uint64_t pos[kRows];
-    if (m.shuffle) {
-      permute8(m, r0, pos);
-      permute8(m, r0 + 8, pos + 8);
-    } else {
-      for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
-    }
+    positions16(m, r0, pos);
     uint32_t k[kRows];
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t lw[4][16];
@@ -541,11 +549,10 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
 /// layout, so the same bits. Only for tables DenseTables serves (the caller checks).
 TRAINRT_V4 void classification_columns(const ModelView& m, uint64_t first, uint64_t count, float* columns,
                                        uint64_t stride) {
-  const DenseTables tables(m);
-  const RoundKeys keys(m.seed);
-  alignas(64) uint32_t class_table[16] = {};
-  for (uint32_t j = 0; j < 16 && m.classes > 0; ++j) class_table[j] = j % m.classes;
-  const __m512i class_of = _mm512_load_si512(class_table);
+  const ClassificationSetup setup(m);
+  const DenseTables& tables = setup.tables;
+  const RoundKeys& keys = setup.keys;
+  const __m512i class_of = _mm512_load_si512(setup.class_table);
   const uint64_t f = m.features;
   const uint32_t noise_at = m.informative + m.redundant + m.repeated, blocks = (m.noise_columns + 3) / 4;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -555,12 +562,7 @@ TRAINRT_V4 void classification_columns(const ModelView& m, uint64_t first, uint6
   for (; i + kRows <= count; i += kRows) {
     const uint64_t r0 = first + i;
     uint64_t pos[kRows];
-    if (m.shuffle) {
-      permute8(m, r0, pos);
-      permute8(m, r0 + 8, pos + 8);
-    } else {
-      for (uint32_t t = 0; t < kRows; ++t) pos[t] = r0 + t;
-    }
+    positions16(m, r0, pos);
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t k[kRows];
     dense16(m, keys, tables, pos, rc, columns + i, f, k, stride);

@@ -12,6 +12,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+#include "datagen/simd_mix.h"
 #define TRAINRT_HAVE_AVX512_CHECKSUM 1
 #endif
 
@@ -81,15 +83,6 @@ TRAINRT_CHECKSUM_TARGET inline __m512i fnv8(__m512i v, __m512i w) {
 /// The word at `at` in each of eight rows (`row_starts`: their offsets in floats), zero-extended.
 TRAINRT_CHECKSUM_TARGET inline __m512i column8(const float* at, __m256i row_starts) {
   return _mm512_cvtepu32_epi64(_mm256_i32gather_epi32(reinterpret_cast<const int*>(at), row_starts, 4));
-}
-
-/// mix64 on eight lanes.
-TRAINRT_CHECKSUM_TARGET inline __m512i mix64x8(__m512i x) {
-  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
-  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull)));
-  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
-  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull)));
-  return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
 }
 
 /// Eight rows at a time, each row's terms exactly row_checksum's. The rows' words: rows (2g, 2g+1)
