@@ -314,11 +314,12 @@ struct NoiseRows {
 /// The `purpose` normals of rows first .. first + 15 (value i of a row from block i / 4, as
 /// row_normals draws them), stored where `rows` says. Each store of 16 values is 4 blocks of one
 /// row when a row has a multiple of 4 blocks (make_classification's 46 noise columns: 12), so they
-/// go straight to the row; otherwise through `buffer` (16 rows of 4 * blocks) and a copy per row.
-TRAINRT_V4 inline void normals16(const RoundKeys& keys, uint64_t first, uint32_t purpose, const NoiseLayout& l,
-                                 float* buffer, const NoiseRows& rows) {
+/// go straight to the row; otherwise through the layout's buffer (16 rows of 4 * blocks) and a copy
+/// per row.
+TRAINRT_V4 inline void normals16(const RoundKeys& keys, uint64_t first, uint32_t purpose, NoiseLayout& l,
+                                 const NoiseRows& rows) {
   const bool direct = l.blocks % 4 == 0;
-  float* out = buffer;
+  float* out = l.buffer.data();
   const __m512i kind = _mm512_set1_epi32(static_cast<int>(purpose));
   for (uint32_t p = 0; p < l.pairs; p += 16) {
     const RowCounters c = row_counters(first, _mm512_loadu_si512(l.row_of.data() + p));
@@ -356,7 +357,7 @@ TRAINRT_V4 inline void normals16(const RoundKeys& keys, uint64_t first, uint32_t
   }
   if (direct) return;
   for (uint32_t t = 0; t < kRows; ++t)
-    std::memcpy(rows.out + t * rows.stride + rows.at, buffer + t * 4 * l.blocks, rows.used * sizeof(float));
+    std::memcpy(rows.out + t * rows.stride + rows.at, out + t * 4 * l.blocks, rows.used * sizeof(float));
 }
 
 /// The dense columns of 16 rows in registers, for tables of at most 16 clusters and 8 informative and
@@ -501,7 +502,6 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
   const uint64_t f = m.features;
   const uint32_t ni = m.informative, noise_at = m.informative + m.redundant + m.repeated;
   NoiseLayout& layout = NoiseLayout::of(m.noise_columns);
-  float* noise = layout.buffer.data();
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
@@ -513,7 +513,7 @@ TRAINRT_V4 void classification_rows(const ModelView& m, uint64_t first, uint64_t
     const RowCounters rc = row_counters(r0, lanes);
     uint32_t lw[4][16];
     philox16(keys, rc.lo, rc.hi, _mm512_setzero_si512(), _mm512_set1_epi32(kLabel), lw);
-    if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, noise, {out, f, noise_at, m.noise_columns});
+    if (m.noise_columns > 0) normals16(keys, r0, kNoise, layout, {out, f, noise_at, m.noise_columns});
     if (tables.usable) {
       dense16(m, keys, tables, pos, rc, out, f, k);
       labels16(m, class_of, k, lw, labels + i);
@@ -596,10 +596,9 @@ TRAINRT_V4 void regression_rows(const ModelView& m, uint64_t first, uint64_t cou
   const RoundKeys keys(m.seed);
   const uint64_t f = m.features;
   NoiseLayout& layout = NoiseLayout::of(static_cast<uint32_t>(m.features));
-  float* noise = layout.buffer.data();
   uint64_t i = 0;
   for (; i + kRows <= count; i += kRows) {
-    normals16(keys, first + i, kNoise, layout, noise, {features + i * f, f, 0, static_cast<uint32_t>(f)});
+    normals16(keys, first + i, kNoise, layout, {features + i * f, f, 0, static_cast<uint32_t>(f)});
     for (uint32_t t = 0; t < kRows; ++t) {
       float* out = features + (i + t) * f;
       float y = 0.0f;
@@ -633,11 +632,6 @@ TRAINRT_V4 void generate_avx512(const ModelView& model, uint64_t first, uint64_t
     v4::classification_rows(model, first, count, features, labels);
   else
     v4::regression_rows(model, first, count, features, labels);
-}
-
-TRAINRT_V4 void columns_avx512(const ModelView& model, uint64_t first, uint64_t count, float* columns,
-                               uint64_t stride) {
-  v4::classification_columns(model, first, count, columns, stride);
 }
 
 bool cpu_has_avx512() {
@@ -676,7 +670,7 @@ void generate_rows_on(CpuPath path, const ModelView& model, uint64_t first, uint
 bool generate_columns_cpu(const ModelView& model, uint64_t first, uint64_t count, float* columns, uint64_t stride) {
 #ifdef TRAINRT_HAVE_AVX2_PATH
   if (!cpu_has_avx512() || model.task != 0 || !v4::DenseTables::serves(model)) return false;
-  columns_avx512(model, first, count, columns, stride);
+  v4::classification_columns(model, first, count, columns, stride);
   return true;
 #else
   return false;
