@@ -1,10 +1,9 @@
 #include "frontend/jsonnet_loader.h"
 
 #include <fcntl.h>
-#include <malloc.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -12,16 +11,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 extern "C" {
 #include <libjsonnet.h>
@@ -206,7 +203,6 @@ class PositionFinder {
   const std::string& text_;
 };
 
-
 /// What evaluating a spec gave: its JSON, or libjsonnet's error text, or why the evaluation was
 /// stopped (a limit of limits.h).
 struct Evaluation {
@@ -283,26 +279,6 @@ bool read_string(int fd, std::string& s, size_t max) {
   return read_all(fd, s.data(), n);
 }
 
-/// libjsonnet lexes, parses and desugars its standard library for every evaluation and every file
-/// imported (three times for a spec importing trainc.libsonnet), in millions of small allocations.
-/// On 4 KiB pages most of that time goes to page faults and TLB misses, so the server's heap is
-/// grown once by 64 MiB and backed by transparent huge pages where the kernel offers them (madvise
-/// mode): about half the CPU time of an evaluation in a fresh process. Freed memory stays in the
-/// heap for the next spec.
-void prepare_heap() {
-  if (kSanitized) return;  // the sanitizer's allocator is not glibc's
-  constexpr size_t kPad = size_t{64} << 20, kHuge = size_t{2} << 20;
-  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: big blocks come from the heap too
-  ::mallopt(M_TOP_PAD, static_cast<int>(kPad));
-  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * kPad));
-  const auto before = reinterpret_cast<uintptr_t>(::sbrk(0));
-  void* grow = ::malloc(::mallinfo2().keepcost + (1 << 20));  // more than the top of the heap holds
-  const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
-  const uintptr_t from = (before + kHuge - 1) & ~(kHuge - 1), to = after & ~(kHuge - 1);
-  if (grow && to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-  ::free(grow);
-}
-
 /// The server's loop: one request (spec name, its text, the folder imports are jailed to) at a
 /// time, answered with an outcome byte ('j' JSON, 'e' Jsonnet error, 's' stopped), the length of
 /// the text and the text. Returns when trainc closes its end.
@@ -315,7 +291,6 @@ void prepare_heap() {
     const rlimit mem{limits::kJsonnetMemoryBytes, limits::kJsonnetMemoryBytes};
     ::setrlimit(RLIMIT_AS, &mem);
   }
-  prepare_heap();
   rlimit cpu{};
   ::getrlimit(RLIMIT_CPU, &cpu);
   for (;;) {
@@ -326,7 +301,8 @@ void prepare_heap() {
     // soft limit's SIGXCPU ends the server; the hard limit is left as trainc found it.
     rusage used{};
     ::getrusage(RUSAGE_SELF, &used);
-    const rlim_t soft = static_cast<rlim_t>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) + 2 * limits::kJsonnetSeconds + 1;
+    const rlim_t soft =
+        static_cast<rlim_t>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) + 2 * limits::kJsonnetSeconds + 1;
     const rlimit spec_cpu{cpu.rlim_max == RLIM_INFINITY ? soft : std::min(soft, cpu.rlim_max), cpu.rlim_max};
     ::setrlimit(RLIMIT_CPU, &spec_cpu);
     char outcome = 's';
@@ -340,11 +316,15 @@ void prepare_heap() {
     } catch (...) {
       out = "exception";
     }
-    if (!write_all(fd, &outcome, 1) || !write_u64(fd, out.size()) || !write_all(fd, out.data(), out.size()))
-      ::_exit(1);
+    if (!write_all(fd, &outcome, 1) || !write_u64(fd, out.size()) || !write_all(fd, out.data(), out.size())) ::_exit(1);
   }
 }
 
+/// libjsonnet lexes, parses and desugars its standard library again for every file it evaluates
+/// (twice for a spec importing trainc.libsonnet), about 13 ms each in millions of small
+/// allocations; its API offers no way to keep the parsed library. trainc is linked with mimalloc
+/// (meson.build), which takes a third off that against glibc's allocator.
+///
 /// One long-lived child process evaluates every Jsonnet spec of the invocation, one at a time,
 /// with a memory cap, a deadline and a bound on its output per spec, so that a runaway spec
 /// (std.range(0, 1e9), nesting that overflows libjsonnet's parser) stops with an error instead of
@@ -414,8 +394,8 @@ class Server {
       stop(true);
       if (too_long) return {Evaluation::Outcome::stopped, took_too_long(what)};
       if (too_much_memory) return {Evaluation::Outcome::stopped, needs_too_much_memory(what)};
-      return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller", what,
-                                                        limits::kJsonnetOutputBytes >> 20)};
+      return {Evaluation::Outcome::stopped, fmt::format("{} gives more than {} MiB of JSON; a spec is far smaller",
+                                                        what, limits::kJsonnetOutputBytes >> 20)};
     }
     const char outcome = data[0];
     data.erase(0, kHeader);
@@ -512,14 +492,20 @@ std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   std::error_code ec;
   const fs::path root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
   if (auto at = limits::invalid_utf8(file->text())) {
-    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+    diags.report({Severity::error,
+                  file->name(),
+                  file->loc_of(*at),
+                  "",
                   fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
                               static_cast<unsigned char>(file->text()[*at])),
                   {}});
     return std::nullopt;
   }
   if (auto at = limits::jsonnet_too_deep(file->text())) {
-    diags.report({Severity::error, file->name(), file->loc_of(*at), "",
+    diags.report({Severity::error,
+                  file->name(),
+                  file->loc_of(*at),
+                  "",
                   fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
                               limits::kJsonnetSourceDepth),
                   {}});
@@ -539,7 +525,10 @@ std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
   // libjsonnet's output is JSON, but strings read with importstr pass any bytes through.
   doc.root = nlohmann::json::parse(e.text, nullptr, /*allow_exceptions=*/false);
   if (doc.root.is_discarded()) {
-    diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "",
+    diags.report({Severity::error,
+                  file->name(),
+                  Loc{1, 1, 1},
+                  "",
                   fmt::format("evaluating '{}' gives text that is not JSON in UTF-8 (a file read with importstr "
                               "that is not UTF-8 text?)",
                               file->name()),

@@ -1,9 +1,10 @@
 #include "frontend/schema_check.h"
 
-#include <algorithm>
-#include <regex>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -45,12 +46,18 @@ const nlohmann::json* resolve(const nlohmann::json& root, const nlohmann::json* 
 
 std::string kind_name(const nlohmann::json& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::object: return "a mapping";
-    case nlohmann::json::value_t::array: return "a list";
-    case nlohmann::json::value_t::string: return fmt::format("the string '{}'", v.get<std::string>());
-    case nlohmann::json::value_t::boolean: return fmt::format("the boolean {}", v.dump());
-    case nlohmann::json::value_t::null: return "nothing (null)";
-    default: return fmt::format("the number {}", v.dump());
+    case nlohmann::json::value_t::object:
+      return "a mapping";
+    case nlohmann::json::value_t::array:
+      return "a list";
+    case nlohmann::json::value_t::string:
+      return fmt::format("the string '{}'", v.get<std::string>());
+    case nlohmann::json::value_t::boolean:
+      return fmt::format("the boolean {}", v.dump());
+    case nlohmann::json::value_t::null:
+      return "nothing (null)";
+    default:
+      return fmt::format("the number {}", v.dump());
   }
 }
 
@@ -132,7 +139,7 @@ struct Translated {
 };
 
 Translated translate(const valijson::ValidationResults::Error& e, const Document& doc) {
-  static const std::regex quoted("'([^']*)'\\.?$");  // the last quoted word: the key
+  static const std::regex quoted("'([^']*)'\\.?$");               // the last quoted word: the key
   static const std::regex number("(-?[0-9]+(\\.[0-9]*[1-9])?)");  // "65535.000000" -> 65535
   static const std::regex duplicate("^Elements at indexes #([0-9]+) and #([0-9]+)");
   const nlohmann::json& schema = schema_json();
@@ -142,8 +149,7 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
   const nlohmann::json* sub = subschema_at(schema, doc.root, t.ptr);
   const nlohmann::json* val = value_at(doc.root, t.ptr);
   std::smatch m;
-  if (starts_with(d, "Object contains a property that could not be validated") &&
-      std::regex_search(d, m, quoted)) {
+  if (starts_with(d, "Object contains a property that could not be validated") && std::regex_search(d, m, quoted)) {
     std::string key = m[1];
     std::string where = t.ptr.empty() ? "at the top level" : fmt::format("in {}", ptr_display(t.ptr));
     t.message = fmt::format("unknown key '{}' {}{}", key, where, did_you_mean(key, schema_keys(sub)));
@@ -192,15 +198,15 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
   } else if (starts_with(d, "Array should contain no fewer than") && std::regex_search(d, m, number)) {
     t.message = fmt::format("the list needs at least {} item(s)", m[1].str());
   } else if (starts_with(d, "Array should contain no more than") && std::regex_search(d, m, number)) {
-    t.message = fmt::format("{} holds {} items; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0,
-                            m[1].str(), sub && sub->contains("x-maximum-reason")
-                                            ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
-                                            : "");
+    t.message = fmt::format(
+        "{} holds {} items; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0, m[1].str(),
+        sub && sub->contains("x-maximum-reason") ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
+                                                 : "");
   } else if (starts_with(d, "Object should have no more than") && std::regex_search(d, m, number) && m[1] != "1") {
-    t.message = fmt::format("{} holds {} entries; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0,
-                            m[1].str(), sub && sub->contains("x-maximum-reason")
-                                            ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
-                                            : "");
+    t.message = fmt::format(
+        "{} holds {} entries; at most {} are allowed{}", field_name(t.ptr), val ? val->size() : 0, m[1].str(),
+        sub && sub->contains("x-maximum-reason") ? fmt::format(" ({})", (*sub)["x-maximum-reason"].get<std::string>())
+                                                 : "");
     t.anchor = Anchor::key;
   } else if (std::regex_search(d, m, duplicate) && val && val->is_array()) {
     // Point at the second copy: the first is where the user meant it.
@@ -227,6 +233,14 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
   return t;
 }
 
+/// The compiled regex of a schema's key pattern, compiled once per process.
+const std::regex& key_pattern(const std::string& pattern) {
+  static std::map<std::string, std::regex, std::less<>> compiled;
+  auto it = compiled.find(pattern);
+  if (it == compiled.end()) it = compiled.emplace(pattern, std::regex(pattern)).first;
+  return it->second;
+}
+
 /// valijson checks 'propertyNames' but reports nothing about which key failed: check map keys here.
 void check_keys(const nlohmann::json& schema, const Document& doc, const nlohmann::json& node, const std::string& ptr,
                 std::vector<Translated>& out) {
@@ -236,11 +250,12 @@ void check_keys(const nlohmann::json& schema, const Document& doc, const nlohman
   }
   if (!node.is_object()) return;
   const nlohmann::json* sub = subschema_at(schema, doc.root, ptr);
-  const nlohmann::json* names = sub && sub->contains("propertyNames") ? resolve(schema, &(*sub)["propertyNames"]) : nullptr;
+  const nlohmann::json* names =
+      sub && sub->contains("propertyNames") ? resolve(schema, &(*sub)["propertyNames"]) : nullptr;
   for (const auto& [key, child] : node.items()) {
     std::string cptr = ptr_key(ptr, key);
     if (names && names->contains("pattern")) {
-      const std::regex re((*names)["pattern"].get<std::string>());
+      const std::regex& re = key_pattern((*names)["pattern"].get<std::string>());
       const size_t max_len = names->value("maxLength", std::string::npos);
       if (!std::regex_search(key, re) || key.size() > max_len) {
         std::string hint = names->value("x-pattern-hint", "a valid key here");
@@ -285,7 +300,9 @@ namespace {
 /// Every schema error in `doc`, translated, without the summaries and repeats that a more specific
 /// error covers.
 std::vector<Translated> schema_errors(const Document& doc) {
-  valijson::Validator validator;
+  // One validator per process: it caches the patterns it compiles, and compiling them again for
+  // every spec was a tenth of a check's time.
+  static valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(doc.root);
   if (validator.validate(compiled_schema(), target, &results)) return {};
