@@ -1,11 +1,11 @@
 #include "datagen/datagen_run.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "commands.h"
 #include "common/shard_format.h"
@@ -65,6 +65,7 @@ std::vector<RowSource> make_sources(const RunOptions& opt, const Model& model, W
     wopt.columns = [view](uint64_t first, uint64_t count, float* columns, uint64_t stride) {
       return generate_columns_cpu(view, first, count, columns, stride);
     };
+    wopt.writer_generates = true;  // --threads N: N threads in all, the writing one included
     return sources;
   }
   std::string why;
@@ -159,8 +160,10 @@ int run_datagen(const RunOptions& opt) {
     };
     if (!tasks.empty()) write_shards(model, tasks, sources, wopt);
     progress.done();
-    if (all_shards_present(opt)) write_table_metadata(opt.out_dir, opt.spec, opt.layout);
-    else progress.note("other shards are still missing; the last run to finish writes " + std::string(kTableFile));
+    if (all_shards_present(opt))
+      write_table_metadata(opt.out_dir, opt.spec, opt.layout);
+    else
+      progress.note("other shards are still missing; the last run to finish writes " + std::string(kTableFile));
     return kOk;
   } catch (const NoGpu& e) {
     fmt::print(stderr, "trainrt datagen: --device cuda needs a usable GPU: {}\n", e.what());

@@ -1,6 +1,7 @@
 #include "datagen/shard_writer.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,8 +17,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -390,14 +389,20 @@ class Pipeline {
  public:
   Pipeline(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
            const WriteOptions& opt)
-      : model_(model), tasks_(tasks), sources_(sources), opt_(opt),
-        pieces_(cut_pieces(tasks, max_block_rows(model.spec.features, opt))), slots_(2 * sources.size() + 1) {}
+      : model_(model),
+        tasks_(tasks),
+        sources_(sources),
+        opt_(opt),
+        pieces_(cut_pieces(tasks, max_block_rows(model.spec.features, opt))),
+        slots_(2 * sources.size() + 1) {}
 
   uint64_t checksum_terms() const { return checksum_terms_; }
 
   void run() {
+    // With writer_generates, sources[0] belongs to the writing thread (see write_all).
+    const size_t first_worker = helping_writer() ? 1 : 0;
     std::vector<std::thread> workers;
-    for (size_t w = 0; w < sources_.size(); ++w) workers.emplace_back([this, w] { work(w); });
+    for (size_t w = first_worker; w < sources_.size(); ++w) workers.emplace_back([this, w] { work(w); });
     try {
       write_all();
     } catch (...) {
@@ -408,6 +413,14 @@ class Pipeline {
   }
 
  private:
+  /// A thread's buffers for making pieces.
+  struct Scratch {
+    std::vector<float> tile, tile_labels;
+    FloatBuffer whole, whole_labels;
+  };
+
+  bool helping_writer() const { return opt_.writer_generates && sources_.size() > 1; }
+
   void fail(std::exception_ptr e) {
     std::lock_guard lock(mu_);
     if (!error_) error_ = e;
@@ -415,75 +428,102 @@ class Pipeline {
   }
 
   void work(size_t w) {
-    // Parquet: rows come from the source a tile at a time (or, with tile_rows 0, a whole row group
-    // into `whole`) and are spread into the slot's column-major buffer.
-    std::vector<float> tile, tile_labels;
-    FloatBuffer whole, whole_labels;
-    const uint32_t f = model_.spec.features;
-    parquet::EncodeOptions encode;
-    encode.page_values = opt_.page_values;
-    encode.codec = opt_.layout.compression;
+    Scratch scratch;
     for (;;) {
       const size_t p = next_.fetch_add(1);
       if (p >= pieces_.size()) return;
-      Slot& slot = slots_[p % slots_.size()];
       {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return error_ || p < consumed_ + slots_.size(); });
         if (error_) return;
       }
       try {
-        const Piece& piece = pieces_[p];
-        if (opt_.dry_run || opt_.layout.format == Format::kNative) {
-          float* features = slot.features.get(piece.rows * f);
-          float* labels = slot.labels.get(piece.rows);
-          if (piece.rows > 0) sources_[w](piece.first_row, piece.rows, features, labels);
-          if (opt_.dry_run) {
-            slot.checksum_terms = rows_checksum(piece.first_row, features, labels, piece.rows, f);
-          }
-        } else if (piece.rows > 0) {
-          const uint64_t rows = piece.rows;
-          float* columns = slot.features.get(rows * (f + 1));
-          if (opt_.columns && opt_.columns(piece.first_row, rows, columns, rows)) {
-            // made in place, column by column
-          } else if (opt_.tile_bytes == 0) {
-            float* x = whole.get(rows * f);
-            float* y = whole_labels.get(rows);
-            sources_[w](piece.first_row, rows, x, y);
-            for (uint64_t r0 = 0; r0 < rows; r0 += kTransposeRows)
-              tile_to_columns(x + r0 * f, y + r0, std::min(kTransposeRows, rows - r0), f, columns, rows, r0);
-          } else {
-            const uint64_t tile_rows = std::max<uint64_t>(8, opt_.tile_bytes / (4 * (uint64_t{f} + 1)));
-            tile.resize(tile_rows * f);
-            tile_labels.resize(tile_rows);
-            for (uint64_t r0 = 0; r0 < rows; r0 += tile_rows) {
-              const uint64_t n = std::min<uint64_t>(tile_rows, rows - r0);
-              sources_[w](piece.first_row + r0, n, tile.data(), tile_labels.data());
-              tile_to_columns(tile.data(), tile_labels.data(), n, f, columns, rows, r0);
-            }
-          }
-          parquet::encode_row_group(columns, rows, f + 1, slot.group, encode);
-        }
+        make(p, sources_[w], scratch);
       } catch (...) {
         fail(std::current_exception());
         return;
       }
-      std::lock_guard lock(mu_);
-      slot.ready = static_cast<int64_t>(p);
-      cv_.notify_all();
+      ready(p);
+    }
+  }
+
+  void ready(size_t p) {
+    std::lock_guard lock(mu_);
+    slots_[p % slots_.size()].ready = static_cast<int64_t>(p);
+    cv_.notify_all();
+  }
+
+  /// Makes piece `p` in its slot with `source`: rows for native shards and dry runs, an encoded row
+  /// group for Parquet, where rows come from the source a tile at a time (or, with tile_rows 0, a
+  /// whole row group into `whole`) and are spread into the slot's column-major buffer.
+  void make(size_t p, const RowSource& source, Scratch& s) {
+    Slot& slot = slots_[p % slots_.size()];
+    const uint32_t f = model_.spec.features;
+    const Piece& piece = pieces_[p];
+    if (opt_.dry_run || opt_.layout.format == Format::kNative) {
+      float* features = slot.features.get(piece.rows * f);
+      float* labels = slot.labels.get(piece.rows);
+      if (piece.rows > 0) source(piece.first_row, piece.rows, features, labels);
+      if (opt_.dry_run) slot.checksum_terms = rows_checksum(piece.first_row, features, labels, piece.rows, f);
+      return;
+    }
+    if (piece.rows == 0) return;
+    const uint64_t rows = piece.rows;
+    float* columns = slot.features.get(rows * (f + 1));
+    if (opt_.columns && opt_.columns(piece.first_row, rows, columns, rows)) {
+      // made in place, column by column
+    } else if (opt_.tile_bytes == 0) {
+      float* x = s.whole.get(rows * f);
+      float* y = s.whole_labels.get(rows);
+      source(piece.first_row, rows, x, y);
+      for (uint64_t r0 = 0; r0 < rows; r0 += kTransposeRows)
+        tile_to_columns(x + r0 * f, y + r0, std::min(kTransposeRows, rows - r0), f, columns, rows, r0);
+    } else {
+      const uint64_t tile_rows = std::max<uint64_t>(8, opt_.tile_bytes / (4 * (uint64_t{f} + 1)));
+      s.tile.resize(tile_rows * f);
+      s.tile_labels.resize(tile_rows);
+      for (uint64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+        const uint64_t n = std::min<uint64_t>(tile_rows, rows - r0);
+        source(piece.first_row + r0, n, s.tile.data(), s.tile_labels.data());
+        tile_to_columns(s.tile.data(), s.tile_labels.data(), n, f, columns, rows, r0);
+      }
+    }
+    parquet::EncodeOptions encode;
+    encode.page_values = opt_.page_values;
+    encode.codec = opt_.layout.compression;
+    parquet::encode_row_group(columns, rows, f + 1, slot.group, encode);
+  }
+
+  /// Waits until piece `p` is ready to write. A helping writer makes the next unclaimed piece
+  /// itself meanwhile, when that piece's slot is free; the exception of a piece it makes is thrown
+  /// from here. Returns false when another thread failed.
+  bool await(size_t p, Scratch& scratch) {
+    const Slot& slot = slots_[p % slots_.size()];
+    std::unique_lock lock(mu_);
+    for (;;) {
+      if (error_) return false;
+      if (slot.ready == static_cast<int64_t>(p)) return true;
+      size_t n = next_.load();
+      if (helping_writer() && n < pieces_.size() && n < consumed_ + slots_.size() &&
+          next_.compare_exchange_strong(n, n + 1)) {
+        lock.unlock();
+        make(n, sources_[0], scratch);
+        lock.lock();
+        slots_[n % slots_.size()].ready = static_cast<int64_t>(n);
+        cv_.notify_all();
+        continue;
+      }
+      cv_.wait(lock);
     }
   }
 
   void write_all() {
     ShardSink sink(model_, opt_);
+    Scratch scratch;
     uint64_t rows = 0;
     for (size_t p = 0; p < pieces_.size(); ++p) {
       Slot& slot = slots_[p % slots_.size()];
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return error_ || slot.ready == static_cast<int64_t>(p); });
-        if (error_) return;
-      }
+      if (!await(p, scratch)) return;
       const Piece& piece = pieces_[p];
       if (opt_.dry_run) {
         checksum_terms_ += slot.checksum_terms;

@@ -33,9 +33,9 @@ using RowSource = std::function<void(uint64_t first, uint64_t count, float* feat
 struct WriteOptions {
   std::string dir;
   Layout layout;
-  bool fsync = false;                          ///< fsync each shard and the folder before moving on
-  uint64_t block_bytes = 2u << 20;             ///< native: rows per block ~ this many bytes
-  uint64_t row_group_bytes = 8u << 20;         ///< Parquet: rows per row group ~ this many bytes
+  bool fsync = false;                   ///< fsync each shard and the folder before moving on
+  uint64_t block_bytes = 2u << 20;      ///< native: rows per block ~ this many bytes
+  uint64_t row_group_bytes = 8u << 20;  ///< Parquet: rows per row group ~ this many bytes
   uint32_t page_values = parquet::kDefaultPageValues;
   /// Parquet: rows asked of a source at once ~ this many bytes (at least 8 rows), so that a tile
   /// stays in L1/L2 while it is spread into columns; 0: a whole row group at once (a GPU, for which
@@ -46,17 +46,23 @@ struct WriteOptions {
   /// it cannot for this table or CPU; then the workers' sources make tiles that are transposed.
   std::function<bool(uint64_t first, uint64_t count, float* columns, uint64_t stride)> columns;
   bool dry_run = false;  ///< generate and checksum the rows (inspect.h), write nothing
-  std::function<void(uint64_t rows)> on_rows;  ///< rows written so far, after each block
+  /// With two or more sources that may run side by side (CPU threads, not GPUs): the thread that
+  /// writes also generates with sources[0] whenever the next piece to write is not ready, and
+  /// worker threads take the other sources. N sources then keep N threads busy, not N + 1: on a
+  /// machine with N cores the writer no longer takes time from the workers.
+  bool writer_generates = false;
+  std::function<void(uint64_t rows)> on_rows;      ///< rows written so far, after each block
   std::function<void(const ShardTask&)> on_shard;  ///< a shard was renamed into place
 };
 
 /// The most rows a RowSource is asked for at once.
 uint64_t max_block_rows(uint32_t features, const WriteOptions& opt);
 
-/// Generates and writes `tasks` in order with one worker thread per source; returns the sum of the
+/// Generates and writes `tasks` in order with one worker thread per source (but see
+/// writer_generates); returns the sum of the
 /// rows' row_checksum() terms with dry_run (else 0). Throws std::runtime_error naming the file and
 /// what failed.
 uint64_t write_shards(const Model& model, const std::vector<ShardTask>& tasks, const std::vector<RowSource>& sources,
-                  const WriteOptions& opt);
+                      const WriteOptions& opt);
 
 }  // namespace trainrt::datagen

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,14 +42,18 @@ std::vector<uint8_t> read_bytes(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// Writes a 2-shard Parquet table of `spec` with 2 workers; returns the shards' bytes.
+/// Writes a 2-shard table of `spec` (Parquet unless `format` says otherwise) with `threads` sources;
+/// returns the shards' bytes.
 std::vector<std::vector<uint8_t>> write_parquet(const Spec& spec, int32_t codec, uint64_t tile_bytes,
-                                                const std::string& name) {
+                                                const std::string& name, size_t threads = 2,
+                                                bool writer_generates = false, Format format = Format::kParquet) {
   Dir dir(name);
   const Model model = build_model(spec);
   WriteOptions opt;
   opt.dir = dir.path.string();
-  opt.layout = Layout{2, Format::kParquet, codec};
+  opt.layout = Layout{2, format, codec};
+  opt.writer_generates = writer_generates;
+  opt.block_bytes = 300 * 4 * (spec.features + 1);      // native: 300-row blocks
   opt.row_group_bytes = 700 * 4 * (spec.features + 1);  // 700-row groups
   opt.page_values = 256;
   opt.tile_bytes = tile_bytes;
@@ -56,7 +61,7 @@ std::vector<std::vector<uint8_t>> write_parquet(const Spec& spec, int32_t codec,
   for (uint32_t i = 0; i < 2; ++i)
     tasks.push_back({i, shard_first_row(spec.rows, i, 2), shard_row_count(spec.rows, i, 2)});
   const ModelView v = model.view();
-  std::vector<RowSource> sources(2,
+  std::vector<RowSource> sources(threads,
                                  [v](uint64_t f, uint64_t n, float* x, float* y) { generate_rows_cpu(v, f, n, x, y); });
   write_shards(model, tasks, sources, opt);
   std::vector<std::vector<uint8_t>> files;
@@ -116,6 +121,44 @@ TEST_CASE("Parquet shards are the same bytes for any tile size, or whole row gro
   CHECK(write_parquet(spec, parquet::kUncompressed, 1, "tiny-tiles") == tiles);  // 8-row tiles
   CHECK(write_parquet(spec, parquet::kUncompressed, 0, "whole") == tiles);
   CHECK(write_parquet(spec, parquet::kZstd, 1, "zstd-tiny") == write_parquet(spec, parquet::kZstd, 0, "zstd-whole"));
+}
+
+TEST_CASE("the same bytes whether the writing thread also generates or not, for any number of threads") {
+  const Spec spec = spec_of(7001, 7);
+  for (Format format : {Format::kParquet, Format::kNative}) {
+    CAPTURE(static_cast<int>(format));
+    const auto one = write_parquet(spec, parquet::kUncompressed, 32u << 10, "one", 1, false, format);
+    for (size_t threads : {1, 2, 3, 5})
+      for (bool helping : {false, true}) {
+        CAPTURE(threads);
+        CAPTURE(helping);
+        CHECK(write_parquet(spec, parquet::kUncompressed, 32u << 10, "many", threads, helping, format) == one);
+      }
+  }
+}
+
+TEST_CASE("a source that fails stops the writer with its error, whichever thread made the piece") {
+  const Spec spec = spec_of(9000, 5);
+  const Model model = build_model(spec);
+  const ModelView v = model.view();
+  for (bool helping : {false, true}) {
+    CAPTURE(helping);
+    Dir dir("failing");
+    WriteOptions opt;
+    opt.dir = dir.path.string();
+    opt.layout = Layout{1, Format::kNative, parquet::kUncompressed};
+    opt.writer_generates = helping;
+    opt.block_bytes = 100 * 4 * (spec.features + 1);  // 90 pieces
+    const std::vector<ShardTask> tasks{{0, 0, spec.rows}};
+    // Every source fails on the piece holding row 4000, so it is made by whichever thread claims
+    // it: a worker, or the writer when it helps.
+    const std::vector<RowSource> sources(3, [v](uint64_t f, uint64_t n, float* x, float* y) {
+      if (f <= 4000 && 4000 < f + n) throw std::runtime_error("source failed at row " + std::to_string(f));
+      generate_rows_cpu(v, f, n, x, y);
+    });
+    CHECK_THROWS_WITH(write_shards(model, tasks, sources, opt), "source failed at row 4000");
+    CHECK_FALSE(fs::exists(shard_path(opt.dir, 0, opt.layout)));
+  }
 }
 
 TEST_CASE("snappy and zstd shards hold the uncompressed shards' values, page by page") {
