@@ -480,8 +480,23 @@ Server& server() {
   return s;
 }
 
+/// Evaluates `file` in the server. The last evaluation is kept: with --skip-non-specs every Jsonnet
+/// spec is evaluated to tell whether it is a trainc spec (spec_detect.cpp) and then again to
+/// compile it, and evaluating is most of what a Jsonnet spec costs. Jsonnet is hermetic but for
+/// its imports, which cannot change between the two calls of one invocation. A stopped evaluation
+/// is not kept: it may have been the machine's load.
 Evaluation evaluate(const SourceFile& file, const fs::path& root) {
-  return server().evaluate(file.name(), file.text(), root);
+  struct Last {
+    std::string name, text, root;
+    Evaluation result;
+  };
+  static std::optional<Last> last;
+  if (last && last->name == file.name() && last->text == file.text() && last->root == root.string())
+    return last->result;
+  Evaluation e = server().evaluate(file.name(), file.text(), root);
+  if (e.outcome == Evaluation::Outcome::stopped) last.reset();
+  else last = Last{file.name(), file.text(), root.string(), e};
+  return e;
 }
 
 }  // namespace
