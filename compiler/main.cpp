@@ -70,9 +70,15 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
                 std::vector<std::string>& compiled_specs) {
   Diagnostics diags;
   std::map<std::string, std::string> seen;  // system name -> spec
-  if (std::any_of(opt.specs.begin(), opt.specs.end(),
-                  [](const std::string& s) { return s.ends_with(".jsonnet") || s.ends_with(".libsonnet"); }))
-    start_jsonnet_server();
+  // The Jsonnet specs start evaluating now, side by side, while the specs before them compile. A
+  // spec that cannot be read here is reported when its turn comes.
+  std::vector<SourcePtr> jsonnet;
+  for (const auto& spec : opt.specs) {
+    if (!(spec.ends_with(".jsonnet") || spec.ends_with(".libsonnet"))) continue;
+    std::string io_error;
+    if (SourcePtr src = read_source(spec, io_error)) jsonnet.push_back(std::move(src));
+  }
+  if (!jsonnet.empty()) expect_jsonnet(jsonnet);
   for (const auto& spec : opt.specs) {
     g_activity = fmt::format("compiling '{}'", spec);
     std::string io_error;

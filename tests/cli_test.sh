@@ -300,6 +300,31 @@ check_allow_secret_like() {
 }
 t "--allow-secret-like lets named values through; secretRef becomes secretKeyRef" check_allow_secret_like
 
+# Jsonnet specs are evaluated ahead, side by side: each still gets its own diagnostics, and one
+# that is stopped (the memory cap) or never evaluated (nesting too deep) leaves the others be.
+check_jsonnet_side_by_side() {
+  local cases=(limit-jsonnet-memory jsonnet-syntax-error jsonnet-runtime-error limit-jsonnet-deep-source)
+  local specs=() good=() c line
+  for c in examples/*/spec.jsonnet; do good+=("$c"); done
+  [ "${#good[@]}" -gt 0 ] || { echo "no examples/*/spec.jsonnet"; return 1; }
+  # Bad and good specs interleaved, a runaway one first.
+  for c in "${!cases[@]}"; do
+    specs+=("tests/errors/${cases[$c]}/spec.jsonnet")
+    specs+=("${good[$((c % ${#good[@]}))]}")
+  done
+  expect_exit 1 check "${specs[@]}" || return 1
+  for c in "${cases[@]}"; do
+    while IFS= read -r line; do
+      case "$line" in *" error" | *" errors") continue ;; esac
+      grep -qxF -- "$line" "$TMP/stderr" || { echo "missing from the diagnostics of $c: $line"; cat "$TMP/stderr"; return 1; }
+    done <"tests/errors/$c/expected.stderr"
+  done
+  grep -qx "${#cases[@]} errors" "$TMP/stderr" || { echo "expected ${#cases[@]} errors:"; cat "$TMP/stderr"; return 1; }
+  expect_exit 0 check "${good[@]}" "${good[@]}" || return 1
+}
+t "Jsonnet specs evaluated side by side keep their own diagnostics; a stopped one stops only itself" \
+  check_jsonnet_side_by_side
+
 # Spec text that is not UTF-8 still gives JSON diagnostics (invalid bytes replaced), not a crash.
 printf 'apiVersion: trainc/v1\nkind: TrainingSystem\nname: x\377\376\npipeline: []\n' >"$TMP/latin1.yaml"
 t "--diagnostics=json on a spec that is not UTF-8 exits 1 with JSON" check_json_diagnostics "$TMP/latin1.yaml"

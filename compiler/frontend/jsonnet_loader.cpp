@@ -14,11 +14,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 extern "C" {
 #include <libjsonnet.h>
@@ -323,35 +326,43 @@ bool read_string(int fd, std::string& s, size_t max) {
 /// libjsonnet lexes, parses and desugars its standard library again for every file it evaluates
 /// (twice for a spec importing trainc.libsonnet), about 13 ms each in millions of small
 /// allocations; its API offers no way to keep the parsed library. trainc is linked with mimalloc
-/// (meson.build), which takes a third off that against glibc's allocator.
+/// (meson.build), which takes a third off that against glibc's allocator, and evaluates the
+/// Jsonnet specs of one invocation ahead, side by side (Pool below).
 ///
-/// One long-lived child process evaluates every Jsonnet spec of the invocation, one at a time,
-/// with a memory cap, a deadline and a bound on its output per spec, so that a runaway spec
-/// (std.range(0, 1e9), nesting that overflows libjsonnet's parser) stops with an error instead of
-/// taking trainc, or the machine, with it. A spec that is stopped takes the server with it; the
-/// next spec starts a fresh one. Sharing the process lets later specs reuse its warm heap.
+/// A server is a child process that evaluates Jsonnet specs, one at a time, with a memory cap, a
+/// deadline and a bound on its output per spec, so that a runaway spec (std.range(0, 1e9), nesting
+/// that overflows libjsonnet's parser) stops with an error instead of taking trainc, or the
+/// machine, with it. A spec that is stopped takes the server with it; the next spec starts a fresh
+/// one.
 class Server {
  public:
-  ~Server() { stop(false); }
+  ~Server() { stop(busy_); }
 
-  /// Starts the server unless it runs; a failure is reported by the first evaluation.
-  void prestart() {
-    if (pid_ < 0) start();
-  }
+  bool busy() const { return busy_; }
 
-  Evaluation evaluate(const std::string& name, const std::string& text, const fs::path& root) {
+  /// Sends a spec to evaluate, starting the server if it is not running; collect() reads the
+  /// answer. The deadline runs from here. Returns the outcome at once when the spec cannot be sent.
+  std::optional<Evaluation> submit(const std::string& name, const std::string& text, const fs::path& root) {
+    what_ = fmt::format("evaluating '{}'", name);
     if (pid_ < 0) {
-      if (auto error = start()) return {Evaluation::Outcome::stopped, *error};
+      if (auto error = start()) return Evaluation{Evaluation::Outcome::stopped, *error};
     }
-    const std::string what = fmt::format("evaluating '{}'", name);
     const std::string root_text = root.string();
     if (!write_u64(fd_, name.size()) || !write_all(fd_, name.data(), name.size()) || !write_u64(fd_, text.size()) ||
         !write_all(fd_, text.data(), text.size()) || !write_u64(fd_, root_text.size()) ||
         !write_all(fd_, root_text.data(), root_text.size()))
-      return ended(what);
+      return ended(what_);
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
+    busy_ = true;
+    return std::nullopt;
+  }
+
+  /// Waits for the answer to the spec submit() sent.
+  Evaluation collect() {
+    busy_ = false;
+    const std::string& what = what_;
     std::string data;
     bool too_long = false, too_big = false, too_much_memory = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kJsonnetSeconds);
     constexpr size_t kHeader = 1 + sizeof(uint64_t);
     char buf[1 << 16];
     for (;;) {
@@ -365,22 +376,26 @@ class Server {
         if (data.size() == kHeader + n) break;
       }
       const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        too_long = true;
-        break;
-      }
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
       // The server's resident memory is watched as well as capped by RLIMIT_AS: a sanitizer build
       // cannot set that limit, and the cap must hold there too (the fuzzers run such builds).
       if (resident_bytes(pid_) > limits::kJsonnetMemoryBytes) {
         too_much_memory = true;
         break;
       }
+      // Past the deadline, an answer already waiting (trainc was busy with other specs meanwhile)
+      // is still read; only a server that has not answered is too late.
       pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 50)));
+      const int ready = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, 50)));
       if (ready < 0 && errno == EINTR) continue;
       if (ready < 0) return ended(what);
-      if (ready == 0) continue;
+      if (ready == 0) {
+        if (left.count() <= 0) {
+          too_long = true;
+          break;
+        }
+        continue;
+      }
       const ssize_t n = ::read(fd_, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return ended(what);
@@ -431,8 +446,12 @@ class Server {
       return fmt::format("cannot start Jsonnet: {}", std::strerror(errno));
     }
     if (pid == 0) {
-      ::close(fds[0]);
-      serve(fds[1]);
+      // The server keeps its end of the socket and nothing else trainc had open: holding another
+      // server's socket would keep that server from seeing trainc close it.
+      constexpr int kSocket = 3;
+      if (fds[1] != kSocket && ::dup2(fds[1], kSocket) < 0) ::_exit(1);
+      ::close_range(kSocket + 1, ~0U, 0);
+      serve(kSocket);
     }
     ::close(fds[1]);
     pid_ = pid;
@@ -473,60 +492,145 @@ class Server {
 
   pid_t pid_ = -1;
   int fd_ = -1;
+  bool busy_ = false;
+  std::string what_;
+  std::chrono::steady_clock::time_point deadline_;
 };
 
-Server& server() {
-  static Server s;
-  return s;
+/// A spec to evaluate: its name, its text and the folder its imports are jailed to.
+struct Request {
+  std::string name, text, root;
+  bool operator==(const Request&) const = default;
+};
+
+Request request_for(const SourceFile& file) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(file.name(), ec).parent_path(), ec);
+  return {file.name(), file.text(), root.string()};
 }
 
-/// Evaluates `file` in the server. The last evaluation is kept: with --skip-non-specs every Jsonnet
-/// spec is evaluated to tell whether it is a trainc spec (spec_detect.cpp) and then again to
-/// compile it, and evaluating is most of what a Jsonnet spec costs. Jsonnet is hermetic but for
-/// its imports, which cannot change between the two calls of one invocation. A stopped evaluation
-/// is not kept: it may have been the machine's load.
-Evaluation evaluate(const SourceFile& file, const fs::path& root) {
-  struct Last {
-    std::string name, text, root;
-    Evaluation result;
-  };
-  static std::optional<Last> last;
-  if (last && last->name == file.name() && last->text == file.text() && last->root == root.string())
-    return last->result;
-  Evaluation e = server().evaluate(file.name(), file.text(), root);
-  if (e.outcome == Evaluation::Outcome::stopped) last.reset();
-  else last = Last{file.name(), file.text(), root.string(), e};
+/// The servers of one invocation. The Jsonnet specs it was told to expect are sent ahead, in order,
+/// to as many servers as the machine has cores (at most 4), while trainc goes on with the specs
+/// before them; evaluating one asks for its answer. A server answers one spec at a time, so at most
+/// one answer per server waits to be asked for.
+class Pool {
+ public:
+  void expect(std::vector<Request> requests) {
+    const size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+    width_ = std::clamp<size_t>(requests.size(), 1, cores);
+    for (auto& r : requests) queued_.push_back(std::move(r));
+    dispatch();
+  }
+
+  Evaluation evaluate(const Request& r) {
+    if (auto it = std::find_if(finished_.begin(), finished_.end(), [&](const auto& f) { return f.first == r; });
+        it != finished_.end()) {
+      Evaluation e = std::move(it->second);
+      finished_.erase(it);
+      dispatch();
+      return e;
+    }
+    if (auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [&](const auto& f) { return f.first == r; });
+        it != in_flight_.end()) {
+      Server* s = it->second;
+      in_flight_.erase(it);
+      Evaluation e = s->collect();
+      dispatch();
+      return e;
+    }
+    if (auto it = std::find(queued_.begin(), queued_.end(), r); it != queued_.end()) queued_.erase(it);
+    Server* s = idle();
+    if (!s) {  // every server holds a later spec: take the oldest answer to free one
+      auto& [oldest, busy] = in_flight_.front();
+      finished_.emplace_back(std::move(oldest), busy->collect());
+      s = busy;
+      in_flight_.erase(in_flight_.begin());
+    }
+    if (auto now = s->submit(r.name, r.text, r.root)) return std::move(*now);
+    Evaluation e = s->collect();
+    dispatch();
+    return e;
+  }
+
+ private:
+  /// An idle server, started if the pool is not at its width yet; nullptr when all are busy.
+  Server* idle() {
+    for (auto& s : servers_)
+      if (!s->busy()) return s.get();
+    if (servers_.size() < width_) return servers_.emplace_back(std::make_unique<Server>()).get();
+    return nullptr;
+  }
+
+  /// Sends expected specs to idle servers.
+  void dispatch() {
+    while (!queued_.empty()) {
+      Server* s = idle();
+      if (!s) return;
+      Request r = std::move(queued_.front());
+      queued_.pop_front();
+      if (auto now = s->submit(r.name, r.text, r.root))
+        finished_.emplace_back(std::move(r), std::move(*now));
+      else
+        in_flight_.emplace_back(std::move(r), s);
+    }
+  }
+
+  size_t width_ = 1;
+  std::vector<std::unique_ptr<Server>> servers_;
+  std::deque<Request> queued_;
+  std::vector<std::pair<Request, Server*>> in_flight_;
+  std::vector<std::pair<Request, Evaluation>> finished_;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+/// Evaluates `file`. The last evaluation is kept: with --skip-non-specs every Jsonnet spec is
+/// evaluated to tell whether it is a trainc spec (spec_detect.cpp) and then again to compile it,
+/// and evaluating is most of what a Jsonnet spec costs. Jsonnet is hermetic but for its imports,
+/// which cannot change between the two calls of one invocation. A stopped evaluation is not kept:
+/// it may have been the machine's load.
+Evaluation evaluate(const SourceFile& file) {
+  static std::optional<std::pair<Request, Evaluation>> last;
+  Request r = request_for(file);
+  if (last && last->first == r) return last->second;
+  Evaluation e = pool().evaluate(r);
+  if (e.outcome == Evaluation::Outcome::stopped)
+    last.reset();
+  else
+    last.emplace(std::move(r), e);
   return e;
+}
+
+/// Where `file` cannot be evaluated, and why, before libjsonnet sees it; nullopt when it can.
+std::optional<std::pair<size_t, std::string>> not_evaluable(const SourceFile& file) {
+  if (auto at = limits::invalid_utf8(file.text()))
+    return std::pair{*at, fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
+                                      static_cast<unsigned char>(file.text()[*at]))};
+  if (auto at = limits::jsonnet_too_deep(file.text()))
+    return std::pair{*at,
+                     fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
+                                 limits::kJsonnetSourceDepth)};
+  return std::nullopt;
 }
 
 }  // namespace
 
-void start_jsonnet_server() { server().prestart(); }
+void expect_jsonnet(const std::vector<SourcePtr>& files) {
+  std::vector<Request> requests;
+  for (const auto& f : files)
+    if (!not_evaluable(*f)) requests.push_back(request_for(*f));
+  if (!requests.empty()) pool().expect(std::move(requests));
+}
 
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags) {
-  std::error_code ec;
-  const fs::path root = fs::weakly_canonical(fs::absolute(file->name(), ec).parent_path(), ec);
-  if (auto at = limits::invalid_utf8(file->text())) {
-    diags.report({Severity::error,
-                  file->name(),
-                  file->loc_of(*at),
-                  "",
-                  fmt::format("byte 0x{:02X} is not valid UTF-8; trainc reads specs written in UTF-8",
-                              static_cast<unsigned char>(file->text()[*at])),
-                  {}});
+  if (auto why = not_evaluable(*file)) {
+    diags.report({Severity::error, file->name(), file->loc_of(why->first), "", why->second, {}});
     return std::nullopt;
   }
-  if (auto at = limits::jsonnet_too_deep(file->text())) {
-    diags.report({Severity::error,
-                  file->name(),
-                  file->loc_of(*at),
-                  "",
-                  fmt::format("more than {} brackets open at once; trainc reads Jsonnet nested at most that deep",
-                              limits::kJsonnetSourceDepth),
-                  {}});
-    return std::nullopt;
-  }
-  Evaluation e = evaluate(*file, root);
+  Evaluation e = evaluate(*file);
   if (e.outcome == Evaluation::Outcome::jsonnet_error) {
     report_jsonnet_error(*file, e.text, diags);
     return std::nullopt;

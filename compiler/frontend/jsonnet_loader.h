@@ -2,6 +2,7 @@
 // Front end for Jsonnet specs, through libjsonnet. Imports are jailed to the spec's own folder and
 // the stdlib embedded in the binary; Jsonnet errors become diagnostics.
 #include <optional>
+#include <vector>
 
 #include "frontend/document.h"
 
@@ -12,9 +13,9 @@ namespace trainc {
 /// imported files point at the nearest enclosing key written in the spec).
 std::optional<Document> load_jsonnet(SourcePtr file, Diagnostics& diags);
 
-/// Jsonnet specs are evaluated in one child process per invocation, started with the first spec.
-/// Starting it before anything else (when a Jsonnet spec is coming) lets its start overlap the
-/// rest and keeps trainc's later memory out of the child's copy-on-write share.
-void start_jsonnet_server();
+/// Starts evaluating these Jsonnet specs ahead, in order, in child processes side by side (as many
+/// as the machine has cores, at most 4); load_jsonnet of one of them then takes its result. Call it
+/// first, before trainc's own memory grows: the children are forked from it.
+void expect_jsonnet(const std::vector<SourcePtr>& files);
 
 }  // namespace trainc
