@@ -10,7 +10,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates g++ meson ninja-build pkg-config python3 \
-      doctest-dev libcli11-dev libfmt-dev libjsonnet-dev libssl-dev libxgboost-dev libyaml-cpp-dev \
+      doctest-dev libcli11-dev libfmt-dev libjsonnet-dev libssl-dev libxgboost-dev libyaml-cpp-dev libyaml-dev \
       libgraphviz-dev libmimalloc-dev nlohmann-json3-dev \
  && rm -rf /var/lib/apt/lists/*
 
@@ -29,7 +29,7 @@ FROM debian:12-slim
 
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends diffutils git libfmt9 libgvc6 libjsonnet0 libmimalloc2.0 libssl3 libyaml-cpp0.7 \
+ && apt-get install -y --no-install-recommends diffutils git libfmt9 libgvc6 libjsonnet0 libmimalloc2.0 libssl3 libyaml-0-2 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/trainc /usr/local/bin/trainc
 RUN useradd --uid 1000 --create-home trainc

@@ -13,8 +13,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # python3-yaml: tests/ci_test.sh reads the generated CI files to lint every script in them.
 # libgraphviz-dev: trainc lays out graph.svg with Graphviz's library; graphviz (the `dot` command)
 # and zsh: tests/inspect_test.sh checks the DOT with dot and the zsh completion script with zsh.
-# libmimalloc-dev: trainc's allocator (see meson.build).
-packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libjsonnet-dev doctest-dev
+# libmimalloc-dev: trainc's allocator; libyaml-dev: reads emitted manifests back (see meson.build).
+packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
           python3-yaml libgraphviz-dev graphviz zsh libmimalloc-dev libzstd-dev libsnappy-dev libdeflate-dev zlib1g-dev "$@")

@@ -1,8 +1,7 @@
 #include "emit/verify_objects.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -105,39 +104,17 @@ json resolve_plain_11(const std::string& s) {
   return s;
 }
 
-/// Builds JSON straight from yaml-cpp's parse events (no YAML::Node tree, which costs several
-/// times as much): plain scalars typed by resolve_plain_11, quoted and block scalars strings,
-/// `key: null` dropped.
-class JsonBuilder final : public YAML::EventHandler {
+/// Builds JSON straight from libyaml's parse events: plain scalars typed by resolve_plain_11,
+/// quoted and block scalars strings, `key: null` dropped. libyaml is the parser go-yaml, and so
+/// kubectl and the API server, was ported from.
+class JsonBuilder {
  public:
   std::vector<json> docs;
 
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override { add(nullptr, ""); }
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {
-    throw InvalidObjectError("an emitted Kubernetes manifest uses a YAML alias");
+  void scalar(std::string value, bool plain) {
+    json v = plain ? resolve_plain_11(value) : json(value);
+    add(std::move(v), std::move(value));
   }
-  void OnScalar(const YAML::Mark&, const std::string& tag, YAML::anchor_t, const std::string& value) override {
-    add(tag == "?" ? resolve_plain_11(value) : json(value), value);
-  }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    open(json::array());
-  }
-  void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    open(json::object());
-  }
-  void OnMapEnd() override { close(); }
-
- private:
-  struct Frame {
-    json value;
-    std::string key;
-    bool have_key = false;
-  };
-  std::vector<Frame> stack_;
-
   void open(json v) {
     if (stack_.size() >= 200)
       throw InvalidObjectError("an emitted Kubernetes object is nested more than 200 levels deep");
@@ -150,7 +127,16 @@ class JsonBuilder final : public YAML::EventHandler {
     stack_.pop_back();
     add(std::move(v), "");
   }
-  void add(json v, const std::string& text) {
+
+ private:
+  struct Frame {
+    json value;
+    std::string key;
+    bool have_key = false;
+  };
+  std::vector<Frame> stack_;
+
+  void add(json v, std::string text) {
     if (stack_.empty()) {
       if (!v.is_null()) docs.push_back(std::move(v));
       return;
@@ -159,13 +145,27 @@ class JsonBuilder final : public YAML::EventHandler {
     if (top.value.is_array()) {
       top.value.push_back(std::move(v));
     } else if (!top.have_key) {
-      top.key = text;
+      top.key = std::move(text);
       top.have_key = true;
     } else {
       if (!v.is_null()) top.value[top.key] = std::move(v);  // the API server ignores `key: null`
       top.have_key = false;
     }
   }
+};
+
+/// libyaml's parser and event, released however the parse ends.
+struct LibYaml {
+  yaml_parser_t parser;
+  yaml_event_t event;
+  bool have_event = false;
+  LibYaml() { yaml_parser_initialize(&parser); }
+  ~LibYaml() {
+    if (have_event) yaml_event_delete(&event);
+    yaml_parser_delete(&parser);
+  }
+  LibYaml(const LibYaml&) = delete;
+  LibYaml& operator=(const LibYaml&) = delete;
 };
 
 // ------------------------------------------------------------------ schemas
@@ -423,12 +423,40 @@ std::string_view k8s_schema_version() {
 }
 
 std::vector<nlohmann::json> k8s_documents(const std::string& yaml_text) {
-  std::istringstream in(yaml_text);
-  YAML::Parser parser(in);
+  LibYaml y;
+  yaml_parser_set_input_string(&y.parser, reinterpret_cast<const unsigned char*>(yaml_text.data()), yaml_text.size());
   JsonBuilder builder;
-  while (parser.HandleNextDocument(builder)) {
+  for (;;) {
+    if (!yaml_parser_parse(&y.parser, &y.event))
+      throw YamlSyntaxError(fmt::format("{} at line {}, column {}", y.parser.problem ? y.parser.problem : "a syntax error",
+                                        y.parser.problem_mark.line + 1, y.parser.problem_mark.column + 1));
+    y.have_event = true;
+    const yaml_event_t& e = y.event;
+    switch (e.type) {
+      case YAML_STREAM_END_EVENT:
+        return std::move(builder.docs);
+      case YAML_SCALAR_EVENT:
+        builder.scalar(std::string(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length),
+                       e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !e.data.scalar.tag);
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        builder.open(json::array());
+        break;
+      case YAML_MAPPING_START_EVENT:
+        builder.open(json::object());
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        builder.close();
+        break;
+      case YAML_ALIAS_EVENT:
+        throw InvalidObjectError("an emitted Kubernetes manifest uses a YAML alias");
+      default:  // stream and document starts, document ends
+        break;
+    }
+    yaml_event_delete(&y.event);
+    y.have_event = false;
   }
-  return std::move(builder.docs);
 }
 
 std::vector<ObjectProblem> verify_object(const json& object, const std::string& file) {
@@ -489,7 +517,7 @@ std::vector<ObjectProblem> verify_objects(const OutputSink& files) {
         if (doc.is_object() && doc.value("apiVersion", "").starts_with("kustomize.config.k8s.io/")) continue;
         objects.emplace_back(path, std::move(doc));
       }
-    } catch (const YAML::Exception& e) {
+    } catch (const YamlSyntaxError& e) {
       out.push_back({path, "?", "", fmt::format("not valid YAML: {}", e.what()), ""});
     }
   }

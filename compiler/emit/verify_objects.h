@@ -42,8 +42,15 @@ class InvalidObjectError : public std::logic_error {
 /// finds a problem.
 void check_objects(const OutputSink& files);
 
+/// Emitted text that does not parse as YAML.
+struct YamlSyntaxError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// The YAML documents of an emitted file as JSON, scalars typed as the API server's YAML decoder
 /// (YAML 1.1, as sigs.k8s.io/yaml) types them, and null values dropped as its JSON decoder drops them.
+/// Read with libyaml, which go-yaml was ported from. Throws YamlSyntaxError, or InvalidObjectError
+/// for YAML that no emitter of trainc writes (aliases, nesting over 200 levels, keys that are not scalars).
 std::vector<nlohmann::json> k8s_documents(const std::string& yaml_text);
 
 }  // namespace trainc

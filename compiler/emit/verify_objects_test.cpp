@@ -142,6 +142,39 @@ TEST_CASE("manifests are read as the API server reads YAML: 1.1 booleans and oct
   CHECK(has(out, "/spec/template/spec/containers/0/env/0/value: wrong type: expected \"string\", got boolean true"));
 }
 
+TEST_CASE("read back: block, folded and quoted strings, flow collections, several documents, tags") {
+  const auto docs = k8s_documents(
+      "# a comment\n"
+      "script: |\n  #!/bin/sh\n  echo 'a: b'\n\n  exit 0\n"
+      "folded: >-\n  one\n  two\n"
+      "dq: \"on\\n\\u00e9\"\n"
+      "flow: {cpu: 500m, n: 2, list: [1, '2', off]}\n"
+      "tagged: !!str 0755\n"
+      "empty:\n"
+      "nested:\n  - - 1\n    - 0x1F\n  - k: -.inf\n"
+      "---\n"
+      "---\n"
+      "second: 1e3\n");
+  REQUIRE(docs.size() == 2);  // an empty document is none
+  const json& d = docs[0];
+  CHECK(d["script"] == "#!/bin/sh\necho 'a: b'\n\nexit 0\n");
+  CHECK(d["folded"] == "one two");
+  CHECK(d["dq"] == "on\n\u00e9");
+  CHECK(d["flow"] == json{{"cpu", "500m"}, {"n", 2}, {"list", {1, "2", false}}});
+  CHECK(d["tagged"] == "0755");
+  CHECK_FALSE(d.contains("empty"));
+  CHECK(d["nested"] == json::parse(R"([[1, 31], {"k": "-.inf"}])"));
+  CHECK(docs[1]["second"] == 1000.0);
+  CHECK_THROWS_AS(k8s_documents("a: &x 1\nb: *x\n"), InvalidObjectError);
+  CHECK_THROWS_AS(k8s_documents("? [a]\n: 1\n"), InvalidObjectError);
+  try {
+    k8s_documents("a: 1\n b: 2\n");
+    FAIL("expected YamlSyntaxError");
+  } catch (const YamlSyntaxError& e) {
+    CHECK(has(e.what(), "line 2"));
+  }
+}
+
 TEST_CASE("an unknown kind, and an object without a kind, are problems") {
   CHECK(has(problems_of("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: x}\n"),
             "no schema for apiVersion \"example.com/v1\" kind \"Widget\""));
