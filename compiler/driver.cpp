@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 #include <sstream>
+#include <thread>
 
+#include "base/background.h"
 #include "checks/checks.h"
 #include "emit/emitter.h"
 #include "emit/verify_objects.h"
@@ -15,7 +17,9 @@
 #include "frontend/yaml_loader.h"
 #include "io/tree_writer.h"
 #include "io/work_tree.h"
+#include "model/catalog.h"
 #include "model/lower.h"
+#include "model/pricing.h"
 
 namespace trainc {
 
@@ -55,6 +59,22 @@ Origin make_origin(const std::string& spec, const std::string& out_dir) {
   const auto root = work_tree_root(spec);
   return Origin{relative_to(spec, root), out_dir.empty() ? "out" : relative_to(out_dir, root)};
 }
+
+WarmUp::WarmUp() {
+  if (std::thread::hardware_concurrency() < 2) return;
+  start_background([] {
+    // A load that throws here leaves its static unset; the compile that needs it throws again, and
+    // reports it.
+    try {
+      load_spec_schema();
+      catalog();
+      price_book();
+    } catch (...) {
+    }
+  });
+}
+
+WarmUp::~WarmUp() { wait_background(); }
 
 std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin,
                                        const CheckOptions& checks) {

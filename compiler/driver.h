@@ -23,6 +23,18 @@ SourcePtr read_source(const std::string& path, std::string& error);
 /// spec; see Origin. An empty `out_dir` (a command that writes no output) gives "out".
 Origin make_origin(const std::string& spec, const std::string& out_dir);
 
+/// Loads what every compile needs once per process (the machine catalog, the price book, the spec
+/// schema) in the background (base/background.h) while the caller reads its first spec or waits for
+/// Jsonnet; the destructor waits for it. Those loads take about 10 ms, and the first compile would
+/// wait for them anyway. Nothing is started on a one-core machine, where it would only take turns.
+class WarmUp {
+ public:
+  WarmUp();
+  ~WarmUp();
+  WarmUp(const WarmUp&) = delete;
+  WarmUp& operator=(const WarmUp&) = delete;
+};
+
 /// Compiles one spec (YAML, or Jsonnet for *.jsonnet / *.libsonnet). nullopt when the spec has
 /// errors, all of which are in `diags`. `origin` goes into System::origin and the manifest. Every
 /// emitted Kubernetes object is validated against its schema (emit/verify_objects.h); one that does

@@ -79,6 +79,7 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
     if (SourcePtr src = read_source(spec, io_error)) jsonnet.push_back(std::move(src));
   }
   if (!jsonnet.empty()) expect_jsonnet(jsonnet);
+  const WarmUp warm_up;
   for (const auto& spec : opt.specs) {
     g_activity = fmt::format("compiling '{}'", spec);
     std::string io_error;

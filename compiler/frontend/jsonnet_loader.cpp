@@ -27,6 +27,7 @@ extern "C" {
 #include <libjsonnet.h>
 }
 
+#include "base/background.h"
 #include "base/data_path.h"
 #include "base/embedded.h"
 #include "frontend/limits.h"
@@ -439,6 +440,7 @@ class Server {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
       return fmt::format("cannot start Jsonnet: {}", std::strerror(errno));
     std::fflush(nullptr);
+    wait_background();  // the child must not start with another thread inside malloc
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);

@@ -399,6 +399,8 @@ bool recover(Document& doc, std::vector<Translated> errors) {
 
 }  // namespace
 
+void load_spec_schema() { compiled_schema(); }
+
 SchemaVerdict check_schema(Document& doc, Diagnostics& diags) {
   auto errors = schema_errors(doc);
   if (errors.empty()) return SchemaVerdict::valid;

@@ -18,6 +18,9 @@ enum class SchemaVerdict {
   invalid,    ///< errors reported, some outside every entity: stop here
 };
 
+/// Parses and compiles the embedded schema now rather than at the first check_schema (see warm_up).
+void load_spec_schema();
+
 /// Reports every schema violation in `doc`. After errors it drops unknown keys and marks the entities
 /// holding other errors as pruned, so that later phases can report the rest of the mistakes at once.
 SchemaVerdict check_schema(Document& doc, Diagnostics& diags);
