@@ -47,11 +47,14 @@ done < <(example_specs)
 
 if [ "${#jsons[@]}" -eq 0 ]; then echo "bench: no examples/*/spec.* found" >&2; exit 1; fi
 
-# Many specs, the way pre-commit hooks call trainc: every example in ONE `trainc check` process,
-# next to one process per spec (a loop in one sh, whose own start is a few ms of the total), and
-# the Jsonnet examples alone both ways. `check` runs the whole pipeline, emitting and verifying
-# every object, without writing (examples/mnist has a YAML and a Jsonnet spec of the same system,
-# which one `compile -o` call refuses to put in one folder).
+# Many specs, the way pre-commit hooks call trainc: every example in ONE `trainc check` process
+# (the way pre-commit calls a hook with all staged specs), next to one process per spec (a loop in
+# one sh, whose own start is a few ms of the total), and the Jsonnet examples alone both ways; then
+# the first Jsonnet example alone, from a cold process. `check` runs the whole pipeline, emitting
+# and verifying every object, without writing (examples/mnist has a YAML and a Jsonnet spec of the
+# same system, which one `compile -o` call refuses to put in one folder). These rows use every core
+# of the machine, as a pre-commit hook or a CI job does (trainc evaluates Jsonnet specs in child
+# processes beside its own work); the "one core" row is the same call pinned to core 0.
 mapfile -t all_specs < <(example_specs)
 mapfile -t jsonnet_specs < <(example_specs | grep '\.jsonnet$' || true)
 loop() {  # the sh -c command that checks each spec in its own process
@@ -60,15 +63,20 @@ loop() {  # the sh -c command that checks each spec in its own process
   printf '%strue' "$cmd"
 }
 many_json="$results/many.json"
+many_counts=("${#all_specs[@]}" "${#all_specs[@]}" "${#all_specs[@]}")
 many_cmds=(--command-name "one process: trainc check (${#all_specs[@]} specs)" "$TRAINC check ${all_specs[*]}"
-           --command-name "one process per spec (${#all_specs[@]} specs)" "sh -c '$(loop "${all_specs[@]}")'")
+           --command-name "one process per spec (${#all_specs[@]} specs)" "sh -c '$(loop "${all_specs[@]}")'"
+           --command-name "one process, one core: trainc check (${#all_specs[@]} specs)"
+           "${pin[*]} $TRAINC check ${all_specs[*]}")
 if [ "${#jsonnet_specs[@]}" -gt 0 ]; then
+  many_counts+=("${#jsonnet_specs[@]}" "${#jsonnet_specs[@]}" 1)
   many_cmds+=(--command-name "one process: trainc check (${#jsonnet_specs[@]} Jsonnet specs)"
               "$TRAINC check ${jsonnet_specs[*]}"
-              --command-name "one process per spec (${#jsonnet_specs[@]} Jsonnet specs)" "sh -c '$(loop "${jsonnet_specs[@]}")'")
+              --command-name "one process per spec (${#jsonnet_specs[@]} Jsonnet specs)" "sh -c '$(loop "${jsonnet_specs[@]}")'"
+              --command-name "one cold process: trainc check ${jsonnet_specs[0]}" "$TRAINC check ${jsonnet_specs[0]}")
 fi
 echo "bench: many specs in one process" >&2
-"${pin[@]}" hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" \
+hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" \
   --export-json "$many_json" "${many_cmds[@]}" >"$results/many.log" 2>&1 ||
   { echo "bench: hyperfine failed for the many-specs rows; see $results/many.log" >&2; exit 1; }
 
@@ -85,16 +93,18 @@ for path in sys.argv[2:]:
     ratio = f"{runs[1]['median'] / runs[0]['median']:.1f}x" if len(runs) > 1 else "n/a"
     print(f"| {name} | spec.{ext} | {trainc:.1f} | {peer} | {ratio} | {'yes' if trainc < target else 'NO'} |")
 PY
-python3 - "$many_json" "${#all_specs[@]}" "${#jsonnet_specs[@]}" <<'PY' | tee -a "$results/summary.md"
+python3 - "$many_json" "${many_counts[@]}" <<'PY' | tee -a "$results/summary.md"
 import json, sys
 runs = json.load(open(sys.argv[1]))["results"]
-counts = [int(sys.argv[2])] * 2 + [int(sys.argv[3])] * 2
+counts = [int(c) for c in sys.argv[2:]]
+# Rows 0/1 and 3/4 are one process against one process per spec; 2 and 5 stand alone.
+pairs = {0: 1, 3: 4}
 print()
 print("| many specs | median ms | ms per spec | per-spec processes / one process |")
 print("|---|---:|---:|---:|")
 for i, r in enumerate(runs):
-    ratio = f"{runs[i + 1]['median'] / r['median']:.2f}x" if i % 2 == 0 else ""
+    ratio = f"{runs[pairs[i]]['median'] / r['median']:.2f}x" if i in pairs else ""
     print(f"| {r['command']} | {r['median'] * 1000:.1f} | {r['median'] * 1000 / counts[i]:.1f} | {ratio} |")
 PY
 echo >&2
-echo "bench: one core (${pin[*]:-unpinned}), $RUNS runs after $WARMUP warm-ups; raw data in $results/" >&2
+echo "bench: per-example rows on one core (${pin[*]:-unpinned}), many-specs rows on every core but the one marked; $RUNS runs after $WARMUP warm-ups; raw data in $results/" >&2

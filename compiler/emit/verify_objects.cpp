@@ -233,7 +233,7 @@ struct SchemaCache {
 };
 
 SchemaCache& cache() {
-  static SchemaCache c;
+  static SchemaCache& c = *new SchemaCache;  // never destroyed: freeing the schemas only slowed exit
   return c;
 }
 
