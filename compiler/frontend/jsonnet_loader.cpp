@@ -622,8 +622,12 @@ std::optional<std::pair<size_t, std::string>> not_evaluable(const SourceFile& fi
 
 void expect_jsonnet(const std::vector<SourcePtr>& files) {
   std::vector<Request> requests;
-  for (const auto& f : files)
-    if (!not_evaluable(*f)) requests.push_back(request_for(*f));
+  for (const auto& f : files) {
+    if (not_evaluable(*f)) continue;
+    // A spec given twice is evaluated once ahead; its second load evaluates it again then.
+    Request r = request_for(*f);
+    if (std::find(requests.begin(), requests.end(), r) == requests.end()) requests.push_back(std::move(r));
+  }
   if (!requests.empty()) pool().expect(std::move(requests));
 }
 
