@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "base/embedded.h"
+#include "base/yaml_tree.h"
 #include "base/units.h"
 
 namespace trainc {
@@ -74,7 +75,7 @@ const std::string& Catalog::server_image(const std::string& kind) const {
 }
 
 Catalog Catalog::parse(const std::string& yaml_text) {
-  YAML::Node root = YAML::Load(yaml_text);
+  YAML::Node root = read_yaml_tree(yaml_text);
   Catalog c;
   auto add = [&](MachineType m) {
     std::string type = m.type;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/embedded.h"
+#include "base/yaml_tree.h"
 
 namespace trainc {
 namespace {
@@ -42,7 +43,7 @@ QuotaPair quota_pair(const YAML::Node& row, const std::string& source) {
 
 PriceBook PriceBook::parse(const std::string& prices_yaml, const std::string& quotas_yaml) {
   PriceBook b;
-  const YAML::Node prices = YAML::Load(prices_yaml);
+  const YAML::Node prices = read_yaml_tree(prices_yaml);
   b.currency_ = str_or(prices, "currency", "USD");
   for (const auto& r : prices["regions"]) {
     const std::string region = r.first.as<std::string>();
@@ -60,7 +61,7 @@ PriceBook PriceBook::parse(const std::string& prices_yaml, const std::string& qu
       out.gpus[acc] = price_row(g, fmt::format("{} {}", region, acc), source, date);
     }
   }
-  const YAML::Node quotas = YAML::Load(quotas_yaml);
+  const YAML::Node quotas = read_yaml_tree(quotas_yaml);
   b.quotas_source_ = str_or(quotas, "source");
   const std::string gpu_source = str_or(quotas["gpus"], "source", b.quotas_source_);
   for (const auto& g : quotas["gpus"]["rows"]) b.gpu_quotas_[str_or(g, "accelerator")] = quota_pair(g, gpu_source);
