@@ -1,8 +1,11 @@
 #include "frontend/yaml_loader.h"
 
+#include <deque>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
@@ -37,6 +40,14 @@ nlohmann::json resolve_plain(const std::string& s) {
   return s;
 }
 
+/// A node of the spec's YAML, as yaml-cpp's parser gives it (TreeBuilder below).
+struct YNode {
+  enum class Kind { null, scalar, sequence, map } kind = Kind::null;
+  YAML::Mark mark;
+  std::string tag, scalar;
+  std::vector<YNode*> items;  ///< a sequence's items; a map's keys and values, alternating
+};
+
 /// Thrown when the document passes a limit (limits.h); the diagnostic is already reported.
 struct LimitReached {};
 
@@ -46,9 +57,9 @@ class Converter {
 
   /// `depth` bounds recursion: an alias cycle (`m: &m {<<: *m}`; yaml-cpp does not resolve merge
   /// keys) would otherwise recurse without end, and `values` bounds what aliases expand to.
-  nlohmann::json convert(const YAML::Node& node, const std::string& ptr, int depth = 0) {
+  nlohmann::json convert(const YNode& node, const std::string& ptr, int depth = 0) {
     if (++values_ > limits::kValues) {
-      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.Mark()), ptr,
+      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.mark), ptr,
                      fmt::format("the spec holds more than {} values once its aliases are expanded; trainc reads "
                                  "specs of at most that many (aliases that repeat aliases?)",
                                  limits::kValues),
@@ -56,7 +67,7 @@ class Converter {
       throw LimitReached{};
     }
     if (depth > limits::kDepth) {
-      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.Mark()), ptr,
+      diags_.report({Severity::error, doc_.file->name(), mark_loc(node.mark), ptr,
                      fmt::format("nested more than {} levels deep (or an alias that contains itself); a spec's "
                                  "structure is far shallower",
                                  limits::kDepth),
@@ -64,50 +75,51 @@ class Converter {
       throw LimitReached{};
     }
     auto& span = doc_.spans[ptr];
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        if (!span.value.known()) span.value = mark_loc(node.Mark());
+    switch (node.kind) {
+      case YNode::Kind::null:
+        if (!span.value.known()) span.value = mark_loc(node.mark);
         return nullptr;
-      case YAML::NodeType::Scalar: {
-        const std::string& s = node.Scalar();
-        span.value = mark_loc(node.Mark(), s.find('\n') == std::string::npos ? s.size() : 1);
+      case YNode::Kind::scalar: {
+        const std::string& s = node.scalar;
+        span.value = mark_loc(node.mark, s.find('\n') == std::string::npos ? s.size() : 1);
         if (s.size() > limits::kStringBytes) {
           doc_.error(diags_, ptr, fmt::format("a value of {} bytes; values may be at most {} bytes", s.size(),
                                               limits::kStringBytes));
           return nullptr;  // kept out of the document: no pattern ever runs on it
         }
-        if (node.Tag() == "?") return resolve_plain(s);
+        if (node.tag == "?") return resolve_plain(s);
         return s;  // quoted, block, or explicitly tagged: a string
       }
-      case YAML::NodeType::Sequence: {
-        span.value = mark_loc(node.Mark());
+      case YNode::Kind::sequence: {
+        span.value = mark_loc(node.mark);
         nlohmann::json arr = nlohmann::json::array();
         size_t i = 0;
-        for (const auto& item : node) {
+        for (const YNode* item : node.items) {
           std::string child = ptr_index(ptr, i++);
-          arr.push_back(convert(item, child, depth + 1));
+          arr.push_back(convert(*item, child, depth + 1));
         }
         return arr;
       }
-      case YAML::NodeType::Map: {
-        span.value = mark_loc(node.Mark());
+      case YNode::Kind::map: {
+        span.value = mark_loc(node.mark);
         nlohmann::json obj = nlohmann::json::object();
-        for (const auto& kv : node) {
-          std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+        for (size_t k = 0; k + 1 < node.items.size(); k += 2) {
+          const YNode& key_node = *node.items[k];
+          const YNode& value = *node.items[k + 1];
+          std::string key = key_node.kind == YNode::Kind::scalar ? key_node.scalar : std::string();
           if (key.size() > limits::kStringBytes) {
-            diags_.report({Severity::error, doc_.file->name(), mark_loc(kv.first.Mark()), ptr,
+            diags_.report({Severity::error, doc_.file->name(), mark_loc(key_node.mark), ptr,
                            fmt::format("a key of {} bytes; keys may be at most {} bytes", key.size(),
                                        limits::kStringBytes),
                            {}});
             continue;
           }
           std::string child = ptr_key(ptr, key);
-          Loc key_loc = mark_loc(kv.first.Mark(), key.size());
+          Loc key_loc = mark_loc(key_node.mark, key.size());
           std::string_view line = doc_.file->line(key_loc.line);
           if (key_loc.col <= static_cast<int>(line.size()) && (line[key_loc.col - 1] == '"' || line[key_loc.col - 1] == '\''))
             key_loc.len += 2;  // underline the quotes too
-          if (!kv.first.IsScalar()) {
+          if (key_node.kind != YNode::Kind::scalar) {
             doc_.error(diags_, ptr, "keys must be plain strings, not collections");
             continue;
           }
@@ -119,8 +131,8 @@ class Converter {
             continue;
           }
           doc_.spans[child].key = key_loc;
-          obj[key] = convert(kv.second, child, depth + 1);
-          if (kv.second.IsNull() && !doc_.spans[child].value.known()) doc_.spans[child].value = key_loc;
+          obj[key] = convert(value, child, depth + 1);
+          if (value.kind == YNode::Kind::null && !doc_.spans[child].value.known()) doc_.spans[child].value = key_loc;
         }
         return obj;
       }
@@ -134,56 +146,102 @@ class Converter {
   size_t values_ = 0;
 };
 
-/// Records where each document of a stream starts (its first event), and nothing else.
-class DocumentStarts : public YAML::EventHandler {
+/// The stream's documents as yaml-cpp's parse events give them: the tree LoadAll would build, with
+/// its marks, tags and shared alias nodes, but built in the same single pass that guards against
+/// yaml-cpp's endless loop (read_stream). Nodes live in the builder; an alias is the node its
+/// anchor names, as in LoadAll (so `m: &m {k: *m}` is a cycle, which convert's depth bound ends).
+class TreeBuilder final : public YAML::EventHandler {
  public:
-  std::vector<YAML::Mark> starts;
+  std::vector<YNode*> roots;         ///< one per document; nullptr for an empty one
+  std::vector<YAML::Mark> starts;    ///< where each document starts (its first event)
+
   void OnDocumentStart(const YAML::Mark& mark) override {
     starts.push_back(mark);
+    roots.push_back(nullptr);
+    anchors_.clear();
     seen_ = false;
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { first(mark); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { first(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { first(mark); }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    first(mark);
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(make(YNode::Kind::null, mark, anchor));
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     first(mark);
+    auto it = anchors_.find(anchor);
+    add(it == anchors_.end() ? make(YNode::Kind::null, mark, 0) : it->second);
   }
-  void OnMapEnd() override {}
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    YNode* n = make(YNode::Kind::scalar, mark, anchor);
+    n->tag = tag;
+    n->scalar = value;
+    add(n);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(make(YNode::Kind::sequence, mark, anchor));
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(make(YNode::Kind::map, mark, anchor));
+  }
+  void OnMapEnd() override { close(); }
 
  private:
+  std::deque<YNode> nodes_;
+  std::map<YAML::anchor_t, YNode*> anchors_;
+  std::vector<YNode*> open_;
   bool seen_ = false;
+
   void first(const YAML::Mark& mark) {
     if (!seen_ && !starts.empty()) starts.back() = mark;
     seen_ = true;
   }
+  YNode* make(YNode::Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor) {
+    first(mark);
+    YNode& n = nodes_.emplace_back();
+    n.kind = kind;
+    n.mark = mark;
+    if (anchor) anchors_[anchor] = &n;  // before its children: an alias inside refers to it
+    return &n;
+  }
+  void add(YNode* n) {
+    if (open_.empty()) {
+      if (!roots.empty()) roots.back() = n;
+      return;
+    }
+    open_.back()->items.push_back(n);
+  }
+  void open(YNode* n) {
+    add(n);
+    open_.push_back(n);
+  }
+  void close() { open_.pop_back(); }
 };
 
-/// yaml-cpp 0.7's LoadAll never returns on some malformed streams (a stray ',' at the start of a
-/// document: yaml-cpp issue 1040, fixed upstream after 0.8): its parser yields an empty document
-/// without consuming the token, forever. A spec holds one document, so the stream is first walked
-/// for at most three documents; a document that starts where the previous one did is that loop.
-/// Returns the mark to report, or nullopt when LoadAll is safe to call.
-std::optional<std::pair<YAML::Mark, std::string>> stream_problem(const std::string& text) {
+/// Reads the stream's first document, walking at most three: yaml-cpp 0.7 never ends on some
+/// malformed streams (a stray ',' at the start of a document: yaml-cpp issue 1040, fixed upstream
+/// after 0.8), yielding an empty document without consuming the token, forever; a document that
+/// starts where the previous one did is that loop. A spec holds one document, so a second one is
+/// an error too. Returns the problem's mark and message, if any. Throws YAML::ParserException.
+std::optional<std::pair<YAML::Mark, std::string>> read_stream(const std::string& text, TreeBuilder& builder) {
   std::istringstream in(text);
   YAML::Parser parser(in);
-  DocumentStarts handler;
   for (int i = 0; i < 3; ++i) {
-    const size_t before = handler.starts.size();
-    if (!parser.HandleNextDocument(handler)) break;
-    if (handler.starts.size() == before) handler.starts.push_back(YAML::Mark());
-    if (handler.starts.size() >= 2) {
-      const YAML::Mark& a = handler.starts[handler.starts.size() - 2];
-      const YAML::Mark& b = handler.starts.back();
+    const size_t before = builder.starts.size();
+    if (!parser.HandleNextDocument(builder)) break;
+    if (builder.starts.size() == before) {
+      builder.starts.push_back(YAML::Mark());
+      builder.roots.push_back(nullptr);
+    }
+    if (builder.starts.size() >= 2) {
+      const YAML::Mark& a = builder.starts[builder.starts.size() - 2];
+      const YAML::Mark& b = builder.starts.back();
       if (a.pos == b.pos) return std::make_pair(b, std::string("YAML syntax error: unexpected character"));
     }
   }
-  if (handler.starts.size() >= 2)
-    return std::make_pair(handler.starts[1], std::string("a spec holds one YAML document; put each system in its own file"));
+  if (builder.starts.size() >= 2)
+    return std::make_pair(builder.starts[1], std::string("a spec holds one YAML document; put each system in its own file"));
   return std::nullopt;
 }
 
@@ -199,31 +257,25 @@ std::optional<Document> load_yaml(SourcePtr file, Diagnostics& diags) {
   }
   Document doc;
   doc.file = file;
-  std::vector<YAML::Node> docs;
+  TreeBuilder tree;
   try {
-    if (auto problem = stream_problem(file->text())) {
+    if (auto problem = read_stream(file->text(), tree)) {
       diags.report({Severity::error, file->name(), mark_loc(problem->first), "", problem->second, {}});
       return std::nullopt;
     }
-    docs = YAML::LoadAll(file->text());
   } catch (const YAML::ParserException& e) {
     std::string msg = e.msg;
     if (!msg.empty()) msg[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(msg[0])));
     diags.report({Severity::error, file->name(), mark_loc(e.mark), "", "YAML syntax error: " + msg, {}});
     return std::nullopt;
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
+  if (tree.roots.empty() || !tree.roots[0] || tree.roots[0]->kind == YNode::Kind::null) {
     diags.report({Severity::error, file->name(), Loc{1, 1, 1}, "", "the spec is empty; start from 'trainc schema' or an example under examples/", {}});
-    return std::nullopt;
-  }
-  if (docs.size() > 1) {
-    diags.report({Severity::error, file->name(), mark_loc(docs[1].Mark()), "",
-                  "a spec holds one YAML document; put each system in its own file", {}});
     return std::nullopt;
   }
   size_t before = diags.error_count();
   try {
-    doc.root = Converter(doc, diags).convert(docs[0], "");
+    doc.root = Converter(doc, diags).convert(*tree.roots[0], "");
   } catch (const LimitReached&) {
     return std::nullopt;
   }

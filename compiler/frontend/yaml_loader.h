@@ -1,5 +1,6 @@
 #pragma once
-// Front end for YAML specs (yaml-cpp), keeping file:line:col for every key and value.
+// Front end for YAML specs (yaml-cpp's parser, read in one pass of its events), keeping
+// file:line:col for every key and value.
 #include <optional>
 #include <string>
 
