@@ -182,7 +182,8 @@ class TreeBuilder final : public YAML::EventHandler {
     open(make(YNode::Kind::sequence, mark, anchor));
   }
   void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
     open(make(YNode::Kind::map, mark, anchor));
   }
   void OnMapEnd() override { close(); }
@@ -241,7 +242,8 @@ std::optional<std::pair<YAML::Mark, std::string>> read_stream(const std::string&
     }
   }
   if (builder.starts.size() >= 2)
-    return std::make_pair(builder.starts[1], std::string("a spec holds one YAML document; put each system in its own file"));
+    return std::make_pair(builder.starts[1],
+                          std::string("a spec holds one YAML document; put each system in its own file"));
   return std::nullopt;
 }
 
