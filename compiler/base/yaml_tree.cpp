@@ -1,28 +1,15 @@
 #include "base/yaml_tree.h"
 
 #include <fmt/format.h>
-#include <yaml.h>
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "base/libyaml_events.h"
+
 namespace trainc {
 namespace {
-
-/// libyaml's parser and its current event, released however the read ends.
-struct Parser {
-  yaml_parser_t parser;
-  yaml_event_t event;
-  bool have_event = false;
-  Parser() { yaml_parser_initialize(&parser); }
-  ~Parser() {
-    if (have_event) yaml_event_delete(&event);
-    yaml_parser_delete(&parser);
-  }
-  Parser(const Parser&) = delete;
-  Parser& operator=(const Parser&) = delete;
-};
 
 struct Frame {
   YAML::Node node;
@@ -33,8 +20,7 @@ struct Frame {
 }  // namespace
 
 YAML::Node read_yaml_tree(std::string_view text) {
-  Parser p;
-  yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  YamlEvents events(text);
   std::vector<Frame> stack;
   YAML::Node root;
   int documents = 0;
@@ -59,10 +45,7 @@ YAML::Node read_yaml_tree(std::string_view text) {
     }
   };
   for (;;) {
-    if (!yaml_parser_parse(&p.parser, &p.event))
-      fail(p.parser.problem ? p.parser.problem : "not YAML", p.parser.problem_mark);
-    p.have_event = true;
-    const yaml_event_t& e = p.event;
+    const yaml_event_t& e = events.next();
     switch (e.type) {
       case YAML_STREAM_END_EVENT:
         return root;
@@ -103,8 +86,6 @@ YAML::Node read_yaml_tree(std::string_view text) {
       default:  // stream start, document end
         break;
     }
-    yaml_event_delete(&p.event);
-    p.have_event = false;
   }
 }
 

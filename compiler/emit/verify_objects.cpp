@@ -1,7 +1,6 @@
 #include "emit/verify_objects.h"
 
 #include <fmt/format.h>
-#include <yaml.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -152,20 +150,6 @@ class JsonBuilder {
       top.have_key = false;
     }
   }
-};
-
-/// libyaml's parser and event, released however the parse ends.
-struct LibYaml {
-  yaml_parser_t parser;
-  yaml_event_t event;
-  bool have_event = false;
-  LibYaml() { yaml_parser_initialize(&parser); }
-  ~LibYaml() {
-    if (have_event) yaml_event_delete(&event);
-    yaml_parser_delete(&parser);
-  }
-  LibYaml(const LibYaml&) = delete;
-  LibYaml& operator=(const LibYaml&) = delete;
 };
 
 // ------------------------------------------------------------------ schemas
@@ -423,15 +407,10 @@ std::string_view k8s_schema_version() {
 }
 
 std::vector<nlohmann::json> k8s_documents(const std::string& yaml_text) {
-  LibYaml y;
-  yaml_parser_set_input_string(&y.parser, reinterpret_cast<const unsigned char*>(yaml_text.data()), yaml_text.size());
+  YamlEvents events(yaml_text);
   JsonBuilder builder;
   for (;;) {
-    if (!yaml_parser_parse(&y.parser, &y.event))
-      throw YamlSyntaxError(fmt::format("{} at line {}, column {}", y.parser.problem ? y.parser.problem : "a syntax error",
-                                        y.parser.problem_mark.line + 1, y.parser.problem_mark.column + 1));
-    y.have_event = true;
-    const yaml_event_t& e = y.event;
+    const yaml_event_t& e = events.next();
     switch (e.type) {
       case YAML_STREAM_END_EVENT:
         return std::move(builder.docs);
@@ -454,8 +433,6 @@ std::vector<nlohmann::json> k8s_documents(const std::string& yaml_text) {
       default:  // stream and document starts, document ends
         break;
     }
-    yaml_event_delete(&y.event);
-    y.have_event = false;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/libyaml_events.h"
 #include "emit/output_sink.h"
 
 namespace trainc {
@@ -41,11 +42,6 @@ class InvalidObjectError : public std::logic_error {
 /// Throws InvalidObjectError, naming each object, file, field and complaint, when verify_objects
 /// finds a problem.
 void check_objects(const OutputSink& files);
-
-/// Emitted text that does not parse as YAML.
-struct YamlSyntaxError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// The YAML documents of an emitted file as JSON, scalars typed as the API server's YAML decoder
 /// (YAML 1.1, as sigs.k8s.io/yaml) types them, and null values dropped as its JSON decoder drops them.
