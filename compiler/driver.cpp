@@ -1,7 +1,11 @@
 #include "driver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <locale>
+#include <shared_mutex>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <sstream>
@@ -14,6 +18,7 @@
 #include "frontend/jsonnet_loader.h"
 #include "frontend/limits.h"
 #include "frontend/schema_check.h"
+#include "frontend/spec_detect.h"
 #include "frontend/yaml_loader.h"
 #include "io/tree_writer.h"
 #include "io/work_tree.h"
@@ -51,7 +56,7 @@ SourcePtr read_source(const std::string& path, std::string& error) {
   return std::make_shared<SourceFile>(path, std::move(text));
 }
 
-static bool is_jsonnet(const std::string& name) {
+bool is_jsonnet(const std::string& name) {
   return name.ends_with(".jsonnet") || name.ends_with(".libsonnet");
 }
 
@@ -97,6 +102,64 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   check_objects(out.files);
   add_manifest(out.files, origin.spec);
   return out;
+}
+
+namespace {
+
+void run_job(SpecJob& job, const CheckOptions& checks, bool skip_non_specs) {
+  try {
+    if (skip_non_specs) {
+      if (auto why = non_spec_reason(job.source)) {
+        job.skipped = std::move(*why);
+        return;
+      }
+    }
+    job.compiled = compile_source(job.source, job.diags, job.origin, checks);
+  } catch (...) {
+    job.error = std::current_exception();
+  }
+}
+
+}  // namespace
+
+void compile_many(std::vector<SpecJob>& jobs, const CheckOptions& checks, bool skip_non_specs) {
+  std::vector<size_t> jsonnet, yaml;
+  for (size_t i = 0; i < jobs.size(); ++i) (is_jsonnet(jobs[i].source->name()) ? jsonnet : yaml).push_back(i);
+  std::atomic<size_t> next{0};
+  auto run_next_yaml = [&] {
+    const size_t k = next.fetch_add(1);
+    if (k >= yaml.size()) return false;
+    run_job(jobs[yaml[k]], checks, skip_non_specs);
+    return true;
+  };
+  // Workers for the YAML specs this thread does not get to at once: it takes the Jsonnet specs
+  // first, then YAML specs with the workers.
+  const size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  const size_t waiting = jsonnet.empty() && !yaml.empty() ? yaml.size() - 1 : yaml.size();
+  std::vector<std::thread> workers;
+  if (std::min(cores - 1, waiting) > 0) {
+    // std::regex narrows characters through the global locale's ctype<char>, which caches each
+    // character's answer on first use: a write of the same byte by any thread, harmless, but a data
+    // race all the same (ThreadSanitizer reports it). Filled here, before the workers start.
+    const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
+    for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');
+  }
+  for (size_t w = 0; w < std::min(cores - 1, waiting); ++w) {
+    try {
+      workers.emplace_back([&] {
+        for (;;) {
+          std::shared_lock gate(fork_gate());
+          if (!run_next_yaml()) return;
+        }
+      });
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: fewer workers
+    }
+  }
+  for (size_t i : jsonnet) run_job(jobs[i], checks, skip_non_specs);
+  while (run_next_yaml()) {
+  }
+  for (auto& t : workers) t.join();
 }
 
 }  // namespace trainc

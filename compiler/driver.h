@@ -1,8 +1,10 @@
 #pragma once
 // The pipeline: load -> validate -> lower -> check -> plan -> emit -> verify objects. Writing is
 // the CLI's job (io/).
+#include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/diagnostics.h"
 #include "checks/checks.h"
@@ -15,6 +17,9 @@ struct Compiled {
   System system;
   OutputSink files;  ///< every file of the output folder, .trainc-manifest included
 };
+
+/// Whether `name` is read as Jsonnet (*.jsonnet, *.libsonnet) rather than YAML.
+bool is_jsonnet(const std::string& name);
 
 /// Reads a spec file; nullopt (with `error` set) when it cannot be read.
 SourcePtr read_source(const std::string& path, std::string& error);
@@ -41,5 +46,23 @@ class WarmUp {
 /// not match throws InvalidObjectError, an internal error.
 std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {},
                                        const CheckOptions& checks = {});
+
+/// One spec of compile_many, and what compiling it gave.
+struct SpecJob {
+  SourcePtr source;
+  Origin origin;
+  std::optional<std::string> skipped;  ///< with skip_non_specs: why the file is not a trainc spec
+  std::optional<Compiled> compiled;    ///< nullopt: skipped, or errors (in diags)
+  Diagnostics diags;                   ///< this spec's alone
+  std::exception_ptr error;            ///< an exception (an internal error) thrown while compiling it
+};
+
+/// Compiles every job, side by side on the machine's cores (at most 4): the calling thread takes
+/// the Jsonnet specs, in order, since evaluating them may fork a Jsonnet server (jsonnet_loader.h),
+/// and the YAML specs that are left; worker threads take YAML specs only, and hold the fork gate
+/// (base/background.h) while they compile one. Each job's result and diagnostics are its own, so
+/// the outcome does not depend on which thread ran what. With `skip_non_specs`, a file that is not
+/// a trainc spec (spec_detect.h) is only marked skipped.
+void compile_many(std::vector<SpecJob>& jobs, const CheckOptions& checks, bool skip_non_specs);
 
 }  // namespace trainc

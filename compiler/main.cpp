@@ -70,32 +70,40 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
                 std::vector<std::string>& compiled_specs) {
   Diagnostics diags;
   std::map<std::string, std::string> seen;  // system name -> spec
-  // The Jsonnet specs start evaluating now, side by side, while the specs before them compile. A
-  // spec that cannot be read here is reported when its turn comes.
-  std::vector<SourcePtr> jsonnet;
+  std::vector<SpecJob> jobs;
   for (const auto& spec : opt.specs) {
-    if (!(spec.ends_with(".jsonnet") || spec.ends_with(".libsonnet"))) continue;
-    std::string io_error;
-    if (SourcePtr src = read_source(spec, io_error)) jsonnet.push_back(std::move(src));
-  }
-  if (!jsonnet.empty()) expect_jsonnet(jsonnet);
-  const WarmUp warm_up;
-  for (const auto& spec : opt.specs) {
-    g_activity = fmt::format("compiling '{}'", spec);
+    g_activity = fmt::format("reading '{}'", spec);
     std::string io_error;
     SourcePtr src = read_source(spec, io_error);
     if (!src) {
       fmt::print(stderr, "trainc: error: {}\n", io_error);
       return kUsage;
     }
-    if (opt.skip_non_specs) {
-      if (auto why = non_spec_reason(src)) {
-        fmt::print(stderr, "trainc: note: skipping '{}': not a trainc spec ({})\n", spec, *why);
-        continue;
-      }
+    jobs.push_back({std::move(src), make_origin(spec, out_dir), {}, {}, {}, {}});
+  }
+  // The Jsonnet specs start evaluating now, in child processes side by side, while the YAML specs
+  // compile (compile_many).
+  std::vector<SourcePtr> jsonnet;
+  for (const auto& job : jobs)
+    if (is_jsonnet(job.source->name())) jsonnet.push_back(job.source);
+  if (!jsonnet.empty()) expect_jsonnet(jsonnet);
+  const WarmUp warm_up;
+  g_activity = opt.specs.size() == 1 ? fmt::format("compiling '{}'", opt.specs[0]) : "compiling the specs";
+  const CheckOptions checks{{opt.allow_secret_like.begin(), opt.allow_secret_like.end()}};
+  compile_many(jobs, checks, opt.skip_non_specs);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    SpecJob& job = jobs[i];
+    const std::string& spec = opt.specs[i];
+    if (job.error) {
+      g_activity = fmt::format("compiling '{}'", spec);
+      std::rethrow_exception(job.error);
     }
-    const CheckOptions checks{{opt.allow_secret_like.begin(), opt.allow_secret_like.end()}};
-    if (auto compiled = compile_source(src, diags, make_origin(spec, out_dir), checks)) {
+    if (job.skipped) {
+      fmt::print(stderr, "trainc: note: skipping '{}': not a trainc spec ({})\n", spec, *job.skipped);
+      continue;
+    }
+    diags.append(job.diags);
+    if (auto& compiled = job.compiled) {
       // Two specs of one name would write one folder; `check` writes none, so it lets them be.
       auto [it, fresh] = seen.emplace(compiled->system.name, spec);
       if (!fresh && !out_dir.empty()) {

@@ -60,6 +60,36 @@ else
   t_fail "at least $MIN_CASES error cases (found ${#cases[@]})" "add cases under tests/errors/<case>/"
 fi
 
+# All the cases that exit 1, in ONE `trainc check` (the way a pre-commit hook passes every staged
+# spec; trainc compiles them side by side on several threads): the same diagnostic lines as the
+# cases one by one (compared as multisets, since the lines of all files are sorted together), and
+# the sum of their error counts.
+check_all_in_one() {
+  local specs=() expected=0 dir spec n
+  : >"$TMP/one-by-one"
+  for dir in "${cases[@]}"; do
+    [ "$(case_expected_exit "$dir")" = 1 ] || continue
+    spec=$(case_spec "$dir") || return 1
+    specs+=("$spec")
+    n=$(grep -Ex '[0-9]+ errors?(, [0-9]+ warnings?)?' "$dir/expected.stderr" | grep -Eo '^[0-9]+')
+    expected=$((expected + ${n:-0}))
+    grep -Evx '[0-9]+ errors?(, [0-9]+ warnings?)?' "$dir/expected.stderr" >>"$TMP/one-by-one"
+  done
+  [ "${#specs[@]}" -ge "$MIN_CASES" ] || { echo "only ${#specs[@]} cases exit 1"; return 1; }
+  run "$TRAINC" check "${specs[@]}"
+  [ "$rc" = 1 ] || { echo "trainc check of ${#specs[@]} cases exited $rc (expected 1)"; head -n 20 "$TMP/stderr"; return 1; }
+  grep -Eqx "$expected errors?(, [0-9]+ warnings?)?" "$TMP/stderr" ||
+    { echo "expected $expected errors in all, got: $(tail -n 1 "$TMP/stderr")"; return 1; }
+  local d
+  if ! d=$(diff <(LC_ALL=C sort "$TMP/one-by-one") \
+    <(grep -Evx '[0-9]+ errors?(, [0-9]+ warnings?)?' "$TMP/stderr" | LC_ALL=C sort)); then
+    echo "the diagnostics of ${#specs[@]} cases in one check differ from the cases one by one (< alone, > together):"
+    printf '%s\n' "$d" | head -n 40
+    return 1
+  fi
+}
+t "every case that exits 1, in one check: the same diagnostics as one by one" check_all_in_one
+
 for dir in "${cases[@]}"; do
   c=$(basename "$dir")
   t "$c: one spec and a README" check_layout "$dir"

@@ -21,4 +21,9 @@ void wait_background() {
   if (background().joinable()) background().join();
 }
 
+std::shared_mutex& fork_gate() {
+  static std::shared_mutex gate;
+  return gate;
+}
+
 }  // namespace trainc

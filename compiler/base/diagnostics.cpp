@@ -12,6 +12,11 @@ namespace trainc {
 
 void Diagnostics::add_source(SourcePtr file) { sources_[file->name()] = std::move(file); }
 
+void Diagnostics::append(const Diagnostics& other) {
+  for (const auto& [name, file] : other.sources_) sources_.insert_or_assign(name, file);
+  items_.insert(items_.end(), other.items_.begin(), other.items_.end());
+}
+
 void Diagnostics::report(Diagnostic d) {
   // A message that quotes a spec value stays readable however long the value: its middle is cut.
   constexpr size_t kMax = 1000, kKeep = 400;

@@ -33,6 +33,8 @@ class Diagnostics {
   /// Registers a file so rendering can quote its lines.
   void add_source(SourcePtr file);
   void report(Diagnostic d);
+  /// Takes in everything `other` reported, after what this one holds, and its sources.
+  void append(const Diagnostics& other);
   bool has_errors() const;
   size_t error_count() const;
   /// Everything reported so far, in the order it was reported (not de-duplicated).

@@ -208,12 +208,11 @@ struct KindSchema {
   std::string source;
 };
 
-/// Parsed schemas by "apiVersion kind", and the validator (which caches compiled patterns).
+/// Parsed schemas by "apiVersion kind". A schema, once parsed, is only read, by any thread.
 struct SchemaCache {
   std::mutex mutex;
   std::vector<std::unique_ptr<valijson::Schema>> parsed;
   std::map<std::string, std::unique_ptr<KindSchema>, std::less<>> kinds;  ///< nullptr: no schema
-  valijson::Validator validator;
 };
 
 SchemaCache& cache() {
@@ -449,9 +448,12 @@ std::vector<ObjectProblem> verify_object(const json& object, const std::string& 
   }
   const std::string key =
       fmt::format("{} {}", object["apiVersion"].get<std::string>(), object["kind"].get<std::string>());
-  SchemaCache& c = cache();
-  std::lock_guard lock(c.mutex);
-  const KindSchema* ks = kind_schema(c, key);
+  const KindSchema* ks = nullptr;
+  {
+    SchemaCache& c = cache();
+    std::lock_guard lock(c.mutex);
+    ks = kind_schema(c, key);
+  }
   if (!ks) {
     problem(
         "",
@@ -461,12 +463,18 @@ std::vector<ObjectProblem> verify_object(const json& object, const std::string& 
         "");
     return out;
   }
+  // One validator per thread: it caches the patterns it compiles, and is not safe to share.
+  thread_local valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(object);
-  if (c.validator.validate(*ks->schema, target, &results)) return out;
+  if (validator.validate(*ks->schema, target, &results)) return out;
   std::vector<Complaint> all;
-  valijson::ValidationResults::Error e;
-  while (results.popError(e)) all.push_back(complaint(e, object, ks->definition));
+  {
+    // complaint() reads the definitions, which another thread's parse_kinds may be adding to.
+    std::lock_guard lock(cache().mutex);
+    valijson::ValidationResults::Error e;
+    while (results.popError(e)) all.push_back(complaint(e, object, ks->definition));
+  }
   std::vector<std::pair<std::string, std::string>> seen;
   for (const auto& cm : all) {
     if (cm.wrapper) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -440,7 +441,9 @@ class Server {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
       return fmt::format("cannot start Jsonnet: {}", std::strerror(errno));
     std::fflush(nullptr);
-    wait_background();  // the child must not start with another thread inside malloc
+    // The child must not start with another thread inside malloc.
+    wait_background();
+    std::unique_lock gate(fork_gate());
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);

@@ -8,6 +8,9 @@
 
 namespace trainc {
 
+/// Both functions fork (the Jsonnet servers): call them from one thread only, never while holding
+/// base/background.h's fork gate.
+///
 /// Evaluates `file` and parses its JSON output. Positions are recovered by finding each key's
 /// first occurrence in the spec's text after its parent's (best effort: values computed in
 /// imported files point at the nearest enclosing key written in the spec).

@@ -233,9 +233,10 @@ Translated translate(const valijson::ValidationResults::Error& e, const Document
   return t;
 }
 
-/// The compiled regex of a schema's key pattern, compiled once per process.
+/// The compiled regex of a schema's key pattern, compiled once per thread (driver.h's compile_many
+/// checks specs on several).
 const std::regex& key_pattern(const std::string& pattern) {
-  static std::map<std::string, std::regex, std::less<>> compiled;
+  thread_local std::map<std::string, std::regex, std::less<>> compiled;
   auto it = compiled.find(pattern);
   if (it == compiled.end()) it = compiled.emplace(pattern, std::regex(pattern)).first;
   return it->second;
@@ -300,9 +301,9 @@ namespace {
 /// Every schema error in `doc`, translated, without the summaries and repeats that a more specific
 /// error covers.
 std::vector<Translated> schema_errors(const Document& doc) {
-  // One validator per process: it caches the patterns it compiles, and compiling them again for
-  // every spec was a tenth of a check's time.
-  static valijson::Validator validator;
+  // One validator per thread: it caches the patterns it compiles, and compiling them again for
+  // every spec was a tenth of a check's time; the cache is not safe to share between threads.
+  thread_local valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter target(doc.root);
   if (validator.validate(compiled_schema(), target, &results)) return {};

@@ -4,6 +4,7 @@
 #include <graphviz/gvc.h>
 
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "base/overloaded.h"
@@ -186,6 +187,9 @@ std::optional<std::string> render_svg(const std::string& dot, std::string& error
   static lt_symlist_t builtins[] = {{"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
                                     {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
                                     {nullptr, nullptr}};
+  // Graphviz keeps global state (its parser, error level and plugin tables): one graph at a time.
+  static std::mutex one_at_a_time;
+  std::lock_guard lock(one_at_a_time);
   agseterr(AGMAX);  // Graphviz prints nothing itself; a failure is reported below
   GVC_t* gvc = gvContextPlugins(builtins, 0);
   if (!gvc) {

@@ -134,8 +134,10 @@ std::vector<std::string> entries(const fs::path& dir, const fs::path& prefix) {
 /// or git cannot be run. A CI checkout holds exactly these, so digesting only them keeps a
 /// developer's untracked files (__pycache__, editor backups) from changing the tag.
 std::optional<std::set<std::string>> tracked_files(const fs::path& dir) {
+  // Close-on-exec: a git another thread starts meanwhile (driver.h's compile_many) must not hold
+  // this pipe open.
   int fds[2];
-  if (pipe(fds) != 0) return std::nullopt;
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
