@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
