@@ -6,13 +6,14 @@
 #   ./dev.sh bench      time trainc compile per example (bench/compile.sh)
 #   ./dev.sh build      install dependencies and build only
 #   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
+#   ./dev.sh tsan       build trainc with ThreadSanitizer in build-tsan/ and check many specs per process for data races
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=tools/common.sh
 . tools/common.sh
 TRAINC=build/compiler/trainc
 
-usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,9s/^# \{0,1\}//p' "$0"; }
 
 build() {
   bash tools/install-deps.sh
@@ -239,8 +240,47 @@ cmd_fuzz() {
   fi
 }
 
+# ---- data races ----------------------------------------------------------------------------------
+# trainc built with ThreadSanitizer (gcc's libtsan2, -O1) in build-tsan/, then the calls that compile
+# many specs in one process on several threads (driver.h's compile_many): check and compile of the
+# YAML examples, check of every YAML error case, --skip-non-specs over the golden manifests, and diff
+# against golden/. Fails on any ThreadSanitizer report. The Jsonnet servers do not run under
+# ThreadSanitizer, so the Jsonnet specs are left out.
+TSAN_BUILD=build-tsan
+cmd_tsan() {
+  bash tools/install-deps.sh libtsan2
+  if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
+    meson setup "$TSAN_BUILD" -Db_sanitize=thread -Db_lundef=false -Dbuildtype=custom -Doptimization=1 \
+      -Ddebug=false -Dcpp_args=-g1 -Dcuda=disabled >/dev/null
+  fi
+  nice ninja -C "$TSAN_BUILD" compiler/trainc
+  local tsan="$TSAN_BUILD/compiler/trainc" work reports=0 name
+  work=$(mktemp -d)
+  local examples=(examples/*/spec.yaml) cases=(tests/errors/*/spec.yaml) manifests=(golden/*/k8s/*.yaml)
+  # Each call: a name, then trainc's arguments; its exit code is the spec's business, not this one's.
+  race_check() {
+    name=$1
+    shift
+    TSAN_OPTIONS="halt_on_error=0" "$tsan" "$@" >/dev/null 2>"$work/$name.log" || true
+    if grep -q 'WARNING: ThreadSanitizer' "$work/$name.log"; then
+      echo "dev.sh tsan: $name: $(grep -c 'WARNING: ThreadSanitizer' "$work/$name.log") report(s):" >&2
+      grep -A12 'WARNING: ThreadSanitizer' "$work/$name.log" | head -n 40 >&2
+      reports=$((reports + 1))
+    else
+      echo "dev.sh tsan: $name: no data race reported"
+    fi
+  }
+  race_check check-examples check "${examples[@]}"
+  race_check compile-examples compile "${examples[@]}" -o "$work/out"
+  race_check check-error-cases check "${cases[@]}"
+  race_check skip-non-specs check --skip-non-specs "${manifests[@]}" "${examples[@]}"
+  race_check diff-golden diff --against golden "${examples[@]}"
+  rm -rf "$work"
+  [ "$reports" -eq 0 ]
+}
+
 case ${1:-} in
-  examples|test|golden|bench|fuzz)
+  examples|test|golden|bench|fuzz|tsan)
     cmd=$1; shift
     "cmd_$cmd" "$@" ;;
   build) build ;;
