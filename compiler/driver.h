@@ -63,6 +63,11 @@ struct SpecJob {
 /// (base/background.h) while they compile one. Each job's result and diagnostics are its own, so
 /// the outcome does not depend on which thread ran what. With `skip_non_specs`, a file that is not
 /// a trainc spec (spec_detect.h) is only marked skipped.
+///
+/// What the threads share: the catalog, price book and spec schema (loaded once, then only read),
+/// the Kubernetes schema cache (verify_objects.cpp, under its lock), Graphviz (graph.cpp, one graph
+/// at a time) and the global locale's ctype cache (filled before the workers start). The schema
+/// validators and key patterns are per thread. `./dev.sh tsan` checks this with ThreadSanitizer.
 void compile_many(std::vector<SpecJob>& jobs, const CheckOptions& checks, bool skip_non_specs);
 
 }  // namespace trainc
