@@ -2,7 +2,8 @@
 # Error-case tests (TAP): each tests/errors/<case>/ holds one spec.yaml or spec.jsonnet, a one-line
 # README and expected.stderr (+ expected.exit when the exit code is not 1). `trainc check` run from
 # the repo root must print exactly expected.stderr and exit as expected; `trainc compile` must write
-# nothing. Usage: tests/errors_test.sh TRAINC
+# nothing. All the cases that exit 1 are also checked together, in one `trainc check`.
+# Usage: tests/errors_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
