@@ -136,15 +136,16 @@ void compile_many(std::vector<SpecJob>& jobs, const CheckOptions& checks, bool s
   // first, then YAML specs with the workers.
   const size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   const size_t waiting = jsonnet.empty() && !yaml.empty() ? yaml.size() - 1 : yaml.size();
+  const size_t wanted = std::min(cores - 1, waiting);
   std::vector<std::thread> workers;
-  if (std::min(cores - 1, waiting) > 0) {
+  if (wanted > 0) {
     // std::regex narrows characters through the global locale's ctype<char>, which caches each
     // character's answer on first use: a write of the same byte by any thread, harmless, but a data
     // race all the same (ThreadSanitizer reports it). Filled here, before the workers start.
     const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
     for (int c = 0; c < 256; ++c) (void)ctype.narrow(static_cast<char>(c), '\0');
   }
-  for (size_t w = 0; w < std::min(cores - 1, waiting); ++w) {
+  for (size_t w = 0; w < wanted; ++w) {
     try {
       workers.emplace_back([&] {
         for (;;) {
