@@ -26,6 +26,8 @@
 #include "model/lower.h"
 #include "model/pricing.h"
 
+namespace fs = std::filesystem;
+
 namespace trainc {
 
 SourcePtr read_source(const std::string& path, std::string& error) {
@@ -61,8 +63,12 @@ bool is_jsonnet(const std::string& name) {
 }
 
 Origin make_origin(const std::string& spec, const std::string& out_dir) {
-  const auto root = work_tree_root(spec);
-  return Origin{relative_to(spec, root), out_dir.empty() ? "out" : relative_to(out_dir, root)};
+  if (out_dir.empty()) {
+    const fs::path root = git_work_tree(spec).value_or(fs::absolute(spec).parent_path());
+    return Origin{relative_to(spec, root), "out", ""};
+  }
+  const RecordRoot root = record_root(spec, out_dir);
+  return Origin{relative_to(spec, root.dir), relative_to(out_dir, root.dir), root.outside_repository};
 }
 
 WarmUp::WarmUp() {
@@ -96,6 +102,13 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   if (!system || diags.has_errors_since(before)) return std::nullopt;
   Compiled out{std::move(*system), {}};
   out.system.origin = origin;
+  if (out.system.ci && !origin.outside_repository.empty())
+    diags.report({Severity::warning, source->name(), doc->loc("/ci", Anchor::key), "/ci",
+                  fmt::format("the CI pipelines are not written: they name the spec and the output folder as paths "
+                              "in one repository, but {}; compile into a folder of the spec's git work tree "
+                              "(e.g. '-o out' at its root) to get them",
+                              origin.outside_repository),
+                  {}});
   const k8s::Plan plan = k8s::plan(out.system);
   for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
   // Verify before writing: an object the API server would reject is a bug (InvalidObjectError).

@@ -124,6 +124,7 @@ int compile_all(const Options& opt, const std::string& out_dir, std::vector<Comp
     compiled_specs.clear();
     return kSpecError;
   }
+  if (!diags.reported().empty()) print_diagnostics(opt, diags);  // warnings
   return kOk;
 }
 
@@ -160,7 +161,6 @@ int cmd_check(const Options& opt) {
 std::vector<std::string> specs_to_compare(const Options& opt) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  const fs::path root = work_tree_root(opt.against);
   auto add = [&](const std::string& spec) {
     if (seen.insert(relative_to(spec, "/")).second) out.push_back(spec);
   };
@@ -175,19 +175,19 @@ std::vector<std::string> specs_to_compare(const Options& opt) {
     std::string source;
     for (const auto& f : output_folders(opt.against))
       if (f.name == folder) source = f.source;
-    std::error_code ec;
-    if (source.empty() || !fs::exists(root / source, ec)) {
+    const auto recorded = find_recorded_spec(opt.against, source);
+    if (!recorded) {
       add(spec);  // not trainc's output, or an orphan (reported by the scan): judged as a file
       continue;
     }
-    add(relative_to(root / source, fs::current_path()));
+    add(relative_to(*recorded, fs::current_path()));
   }
   // --all: every folder trainc made in DIR is compared with its recorded spec, so that a change
   // no spec file shows (an edited script, a build context's file, an imported library) is caught.
   if (opt.all) {
-    std::error_code ec;
     for (const auto& f : output_folders(opt.against))
-      if (!f.source.empty() && fs::exists(root / f.source, ec)) add(relative_to(root / f.source, fs::current_path()));
+      if (const auto recorded = find_recorded_spec(opt.against, f.source))
+        add(relative_to(*recorded, fs::current_path()));
   }
   return out;
 }
@@ -234,17 +234,15 @@ int cmd_diff(const Options& opt) {
   // to another folder.
   g_activity = fmt::format("looking for orphaned folders in '{}'", opt.against);
   std::vector<std::string> orphans;
-  const fs::path root = work_tree_root(opt.against);
   for (const auto& f : output_folders(opt.against)) {
     if (f.source.empty()) continue;  // written before trainc recorded sources
     const std::string folder = (fs::path(opt.against) / f.name).generic_string();
     std::string why;
-    std::error_code ec;
     auto it = compiled.find(f.source);
     if (it != compiled.end() && it->second != f.name)
       why = fmt::format("its spec '{}' now compiles to '{}'; delete the folder", f.source,
                         (fs::path(opt.against) / it->second).generic_string());
-    else if (it == compiled.end() && !fs::exists(root / f.source, ec))
+    else if (it == compiled.end() && !find_recorded_spec(opt.against, f.source))
       why = fmt::format("its spec '{}' no longer exists; delete the folder or restore the spec", f.source);
     if (why.empty()) continue;
     std::string message = fmt::format("'{}' is orphaned: {}", folder, why);

@@ -23,13 +23,16 @@ is_twin() {
   [ "$1" != "$(primary_spec "$(dirname "$1")")" ]
 }
 
-# golden/NAME as SPEC should compile to it: a copy with the recorded source changed for a twin.
-golden_for() {
+# A repository root whose golden/NAME is what SPEC should compile to: this one, or for a twin a copy
+# (examples/ and golden/NAME, with a .git marker) whose recorded source is the twin's.
+golden_repo() {
   local spec=$1 name=$2 copy
-  if ! is_twin "$spec"; then echo golden; return; fi
+  if ! is_twin "$spec"; then echo .; return; fi
   copy=$(mktemp -d "$TMP/golden-twin.XXXX")
-  cp -a "golden/$name" "$copy/"
-  sed -i "s|^# source: .*|# source: $spec|" "$copy/$name/.trainc-manifest"
+  mkdir -p "$copy/.git" "$copy/golden"
+  cp -a examples "$copy/"
+  cp -a "golden/$name" "$copy/golden/"
+  sed -i "s|^# source: .*|# source: $spec|" "$copy/golden/$name/.trainc-manifest"
   echo "$copy"
 }
 
@@ -37,7 +40,7 @@ check_golden() {
   local spec=$1 name=$2 out=$3 rc=$4 log=$5 d
   if [ "$rc" -ne 0 ]; then failed_compile "$spec" "$rc" "$log"; return 1; fi
   if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
-  if ! d=$(diff -ru "$(golden_for "$spec" "$name")/$name" "$out/$name" 2>&1); then
+  if ! d=$(diff -ru "$(golden_repo "$spec" "$name")/golden/$name" "$out/$name" 2>&1); then
     printf '%s\n' "$d" | head -n 40
     echo "golden/$name differs from what $spec compiles to; $HINT"
     return 1
@@ -68,10 +71,18 @@ check_folder_name() {
   fi
 }
 
+# run (tests/tap.sh) in folder $1.
+run_in() {
+  local dir=$1
+  shift
+  rc=0
+  (cd "$dir" && "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+}
+
 check_diff_clean() {
   local spec=$1 name=$2
   if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
-  run "$TRAINC" diff "$spec" --against "$(golden_for "$spec" "$name")"
+  run_in "$(golden_repo "$spec" "$name")" "$TRAINC" diff "$spec" --against golden
   if [ "$rc" -ne 0 ]; then
     echo "trainc diff $spec --against golden exited $rc (expected 0):"
     cat "$TMP/stdout" "$TMP/stderr" | head -n 40
@@ -99,16 +110,18 @@ PY
 check_diff_detects_drift() {
   local spec=$1 name=$2 copy rel
   if [ ! -d "golden/$name" ]; then echo "golden/$name is missing; $HINT"; return 1; fi
-  copy=$(golden_for "$spec" "$name")
-  if [ "$copy" = golden ]; then
+  copy=$(golden_repo "$spec" "$name")
+  if [ "$copy" = . ]; then
     copy=$(mktemp -d "$TMP/drift.XXXX")
-    cp -a "golden/$name" "$copy/"
+    mkdir -p "$copy/.git" "$copy/golden"
+    cp -a examples "$copy/"
+    cp -a "golden/$name" "$copy/golden/"
   fi
-  rel=$(cd "$copy/$name" && { find k8s -name '*.yaml' ! -name kustomization.yaml 2>/dev/null | sort
+  rel=$(cd "$copy/golden/$name" && { find k8s -name '*.yaml' ! -name kustomization.yaml 2>/dev/null | sort
                               find . -type f ! -name .trainc-manifest | sed 's|^\./||' | sort; } | head -n 1)
   if [ -z "$rel" ]; then echo "golden/$name holds no file to change"; return 1; fi
-  change_one_byte "$copy/$name/$rel"
-  run "$TRAINC" diff "$spec" --against "$copy"
+  change_one_byte "$copy/golden/$name/$rel"
+  run_in "$copy" "$TRAINC" diff "$spec" --against golden
   local ok=1
   if [ "$rc" -ne 1 ]; then echo "after changing one byte of $rel: exit $rc (expected 1)"; ok=0; fi
   if ! grep -qF "$rel" "$TMP/stdout"; then echo "stdout does not name the changed file $rel"; ok=0; fi

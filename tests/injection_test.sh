@@ -141,9 +141,12 @@ yaml_intact() {
   if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
   python3 - "$OUT/hostile/k8s/train-job.yaml" "$PWNED" <<'PY'
 import sys, yaml
+sys.path.insert(0, "tests")
+from kubelet_expansion import container_view
 job = yaml.safe_load(open(sys.argv[1]))
 pw = sys.argv[2]
-env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+# As the container sees them, after the kubelet expanded $(VAR) and $$.
+env, _ = container_view(job["spec"]["template"]["spec"]["containers"][0])
 want = {"A": "$(touch %s/env)" % pw, "B": "l1\n$(touch %s/env-nl)" % pw,
         "C": "it's \"q\" `touch %s/env-bt`" % pw, "D": "*"}
 bad = [(k, env.get(k), v) for k, v in want.items() if env.get(k) != v]
@@ -248,7 +251,9 @@ t "aws got the hostile store paths intact" \
 # A RayJob's entrypoint is one string that Ray runs through a shell: run it so, with the stand-ins.
 ray_entrypoint() {
   if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
-  python3 -c 'import sys, yaml; sys.stdout.write(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"])' \
+  # KubeRay's submitter runs it as its container's args, which the kubelet expands first.
+  python3 -c 'import sys, yaml; sys.path.insert(0, "tests"); from kubelet_expansion import expand
+sys.stdout.write(expand(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"], {}))' \
     "$OUT/hostile/k8s/rjob-rayjob.yaml" >"$TMP/ray-entrypoint" || return 1
   stub_reset_calls
   run_in_sandbox bash -c "$(cat "$TMP/ray-entrypoint")"

@@ -518,6 +518,9 @@ class CiEmitter final : public Emitter {
   std::string_view name() const override { return "ci"; }
   void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
     if (!sys.ci || !sys.gcp || !sys.gcp->state) return;  // lowering requires gcp.state with ci
+    // A pipeline names the spec and the output as paths of its repository; compiled outside one, it
+    // could only name paths that climb out of it (the compile warns, and the runbook says so).
+    if (!sys.origin.outside_repository.empty()) return;
     if (sys.ci->github) out.add(ci_workflow_file(sys), github_workflow(sys));
     if (sys.ci->cloudbuild) {
       CloudBuild cb{sys};

@@ -314,9 +314,13 @@ std::string security_section(const System& sys) {
 std::string ci_section(const System& sys) {
   if (!sys.ci || !sys.gcp || !sys.gcp->state) return "";
   const Gcp& gcp = *sys.gcp;
+  std::string md = "## CI\n\n";
+  if (!sys.origin.outside_repository.empty())
+    return md + "The spec asks for CI pipelines, but they were not written: this folder was compiled outside the git "
+                "work tree that holds the spec, and a pipeline can only name paths inside its repository. Compile "
+                "the spec into a folder of its repository to get them.\n\n";
   const CiPaths p = ci_paths(sys);
   const bool zonal = !gcp.zone.empty();
-  std::string md = "## CI\n\n";
   md += "The pipelines refer to the spec and this folder by their paths in the repository (spec `" + p.spec +
         "`, output `" + p.out + "`); run them from the repository root.\n\n";
   if (sys.ci->github) {

@@ -36,7 +36,24 @@ ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
   return m;
 }
 
-ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", value}}; }
+std::string literal(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    if (ch == '$') out += '$';
+    out += ch;
+  }
+  return out;
+}
+
+std::vector<std::string> literal(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  out.reserve(words.size());
+  for (const auto& w : words) out.push_back(literal(w));
+  return out;
+}
+
+ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", literal(value)}}; }
 
 ojson env_field(const std::string& name, const std::string& field_path) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};

@@ -43,7 +43,7 @@ ojson server_container(const System& sys, const Service& s) {
   c["name"] = s.kind();
   c["image"] = s.image;
   c["imagePullPolicy"] = s.image_pull_policy;
-  const auto argv = server_argv(s);
+  const auto argv = literal(server_argv(s));
   c["command"] = ojson::array({argv.front()});
   c["args"] = std::vector<std::string>(argv.begin() + 1, argv.end());
   ojson env = ojson::array();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
+#include "emit/k8s_pod.h"
 #include "emit/shell.h"
 
 namespace trainc::trainrt {
@@ -165,13 +166,14 @@ std::vector<std::string> argv(const Command& c, const std::map<std::string, std:
 }
 
 std::vector<std::string> container_argv(const Command& c) {
-  std::vector<std::string> out = c.words;
+  std::vector<std::string> out = k8s::literal(c.words);
   for (const auto& f : c.flags) {
     std::string word = "--" + f.name;
     if (!f.value.empty()) word += "=";
     for (const Part& p : f.value) {
       if (p.env && p.plus != 0) throw std::logic_error(fmt::format("--{}: Kubernetes cannot add to $({})", f.name, p.text));
-      word += p.env ? fmt::format("$({})", p.text) : p.text;
+      // A reference the kubelet expands; every other part arrives as written.
+      word += p.env ? fmt::format("$({})", p.text) : k8s::literal(p.text);
     }
     out.push_back(word);
   }

@@ -480,11 +480,14 @@ struct Cluster {
   std::string release_channel;  ///< RAPID, REGULAR, STABLE; "" = GKE's default
 };
 
-/// Where the spec and its output live, relative to the root of the git work tree holding the spec
-/// (or the current folder outside one), with '/': what generated CI pipelines refer to.
+/// Where the spec and its output live, relative to the root of the git work tree holding both (or,
+/// when none does, the nearest folder holding both; never the current folder), with '/': what
+/// generated CI pipelines refer to (io/work_tree.h).
 struct Origin {
   std::string spec;  ///< e.g. examples/mnist/spec.yaml
   std::string out;   ///< the output root given to compile -o / diff --against, e.g. golden
+  /// Why no pipeline can name these paths ("" when it can): CI files are then not written.
+  std::string outside_repository;
 };
 
 struct System {
