@@ -80,7 +80,8 @@ pipeline:
     command: [python3, '\$(touch $PWNED/cmd)', '\`touch $PWNED/cmd-bt\`', "a\\nb", '\${IFS}', '../../../../../../../../tmp/$MARK-cmd', '*']
   - name: rjob
     cluster: ray
-    command: [python, '\$(touch $PWNED/ray)', '\`touch $PWNED/ray-bt\`', 'it''s; touch $PWNED/ray-semi', "r\nn"]
+    command: [python, '\$(touch $PWNED/ray)', '\`touch $PWNED/ray-bt\`', 'it''s; touch $PWNED/ray-semi', "r\nn",
+              'q "\$(touch $PWNED/ray-dq)" \`touch $PWNED/ray-dq-bt\`', 'b\\"s \\', 'bare\\"\$HOME', "tab\there", '']
 clusters:
   ray:
     engine: ray
@@ -256,11 +257,14 @@ ray_entrypoint() {
 sys.stdout.write(expand(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"], {}))' \
     "$OUT/hostile/k8s/rjob-rayjob.yaml" >"$TMP/ray-entrypoint" || return 1
   stub_reset_calls
-  run_in_sandbox bash -c "$(cat "$TMP/ray-entrypoint")"
-  [ "$rc" -eq 0 ] || { echo "the entrypoint exited $rc:"; cat "$TMP/ray-entrypoint"; return 1; }
-  intact python "\$(touch $PWNED/ray)" "\`touch $PWNED/ray-bt\`" "it's; touch $PWNED/ray-semi" $'r\nn'
+  # KubeRay's submitter: bash -c "ray job submit … -- ENTRYPOINT"; the ray stand-in joins the words
+  # as Ray's CLI does and runs them with `sh -c`, as Ray's job supervisor does: two shells.
+  run_in_sandbox bash -c "ray job submit --address http://127.0.0.1:8265 -- $(cat "$TMP/ray-entrypoint")"
+  [ "$rc" -eq 0 ] || { echo "the entrypoint exited $rc:"; cat "$TMP/ray-entrypoint"; cat "$TMP/stderr"; return 1; }
+  intact python "\$(touch $PWNED/ray)" "\`touch $PWNED/ray-bt\`" "it's; touch $PWNED/ray-semi" $'r\nn' \
+    "q \"\$(touch $PWNED/ray-dq)\" \`touch $PWNED/ray-dq-bt\`" 'b\"s \' 'bare\"$HOME' $'tab\there' ''
 }
-t "a RayJob entrypoint run by a shell passes every hostile argument intact" ray_entrypoint
+t "a RayJob entrypoint run through KubeRay's and Ray's shells passes every hostile argument intact" ray_entrypoint
 
 # ---- nothing ran, nothing escaped ------------------------------------------------------------------
 nothing_injected() {

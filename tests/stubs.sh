@@ -17,6 +17,7 @@
 # that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
 # takes its pools along when deleted. kubectl remembers what was applied; `wait` on an object
 # never applied fails as kubectl does. helm remembers releases. curl answers every request.
+# `ray job submit … -- WORDS` runs WORDS as Ray does (list2cmdline, then `sh -c`).
 # The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
 # python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
 # folder), then exit with $STUB_EXIT (default 0).
@@ -218,6 +219,23 @@ map() { case "$1" in s3://*) printf '%s\n' "$STUB_S3/${1#s3://}" ;; *) printf '%
 src=$(map "$3") dst=$(map "$4")
 mkdir -p "$dst"
 if [ -d "$src" ]; then cp -a "$src/." "$dst/"; fi
+SH
+
+  # ray: `ray job submit … -- WORDS` does with WORDS what Ray's CLI and job supervisor do: joins them
+  # with Python's subprocess.list2cmdline and runs that with shell=True (a second shell).
+  local python
+  # The interpreter itself: a pyenv shim would put its own python first on the second shell's PATH.
+  python=$(python3 -c 'import sys; print(sys.executable)')
+  cat >"$STUB_BIN/ray" <<SH
+#!/usr/bin/env bash
+set -euo pipefail
+# shellcheck source=/dev/null
+. "\${0%/*}/.record"
+stub_record ray "\$@"
+[ "\$1" = job ] && [ "\$2" = submit ] || { echo "stub ray: unexpected call: \$*" >&2; exit 2; }
+while [ "\$#" -gt 0 ] && [ "\$1" != -- ]; do shift; done
+shift
+exec '$python' -c 'import subprocess, sys; sys.exit(subprocess.call(subprocess.list2cmdline(sys.argv[1:]), shell=True))' "\$@"
 SH
 
   # The trainers and launchers: record argv, the resume variable and the working folder.

@@ -169,8 +169,8 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   ojson labels = labels_for(sys, step.name, obj.name, "ray-job", step.labels);
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
-  // KubeRay runs the entrypoint as its submitter container's args, which the kubelet expands.
-  spec["entrypoint"] = literal(sh_join(cmd->argv));
+  // Two shells read it (sh_join_twice), after the kubelet expanded it as the submitter's args.
+  spec["entrypoint"] = literal(sh_join_twice(cmd->argv));
   if (r.per_job) {
     // The job's own cluster: made with the job, deleted `ttl` after it finishes.
     spec["shutdownAfterJobFinishes"] = true;

@@ -10,6 +10,12 @@ namespace trainc {
 std::string sh_quote(std::string_view s);
 /// Words joined by spaces, each quoted.
 std::string sh_join(const std::vector<std::string>& words);
+/// `words` as a command line that passes through two shells and arrives whole: the first shell
+/// (bash) splits it into words; the program they reach joins them with Python's
+/// subprocess.list2cmdline and hands that to a second shell (`sh -c`). This is how a RayJob's
+/// entrypoint runs: KubeRay's submitter pastes it into `bash -c "ray job submit … -- ENTRYPOINT"`,
+/// and Ray's job supervisor runs list2cmdline of those words with shell=True.
+std::string sh_join_twice(const std::vector<std::string>& words);
 
 class ShellScript {
  public:
