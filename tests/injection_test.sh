@@ -266,6 +266,27 @@ sys.stdout.write(expand(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"],
 }
 t "a RayJob entrypoint run through KubeRay's and Ray's shells passes every hostile argument intact" ray_entrypoint
 
+# The shell liveness probe, run as the kubelet runs it (its exec command, here with the pod's
+# /tmp/trainc under the sandbox): a fresh heartbeat passes, an old one fails, nothing is injected.
+liveness_probe() {
+  local hb=$SANDBOX/tmp/trainc/"hb \$(touch $PWNED/hb)"
+  python3 - "$OUT/hostile/k8s/train-job.yaml" "$SANDBOX" >"$TMP/probe" <<'PY' || return 1
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))
+argv = job["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"]
+assert argv[:2] == ["/bin/sh", "-c"] and len(argv) == 3, argv
+sys.stdout.write(argv[2].replace("/tmp/trainc/", sys.argv[2] + "/tmp/trainc/"))
+PY
+  mkdir -p "$(dirname "$hb")"  # the value holds slashes: folders under the sandbox's /tmp/trainc
+  touch "$hb"
+  run_in_sandbox /bin/sh -c "$(cat "$TMP/probe")"
+  [ "$rc" -eq 0 ] || { echo "the probe failed on a fresh heartbeat ($rc):"; cat "$TMP/probe"; cat "$TMP/stderr"; return 1; }
+  touch -d '3 hours ago' "$hb"
+  run_in_sandbox /bin/sh -c "$(cat "$TMP/probe")"
+  [ "$rc" -ne 0 ] || { echo "the probe passed on a heartbeat 3 hours old:"; cat "$TMP/probe"; return 1; }
+}
+t "the shell liveness probe judges the hostile heartbeat file's age and runs nothing else" liveness_probe
+
 # ---- nothing ran, nothing escaped ------------------------------------------------------------------
 nothing_injected() {
   local found

@@ -14,6 +14,7 @@
 #include "emit/k8s_pod.h"
 #include "emit/k8s_queue.h"
 #include "emit/k8s_services.h"
+#include "emit/shell.h"
 #include "emit/trainrt_command.h"
 #include "emit/yaml_writer.h"
 
@@ -146,10 +147,10 @@ ojson container(const System& sys, const Step& step) {
   };
   // A user image may lack trainrt: its probes are shell, on the same files.
   auto shell_probes = [&] {
-    c["livenessProbe"] = exec_probe(fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", step.heartbeat.file,
-                                                step.heartbeat.max_age_seconds),
+    c["livenessProbe"] = exec_probe(fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}",
+                                                sh_quote(step.heartbeat.file), step.heartbeat.max_age_seconds),
                                     60, 3);
-    c["readinessProbe"] = exec_probe(fmt::format("test -f {}", ready_file), 15, 1);
+    c["readinessProbe"] = exec_probe(fmt::format("test -f {}", sh_quote(ready_file)), 15, 1);
   };
   // Liveness judges the heartbeat's age, never a file written only at the end of a run.
   match(
