@@ -118,16 +118,34 @@ PY
 }
 
 # Every path the pipelines name (working directories, the spec, Dockerfiles, build contexts,
-# scripts, Terraform's folder) exists from the repository root, where CI runs them.
+# scripts, Terraform's folder) exists from the repository root, where CI runs them. A GitHub
+# working-directory is relative to the workspace, where actions/checkout's `path` put the repository.
 paths_exist() {
   python3 - "$TMP/repo" "$WORKFLOW" "$PROVISION" "$DESTROY" <<'PY'
 import os, re, shlex, sys, yaml
 root, files = sys.argv[1], sys.argv[2:]
 named = set()
+def checkout_path(node):
+    """The repository's folder in the GitHub workspace (actions/checkout's `path`), '' for the root."""
+    if isinstance(node, dict):
+        if str(node.get('uses', '')).startswith('actions/checkout@'):
+            return (node.get('with') or {}).get('path', '')
+        node = list(node.values())
+    if isinstance(node, list):
+        for v in node:
+            found = checkout_path(v)
+            if found is not None:
+                return found
+    return None
+checkout = ''
 def scan(node):
     if isinstance(node, dict):
         for k, v in node.items():
-            if k in ('working-directory', 'dir') and isinstance(v, str):
+            if k == 'working-directory' and isinstance(v, str):
+                if checkout and v != checkout and not v.startswith(checkout + '/'):
+                    named.add('outside the checkout: ' + v)
+                named.add(os.path.relpath(v, checkout or '.'))
+            elif k == 'dir' and isinstance(v, str):
                 named.add(v)
             scan(v)
     elif isinstance(node, list):
@@ -142,7 +160,9 @@ def scan(node):
             named.update([m.group(1), m.group(2)])
 for f in files:
     with open(f) as fh:
-        scan(yaml.safe_load(fh))
+        doc = yaml.safe_load(fh)
+    checkout = checkout_path(doc) or ''
+    scan(doc)
 missing = sorted(p for p in named if p.startswith('..') or os.path.isabs(p) or not os.path.exists(os.path.join(root, p)))
 print(f'{len(named)} paths named')
 if missing or len(named) < 6:

@@ -175,6 +175,10 @@ std::string cloudbuild_script(const std::string& script) {
   return out;
 }
 
+/// A repository path as one shell word that no command reads as an option (a folder may be named
+/// `-q`): such a path gets a leading `./`.
+std::string sh_path(const std::string& path) { return sh_quote(path.starts_with('-') ? "./" + path : path); }
+
 // ---- GitHub Actions -------------------------------------------------------------------------
 
 ojson step_uses(const std::string& name, const std::string& uses, ojson with = nullptr) {
@@ -185,16 +189,29 @@ ojson step_uses(const std::string& name, const std::string& uses, ojson with = n
   return s;
 }
 
+/// Where every job checks the repository out: a folder of the workspace, not its root, because
+/// google-github-actions/auth writes its credentials file into the workspace root, where an image
+/// build whose context is the repository root would copy it into the image. `run` steps start in
+/// it (the jobs' defaults); a step's own working-directory is relative to the workspace.
+constexpr std::string_view kCheckoutDir = "src";
+
 ojson step_run(const std::string& name, const std::string& run, const std::string& dir = {}, ojson env = nullptr) {
   ojson s;
   s["name"] = name;
   if (!env.is_null()) s["env"] = std::move(env);
-  if (!dir.empty()) s["working-directory"] = dir;
+  if (!dir.empty()) s["working-directory"] = fmt::format("{}/{}", kCheckoutDir, dir);
   s["run"] = run;
   return s;
 }
 
-ojson checkout() { return step_uses("Check out", catalog().ci().checkout); }
+/// The checkout leaves no job token in .git/config (persist-credentials), so none reaches a build
+/// context either.
+ojson checkout() {
+  return step_uses("Check out", catalog().ci().checkout, {{"path", kCheckoutDir}, {"persist-credentials", false}});
+}
+
+/// A job's `defaults`: run steps start in the checkout.
+ojson run_in_checkout() { return {{"run", {{"working-directory", kCheckoutDir}}}}; }
 
 ojson auth(const GithubCi& gh, const std::string& account) {
   return step_uses("Sign in to Google Cloud (Workload Identity Federation)", catalog().ci().auth,
@@ -266,10 +283,10 @@ std::string github_workflow(const System& sys) {
     steps.push_back(step_run("The committed output is what the spec compiles to (trainc diff)",
                              fmt::format("docker run --rm -v \"$PWD:/src\" -w /src {} diff {} --against {} "
                                          "--diagnostics=github",
-                                         sh_quote(gh.trainc_image), sh_quote(p.spec), sh_quote(p.out_root))));
+                                         sh_quote(gh.trainc_image), sh_path(p.spec), sh_path(p.out_root))));
     steps.push_back(step_run(
         "The workflow copy is current",
-        lines({fmt::format("if ! cmp -s {} {}; then", sh_quote(p.workflow), sh_quote(p.workflow_copy)),
+        lines({fmt::format("if ! cmp -s {} {}; then", sh_path(p.workflow), sh_path(p.workflow_copy)),
                fmt::format("  echo {}", sh_quote(fmt::format("::error file={}::not the workflow trainc generated; "
                                                              "copy it again and commit:",
                                                              p.workflow_copy))),
@@ -277,7 +294,7 @@ std::string github_workflow(const System& sys) {
                "  exit 1", "fi"})));
     steps.push_back(setup_terraform());
     steps.push_back(step_run("terraform fmt", "terraform fmt -check -recursive", tf));
-    jobs["check"] = {{"runs-on", "ubuntu-latest"}, {"steps", steps}};
+    jobs["check"] = {{"runs-on", "ubuntu-latest"}, {"defaults", run_in_checkout()}, {"steps", steps}};
   }
   {  // plan: pull requests
     // Pull requests plan as the read-only planner when there is one: a branch's code runs here.
@@ -290,6 +307,7 @@ std::string github_workflow(const System& sys) {
                     {"needs", "check"},
                     {"runs-on", "ubuntu-latest"},
                     {"permissions", id_token_permissions()},
+                    {"defaults", run_in_checkout()},
                     {"steps", steps}};
   }
   // A build's step: on pull requests it only builds; in the deploy it pushes, unless the tag is
@@ -300,7 +318,7 @@ std::string github_workflow(const System& sys) {
       script = {"if gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
                 "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi"};
     script.push_back(
-        fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)), sh_quote(p.context(b))));
+        fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_path(p.dockerfile(b)), sh_path(p.context(b))));
     if (push) script.emplace_back("docker push \"$IMAGE\"");
     return step_run(fmt::format("Image {}", name), lines(script), "", {{"IMAGE", b.image}});
   };
@@ -310,6 +328,7 @@ std::string github_workflow(const System& sys) {
     jobs["images"] = {{"if", "github.event_name == 'pull_request'"},
                       {"needs", "check"},
                       {"runs-on", "ubuntu-latest"},
+                      {"defaults", run_in_checkout()},
                       {"steps", steps}};
   }
   {  // deploy: pushes to the branch, and runs started by hand on it
@@ -328,7 +347,7 @@ std::string github_workflow(const System& sys) {
     std::vector<std::string> helm = helm_install("\"$RUNNER_TEMP/helm\"");
     helm.emplace_back("echo \"$RUNNER_TEMP/helm\" >>\"$GITHUB_PATH\"");
     steps.push_back(step_run("Helm", lines(helm)));
-    const std::string apply = "bash " + sh_quote(p.in_out("scripts/apply.sh"));
+    const std::string apply = "bash " + sh_path(p.in_out("scripts/apply.sh"));
     steps.push_back(step_run("Apply the shared objects and services, and check their health",
                              apply + " --services-only"));
     ojson run = step_run("Run the pipeline", apply);
@@ -341,6 +360,7 @@ std::string github_workflow(const System& sys) {
     if (!gh.environment.empty()) job["environment"] = gh.environment;
     job["concurrency"] = {{"group", fmt::format("trainc-{}-deploy", sys.name)}, {"cancel-in-progress", false}};
     job["permissions"] = id_token_permissions();
+    job["defaults"] = run_in_checkout();
     job["steps"] = steps;
     jobs["deploy"] = job;
   }
@@ -455,18 +475,18 @@ struct CloudBuild {
           {"-c", cloudbuild_script(lines(
                      {"set -euo pipefail", "if docker manifest inspect \"$IMAGE\" >/dev/null 2>&1; then",
                       "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi",
-                      fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_quote(p.dockerfile(b)),
-                                  sh_quote(p.context(b))),
+                      fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_path(p.dockerfile(b)),
+                                  sh_path(p.context(b))),
                       "docker push \"$IMAGE\""}))});
       steps.push_back(s);
       after_images.push_back(id);
     }
     std::vector<std::string> apply = helm_install(kWorkspaceBin);
     apply.push_back(fmt::format("export PATH=\"{}:$PATH\"", kWorkspaceBin));
-    apply.push_back(fmt::format("bash {} --services-only", sh_quote(p.in_out("scripts/apply.sh"))));
+    apply.push_back(fmt::format("bash {} --services-only", sh_path(p.in_out("scripts/apply.sh"))));
     steps.push_back(bash("apply-services", sdk, lines(apply), after_images));
     if (!sys.services.empty())
-      steps.push_back(bash("health", sdk, fmt::format("bash {}\n", sh_quote(p.in_out("scripts/health.sh"))),
+      steps.push_back(bash("health", sdk, fmt::format("bash {}\n", sh_path(p.in_out("scripts/health.sh"))),
                            ojson::array({"apply-services"})));
     ojson cfg;
     cfg["steps"] = steps;

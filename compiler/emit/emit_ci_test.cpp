@@ -178,7 +178,27 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   CHECK(run_step(check, "cmp -s deploy/shop/ci/.github/workflows/shop.yaml .github/workflows/shop.yaml"));
   YAML::Node fmt = run_step(check, "terraform fmt -check -recursive");
   REQUIRE(fmt);
-  CHECK(fmt["working-directory"].as<std::string>() == "deploy/shop/terraform");
+  CHECK(fmt["working-directory"].as<std::string>() == "src/deploy/shop/terraform");
+
+  // Every job checks out into src/, leaving no token in .git/config, and runs its scripts there: the
+  // auth action's credentials file lands in the workspace root, outside every build context.
+  for (const auto& j : jobs) {
+    CAPTURE(j.first.as<std::string>());
+    CHECK(j.second["defaults"]["run"]["working-directory"].as<std::string>() == "src");
+    size_t checkouts = 0, before_auth = 0;
+    for (const auto& s : j.second["steps"]) {
+      if (!s["uses"]) continue;
+      const std::string uses = s["uses"].as<std::string>();
+      if (uses == catalog().ci().checkout) {
+        ++checkouts;
+        CHECK(s["with"]["path"].as<std::string>() == "src");
+        CHECK(s["with"]["persist-credentials"].as<bool>() == false);
+      }
+      if (uses == catalog().ci().auth) before_auth = checkouts;
+      if (uses == catalog().ci().auth) CHECK(before_auth == 1);  // the auth action needs the workspace
+    }
+    CHECK(checkouts == 1);
+  }
 
   YAML::Node plan = jobs["plan"];
   CHECK(plan["if"].as<std::string>() == "github.event_name == 'pull_request'");
