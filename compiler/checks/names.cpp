@@ -3,12 +3,27 @@
 #include "base/data_path.h"
 #include "checks/checks.h"
 #include "emit/k8s_names.h"
+#include "model/catalog.h"
 
 namespace trainc {
 
 constexpr size_t kMaxLabel = 63;
 
 void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  // The namespace the pods run in: never one the cluster or an installed operator owns, whose
+  // Secrets and service accounts the system's pods would share.
+  if (const std::string why = catalog().system_namespace(sys.ns); !why.empty()) {
+    if (sys.owns_namespace)
+      doc.error(diags, "/name",
+                fmt::format("the system's namespace would be '{}', but {}; name the system otherwise, or deploy "
+                            "into a namespace of your own with 'namespace'",
+                            sys.ns, why));
+    else
+      doc.error(diags, "/namespace",
+                fmt::format("namespace '{}' is not one to deploy into: {}; name a namespace of your own, or remove "
+                            "'namespace' and trainc creates one named after the system",
+                            sys.ns, why));
+  }
   for (const auto& step : sys.steps) {
     for (const auto& n : k8s::step_names(sys, step)) {
       if (n.name.size() <= kMaxLabel) continue;

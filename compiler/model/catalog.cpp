@@ -68,6 +68,20 @@ Sidecar sidecar(const YAML::Node& n, const std::string& where) {
 
 }  // namespace
 
+std::string Catalog::system_namespace(const std::string& ns) const {
+  for (const auto& prefix : system_ns_prefixes_)
+    if (ns.starts_with(prefix))
+      return fmt::format("namespaces starting with '{}' belong to the cluster (Kubernetes or GKE)", prefix);
+  const std::vector<std::pair<std::string, std::string>> operators{
+      {kuberay_.ns, "KubeRay's operator"},      {istio_base_.ns, "Istio's control plane"},
+      {istiod_.ns, "Istio's control plane"},     {istio_gateway_.ns, "Istio's ingress gateway"},
+      {metrics_adapter_.ns, "the metrics adapter"}, {jobset_.ns, "the JobSet controller"},
+      {kueue_.ns, "Kueue's controller"}};
+  for (const auto& [op_ns, what] : operators)
+    if (ns == op_ns) return fmt::format("'{}' is where scripts/apply.sh installs {}", ns, what);
+  return "";
+}
+
 const std::string& Catalog::server_image(const std::string& kind) const {
   auto it = server_images_.find(kind);
   if (it == server_images_.end()) throw std::runtime_error("catalog: no image for server kind '" + kind + "' under 'servers'");
@@ -115,6 +129,8 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.jobset_ = manifest("jobset");
   c.kueue_ = manifest("kueue");
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
+  for (const auto& prefix : root["systemNamespaces"]["prefixes"]) c.system_ns_prefixes_.push_back(prefix.as<std::string>());
+  if (c.system_ns_prefixes_.empty()) throw std::runtime_error("catalog: systemNamespaces.prefixes is empty");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
   c.istio_proxy_ = sidecar(proxy, "sidecars.istioProxy");
   {

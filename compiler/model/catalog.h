@@ -98,6 +98,9 @@ class Catalog {
   int megascale_port() const { return megascale_port_; }
   /// What generated CI pipelines run (`ci:` in the catalog).
   const CiTools& ci() const { return ci_; }
+  /// Why a spec may not deploy into namespace `ns` (the cluster's own, or an operator's that
+  /// trainc installs); "" when it may.
+  std::string system_namespace(const std::string& ns) const;
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
   const std::string& server_image(const std::string& kind) const;
 
@@ -116,6 +119,7 @@ class Catalog {
   Sidecar istio_proxy_;
   Manifest metrics_adapter_, jobset_, kueue_;
   int megascale_port_ = 0;
+  std::vector<std::string> system_ns_prefixes_;
   std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;
   CiTools ci_;
