@@ -59,6 +59,25 @@ TEST_CASE("explain: a wrong path gets a did-you-mean and the fields there") {
   CHECK_FALSE(explain(schema(), "pipeline..name", false, error));
 }
 
+TEST_CASE("explain: a path that skips a map's key says a <name> is missing and gives the path that works") {
+  std::string error;
+  CHECK_FALSE(explain(schema(), "clusters.workers.resources", false, error));
+  CHECK(error ==
+        "'clusters.workers.resources' skips a map's key: a <name> segment is missing after 'clusters' and after "
+        "'workers'; did you mean 'clusters.<name>.workers.<name>.resources'?");
+  // The keys the path gives are kept; only the missing ones are put back.
+  CHECK_FALSE(explain(schema(), "clusters.ray.workers.resources.limits", false, error));
+  CHECK(error == "'clusters.ray.workers.resources.limits' skips a map's key: a <name> segment is missing after "
+                 "'workers'; did you mean 'clusters.ray.workers.<name>.resources.limits'?");
+  CHECK_FALSE(explain(schema(), "cluster.pools.accelerator.count", false, error));
+  CHECK(error.find("did you mean 'cluster.pools.<name>.accelerator.count'?") != std::string::npos);
+  // The path it suggests works.
+  CHECK(explain(schema(), "clusters.<name>.workers.<name>.resources", false, error));
+  // A typo is still a typo.
+  CHECK_FALSE(explain(schema(), "cluster.pools.gpu.machin", false, error));
+  CHECK(error.find("did you mean 'machine'?") != std::string::npos);
+}
+
 TEST_CASE("explain takes data paths as diagnostics print them, and keys of plain maps") {
   std::string error;
   auto nodes = explain(schema(), "pipeline[0].nodes", false, error);
