@@ -232,13 +232,39 @@ std::vector<std::pair<std::string, std::string>> facts(const json& schema, const
   return out;
 }
 
-/// A field's description, with the reason for its maximum when the description does not give it.
+/// The bound x-maximum-reason gives the reason for: a value's maximum, else a map's most entries.
+std::string bound_of(const json& leaf) {
+  if (leaf.contains("maximum")) return scalar(leaf["maximum"]);
+  if (leaf.contains("maxProperties")) return scalar(leaf["maxProperties"]);
+  return "";
+}
+
+/// Whether `desc` states "at most N" itself, whatever its case and thousands separators.
+bool states_bound(std::string_view desc, const std::string& n) {
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string plain;
+  for (size_t i = 0; i < desc.size(); ++i)
+    if (desc[i] != ',' || i == 0 || i + 1 == desc.size() || !digit(desc[i - 1]) || !digit(desc[i + 1]))
+      plain += static_cast<char>(std::tolower(static_cast<unsigned char>(desc[i])));
+  const std::string said = "at most " + n;
+  for (size_t at = plain.find(said); at != std::string::npos; at = plain.find(said, at + 1))
+    if (at + said.size() == plain.size() || !digit(plain[at + said.size()])) return true;
+  return false;
+}
+
+/// A field's description, ending with its maximum and the reason for it ("At most 16: ...") when
+/// the description does not state them itself.
 std::string description(const json& schema, const json& node) {
   const json leaf = container(schema, node);
   std::string desc = node.value("description", "");
-  if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
-    desc.append(" ").append(leaf["x-maximum-reason"].get<std::string>());
-  return desc;
+  if (!leaf.contains("x-maximum-reason")) return desc;
+  const std::string reason = leaf["x-maximum-reason"].get<std::string>();
+  const std::string bound = bound_of(leaf);
+  if (desc.find(reason) != std::string::npos || (!bound.empty() && states_bound(desc, bound))) return desc;
+  if (!desc.empty()) desc += desc.ends_with('.') ? " " : ". ";
+  std::string said = bound.empty() ? reason : fmt::format("At most {}: {}", bound, reason);
+  if (bound.empty() && !said.empty()) said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
+  return desc + said + (said.ends_with('.') ? "" : ".");
 }
 
 /// One markdown table row per field under `n`, depth first, in schema order.
