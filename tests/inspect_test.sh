@@ -127,6 +127,18 @@ explain_cli() {
 }
 t "explain prints a field, suggests for a typo, lists every path" explain_cli
 
+explain_missing_key() {
+  run "$TRAINC" explain clusters.workers.resources
+  [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; cat "$TMP/stdout" "$TMP/stderr"; return 1; }
+  [ ! -s "$TMP/stdout" ] || { echo "printed a field for a path that skips a key:"; head -n 5 "$TMP/stdout"; return 1; }
+  local want="trainc: error: 'clusters.workers.resources' skips a map's key: a <name> segment is missing after"
+  want+=" 'clusters' and after 'workers'; did you mean 'clusters.<name>.workers.<name>.resources'?"
+  [ "$(cat "$TMP/stderr")" = "$want" ] || { echo "stderr:"; cat "$TMP/stderr"; echo "expected:"; echo "$want"; return 1; }
+  run "$TRAINC" explain 'clusters.<name>.workers.<name>.resources'
+  [ "$rc" -eq 0 ] || { echo "the suggested path: exit $rc"; cat "$TMP/stderr"; return 1; }
+}
+t "explain of a path that skips a map's key names the missing <name> and the path that works" explain_missing_key
+
 # Runs the bash completion function for a command line (the last word is being completed) and
 # prints the candidates, one a line. trainc is first on PATH, as an installed one would be.
 complete_bash() {

@@ -133,6 +133,62 @@ std::vector<std::string> split(std::string_view path) {
   return out;
 }
 
+/// The fields a path may name next under `n`: `fields`, or for a map of plain values (labels,
+/// env) its `<name>`, since any key names a value there.
+std::vector<Field> next_fields(const json& schema, const json& n) {
+  std::vector<Field> fs = fields(schema, n);
+  if (const json c = container(schema, n); fs.empty() && is_map(c))
+    fs.push_back({std::string(kAnyKey), resolve(schema, c["additionalProperties"]), false});
+  return fs;
+}
+
+/// A reading of a path's segments in which some maps' keys the path left out are put back.
+struct Reading {
+  std::vector<std::string> segments;  ///< the path's own, with `<name>` where a key was missing
+  std::vector<std::string> maps;      ///< the segments a key was missing after
+  int named = 0;                      ///< how many of the path's segments are fields, not keys
+};
+
+/// The reading of `segs[i..]` under `n` whose segments name the most fields, fewest `<name>`s put
+/// back on a tie: `clusters.workers.resources` reads as `clusters.<name>.workers.<name>.resources`
+/// rather than as the cluster `workers`. Each segment is a field, a map's key, or a field after a
+/// map's key the path left out.
+std::optional<Reading> best_reading(const json& schema, const json& n, const std::vector<std::string>& segs, size_t i,
+                                    int depth) {
+  if (i == segs.size()) return Reading{};
+  if (depth > kMaxDepth) return std::nullopt;
+  std::optional<Reading> best;
+  const auto consider = [&](std::optional<Reading> r, std::vector<std::string> head, bool inserted, bool named) {
+    if (!r) return;
+    r->segments.insert(r->segments.begin(), head.begin(), head.end());
+    if (inserted) r->maps.insert(r->maps.begin(), i == 0 ? "" : segs[i - 1]);
+    r->named += named;
+    if (!best || r->named > best->named || (r->named == best->named && r->maps.size() < best->maps.size()))
+      best = std::move(r);
+  };
+  for (const auto& f : next_fields(schema, n)) {
+    if (f.name == segs[i]) {
+      consider(best_reading(schema, f.node, segs, i + 1, depth + 1), {segs[i]}, false, true);
+    } else if (f.name == kAnyKey) {
+      consider(best_reading(schema, f.node, segs, i + 1, depth + 1), {segs[i]}, false, false);
+      for (const auto& g : fields(schema, f.node))
+        if (g.name == segs[i])
+          consider(best_reading(schema, g.node, segs, i + 1, depth + 2), {std::string(kAnyKey), segs[i]}, true, true);
+    }
+  }
+  return best;
+}
+
+/// When `path` skipped maps' keys, says so and gives the path that works; "" otherwise.
+std::string missing_key_error(const json& schema, std::string_view path) {
+  const auto r = best_reading(schema, resolve(schema, schema), split(path), 0, 0);
+  if (!r || r->maps.empty()) return "";
+  std::vector<std::string> after;
+  for (const auto& m : r->maps) after.push_back(m.empty() ? "the start" : fmt::format("'{}'", m));
+  return fmt::format("'{}' skips a map's key: a {} segment is missing after {}; did you mean '{}'?", path, kAnyKey,
+                     fmt::join(after, " and after "), fmt::join(r->segments, "."));
+}
+
 void tree(const json& schema, const json& n, int depth, std::string& out) {
   if (depth > kMaxDepth) return;
   for (const auto& f : fields(schema, n)) {
@@ -176,13 +232,39 @@ std::vector<std::pair<std::string, std::string>> facts(const json& schema, const
   return out;
 }
 
-/// A field's description, with the reason for its maximum when the description does not give it.
+/// The bound x-maximum-reason gives the reason for: a value's maximum, else a map's most entries.
+std::string bound_of(const json& leaf) {
+  if (leaf.contains("maximum")) return scalar(leaf["maximum"]);
+  if (leaf.contains("maxProperties")) return scalar(leaf["maxProperties"]);
+  return "";
+}
+
+/// Whether `desc` states "at most N" itself, whatever its case and thousands separators.
+bool states_bound(std::string_view desc, const std::string& n) {
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string plain;
+  for (size_t i = 0; i < desc.size(); ++i)
+    if (desc[i] != ',' || i == 0 || i + 1 == desc.size() || !digit(desc[i - 1]) || !digit(desc[i + 1]))
+      plain += static_cast<char>(std::tolower(static_cast<unsigned char>(desc[i])));
+  const std::string said = "at most " + n;
+  for (size_t at = plain.find(said); at != std::string::npos; at = plain.find(said, at + 1))
+    if (at + said.size() == plain.size() || !digit(plain[at + said.size()])) return true;
+  return false;
+}
+
+/// A field's description, ending with its maximum and the reason for it ("At most 16: ...") when
+/// the description does not state them itself.
 std::string description(const json& schema, const json& node) {
   const json leaf = container(schema, node);
   std::string desc = node.value("description", "");
-  if (leaf.contains("x-maximum-reason") && desc.find(leaf["x-maximum-reason"].get<std::string>()) == std::string::npos)
-    desc.append(" ").append(leaf["x-maximum-reason"].get<std::string>());
-  return desc;
+  if (!leaf.contains("x-maximum-reason")) return desc;
+  const std::string reason = leaf["x-maximum-reason"].get<std::string>();
+  const std::string bound = bound_of(leaf);
+  if (desc.find(reason) != std::string::npos || (!bound.empty() && states_bound(desc, bound))) return desc;
+  if (!desc.empty()) desc += desc.ends_with('.') ? " " : ". ";
+  std::string said = bound.empty() ? reason : fmt::format("At most {}: {}", bound, reason);
+  if (bound.empty() && !said.empty()) said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
+  return desc + said + (said.ends_with('.') ? "" : ".");
 }
 
 /// One markdown table row per field under `n`, depth first, in schema order.
@@ -220,13 +302,11 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
             fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);
         return std::nullopt;
       }
-      std::vector<Field> fs = fields(schema, node);
-      // A map of plain values (labels, env): any key names its value.
-      if (const json c = container(schema, node); fs.empty() && is_map(c))
-        fs.push_back({std::string(kAnyKey), resolve(schema, c["additionalProperties"]), false});
+      const std::vector<Field> fs = next_fields(schema, node);
       const Field* next = nullptr;
       for (const auto& f : fs)
         if (f.name == seg || (f.name == kAnyKey)) next = &f;
+      if (!next && !(error = missing_key_error(schema, path)).empty()) return std::nullopt;
       if (!next) {
         std::vector<std::string> names;
         for (const auto& f : fs) names.push_back(f.name);

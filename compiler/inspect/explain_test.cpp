@@ -1,6 +1,11 @@
 #include "inspect/explain.h"
 
+#include <cctype>
+#include <map>
+#include <utility>
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "frontend/schema_check.h"
 
@@ -59,6 +64,25 @@ TEST_CASE("explain: a wrong path gets a did-you-mean and the fields there") {
   CHECK_FALSE(explain(schema(), "pipeline..name", false, error));
 }
 
+TEST_CASE("explain: a path that skips a map's key says a <name> is missing and gives the path that works") {
+  std::string error;
+  CHECK_FALSE(explain(schema(), "clusters.workers.resources", false, error));
+  CHECK(error ==
+        "'clusters.workers.resources' skips a map's key: a <name> segment is missing after 'clusters' and after "
+        "'workers'; did you mean 'clusters.<name>.workers.<name>.resources'?");
+  // The keys the path gives are kept; only the missing ones are put back.
+  CHECK_FALSE(explain(schema(), "clusters.ray.workers.resources.limits", false, error));
+  CHECK(error == "'clusters.ray.workers.resources.limits' skips a map's key: a <name> segment is missing after "
+                 "'workers'; did you mean 'clusters.ray.workers.<name>.resources.limits'?");
+  CHECK_FALSE(explain(schema(), "cluster.pools.accelerator.count", false, error));
+  CHECK(error.find("did you mean 'cluster.pools.<name>.accelerator.count'?") != std::string::npos);
+  // The path it suggests works.
+  CHECK(explain(schema(), "clusters.<name>.workers.<name>.resources", false, error));
+  // A typo is still a typo.
+  CHECK_FALSE(explain(schema(), "cluster.pools.gpu.machin", false, error));
+  CHECK(error.find("did you mean 'machine'?") != std::string::npos);
+}
+
 TEST_CASE("explain takes data paths as diagnostics print them, and keys of plain maps") {
   std::string error;
   auto nodes = explain(schema(), "pipeline[0].nodes", false, error);
@@ -83,4 +107,81 @@ TEST_CASE("explain --recursive lists the subtree, indented") {
   REQUIRE(all);
   CHECK(all->find("\n    pools <map[string]object>\n      <name> <object>\n        machine <string> -required-\n") !=
         std::string::npos);
+}
+
+namespace {
+/// The DESCRIPTION of explain's text, its lines joined again.
+std::string description_of(const std::string& text) {
+  const size_t at = text.find("\nDESCRIPTION:\n");
+  if (at == std::string::npos) return "";
+  std::string out;
+  for (size_t i = at + 14; i < text.size();) {
+    const size_t end = std::min(text.find('\n', i), text.size());
+    const std::string line = text.substr(i, end - i);
+    if (line.empty()) break;
+    out += (out.empty() ? "" : " ") + line.substr(line.find_first_not_of(' '));
+    i = end + 1;
+  }
+  return out;
+}
+
+/// The words of `text`, lower case, punctuation and thousands separators dropped.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::string w;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))) : ' ';
+    const bool digit_comma = c == ',' && !w.empty() && std::isdigit(static_cast<unsigned char>(w.back())) &&
+                             i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '\'' || c == '-' || c == '_') w += c;
+    else if (!digit_comma && !w.empty()) out.push_back(std::exchange(w, ""));
+  }
+  return out;
+}
+
+/// The first run of `n` words `text` says twice (the runs not overlapping), or "".
+std::string repeated_run(const std::string& text, size_t n) {
+  const auto ws = words(text);
+  std::map<std::vector<std::string>, size_t> first;
+  for (size_t i = 0; i + n <= ws.size(); ++i) {
+    std::vector<std::string> run(ws.begin() + i, ws.begin() + i + n);
+    const auto [it, fresh] = first.emplace(run, i);
+    if (!fresh && i >= it->second + n) return fmt::format("{}", fmt::join(run, " "));
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("repeated_run finds a clause said twice, whatever its case and punctuation") {
+  CHECK(repeated_run("At most 16, the most GPUs any machine carries. the most GPUs any machine carries, on x", 5) ==
+        "the most gpus any machine");
+  CHECK(repeated_run("At most 1,000: the most. At most 1000: the most", 5) == "at most 1000 the most");
+  CHECK(repeated_run("one two three four five six seven", 5).empty());
+}
+
+TEST_CASE("explain: no field's description says the same thing twice") {
+  // The reason for a maximum is added to a description that does not give it: never to one that does.
+  for (const auto& p : schema_paths(schema())) {
+    std::string error;
+    const auto text = explain(schema(), p, false, error);
+    REQUIRE_MESSAGE(text, p << ": " << error);
+    const std::string desc = description_of(*text);
+    const std::string run = repeated_run(desc, 5);
+    CHECK_MESSAGE(run.empty(), p << " says '" << run << "' twice: " << desc);
+    // The bound itself, once: "At most 16" (the RANGE line aside).
+    const auto ws = words(desc);
+    int bounds = 0;
+    for (size_t i = 0; i + 2 < ws.size(); ++i) bounds += ws[i] == "at" && ws[i + 1] == "most" && std::isdigit(ws[i + 2][0]);
+    CHECK_MESSAGE(bounds <= 1, p << " states its maximum " << bounds << " times: " << desc);
+  }
+}
+
+TEST_CASE("explain: a maximum the description does not explain gets its reason, as a sentence") {
+  std::string error;
+  const auto port = explain(schema(), "pipeline.torchrun.port", false, error);
+  REQUIRE(port);
+  CHECK(description_of(*port).ends_with("default 29500. At most 65535: the largest TCP port."));
+  const auto gpus = explain(schema(), "pipeline.gpus", false, error);
+  REQUIRE(gpus);
+  CHECK(description_of(*gpus).ends_with("carries (a2-megagpu-16g)."));
 }

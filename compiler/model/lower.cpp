@@ -53,6 +53,57 @@ std::vector<std::string> string_list(const json& arr) {
   return out;
 }
 
+/// A bucket URL such as "gs://bucket/a/b", split into "gs", "bucket" and "/a/b".
+struct BucketUrl {
+  std::string scheme, bucket, path;
+};
+
+/// `text` as a bucket URL ("<scheme>://<bucket>[/path]"), or nullopt when it is not one.
+std::optional<BucketUrl> parse_bucket_url(std::string_view text) {
+  const size_t sep = text.find("://");
+  if (sep == std::string_view::npos || sep == 0) return std::nullopt;
+  const std::string_view rest = text.substr(sep + 3);
+  const size_t slash = rest.find('/');
+  BucketUrl url{std::string(text.substr(0, sep)), std::string(rest.substr(0, slash)),
+                slash == std::string_view::npos ? "" : std::string(rest.substr(slash))};
+  if (url.bucket.empty()) return std::nullopt;
+  return url;
+}
+
+/// A "<store>:/path" reference naming the same objects as `path` in `bucket`.
+struct StoreSuggestion {
+  std::string store, text;
+};
+
+/// The reference through the store whose bucket is `bucket` and whose prefix `path` lies under
+/// (the longest such prefix); only stores of the URL's kind when `scheme` is "gs" or "s3".
+std::optional<StoreSuggestion> ref_through_store(const std::map<std::string, Store>& stores, std::string_view scheme,
+                                                 std::string_view bucket, std::string_view path) {
+  const auto trim = [](std::string_view s) {
+    while (s.starts_with('/')) s.remove_prefix(1);
+    while (s.ends_with('/')) s.remove_suffix(1);
+    return s;
+  };
+  std::optional<StoreSuggestion> best;
+  size_t best_prefix = 0;
+  for (const auto& [name, st] : stores) {
+    if (st.bucket != bucket) continue;
+    if ((scheme == "gs" && st.kind != Store::Kind::gcs) || (scheme == "s3" && st.kind != Store::Kind::s3)) continue;
+    const std::string_view prefix = trim(st.prefix);
+    std::string_view rest = path;
+    while (rest.starts_with("//")) rest.remove_prefix(1);
+    if (!prefix.empty()) {
+      const std::string_view under = trim(rest);
+      if (!under.starts_with(prefix) || (under.size() > prefix.size() && under[prefix.size()] != '/')) continue;
+      rest.remove_prefix(rest.find(prefix) + prefix.size());
+    }
+    if (best && prefix.size() <= best_prefix) continue;
+    best = StoreSuggestion{name, fmt::format("{}:{}{}", name, rest.starts_with('/') ? "" : "/", rest)};
+    best_prefix = prefix.size();
+  }
+  return best;
+}
+
 template <typename T>
 T get_or(const json& obj, const char* key, T fallback) {
   return obj.contains(key) ? obj[key].get<T>() : fallback;
@@ -656,14 +707,49 @@ class Lowerer {
   }
 
   /// Reports a reference to a store that is not declared (one left out after its own errors is
-  /// declared); `text` is the whole "<store>:/path" where the reference is one.
+  /// declared); `text` is the whole "<store>:/path" where the reference is one. A URL
+  /// ("gs://bucket/path") is answered with the form and the reference through the store that holds
+  /// the bucket; a bucket's name written for a store's gets that store.
   void unknown_store(const System& sys, const std::string& store, const std::string& ptr, const std::string& text) {
     if (pruned("storage", store)) return;
     const auto names = declared(sys.stores, "storage");
-    const std::string hint = names.empty() ? "; declare it under 'storage'" : did_you_mean(store, names);
+    const std::string known = names.empty() ? "none is declared" : fmt::format("{}", fmt::join(names, ", "));
+    std::string hint;
+    if (const auto url = text.empty() ? std::nullopt : parse_bucket_url(text)) {
+      hint = fmt::format(": write '<store>:/path', not a URL, where <store> is a key of 'storage' ({}); {}", known,
+                         bucket_url_hint(sys, *url));
+    } else if (names.empty()) {
+      hint = "; declare it under 'storage'";
+    } else if (hint = did_you_mean(store, names); hint.empty()) {
+      // A bucket's name where the store's belongs: "my-bucket:/data".
+      const auto ref = ref_through_store(sys.stores, "", store, text.empty() ? "/" : text.substr(text.find(':') + 1));
+      hint = !ref ? fmt::format("; the stores of 'storage' are {}", known)
+                  : fmt::format("; did you mean '{}'? (store '{}' is bucket '{}')", text.empty() ? ref->store : ref->text,
+                                ref->store, store);
+    }
     doc_.error(diags_, ptr,
                text.empty() ? fmt::format("unknown store '{}'{}", store, hint)
                             : fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
+  }
+
+  /// What to write instead of a bucket URL: the reference through the store holding the bucket,
+  /// else what keeps the stores of that bucket from holding the path, else a store to declare.
+  static std::string bucket_url_hint(const System& sys, const BucketUrl& url) {
+    if (const auto ref = ref_through_store(sys.stores, url.scheme, url.bucket, url.path))
+      return fmt::format("did you mean '{}'? (store '{}' is bucket '{}')", ref->text, ref->store, url.bucket);
+    const std::string kind = url.scheme == "gs" ? "gcs" : url.scheme == "s3" ? "s3" : "";
+    for (const auto& [name, st] : sys.stores) {
+      if (st.bucket != url.bucket) continue;
+      const std::string other = st.kind == Store::Kind::gcs ? "gcs" : "s3";
+      if (!kind.empty() && kind != other)
+        return fmt::format("store '{}' is bucket '{}' in {}, not {}", name, url.bucket, other == "gcs" ? "GCS" : "S3",
+                           kind == "gcs" ? "GCS" : "S3");
+      return fmt::format("store '{}' is bucket '{}' under prefix '{}', which '{}' is outside", name, url.bucket,
+                         st.prefix, url.path.empty() ? "/" : url.path);
+    }
+    return fmt::format("no store is bucket '{}': declare one under 'storage'{} and write '<name>:{}'", url.bucket,
+                       kind.empty() ? "" : fmt::format(" (<name>: {{{}: {{bucket: {}}}}})", kind, url.bucket),
+                       url.path.empty() ? "/" : url.path);
   }
 
   StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr) {

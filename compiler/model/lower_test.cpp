@@ -88,6 +88,36 @@ TEST_CASE("unknown references are reported with suggestions") {
   CHECK(all[2].message == "unknown store 'bb' in 'bb:/x'; did you mean 'b'?");
 }
 
+TEST_CASE("a bucket URL where a store reference belongs gets the reference through the store of that bucket") {
+  Diagnostics diags;
+  CHECK_FALSE(lower_text(std::string(kHead) +
+                             "  g: {gcs: {bucket: models, create: false}}\n"
+                             "pipeline:\n  - {name: a, image: i, command: [x], inputs: [{from: 's3://bkt/runs/data/', to: y}]}\n"
+                             "  - {name: b, image: i, command: [x], inputs: [{from: 's3://other/x', to: y}]}\n"
+                             "  - {name: c, image: i, command: [x], inputs: [{from: 'bkt:/runs/x', to: y}]}\n"
+                             "  - {name: d, image: i, command: [x], inputs: [{from: 's3://bkt/elsewhere', to: y}]}\n"
+                             "  - {name: e, image: i, command: [x], inputs: [{from: 's3://models/m', to: y}]}\n"
+                             "  - {name: f, image: i, command: [x], inputs: [{from: 'zzz:/x', to: y}]}\n"
+                             "  - {name: g, image: i, command: [x], mounts: [{store: models, path: /m}]}\n",
+                         diags));
+  std::vector<std::string> messages;
+  for (const auto& d : diags.sorted()) messages.push_back(d.message);
+  const std::string form = "write '<store>:/path', not a URL, where <store> is a key of 'storage' (b, g); ";
+  CHECK(messages == std::vector<std::string>{
+                        "unknown store 's3' in 's3://bkt/runs/data/': " + form +
+                            "did you mean 'b:/data/'? (store 'b' is bucket 'bkt')",
+                        "unknown store 's3' in 's3://other/x': " + form +
+                            "no store is bucket 'other': declare one under 'storage' (<name>: {s3: {bucket: other}}) "
+                            "and write '<name>:/x'",
+                        "unknown store 'bkt' in 'bkt:/runs/x'; did you mean 'b:/x'? (store 'b' is bucket 'bkt')",
+                        "unknown store 's3' in 's3://bkt/elsewhere': " + form +
+                            "store 'b' is bucket 'bkt' under prefix 'runs', which '/elsewhere' is outside",
+                        "unknown store 's3' in 's3://models/m': " + form + "store 'g' is bucket 'models' in GCS, not S3",
+                        "unknown store 'zzz' in 'zzz:/x'; the stores of 'storage' are b, g",
+                        "unknown store 'models'; did you mean 'g'? (store 'g' is bucket 'models')",
+                    });
+}
+
 TEST_CASE("integers that do not fit are reported at their line, never wrapped") {
   // The schema's maximums stop these first; lowering must hold on its own (Jsonnet floats, new fields).
   Diagnostics diags;
