@@ -9,7 +9,53 @@ namespace trainc {
 
 constexpr size_t kMaxLabel = 63;
 
+namespace {
+
+/// Whether `prefix` is `domain` or a subdomain of it.
+bool in_domain(std::string_view prefix, std::string_view domain) {
+  return prefix == domain || (prefix.size() > domain.size() && prefix.ends_with(domain) &&
+                              prefix[prefix.size() - domain.size() - 1] == '.');
+}
+
+/// Why a user label may not use `key` ("" when it may): keys that Kubernetes, the operators or
+/// trainc itself read to select, queue or inject pods. A user value there would make a Service's
+/// selector miss its pods, queue a workload in another team's queue, or inject a sidecar that keeps
+/// a Job's pod running.
+std::string reserved_label(const std::string& key) {
+  const auto slash = key.find('/');
+  const std::string_view prefix = slash == std::string::npos ? std::string_view() : std::string_view(key).substr(0, slash);
+  if (in_domain(prefix, "kubernetes.io") || in_domain(prefix, "k8s.io") || prefix.ends_with("x-k8s.io"))
+    return "the kubernetes.io and k8s.io prefixes are Kubernetes' and its projects' (trainc sets the "
+           "app.kubernetes.io labels, Kueue reads kueue.x-k8s.io/queue-name, which comes from 'queue')";
+  if (in_domain(prefix, "istio.io") || key == "istio-injection")
+    return "Istio reads it to inject its sidecar, which trainc decides (a sidecar keeps a finished Job's pod "
+           "running)";
+  if (in_domain(prefix, "ray.io")) return "KubeRay reads the ray.io labels to find a cluster's pods";
+  return "";
+}
+
+}  // namespace
+
+/// User labels: none with a key another component reads (reserved_label).
+void check_label_keys(const System& sys, const Document& doc, Diagnostics& diags) {
+  auto check = [&](const StringMap& labels, const std::string& owner_ptr) {
+    for (const auto& [key, _] : labels)
+      if (const std::string why = reserved_label(key); !why.empty())
+        doc.error(diags, ptr_key(ptr_key(owner_ptr, "labels"), key),
+                  fmt::format("label '{}' is not the spec's to set: {}; use a key of your own domain "
+                              "(e.g. example.com/{})",
+                              key, why, key.substr(key.find('/') + 1)),
+                  Anchor::key);
+  };
+  check(sys.labels, "");
+  for (const auto& [_, p] : sys.pools) check(p.labels, p.ptr);
+  for (const auto& step : sys.steps) check(step.labels, step.ptr);
+  for (const auto& [_, c] : sys.clusters) check(c.labels, c.ptr);
+  for (const auto& [_, s] : sys.services) check(s.labels, s.ptr);
+}
+
 void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_label_keys(sys, doc, diags);
   // The namespace the pods run in: never one the cluster or an installed operator owns, whose
   // Secrets and service accounts the system's pods would share.
   if (const std::string why = catalog().system_namespace(sys.ns); !why.empty()) {

@@ -534,12 +534,22 @@ class Lowerer {
     if (t.contains("args")) out.args = string_list(t["args"]);
     for (size_t i = 0; i < out.args.size(); ++i) {
       const std::string flag = out.args[i].substr(0, out.args[i].find('='));
-      if (std::find(kTritonOwnFlags.begin(), kTritonOwnFlags.end(), flag) != kTritonOwnFlags.end())
-        doc_.error(diags_, ptr_index(ptr_key(ptr, "args"), i),
-                   fmt::format("'{}' is trainc's to set: the repository comes from 'repository' and the ports are "
-                               "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
-                               "remove it",
-                               flag));
+      // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
+      // a prefix of an owned flag either sets it or stops the server as ambiguous.
+      std::vector<std::string> owned;
+      for (std::string_view own : kTritonOwnFlags)
+        if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
+      if (owned.empty()) continue;
+      const std::string what =
+          owned.size() == 1 && owned[0] == "'" + flag + "'"
+              ? owned[0] + " is"
+              : fmt::format("'{}' is short for {} (tritonserver takes any unambiguous prefix of a flag), which {}", flag,
+                            fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
+      doc_.error(diags_, ptr_index(ptr_key(ptr, "args"), i),
+                 fmt::format("{} trainc's to set: the repository comes from 'repository' and the ports are "
+                             "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
+                             "remove it",
+                             what));
     }
     return out;
   }
