@@ -96,6 +96,16 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
   // together: schema errors prune the entities holding them, lowering errors leave out the
   // entities they were found in (and whatever refers to those) from the checks.
   const size_t before = diags.reported().size();
+  // The spec's and the output's paths reach generated files (Dockerfile comments, pipelines): none
+  // may break a line there or open a GitHub expression.
+  for (const auto& [what, path] : {std::pair{"the spec's path", origin.spec}, {"the output folder's path", origin.out}})
+    if (std::any_of(path.begin(), path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }) ||
+        path.find("${{") != std::string::npos)
+      diags.report({Severity::error, source->name(), {}, "",
+                    fmt::format("{} '{}' holds a control character or '${{{{': generated files name it (in Dockerfile "
+                                "comments and CI pipelines); rename the folder",
+                                what, path),
+                    {}});
   if (check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
   auto system = lower_for_checks(*doc, diags);
   if (system) run_checks(*system, *doc, diags, checks);

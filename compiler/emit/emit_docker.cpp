@@ -44,8 +44,17 @@ std::string trainrt_dockerfile() {
 }
 
 /// `text` with every `@MARK@` of `marks` replaced; a mark left unfilled is a bug in this emitter.
+/// Marks whose value spans several lines: whole instructions trainc writes (each path in them a
+/// JSON string, whose line breaks are escapes).
+bool multi_line_mark(std::string_view mark) { return mark == "@REQUIREMENTS@" || mark == "@COPY@"; }
+
 std::string fill(std::string_view text, const std::vector<std::pair<std::string_view, std::string>>& marks) {
   std::string out(text);
+  // A Dockerfile instruction ends at a line break: a value holding one would add instructions
+  // (lowering refuses control characters in every path; this is the last guard).
+  for (const auto& [mark, value] : marks)
+    if (!multi_line_mark(mark) && value.find_first_of("\r\n") != std::string::npos)
+      throw std::logic_error(fmt::format("a Dockerfile value for {} holds a line break: {}", mark, value));
   for (const auto& [mark, value] : marks)
     for (auto i = out.find(mark); i != std::string::npos; i = out.find(mark, i + value.size()))
       out.replace(i, mark.size(), value);
