@@ -74,12 +74,22 @@ std::optional<std::string> collect(const fs::path& path, const std::string& name
     if (walk.files.size() >= kMaxContextFiles)
       return fmt::format("the build reads more than {} files; narrow 'context' or 'copy', or set 'tag'", kMaxContextFiles);
     auto st = fs::symlink_status(p, ec);
+    // Reading a FIFO would wait for a writer forever; sockets and devices are no files to copy.
+    if (!fs::is_regular_file(st) && !fs::is_symlink(st))
+      return fmt::format("'{}' is {}, not a file docker can copy; move it out of the build context", rel,
+                         fs::is_fifo(st) ? "a FIFO (named pipe)" : fs::is_socket(st) ? "a socket" : "a special file");
     if (fs::is_regular_file(st)) walk.bytes += fs::file_size(p, ec);
     if (walk.bytes > kMaxContextBytes)
       return fmt::format("the build reads more than {} MiB; narrow 'context' or 'copy', or set 'tag'", kMaxContextBytes >> 20);
     walk.files.emplace_back(rel, p);
     return std::nullopt;
   };
+  // A folder on the way may be a symbolic link out of the context: docker cannot follow it, and
+  // the files behind it must not count towards the tag.
+  if (path != walk.root && !within(fs::weakly_canonical(path.parent_path(), ec), walk.root))
+    return fmt::format("'{}' leads out of the build context through a symbolic link, which docker cannot follow; "
+                       "copy the files into the context",
+                       name);
   auto st = fs::symlink_status(path, ec);
   if (!fs::is_directory(st)) return add(path, name);  // a file, or a link (which add() checks)
   if (fs::exists(path / ".trainc-manifest", ec)) return std::nullopt;

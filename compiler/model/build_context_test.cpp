@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -159,6 +161,36 @@ TEST_CASE("build tag: in a git work tree, untracked files of the context do not 
   CHECK(tag_of(d.path, b, "") == t0);
   d.write("app.py", "print(2)\n");  // a tracked file's content still counts
   CHECK(tag_of(d.path, b, "") != t0);
+}
+
+TEST_CASE("build tag: a copied path behind a folder that links out of the context is refused") {
+  TempDir d, outside;
+  outside.write("data/a.csv", "1\n");
+  d.write("train.py", "print(1)\n");
+  fs::create_symlink(outside.path, d.path / "ext");
+  Build b = generated();
+  b.requirements.clear();
+  b.copy = {"train.py", "ext/data"};
+  auto r = build_tag(d.path, b, "FROM @BASE@");
+  REQUIRE(std::holds_alternative<BuildInputError>(r));
+  const auto& e = std::get<BuildInputError>(r);
+  CHECK(e.ptr == "/pipeline/0/build/copy/1");
+  CHECK(e.message.find("'ext/data' leads out of the build context through a symbolic link") != std::string::npos);
+}
+
+TEST_CASE("build tag: a FIFO in the context is refused, not read (which would wait forever)") {
+  TempDir d;
+  d.write("Dockerfile", "FROM python:3.12-slim\n");
+  REQUIRE(mkfifo((d.path / "pipe").c_str(), 0600) == 0);
+  Build b;
+  b.name = "train";
+  b.context = ".";
+  b.dockerfile = "Dockerfile";
+  b.ptr = "/pipeline/0/build";
+  auto r = build_tag(d.path, b, "");
+  REQUIRE(std::holds_alternative<BuildInputError>(r));
+  CHECK(std::get<BuildInputError>(r).message == "'pipe' is a FIFO (named pipe), not a file docker can copy; move it "
+                                               "out of the build context");
 }
 
 }  // namespace
