@@ -21,9 +21,38 @@ void check_level(const Document& doc, Diagnostics& diags, const std::string& wha
             Anchor::key);
 }
 
+/// A pod that talks to the Kubernetes API keeps its service account's token. When that account is
+/// `serviceAccount`, which trainc did not create and whose rights it cannot see, the spec must
+/// accept that with a reason; without `serviceAccount`, KubeRay makes the head an account of its
+/// own with only the autoscaler's rights.
+void check_borrowed_token(const System& sys, const Document& doc, Diagnostics& diags) {
+  const bool borrowed = !sys.identity && !sys.service_account.empty();
+  std::vector<std::string> users;
+  for (const auto& [name, c] : sys.clusters)
+    if (c.head_uses_api()) users.push_back(name);
+  if (borrowed && !users.empty() && sys.service_account_token_reason.empty())
+    for (const auto& name : users)
+      doc.error(diags, sys.clusters.at(name).ptr,
+                fmt::format("the head of cluster '{}' talks to the Kubernetes API (Ray's autoscaler), so it would keep "
+                            "a token of service account '{}', which trainc did not create and whose rights it cannot "
+                            "see; remove 'serviceAccount' (KubeRay then gives the head an account with only the "
+                            "autoscaler's rights), or accept it with `serviceAccountToken: {{reason: \"...\"}}` (the "
+                            "reason goes into the output's README)",
+                            name, sys.service_account),
+                Anchor::key, {doc.note("/serviceAccount", "the account is named here", Anchor::value)});
+  if (!sys.service_account_token_reason.empty() && (!borrowed || users.empty()))
+    doc.error(diags, "/serviceAccountToken",
+              borrowed ? "no pod keeps a token of 'serviceAccount' (none talks to the Kubernetes API); remove "
+                         "'serviceAccountToken'"
+                       : "'serviceAccountToken' accepts a token of 'serviceAccount', an account trainc did not create, "
+                         "but there is none (no 'serviceAccount', or 'identity' makes the account); remove it",
+              Anchor::key);
+}
+
 }  // namespace
 
 void check_security(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_borrowed_token(sys, doc, diags);
   for (const auto& step : sys.steps) {
     if (!step.cluster.empty()) continue;  // its pods are the cluster's
     check_level(doc, diags, fmt::format("step '{}'", step.name), step.ptr, step.security,

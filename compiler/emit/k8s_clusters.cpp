@@ -26,8 +26,7 @@ const PodGroup& group_named(const ComputeCluster& c, const std::string& name) {
 PodNeeds needs_of(const System& sys, const ComputeCluster& c, const PodGroup& g) {
   PodNeeds n = needs_for(sys, sys.pool(g.pool), g.gpus, g.shm, &c.mounts, c.image, c.security);
   // Ray's in-tree autoscaler runs beside the head and scales worker groups through the API.
-  if (const Ray* r = c.as<Ray>(); r && &g == &r->head)
-    for (const auto& w : c.workers) n.api_access = n.api_access || w.autoscaled();
+  if (const Ray* r = c.as<Ray>(); r && &g == &r->head) n.api_access = c.head_uses_api();
   return n;
 }
 

@@ -181,6 +181,8 @@ class Lowerer {
       sys.ns = sys.name;
     }
     sys.service_account = get_or<std::string>(root_, "serviceAccount", "");
+    if (root_.contains("serviceAccountToken"))
+      sys.service_account_token_reason = get_or<std::string>(root_["serviceAccountToken"], "reason", "");
     if (root_.contains("runtime")) sys.runtime_image = root_["runtime"]["image"];
     sys.labels = string_map(root_, "labels");
     if (root_.contains("gcp")) {

@@ -153,6 +153,10 @@ PoolCapacity queue_capacity(const System& sys, const Pool& pool) {
   return c;
 }
 
+bool ComputeCluster::head_uses_api() const {
+  return as<Ray>() && std::any_of(workers.begin(), workers.end(), [](const PodGroup& g) { return g.autoscaled(); });
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

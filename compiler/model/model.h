@@ -409,6 +409,9 @@ struct ComputeCluster {
   std::string kind() const;  ///< the engine's kName
   template <class T>
   const T* as() const { return std::get_if<T>(&engine); }
+  /// Whether the head talks to the Kubernetes API, and so keeps its service account's token: Ray's
+  /// in-tree autoscaler, which runs beside the head when a worker group autoscales.
+  bool head_uses_api() const;
 };
 
 // ---- long-running servers (`services:`): one alternative of ServerKind -------------------------
@@ -499,6 +502,9 @@ struct System {
   std::string ns;
   bool owns_namespace = true;  ///< false when the spec names an existing namespace
   std::string service_account;
+  /// Why pods that talk to the API may keep a token of `service_account`, which trainc did not
+  /// create (spec `serviceAccountToken.reason`); "" when the spec gives none.
+  std::string service_account_token_reason;
   std::string runtime_image;  ///< the trainrt image (spec `runtime.image`), "" when not set
   StringMap labels;
   std::map<std::string, Pool> pools;
