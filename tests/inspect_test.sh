@@ -85,6 +85,31 @@ graph_guards() {
 }
 t "graph -o keeps files trainc did not write and names the formats it knows" graph_guards
 
+# Every step and compute cluster runs as the system's identity, as services run as theirs: each gets
+# a "runs as" edge to the identity no service's edge points at.
+runs_as_edges() {
+  local spec name missing=0
+  while read -r spec; do
+    name=$(basename "$(dirname "$spec")")
+    "$TRAINC" graph "$spec" >"$TMP/$name.dot" || { echo "trainc graph $spec failed"; return 1; }
+    python3 - "$TMP/$name.dot" "$spec" <<'PY' || missing=1
+import re, sys
+dot = open(sys.argv[1]).read()
+nodes = re.findall(r'^  "([^"]+)" \[label=', dot, re.M)
+runs_as = re.findall(r'^  "([^"]+)" -> "([^"]+)" \[[^]]*label="runs as"', dot, re.M)
+of_services = {to for frm, to in runs_as if frm.startswith("service/")}
+system = [n for n in nodes if n.startswith("identity/") and n not in of_services]
+for identity in system:
+    for n in nodes:
+        if n.startswith(("step/", "cluster/")) and (n, identity) not in runs_as:
+            print(f"{sys.argv[2]}: no 'runs as' edge from {n} to {identity}")
+            sys.exit(1)
+PY
+  done < <(for d in examples/*/; do primary_spec "${d%/}"; done)
+  return "$missing"
+}
+t "steps and compute clusters have a 'runs as' edge to the system's identity" runs_as_edges
+
 # A system too big to lay out quickly (45 chained steps, 134 connections) compiles without its
 # picture, and its runbook says why and how to draw it.
 large_system_without_picture() {

@@ -75,6 +75,7 @@ constexpr const char* kReads = "color=\"#2e7d32\", label=\"reads\"";
 constexpr const char* kWrites = "color=\"#c62828\", label=\"writes\"";
 constexpr const char* kMounts = "color=\"#c62828\", dir=both, label=\"mounts\"";
 constexpr const char* kRunsOn = "style=dashed, color=\"#757575\", arrowhead=empty";
+constexpr const char* kRunsAs = "style=dotted, arrowhead=none, label=\"runs as\"";
 
 }  // namespace
 
@@ -171,7 +172,12 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
         r += (r.empty() ? "" : "\n") + g.role.substr(g.role.rfind('.') + 1);
       }
       for (const auto& [store, r] : roles) d.edge(node, store_id(store), fmt::format("style=dotted, label={}", q(r)));
-      if (!id->of.empty()) d.edge(service_id(id->of), node, "style=dotted, arrowhead=none, label=\"runs as\"");
+      if (!id->of.empty()) {
+        d.edge(service_id(id->of), node, kRunsAs);
+      } else {  // the system's: every step's and compute cluster's pods run as it (a RayJob in its cluster's)
+        for (const auto& [name, _] : sys.clusters) d.edge(cluster_id(name), node, kRunsAs);
+        for (const auto& st : sys.steps) d.edge(step_id(st.name), node, kRunsAs);
+      }
     }
   }
   if (shape) *shape = d.shape;
