@@ -78,7 +78,6 @@ std::string infrastructure_notes(const System& sys) {
   return md;
 }
 
-/// How to reach, scale and follow each long-lived cluster.
 /// For each `command` step on many nodes: the environment its pods get, and two launchers using it.
 std::string multi_node_section(const System& sys) {
   std::string md;
@@ -120,6 +119,23 @@ An MPI-style hostfile, one host per line: `tr ',' '\n' <<<"$NODE_HOSTS" >hostfil
   return md;
 }
 
+/// A `kubectl scale` of a Dask worker group that its pool can hold: one pod more when there is room
+/// for it beside the rest of the system, else fewer (as many as fit, below the spec's count); ""
+/// when neither is possible.
+std::string scale_example(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  const std::optional<int> most = group_capacity(sys, c, g);
+  const bool grow = !most || g.replicas < *most;
+  const int to = grow ? g.replicas + 1 : std::min(g.replicas - 1, *most);
+  if (to < 0 || to == g.replicas) return "";
+  const std::string where = g.pool.empty() ? "the pools hold" : fmt::format("pool '{}' holds", g.pool);
+  std::string note = fmt::format("worker group '{}', {} pod{} now", g.name, g.replicas, g.replicas == 1 ? "" : "s");
+  if (most)
+    note += grow ? fmt::format("; {} up to {}", where, *most) : fmt::format("; {} no more", where);
+  return fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # {}\n", sys.ns,
+                     k8s::worker_group_name(sys, c, g), to, note);
+}
+
+/// How to reach, scale and follow each long-lived cluster.
 std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
   std::string md = "## Clusters\n\n";
@@ -148,12 +164,12 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               k8s::dask_scheduler_address(sys, c));
           const std::string scheduler = k8s::dask_scheduler_name(sys, c);
           s += fmt::format("kubectl port-forward -n {} service/{} 8787:8787\n", ns, scheduler);
-          for (const auto& g : c.workers)
-            s += fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # worker group '{}'\n", ns,
-                             k8s::worker_group_name(sys, c, g), g.replicas + 1, g.name);
+          for (const auto& g : c.workers) s += scale_example(sys, c, g);
           s += fmt::format("kubectl logs -n {} deployment/{}\n", ns, scheduler);
           return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
-                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again.\n\n";
+                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
+                 "workers than the pool holds beside the rest of the system stay Pending: raise the pool's size in the "
+                 "spec first.\n\n";
         });
   }
   return md;
