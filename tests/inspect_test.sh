@@ -85,6 +85,86 @@ graph_guards() {
 }
 t "graph -o keeps files trainc did not write and names the formats it knows" graph_guards
 
+# Every step and compute cluster runs as the system's identity, as services run as theirs: each gets
+# a "runs as" edge to the identity no service's edge points at.
+runs_as_edges() {
+  local spec name missing=0
+  while read -r spec; do
+    name=$(basename "$(dirname "$spec")")
+    "$TRAINC" graph "$spec" >"$TMP/$name.dot" || { echo "trainc graph $spec failed"; return 1; }
+    python3 - "$TMP/$name.dot" "$spec" <<'PY' || missing=1
+import re, sys
+dot = open(sys.argv[1]).read()
+nodes = re.findall(r'^  "([^"]+)" \[label=', dot, re.M)
+runs_as = re.findall(r'^  "([^"]+)" -> "([^"]+)" \[[^]]*label="runs as"', dot, re.M)
+of_services = {to for frm, to in runs_as if frm.startswith("service/")}
+system = [n for n in nodes if n.startswith("identity/") and n not in of_services]
+for identity in system:
+    for n in nodes:
+        if n.startswith(("step/", "cluster/")) and (n, identity) not in runs_as:
+            print(f"{sys.argv[2]}: no 'runs as' edge from {n} to {identity}")
+            sys.exit(1)
+PY
+  done < <(for d in examples/*/; do primary_spec "${d%/}"; done)
+  return "$missing"
+}
+t "steps and compute clusters have a 'runs as' edge to the system's identity" runs_as_edges
+
+# The boxes fit their labels in the font a reader has: each example's graph.svg rendered by librsvg
+# (rsvg-convert) with only DejaVu Sans, Debian's default sans-serif, which is wider than the Helvetica
+# metrics Graphviz sizes boxes with, keeps every label inside its box (tests/graph_fit.py).
+GRAPH_FIT_PY=
+for py in python3 /usr/bin/python3; do
+  if "$py" -c 'import PIL' 2>/dev/null; then GRAPH_FIT_PY=$py; break; fi
+done
+reader_fonts() {
+  local dejavu
+  if ! command -v rsvg-convert >/dev/null || ! command -v fc-match >/dev/null || [ -z "$GRAPH_FIT_PY" ]; then
+    echo "needs rsvg-convert, fc-match and Python's PIL (librsvg2-bin, fontconfig, python3-pil): run tools/install-deps.sh"
+    return 1
+  fi
+  dejavu=$(fc-match -f '%{file}' 'DejaVu Sans')
+  [ "$(basename "$dejavu")" = DejaVuSans.ttf ] || { echo "DejaVu Sans is not installed (fonts-dejavu-core): $dejavu"; return 1; }
+  mkdir -p "$TMP/fontconfig"
+  cat >"$TMP/fontconfig/fonts.conf" <<XML
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+  <dir>$(dirname "$dejavu")</dir>
+  <cachedir>$TMP/fontconfig/cache</cachedir>
+  <alias><family>Helvetica</family><prefer><family>DejaVu Sans</family></prefer></alias>
+  <alias><family>sans-serif</family><prefer><family>DejaVu Sans</family></prefer></alias>
+</fontconfig>
+XML
+  export FONTCONFIG_FILE=$TMP/fontconfig/fonts.conf
+  local got
+  got=$(fc-match -f '%{family[0]}' 'Helvetica')
+  [ "$got" = "DejaVu Sans" ] || { echo "Helvetica is drawn in '$got', not DejaVu Sans"; return 1; }
+}
+labels_fit() {
+  local spec name svgs=()
+  reader_fonts || return 1
+  mkdir -p "$TMP/svg"
+  while read -r spec; do
+    name=$(basename "$(dirname "$spec")")
+    "$TRAINC" graph "$spec" -o "$TMP/svg/$name.svg" >/dev/null || { echo "trainc graph $spec failed"; return 1; }
+    svgs+=("$TMP/svg/$name.svg")
+  done < <(for d in examples/*/; do primary_spec "${d%/}"; done)
+  "$GRAPH_FIT_PY" tests/graph_fit.py "${svgs[@]}"
+}
+t "every example's picture, drawn in DejaVu Sans by librsvg, keeps each label inside its box" labels_fit
+
+# The check is not a rubber stamp: a label made longer than its box is reported.
+overflow_caught() {
+  reader_fonts || return 1
+  "$TRAINC" graph examples/mnist/spec.yaml -o "$TMP/mnist.svg" >/dev/null || return 1
+  sed 's|>4 pods x 1 GPU<|>4 pods x 1 GPU, and a good deal more text<|' "$TMP/mnist.svg" >"$TMP/long.svg"
+  if "$GRAPH_FIT_PY" tests/graph_fit.py "$TMP/long.svg" >"$TMP/fit.log"; then echo "a label past its box passed"; return 1; fi
+  grep -q "node step/train: " "$TMP/fit.log" || { cat "$TMP/fit.log"; return 1; }
+  if grep -q "node pool/" "$TMP/fit.log"; then cat "$TMP/fit.log"; return 1; fi
+}
+t "a label longer than its box is reported, naming the node" overflow_caught
+
 # A system too big to lay out quickly (45 chained steps, 134 connections) compiles without its
 # picture, and its runbook says why and how to draw it.
 large_system_without_picture() {

@@ -265,7 +265,7 @@ ojson gib_installer(const System& sys, const k8s::Object& obj) {
     }
   ojson labels = labels_for(sys, "gib-installer", obj.name, "network");
   ojson ds = typed(obj);
-  ds["metadata"] = metadata(obj.name, "kube-system", labels);
+  ds["metadata"] = metadata(obj.name, std::string(k8s::kGibInstallerNamespace), labels);
   const std::string lib = "/home/kubernetes/bin/nvidia/lib64", gib = "/home/kubernetes/bin/gib";
   ojson install = {
       {"name", "install"},

@@ -78,7 +78,6 @@ std::string infrastructure_notes(const System& sys) {
   return md;
 }
 
-/// How to reach, scale and follow each long-lived cluster.
 /// For each `command` step on many nodes: the environment its pods get, and two launchers using it.
 std::string multi_node_section(const System& sys) {
   std::string md;
@@ -120,6 +119,23 @@ An MPI-style hostfile, one host per line: `tr ',' '\n' <<<"$NODE_HOSTS" >hostfil
   return md;
 }
 
+/// A `kubectl scale` of a Dask worker group that its pool can hold: one pod more when there is room
+/// for it beside the rest of the system, else fewer (as many as fit, below the spec's count); ""
+/// when neither is possible.
+std::string scale_example(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  const std::optional<int> most = group_capacity(sys, c, g);
+  const bool grow = !most || g.replicas < *most;
+  const int to = grow ? g.replicas + 1 : std::min(g.replicas - 1, *most);
+  if (to < 0 || to == g.replicas) return "";
+  const std::string where = g.pool.empty() ? "the pools hold" : fmt::format("pool '{}' holds", g.pool);
+  std::string note = fmt::format("worker group '{}', {} pod{} now", g.name, g.replicas, g.replicas == 1 ? "" : "s");
+  if (most)
+    note += grow ? fmt::format("; {} up to {}", where, *most) : fmt::format("; {} no more", where);
+  return fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # {}\n", sys.ns,
+                     k8s::worker_group_name(sys, c, g), to, note);
+}
+
+/// How to reach, scale and follow each long-lived cluster.
 std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
   std::string md = "## Clusters\n\n";
@@ -148,12 +164,12 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               k8s::dask_scheduler_address(sys, c));
           const std::string scheduler = k8s::dask_scheduler_name(sys, c);
           s += fmt::format("kubectl port-forward -n {} service/{} 8787:8787\n", ns, scheduler);
-          for (const auto& g : c.workers)
-            s += fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # worker group '{}'\n", ns,
-                             k8s::worker_group_name(sys, c, g), g.replicas + 1, g.name);
+          for (const auto& g : c.workers) s += scale_example(sys, c, g);
           s += fmt::format("kubectl logs -n {} deployment/{}\n", ns, scheduler);
           return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
-                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again.\n\n";
+                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
+                 "workers than the pool holds beside the rest of the system stay Pending: raise the pool's size in the "
+                 "spec first.\n\n";
         });
   }
   return md;
@@ -255,30 +271,76 @@ std::string account_project(const std::string& email) {
   return email.substr(at + 1, email.size() - suffix.size() - at - 1);
 }
 
-/// How to install the CI pipelines, the one-time setup, and the roles their service account needs.
-/// The Pod Security Standard each workload's pods meet, and every exception with its reason.
-std::string security_section(const System& sys) {
+/// A Markdown table cell: `|` escaped, line breaks as spaces, "-" for nothing.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += "\\|";
+    else out += ch == '\n' ? ' ' : ch;
+  }
+  return out.empty() ? "-" : out;
+}
+
+/// The Pod Security Standard each workload's pods meet, and every pod that is not `restricted`:
+/// trainc's own DaemonSets in other namespaces too. The reason the spec gives and what trainc found
+/// the pods do stand in columns of their own.
+std::string security_section(const System& sys, const k8s::Plan& plan) {
   struct Row {
     std::string what;
-    const PodSecurity* sec;
-    SecurityNeed need;
-    int uid;
+    std::vector<std::string> pods;  ///< the objects whose pods these are, as kubectl names them
+    std::string level, runs_as, reason, need;  ///< reason: the spec's; need: what trainc found the pods do
   };
   std::vector<Row> rows;
-  auto uid_of = [&](const std::string& image, const PodSecurity& sec) {
-    return k8s::needs_for(sys, nullptr, 0, "", nullptr, image, sec).uid;
+  auto pods_of = [](const k8s::Workload* w, std::vector<std::string>& out) {
+    if (w)
+      for (const auto& o : w->objects)
+        if (k8s::makes_pods(o.role)) out.push_back(fmt::format("`{}`", k8s::kubectl_ref(o)));
+  };
+  auto add = [&](std::string what, std::vector<std::string> pods, const std::string& image, const PodSecurity& sec,
+                 const SecurityNeed& need) {
+    const int uid = k8s::needs_for(sys, nullptr, 0, "", nullptr, image, sec).uid;
+    rows.push_back({std::move(what), std::move(pods), std::string(level_name(sec.level)),
+                    sec.restricted() ? fmt::format("UID {}", uid)
+                    : uid            ? fmt::format("the image's user ({})", uid)
+                                     : std::string("the image's user"),
+                    sec.restricted() ? "" : sec.reason, need.level == PodSecurityLevel::kRestricted ? "" : need.why});
   };
   for (const auto& st : sys.steps) {
     const ComputeCluster* c = sys.compute_cluster(st.cluster);
     if (c && c->as<Ray>()) continue;  // a RayJob: its pods are the Ray cluster's
-    rows.push_back({fmt::format("step `{}`", st.name), &st.security, security_need(sys.pool(st.pool), st.multislice()),
-                    uid_of(st.image, st.security)});
+    std::vector<std::string> pods;
+    pods_of(plan.workload(st.name), pods);
+    add(fmt::format("step `{}`", st.name), std::move(pods), st.image, st.security,
+        security_need(sys.pool(st.pool), st.multislice()));
   }
-  for (const auto& [name, c] : sys.clusters)
-    rows.push_back({fmt::format("cluster `{}`", name), &c.security, security_need(sys, c), uid_of(c.image, c.security)});
-  for (const auto& [name, sv] : sys.services)
-    rows.push_back({fmt::format("service `{}`", name), &sv.security, security_need(sys.pool(sv.pool), false),
-                    uid_of(sv.image, sv.security)});
+  for (const auto& [name, c] : sys.clusters) {
+    std::vector<std::string> pods;
+    pods_of(plan.cluster(name), pods);
+    if (const Ray* r = c.as<Ray>(); r && r->per_job)  // each RayJob on it brings the cluster's pods
+      for (const auto& st : sys.steps)
+        if (st.cluster == name) pods_of(plan.workload(st.name), pods);
+    add(fmt::format("cluster `{}`", name), std::move(pods), c.image, c.security, security_need(sys, c));
+  }
+  for (const auto& [name, sv] : sys.services) {
+    std::vector<std::string> pods;
+    for (const auto& w : plan.services)
+      if (w.name == name) pods_of(&w, pods);
+    add(fmt::format("service `{}`", name), std::move(pods), sv.image, sv.security, security_need(sys.pool(sv.pool), false));
+    if (sys.istio) {  // the pods as they run: the mesh adds its sidecar at admission
+      Row& r = rows.back();
+      r.level += ", `privileged` with Istio's sidecar";
+      r.need += fmt::format("{}Istio injects its sidecar, whose init container adds the NET_ADMIN and NET_RAW "
+                            "capabilities (Istio's CNI plugin, which trainc does not install yet, would not)",
+                            r.need.empty() ? "" : "; ");
+    }
+  }
+  for (const auto& o : plan.shared)
+    if (o.role == k8s::Role::kGibInstaller) {
+      const SecurityNeed need = k8s::gib_installer_need(sys);
+      rows.push_back({"trainc's gIB installer",
+                      {fmt::format("`{}` in `{}`", k8s::kubectl_ref(o), k8s::kGibInstallerNamespace)},
+                      std::string(level_name(need.level)), "the image's user", "", need.why});
+    }
   if (rows.empty()) return "";
   std::string md = "## Pod security\n\n";
   md += "Pods run under the Kubernetes *restricted* Pod Security Standard unless listed otherwise below: a non-root "
@@ -286,31 +348,26 @@ std::string security_section(const System& sys) {
         "account token unless the pod talks to the Kubernetes API. An image trainc did not build gets `HOME=/tmp`, "
         "and the folders its step syncs inputs to or writes outputs and checkpoints in are emptyDir volumes, since "
         "the image may not let that UID write there; steps that run trainrt keep a read-only root file system. A "
-        "workload that cannot run so says why in its spec (`security:`).\n\n";
+        "workload that cannot run so says why in its spec (`security:`); the table gives that reason and, apart "
+        "from it, what trainc found its pods do that needs the level.\n\n";
   if (sys.owns_namespace) {
     md += fmt::format("The namespace `{}` enforces `{}` (the strictest level all its pods meet) and warns and audits at "
-                      "`restricted`, so each exception below shows up in `kubectl` warnings and the audit log.",
+                      "`restricted`, so each exception below in it shows up in `kubectl` warnings and the audit log.",
                       sys.ns, level_name(k8s::namespace_level(sys)));
     if (sys.istio && !sys.services.empty())
       md += " Istio injects a sidecar whose init container needs the NET_ADMIN and NET_RAW capabilities, which only "
             "`privileged` allows; Istio's CNI plugin would lift that, and trainc does not install it yet.";
     md += "\n\n";
   }
-  md += "| workload | level | runs as | why |\n|---|---|---|---|\n";
-  for (const auto& r : rows) {
-    std::string why = r.sec->restricted() ? "" : r.sec->reason;
-    if (r.need.level != PodSecurityLevel::kRestricted)
-      why += fmt::format("{}its pods {}", why.empty() ? "" : "; ", r.need.why);
-    for (auto& ch : why)
-      if (ch == '|' || ch == '\n') ch = ' ';
-    md += fmt::format("| {} | {} | {} | {} |\n", r.what, level_name(r.sec->level),
-                      r.sec->restricted() ? fmt::format("UID {}", r.uid)
-                                          : (r.uid ? fmt::format("the image's user ({})", r.uid) : std::string("the image's user")),
-                      why.empty() ? "-" : why);
-  }
+  md += "| workload | pods of | level | runs as | reason given in the spec | what its pods do that needs it |\n"
+        "|---|---|---|---|---|---|\n";
+  for (const auto& r : rows)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.what, cell(fmt::format("{}", fmt::join(r.pods, ", "))),
+                      r.level, r.runs_as, cell(r.reason), cell(r.need));
   return md + "\n";
 }
 
+/// How to install the CI pipelines, the one-time setup, and the roles their service account needs.
 std::string ci_section(const System& sys) {
   if (!sys.ci || !sys.gcp || !sys.gcp->state) return "";
   const Gcp& gcp = *sys.gcp;
@@ -504,7 +561,7 @@ class RunbookEmitter final : public Emitter {
       md += "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
     }
 
-    md += security_section(sys);
+    md += security_section(sys, plan);
     md += "## Before you apply\n\n";
     md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
     if (!sys.owns_namespace)

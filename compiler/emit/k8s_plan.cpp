@@ -243,6 +243,48 @@ std::string_view wait_condition(Ready ready) {
   return "";
 }
 
+SecurityNeed gib_installer_need(const System& sys) {
+  std::vector<std::string> pools;
+  for (const auto& [name, p] : sys.pools)
+    if (p.rdma) pools.push_back(fmt::format("'{}'", name));
+  return {PodSecurityLevel::kPrivileged,
+          fmt::format("copy the gIB NCCL plugin into the host's folders on every node of RDMA pool{} {} from a "
+                      "privileged init container, on the host network and PID namespace with hostPath volumes, as "
+                      "GKE's A4 and A3 Ultra setup does",
+                      pools.size() == 1 ? "" : "s", fmt::join(pools, ", "))};
+}
+
+bool makes_pods(Role role) {
+  switch (role) {
+    case Role::kBatchJob:
+    case Role::kJobSet:
+    case Role::kDaskScheduler:
+    case Role::kDaskWorkers:
+    case Role::kRayCluster:
+    case Role::kRayJob:  // a per-job cluster's pods, or KubeRay's submitter Job's
+    case Role::kGibInstaller:
+    case Role::kServer: return true;
+    case Role::kNamespace:
+    case Role::kServiceAccount:
+    case Role::kEntryScript:
+    case Role::kRendezvous:
+    case Role::kDaskService:
+    case Role::kNetworkParams:
+    case Role::kNetwork:
+    case Role::kGateway:
+    case Role::kServiceIdentity:
+    case Role::kServerService:
+    case Role::kDisruptionBudget:
+    case Role::kPodMonitoring:
+    case Role::kAutoscaler:
+    case Role::kVirtualService:
+    case Role::kResourceFlavor:
+    case Role::kClusterQueue:
+    case Role::kLocalQueue: return false;
+  }
+  return false;
+}
+
 std::string kubectl_ref(const Object& o) {
   std::string kind = o.kind;
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -41,6 +41,14 @@ enum class Role {
   kLocalQueue,      ///< the Kueue LocalQueue the system's workloads are labelled with
 };
 
+/// Whether objects of `role` describe pods: those the Pod Security Standards judge.
+bool makes_pods(Role role);
+
+/// Where the gIB installer DaemonSet runs: beside GKE's own node agents, not in the system's namespace.
+inline constexpr std::string_view kGibInstallerNamespace = "kube-system";
+/// What the gIB installer's pods need: the Pod Security level and why, as for a workload.
+SecurityNeed gib_installer_need(const System& sys);
+
 /// When an object counts as done: what `apply.sh` and the runbook wait for before the workloads
 /// that need it start.
 enum class Ready {

@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 #include <graphviz/gvc.h>
 
+#include <array>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
+#include "base/embedded.h"
 #include "base/overloaded.h"
+#include "base/yaml_tree.h"
 #include "emit/output_sink.h"
 
 extern "C" {
@@ -46,11 +51,60 @@ std::string lines(std::initializer_list<std::string> parts) {
 
 std::string range(int lo, int hi) { return lo == hi ? std::to_string(hi) : fmt::format("{}-{}", lo, hi); }
 
+/// Points: the labels' size, and what Graphviz adds to a label's width inside a box (its default
+/// margin of 0.11 inch a side) plus room for the decorations of box3d, component and note shapes.
+constexpr double kFontSize = 10, kEdgeFontSize = 9, kBoxPadding = 16 + 6;
+
+/// Advance widths, in ems, of the font a reader's viewer may draw the labels in (stdlib/fonts.yaml).
+struct FontWidths {
+  std::array<double, 0x7f - 0x20> ascii{};  ///< U+0020 to U+007E
+  double other = 1;                          ///< any other character
+};
+
+const FontWidths& reader_font() {
+  static const FontWidths widths = [] {
+    const EmbeddedFile* f = find_embedded("stdlib/fonts.yaml");
+    if (!f) throw std::logic_error("stdlib/fonts.yaml is not embedded");
+    const YAML::Node font = read_yaml_tree(f->data)["font"];
+    FontWidths w;
+    if (font["ascii"].size() != w.ascii.size()) throw std::logic_error("stdlib/fonts.yaml: font.ascii has not 95 widths");
+    for (size_t i = 0; i < w.ascii.size(); ++i) w.ascii[i] = font["ascii"][i].as<double>();
+    w.other = font["other"].as<double>();
+    return w;
+  }();
+  return widths;
+}
+
+/// Points `line` (UTF-8) takes in the reader's font at kFontSize, kerning (which mostly narrows) left out.
+double text_width(std::string_view line) {
+  const FontWidths& f = reader_font();
+  double ems = 0;
+  for (unsigned char c : line) {
+    if (c >= 0x20 && c < 0x7f) ems += f.ascii[c - 0x20];
+    else if ((c & 0xc0) != 0x80) ems += f.other;  // one per code point: continuation bytes add nothing
+  }
+  return ems * kFontSize;
+}
+
+/// Graphviz sizes a box for its own Helvetica metrics; a viewer without Helvetica, Arial or their
+/// metric twin Liberation Sans draws the text in a wider font (Debian's default: DejaVu Sans). The
+/// node's `width`, a minimum, makes room for the widest line in that font too.
+std::string min_width(const std::string& label) {
+  double widest = 0;
+  for (size_t at = 0; at <= label.size();) {
+    size_t end = label.find('\n', at);
+    if (end == std::string::npos) end = label.size();
+    widest = std::max(widest, text_width(std::string_view(label).substr(at, end - at)));
+    at = end + 1;
+  }
+  return fmt::format("{:.2f}", std::ceil((widest + kBoxPadding) / 72 * 100) / 100);
+}
+
 struct Dot {
   std::string body;
   GraphShape shape;
   void node(const std::string& id, const std::string& label, const std::string& attrs) {
-    body += fmt::format("  {} [label={}, {}];\n", q(id), q(label), attrs);
+    body += fmt::format("  {} [label={}, width={}, {}];\n", q(id), q(label), min_width(label), attrs);
     ++shape.nodes;
   }
   void edge(const std::string& from, const std::string& to, const std::string& attrs = "") {
@@ -75,6 +129,7 @@ constexpr const char* kReads = "color=\"#2e7d32\", label=\"reads\"";
 constexpr const char* kWrites = "color=\"#c62828\", label=\"writes\"";
 constexpr const char* kMounts = "color=\"#c62828\", dir=both, label=\"mounts\"";
 constexpr const char* kRunsOn = "style=dashed, color=\"#757575\", arrowhead=empty";
+constexpr const char* kRunsAs = "style=dotted, arrowhead=none, label=\"runs as\"";
 
 }  // namespace
 
@@ -92,7 +147,8 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
     if (slices > 1) nodes += fmt::format(" x {} slices", slices);
     d.node(pool_id(name),
            lines({"pool " + name, p.machine, acc, nodes, p.provisioning == "standard" ? "" : p.provisioning}),
-           "shape=box3d, style=filled, fillcolor=\"#e3f2fd\"");
+           // The box's top face takes 4pt of the default margin over the text: twice that, vertically.
+           "shape=box3d, margin=\"0.11,0.11\", style=filled, fillcolor=\"#e3f2fd\"");
   }
   for (const auto& [name, s] : sys.stores)
     d.node(store_id(name), lines({"store " + name, store_url(s), s.read_only ? "read-only" : ""}),
@@ -171,16 +227,22 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
         r += (r.empty() ? "" : "\n") + g.role.substr(g.role.rfind('.') + 1);
       }
       for (const auto& [store, r] : roles) d.edge(node, store_id(store), fmt::format("style=dotted, label={}", q(r)));
-      if (!id->of.empty()) d.edge(service_id(id->of), node, "style=dotted, arrowhead=none, label=\"runs as\"");
+      if (!id->of.empty()) {
+        d.edge(service_id(id->of), node, kRunsAs);
+      } else {  // the system's: every step's and compute cluster's pods run as it (a RayJob in its cluster's)
+        for (const auto& [name, _] : sys.clusters) d.edge(cluster_id(name), node, kRunsAs);
+        for (const auto& st : sys.steps) d.edge(step_id(st.name), node, kRunsAs);
+      }
     }
   }
   if (shape) *shape = d.shape;
   // nslimit and mclimit bound the layout's network-simplex and crossing-minimisation passes.
   return fmt::format(
-      "// {}\n// {}\ndigraph {} {{\n  rankdir=LR;\n  graph [fontname=\"Helvetica\", fontsize=10, label={}, "
+      "// {}\n// {}\ndigraph {} {{\n  rankdir=LR;\n  graph [fontname=\"Helvetica\", fontsize={}, label={}, "
       "labelloc=t, nslimit=2, nslimit1=2, mclimit=0.5];\n"
-      "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n{}}}\n",
-      kGeneratedNotice, "trainc graph of system " + sys.name, q(sys.name), q("system " + sys.name), d.body);
+      "  node [fontname=\"Helvetica\", fontsize={}];\n  edge [fontname=\"Helvetica\", fontsize={}];\n{}}}\n",
+      kGeneratedNotice, "trainc graph of system " + sys.name, q(sys.name), kFontSize, q("system " + sys.name),
+      kFontSize, kEdgeFontSize, d.body);
 }
 
 std::optional<std::string> render_svg(const std::string& dot, std::string& error) {

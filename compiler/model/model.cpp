@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -130,27 +131,54 @@ PoolCapacity capacity(const Pool& pool) {
   return c;
 }
 
-PoolCapacity queue_capacity(const System& sys, const Pool& pool) {
+PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except) {
   PoolCapacity c = capacity(pool);
-  auto take = [&](const Resources& r, int gpus, long long pods, double sidecar_cpu, double sidecar_mem) {
-    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * (r.requested("cpu") + sidecar_cpu));
-    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * (r.requested("memory") + sidecar_mem));
+  auto take = [&](const Resources& r, int gpus, long long pods, const Sidecar* sidecar) {
+    const double cpu = r.requested("cpu") + (sidecar ? sidecar->cores : 0);
+    const double memory = r.requested("memory") + (sidecar ? sidecar->bytes : 0);
+    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * cpu);
+    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * memory);
     c.gpus = std::max(0LL, c.gpus - pods * gpus);
   };
-  for (const auto& [_, s] : sys.services) {
-    if (s.pool != pool.name) continue;
-    const bool mesh = sys.istio.has_value();
-    take(s.resources, s.gpus, s.max, mesh ? catalog().istio_proxy().cores : 0, mesh ? catalog().istio_proxy().bytes : 0);
-  }
+  for (const auto& [_, s] : sys.services)
+    if (s.pool == pool.name) take(s.resources, s.gpus, s.max, sys.istio ? &catalog().istio_proxy() : nullptr);
   for (const auto& [_, cl] : sys.clusters) {
     auto group = [&](const PodGroup& g) {
-      if (g.pool == pool.name) take(g.resources, g.gpus, g.max, 0, 0);
+      if (g.pool == pool.name && &g != except)
+        take(g.resources, g.gpus, g.max, cl.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar());
     };
     match(
         cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& d) { group(d.scheduler); });
     for (const auto& g : cl.workers) group(g);
   }
   return c;
+}
+
+PoolCapacity queue_capacity(const System& sys, const Pool& pool) { return capacity_left(sys, pool); }
+
+std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  if (sys.pools.empty()) return std::nullopt;
+  const Sidecar* fuse = c.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar();
+  const double cpu = g.resources.requested("cpu") + (fuse ? fuse->cores : 0);
+  const double memory = g.resources.requested("memory") + (fuse ? fuse->bytes : 0);
+  long long most = 0;
+  for (const auto& [name, pool] : sys.pools) {
+    if (!g.pool.empty() && name != g.pool) continue;
+    // Whole pods per node, then as many nodes as the pool grows to; a pod that asks for nothing takes a node.
+    long long per_node = std::numeric_limits<int>::max();
+    if (g.gpus > 0) per_node = pool.accelerator ? pool.accelerator->count / g.gpus : 0;
+    if (cpu > 0) per_node = std::min(per_node, static_cast<long long>(pool.allocatable_cpu / cpu + 1e-9));
+    if (memory > 0) per_node = std::min(per_node, static_cast<long long>(pool.allocatable_memory / memory));
+    if (per_node == std::numeric_limits<int>::max()) per_node = 1;
+    long long n = per_node * pool.max_nodes();
+    // Within what the pool's other long-lived pods leave.
+    const PoolCapacity left = capacity_left(sys, pool, &g);
+    if (g.gpus > 0) n = std::min(n, left.gpus / g.gpus);
+    if (cpu > 0) n = std::min(n, static_cast<long long>(left.cpu / cpu + 1e-9));
+    if (memory > 0) n = std::min(n, static_cast<long long>(left.memory / memory));
+    most += n;
+  }
+  return static_cast<int>(std::min<long long>(most, std::numeric_limits<int>::max()));
 }
 
 bool ComputeCluster::head_uses_api() const {

@@ -155,9 +155,18 @@ struct PoolCapacity {
 PoolCapacity capacity(const Pool& pool);
 
 struct System;
-/// What a queue may hand out on `pool`: its capacity less what the pods Kueue does not admit take
-/// there at their largest (services, and compute clusters' heads and workers).
+struct PodGroup;
+struct ComputeCluster;
+/// What `pool` holds at its largest less what the long-lived pods placed there take at their
+/// largest (services with their Istio proxy, compute clusters' heads, schedulers and workers with
+/// their GCS FUSE sidecar), leaving out the pods of `except`.
+PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except = nullptr);
+/// What a queue may hand out on `pool`: what the pods Kueue does not admit leave of it.
 PoolCapacity queue_capacity(const System& sys, const Pool& pool);
+/// The most pods worker group `g` of cluster `c` can have at once: whole pods per node of its pool
+/// (of any pool when it names none) by GPUs, CPU and memory, within what the other long-lived pods
+/// leave there. nullopt when the system declares no pools to judge by.
+std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, const PodGroup& g);
 
 /// A named store: an S3 bucket (synced with the AWS CLI) or a GCS bucket (mounted with GCS FUSE).
 struct Store {
