@@ -3,7 +3,8 @@
 # into `$` in a container's env values, command and args (and KubeRay runs a RayJob's entrypoint as
 # its submitter's args); tests/kubelet_expansion.py applies those rules, written from the Kubernetes
 # API reference, to every container of every example compiled with spec values that hold `$(VAR)`
-# naming a variable the container defines, `$$`, an unterminated `$(` and a trailing `$`.
+# naming a variable the container defines, `$$`, an unterminated `$(` and a trailing `$`. A Ray
+# entrypoint then goes through both shells that read it (bash, then `sh -c` of list2cmdline).
 # Usage: tests/expansion_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -85,8 +86,10 @@ check_example() {
   mapfile -t manifests < <(find "$TMP/repo/out/$name/k8s" -maxdepth 1 -name '*.yaml' ! -name kustomization.yaml | sort)
   python3 tests/kubelet_expansion.py "${manifests[@]}" >"$TMP/$name.seen" || { echo "kubelet_expansion.py failed"; return 1; }
   python3 - "$TMP/$name.seen" "$TMP/repo/$spec" <<'PY'
-import json, os, shlex, sys
+import json, os, subprocess, sys
 literal, arg = os.environ["LITERAL"], os.environ["ARG"]
+JOIN = "%s -c 'import subprocess, sys; sys.stdout.write(subprocess.list2cmdline(sys.argv[1:]))'" % sys.executable
+ARGV = "%s -c 'import json, sys; print(json.dumps(sys.argv[1:]))'" % sys.executable
 checked = bad = 0
 args_expected = 0
 for line in open(sys.argv[1]):
@@ -98,7 +101,11 @@ for line in open(sys.argv[1]):
             print("%s: XZ_LITERAL arrives as %r, written %r" % (who, c["env"]["XZ_LITERAL"], literal)); bad += 1
     words = c["argv"]
     if c["container"] == "submitter":
-        words = shlex.split(words[2])
+        # KubeRay's bash splits the entrypoint into words; Ray's CLI joins them with list2cmdline
+        # and its job supervisor runs that with `sh -c`: both shells, for real.
+        joined = subprocess.run(["bash", "-c", JOIN + " " + words[2]], capture_output=True, text=True, check=True).stdout
+        words = json.loads(subprocess.run(["sh", "-c", ARGV + " " + joined], capture_output=True, text=True,
+                                          check=True).stdout)
     if c["container"] in ("triton", "submitter"):
         args_expected += 1
         if arg not in words:
