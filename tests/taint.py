@@ -664,6 +664,37 @@ def check_runbook(work):
 BODIES = {}
 
 
+def single_quoted(line):
+    """Whether each tainted value on a shell line is one word, all of it inside single quotes."""
+    try:
+        words = shlex.split(line.rstrip("\\"))
+    except ValueError:
+        return False
+    quoted, q, dq, i = [], False, False, 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and not q:
+            quoted += [q, q]
+            i += 2
+            continue
+        if c == "'" and not dq:
+            q = not q
+        elif c == '"' and not q:
+            dq = not dq
+        quoted.append(q)
+        i += 1
+    for m in set(MARK.findall(line)):
+        body = m_body(m)
+        if not any(body in w for w in words):
+            return False
+        # The value up to its first single quote (written '\\'') is inside single quotes.
+        head = body.split("'")[0]
+        at = line.find(head)
+        if at < 0 or not all(quoted[k] for k in range(at, at + len(head))):
+            return False
+    return True
+
+
 def m_body(marker):
     return BODIES[marker]
 
@@ -692,8 +723,8 @@ class Judge(html.parser.HTMLParser):
     def handle_data(self, data):
         if MARK.search(data):
             inside = [t for t in self.stack if t in self.MADE]
-            # A shell block may hold a value quoted for the shell, as one word.
-            if "pre" in inside and all(shlex.quote(m_body(m)) in data for m in MARK.findall(data)):
+            # A shell block may hold a value single-quoted for the shell, as one word.
+            if "pre" in inside and all(single_quoted(line) for line in data.split("\n") if MARK.search(line)):
                 inside.remove("pre")
             if inside:
                 self.bad.append("%r inside <%s>" % (data.strip()[:60], ">, <".join(inside)))

@@ -210,10 +210,10 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
         const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
         out += fmt::format("Call it from outside the cluster, e.g. with the Triton SDK image's `image_client` (the "
                            "seed's flow):\n\n```sh\ncurl{} http://$GATEWAY_IP/v2/models/{}/ready\n"
-                           "docker run --rm --net=host {}-sdk \\\n"
+                           "docker run --rm --net=host {} \\\n"
                            "  /workspace/install/bin/image_client -u $GATEWAY_IP:80 -m {} -c 3 -s INCEPTION "
                            "/workspace/images/mug.jpg\n```\n\n",
-                           header, model, s.image.substr(0, s.image.rfind("-py3")) + "-py3", model);
+                           header, model, sh_quote(s.image.substr(0, s.image.rfind("-py3")) + "-py3-sdk"), model);
         if (!host.empty())
           out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
                              "`Host` header as above.\n\n",
