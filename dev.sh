@@ -347,7 +347,8 @@ fresh_cleanup() {
     if [ "$(readlink "$pid/root" 2>/dev/null)" = "$fresh_root" ]; then pids+=("${pid#/proc/}"); fi
   done
   if [ "${#pids[@]}" -gt 0 ]; then
-    echo "dev.sh fresh-machine: stopping processes left in the root: ${pids[*]}" >&2
+    echo "dev.sh fresh-machine: stopping processes left in the root:" >&2
+    ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | sed 's/^ */  /' >&2 || true
     kill "${pids[@]}" 2>/dev/null || true
     sleep 2
     kill -9 "${pids[@]}" 2>/dev/null || true
@@ -413,7 +414,13 @@ cmd_fresh_machine() {
     return 1
   fi
   printf 'deb %s\n' "${sources[@]}" >"$fresh_root/etc/apt/sources.list"
+  # The network as this machine reaches it: its DNS servers, and the local CAs it trusts (a proxy's,
+  # say), which the root's ca-certificates adds to its bundle when apt installs it (npm needs them).
   if [ -e /etc/resolv.conf ]; then cp -L /etc/resolv.conf "$fresh_root/etc/resolv.conf"; fi
+  if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$fresh_root/usr/local/share/ca-certificates"
+    cp -rL /usr/local/share/ca-certificates/. "$fresh_root/usr/local/share/ca-certificates/"
+  fi
   git clone -q --no-hardlinks "$PWD" "$fresh_root/src/trainc"
   git -C "$fresh_root/src/trainc" checkout -q "$rev"
   git -C "$fresh_root/src/trainc" remote remove origin
