@@ -7,13 +7,14 @@
 #   ./dev.sh build      install dependencies and build only
 #   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
 #   ./dev.sh tsan       build trainc with ThreadSanitizer in build-tsan/ and check many specs per process for data races
+#   ./dev.sh fresh-machine [--keep]   as root: a fresh Debian 12 root (debootstrap) in build-fresh/, a clone of HEAD in it, both commands above, timed
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=tools/common.sh
 . tools/common.sh
 TRAINC=build/compiler/trainc
 
-usage() { sed -n '2,9s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,10s/^# \{0,1\}//p' "$0"; }
 
 build() {
   bash tools/install-deps.sh
@@ -279,10 +280,194 @@ cmd_tsan() {
   [ "$reports" -eq 0 ]
 }
 
+# ---- a fresh machine ------------------------------------------------------------------------------
+# The README's two commands as a new user runs them: in a fresh Debian 12 root made by
+# `debootstrap --variant=minbase bookworm` from the Debian mirror this machine's apt uses, with a
+# clone of HEAD at /src/trainc and nothing beside it (no ../shared), entered with chroot, as root.
+# Prints each command's time and result, and the tests the fresh root skipped. The root lives in
+# build-fresh/root.XXXXXX; /proc, /sys, /dev, /dev/pts and a /dev/shm of its own are mounted into it
+# and unmounted before it is removed with `rm -rf --one-file-system`; if anything is still mounted
+# there, the root is left in place and the command says so. --keep leaves it (unmounted) to look at.
+# Logs stay in build-fresh/. Uncommitted changes are not in the clone.
+FRESH_DIR=build-fresh
+fresh_root=""
+fresh_mounts=()
+
+# The Debian archive entries (`URI SUITE COMPONENT...`, one a line) apt uses here: bookworm and
+# bookworm-*, from /etc/apt/sources.list and sources.list.d (one-line *.list and deb822 *.sources).
+debian_sources() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '$1 == "deb" { i = 2
+           if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
+           line = $i " " $(i + 1); for (j = i + 2; j <= NF; j++) line = line " " $j; print line }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'function flush() {
+           if (types ~ /(^|[ \t])deb([ \t]|$)/ && enabled != "no") {
+             n = split(uris, u, /[ \t]+/); m = split(suites, s, /[ \t]+/)
+             for (i = 1; i <= n; i++) for (j = 1; j <= m; j++) if (u[i] != "" && s[j] != "") print u[i], s[j], comps }
+           types = uris = suites = comps = ""; enabled = "yes" }
+         BEGIN { enabled = "yes" }
+         /^#/ || /^[ \t]+[^ \t]/ { next }
+         /^[ \t]*$/ { flush(); next }
+         { key = tolower($1); sub(/:$/, "", key); val = $0; sub(/^[^:]*:[ \t]*/, "", val)
+           if (key == "types") types = val; else if (key == "uris") uris = val
+           else if (key == "suites") suites = val; else if (key == "components") comps = val
+           else if (key == "enabled") enabled = tolower(val) }
+         END { flush() }' "$f"
+  done | awk '$2 ~ /^bookworm(-[a-z]+)?$/ && !seen[$0]++'
+}
+
+# The mount points under the fresh root, deepest first.
+fresh_mounted() {
+  awk -v r="$fresh_root" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+# Mounts for the chroot; each is recorded for fresh_cleanup, and made private so that nothing
+# mounted under it reaches the host's tree.
+fresh_mount() {
+  local target=$fresh_root$1
+  shift
+  mount "$@" "$target"
+  fresh_mounts+=("$target")
+  mount --make-private "$target"
+}
+
+# On exit: stop what still runs inside the root, unmount what was mounted into it, and remove it
+# unless something is still mounted there.
+fresh_cleanup() {
+  local rc=$? pid pids=() i left=()
+  trap - EXIT INT TERM
+  [ -n "$fresh_root" ] && [ -d "$fresh_root" ] || exit "$rc"
+  # Processes whose root is the fresh root (a test's leftover server) would keep its mounts busy.
+  for pid in /proc/[0-9]*; do
+    if [ "$(readlink "$pid/root" 2>/dev/null)" = "$fresh_root" ]; then pids+=("${pid#/proc/}"); fi
+  done
+  if [ "${#pids[@]}" -gt 0 ]; then
+    echo "dev.sh fresh-machine: stopping processes left in the root:" >&2
+    ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" | sed 's/^ */  /' >&2 || true
+    kill "${pids[@]}" 2>/dev/null || true
+    sleep 2
+    kill -9 "${pids[@]}" 2>/dev/null || true
+  fi
+  for ((i = ${#fresh_mounts[@]} - 1; i >= 0; i--)); do
+    umount "${fresh_mounts[i]}" || echo "dev.sh fresh-machine: could not unmount ${fresh_mounts[i]}" >&2
+  done
+  mapfile -t left < <(fresh_mounted)
+  if [ "${#left[@]}" -gt 0 ]; then
+    echo "dev.sh fresh-machine: still mounted, so $fresh_root is NOT removed:" >&2
+    printf '  %s\n' "${left[@]}" >&2
+    echo "  unmount them (umount PATH), then: rm -rf --one-file-system $fresh_root" >&2
+    exit 1
+  fi
+  if [ "${FRESH_KEEP:-0}" = 1 ]; then
+    echo "dev.sh fresh-machine: kept the root (nothing mounted): $fresh_root" >&2
+  else
+    rm -rf --one-file-system "$fresh_root"
+  fi
+  exit "$rc"
+}
+
+# Runs a shell command in the fresh root's clone as root, with a login-like environment and nothing from ours.
+in_fresh_root() {
+  chroot "$fresh_root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    bash -c "cd /src/trainc && $1"
+}
+
+cmd_fresh_machine() {
+  FRESH_KEEP=0
+  case ${1:-} in
+    --keep) FRESH_KEEP=1 ;;
+    '') ;;
+    *) echo "dev.sh fresh-machine: unknown argument '$1' (only --keep)" >&2; return 2 ;;
+  esac
+  if [ "$(id -u)" -ne 0 ]; then echo "dev.sh fresh-machine: needs root (debootstrap, mount, chroot)" >&2; return 2; fi
+  local sources mirror rev dir start t_root t_examples t_test rc_examples=0 rc_test=0 result
+  mapfile -t sources < <(debian_sources)
+  mirror=$(printf '%s\n' "${sources[@]}" | awk '$2 == "bookworm" { print $1; exit }')
+  if [ -z "$mirror" ]; then
+    echo "dev.sh fresh-machine: no 'bookworm' suite in /etc/apt/sources.list or /etc/apt/sources.list.d/: which Debian mirror?" >&2
+    return 2
+  fi
+  rev=$(git rev-parse HEAD)
+  if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+    echo "dev.sh fresh-machine: note: uncommitted changes are not in the clone (HEAD $(git rev-parse --short HEAD))" >&2
+  fi
+  bash tools/install-deps.sh debootstrap
+  mkdir -p "$FRESH_DIR"
+  dir=$(cd "$FRESH_DIR" && pwd -P)
+  fresh_root=$(mktemp -d "$dir/root.XXXXXX")
+  chmod 755 "$fresh_root"
+  trap fresh_cleanup EXIT
+  trap 'exit 130' INT TERM
+
+  echo "dev.sh fresh-machine: debootstrap --variant=minbase bookworm $fresh_root $mirror" >&2
+  start=$SECONDS
+  mkdir -p "$dir/debs"  # debootstrap's downloads, kept for the next run
+  if ! debootstrap --variant=minbase --cache-dir="$dir/debs" bookworm "$fresh_root" "$mirror" >"$dir/debootstrap.log" 2>&1; then
+    echo "dev.sh fresh-machine: debootstrap failed; the end of $FRESH_DIR/debootstrap.log:" >&2
+    tail -n 20 "$dir/debootstrap.log" >&2
+    return 1
+  fi
+  printf 'deb %s\n' "${sources[@]}" >"$fresh_root/etc/apt/sources.list"
+  # The network as this machine reaches it: its DNS servers, and the local CAs it trusts (a proxy's,
+  # say), which the root's ca-certificates adds to its bundle when apt installs it (npm needs them).
+  if [ -e /etc/resolv.conf ]; then cp -L /etc/resolv.conf "$fresh_root/etc/resolv.conf"; fi
+  if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$fresh_root/usr/local/share/ca-certificates"
+    cp -rL /usr/local/share/ca-certificates/. "$fresh_root/usr/local/share/ca-certificates/"
+  fi
+  git clone -q --no-hardlinks "$PWD" "$fresh_root/src/trainc"
+  git -C "$fresh_root/src/trainc" checkout -q "$rev"
+  git -C "$fresh_root/src/trainc" remote remove origin
+  fresh_mount /proc -t proc proc
+  fresh_mount /sys --bind /sys
+  fresh_mount /dev --bind /dev
+  fresh_mount /dev/pts --bind /dev/pts
+  fresh_mount /dev/shm -t tmpfs -o mode=1777,nosuid,nodev tmpfs
+  t_root=$((SECONDS - start))
+
+  echo "dev.sh fresh-machine: ./dev.sh examples (log: $FRESH_DIR/examples.log)" >&2
+  start=$SECONDS
+  in_fresh_root './dev.sh examples' 2>&1 | tee "$dir/examples.log" || rc_examples=${PIPESTATUS[0]}
+  t_examples=$((SECONDS - start))
+  echo "dev.sh fresh-machine: ./dev.sh test (log: $FRESH_DIR/test.log)" >&2
+  start=$SECONDS
+  in_fresh_root './dev.sh test' 2>&1 | tee "$dir/test.log" || rc_test=${PIPESTATUS[0]}
+  t_test=$((SECONDS - start))
+  if [ -f "$fresh_root/src/trainc/build/meson-logs/testlog.txt" ]; then
+    cp "$fresh_root/src/trainc/build/meson-logs/testlog.txt" "$dir/testlog.txt"
+  fi
+
+  echo
+  echo "dev.sh fresh-machine: Debian 12 minbase root, clone of $(git rev-parse --short "$rev") with nothing beside it"
+  {
+    printf 'step\tseconds\tresult\n'
+    printf 'debootstrap + clone\t%s\tok\n' "$t_root"
+    result=passed; [ "$rc_examples" -eq 0 ] || result="FAILED (exit $rc_examples)"
+    printf './dev.sh examples\t%s\t%s\n' "$t_examples" "$result"
+    result=passed; [ "$rc_test" -eq 0 ] || result="FAILED (exit $rc_test)"
+    printf './dev.sh test\t%s\t%s\n' "$t_test" "$result"
+  } | print_table
+  # meson test's totals, on one line.
+  awk '/^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout): / { $1 = $1; printf "%s%s", sep, $0; sep = "  " }
+       END { if (sep != "") print "" }' "$dir/test.log"
+  if [ -f "$dir/testlog.txt" ]; then
+    echo "skipped in the fresh root:"
+    awk '/^test: / { name = $2 } /^ok [0-9]+ .*# *[Ss][Kk][Ii][Pp]/ { print "  " name ": " $0 }' "$dir/testlog.txt"
+  fi
+  [ "$rc_examples" -eq 0 ] && [ "$rc_test" -eq 0 ]
+}
+
 case ${1:-} in
   examples|test|golden|bench|fuzz|tsan)
     cmd=$1; shift
     "cmd_$cmd" "$@" ;;
+  fresh-machine) shift; cmd_fresh_machine "$@" ;;
   build) build ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;

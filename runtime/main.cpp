@@ -4,11 +4,26 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "datagen/cuda_generator.h"
+#include "preflight/gpu.h"
+
+namespace {
+
+/// `trainrt --version`: the version, then what this build can do with a GPU, one `name: yes|no` line
+/// each, so a test or an image build can tell a CUDA build from one without it.
+std::string version_text() {
+  auto yes_no = [](bool b) { return b ? "yes" : "no"; };
+  return fmt::format("trainrt {}\ncuda runtime + nccl (preflight): {}\ncuda kernel (datagen --device cuda): {}",
+                     TRAINRT_VERSION, yes_no(trainrt::preflight::built_with_cuda()),
+                     yes_no(trainrt::datagen::cuda_kernel_built()));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"trainrt: synthetic data generation, distributed XGBoost training, NCCL preflight and probes\n"
                "Exit codes: 0 ok, 1 failed, 2 usage, 3 no usable GPU, 4 a rank never joined, 5 probe failed."};
-  app.set_version_flag("--version", std::string("trainrt ") + TRAINRT_VERSION);
+  app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
   trainrt::Run run;
   app.add_flag("--check-args", run.check_args,

@@ -29,9 +29,11 @@ db, source, inc = sys.argv[1:]
 for entry in json.load(open(db)):
     if entry["file"].endswith("/" + source) and ".p/" in entry["output"] and "unit-tests" not in entry["output"]:
         args = shlex.split(entry["command"])
-        out = [args[0], "-I" + inc]
+        # The compiler, after the launcher meson puts before it when it finds one (ccache).
+        n = 2 if args[0].rsplit("/", 1)[-1] in ("ccache", "sccache") else 1
+        out = args[:n] + ["-I" + inc]
         skip = False
-        for a in args[1:]:
+        for a in args[n:]:
             if skip: skip = False; continue
             if a in ("-o", "-MF", "-MQ"): skip = True; continue
             if a in ("-MD", "-c") or a.startswith("-fdiagnostics-color"): continue

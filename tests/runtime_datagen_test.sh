@@ -161,21 +161,35 @@ check_size_and_regression() {
 }
 t "--size 1MB of 9 features + label is 25000 rows; regression tables inspect" check_size_and_regression
 
+# Whether trainrt has the CUDA kernel, as `trainrt --version` reports it: yes, no, or unknown.
+kernel=$("$TRAINRT" --version 2>/dev/null | sed -n 's/^cuda kernel (datagen --device cuda): \(yes\|no\)$/\1/p')
+kernel=${kernel:-unknown}
+# Without a usable GPU: exit 3, nothing written, and, in a build without the kernel, that it is missing.
 check_cuda() {
   run "$TRAINRT" datagen "${TABLE[@]}" --out "$TMP/cuda" --device cuda
-  expect 3 stderr 'GPU' || return 1
+  expect 3 stderr '^trainrt datagen: --device cuda needs a usable GPU: ' || return 1
+  if [ "$kernel" = no ]; then
+    expect 3 stderr 'needs a usable GPU: this trainrt was built without CUDA \(' || return 1
+  fi
   [ ! -e "$TMP/cuda/_trainrt_table.json" ] || { echo "wrote a table without a GPU"; return 1; }
 }
 # The CUDA kernel's table, bit for bit the CPU's: same inspect text (checksum over every value).
 check_cuda_bits() {
   gen_inspect "$TMP/cuda" --shards 3 --device cuda && same_text "$TMP/n1.inspect" "$TMP/cuda.inspect"
 }
-if "$TRAINRT" datagen --rows 16 --features 2 --quiet --dry-run --device cuda --out "$TMP/cuda-probe" >/dev/null 2>&1; then
+if [ "$kernel" = unknown ]; then
+  t_fail "trainrt --version says whether the CUDA kernel is built in" \
+    "no 'cuda kernel (datagen --device cuda): yes|no' line in: $("$TRAINRT" --version 2>&1)"
+elif "$TRAINRT" datagen --rows 16 --features 2 --quiet --dry-run --device cuda --out "$TMP/cuda-probe" >/dev/null 2>&1; then
   t "--device cuda: the GPU's table is the CPU's, bit for bit" check_cuda_bits
 else
-  t "--device cuda without a usable GPU exits 3 with a message" check_cuda
+  t "--device cuda without a usable GPU exits 3 with a message (CUDA kernel built in: $kernel)" check_cuda
   tap_n=$((tap_n + 1))
-  echo "ok $tap_n - the GPU's table is the CPU's, bit for bit # SKIP no usable CUDA GPU (or built without CUDA)"
+  if [ "$kernel" = no ]; then
+    echo "ok $tap_n - the GPU's table is the CPU's, bit for bit # SKIP trainrt was built without the CUDA kernel"
+  else
+    echo "ok $tap_n - the GPU's table is the CPU's, bit for bit # SKIP no usable CUDA GPU"
+  fi
 fi
 
 check_usage() {

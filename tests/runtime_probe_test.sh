@@ -2,7 +2,9 @@
 # trainrt probe and preflight from the outside (TAP): exit codes and the one-line reasons.
 #   probe live:  0 fresh heartbeat; 5 old or missing (saying the age); 2 bad --max-age
 #   probe ready: 0 when every path is readable; 5 naming each missing one
-#   preflight:   3 without a GPU (checked first, so also for a rank whose rank 0 is missing);
+#   preflight:   3 without a GPU (checked first, so also for a rank whose rank 0 is missing), with the
+#                message of the build `trainrt --version` reports: with CUDA, what to check on the pod;
+#                without, that it was built without CUDA;
 #                with --expect-gpus 0 (rendezvous only): 4 naming the rank that never joined, 0 when all do
 # Usage: tests/runtime_probe_test.sh TRAINRT TRAINC
 set -uo pipefail
@@ -90,11 +92,32 @@ check_not_ready() {
 
 # ---- preflight -----------------------------------------------------------------------------
 
+# Whether this trainrt has the CUDA runtime and NCCL, as `trainrt --version` reports it: yes or no.
+# Without them (a machine without /usr/local/cuda, or -Dcuda=disabled) preflight says so instead of
+# asking CUDA about the GPUs.
+cuda_build() {
+  local v
+  v=$("$TRAINRT" --version 2>&1) || { echo "trainrt --version failed: $v"; return 1; }
+  sed -n 's/^cuda runtime + nccl (preflight): \(yes\|no\)$/\1/p' <<<"$v" | grep . ||
+    { echo "trainrt --version has no 'cuda runtime + nccl (preflight): yes|no' line:"; printf '%s\n' "$v"; return 1; }
+}
+
+# A CUDA build on a machine without a GPU: what CUDA answered and what to check on the pod.
 check_preflight_no_gpu() {
   expect_exit 3 preflight --expect-gpus 8 || return 1
   expect_line stderr "^trainrt preflight: no usable GPU \(expected 8\)" || return 1
   expect_line stderr "nvidia.com/gpu" || return 1
   expect_line stdout '^\{"preflight":"no_gpu","exit":3,'
+}
+
+# A build without CUDA: preflight exits 3 however many GPUs the machine has, and says why.
+check_preflight_built_without_cuda() {
+  expect_exit 3 preflight --expect-gpus 8 || return 1
+  expect_line stderr "^trainrt preflight: no usable GPU: trainrt was built without CUDA \(no CUDA runtime or NCCL" ||
+    return 1
+  expect_line stderr "^  check: run the trainrt container image, which is built with CUDA; or pass --expect-gpus 0" ||
+    return 1
+  expect_line stdout '^\{"preflight":"no_gpu","exit":3,"rank":0,"world_size":1,"expect_gpus":8,"error":"no usable GPU: trainrt was built without CUDA'
 }
 
 check_preflight_gpu_check_first() {
@@ -151,11 +174,18 @@ t "probe live: a missing heartbeat fails with 5" check_missing_heartbeat
 t "probe live: a bad --max-age is a usage error" check_bad_max_age
 t "probe ready: readable file and listable folder pass" check_ready
 t "probe ready: a missing path fails with 5, named" check_not_ready
-if has_gpu; then
+t "trainrt --version says whether it was built with the CUDA runtime and NCCL" cuda_build
+cuda=$(cuda_build 2>/dev/null) || cuda=unknown
+if [ "$cuda" = no ]; then
+  t "preflight: built without CUDA, exits 3 saying so and what to run instead" check_preflight_built_without_cuda
+  t "preflight: the GPU check comes before the rendezvous" check_preflight_gpu_check_first
+elif [ "$cuda" != yes ]; then
+  t_fail "preflight: no GPU exits 3 with what to check" "not run: trainrt --version does not say whether it has CUDA"
+elif has_gpu; then
   skip "preflight: no GPU exits 3 with what to check" "this machine has a GPU"
   skip "preflight: the GPU check comes before the rendezvous" "this machine has a GPU"
 else
-  t "preflight: no GPU exits 3 with what to check" check_preflight_no_gpu
+  t "preflight: built with CUDA, no GPU exits 3 with what to check" check_preflight_no_gpu
   t "preflight: the GPU check comes before the rendezvous" check_preflight_gpu_check_first
 fi
 t "preflight --expect-gpus 0: rank 0 missing exits 4 naming it" check_preflight_rank0_missing

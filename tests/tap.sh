@@ -4,6 +4,7 @@
 #   tap_init "$@"           resolves TRAINC, cd's to the repo root, makes $TMP (removed on exit)
 #   t NAME CMD [ARG...]     one test: ok when CMD succeeds; what CMD prints becomes `# ` lines
 #   tap_done                prints the plan; exits 1 when a test failed
+#   oracles_present NAME TOOL...   sets $ORACLE; true when the independent oracles are there (below)
 
 tap_init() {
   if [ "$#" -lt 1 ]; then
@@ -71,6 +72,37 @@ t_fail() {
 }
 fail_with() {
   printf '%s\n' "$@"
+  return 1
+}
+
+# The independent oracles (validators kept outside the project): shared/oracle beside the source
+# root, as .ci/run has them, or the folder $TRAINC_ORACLE_DIR names. A clone on its own has none.
+# oracles_present NAME TOOL...: sets ORACLE and is true when every TOOL is in it. Otherwise it
+# reports NAME, the test(s) that need them, as one TAP line and is false: skipped, saying why, when
+# the folder is absent; failed when TRAINC_REQUIRE_ORACLES=1 (.ci/run sets it) or when the folder
+# is there but lacks a TOOL.
+oracles_present() {
+  local name=$1 tool missing=() absent
+  shift
+  if [ -n "${TRAINC_ORACLE_DIR:-}" ]; then
+    ORACLE=$TRAINC_ORACLE_DIR
+    absent="the oracles are not at $ORACLE (TRAINC_ORACLE_DIR)"
+  else
+    ORACLE="$(cd .. && pwd)/shared/oracle"
+    absent="the oracles (../shared/oracle) are not beside this clone"
+  fi
+  for tool in "$@"; do
+    if [ ! -x "$ORACLE/$tool" ]; then missing+=("$tool"); fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then return 0; fi
+  if [ -d "$ORACLE" ]; then
+    t_fail "$name" "the oracle folder $ORACLE lacks ${missing[*]}"
+  elif [ "${TRAINC_REQUIRE_ORACLES:-}" = 1 ]; then
+    t_fail "$name" "$absent, and TRAINC_REQUIRE_ORACLES=1 (set by .ci/run) requires them"
+  else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - $name # SKIP $absent"
+  fi
   return 1
 }
 

@@ -9,6 +9,9 @@
 
 namespace trainrt::datagen {
 
+/// True when the CUDA kernel is built in (nvcc was found), whether or not a GPU is there to run it.
+bool cuda_kernel_built();
+
 /// Usable CUDA devices: 0 with `why` set when there are none (not built with CUDA, no driver, no GPU).
 int cuda_device_count(std::string& why);
 

@@ -1,10 +1,12 @@
-// Built instead of datagen_kernel.cu when nvcc was not found at configure time.
+// Built instead of datagen_kernel.cu when nvcc was not found at configure time, or with -Dcuda=disabled.
 #include "datagen/cuda_generator.h"
 
 namespace trainrt::datagen {
 
+bool cuda_kernel_built() { return false; }
+
 int cuda_device_count(std::string& why) {
-  why = "this trainrt was built without CUDA (nvcc was not found when it was configured)";
+  why = "this trainrt was built without CUDA (nvcc was not found when it was configured, or -Dcuda=disabled)";
   return 0;
 }
 
