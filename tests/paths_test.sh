@@ -94,7 +94,42 @@ check_output_outside_repository() {
     { echo "the workflow does not name out/ray-t4/**"; return 1; }
 }
 
+# Paths that generated files name (Dockerfile comments, pipelines): a spec folder whose name holds a
+# line break or '${{' is refused, naming it; a build context named like an option is passed as ./-q.
+check_hostile_folder_names() {
+  local repo=$TMP/names dir
+  for dir in $'a\nRUN touch x' 'b${{ github.token }}'; do
+    rm -rf "$repo"
+    mkdir -p "$repo/.git" "$repo/$dir"
+    cp examples/ray-t4/spec.yaml "$repo/$dir/"
+    cp -a examples/ray-t4/image "$repo/$dir/"
+    run bash -c "cd \"\$1\" && \"\$2\" compile \"\$3/spec.yaml\" -o out" _ "$repo" "$TRAINC" "$dir"
+    [ "$rc" -eq 1 ] || { echo "compiling a spec in folder $(printf %q "$dir") exited $rc"; cat "$TMP/stderr"; return 1; }
+    grep -q "holds a control character or '\${{': generated files name it" "$TMP/stderr" ||
+      { echo "no diagnostic naming the folder:"; cat "$TMP/stderr"; return 1; }
+    [ ! -e "$repo/out" ] || { echo "output was written"; return 1; }
+  done
+}
+
+check_option_like_context() {
+  local repo=$TMP/optctx
+  mkdir -p "$repo/.git"
+  cp -a examples/ray-t4/. "$repo/"  # the spec at the repository root: its context's path is just -q
+  mv "$repo/image" "$repo/-q"
+  sed -i 's/^      context: image$/      context: -q/' "$repo/spec.yaml"
+  grep -q '^      context: -q$' "$repo/spec.yaml" || { echo "examples/ray-t4/spec.yaml changed: update this test"; return 1; }
+  run bash -c "cd '$repo' && '$TRAINC' compile spec.yaml -o out"
+  [ "$rc" -eq 0 ] || { echo "compile exited $rc"; cat "$TMP/stderr"; return 1; }
+  local lines
+  lines=$(grep -rh 'docker build ' "$repo/out/ray-t4/ci"; sed -n 's/^#  *\(-t .*\)/docker build \1/p' "$repo/out/ray-t4/docker/ray.Dockerfile")
+  [ -n "$lines" ] || { echo "no docker build line in the pipelines"; return 1; }
+  if printf '%s\n' "$lines" | grep -qE ' -q$'; then echo "docker would read the context as an option:"; printf '%s\n' "$lines"; return 1; fi
+  printf '%s\n' "$lines" | grep -qE " \./-q'?$" || { echo "no docker build line names ./-q:"; printf '%s\n' "$lines"; return 1; }
+}
+
 t "the test folder is outside any git work tree" check_outside_git
+t "a spec folder named with a line break or '\${{' is refused, naming it" check_hostile_folder_names
+t "a build context named like an option (-q) reaches docker build as a path" check_option_like_context
 t "outside git: the same specs compiled from a/ and a/b/ give identical trees" check_same_bytes
 t "outside git: trainc diff from a third folder reports no drift and nothing orphaned" check_diff_elsewhere
 t "outside git: from a third folder, an edited file is drift and a removed spec's folder is orphaned" check_diff_finds_drift

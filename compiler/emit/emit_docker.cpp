@@ -87,12 +87,16 @@ std::string image_dockerfile(const System& sys, const Build& b) {
   std::vector<std::string> dirs{b.workdir};
   dirs.insert(dirs.end(), b.writable.begin(), b.writable.end());
   const CiPaths paths = ci_paths(sys);
+  // The comment's example passes the context as docker build's operand: a folder named like an
+  // option (-q) is written ./-q.
+  std::string context = paths.context(b);
+  if (context.starts_with('-')) context = "./" + context;
   return fmt::format("# {}\n", kGeneratedNotice) +
          fill(tmpl->data, {{"@NAME@", fmt::format("{} '{}'", b.of, b.name)},
                            {"@BASE@", b.base},
                            {"@DIRS@", sh_join(dirs)},
                            {"@WORKDIR@", b.workdir},
-                           {"@CONTEXT@", paths.context(b)},
+                           {"@CONTEXT@", context},
                            {"@DOCKERFILE@", paths.dockerfile(b)},
                            {"@IMAGE@", b.image},
                            {"@REQUIREMENTS@", requirements},
