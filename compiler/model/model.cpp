@@ -142,7 +142,8 @@ PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* 
   };
   for (const auto& [_, s] : sys.services)
     if (s.pool == pool.name) take(s.resources, s.gpus, s.max, sys.istio ? &catalog().istio_proxy() : nullptr);
-  for (const auto& [_, cl] : sys.clusters) {
+  for (const auto& entry : sys.clusters) {
+    const ComputeCluster& cl = entry.second;  // a lambda may not capture a structured binding (clang 14)
     auto group = [&](const PodGroup& g) {
       if (g.pool == pool.name && &g != except)
         take(g.resources, g.gpus, g.max, cl.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar());
