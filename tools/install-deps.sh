@@ -18,7 +18,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # renders every example's graph.svg as a reader's viewer does, in DejaVu Sans, and checks with
 # tests/graph_fit.py that each label stays inside its box. cmark: tests/runbook_test.sh renders a
 # runbook with CommonMark's reference implementation to check that spec text stays text.
-# shellcheck: tests/injection_test.sh and tests/taint_test.sh lint every script a hostile spec gives.
+# The shellcheck package: tests/injection_test.sh and tests/taint_test.sh lint every script a hostile
+# spec gives.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
