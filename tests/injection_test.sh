@@ -17,6 +17,7 @@ tap_init "$@"
 
 PWNED="$TMP/pwned"
 SANDBOX="$TMP/sandbox"
+rc=0  # exit code of the last run_in_sandbox (tests/stubs.sh)
 OUT="$TMP/out"
 MARK="trainc-injection-$$"   # the name `../` escapes would write under /tmp
 mkdir -p "$PWNED" "$SANDBOX/home" "$SANDBOX/tmp"
@@ -178,24 +179,11 @@ extract_entry_scripts() {
 }
 t "the entry scripts are in the ConfigMaps" extract_entry_scripts
 
-lint() {
-  local f rc=0
-  for f in "$OUT"/hostile/scripts/*.sh "$TMP"/entry/*.sh; do
-    bash -n "$f" || rc=1
-  done
-  if ! command -v shellcheck >/dev/null; then echo "shellcheck is not installed: only bash -n ran"; return "$rc"; fi
-  shellcheck -S warning -f gcc "$OUT"/hostile/scripts/*.sh "$TMP"/entry/*.sh || rc=1
-  return "$rc"
-}
+lint() { lint_scripts "$OUT"/hostile/scripts/*.sh "$TMP"/entry/*.sh; }
 t "bash -n and shellcheck pass on every emitted script" lint
 
 # ---- running them ---------------------------------------------------------------------------------
-run_in_sandbox() {
-  rc=0
-  (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
-    HEALTH_ATTEMPTS=1 HEALTH_DELAY=0 NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 \
-    STUB_S3="$SANDBOX/bucket" timeout 120 "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
-}
+run_in_sandbox() { stub_run_in_sandbox 120 "$@"; }
 
 scripts_run() {
   local s

@@ -301,3 +301,26 @@ stub_entry_script() {
       -e 's#^cd (.*)$#mkdir -p \1 \&\& cd \1#' >"$2"
   [ -s "$2" ] || { echo "no entrypoint.sh in $1"; return 1; }
 }
+
+# stub_run_in_sandbox SECONDS CMD...: runs CMD in $SANDBOX as a pod would see it (the stand-ins
+# first on PATH, HOME and TMPDIR in the sandbox, a two-node rendezvous, S3 under $SANDBOX/bucket),
+# for at most SECONDS; sets rc and leaves its output in $TMP/stdout and $TMP/stderr.
+stub_run_in_sandbox() {
+  local seconds=$1
+  shift
+  rc=0
+  (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
+    HEALTH_ATTEMPTS=1 HEALTH_DELAY=0 NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 \
+    STUB_S3="$SANDBOX/bucket" timeout "$seconds" "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+}
+
+# lint_scripts FILE...: bash -n on each, then shellcheck (warnings and worse) on all of them.
+lint_scripts() {
+  local f rc=0
+  for f in "$@"; do
+    bash -n "$f" || rc=1
+  done
+  if ! command -v shellcheck >/dev/null; then echo "shellcheck is not installed: only bash -n ran"; return "$rc"; fi
+  shellcheck -S warning -f gcc "$@" || rc=1
+  return "$rc"
+}

@@ -482,6 +482,21 @@ def dockerfile_instructions(text):
     return out
 
 
+def strings_intact(node, where, by_marker, bad, keys_clean=False):
+    """Every string in a parsed YAML/JSON tree holds the taint it holds as written (intact); with
+    keys_clean, no mapping key holds taint either."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if keys_clean and MARK.search(str(k)):
+                bad.append("%s: a key holds taint: %r" % (where, k))
+            strings_intact(v, where + "." + str(k), by_marker, bad, keys_clean)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            strings_intact(v, "%s[%d]" % (where, i), by_marker, bad, keys_clean)
+    elif isinstance(node, str):
+        intact(node, by_marker, where, bad)
+
+
 # Docker substitutes $NAME and ${...} in these instructions' arguments.
 SUBSTITUTED = {"ADD", "COPY", "ENV", "EXPOSE", "FROM", "LABEL", "STOPSIGNAL", "USER", "VOLUME", "WORKDIR", "ONBUILD"}
 
@@ -515,22 +530,10 @@ def check_ci(work, scripts):
         with open(os.path.join(scripts, "%d-%s.sh" % (len(os.listdir(scripts)), re.sub(r"[^A-Za-z0-9_.-]", "_", name))), "w") as f:
             f.write("#!/usr/bin/env bash\n" + text + "\n")
 
-    def strings(node, where):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if MARK.search(str(k)):
-                    bad.append("%s: a key holds taint: %r" % (where, k))
-                strings(v, where + "." + str(k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                strings(v, "%s[%d]" % (where, i))
-        elif isinstance(node, str):
-            intact(node, by_marker, where, bad)
-
     for path in files(report, "ci/.github/workflows/*.yaml"):
         n += 1
         wf = yaml.safe_load(open(path))
-        strings(wf, os.path.basename(path))
+        strings_intact(wf, os.path.basename(path), by_marker, bad, keys_clean=True)
         for job, spec in wf["jobs"].items():
             for i, step in enumerate(spec.get("steps", [])):
                 if "run" in step:
@@ -540,7 +543,7 @@ def check_ci(work, scripts):
     for path in files(report, "ci/cloudbuild.*.yaml"):
         n += 1
         cfg = yaml.safe_load(open(path))
-        strings(cfg, os.path.basename(path))
+        strings_intact(cfg, os.path.basename(path), by_marker, bad, keys_clean=True)
         for step in cfg["steps"]:
             if step.get("entrypoint") == "bash" and step.get("args", [None])[0] == "-c":
                 write("cloudbuild-%s" % step.get("id"), step["args"][1].replace("$$", "$"))
@@ -736,16 +739,7 @@ def check_model(work):
     report, by_marker = load(work)
     bad = []
     for path in files(report, "model.yaml"):
-        def walk_model(node, where):
-            if isinstance(node, dict):
-                for k, v in node.items():
-                    walk_model(v, where + "." + str(k))
-            elif isinstance(node, list):
-                for i, v in enumerate(node):
-                    walk_model(v, "%s[%d]" % (where, i))
-            elif isinstance(node, str):
-                intact(node, by_marker, where, bad)
-        walk_model(yaml.safe_load(open(path)), "model.yaml")
+        strings_intact(yaml.safe_load(open(path)), "model.yaml", by_marker, bad)
     for path in files(report, "graph.svg"):
         for el in ET.parse(path).iter():
             if MARK.search(el.tag):

@@ -18,6 +18,7 @@ tap_init "$@"
 WORK="$TMP/work"
 PWNED="$TMP/pwned"
 SANDBOX="$TMP/sandbox"
+rc=0  # exit code of the last run_in_sandbox (tests/stubs.sh)
 mkdir -p "$WORK" "$PWNED" "$SANDBOX/home" "$SANDBOX/tmp"
 stubs_install "$TMP/stubs"
 
@@ -49,23 +50,13 @@ entry_scripts() {
 t "the entry scripts are in the ConfigMaps" entry_scripts
 
 lint() {
-  local f out rc=0 all=()
+  local out all=()
   for out in "${OUTS[@]}"; do all+=("$out"/scripts/*.sh); done
-  all+=("$TMP"/entry/*.sh "$TMP"/ci-scripts/*.sh)
-  for f in "${all[@]}"; do
-    bash -n "$f" || rc=1
-  done
-  shellcheck -S warning -f gcc "${all[@]}" || rc=1
-  return "$rc"
+  lint_scripts "${all[@]}" "$TMP"/entry/*.sh "$TMP"/ci-scripts/*.sh
 }
 t "bash -n and shellcheck pass on the scripts, entry scripts and CI scripts" lint
 
-run_in_sandbox() {
-  rc=0
-  (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
-    HEALTH_ATTEMPTS=1 HEALTH_DELAY=0 NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 \
-    STUB_S3="$SANDBOX/bucket" timeout 60 "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
-}
+run_in_sandbox() { stub_run_in_sandbox 60 "$@"; }
 
 scripts_run() {
   local out s
