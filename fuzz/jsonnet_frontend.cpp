@@ -1,4 +1,4 @@
-// libFuzzer harness: the Jsonnet front end exactly as trainc runs it (jsonnet_loader.cpp): the
+// libFuzzer harness: the Jsonnet front end exactly as trainc runs it (jsonnet_loader.h): the
 // source depth scan, evaluation in a forked child under its deadline, memory cap and output bound,
 // the error-text parsing, the document limits and the key position search.
 //

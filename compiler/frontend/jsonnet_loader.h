@@ -1,6 +1,9 @@
 #pragma once
 // Front end for Jsonnet specs, through libjsonnet. Imports are jailed to the spec's own folder and
 // the stdlib embedded in the binary; Jsonnet errors become diagnostics.
+// One file pair per job behind it: jsonnet_vm (libjsonnet and its import jail), jsonnet_sandbox (the
+// evaluation server, a child process), jsonnet_prefetch (specs evaluated ahead) and
+// jsonnet_positions (where each key was written).
 #include <optional>
 #include <vector>
 
