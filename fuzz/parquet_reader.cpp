@@ -1,7 +1,7 @@
-// libFuzzer harness: trainrt's Parquet reader (common/parquet_reader, parquet_thrift): the footer
+// libFuzzer harness: trainrt's Parquet reader (formats/parquet_reader, parquet_thrift): the footer
 // (magic, length, Thrift-encoded FileMetaData, schema, row counts, chunk ranges) and every row group
 // of a file whose footer passes.
-#include "common/parquet_reader.h"
+#include "formats/parquet_reader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
-// libFuzzer harness: trainrt's native shard reader (common/shard_reader, shard_format): the header
+// libFuzzer harness: trainrt's native shard reader (formats/shard_reader, shard_format): the header
 // check against the file size, the payload checksum, and reading every row of a shard that passes.
 // Each input is tried as given and with its header's payload checksum recomputed, so mutations get
 // past the checksum to the row data.
-#include "common/shard_reader.h"
+#include "formats/shard_reader.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/shard_format.h"
+#include "formats/shard_format.h"
 #include "fuzz_file.h"
 
 namespace {

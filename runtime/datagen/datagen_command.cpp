@@ -5,11 +5,11 @@
 #include <cctype>
 #include <sstream>
 
+#include "cli_numbers.h"
 #include "commands.h"
-#include "common/cli_numbers.h"
-#include "common/parquet_codec.h"
 #include "datagen/datagen_run.h"
 #include "datagen/inspect.h"
+#include "formats/parquet_codec.h"
 
 namespace trainrt {
 
@@ -133,7 +133,7 @@ void add_datagen(CLI::App& app, Run& run) {
       "cluster by cluster). The table depends only on the seed and the parameters, never on --shards, --threads or "
       "--device.");
   datagen::Spec& s = flags->run.spec;
-  // Every number is range-checked on its text first (common/cli_numbers.h): exit 2 naming the flag and the range.
+  // Every number is range-checked on its text first (cli_numbers.h): exit 2 naming the flag and the range.
   constexpr uint64_t kColumns = 65536, kBig = uint64_t{1} << 62;
   cmd->add_option("--rows", flags->rows, "rows in the table")->check(whole_number(1, kBig));
   cmd->add_option("--size", flags->size, "table size in bytes of float32 features and label (6TB, 500GB, 64GiB)");

@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "commands.h"
-#include "common/shard_format.h"
 #include "datagen/cpu_generator.h"
 #include "datagen/cuda_generator.h"
 #include "datagen/inspect.h"
@@ -16,6 +15,7 @@
 #include "datagen/progress.h"
 #include "datagen/shard_writer.h"
 #include "datagen/table.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

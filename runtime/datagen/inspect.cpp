@@ -23,11 +23,11 @@
 
 #include "commands.h"
 #include "common/fnv.h"
-#include "common/parquet_reader.h"
-#include "common/philox.h"
-#include "common/shard_format.h"
+#include "datagen/philox.h"
 #include "datagen/row_generator.h"
 #include "datagen/table.h"
+#include "formats/parquet_reader.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

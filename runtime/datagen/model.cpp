@@ -4,7 +4,7 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "common/philox.h"
+#include "datagen/philox.h"
 #include "datagen/row_generator.h"
 
 namespace trainrt::datagen {

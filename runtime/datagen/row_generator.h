@@ -14,8 +14,8 @@
 // Philox counters: (row, index, purpose) with the purposes below; parameters use their own.
 #include <cstdint>
 
-#include "common/philox.h"
 #include "datagen/model.h"
+#include "datagen/philox.h"
 
 namespace trainrt::datagen {
 

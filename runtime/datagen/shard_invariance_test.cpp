@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "common/shard_format.h"
 #include "datagen/cpu_generator.h"
 #include "datagen/datagen_run.h"
 #include "datagen/inspect.h"
@@ -17,6 +16,7 @@
 #include "datagen/row_generator.h"
 #include "datagen/shard_writer.h"
 #include "datagen/table.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

@@ -22,9 +22,9 @@
 #include <immintrin.h>
 #endif
 
-#include "common/shard_format.h"
 #include "datagen/inspect.h"
 #include "datagen/table.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

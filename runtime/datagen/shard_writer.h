@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_writer.h"
 #include "datagen/model.h"
 #include "datagen/spec.h"
+#include "formats/parquet_writer.h"
 
 namespace trainrt::datagen {
 

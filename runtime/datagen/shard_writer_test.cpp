@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_codec.h"
-#include "common/parquet_format.h"
-#include "common/shard_format.h"
 #include "datagen/cpu_generator.h"
 #include "datagen/model.h"
 #include "datagen/table.h"
+#include "formats/parquet_codec.h"
+#include "formats/parquet_format.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

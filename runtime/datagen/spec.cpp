@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "common/parquet_codec.h"
 #include "common/units.h"
+#include "formats/parquet_codec.h"
 
 namespace trainrt::datagen {
 

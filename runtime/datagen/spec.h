@@ -34,7 +34,7 @@ struct Spec {
 struct Layout {
   uint32_t shards = 1;
   Format format = Format::kNative;
-  /// Parquet pages' codec (common/parquet_format.h): kUncompressed (0, the default), kSnappy or kZstd.
+  /// Parquet pages' codec (formats/parquet_format.h): kUncompressed (0, the default), kSnappy or kZstd.
   int32_t compression = 0;
 };
 

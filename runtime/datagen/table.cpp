@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "common/fnv.h"
-#include "common/parquet_codec.h"
-#include "common/parquet_reader.h"
-#include "common/shard_format.h"
+#include "formats/parquet_codec.h"
+#include "formats/parquet_reader.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::datagen {
 

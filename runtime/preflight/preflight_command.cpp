@@ -3,8 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_numbers.h"
 #include "commands.h"
-#include "common/cli_numbers.h"
 #include "preflight/preflight.h"
 
 namespace trainrt {

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/shard_reader.h"
+#include "formats/shard_reader.h"
 #include "train/test_shards.h"
 
 using namespace trainrt;

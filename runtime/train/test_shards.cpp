@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "common/parquet_writer.h"
+#include "formats/parquet_writer.h"
 
 
 namespace trainrt::testdata {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/shard_format.h"
+#include "formats/shard_format.h"
 
 namespace trainrt::testdata {
 

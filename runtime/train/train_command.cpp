@@ -4,10 +4,10 @@
 #include <memory>
 #include <string>
 
+#include "cli_numbers.h"
 #include "commands.h"
-#include "common/cli_numbers.h"
-#include "train/trainer.h"
 #include "train/train_options.h"
+#include "train/trainer.h"
 
 namespace trainrt {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_reader.h"
-#include "common/shard_reader.h"
+#include "formats/parquet_reader.h"
+#include "formats/shard_reader.h"
 #include "train/xgb.h"
 
 namespace trainrt {

@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "common/fnv.h"
-#include "common/shard_reader.h"
+#include "formats/shard_reader.h"
 #include "train/checkpoint.h"
 #include "train/collective.h"
 #include "train/metrics_log.h"

@@ -1,4 +1,4 @@
-#include "common/philox.h"
+#include "datagen/philox.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "common/cli_numbers.h"
+#include "cli_numbers.h"
 
 #include <doctest/doctest.h>
 

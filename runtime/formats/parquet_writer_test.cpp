@@ -1,7 +1,7 @@
 // The Parquet writer's row groups taken apart page by page, without the reader: every page's header,
 // CRC and (de)compressed values, the column chunks' sizes and codec, the statistics, and the spans
 // that refer to the caller's values rather than copying them.
-#include "common/parquet_writer.h"
+#include "formats/parquet_writer.h"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_codec.h"
+#include "formats/parquet_codec.h"
 
 namespace trainrt::parquet {
 

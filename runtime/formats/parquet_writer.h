@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/parquet_format.h"
+#include "formats/parquet_format.h"
 
 namespace trainrt::parquet {
 

@@ -1,4 +1,4 @@
-#include "common/parquet_codec.h"
+#include "formats/parquet_codec.h"
 
 #include <snappy.h>
 #include <zstd.h>

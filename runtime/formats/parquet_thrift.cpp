@@ -1,4 +1,4 @@
-#include "common/parquet_thrift.h"
+#include "formats/parquet_thrift.h"
 
 namespace trainrt::thrift {
 

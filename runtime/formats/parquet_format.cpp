@@ -1,8 +1,8 @@
-#include "common/parquet_format.h"
+#include "formats/parquet_format.h"
 
 #include <libdeflate.h>
 
-#include "common/parquet_thrift.h"
+#include "formats/parquet_thrift.h"
 
 namespace trainrt::parquet {
 

@@ -1,4 +1,4 @@
-#include "common/parquet_writer.h"
+#include "formats/parquet_writer.h"
 
 #include <sys/mman.h>
 
@@ -9,7 +9,7 @@
 #endif
 #include <stdexcept>
 
-#include "common/parquet_codec.h"
+#include "formats/parquet_codec.h"
 
 namespace trainrt::parquet {
 

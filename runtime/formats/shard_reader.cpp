@@ -1,4 +1,4 @@
-#include "common/shard_reader.h"
+#include "formats/shard_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_codec.h"
-#include "common/parquet_reader.h"
-#include "common/parquet_thrift.h"
-#include "common/parquet_writer.h"
+#include "formats/parquet_codec.h"
+#include "formats/parquet_reader.h"
+#include "formats/parquet_thrift.h"
+#include "formats/parquet_writer.h"
 
 namespace trainrt::parquet {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/parquet_format.h"
+#include "formats/parquet_format.h"
 
 namespace trainrt::parquet {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/parquet_format.h"
+#include "formats/parquet_format.h"
 
 namespace trainrt::parquet {
 

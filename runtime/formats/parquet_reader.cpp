@@ -1,4 +1,4 @@
-#include "common/parquet_reader.h"
+#include "formats/parquet_reader.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "common/parquet_codec.h"
+#include "formats/parquet_codec.h"
 
 namespace trainrt::parquet {
 

@@ -1,4 +1,4 @@
-#include "common/shard_format.h"
+#include "formats/shard_format.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
