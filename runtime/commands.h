@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "report.h"
+
 namespace trainrt {
 
 /// Exit codes shared by every subcommand.
@@ -17,6 +19,14 @@ enum Exit : int {
   kProbeFailed = 5,   ///< a probe's condition does not hold
 };
 
+/// The subcommand as typed: "datagen"; "live" under "probe" is "probe live".
+inline std::string command_name(const CLI::App& command) {
+  std::string name = command.get_name();
+  for (const CLI::App* up = command.get_parent(); up != nullptr && up->get_parent() != nullptr; up = up->get_parent())
+    name = up->get_name() + " " + name;
+  return name;
+}
+
 /// What the top level shares with every subcommand's callback.
 struct Run {
   int rc = kOk;
@@ -24,16 +34,12 @@ struct Run {
   bool check_args = false;
 
   /// Called by a subcommand once its flags are parsed and checked, just before it would start
-  /// work. With --check-args prints "trainrt SUB: arguments ok" (and `note`, if any, on stderr),
-  /// sets rc to kOk and returns true: the caller returns. Otherwise returns false.
+  /// work. With --check-args prints "trainrt SUB: arguments ok" (and `note`, if any, reported as
+  /// a note), sets rc to kOk and returns true: the caller returns. Otherwise returns false.
   bool stop_before_work(const CLI::App& command, const std::string& note = "") {
     if (!check_args) return false;
-    std::string name = command.get_name();  // "live" under "probe": "probe live"
-    for (const CLI::App* up = command.get_parent(); up != nullptr && up->get_parent() != nullptr;
-         up = up->get_parent())
-      name = up->get_name() + " " + name;
-    fmt::print("trainrt {}: arguments ok\n", name);
-    if (!note.empty()) fmt::print(stderr, "trainrt {}: note: {}\n", name, note);
+    fmt::print("trainrt {}: arguments ok\n", command_name(command));
+    if (!note.empty()) report(note, Level::note);
     rc = kOk;
     return true;
   }

@@ -1,11 +1,11 @@
 // trainrt: the runtime trainc's generated pods execute.
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 
 #include "commands.h"
 #include "datagen/cuda_generator.h"
 #include "preflight/gpu.h"
+#include "report.h"
 
 namespace {
 
@@ -35,6 +35,12 @@ int main(int argc, char** argv) {
   trainrt::add_train(app, run);
   trainrt::add_preflight(app, run);
   trainrt::add_probe(app, run);
+  // Once the command line is parsed, before any subcommand runs: reports name the subcommand.
+  app.parse_complete_callback([&app] {
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    if (command != &app) trainrt::report_as(trainrt::command_name(*command));
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,13 +52,13 @@ int main(int argc, char** argv) {
     return trainrt::kUsage;
   } catch (const std::filesystem::filesystem_error& e) {
     // Subcommands report their own failures; these handlers are the net under them.
-    std::fprintf(stderr, "trainrt: error: a file operation failed%s%s: %s\n  Check that the path exists, is writable "
-                 "and its storage is mounted, then run the same command again.\n",
-                 e.path1().empty() ? "" : " on ", e.path1().c_str(), e.code().message().c_str());
+    trainrt::report(fmt::format("a file operation failed{}{}: {}\nCheck that the path exists, is writable and its "
+                                "storage is mounted, then run the same command again.",
+                                e.path1().empty() ? "" : " on ", e.path1().string(), e.code().message()));
     return trainrt::kFailed;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "trainrt: error: %s\n  This is unexpected: please report it with the command that was "
-                 "run.\n", e.what());
+    trainrt::report(
+        fmt::format("{}\nThis is unexpected: please report it with the command that was run.", e.what()));
     return trainrt::kFailed;
   }
   return run.rc;

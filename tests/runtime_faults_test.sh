@@ -170,7 +170,7 @@ fi
 
 check_out_not_folder() {
   run "$TRAINRT" datagen --rows 1000 --features 5 --quiet --out /dev/null/table
-  expect 1 'cannot use the output folder /dev/null/table' 'Check that the folder' || return 1
+  expect 1 '^trainrt datagen: cannot use the output folder /dev/null/table' '^  Check that the folder' || return 1
   grep -q 'filesystem error' "$TMP/stderr" && { echo "the library's phrasing leads:"; cat "$TMP/stderr"; return 1; }
   return 0
 }
@@ -194,9 +194,9 @@ train() { "$TRAINRT" train --data "$TMP/case" --model-dir "$TMP/model-$RANDOM" -
 check_listed_missing() {
   copy_table native && rm "$TMP/case/$N1"
   run train
-  expect 1 "_trainrt_table\.json: lists $N1, which is not in" || return 1
+  expect 1 "^trainrt train: .*_trainrt_table\.json: lists $N1, which is not in" || return 1
   run "$TRAINRT" inspect "$TMP/case"
-  expect 1 "$N1: missing, though _trainrt_table\.json lists it"
+  expect 1 "^trainrt inspect: .*$N1: missing, though _trainrt_table\.json lists it"
 }
 t "a shard listed in _trainrt_table.json is missing: train and inspect refuse, naming it" check_listed_missing
 
@@ -309,14 +309,14 @@ t "inspect checks every field of _trainrt_table.json: format, shards, seed, vers
 check_xgboost_wrapped() {
   copy_table native
   run train --param max_depth=deep
-  expect 1 'XGBoost refused to go on: .*max_depth' 'fix that --param'
+  expect 1 '^trainrt train: XGBoost refused to go on: .*max_depth' '^  If it names a parameter, fix that --param'
 }
 t "an XGBoost error reaches the user as a sentence with XGBoost's text as detail" check_xgboost_wrapped
 
 check_model_dir_unusable() {
   copy_table native
   run "$TRAINRT" train --data "$TMP/case" --model-dir /dev/null/model --rounds 2
-  expect 1 'cannot use /dev/null/model' 'Check that the folder' || return 1
+  expect 1 '^trainrt train: cannot use /dev/null/model' '^  Check that the folder' || return 1
   grep -q 'filesystem error' "$TMP/stderr" && { echo "the library's phrasing leads:"; cat "$TMP/stderr"; return 1; }
   return 0
 }

@@ -151,6 +151,28 @@ size_checked() {
     "$TMP/stderr" || { echo "--weights 0.5,nan: exit $rc"; cat "$TMP/stderr"; return 1; }
 }
 
+# Every subcommand reports a problem one way (runtime/report.h): "trainrt SUB: message" as the first line.
+# Each case: EXIT<TAB>FIRST LINE OF STDERR<TAB>ARGS...
+one_report_style() {
+  local want line first bad=0
+  local -a args
+  while IFS=$'\t' read -r want first line; do
+    read -r -a args <<<"$line"
+    run "$TRAINRT" "${args[@]}"
+    if [ "$rc" -ne "$want" ] || [ "$(head -n 1 "$TMP/stderr")" != "$first" ]; then
+      echo "trainrt ${args[*]}: exit $rc, expected $want and '$first' first; stderr:"
+      sed 's/^/  /' "$TMP/stderr"
+      bad=1
+    fi
+  done <<CASES
+2	trainrt datagen: --out is required (or --dry-run)	datagen --rows 10
+2	trainrt train: --param 'foo' is not key=value (for example --param max_depth=6)	train --data d --model-dir m --rounds 5 --param foo
+2	trainrt preflight: rank 2 is outside 0..1 (world size 2)	preflight --rank=2 --world-size=2 --coordinator=127.0.0.1:1
+1	trainrt inspect: $TMP/none: no _trainrt_table.json (not a trainrt table, or its generation has not finished: run trainrt datagen again to complete it)	inspect $TMP/none
+CASES
+  return "$bad"
+}
+
 help_mentions_it() {
   run "$TRAINRT" --help
   if [ "$rc" -ne 0 ] || ! grep -q -- "--check-args" "$TMP/stdout"; then echo "rc=$rc"; cat "$TMP/stdout"; return 1; fi
@@ -166,6 +188,7 @@ t "--check-args train: a flag this build's XGBoost cannot run passes; a bad valu
 t "--check-args preflight, probe, inspect: pass where a real run here would fail" no_work_done
 t "--check-args preflight, probe, datagen: bad values exit 2" bad_values
 t "trainrt --help lists --check-args" help_mentions_it
+t "datagen, train, preflight and inspect report a problem as 'trainrt SUB: message'" one_report_style
 t "every numeric flag is range-checked: exit 2 naming the flag and its range (overflow, negative, NaN, empty)" \
   numbers_checked
 t "--size 1e400TB and other impossible sizes exit 2 with a message; --weights with NaN too" size_checked

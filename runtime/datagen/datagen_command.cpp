@@ -10,6 +10,7 @@
 #include "datagen/datagen_run.h"
 #include "datagen/inspect.h"
 #include "formats/parquet_codec.h"
+#include "report.h"
 
 namespace trainrt {
 
@@ -79,23 +80,21 @@ bool resolve(DatagenFlags& f) {
   if (!f.compression.empty()) {
     if (!trainrt::parquet::parse_write_codec(f.compression, f.run.layout.compression)) {
       const std::string guess = closest_codec(f.compression);
-      fmt::print(stderr, "trainrt datagen: --compression '{}' is not a codec trainrt writes: none, snappy or zstd{}\n",
-                 f.compression, guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+      report(fmt::format("--compression '{}' is not a codec trainrt writes: none, snappy or zstd{}", f.compression,
+                         guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess)));
       return false;
     }
     if (f.run.layout.format != datagen::Format::kParquet) {
-      fmt::print(stderr,
-                 "trainrt datagen: --compression applies to --format parquet only; native shards are stored as they "
-                 "are\n");
+      report("--compression applies to --format parquet only; native shards are stored as they are");
       return false;
     }
   }
   if (f.run.out_dir.empty() && !f.run.dry_run) {
-    fmt::print(stderr, "trainrt datagen: --out is required (or --dry-run)\n");
+    report("--out is required (or --dry-run)");
     return false;
   }
   if ((f.rows > 0) == !f.size.empty()) {
-    fmt::print(stderr, "trainrt datagen: give exactly one of --rows and --size\n");
+    report("give exactly one of --rows and --size");
     return false;
   }
   if (f.rows > 0) {
@@ -103,8 +102,7 @@ bool resolve(DatagenFlags& f) {
   } else {
     const auto bytes = datagen::parse_size(f.size);
     if (!bytes) {
-      fmt::print(stderr, "trainrt datagen: --size '{}' is not a size such as 6TB, 500GB or 64GiB (from 1B to 2^63 bytes)\n",
-                 f.size);
+      report(fmt::format("--size '{}' is not a size such as 6TB, 500GB or 64GiB (from 1B to 2^63 bytes)", f.size));
       return false;
     }
     s.rows = datagen::rows_for_bytes(*bytes, s.features);
@@ -200,12 +198,12 @@ void add_datagen(CLI::App& app, Run& run) {
         return;
       }
     } catch (const CLI::ValidationError& e) {
-      fmt::print(stderr, "trainrt datagen: {}\n", e.what());
+      report(e.what());
       run.rc = kUsage;
       return;
     }
     if (auto errors = datagen::usage_errors(flags->run); !errors.empty()) {
-      for (const auto& e : errors) fmt::print(stderr, "trainrt datagen: {}\n", e);
+      for (const auto& e : errors) report(e);
       run.rc = kUsage;
       return;
     }

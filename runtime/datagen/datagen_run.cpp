@@ -16,6 +16,7 @@
 #include "datagen/shard_writer.h"
 #include "datagen/table.h"
 #include "formats/shard_format.h"
+#include "report.h"
 
 namespace trainrt::datagen {
 
@@ -134,7 +135,7 @@ std::vector<std::string> usage_errors(const RunOptions& opt) {
 
 int run_datagen(const RunOptions& opt) {
   if (auto errors = usage_errors(opt); !errors.empty()) {
-    for (const auto& e : errors) fmt::print(stderr, "trainrt datagen: {}\n", e);
+    for (const auto& e : errors) report(e);
     return kUsage;
   }
   try {
@@ -166,24 +167,22 @@ int run_datagen(const RunOptions& opt) {
       progress.note("other shards are still missing; the last run to finish writes " + std::string(kTableFile));
     return kOk;
   } catch (const NoGpu& e) {
-    fmt::print(stderr, "trainrt datagen: --device cuda needs a usable GPU: {}\n", e.what());
+    report(fmt::format("--device cuda needs a usable GPU: {}", e.what()));
     return kNoGpu;
   } catch (const StorageError& e) {
-    fmt::print(stderr,
-               "trainrt datagen: writing the table in {} failed: {}\n"
-               "  The table is not complete and has no {}, so nothing will read it as a whole table. Check the "
-               "output storage (a full disk, a read-only folder, a storage mount that went away), then run the same "
-               "command again: complete shards are kept, the rest are written again.\n",
-               opt.out_dir, e.what(), kTableFile);
+    report(fmt::format("writing the table in {} failed: {}\n"
+                       "The table is not complete and has no {}, so nothing will read it as a whole table. Check the "
+                       "output storage (a full disk, a read-only folder, a storage mount that went away), then run "
+                       "the same command again: complete shards are kept, the rest are written again.",
+                       opt.out_dir, e.what(), kTableFile));
     return kFailed;
   } catch (const fs::filesystem_error& e) {
-    fmt::print(stderr,
-               "trainrt datagen: cannot use the output folder {}: {}\n"
-               "  Check that the folder's storage is there and writable, then run the same command again.\n",
-               opt.out_dir, e.code().message() + (e.path1().empty() ? "" : " (" + e.path1().string() + ")"));
+    report(fmt::format("cannot use the output folder {}: {}\n"
+                       "Check that the folder's storage is there and writable, then run the same command again.",
+                       opt.out_dir, e.code().message() + (e.path1().empty() ? "" : " (" + e.path1().string() + ")")));
     return kFailed;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trainrt datagen: {}\n", e.what());
+    report(e.what());
     return kFailed;
   }
 }

@@ -28,7 +28,7 @@ struct RunOptions {
 /// datagen can run. run_datagen() checks this first; `trainrt --check-args datagen` stops after it.
 std::vector<std::string> usage_errors(const RunOptions& opt);
 
-/// Runs datagen and returns the process exit code (commands.h), reporting problems on stderr.
+/// Runs datagen and returns the process exit code (commands.h), reporting problems (report.h).
 int run_datagen(const RunOptions& opt);
 
 }  // namespace trainrt::datagen

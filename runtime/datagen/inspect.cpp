@@ -28,6 +28,7 @@
 #include "datagen/table.h"
 #include "formats/parquet_reader.h"
 #include "formats/shard_format.h"
+#include "report.h"
 
 namespace trainrt::datagen {
 
@@ -325,7 +326,7 @@ int run_inspect(const std::string& dir, bool stats) {
     fmt::print("{}", format_summary(summarize_table(dir, stats), stats));
     return kOk;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trainrt inspect: {}\n", e.what());
+    report(e.what());
     return kFailed;
   }
 }

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "report.h"
+
 namespace trainrt {
 
 static_assert(std::endian::native == std::endian::little, "shards are little-endian and read in place");
@@ -77,7 +79,8 @@ void on_sigbus(int, siginfo_t* info, void*) {
     const char* b = slot.begin.load(std::memory_order_relaxed);
     if (b != nullptr && addr >= b && addr < b + slot.size.load(std::memory_order_relaxed)) path = slot.path;
   }
-  write_all("trainrt: error: a shard became unreadable while it was being read");
+  write_all(report_prefix());
+  write_all("a shard became unreadable while it was being read");
   if (path != nullptr) {
     write_all(": ");
     write_all(path);

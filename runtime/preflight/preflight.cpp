@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "preflight/bandwidth.h"
+#include "report.h"
 
 namespace trainrt::preflight {
 
@@ -207,9 +208,9 @@ class Report {
     summary["exit"] = code;
     if (!problem.empty()) {
       summary["error"] = problem.front();
-      err_ << "trainrt preflight: " << problem.front() << '\n';
-      for (std::size_t i = 1; i < problem.size(); ++i) err_ << "  " << problem[i] << '\n';
-      err_.flush();
+      std::string text = problem.front();
+      for (std::size_t i = 1; i < problem.size(); ++i) text += "\n" + problem[i];
+      trainrt::report(err_, text);
     }
     out_ << summary.dump() << std::endl;
     return code;

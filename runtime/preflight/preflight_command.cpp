@@ -6,6 +6,7 @@
 #include "cli_numbers.h"
 #include "commands.h"
 #include "preflight/preflight.h"
+#include "report.h"
 
 namespace trainrt {
 
@@ -34,7 +35,7 @@ void add_preflight(CLI::App& app, Run& run) {
     const preflight::Env env = [](const char* name) { return std::getenv(name); };
     auto plan = preflight::resolve(*o, env);
     if (auto* usage = std::get_if<std::string>(&plan)) {
-      std::cerr << "trainrt preflight: " << *usage << '\n';
+      report(*usage);
       run.rc = kUsage;
       return;
     }

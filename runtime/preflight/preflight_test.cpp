@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "preflight/preflight.h"
+#include "report.h"
 
 namespace trainrt::preflight {
 namespace {
@@ -155,6 +156,7 @@ nlohmann::json last_json_line(const std::string& out) {
 }
 
 TEST_CASE("preflight on CPU pods (--expect-gpus 0): ranks meet, or the missing one is named (exit 4)") {
+  report_as("preflight");  // as main() does for `trainrt preflight`, before the ranks' threads
   std::uint16_t port = 0;
   { port = Coordinator(0).port(); }
   Plan p;

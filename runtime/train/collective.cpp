@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "report.h"
 #include "train/xgb.h"
 
 #define TRAINRT_XGB_AT_LEAST(major, minor) \
@@ -27,8 +27,7 @@ class InitWatchdog {
     thread_ = std::thread([this, seconds] {
       std::unique_lock lock(mutex_);
       if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
-        std::fprintf(stderr, "%s\n", message_.c_str());
-        std::fflush(stderr);
+        report(message_);
         std::_Exit(kRankTimeout);
       }
     });
@@ -90,9 +89,9 @@ Collective::Collective(const TrainOptions& o) {
   {
     InitWatchdog watchdog(
         o.init_timeout,
-        fmt::format("train: rank {}: timed out after {} s waiting for all {} ranks to join through the tracker at {}; "
-                    "check that every rank was started with --world-size {} and can reach the tracker",
-                    o.rank, o.init_timeout, o.world_size, o.tracker, o.world_size));
+        fmt::format("timed out after {} s waiting for all {} ranks to join through the tracker at {}; check that "
+                    "every rank was started with --world-size {} and can reach the tracker",
+                    o.init_timeout, o.world_size, o.tracker, o.world_size));
     const int rc = XGCommunicatorInit(config.c_str());
     if (rc != 0) {
       const std::string why = XGBGetLastError();

@@ -1,11 +1,11 @@
 // `trainrt train`: flags -> TrainOptions -> run_train().
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "cli_numbers.h"
 #include "commands.h"
+#include "report.h"
 #include "train/train_options.h"
 #include "train/trainer.h"
 
@@ -58,14 +58,14 @@ void add_train(CLI::App& app, Run& run) {
     } catch (const BuildLimit& e) {
       limit = e.what();
     } catch (const UsageError& e) {
-      std::fprintf(stderr, "train: error: %s\n", e.what());
+      report(e.what());
       run.rc = kUsage;
       return;
     }
     // --check-args answers for the flags, which a pod's trainrt (built with a newer XGBoost) may run.
     if (run.stop_before_work(*cmd, limit)) return;
     if (!limit.empty()) {
-      std::fprintf(stderr, "train: error: %s\n", limit.c_str());
+      report(limit);
       run.rc = kUsage;
       return;
     }

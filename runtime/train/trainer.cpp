@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "common/fnv.h"
 #include "formats/shard_reader.h"
+#include "report.h"
 #include "train/checkpoint.h"
 #include "train/collective.h"
 #include "train/metrics_log.h"
@@ -48,8 +49,7 @@ class Failpoint {
   }
   void hit(std::string_view where, int round = 0) const {
     if (!where_.empty() && where == where_ && (where == "final" || round == round_)) {
-      std::fprintf(stderr, "train: TRAINRT_FAILPOINT=%s:%d: killing this process\n", where_.c_str(), round_);
-      std::fflush(stderr);
+      report(fmt::format("TRAINRT_FAILPOINT={}:{}: killing this process", where_, round_), Level::note);
       std::raise(SIGKILL);
     }
   }
@@ -99,7 +99,7 @@ void Trainer::touch_heartbeat() {
   const bool ok = fd >= 0 && ::futimens(fd, nullptr) == 0;
   if (fd >= 0) ::close(fd);
   if (!ok && !heartbeat_warned_) {
-    say("warning: cannot touch heartbeat file {}", o_.heartbeat);
+    report(fmt::format("cannot touch heartbeat file {}", o_.heartbeat), Level::warning);
     heartbeat_warned_ = true;
   }
 }
@@ -173,7 +173,7 @@ std::vector<char> Trainer::resume_point() {
   if (leader()) {
     remove_stale_temporaries(checkpoint_dir_);
     remove_stale_temporaries(o_.model_dir);
-    auto warn = [this](const std::string& w) { say("warning: {}", w); };
+    auto warn = [](const std::string& w) { report(w, Level::warning); };
     if (auto found = select_checkpoint(checkpoint_dir_, xgb::model_problem, warn)) {
       say("resuming from {} ({} rounds)", found->path, found->rounds);
       model = std::move(found->bytes);
@@ -272,28 +272,26 @@ int Trainer::run() {
 }  // namespace
 
 int run_train(const TrainOptions& options) {
-  const std::string prefix = options.world_size > 1 ? fmt::format("train[{}]: ", options.rank) : "train: ";
+  if (options.world_size > 1) report_as(fmt::format("train[{}]", options.rank));
   try {
     Collective collective(options);
     return Trainer(options, collective).run();
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "%serror: %s\n", prefix.c_str(), e.what());
+    report(e.what());
     return kUsage;
   } catch (const xgb::XgbError& e) {
-    std::fprintf(stderr,
-                 "%serror: XGBoost refused to go on: %s\n  If it names a parameter, fix that --param; if it names "
-                 "the data, check the shards in %s. The text after the call's name is XGBoost's own.\n",
-                 prefix.c_str(), e.what(), options.data_dir.c_str());
+    report(fmt::format("XGBoost refused to go on: {}\nIf it names a parameter, fix that --param; if it names the "
+                       "data, check the shards in {}. The text after the call's name is XGBoost's own.",
+                       e.what(), options.data_dir));
     return kFailed;
   } catch (const fs::filesystem_error& e) {
-    std::fprintf(stderr,
-                 "%serror: cannot use %s: %s\n  Check that the folder (--model-dir, --data, --heartbeat) is on "
-                 "storage that is mounted and writable, then run the same command again: training resumes from the "
-                 "newest checkpoint.\n",
-                 prefix.c_str(), e.path1().empty() ? "a file" : e.path1().c_str(), e.code().message().c_str());
+    report(fmt::format("cannot use {}: {}\nCheck that the folder (--model-dir, --data, --heartbeat) is on storage "
+                       "that is mounted and writable, then run the same command again: training resumes from the "
+                       "newest checkpoint.",
+                       e.path1().empty() ? "a file" : e.path1().string(), e.code().message()));
     return kFailed;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%serror: %s\n", prefix.c_str(), e.what());
+    report(e.what());
     return kFailed;
   }
 }

@@ -5,8 +5,8 @@
 
 namespace trainrt {
 
-/// Runs `trainrt train` with resolved options; returns the exit code (commands.h). Errors are
-/// printed to stderr.
+/// Runs `trainrt train` with resolved options; returns the exit code (commands.h). Problems are
+/// reported (report.h), under "train[RANK]" in a distributed run.
 int run_train(const TrainOptions& options);
 
 }  // namespace trainrt
