@@ -6,6 +6,7 @@
 
 #include "base/overloaded.h"
 #include "emit/ci.h"
+#include "emit/command.h"
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
@@ -399,18 +400,17 @@ std::string files_section(const System& sys, const k8s::Plan& plan, const Output
 }
 
 /// The picture of the system, or why it is left out.
-std::string system_section(const System& sys, const OutputSink& out) {
+std::string system_section(const System& sys, const Planned& plan, const OutputSink& out) {
   if (out.files().count("graph.svg"))
     return fmt::format("## The system\n\n![The pools, workloads, stores and identities of {}](graph.svg)\n\n", sys.name);
-  GraphShape shape;
-  graph_dot(sys, &shape);
+  const GraphShape& shape = plan.graph_shape;
   return fmt::format("## The system\n\nIts picture ({} parts, {} connections) is left out: Graphviz takes seconds to "
                      "minutes to lay out a graph this size. `trainc graph SPEC -o system.svg` draws it.\n\n",
                      shape.nodes, shape.edges);
 }
 
 /// What the pools hold, the quota they need and what they cost (`trainc plan`).
-std::string capacity_section(const System& sys) {
+std::string capacity_section(const System& sys, const ResourcePlan& resources) {
   if (sys.pools.empty()) return "";
   std::string md = "## Capacity, quota and cost\n\n";
   md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "
@@ -419,7 +419,7 @@ std::string capacity_section(const System& sys) {
   md += sys.gcp ? " (`scripts/up.sh` compares it with the region's free quota first and warns of any "
                   "shortfall).\n\n"
                 : ".\n\n";
-  return md + "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
+  return md + "```text\n" + render_plan_text(resources) + "```\n\n";
 }
 
 /// What must hold before anything is applied.
@@ -467,8 +467,45 @@ std::string infrastructure_section(const System& sys) {
   return md;
 }
 
+/// How the runbook's commands act: on the current context, on files named from the output folder.
+KubeTarget runbook_target() { return {"", "", true}; }
+
+/// One step of the rollout (emit/rollout.h) as the commands that do it by hand, a line each.
+std::string apply_commands(const System& sys, const RolloutStep& step) {
+  const KubeTarget kube = runbook_target();
+  std::vector<CommandLine> cmds;
+  auto apply_each = [&] {  // a file a line, each easy to run again alone
+    for (const auto& f : step.files) cmds.push_back(cmd::apply_files(kube, {f}));
+  };
+  switch (step.kind) {
+    case RolloutStep::Kind::kInstall:
+      for (const Operator* op : step.charts) cmds.push_back(cmd::helm_install(kube, *op));
+      if (step.manifest) {
+        cmds.push_back(cmd::apply_manifest(kube, *step.manifest, step.controller));
+        if (step.controller) cmds.push_back(cmd::wait_deployments(kube, *step.manifest));
+      }
+      break;
+    case RolloutStep::Kind::kShared:
+    case RolloutStep::Kind::kCluster: apply_each(); break;
+    case RolloutStep::Kind::kService:
+      apply_each();
+      cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
+      break;
+    case RolloutStep::Kind::kHealth: break;  // scripts/health.sh, named above the commands
+    case RolloutStep::Kind::kWorkload:
+      for (const k8s::Object* done : step.waits)  // a jsonpath's braces are quoted for the shell
+        cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
+                                           "--timeout=-1s", k8s::kubectl_ref(*done)}));
+      apply_each();
+      break;
+  }
+  std::string md;
+  for (const auto& c : cmds) md += c.line() + "\n";
+  return md;
+}
+
 /// The order to apply the objects in, as commands.
-std::string apply_section(const System& sys, const k8s::Plan& plan) {
+std::string apply_section(const System& sys, const Planned& plan) {
   const std::string& ns = sys.ns;
   std::string md = "\n## Apply\n\n";
   bool has_needs = false;
@@ -489,43 +526,7 @@ std::string apply_section(const System& sys, const k8s::Plan& plan) {
               : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
                 "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
                 "once):\n\n```sh\n";
-    auto helm = [&](const Operator& op) {
-      md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
-                        op.release, op.chart, op.repo, op.version, op.ns);
-    };
-    if (plan.needs_istio) {
-      helm(catalog().istio_base());
-      helm(catalog().istiod());
-      if (sys.uses_gateway()) helm(catalog().istio_gateway());
-    }
-    if (plan.needs_kuberay) helm(catalog().kuberay());
-    if (plan.needs_metrics_adapter) md += fmt::format("kubectl apply -f {}\n", catalog().metrics_adapter().url);
-    auto controller = [&](const Manifest& m) {  // its webhooks answer before objects of its kinds go in
-      md += fmt::format("kubectl apply --server-side -f {}\nkubectl wait deployment --all -n {} "
-                        "--for=condition=available --timeout=300s\n",
-                        m.url, m.ns);
-    };
-    if (plan.needs_kueue) controller(catalog().kueue());
-    if (plan.needs_jobset) controller(catalog().jobset());
-    auto wait = [&](const k8s::Object& done) {
-      if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell
-        md += fmt::format("kubectl wait -n {} {} --timeout=-1s {}\n", ns,
-                          sh_quote(fmt::format("--for={}", k8s::wait_condition(done.ready))), k8s::kubectl_ref(done));
-    };
-    for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
-    for (const auto& w : plan.clusters)
-      for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-    for (const auto& w : plan.services) {
-      for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-      md += fmt::format("kubectl rollout status -n {} {}\n", ns, k8s::kubectl_ref(w.done()));
-    }
-    std::set<std::string> ready;
-    for (const auto& w : plan.workloads) {
-      if (const k8s::Workload* c = plan.cluster(w.on); c && ready.insert(w.on).second) wait(c->done());
-      for (const auto& need : w.needs)
-        if (const k8s::Workload* dep = plan.workload(need)) wait(dep->done());
-      for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-    }
+    for (const auto& step : plan.rollout.steps) md += apply_commands(sys, step);
     md += "```\n\n";
   }
   md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
@@ -574,16 +575,17 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
 }
 
 /// How to delete it all, in order.
-std::string teardown_section(const System& sys, const k8s::Plan& plan) {
-  std::string md = "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
-  if (plan.needs_istio) {  // the gateway's load balancer goes with its Service, before the cluster
-    std::vector<const Operator*> charts{&catalog().istiod(), &catalog().istio_base()};
-    if (sys.uses_gateway()) charts.insert(charts.begin(), &catalog().istio_gateway());
-    for (const Operator* op : charts) md += fmt::format("helm uninstall {} --namespace {}\n", op->release, op->ns);
-  }
-  if (plan.needs_kuberay)  // after the RayClusters are gone, so none is left without its operator
-    md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
-  if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
+std::string teardown_section(const System& sys, const Planned& plan) {
+  const KubeTarget kube = runbook_target();
+  std::string md = "## Tear down\n\n```sh\n";
+  for (const auto& step : plan.rollout.teardown) switch (step.kind) {
+      case TeardownStep::Kind::kReleaseLoadBalancer:  // while the cluster can release it
+      case TeardownStep::Kind::kUninstall: md += cmd::helm_uninstall(kube, *step.chart, false).line() + "\n"; break;
+      case TeardownStep::Kind::kDeleteObjects: md += cmd::kubectl(kube, {"delete", "-k", "k8s/"}).line() + "\n"; break;
+      case TeardownStep::Kind::kInfrastructure:
+        if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
+        break;
+    }
   md += "```\n\n";
   if (sys.owns_namespace)
     md += fmt::format("This deletes the namespace `{}` and everything in it. ", sys.ns);
@@ -597,10 +599,10 @@ class RunbookEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "runbook"; }
 
-  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
+  void emit(const System& sys, const Planned& plan, OutputSink& out) const override {
     std::string md = files_section(sys, plan, out);
-    md += system_section(sys, out);
-    md += capacity_section(sys);
+    md += system_section(sys, plan, out);
+    md += capacity_section(sys, plan.resources);
     md += security_section(sys, plan);
     md += before_section(sys, plan);
     md += infrastructure_section(sys);

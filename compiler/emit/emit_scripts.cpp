@@ -76,15 +76,10 @@ Call kubectl(std::initializer_list<std::string> words) {
 
 /// The call's lines: `before` + words on the first, `after` at the end of the last.
 std::vector<std::string> render(const Call& c, std::string_view before, std::string_view after) {
-  std::string head = std::string(before) + fmt::format("{}", fmt::join(c.words, " "));
-  std::string one = head;
-  for (const auto& f : c.flags) one += " " + f;
-  if (c.flags.empty() || one.size() + after.size() <= kMaxLine) return {one + std::string(after)};
-  std::vector<std::string> lines{head + " \\"};
-  for (std::size_t i = 0; i < c.flags.size(); ++i)
-    lines.push_back("    " + c.flags[i] + (i + 1 == c.flags.size() ? std::string(after) : " \\"));
-  return lines;
+  return c.lines(before, after, kMaxLine);
 }
+
+KubeTarget kube_target() { return {ref("KUBE_CONTEXT"), "K8S_DIR", false}; }
 
 /// Writes `<via> <call><after>`; `via` is the run function (or a wrapper of it).
 void call(ShellScript& sh, const Call& c, std::string_view via, std::string_view after) {
@@ -319,9 +314,9 @@ void check_functions(ShellScript& sh, bool with_missing) {
 class ScriptsEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "scripts"; }
-  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
+  void emit(const System& sys, const Planned& plan, OutputSink& out) const override {
     if (!sys.gcp) return;
-    out.add("scripts/up.sh", up_script(sys));
+    out.add("scripts/up.sh", up_script(sys, plan));
     out.add("scripts/down.sh", down_script(sys, plan));
     out.add("scripts/apply.sh", apply_script(sys, plan));
     out.add("scripts/status.sh", status_script(sys));

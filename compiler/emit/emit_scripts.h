@@ -7,7 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/k8s_plan.h"
+#include "emit/command.h"
+#include "emit/emitter.h"
 #include "emit/shell.h"
 #include "model/model.h"
 
@@ -40,19 +41,12 @@ std::string gs(const Store& s);
 
 // ---- calls ----------------------------------------------------------------------------------
 
-/// A gcloud or kubectl call as rendered shell words: `words` stay on the first line, and each of
-/// `flags` gets a line of its own when the whole call does not fit on one.
-struct Call {
-  std::vector<std::string> words, flags;
-  Call& flag(std::string_view name, const std::string& rendered) {
-    flags.push_back(std::string(name) + "=" + rendered);
-    return *this;
-  }
-  Call& flag(std::string_view name) {
-    flags.emplace_back(name);
-    return *this;
-  }
-};
+/// A gcloud or kubectl call as rendered shell words (emit/command.h): `words` stay on the first
+/// line, and each of `flags` gets a line of its own when the whole call does not fit on one.
+using Call = CommandLine;
+/// Where the scripts' kubectl and helm commands act: the cluster's context ($KUBE_CONTEXT), with
+/// files under $K8S_DIR.
+KubeTarget kube_target();
 
 Call gcloud(std::initializer_list<std::string> words);
 /// Adds the flags naming the project, and the cluster's location when `located`.
@@ -116,9 +110,9 @@ void project_number(ShellScript& sh);
 
 // ---- the scripts ----------------------------------------------------------------------------
 
-std::string up_script(const System& sys);
-std::string down_script(const System& sys, const k8s::Plan& plan);
-std::string apply_script(const System& sys, const k8s::Plan& plan);
+std::string up_script(const System& sys, const Planned& plan);
+std::string down_script(const System& sys, const Planned& plan);
+std::string apply_script(const System& sys, const Planned& plan);
 std::string health_script(const System& sys);
 std::string status_script(const System& sys);
 

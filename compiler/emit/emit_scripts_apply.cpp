@@ -1,24 +1,14 @@
-// scripts/apply.sh: applies the Kubernetes objects in dependency order (emit_scripts.h).
+// scripts/apply.sh: applies the Kubernetes objects in the rollout's order (emit/rollout.h,
+// emit_scripts.h): the operators and controllers, the shared objects, the clusters, the services
+// and their health check, then each step once what it waits for is done.
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
-#include <set>
-
 #include "emit/k8s_names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
 namespace {
-
-std::string k8s_path(std::string_view file) {  // file: "k8s/x.yaml", as in the sink
-  return dq(Var{"K8S_DIR"}, "/", file.substr(std::string_view("k8s/").size()));
-}
-
-Call apply_call(const std::vector<std::string>& files) {
-  Call c = kubectl({"apply"});
-  for (const auto& f : files) c.flags.push_back("-f " + k8s_path(f));
-  return c;
-}
 
 void wait_function(ShellScript& sh) {
   sh.line();
@@ -70,32 +60,6 @@ std::string wait_line(const k8s::Object& done) {
   return "";
 }
 
-/// A chart pinned in stdlib/catalog.yaml; `helm upgrade --install` is idempotent.
-void helm_install(ShellScript& sh, const Operator& op) {
-  Call c{{"helm", "upgrade", "--install", lit(op.release), lit(op.chart)}, {}};
-  c.flag("--repo", lit(op.repo)).flag("--version", lit(op.version)).flag("--namespace", lit(op.ns));
-  c.flag("--create-namespace").flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
-  call(sh, c);
-}
-
-void install_kuberay(ShellScript& sh) {
-  sh.line();
-  sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", catalog().kuberay().version));
-  helm_install(sh, catalog().kuberay());
-}
-
-/// Istio before anything of the system: its CRDs before the Gateway, its injector before any pod.
-void install_istio(ShellScript& sh, const System& sys) {
-  sh.line();
-  sh.comment(fmt::format("Istio {}: CRDs, the control plane (its webhook gives service pods their sidecar)",
-                         catalog().istiod().version));
-  sh.comment(sys.uses_gateway() ? "and the ingress gateway, a LoadBalancer Service on port 80."
-                                : "(no service is exposed, so no ingress gateway and no load balancer).");
-  helm_install(sh, catalog().istio_base());
-  helm_install(sh, catalog().istiod());
-  if (sys.uses_gateway()) helm_install(sh, catalog().istio_gateway());
-}
-
 void rollout_function(ShellScript& sh) {
   sh.line();
   sh.comment("Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.");
@@ -104,28 +68,47 @@ void rollout_function(ShellScript& sh) {
       .line("  die \"$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}\"")
       .close("}");
 }
+/// An addon: Istio's or KubeRay's charts (`helm upgrade --install` is idempotent), or a pinned
+/// release manifest; a controller's is server-side applied as its install guide says, then waited
+/// for: its webhooks must answer before objects of its kinds are applied.
+void install(ShellScript& sh, const System& sys, const RolloutStep& step) {
+  const KubeTarget kube = kube_target();
+  sh.line();
+  switch (step.addon) {
+    case Addon::kIstio:  // its CRDs before the Gateway, its injector before any pod
+      sh.comment(fmt::format("Istio {}: CRDs, the control plane (its webhook gives service pods their sidecar)",
+                             catalog().istiod().version));
+      sh.comment(sys.uses_gateway() ? "and the ingress gateway, a LoadBalancer Service on port 80."
+                                    : "(no service is exposed, so no ingress gateway and no load balancer).");
+      break;
+    case Addon::kKubeRay:
+      sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", catalog().kuberay().version));
+      break;
+    case Addon::kMetricsAdapter:
+      sh.comment("The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the");
+      sh.comment("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).");
+      break;
+    case Addon::kKueue: sh.comment("Kueue, before its queues and any queued workload (CRDs included)."); break;
+    case Addon::kJobSet: sh.comment("The JobSet controller, before any JobSet (CRDs included)."); break;
+  }
+  for (const Operator* op : step.charts) call(sh, cmd::helm_install(kube, *op));
+  if (step.manifest) {
+    call(sh, cmd::apply_manifest(kube, *step.manifest, step.controller));
+    if (step.controller) call(sh, cmd::wait_deployments(kube, *step.manifest));
+  }
+}
 
-/// Services come up before the pipeline: the metrics adapter their autoscalers read, their
-/// objects, their rollout, and then health.sh asks each one whether it serves.
-void apply_services(ShellScript& sh, const k8s::Plan& plan) {
-  if (plan.services.empty()) return;
-  if (plan.needs_metrics_adapter) {
-    const Manifest& m = catalog().metrics_adapter();
-    sh.line();
-    sh.comment("The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the");
-    sh.comment("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).");
-    call(sh, kubectl({"apply", "-f", lit(m.url)}));
-  }
-  for (const auto& w : plan.services) {
-    const Service& s = *w.service;
-    sh.line();
-    sh.comment(fmt::format("Service '{}' ({}).", w.name, s.kind()));
-    std::vector<std::string> files;
-    for (const auto& o : w.objects) files.push_back(o.file);
-    call(sh, apply_call(files));
-    // Loading the models may take the whole startup budget, after the node and image arrive.
-    sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), s.startup_seconds + 600));
-  }
+/// A service's objects, then its rollout: loading the models may take the whole startup budget,
+/// after the node and image arrive.
+void apply_service(ShellScript& sh, const RolloutStep& step) {
+  const k8s::Workload& w = *step.workload;
+  sh.line();
+  sh.comment(fmt::format("Service '{}' ({}).", w.name, w.service->kind()));
+  call(sh, cmd::apply_files(kube_target(), step.files));
+  sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), w.service->startup_seconds + 600));
+}
+
+void health_check(ShellScript& sh) {
   sh.line();
   sh.comment("Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is");
   sh.comment("exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).");
@@ -137,44 +120,44 @@ void apply_services(ShellScript& sh, const k8s::Plan& plan) {
       .close("fi");
 }
 
-/// A controller's pinned release manifest, server-side applied as its install guide says, then
-/// waited for: its webhooks must answer before objects of its kinds are applied.
-void install_manifest(ShellScript& sh, const Manifest& m, std::string_view what) {
+/// A step's objects, once the cluster it runs on is ready and the steps it needs are done.
+void apply_workload(ShellScript& sh, const RolloutStep& step) {
+  const k8s::Workload& w = *step.workload;
   sh.line();
-  sh.comment(fmt::format("{} (CRDs included).", what));
-  call(sh, kubectl({"apply", "--server-side", "-f", lit(m.url)}));
-  call(sh, kubectl({"wait", "deployment", "--all", "-n", lit(m.ns), "--for=condition=available", "--timeout=300s"}));
+  const std::string on = w.on.empty() ? "" : fmt::format(" on cluster '{}'", w.on);
+  sh.comment(w.needs.empty() ? fmt::format("Step '{}'{}.", w.name, on)
+                             : fmt::format("Step '{}'{}, after {}.", w.name, on, fmt::join(w.needs, ", ")));
+  for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
+  call(sh, cmd::apply_files(kube_target(), step.files));
 }
 
-void apply_clusters(ShellScript& sh, const k8s::Plan& plan) {
-  if (plan.needs_kuberay) install_kuberay(sh);
-  for (const auto& w : plan.clusters) {
-    sh.line();
-    sh.comment(fmt::format("Cluster '{}' ({}); steps on it wait until it is ready.", w.name, w.cluster->kind()));
-    std::vector<std::string> files;
-    for (const auto& o : w.objects) files.push_back(o.file);
-    call(sh, apply_call(files));
-  }
-}
-
-void apply_workloads(ShellScript& sh, const k8s::Plan& plan) {
-  std::set<std::string> waited;
-  for (const auto& w : plan.workloads) {
-    sh.line();
-    const std::string on = w.on.empty() ? "" : fmt::format(" on cluster '{}'", w.on);
-    sh.comment(w.needs.empty() ? fmt::format("Step '{}'{}.", w.name, on)
-                               : fmt::format("Step '{}'{}, after {}.", w.name, on, fmt::join(w.needs, ", ")));
-    if (const k8s::Workload* cluster = plan.cluster(w.on); cluster && waited.insert("cluster " + w.on).second)
-      if (std::string line = wait_line(cluster->done()); !line.empty()) sh.line(line);
-    for (const auto& need : w.needs) {
-      const k8s::Workload* dep = plan.workload(need);
-      if (!dep || !waited.insert(need).second) continue;
-      if (std::string line = wait_line(dep->done()); !line.empty()) sh.line(line);
+void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
+  switch (step.kind) {
+    case RolloutStep::Kind::kInstall: install(sh, sys, step); return;
+    case RolloutStep::Kind::kShared: call(sh, cmd::apply_files(kube_target(), step.files)); return;
+    case RolloutStep::Kind::kCluster: {
+      const k8s::Workload& w = *step.workload;
+      sh.line();
+      sh.comment(fmt::format("Cluster '{}' ({}); steps on it wait until it is ready.", w.name, w.cluster->kind()));
+      call(sh, cmd::apply_files(kube_target(), step.files));
+      return;
     }
-    std::vector<std::string> files;
-    for (const auto& o : w.objects) files.push_back(o.file);
-    call(sh, apply_call(files));
+    case RolloutStep::Kind::kService: apply_service(sh, step); return;
+    case RolloutStep::Kind::kHealth: health_check(sh); return;
+    case RolloutStep::Kind::kWorkload: apply_workload(sh, step); return;
   }
+}
+
+/// Where `--services-only` (CI's deploy) stops: before the first pipeline step.
+void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
+  sh.line();
+  sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
+      .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
+                                   : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
+                                                                                "step(s) are not started",
+                                                                                plan.workloads.size()))))
+      .line("exit 0")
+      .close("fi");
 }
 
 void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
@@ -211,7 +194,7 @@ std::vector<std::string> apply_help(const k8s::Plan& plan) {
 
 }  // namespace
 
-std::string apply_script(const System& sys, const k8s::Plan& plan) {
+std::string apply_script(const System& sys, const Planned& plan) {
   ShellScript sh;
   prologue(sh, sys,
            {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
@@ -224,23 +207,12 @@ std::string apply_script(const System& sys, const k8s::Plan& plan) {
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
-  if (plan.needs_istio) install_istio(sh, sys);
-  if (plan.needs_kueue) install_manifest(sh, catalog().kueue(), "Kueue, before its queues and any queued workload");
-  std::vector<std::string> shared;
-  for (const auto& o : plan.shared) shared.push_back(o.file);
-  if (!shared.empty()) call(sh, apply_call(shared));
-  apply_clusters(sh, plan);
-  apply_services(sh, plan);
-  sh.line();
-  sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
-      .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
-                                   : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
-                                                                                "step(s) are not started",
-                                                                                plan.workloads.size()))))
-      .line("exit 0")
-      .close("fi");
-  if (plan.needs_jobset) install_manifest(sh, catalog().jobset(), "The JobSet controller, before any JobSet");
-  apply_workloads(sh, plan);
+  const Rollout& r = plan.rollout;
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (i == r.services_end()) services_only_exit(sh, plan);
+    apply_step(sh, sys, r.steps[i]);
+  }
+  if (r.services_end() == r.steps.size()) services_only_exit(sh, plan);
   watch_hint(sh, sys, plan);
   return sh.text();
 }

@@ -111,18 +111,22 @@ void down_metrics_reader(ShellScript& sh) {
   call(sh, metrics_reader_binding("remove-iam-policy-binding"), "run", " >/dev/null || log 'no metrics adapter role left'");
 }
 
-/// The ingress gateway's LoadBalancer Service goes while the cluster can still release its
-/// Google Cloud load balancer.
-void down_gateway(ShellScript& sh) {
-  const Operator& gw = catalog().istio_gateway();
+/// The teardown's first step (emit/rollout.h): the ingress gateway's LoadBalancer Service goes
+/// while the cluster can still release its Google Cloud load balancer.
+void down_gateway(ShellScript& sh, const Operator& gw) {
   sh.line();
   sh.comment("The Istio ingress gateway first, so its load balancer is released by the cluster that made it.");
   open_if(sh, "present", cluster_call("describe"));
   call(sh, cluster_call("get-credentials"));
-  Call c{{"helm", "uninstall", lit(gw.release)}, {}};
-  c.flag("--namespace", lit(gw.ns)).flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
-  call(sh, c, "run", " || log 'no ingress gateway left'");
+  call(sh, cmd::helm_uninstall(kube_target(), gw, true), "run", " || log 'no ingress gateway left'");
   sh.close("fi");
+}
+
+/// The chart whose release holds a cloud load balancer, or nullptr.
+const Operator* load_balancer(const Rollout& r) {
+  for (const auto& step : r.teardown)
+    if (step.kind == TeardownStep::Kind::kReleaseLoadBalancer) return step.chart;
+  return nullptr;
 }
 
 void down_bucket(ShellScript& sh, const Store& s) {
@@ -176,19 +180,19 @@ std::vector<Option> down_options(const System& sys) {
 }
 }  // namespace
 
-std::string down_script(const System& sys, const k8s::Plan& plan) {
+std::string down_script(const System& sys, const Planned& plan) {
   ShellScript sh;
-  const bool gateway = plan.needs_istio && sys.uses_gateway();
+  const Operator* gateway = load_balancer(plan.rollout);
   prologue(sh, sys,
            {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
-           {.region = sys.rdma_nics() > 0 || own_network(sys), .gsa = sys.identity.has_value(), .kube = gateway});
+           {.region = sys.rdma_nics() > 0 || own_network(sys), .gsa = sys.identity.has_value(), .kube = gateway != nullptr});
   check_functions(sh, false);
   if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
   confirm(sh, sys);
   refuse_data_loss(sh, sys);
-  if (gateway) down_gateway(sh);
+  if (gateway) down_gateway(sh, *gateway);
   if (autoscaled_services(sys)) down_metrics_reader(sh);
   for (const Identity* id : sys.identities()) down_identity(sh, sys, *id);
   if (const Registry* r = own_registry(sys)) down_registry(sh, *r);

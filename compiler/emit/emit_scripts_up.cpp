@@ -8,7 +8,6 @@
 
 #include "emit/emitter.h"
 #include "emit/k8s_names.h"
-#include "inspect/plan.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -223,8 +222,7 @@ void up_apis(ShellScript& sh, const System& sys) {
 /// the project has free. A short quota leaves nodes uncreated and pods Pending, so up.sh says so
 /// before it makes anything; it warns rather than stops, since an autoscaled pool may never reach
 /// its maximum and quota may be raised while the cluster comes up.
-void up_quota(ShellScript& sh, const System& sys) {
-  const ResourcePlan plan = make_plan(sys);
+void up_quota(ShellScript& sh, const ResourcePlan& plan) {
   if (plan.quota.empty()) return;
   std::vector<std::string> needs;
   for (const auto& q : plan.quota) needs.push_back(fmt::format("{}={}", q.metric, q.amount));
@@ -275,7 +273,7 @@ void up_registry(ShellScript& sh, const System& sys, const Registry& r) {
 
 }  // namespace
 
-std::string up_script(const System& sys) {
+std::string up_script(const System& sys, const Planned& plan) {
   ShellScript sh;
   prologue(sh, sys,
            {"up.sh", "creates the GCP resources",
@@ -290,7 +288,7 @@ std::string up_script(const System& sys) {
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
   up_apis(sh, sys);
-  up_quota(sh, sys);
+  up_quota(sh, plan.resources);
   if (autoscaled_services(sys) || own_registry(sys)) {
     sh.line();
     sh.comment("The project's number, which IAM members below name.");
