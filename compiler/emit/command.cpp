@@ -119,5 +119,25 @@ CommandLine helm_uninstall(const KubeTarget& t, const Operator& op, bool wait) {
   return c;
 }
 
+std::vector<CommandLine> state_bucket(const Gcp& g) {
+  const std::string bucket = "gs://" + g.state->bucket;
+  CommandLine create = gcloud({"storage", "buckets", "create", bucket});
+  create.opt("--project", g.project).opt("--location", g.region).flag("--uniform-bucket-level-access");
+  return {create, gcloud({"storage", "buckets", "update", bucket}).flag("--versioning")};
+}
+
+CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services) {
+  CommandLine c = gcloud({"services", "enable"});
+  for (const auto& s : services) c.arg(s);
+  return c.opt("--project", project);
+}
+
+CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions) {
+  CommandLine c = gcloud({"builds", "submit"});
+  c.opt("--config", config).opt("--region", region).opt("--substitutions", substitutions);
+  c.flags.push_back(".");  // the source, after the flags
+  return c;
+}
+
 }  // namespace cmd
 }  // namespace trainc

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/model.h"
 
 namespace trainc {
 
@@ -60,6 +61,13 @@ CommandLine wait_deployments(const KubeTarget& t, const Manifest& m);
 CommandLine helm_install(const KubeTarget& t, const Operator& op);
 /// `helm uninstall` of the chart's release; with `wait`, until its resources are gone.
 CommandLine helm_uninstall(const KubeTarget& t, const Operator& op, bool wait);
+
+/// Makes the Terraform state bucket (uniform access), then turns on its object versioning.
+std::vector<CommandLine> state_bucket(const Gcp& g);
+/// Enables the Google APIs `services` in the project.
+CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services);
+/// Submits a Cloud Build config from the repository root (the source is ".").
+CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions);
 
 }  // namespace cmd
 }  // namespace trainc

@@ -342,7 +342,7 @@ std::string github_workflow(const System& sys) {
     // After Terraform: it creates the Artifact Registry repository the images go to.
     if (!sys.builds.empty()) {
       steps.push_back(step_run("Let docker push to Artifact Registry",
-                               fmt::format("gcloud auth configure-docker {} --quiet", gcp.registry->host())));
+                               cmd::gcloud({"auth", "configure-docker", gcp.registry->host()}).flag("--quiet").line()));
       for (const auto& [name, b] : sys.builds) steps.push_back(image_step(name, b, true));
     }
     std::vector<std::string> helm = helm_install("\"$RUNNER_TEMP/helm\"");
@@ -449,9 +449,8 @@ struct CloudBuild {
   std::string header(const std::string& what, const std::string& config) const {
     std::string subs = fmt::format("_REGION={}", sys.gcp->region);
     if (zonal) subs += ",_ZONE=" + sys.gcp->zone;
-    return fmt::format("{}\n{}\nRun from the repository root:\n  gcloud builds submit --config={} --region={} "
-                       "--substitutions={} .",
-                       kGeneratedNotice, what, p.in_out(config), sys.gcp->region, subs);
+    return fmt::format("{}\n{}\nRun from the repository root:\n  {}", kGeneratedNotice, what,
+                       cmd::builds_submit(p.in_out(config), sys.gcp->region, subs).line());
   }
 
   std::string provision() const {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "emit/ci.h"
+#include "emit/command.h"
 #include "emit/shell.h"
 
 namespace trainc {
@@ -64,20 +65,16 @@ std::string ci_runbook_section(const System& sys) {
         "the images, applies the shared objects and services with `scripts/apply.sh --services-only`{}; destroy "
         "deletes the Kubernetes objects first (so the gateway's load balancer is released) and then runs "
         "`terraform destroy`. Submit them from the repository root; the substitutions default to the spec's "
-        "values:\n\n```sh\n"
-        "gcloud builds submit --config={} --region={} --substitutions={} .\n"
-        "gcloud builds submit --config={} --region={} --substitutions={} .\n```\n\n",
-        kCloudBuildProvision, kCloudBuildDestroy,
-        sys.services.empty() ? "" : " and runs `scripts/health.sh`", p.in_out(kCloudBuildProvision), gcp.region,
-        subs, p.in_out(kCloudBuildDestroy), gcp.region, subs);
+        "values:\n\n```sh\n{}\n{}\n```\n\n",
+        kCloudBuildProvision, kCloudBuildDestroy, sys.services.empty() ? "" : " and runs `scripts/health.sh`",
+        cmd::builds_submit(p.in_out(kCloudBuildProvision), gcp.region, subs).line(),
+        cmd::builds_submit(p.in_out(kCloudBuildDestroy), gcp.region, subs).line());
   }
 
   md += "### One-time setup\n\n";
-  md += fmt::format("The Terraform state bucket, with object versioning, and the APIs:\n\n```sh\n"
-                    "gcloud storage buckets create gs://{0} --project={1} --location={2} --uniform-bucket-level-access\n"
-                    "gcloud storage buckets update gs://{0} --versioning\n"
-                    "gcloud services enable {3} --project={1}\n```\n\n",
-                    gcp.state->bucket, gcp.project, gcp.region, fmt::join(ci_apis(sys), " "));
+  md += "The Terraform state bucket, with object versioning, and the APIs:\n\n```sh\n";
+  for (const auto& c : cmd::state_bucket(gcp)) md += c.line() + "\n";
+  md += cmd::enable_apis(gcp.project, ci_apis(sys)).line() + "\n```\n\n";
   if (sys.ci->github) {
     const GithubCi& gh = *sys.ci->github;
     const std::string number = provider_part(gh.provider, "projects");
@@ -161,20 +158,22 @@ std::string ci_runbook_section(const System& sys) {
   md += fmt::format("\n```sh\nPROJECT_NUMBER=$(gcloud projects describe {} --format='value(projectNumber)')\n",
                     gcp.project);
   for (const auto& [account, cloudbuild] : accounts) {
-    const std::string member = "--member=" + sh_quote("serviceAccount:" + account);
     for (const auto& r : roles) {
       if (r.cloudbuild_only && !cloudbuild) continue;
-      if (r.scope.empty())
-        md += fmt::format("gcloud projects add-iam-policy-binding {} {} --role={} --condition=None\n", gcp.project,
-                          member, r.role);
-      else if (r.scope.starts_with("gs://"))
-        md += fmt::format("gcloud storage buckets add-iam-policy-binding {} {} --role={}\n", r.scope, member, r.role);
-      else {
+      CommandLine c;
+      if (r.scope.empty()) {
+        c = cmd::gcloud({"projects", "add-iam-policy-binding", gcp.project});
+      } else if (r.scope.starts_with("gs://")) {
+        c = cmd::gcloud({"storage", "buckets", "add-iam-policy-binding", r.scope});
+      } else {  // the shell fills in the project's number
         std::string sa = r.scope;
         if (auto at = sa.find("PROJECT_NUMBER"); at != std::string::npos) sa.replace(at, 14, "${PROJECT_NUMBER}");
-        md += fmt::format("gcloud iam service-accounts add-iam-policy-binding \"{}\" --project={} {} --role={}\n", sa,
-                          gcp.project, member, r.role);
+        c = cmd::gcloud({"iam", "service-accounts", "add-iam-policy-binding"}).word("\"" + sa + "\"");
+        c.opt("--project", gcp.project);
       }
+      c.opt("--member", "serviceAccount:" + account).opt("--role", r.role);
+      if (r.scope.empty()) c.flag("--condition", "None");
+      md += c.line() + "\n";
     }
   }
   md += "```\n\n";

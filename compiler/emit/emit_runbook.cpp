@@ -40,14 +40,13 @@ std::string infrastructure_notes(const System& sys) {
   const Gcp& g = *sys.gcp;
   std::string md;
   if (g.state) {
-    const std::string bucket = "gs://" + g.state->bucket;
     md += fmt::format(
-        "Terraform keeps its state in `{0}/{1}` (`backend \"gcs\"` in `terraform/versions.tf`). trainc neither "
+        "Terraform keeps its state in `gs://{}/{}` (`backend \"gcs\"` in `terraform/versions.tf`). trainc neither "
         "creates nor deletes that bucket, and it must exist before `terraform init`; make it once, with uniform "
-        "bucket-level access and object versioning on (old states stay recoverable):\n\n```sh\n"
-        "gcloud storage buckets create {0} --project={2} --location={3} --uniform-bucket-level-access\n"
-        "gcloud storage buckets update {0} --versioning\n```\n\n",
-        bucket, g.state->prefix, g.project, g.region);
+        "bucket-level access and object versioning on (old states stay recoverable):\n\n```sh\n",
+        g.state->bucket, g.state->prefix);
+    for (const auto& c : cmd::state_bucket(g)) md += c.line() + "\n";
+    md += "```\n\n";
   }
   std::vector<std::string> apis;
   for (const GcpApi& api : gcp_apis(sys)) apis.push_back(fmt::format("`{}`", api.service));
