@@ -126,6 +126,10 @@ std::vector<CommandLine> state_bucket(const Gcp& g) {
   return {create, gcloud({"storage", "buckets", "update", bucket}).flag("--versioning")};
 }
 
+CommandLine project_number(const std::string& project_word) {
+  return gcloud({"projects", "describe"}).word(project_word).opt("--format", "value(projectNumber)");
+}
+
 CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services) {
   CommandLine c = gcloud({"services", "enable"});
   for (const auto& s : services) c.arg(s);

@@ -64,6 +64,8 @@ CommandLine helm_uninstall(const KubeTarget& t, const Operator& op, bool wait);
 
 /// Makes the Terraform state bucket (uniform access), then turns on its object versioning.
 std::vector<CommandLine> state_bucket(const Gcp& g);
+/// Prints the number of the project `project_word` (a shell word) names.
+CommandLine project_number(const std::string& project_word);
 /// Enables the Google APIs `services` in the project.
 CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services);
 /// Submits a Cloud Build config from the repository root (the source is ".").

@@ -316,7 +316,8 @@ std::string github_workflow(const System& sys) {
   auto image_step = [&](const std::string& name, const Build& b, bool push) {
     std::vector<std::string> script;
     if (push)
-      script = {"if gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
+      script = {fmt::format("if {} >/dev/null 2>&1; then",
+                            cmd::gcloud({"artifacts", "docker", "images", "describe"}).word("\"$IMAGE\"").line()),
                 "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi"};
     script.push_back(
         fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_path(p.dockerfile(b)), sh_path(p.context(b))));

@@ -155,8 +155,7 @@ std::string ci_runbook_section(const System& sys) {
   for (const auto& r : roles)
     md += fmt::format("| `{}` | {} | {}{} |\n", r.role, r.scope.empty() ? "the project" : "`" + r.scope + "`", r.why,
                       r.cloudbuild_only ? " (Cloud Build only)" : "");
-  md += fmt::format("\n```sh\nPROJECT_NUMBER=$(gcloud projects describe {} --format='value(projectNumber)')\n",
-                    gcp.project);
+  md += fmt::format("\n```sh\nPROJECT_NUMBER=$({})\n", cmd::project_number(sh_quote(gcp.project)).line());
   for (const auto& [account, cloudbuild] : accounts) {
     for (const auto& r : roles) {
       if (r.cloudbuild_only && !cloudbuild) continue;

@@ -510,7 +510,7 @@ std::string apply_section(const System& sys, const Planned& plan) {
   bool has_needs = false;
   for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
   if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
-    md += "```sh\nkubectl apply -k k8s/\n```\n\n";
+    md += "```sh\n" + cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
   } else {
     md += !plan.services.empty()
               ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
@@ -537,27 +537,26 @@ std::string apply_section(const System& sys, const Planned& plan) {
 std::string watch_section(const System& sys, const k8s::Plan& plan) {
   if (plan.workloads.empty()) return "";
   const std::string& ns = sys.ns;
+  const KubeTarget kube = runbook_target();
   std::string md = "## Watch\n\n```sh\n";
-  md += fmt::format("kubectl get jobs,pods -n {} -l app.kubernetes.io/part-of={} -w\n", ns, sys.name);
+  md += cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "app.kubernetes.io/part-of=" + sys.name, "-w"}).line();
   for (const auto& w : plan.workloads) {
     const k8s::Object& done = w.done();
     if (w.step->distributed())  // the pods carry their workload's name as the instance label
-      md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
-                        done.name, w.step->nodes * w.step->slices);
+      md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", "-l", "app.kubernetes.io/instance=" + done.name, "--prefix",
+                                        fmt::format("--max-log-requests={}", w.step->nodes * w.step->slices)})
+                        .line();
     else
-      md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
+      md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line();
   }
-  md += "```\n\n";
+  md += "\n```\n\n";
   for (const auto& w : plan.workloads) {
     const k8s::Object& done = w.done();
     if (done.role != k8s::Role::kJobSet) continue;
     const Step& st = *w.step;
     md += fmt::format(
         "Step `{0}` is a JobSet on TPU: {1} slice(s), one Indexed Job each (`{2}-{3}-0` …), one pod per host "
-        "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n"
-        "kubectl get jobset -n {7} {2}\n"
-        "kubectl get jobs,pods -n {7} -l jobset.sigs.k8s.io/jobset-name={2} -o wide\n"
-        "kubectl logs -n {7} -f {8}\n```\n\n"
+        "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n{7}\n{8}\n{10}\n```\n\n"
         "When any pod fails, its slice's Job fails at once (backoffLimit 0) and the JobSet restarts every slice "
         "together, at most {9} time(s) (`retries`; the JobSet's `status.restarts` counts them): all pods come back "
         "with new names and the program starts again, from its last checkpoint if it keeps one. After the last "
@@ -566,7 +565,10 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
         st.multislice() ? fmt::format(": the slices meet at MEGASCALE_COORDINATOR_ADDRESS `{}:{}`",
                                       k8s::jobset_coordinator(sys, st), catalog().megascale_port())
                         : "",
-        ns, k8s::logs_ref(done), st.retries);
+        cmd::kubectl(kube, {"get", "jobset", "-n", ns, done.name}).line(),
+        cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "jobset.sigs.k8s.io/jobset-name=" + done.name, "-o", "wide"})
+            .line(),
+        st.retries, cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line());
   }
   md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
         "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";

@@ -181,7 +181,7 @@ Call metrics_reader_binding(std::string_view verb) {
 /// PROJECT_NUMBER, which IAM members name; a dry run prints the placeholder instead.
 void project_number(ShellScript& sh) {
   sh.open("if [ \"$DRY_RUN\" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else");
-  sh.line("PROJECT_NUMBER=$(gcloud projects describe \"$PROJECT_ID\" --format='value(projectNumber)') ||");
+  sh.line(fmt::format("PROJECT_NUMBER=$({}) ||", cmd::project_number(ref("PROJECT_ID")).line()));
   sh.line("  die \"cannot read the number of project $PROJECT_ID\"");
   sh.close("fi");
 }

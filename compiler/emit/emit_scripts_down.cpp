@@ -70,7 +70,8 @@ void has_objects_function(ShellScript& sh) {
   sh.comment("Whether gs://$1 holds any object (any version). Never asked in a dry run.");
   sh.open("has_objects() {")
       .line("if [ \"$DRY_RUN\" = 1 ]; then return 1; fi")
-      .line("[ -n \"$(gcloud storage ls --all-versions \"gs://$1\" 2>/dev/null | head -n 1)\" ]")
+      .line(fmt::format("[ -n \"$({} 2>/dev/null | head -n 1)\" ]",
+                        cmd::gcloud({"storage", "ls", "--all-versions"}).word("\"gs://$1\"").line()))
       .close("}");
 }
 

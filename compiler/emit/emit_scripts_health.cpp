@@ -37,9 +37,9 @@ void health_functions(ShellScript& sh) {
 
 void gateway_address(ShellScript& sh) {
   const Operator& gw = catalog().istio_gateway();
-  const std::string get = fmt::format(
-      "kubectl --context \"$KUBE_CONTEXT\" get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}'",
-      lit(gw.release), lit(gw.ns));
+  const std::string get = cmd::kubectl(kube_target(), {"get", "service", gw.release, "-n", gw.ns, "-o",
+                                                       "jsonpath={.status.loadBalancer.ingress[0].ip}"})
+                              .line();
   sh.line();
   sh.comment("The ingress gateway's external IP, once Google Cloud has given it one.");
   sh.open("gateway_ip() {")
