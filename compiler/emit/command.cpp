@@ -1,5 +1,7 @@
 #include "emit/command.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "emit/shell.h"
@@ -39,9 +41,15 @@ std::vector<std::string> CommandLine::lines(std::string_view before, std::string
   return out;
 }
 
+CommandLine& CommandLine::next_line() {
+  breaks.push_back(flags.size());
+  return *this;
+}
+
 std::string CommandLine::line() const {
   std::string out = fmt::format("{}", fmt::join(words, " "));
-  for (const auto& f : flags) out += " " + f;
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    out += (std::find(breaks.begin(), breaks.end(), i) != breaks.end() ? " \\\n  " : " ") + flags[i];
   return out;
 }
 

@@ -18,6 +18,7 @@ struct CommandLine {
   std::vector<std::string> words;  ///< the program, then its arguments: stay on the first line
   std::vector<std::string> flags;  ///< each gets a line of its own when the command does not fit on one
   bool spaced = false;             ///< flags are written `--name VALUE` (not `--name=VALUE`)
+  std::vector<std::size_t> breaks;  ///< flags line() starts a continuation line at
 
   /// A literal argument, quoted for the shell when it needs to be.
   CommandLine& arg(std::string_view literal);
@@ -33,7 +34,10 @@ struct CommandLine {
   /// the whole is longer than `width`, and `after` at the end of the last.
   std::vector<std::string> lines(std::string_view before = {}, std::string_view after = {},
                                  std::size_t width = 100) const;
-  /// The command on one line.
+  /// Starts a continuation line at the next flag, where line() renders the command (the runbook
+  /// groups a long command's flags by meaning).
+  CommandLine& next_line();
+  /// The command on one line, or on the lines next_line() asked for (` \`, then two spaces).
   std::string line() const;
 };
 

@@ -83,46 +83,63 @@ std::string ci_runbook_section(const System& sys) {
     const std::string sa_project = account_project(gh.service_account);
     md += fmt::format(
         "GitHub signs in with Workload Identity Federation (no keys). Create the pool and its GitHub provider in "
-        "the project numbered {0}, limited to your repository (replace OWNER/REPO), and let the repository's "
-        "workflows impersonate `{1}`:\n\n```sh\n"
-        "gcloud iam workload-identity-pools create {2} --project={3} --location=global --display-name='GitHub Actions'\n"
-        "gcloud iam workload-identity-pools providers create-oidc {4} --project={3} --location=global \\\n"
-        "  --workload-identity-pool={2} --issuer-uri=https://token.actions.githubusercontent.com \\\n"
-        "  --attribute-mapping=google.subject=assertion.sub,attribute.repository=assertion.repository,"
-        "attribute.ref=assertion.ref \\\n"
-        "  --attribute-condition=\"assertion.repository == 'OWNER/REPO'\"\n",
-        number, gh.service_account, pool, gcp.project, provider);
-    if (!sa_project.empty())
-      md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI for {}'\n",
-                        gh.service_account.substr(0, gh.service_account.find('@')), sa_project, sys.name);
+        "the project numbered {}, limited to your repository (replace OWNER/REPO), and let the repository's "
+        "workflows impersonate `{}`:\n\n```sh\n",
+        number, gh.service_account);
+    CommandLine create_pool = cmd::gcloud({"iam", "workload-identity-pools", "create", pool});
+    create_pool.opt("--project", gcp.project).opt("--location", "global").opt("--display-name", "GitHub Actions");
+    CommandLine create_provider = cmd::gcloud({"iam", "workload-identity-pools", "providers", "create-oidc", provider});
+    create_provider.opt("--project", gcp.project).opt("--location", "global").next_line();
+    create_provider.opt("--workload-identity-pool", pool).opt("--issuer-uri", "https://token.actions.githubusercontent.com");
+    create_provider.next_line().opt("--attribute-mapping", "google.subject=assertion.sub,attribute.repository="
+                                                           "assertion.repository,attribute.ref=assertion.ref");
+    create_provider.next_line().flag("--attribute-condition", "\"assertion.repository == 'OWNER/REPO'\"");
+    md += create_pool.line() + "\n" + create_provider.line() + "\n";
+    // A CI service account in a project of its own name, and who may act as it.
+    auto create_account = [&](const std::string& email, const std::string& project, const std::string& display) {
+      if (project.empty()) return;
+      md += cmd::gcloud({"iam", "service-accounts", "create", email.substr(0, email.find('@'))})
+                .opt("--project", project)
+                .opt("--display-name", display)
+                .line() +
+            "\n";
+    };
+    auto impersonators = [&](const std::string& email, const std::string& member) {
+      md += cmd::gcloud({"iam", "service-accounts", "add-iam-policy-binding", email})
+                .opt("--role", "roles/iam.workloadIdentityUser")
+                .next_line()
+                .opt("--member", member)
+                .line() +
+            "\n";
+    };
+    create_account(gh.service_account, sa_project, "trainc CI for " + sys.name);
     const std::string principals =
         fmt::format("principalSet://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/{}/", number, pool);
     if (gh.plan_service_account.empty()) {
-      md += fmt::format(
-          "gcloud iam service-accounts add-iam-policy-binding {} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={}attribute.repository/OWNER/REPO\n```\n\n",
-          gh.service_account, principals);
+      impersonators(gh.service_account, principals + "attribute.repository/OWNER/REPO");
+      md += "```\n\n";
       md += "Pull requests' `terraform plan` runs as this deployer too, so code on any branch of the repository "
             "acts with its roles before review. Set `ci.github.planServiceAccount` to a read-only account to "
             "bind the deployer to pushes to the deploy branch alone.\n\n";
     } else {
-      const std::string plan_project = account_project(gh.plan_service_account);
-      if (!plan_project.empty())
-        md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI plans for {}'\n",
-                          gh.plan_service_account.substr(0, gh.plan_service_account.find('@')), plan_project, sys.name);
-      md += fmt::format(
-          "# The deployer: only workflows running on refs/heads/{0}.\n"
-          "gcloud iam service-accounts add-iam-policy-binding {1} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={2}attribute.ref/refs/heads/{0}\n"
-          "# The planner: any workflow of the repository; it may read, not change.\n"
-          "gcloud iam service-accounts add-iam-policy-binding {3} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={2}attribute.repository/OWNER/REPO\n"
-          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/viewer --condition=None\n"
-          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/iam.securityReviewer --condition=None\n"
-          "gcloud storage buckets add-iam-policy-binding gs://{6} --member={5} --role=roles/storage.objectViewer\n"
-          "```\n\n",
-          gh.branch, gh.service_account, principals, gh.plan_service_account, gcp.project,
-          sh_quote("serviceAccount:" + gh.plan_service_account), gcp.state->bucket);
+      create_account(gh.plan_service_account, account_project(gh.plan_service_account), "trainc CI plans for " + sys.name);
+      md += fmt::format("# The deployer: only workflows running on refs/heads/{}.\n", gh.branch);
+      impersonators(gh.service_account, principals + "attribute.ref/refs/heads/" + gh.branch);
+      md += "# The planner: any workflow of the repository; it may read, not change.\n";
+      impersonators(gh.plan_service_account, principals + "attribute.repository/OWNER/REPO");
+      const std::string planner = "serviceAccount:" + gh.plan_service_account;
+      for (const char* role : {"roles/viewer", "roles/iam.securityReviewer"})
+        md += cmd::gcloud({"projects", "add-iam-policy-binding", gcp.project})
+                  .opt("--member", planner)
+                  .opt("--role", role)
+                  .flag("--condition", "None")
+                  .line() +
+              "\n";
+      md += cmd::gcloud({"storage", "buckets", "add-iam-policy-binding", "gs://" + gcp.state->bucket})
+                .opt("--member", planner)
+                .opt("--role", "roles/storage.objectViewer")
+                .line() +
+            "\n```\n\n";
       md += fmt::format("Pull requests plan as `{}` (read-only: `roles/viewer`, `roles/iam.securityReviewer` to read "
                         "IAM policies, and the state bucket's objects; the plan runs with `-lock=false`); only pushes "
                         "to `{}` may act as the deployer.\n\n",
