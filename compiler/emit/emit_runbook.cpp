@@ -579,14 +579,18 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
 std::string teardown_section(const System& sys, const Planned& plan) {
   const KubeTarget kube = runbook_target();
   std::string md = "## Tear down\n\n```sh\n";
-  for (const auto& step : plan.rollout.teardown) switch (step.kind) {
+  for (const auto& step : plan.rollout.teardown) {
+    switch (step.kind) {
       case TeardownStep::Kind::kReleaseLoadBalancer:  // while the cluster can release it
-      case TeardownStep::Kind::kUninstall: md += cmd::helm_uninstall(kube, *step.chart, false).line() + "\n"; break;
-      case TeardownStep::Kind::kDeleteObjects: md += cmd::kubectl(kube, {"delete", "-k", "k8s/"}).line() + "\n"; break;
+      case TeardownStep::Kind::kUninstall: md += cmd::helm_uninstall(kube, *step.chart, false).line(); break;
+      case TeardownStep::Kind::kDeleteObjects: md += cmd::kubectl(kube, {"delete", "-k", "k8s/"}).line(); break;
       case TeardownStep::Kind::kInfrastructure:
-        if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
+        if (!sys.gcp) continue;
+        md += "scripts/down.sh        # or: terraform -chdir=terraform destroy";
         break;
     }
+    md += "\n";
+  }
   md += "```\n\n";
   if (sys.owns_namespace)
     md += fmt::format("This deletes the namespace `{}` and everything in it. ", sys.ns);
