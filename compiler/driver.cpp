@@ -119,7 +119,7 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
                               "(e.g. '-o out' at its root) to get them",
                               origin.outside_repository),
                   {}});
-  const k8s::Plan plan = k8s::plan(out.system);
+  const Planned plan(out.system, k8s::plan(out.system));  // once: every emitter reads it
   for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
   // Verify before writing: an object the API server would reject is a bug (InvalidObjectError).
   check_objects(out.files);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/ci.h"
+#include "emit/command.h"
 #include "emit/emitter.h"
 #include "emit/shell.h"
 #include "emit/yaml_writer.h"
@@ -315,7 +316,8 @@ std::string github_workflow(const System& sys) {
   auto image_step = [&](const std::string& name, const Build& b, bool push) {
     std::vector<std::string> script;
     if (push)
-      script = {"if gcloud artifacts docker images describe \"$IMAGE\" >/dev/null 2>&1; then",
+      script = {fmt::format("if {} >/dev/null 2>&1; then",
+                            cmd::gcloud({"artifacts", "docker", "images", "describe"}).word("\"$IMAGE\"").line()),
                 "  echo \"$IMAGE is in the registry already; not rebuilt\"", "  exit 0", "fi"};
     script.push_back(
         fmt::format("docker build -f {} -t \"$IMAGE\" {}", sh_path(p.dockerfile(b)), sh_path(p.context(b))));
@@ -341,7 +343,7 @@ std::string github_workflow(const System& sys) {
     // After Terraform: it creates the Artifact Registry repository the images go to.
     if (!sys.builds.empty()) {
       steps.push_back(step_run("Let docker push to Artifact Registry",
-                               fmt::format("gcloud auth configure-docker {} --quiet", gcp.registry->host())));
+                               cmd::gcloud({"auth", "configure-docker", gcp.registry->host()}).flag("--quiet").line()));
       for (const auto& [name, b] : sys.builds) steps.push_back(image_step(name, b, true));
     }
     std::vector<std::string> helm = helm_install("\"$RUNNER_TEMP/helm\"");
@@ -376,6 +378,7 @@ std::string github_workflow(const System& sys) {
 
 struct CloudBuild {
   const System& sys;
+  const Rollout& rollout;
   CiPaths p = ci_paths(sys);
   bool zonal = !sys.gcp->zone.empty();
 
@@ -447,9 +450,8 @@ struct CloudBuild {
   std::string header(const std::string& what, const std::string& config) const {
     std::string subs = fmt::format("_REGION={}", sys.gcp->region);
     if (zonal) subs += ",_ZONE=" + sys.gcp->zone;
-    return fmt::format("{}\n{}\nRun from the repository root:\n  gcloud builds submit --config={} --region={} "
-                       "--substitutions={} .",
-                       kGeneratedNotice, what, p.in_out(config), sys.gcp->region, subs);
+    return fmt::format("{}\n{}\nRun from the repository root:\n  {}", kGeneratedNotice, what,
+                       cmd::builds_submit(p.in_out(config), sys.gcp->region, subs).line());
   }
 
   std::string provision() const {
@@ -498,25 +500,33 @@ struct CloudBuild {
 
   std::string destroy() const {
     const std::string sdk = catalog().ci().cloud_sdk_image;
-    const std::string cluster = sh_quote(sys.cluster.name);
+    // The rollout's teardown (emit/rollout.h) up to the infrastructure, which Terraform destroys.
+    const KubeTarget kube{"", "", false};
+    auto cluster = [&](std::string_view verb) {
+      return cmd::gcloud({"container", "clusters", verb, sys.cluster.name})
+          .flag("--location", "\"$LOCATION\"")
+          .flag("--project", "\"$PROJECT_ID\"");
+    };
     std::vector<std::string> k8s{
-        fmt::format("if ! gcloud container clusters describe {} --location=\"$LOCATION\" --project=\"$PROJECT_ID\" "
-                    ">/dev/null 2>&1; then",
-                    cluster),
+        fmt::format("if ! {} >/dev/null 2>&1; then", cluster("describe").line()),
         fmt::format("  echo {}", sh_quote(fmt::format("no cluster {}: no Kubernetes objects to delete", sys.cluster.name))),
         "  exit 0",
         "fi",
-        fmt::format("gcloud container clusters get-credentials {} --location=\"$LOCATION\" --project=\"$PROJECT_ID\"",
-                    cluster)};
-    if (sys.uses_gateway()) {
-      const Operator& gw = catalog().istio_gateway();
-      k8s.emplace_back("# The ingress gateway's LoadBalancer Service first, so the cluster releases its load balancer.");
-      k8s.push_back(fmt::format("kubectl delete service {} -n {} --ignore-not-found --wait=true --timeout=10m",
-                                sh_quote(gw.release), sh_quote(gw.ns)));
-    }
+        cluster("get-credentials").line()};
     const std::string k8s_dir =
         p.in_out(std::filesystem::path(k8s::Plan{}.kustomization).parent_path().generic_string());
-    k8s.push_back(fmt::format("kubectl delete -k {} --ignore-not-found --wait=true --timeout=10m ||", sh_quote(k8s_dir)));
+    for (const auto& step : rollout.teardown) {
+      if (step.kind == TeardownStep::Kind::kReleaseLoadBalancer) {  // no helm here: its Service alone
+        k8s.emplace_back("# The ingress gateway's LoadBalancer Service first, so the cluster releases its load balancer.");
+        k8s.push_back(cmd::kubectl(kube, {"delete", "service", step.chart->release, "-n", step.chart->ns,
+                                          "--ignore-not-found", "--wait=true", "--timeout=10m"})
+                          .line());
+      }
+      if (step.kind == TeardownStep::Kind::kDeleteObjects)
+        k8s.push_back(cmd::kubectl(kube, {"delete", "-k", k8s_dir, "--ignore-not-found", "--wait=true", "--timeout=10m"})
+                          .line() +
+                      " ||");
+    }
     k8s.emplace_back("  echo 'some Kubernetes objects were not deleted; terraform destroy deletes the cluster with them'");
     ojson del = bash("delete-kubernetes-objects", sdk, lines(k8s), ojson::array({"-"}));
     del["env"].push_back(fmt::format("LOCATION={}", location_sub()));
@@ -536,14 +546,14 @@ struct CloudBuild {
 class CiEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "ci"; }
-  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+  void emit(const System& sys, const Planned& plan, OutputSink& out) const override {
     if (!sys.ci || !sys.gcp || !sys.gcp->state) return;  // lowering requires gcp.state with ci
     // A pipeline names the spec and the output as paths of its repository; compiled outside one, it
     // could only name paths that climb out of it (the compile warns, and the runbook says so).
     if (!sys.origin.outside_repository.empty()) return;
     if (sys.ci->github) out.add(ci_workflow_file(sys), github_workflow(sys));
     if (sys.ci->cloudbuild) {
-      CloudBuild cb{sys};
+      CloudBuild cb{sys, plan.rollout};
       out.add(kCloudBuildProvision, cb.provision());
       out.add(kCloudBuildDestroy, cb.destroy());
     }

@@ -363,6 +363,18 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
   CHECK(!contains(text, "roles/owner"));
 }
 
+TEST_CASE("ci: Cloud Build destroy leaves alone an ingress gateway trainc did not install") {
+  std::string spec = full_spec();
+  const std::string mine = "istio: {}\n";
+  REQUIRE(spec.find(mine) != std::string::npos);
+  spec.replace(spec.find(mine), mine.size(), "istio: {install: false}\n");
+  System sys = lowered(spec);
+  YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild.destroy.yaml");
+  const std::string script = cfg["steps"][0]["args"][1].as<std::string>();
+  CHECK(!contains(script, "kubectl delete service"));  // the rollout's teardown has no load balancer of trainc's
+  CHECK(contains(script, "kubectl delete -k deploy/shop/k8s"));
+}
+
 TEST_CASE("ci: Cloud Build destroy deletes the Kubernetes objects, then terraform destroy") {
   System sys = lowered(full_spec());
   YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild.destroy.yaml");

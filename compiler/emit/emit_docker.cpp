@@ -106,7 +106,7 @@ std::string image_dockerfile(const System& sys, const Build& b) {
 class DockerEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "docker"; }
-  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+  void emit(const System& sys, const Planned&, OutputSink& out) const override {
     if (uses_trainrt(sys)) out.add("docker/trainrt.Dockerfile", trainrt_dockerfile());
     for (const auto& [_, b] : sys.builds)
       if (b.generated()) out.add(b.output_dockerfile(), image_dockerfile(sys, b));

@@ -13,12 +13,10 @@ class GraphEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "graph"; }
 
-  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
-    GraphShape shape;
-    const std::string dot = graph_dot(sys, &shape);
-    if (!shape.drawn_in_output()) return;  // the runbook says why and how to draw it
+  void emit(const System&, const Planned& plan, OutputSink& out) const override {
+    if (!plan.graph_shape.drawn_in_output()) return;  // the runbook says why and how to draw it
     std::string error;
-    auto svg = render_svg(dot, error);
+    auto svg = render_svg(plan.graph, error);
     if (!svg) throw std::runtime_error(error);  // trainc's own DOT: a failure is a bug
     out.add("graph.svg", std::move(*svg));
   }

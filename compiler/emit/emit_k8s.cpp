@@ -370,7 +370,7 @@ class K8sEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "k8s"; }
 
-  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
+  void emit(const System& sys, const Planned& plan, OutputSink& out) const override {
     std::vector<std::string> resources;  // relative to k8s/, as kustomize wants them
     auto add = [&](const k8s::Object& obj, const k8s::Workload* w) {
       out.add(obj.file, to_yaml(build(sys, obj, w), header(sys, obj.what)));

@@ -189,7 +189,7 @@ class ModelEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "model"; }
 
-  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+  void emit(const System& sys, const Planned&, OutputSink& out) const override {
     ojson m;
     m["name"] = sys.name;
     m["gcp"] = sys.gcp ? gcp_json(*sys.gcp) : ojson(nullptr);

@@ -6,6 +6,7 @@
 
 #include "base/overloaded.h"
 #include "emit/ci.h"
+#include "emit/command.h"
 #include "emit/emitter.h"
 #include "emit/k8s_clusters.h"
 #include "emit/k8s_names.h"
@@ -39,14 +40,13 @@ std::string infrastructure_notes(const System& sys) {
   const Gcp& g = *sys.gcp;
   std::string md;
   if (g.state) {
-    const std::string bucket = "gs://" + g.state->bucket;
     md += fmt::format(
-        "Terraform keeps its state in `{0}/{1}` (`backend \"gcs\"` in `terraform/versions.tf`). trainc neither "
+        "Terraform keeps its state in `gs://{}/{}` (`backend \"gcs\"` in `terraform/versions.tf`). trainc neither "
         "creates nor deletes that bucket, and it must exist before `terraform init`; make it once, with uniform "
-        "bucket-level access and object versioning on (old states stay recoverable):\n\n```sh\n"
-        "gcloud storage buckets create {0} --project={2} --location={3} --uniform-bucket-level-access\n"
-        "gcloud storage buckets update {0} --versioning\n```\n\n",
-        bucket, g.state->prefix, g.project, g.region);
+        "bucket-level access and object versioning on (old states stay recoverable):\n\n```sh\n",
+        g.state->bucket, g.state->prefix);
+    for (const auto& c : cmd::state_bucket(g)) md += c.line() + "\n";
+    md += "```\n\n";
   }
   std::vector<std::string> apis;
   for (const GcpApi& api : gcp_apis(sys)) apis.push_back(fmt::format("`{}`", api.service));
@@ -254,23 +254,6 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
   return md;
 }
 
-/// The part of a Workload Identity provider's name after `key/` ("" when absent).
-std::string provider_part(const std::string& provider, const std::string& key) {
-  const std::string mark = key + "/";
-  size_t at = provider.find(mark);
-  if (at == std::string::npos) return "";
-  at += mark.size();
-  return provider.substr(at, provider.find('/', at) - at);
-}
-
-/// The project of a service account's email (id@PROJECT.iam.gserviceaccount.com), else "".
-std::string account_project(const std::string& email) {
-  const std::string suffix = ".iam.gserviceaccount.com";
-  const size_t at = email.find('@');
-  if (at == std::string::npos || !email.ends_with(suffix)) return "";
-  return email.substr(at + 1, email.size() - suffix.size() - at - 1);
-}
-
 /// Text from the spec as Markdown shows it literally, where trainc puts it (inside a line: a table
 /// cell, or after other text): control characters (a bare CR ends a line in CommonMark) become
 /// spaces so no block (a heading, a code block) can start; `&` becomes an entity; and the characters
@@ -403,160 +386,217 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
   return md + "\n";
 }
 
-/// How to install the CI pipelines, the one-time setup, and the roles their service account needs.
-std::string ci_section(const System& sys) {
-  if (!sys.ci || !sys.gcp || !sys.gcp->state) return "";
-  const Gcp& gcp = *sys.gcp;
-  std::string md = "## CI\n\n";
-  if (!sys.origin.outside_repository.empty())
-    return md + "The spec asks for CI pipelines, but they were not written: this folder was compiled outside the git "
-                "work tree that holds the spec, and a pipeline can only name paths inside its repository. Compile "
-                "the spec into a folder of its repository to get them.\n\n";
-  const CiPaths p = ci_paths(sys);
-  const bool zonal = !gcp.zone.empty();
-  md += "The pipelines refer to the spec and this folder by their paths in the repository (spec `" + p.spec +
-        "`, output `" + p.out + "`); run them from the repository root.\n\n";
-  if (sys.ci->github) {
-    const GithubCi& gh = *sys.ci->github;
-    md += fmt::format(
-        "**GitHub Actions** (`{0}`). Install it by copying it into the repository's workflows and committing "
-        "both; the `check` job fails while the copy differs from what trainc generated:\n\n```sh\n"
-        "mkdir -p .github/workflows\ncp {1} {2}\n```\n\n"
-        "On pull requests to `{3}` it runs `trainc diff` (the committed output is what the spec compiles to), "
-        "`terraform fmt -check`, `terraform plan` and the image builds; on pushes to `{3}` it pushes the images, "
-        "runs `terraform apply` and `scripts/apply.sh --services-only` (one deploy at a time){4}. A run started "
-        "by hand (workflow_dispatch) with `run_pipeline` also runs `scripts/apply.sh` in full, starting the "
-        "pipeline's steps.\n\n",
-        ci_workflow_file(sys), p.workflow, p.workflow_copy, gh.branch,
-        gh.environment.empty() ? "" : fmt::format(", in the GitHub environment `{}`", gh.environment));
-  }
-  if (sys.ci->cloudbuild) {
-    std::string subs = fmt::format("_REGION={}", gcp.region);
-    if (zonal) subs += ",_ZONE=" + gcp.zone;
-    subs += fmt::format(",_TF_STATE_BUCKET={},_TF_STATE_PREFIX={}", gcp.state->bucket, gcp.state->prefix);
-    md += fmt::format(
-        "**Cloud Build** (`{}`, `{}`): provision enables the APIs, runs Terraform against the remote state, builds "
-        "the images, applies the shared objects and services with `scripts/apply.sh --services-only`{}; destroy "
-        "deletes the Kubernetes objects first (so the gateway's load balancer is released) and then runs "
-        "`terraform destroy`. Submit them from the repository root; the substitutions default to the spec's "
-        "values:\n\n```sh\n"
-        "gcloud builds submit --config={} --region={} --substitutions={} .\n"
-        "gcloud builds submit --config={} --region={} --substitutions={} .\n```\n\n",
-        kCloudBuildProvision, kCloudBuildDestroy,
-        sys.services.empty() ? "" : " and runs `scripts/health.sh`", p.in_out(kCloudBuildProvision), gcp.region,
-        subs, p.in_out(kCloudBuildDestroy), gcp.region, subs);
-  }
+/// The title, and the table of every file the other emitters wrote.
+std::string files_section(const System& sys, const k8s::Plan& plan, const OutputSink& out) {
+  std::string md = fmt::format("<!-- {} -->\n# {}: runbook\n\n", kGeneratedNotice, sys.name);
+  md += fmt::format("Generated by trainc from the spec of system `{}`. Everything here is reproducible: "
+                    "change the spec, run `trainc compile`, and commit the result; `trainc diff` tells "
+                    "whether this folder is up to date.\n\n",
+                    sys.name);
+  md += "## What is here\n\n| file | kind |\n|---|---|\n";
+  for (const auto& [path, content] : out.files()) md += fmt::format("| `{}` | {} |\n", path, describe(plan, path));
+  return md + "| `README.md` | this runbook |\n\n";
+}
 
-  md += "### One-time setup\n\n";
-  md += fmt::format("The Terraform state bucket, with object versioning, and the APIs:\n\n```sh\n"
-                    "gcloud storage buckets create gs://{0} --project={1} --location={2} --uniform-bucket-level-access\n"
-                    "gcloud storage buckets update gs://{0} --versioning\n"
-                    "gcloud services enable {3} --project={1}\n```\n\n",
-                    gcp.state->bucket, gcp.project, gcp.region, fmt::join(ci_apis(sys), " "));
-  if (sys.ci->github) {
-    const GithubCi& gh = *sys.ci->github;
-    const std::string number = provider_part(gh.provider, "projects");
-    const std::string pool = provider_part(gh.provider, "workloadIdentityPools");
-    const std::string provider = provider_part(gh.provider, "providers");
-    const std::string sa_project = account_project(gh.service_account);
-    md += fmt::format(
-        "GitHub signs in with Workload Identity Federation (no keys). Create the pool and its GitHub provider in "
-        "the project numbered {0}, limited to your repository (replace OWNER/REPO), and let the repository's "
-        "workflows impersonate `{1}`:\n\n```sh\n"
-        "gcloud iam workload-identity-pools create {2} --project={3} --location=global --display-name='GitHub Actions'\n"
-        "gcloud iam workload-identity-pools providers create-oidc {4} --project={3} --location=global \\\n"
-        "  --workload-identity-pool={2} --issuer-uri=https://token.actions.githubusercontent.com \\\n"
-        "  --attribute-mapping=google.subject=assertion.sub,attribute.repository=assertion.repository,"
-        "attribute.ref=assertion.ref \\\n"
-        "  --attribute-condition=\"assertion.repository == 'OWNER/REPO'\"\n",
-        number, gh.service_account, pool, gcp.project, provider);
-    if (!sa_project.empty())
-      md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI for {}'\n",
-                        gh.service_account.substr(0, gh.service_account.find('@')), sa_project, sys.name);
-    const std::string principals =
-        fmt::format("principalSet://iam.googleapis.com/projects/{}/locations/global/workloadIdentityPools/{}/", number, pool);
-    if (gh.plan_service_account.empty()) {
-      md += fmt::format(
-          "gcloud iam service-accounts add-iam-policy-binding {} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={}attribute.repository/OWNER/REPO\n```\n\n",
-          gh.service_account, principals);
-      md += "Pull requests' `terraform plan` runs as this deployer too, so code on any branch of the repository "
-            "acts with its roles before review. Set `ci.github.planServiceAccount` to a read-only account to "
-            "bind the deployer to pushes to the deploy branch alone.\n\n";
-    } else {
-      const std::string plan_project = account_project(gh.plan_service_account);
-      if (!plan_project.empty())
-        md += fmt::format("gcloud iam service-accounts create {} --project={} --display-name='trainc CI plans for {}'\n",
-                          gh.plan_service_account.substr(0, gh.plan_service_account.find('@')), plan_project, sys.name);
-      md += fmt::format(
-          "# The deployer: only workflows running on refs/heads/{0}.\n"
-          "gcloud iam service-accounts add-iam-policy-binding {1} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={2}attribute.ref/refs/heads/{0}\n"
-          "# The planner: any workflow of the repository; it may read, not change.\n"
-          "gcloud iam service-accounts add-iam-policy-binding {3} --role=roles/iam.workloadIdentityUser \\\n"
-          "  --member={2}attribute.repository/OWNER/REPO\n"
-          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/viewer --condition=None\n"
-          "gcloud projects add-iam-policy-binding {4} --member={5} --role=roles/iam.securityReviewer --condition=None\n"
-          "gcloud storage buckets add-iam-policy-binding gs://{6} --member={5} --role=roles/storage.objectViewer\n"
-          "```\n\n",
-          gh.branch, gh.service_account, principals, gh.plan_service_account, gcp.project,
-          sh_quote("serviceAccount:" + gh.plan_service_account), gcp.state->bucket);
-      md += fmt::format("Pull requests plan as `{}` (read-only: `roles/viewer`, `roles/iam.securityReviewer` to read "
-                        "IAM policies, and the state bucket's objects; the plan runs with `-lock=false`); only pushes "
-                        "to `{}` may act as the deployer.\n\n",
-                        gh.plan_service_account, gh.branch);
-    }
-    md += "The provider's project number is the one in `workloadIdentityProvider`; `gcloud projects describe "
-          "PROJECT --format='value(projectNumber)'` prints it.\n\n";
-  }
-  // Each CI service account, and whether Cloud Build runs as it.
-  std::vector<std::pair<std::string, bool>> accounts;
-  if (sys.ci->github) accounts.emplace_back(sys.ci->github->service_account, false);
-  if (sys.ci->cloudbuild) {
-    std::string account = sys.ci->cloudbuild->service_account;
-    if (account.empty()) {
-      md += "Cloud Build runs as the project's default Cloud Build service account (`gcloud builds "
-            "get-default-service-account` names it); grant it the roles below, or set "
-            "`ci.cloudbuild.serviceAccount`.\n\n";
-      account = "CLOUD_BUILD_SERVICE_ACCOUNT";
-    }
-    auto same = std::find_if(accounts.begin(), accounts.end(), [&](const auto& a) { return a.first == account; });
-    if (same != accounts.end()) same->second = true;
-    else accounts.emplace_back(account, true);
-  }
+/// The picture of the system, or why it is left out.
+std::string system_section(const System& sys, const Planned& plan, const OutputSink& out) {
+  if (out.files().count("graph.svg"))
+    return fmt::format("## The system\n\n![The pools, workloads, stores and identities of {}](graph.svg)\n\n", sys.name);
+  const GraphShape& shape = plan.graph_shape;
+  return fmt::format("## The system\n\nIts picture ({} parts, {} connections) is left out: Graphviz takes seconds to "
+                     "minutes to lay out a graph this size. `trainc graph SPEC -o system.svg` draws it.\n\n",
+                     shape.nodes, shape.edges);
+}
 
-  md += "### Roles of the CI service account\n\n"
-        "Derived from what this system creates: no more than these, and never roles/owner or roles/editor "
-        "(which seed recipes grant). PROJECT_NUMBER is the project's number.\n\n"
-        "| role | on | why |\n|---|---|---|\n";
-  const auto roles = ci_roles(sys);
-  for (const auto& r : roles)
-    md += fmt::format("| `{}` | {} | {}{} |\n", r.role, r.scope.empty() ? "the project" : "`" + r.scope + "`", r.why,
-                      r.cloudbuild_only ? " (Cloud Build only)" : "");
-  md += fmt::format("\n```sh\nPROJECT_NUMBER=$(gcloud projects describe {} --format='value(projectNumber)')\n",
-                    gcp.project);
-  for (const auto& [account, cloudbuild] : accounts) {
-    const std::string member = "--member=" + sh_quote("serviceAccount:" + account);
-    for (const auto& r : roles) {
-      if (r.cloudbuild_only && !cloudbuild) continue;
-      if (r.scope.empty())
-        md += fmt::format("gcloud projects add-iam-policy-binding {} {} --role={} --condition=None\n", gcp.project,
-                          member, r.role);
-      else if (r.scope.starts_with("gs://"))
-        md += fmt::format("gcloud storage buckets add-iam-policy-binding {} {} --role={}\n", r.scope, member, r.role);
-      else {
-        std::string sa = r.scope;
-        if (auto at = sa.find("PROJECT_NUMBER"); at != std::string::npos) sa.replace(at, 14, "${PROJECT_NUMBER}");
-        md += fmt::format("gcloud iam service-accounts add-iam-policy-binding \"{}\" --project={} {} --role={}\n", sa,
-                          gcp.project, member, r.role);
+/// What the pools hold, the quota they need and what they cost (`trainc plan`).
+std::string capacity_section(const System& sys, const ResourcePlan& resources) {
+  if (sys.pools.empty()) return "";
+  std::string md = "## Capacity, quota and cost\n\n";
+  md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "
+        "per hour (`trainc plan` prints this, `--format json` for tools). A pool whose quota is short stays "
+        "empty and its pods stay Pending: check the quota before standing the system up";
+  md += sys.gcp ? " (`scripts/up.sh` compares it with the region's free quota first and warns of any "
+                  "shortfall).\n\n"
+                : ".\n\n";
+  return md + "```text\n" + render_plan_text(resources) + "```\n\n";
+}
+
+/// What must hold before anything is applied.
+std::string before_section(const System& sys, const k8s::Plan& plan) {
+  const std::string& ns = sys.ns;
+  std::string md = "## Before you apply\n\n";
+  md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
+  if (!sys.owns_namespace)
+    md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it).\n", ns);
+  if (!sys.service_account.empty())
+    md += fmt::format("- The service account `{}` exists in `{}`.\n", sys.service_account, ns);
+  bool s3 = false;
+  for (const auto& st : sys.steps) s3 = s3 || !st.inputs.empty() || st.outputs;
+  bool entry_scripts = false, ray_jobs = false;
+  for (const auto& w : plan.workloads)
+    for (const auto& o : w.objects) {
+      entry_scripts = entry_scripts || o.role == k8s::Role::kEntryScript;
+      ray_jobs = ray_jobs || o.role == k8s::Role::kRayJob;
+    }
+  if (entry_scripts) {
+    md += "- Each step's image has `bash`";
+    md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
+               "(node IAM role or the store's `credentialsSecret`).\n"
+             : " and its training dependencies baked in.\n";
+  }
+  if (ray_jobs)
+    md += "- The Ray cluster's image holds the code each RayJob's entrypoint runs, in its working directory.\n";
+  return md;
+}
+
+/// How to make the GCP resources: Terraform or the gcloud scripts.
+std::string infrastructure_section(const System& sys) {
+  if (!sys.gcp) return "";
+  std::string md = "\n## Stand up the infrastructure\n\n";
+  md += infrastructure_notes(sys);
+  md += fmt::format("The cluster `{}`, its node pools, the buckets trainc creates, the Google service account "
+                    "and its bucket-level roles live in project `{}`, {} `{}`. Either with Terraform:\n\n"
+                    "```sh\nterraform -chdir=terraform init\nterraform -chdir=terraform apply\n```\n\n"
+                    "or with the gcloud scripts (idempotent; `--dry-run` prints every command first):\n\n"
+                    "```sh\nscripts/up.sh --dry-run\nscripts/up.sh\n```\n\n"
+                    "`scripts/apply.sh` then applies the manifests in dependency order; `scripts/status.sh` shows "
+                    "where things stand.\n",
+                    sys.cluster.name, sys.gcp->project, sys.gcp->zone.empty() ? "region" : "zone",
+                    sys.gcp->location());
+  return md;
+}
+
+/// How the runbook's commands act: on the current context, on files named from the output folder.
+KubeTarget runbook_target() { return {"", "", true}; }
+
+/// One step of the rollout (emit/rollout.h) as the commands that do it by hand, a line each.
+std::string apply_commands(const System& sys, const RolloutStep& step) {
+  const KubeTarget kube = runbook_target();
+  std::vector<CommandLine> cmds;
+  auto apply_each = [&] {  // a file a line, each easy to run again alone
+    for (const auto& f : step.files) cmds.push_back(cmd::apply_files(kube, {f}));
+  };
+  switch (step.kind) {
+    case RolloutStep::Kind::kInstall:
+      for (const Operator* op : step.charts) cmds.push_back(cmd::helm_install(kube, *op));
+      if (step.manifest) {
+        cmds.push_back(cmd::apply_manifest(kube, *step.manifest, step.controller));
+        if (step.controller) cmds.push_back(cmd::wait_deployments(kube, *step.manifest));
       }
+      break;
+    case RolloutStep::Kind::kShared:
+    case RolloutStep::Kind::kCluster: apply_each(); break;
+    case RolloutStep::Kind::kService:
+      apply_each();
+      cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
+      break;
+    case RolloutStep::Kind::kHealth: break;  // scripts/health.sh, named above the commands
+    case RolloutStep::Kind::kWorkload:
+      for (const k8s::Object* done : step.waits)  // a jsonpath's braces are quoted for the shell
+        cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
+                                           "--timeout=-1s", k8s::kubectl_ref(*done)}));
+      apply_each();
+      break;
+  }
+  std::string md;
+  for (const auto& c : cmds) md += c.line() + "\n";
+  return md;
+}
+
+/// The order to apply the objects in, as commands.
+std::string apply_section(const System& sys, const Planned& plan) {
+  const std::string& ns = sys.ns;
+  std::string md = "\n## Apply\n\n";
+  bool has_needs = false;
+  for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
+  if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
+    md += "```sh\n" + cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
+  } else {
+    md += !plan.services.empty()
+              ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
+                "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
+                "`scripts/health.sh`):\n\n```sh\n"
+          : plan.clusters.empty() && !has_needs
+              ? "The controllers come first (Kueue admits queued steps, TPU steps are JobSets), then the "
+                "steps:\n\n```sh\n"
+          : plan.clusters.empty()
+              ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
+                "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
+              : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
+                "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
+                "once):\n\n```sh\n";
+    for (const auto& step : plan.rollout.steps) md += apply_commands(sys, step);
+    md += "```\n\n";
+  }
+  md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
+        "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
+  return md;
+}
+
+/// How to follow the steps: their Jobs, pods and logs, and what a TPU step's JobSet does.
+std::string watch_section(const System& sys, const k8s::Plan& plan) {
+  if (plan.workloads.empty()) return "";
+  const std::string& ns = sys.ns;
+  const KubeTarget kube = runbook_target();
+  std::string md = "## Watch\n\n```sh\n";
+  md += cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "app.kubernetes.io/part-of=" + sys.name, "-w"}).line();
+  for (const auto& w : plan.workloads) {
+    const k8s::Object& done = w.done();
+    if (w.step->distributed())  // the pods carry their workload's name as the instance label
+      md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", "-l", "app.kubernetes.io/instance=" + done.name, "--prefix",
+                                        fmt::format("--max-log-requests={}", w.step->nodes * w.step->slices)})
+                        .line();
+    else
+      md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line();
+  }
+  md += "\n```\n\n";
+  for (const auto& w : plan.workloads) {
+    const k8s::Object& done = w.done();
+    if (done.role != k8s::Role::kJobSet) continue;
+    const Step& st = *w.step;
+    md += fmt::format(
+        "Step `{0}` is a JobSet on TPU: {1} slice(s), one Indexed Job each (`{2}-{3}-0` …), one pod per host "
+        "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n{7}\n{8}\n{10}\n```\n\n"
+        "When any pod fails, its slice's Job fails at once (backoffLimit 0) and the JobSet restarts every slice "
+        "together, at most {9} time(s) (`retries`; the JobSet's `status.restarts` counts them): all pods come back "
+        "with new names and the program starts again, from its last checkpoint if it keeps one. After the last "
+        "restart the JobSet is Failed.\n\n",
+        st.name, st.slices, done.name, k8s::kSliceJob, st.nodes, k8s::jobset_coordinator(sys, st),
+        st.multislice() ? fmt::format(": the slices meet at MEGASCALE_COORDINATOR_ADDRESS `{}:{}`",
+                                      k8s::jobset_coordinator(sys, st), catalog().megascale_port())
+                        : "",
+        cmd::kubectl(kube, {"get", "jobset", "-n", ns, done.name}).line(),
+        cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "jobset.sigs.k8s.io/jobset-name=" + done.name, "-o", "wide"})
+            .line(),
+        st.retries, cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line());
+  }
+  md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
+        "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
+  return md;
+}
+
+/// How to delete it all, in order.
+std::string teardown_section(const System& sys, const Planned& plan) {
+  const KubeTarget kube = runbook_target();
+  std::string md = "## Tear down\n\n```sh\n";
+  for (const auto& step : plan.rollout.teardown) {
+    switch (step.kind) {
+      case TeardownStep::Kind::kReleaseLoadBalancer:  // while the cluster can release it
+      case TeardownStep::Kind::kUninstall: md += cmd::helm_uninstall(kube, *step.chart, false).line(); break;
+      case TeardownStep::Kind::kDeleteObjects: md += cmd::kubectl(kube, {"delete", "-k", "k8s/"}).line(); break;
+      case TeardownStep::Kind::kInfrastructure:
+        if (!sys.gcp) continue;
+        md += "scripts/down.sh        # or: terraform -chdir=terraform destroy";
+        break;
     }
+    md += "\n";
   }
   md += "```\n\n";
-  if (sys.ci->cloudbuild && !sys.ci->cloudbuild->service_account.empty())
-    md += fmt::format("Whoever submits the Cloud Build configs needs `roles/iam.serviceAccountUser` on `{}` to run "
-                      "builds as it.\n\n",
-                      sys.ci->cloudbuild->service_account);
+  if (sys.owns_namespace)
+    md += fmt::format("This deletes the namespace `{}` and everything in it. ", sys.ns);
+  md += sys.gcp ? "`scripts/down.sh` deletes only what `scripts/up.sh` made, in reverse order, and keeps buckets "
+                  "that still hold data unless told otherwise.\n"
+                : "Data and outputs in object storage are kept.\n";
   return md;
 }
 
@@ -564,189 +604,20 @@ class RunbookEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "runbook"; }
 
-  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const override {
-    std::string md;
-    const std::string ns = sys.ns;
-    md += fmt::format("<!-- {} -->\n# {}: runbook\n\n", kGeneratedNotice, sys.name);
-    md += fmt::format("Generated by trainc from the spec of system `{}`. Everything here is reproducible: "
-                      "change the spec, run `trainc compile`, and commit the result; `trainc diff` tells "
-                      "whether this folder is up to date.\n\n",
-                      sys.name);
-    md += "## What is here\n\n| file | kind |\n|---|---|\n";
-    for (const auto& [path, content] : out.files()) md += fmt::format("| `{}` | {} |\n", path, describe(plan, path));
-    md += "| `README.md` | this runbook |\n\n";
-
-    if (out.files().count("graph.svg")) {
-      md += fmt::format("## The system\n\n![The pools, workloads, stores and identities of {}](graph.svg)\n\n",
-                        sys.name);
-    } else {
-      GraphShape shape;
-      graph_dot(sys, &shape);
-      md += fmt::format("## The system\n\nIts picture ({} parts, {} connections) is left out: Graphviz takes seconds to "
-                        "minutes to lay out a graph this size. `trainc graph SPEC -o system.svg` draws it.\n\n",
-                        shape.nodes, shape.edges);
-    }
-    if (!sys.pools.empty()) {
-      md += "## Capacity, quota and cost\n\n";
-      md += "What the system holds at its smallest and largest, the Compute Engine quota it needs, and list prices "
-            "per hour (`trainc plan` prints this, `--format json` for tools). A pool whose quota is short stays "
-            "empty and its pods stay Pending: check the quota before standing the system up";
-      md += sys.gcp ? " (`scripts/up.sh` compares it with the region's free quota first and warns of any "
-                      "shortfall).\n\n"
-                    : ".\n\n";
-      md += "```text\n" + render_plan_text(make_plan(sys)) + "```\n\n";
-    }
-
+  void emit(const System& sys, const Planned& plan, OutputSink& out) const override {
+    std::string md = files_section(sys, plan, out);
+    md += system_section(sys, plan, out);
+    md += capacity_section(sys, plan.resources);
     md += security_section(sys, plan);
-    md += "## Before you apply\n\n";
-    md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
-    if (!sys.owns_namespace)
-      md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it).\n", ns);
-    if (!sys.service_account.empty())
-      md += fmt::format("- The service account `{}` exists in `{}`.\n", sys.service_account, ns);
-    bool s3 = false;
-    for (const auto& st : sys.steps) s3 = s3 || !st.inputs.empty() || st.outputs;
-    bool entry_scripts = false, ray_jobs = false;
-    for (const auto& w : plan.workloads)
-      for (const auto& o : w.objects) {
-        entry_scripts = entry_scripts || o.role == k8s::Role::kEntryScript;
-        ray_jobs = ray_jobs || o.role == k8s::Role::kRayJob;
-      }
-    if (entry_scripts) {
-      md += "- Each step's image has `bash`";
-      md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
-                 "(node IAM role or the store's `credentialsSecret`).\n"
-               : " and its training dependencies baked in.\n";
-    }
-    if (ray_jobs)
-      md += "- The Ray cluster's image holds the code each RayJob's entrypoint runs, in its working directory.\n";
-    if (sys.gcp) {
-      md += "\n## Stand up the infrastructure\n\n";
-      md += infrastructure_notes(sys);
-      md += fmt::format("The cluster `{}`, its node pools, the buckets trainc creates, the Google service account "
-                        "and its bucket-level roles live in project `{}`, {} `{}`. Either with Terraform:\n\n"
-                        "```sh\nterraform -chdir=terraform init\nterraform -chdir=terraform apply\n```\n\n"
-                        "or with the gcloud scripts (idempotent; `--dry-run` prints every command first):\n\n"
-                        "```sh\nscripts/up.sh --dry-run\nscripts/up.sh\n```\n\n"
-                        "`scripts/apply.sh` then applies the manifests in dependency order; `scripts/status.sh` shows "
-                        "where things stand.\n",
-                        sys.cluster.name, sys.gcp->project, sys.gcp->zone.empty() ? "region" : "zone",
-                        sys.gcp->location());
-    }
-    md += "\n## Apply\n\n";
-    bool has_needs = false;
-    for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
-    if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
-      md += "```sh\nkubectl apply -k k8s/\n```\n\n";
-    } else {
-      md += !plan.services.empty()
-                ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
-                  "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
-                  "`scripts/health.sh`):\n\n```sh\n"
-            : plan.clusters.empty() && !has_needs
-                ? "The controllers come first (Kueue admits queued steps, TPU steps are JobSets), then the "
-                  "steps:\n\n```sh\n"
-            : plan.clusters.empty()
-                ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
-                  "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
-                : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
-                  "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
-                  "once):\n\n```sh\n";
-      auto helm = [&](const Operator& op) {
-        md += fmt::format("helm upgrade --install {} {} --repo {} --version {} --namespace {} --create-namespace --wait\n",
-                          op.release, op.chart, op.repo, op.version, op.ns);
-      };
-      if (plan.needs_istio) {
-        helm(catalog().istio_base());
-        helm(catalog().istiod());
-        if (sys.uses_gateway()) helm(catalog().istio_gateway());
-      }
-      if (plan.needs_kuberay) helm(catalog().kuberay());
-      if (plan.needs_metrics_adapter) md += fmt::format("kubectl apply -f {}\n", catalog().metrics_adapter().url);
-      auto controller = [&](const Manifest& m) {  // its webhooks answer before objects of its kinds go in
-        md += fmt::format("kubectl apply --server-side -f {}\nkubectl wait deployment --all -n {} "
-                          "--for=condition=available --timeout=300s\n",
-                          m.url, m.ns);
-      };
-      if (plan.needs_kueue) controller(catalog().kueue());
-      if (plan.needs_jobset) controller(catalog().jobset());
-      auto wait = [&](const k8s::Object& done) {
-        if (done.ready != k8s::Ready::kApplied)  // a jsonpath's braces are quoted for the shell
-          md += fmt::format("kubectl wait -n {} {} --timeout=-1s {}\n", ns,
-                            sh_quote(fmt::format("--for={}", k8s::wait_condition(done.ready))), k8s::kubectl_ref(done));
-      };
-      for (const auto& o : plan.shared) md += fmt::format("kubectl apply -f {}\n", o.file);
-      for (const auto& w : plan.clusters)
-        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-      for (const auto& w : plan.services) {
-        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-        md += fmt::format("kubectl rollout status -n {} {}\n", ns, k8s::kubectl_ref(w.done()));
-      }
-      std::set<std::string> ready;
-      for (const auto& w : plan.workloads) {
-        if (const k8s::Workload* c = plan.cluster(w.on); c && ready.insert(w.on).second) wait(c->done());
-        for (const auto& need : w.needs)
-          if (const k8s::Workload* dep = plan.workload(need)) wait(dep->done());
-        for (const auto& o : w.objects) md += fmt::format("kubectl apply -f {}\n", o.file);
-      }
-      md += "```\n\n";
-    }
-    md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
-          "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
-    if (!plan.workloads.empty()) {
-      md += "## Watch\n\n```sh\n";
-      md += fmt::format("kubectl get jobs,pods -n {} -l app.kubernetes.io/part-of={} -w\n", ns, sys.name);
-      for (const auto& w : plan.workloads) {
-        const k8s::Object& done = w.done();
-        if (w.step->distributed())  // the pods carry their workload's name as the instance label
-          md += fmt::format("kubectl logs -n {} -f -l app.kubernetes.io/instance={} --prefix --max-log-requests={}\n", ns,
-                            done.name, w.step->nodes * w.step->slices);
-        else
-          md += fmt::format("kubectl logs -n {} -f {}\n", ns, k8s::logs_ref(done));
-      }
-      md += "```\n\n";
-      for (const auto& w : plan.workloads) {
-        const k8s::Object& done = w.done();
-        if (done.role != k8s::Role::kJobSet) continue;
-        const Step& st = *w.step;
-        md += fmt::format(
-            "Step `{0}` is a JobSet on TPU: {1} slice(s), one Indexed Job each (`{2}-{3}-0` …), one pod per host "
-            "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n"
-            "kubectl get jobset -n {7} {2}\n"
-            "kubectl get jobs,pods -n {7} -l jobset.sigs.k8s.io/jobset-name={2} -o wide\n"
-            "kubectl logs -n {7} -f {8}\n```\n\n"
-            "When any pod fails, its slice's Job fails at once (backoffLimit 0) and the JobSet restarts every slice "
-            "together, at most {9} time(s) (`retries`; the JobSet's `status.restarts` counts them): all pods come back "
-            "with new names and the program starts again, from its last checkpoint if it keeps one. After the last "
-            "restart the JobSet is Failed.\n\n",
-            st.name, st.slices, done.name, k8s::kSliceJob, st.nodes, k8s::jobset_coordinator(sys, st),
-            st.multislice() ? fmt::format(": the slices meet at MEGASCALE_COORDINATOR_ADDRESS `{}:{}`",
-                                          k8s::jobset_coordinator(sys, st), catalog().megascale_port())
-                            : "",
-            ns, k8s::logs_ref(done), st.retries);
-      }
-      md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
-            "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
-    }
+    md += before_section(sys, plan);
+    md += infrastructure_section(sys);
+    md += apply_section(sys, plan);
+    md += watch_section(sys, plan);
     md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
-    md += ci_section(sys);
-    md += "## Tear down\n\n```sh\nkubectl delete -k k8s/\n";
-    if (plan.needs_istio) {  // the gateway's load balancer goes with its Service, before the cluster
-      std::vector<const Operator*> charts{&catalog().istiod(), &catalog().istio_base()};
-      if (sys.uses_gateway()) charts.insert(charts.begin(), &catalog().istio_gateway());
-      for (const Operator* op : charts) md += fmt::format("helm uninstall {} --namespace {}\n", op->release, op->ns);
-    }
-    if (plan.needs_kuberay)  // after the RayClusters are gone, so none is left without its operator
-      md += fmt::format("helm uninstall {} --namespace {}\n", catalog().kuberay().release, catalog().kuberay().ns);
-    if (sys.gcp) md += "scripts/down.sh        # or: terraform -chdir=terraform destroy\n";
-    md += "```\n\n";
-    if (sys.owns_namespace)
-      md += fmt::format("This deletes the namespace `{}` and everything in it. ", ns);
-    md += sys.gcp ? "`scripts/down.sh` deletes only what `scripts/up.sh` made, in reverse order, and keeps buckets "
-                    "that still hold data unless told otherwise.\n"
-                  : "Data and outputs in object storage are kept.\n";
+    md += ci_runbook_section(sys);
+    md += teardown_section(sys, plan);
     out.add("README.md", md);
   }
 };

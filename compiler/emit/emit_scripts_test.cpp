@@ -260,6 +260,16 @@ TEST_CASE("apply.sh waits for the needed job before applying the next step") {
   CHECK(apply.find("K8S_DIR=\"$(dirname \"$0\")/../k8s\"") != std::string::npos);
 }
 
+TEST_CASE("apply.sh installs the controllers before the shared objects, and --services-only too") {
+  System sys = gcp_system();
+  sys.steps.back().pool = "tpu";  // a TPU step is a JobSet
+  auto apply = emit(sys).at("scripts/apply.sh");
+  auto jobset = pos(apply, "jobset/releases/download/");
+  CHECK(jobset < pos(apply, "\"${K8S_DIR}/namespace.yaml\""));
+  CHECK(jobset < pos(apply, "if [ \"$SERVICES_ONLY\" = 1 ]; then"));
+  CHECK(pos(apply, "if [ \"$SERVICES_ONLY\" = 1 ]; then") < pos(apply, "\"${K8S_DIR}/prep-job.yaml\""));
+}
+
 TEST_CASE("status.sh lists pools, buckets and the system's jobs") {
   auto status = emit(gcp_system()).at("scripts/status.sh");
   CHECK(status.find("gcloud container node-pools list") != std::string::npos);

@@ -544,7 +544,7 @@ void add(OutputSink& out, const System& sys, const std::string& file, const Body
 class TerraformEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "terraform"; }
-  void emit(const System& sys, const k8s::Plan&, OutputSink& out) const override {
+  void emit(const System& sys, const Planned&, OutputSink& out) const override {
     if (!sys.gcp) return;
     add(out, sys, "versions.tf", versions_tf(*sys.gcp),
         sys.gcp->state ? "Terraform and provider versions and the state backend" : "Terraform and provider versions");

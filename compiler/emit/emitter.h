@@ -6,19 +6,36 @@
 
 #include "emit/k8s_plan.h"
 #include "emit/output_sink.h"
+#include "emit/rollout.h"
+#include "inspect/graph.h"
+#include "inspect/plan.h"
 #include "model/model.h"
 
 namespace trainc {
+
+/// What several emitters need, computed once per compile (driver.cpp) and handed to each: the
+/// Kubernetes plan, the rollout made from it, the resource plan (`trainc plan`) and the graph.
+struct Planned : k8s::Plan {
+  Planned(const System& sys, k8s::Plan plan);
+  Planned(const Planned&) = delete;  // the rollout points into the plan
+  Planned& operator=(const Planned&) = delete;
+  Rollout rollout;
+  ResourcePlan resources;
+  GraphShape graph_shape;
+  std::string graph;  ///< the system's picture in DOT (graph_dot)
+};
 
 class Emitter {
  public:
   virtual ~Emitter() = default;
   /// The target's name, e.g. "k8s"; unique in the registry.
   virtual std::string_view name() const = 0;
-  /// Adds the target's files to `out`. What the system becomes in Kubernetes comes from `plan`;
-  /// no emitter reads another's output, except that the runbook, registered last, lists the
-  /// paths of the files in `out`.
-  virtual void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const = 0;
+  /// Adds the target's files to `out`. What the system becomes in Kubernetes, and the order it
+  /// goes up and comes down in, come from `plan`; no emitter reads another's output, except that
+  /// the runbook, registered last, lists the paths of the files in `out`.
+  virtual void emit(const System& sys, const Planned& plan, OutputSink& out) const = 0;
+  /// The same, planning from `plan` (for tests of one emitter).
+  void emit(const System& sys, const k8s::Plan& plan, OutputSink& out) const { emit(sys, Planned(sys, plan), out); }
 };
 
 std::unique_ptr<Emitter> new_ci_emitter();

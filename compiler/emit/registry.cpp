@@ -6,6 +6,10 @@
 
 namespace trainc {
 
+Planned::Planned(const System& sys, k8s::Plan plan)
+    : k8s::Plan(std::move(plan)), rollout(make_rollout(sys, *this)), resources(make_plan(sys)),
+      graph(graph_dot(sys, &graph_shape)) {}
+
 const std::vector<std::unique_ptr<Emitter>>& emitters() {
   static const std::vector<std::unique_ptr<Emitter>> all = [] {
     std::vector<std::unique_ptr<Emitter>> v;

@@ -90,9 +90,6 @@ if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/namespace.yaml" \
-    -f "${K8S_DIR}/serviceaccount.yaml"
 
 # The KubeRay operator 1.7.0 (CRDs included), before any RayCluster.
 run helm upgrade --install kuberay-operator kuberay-operator \
@@ -102,6 +99,9 @@ run helm upgrade --install kuberay-operator kuberay-operator \
     --create-namespace \
     --kube-context="$KUBE_CONTEXT" \
     --wait
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/serviceaccount.yaml"
 
 # Cluster 'ray' (ray); steps on it wait until it is ready.
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/cluster-ray-raycluster.yaml"

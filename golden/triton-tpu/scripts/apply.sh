@@ -122,9 +122,17 @@ run helm upgrade --install istio-ingressgateway gateway \
     --kube-context="$KUBE_CONTEXT" \
     --wait
 
+# The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
+# autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
+run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
+
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-system.yaml" \
@@ -133,10 +141,6 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/clusterqueue.yaml" \
     -f "${K8S_DIR}/localqueue.yaml" \
     -f "${K8S_DIR}/gateway.yaml"
-
-# The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
-# autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
-run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
 
 # Service 'triton' (triton).
 run kubectl --context "$KUBE_CONTEXT" apply \
@@ -162,10 +166,6 @@ if [ "$SERVICES_ONLY" = 1 ]; then
   log 'applied; --services-only: the 2 pipeline step(s) are not started'
   exit 0
 fi
-
-# The JobSet controller, before any JobSet (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 
 # Step 'finetune'.
 run kubectl --context "$KUBE_CONTEXT" apply \

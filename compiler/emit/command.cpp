@@ -1,0 +1,155 @@
+#include "emit/command.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "emit/shell.h"
+
+namespace trainc {
+
+CommandLine& CommandLine::arg(std::string_view literal) {
+  words.push_back(sh_quote(literal));
+  return *this;
+}
+
+CommandLine& CommandLine::word(std::string shell_word) {
+  words.push_back(std::move(shell_word));
+  return *this;
+}
+
+CommandLine& CommandLine::flag(std::string_view name) {
+  flags.emplace_back(name);
+  return *this;
+}
+
+CommandLine& CommandLine::flag(std::string_view name, const std::string& shell_word) {
+  flags.push_back(fmt::format("{}{}{}", name, spaced ? " " : "=", shell_word));
+  return *this;
+}
+
+CommandLine& CommandLine::opt(std::string_view name, std::string_view literal) { return flag(name, sh_quote(literal)); }
+
+std::vector<std::string> CommandLine::lines(std::string_view before, std::string_view after, std::size_t width) const {
+  std::string head = std::string(before) + fmt::format("{}", fmt::join(words, " "));
+  std::string one = head;
+  for (const auto& f : flags) one += " " + f;
+  if (flags.empty() || one.size() + after.size() <= width) return {one + std::string(after)};
+  std::vector<std::string> out{head + " \\"};
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    out.push_back("    " + flags[i] + (i + 1 == flags.size() ? std::string(after) : " \\"));
+  return out;
+}
+
+CommandLine& CommandLine::next_line() {
+  breaks.push_back(flags.size());
+  return *this;
+}
+
+std::string CommandLine::line() const {
+  std::string out = fmt::format("{}", fmt::join(words, " "));
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    out += (std::find(breaks.begin(), breaks.end(), i) != breaks.end() ? " \\\n  " : " ") + flags[i];
+  return out;
+}
+
+namespace cmd {
+namespace {
+
+/// `file` ("k8s/x.yaml") as the target names it: "${K8S_DIR}/x.yaml" in a script.
+std::string k8s_file(const KubeTarget& t, std::string_view file) {
+  if (t.k8s_dir.empty()) return sh_quote(file);
+  std::string out = fmt::format("\"${{{}}}/", t.k8s_dir);
+  for (char c : file.substr(std::string_view("k8s/").size())) {
+    if (c == '"' || c == '\\' || c == '$' || c == '`') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+CommandLine helm(const KubeTarget& t) {
+  CommandLine c;
+  c.spaced = t.spaced;
+  return c.arg("helm");
+}
+
+/// The flags every helm command of the target ends with.
+CommandLine& helm_context(CommandLine& c, const KubeTarget& t) {
+  if (!t.context.empty()) c.flag("--kube-context", t.context);
+  return c;
+}
+
+}  // namespace
+
+CommandLine gcloud(std::initializer_list<std::string_view> literals) {
+  CommandLine c;
+  c.arg("gcloud");
+  for (auto w : literals) c.arg(w);
+  return c;
+}
+
+CommandLine kubectl(const KubeTarget& t, std::initializer_list<std::string_view> literals) {
+  CommandLine c;
+  c.spaced = t.spaced;
+  c.arg("kubectl");
+  if (!t.context.empty()) c.arg("--context").word(t.context);
+  for (auto w : literals) c.arg(w);
+  return c;
+}
+
+CommandLine apply_files(const KubeTarget& t, const std::vector<std::string>& files) {
+  CommandLine c = kubectl(t, {"apply"});
+  for (const auto& f : files) c.flags.push_back("-f " + k8s_file(t, f));
+  return c;
+}
+
+CommandLine apply_manifest(const KubeTarget& t, const Manifest& m, bool server_side) {
+  CommandLine c = kubectl(t, {"apply"});
+  if (server_side) c.arg("--server-side");
+  return c.arg("-f").arg(m.url);
+}
+
+CommandLine wait_deployments(const KubeTarget& t, const Manifest& m) {
+  return kubectl(t, {"wait", "deployment", "--all", "-n"}).arg(m.ns).arg("--for=condition=available").arg("--timeout=300s");
+}
+
+CommandLine helm_install(const KubeTarget& t, const Operator& op) {
+  CommandLine c = helm(t).arg("upgrade").arg("--install").arg(op.release).arg(op.chart);
+  c.opt("--repo", op.repo).opt("--version", op.version).opt("--namespace", op.ns).flag("--create-namespace");
+  return helm_context(c, t).flag("--wait");
+}
+
+CommandLine helm_uninstall(const KubeTarget& t, const Operator& op, bool wait) {
+  CommandLine c = helm(t).arg("uninstall").arg(op.release);
+  c.opt("--namespace", op.ns);
+  helm_context(c, t);
+  if (wait) c.flag("--wait");
+  return c;
+}
+
+std::vector<CommandLine> state_bucket(const Gcp& g) {
+  const std::string bucket = "gs://" + g.state->bucket;
+  CommandLine create = gcloud({"storage", "buckets", "create", bucket});
+  create.opt("--project", g.project).opt("--location", g.region).flag("--uniform-bucket-level-access");
+  return {create, gcloud({"storage", "buckets", "update", bucket}).flag("--versioning")};
+}
+
+CommandLine project_number(const std::string& project_word) {
+  return gcloud({"projects", "describe"}).word(project_word).opt("--format", "value(projectNumber)");
+}
+
+CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services) {
+  CommandLine c = gcloud({"services", "enable"});
+  for (const auto& s : services) c.arg(s);
+  return c.opt("--project", project);
+}
+
+CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions) {
+  CommandLine c = gcloud({"builds", "submit"});
+  c.opt("--config", config).opt("--region", region).opt("--substitutions", substitutions);
+  c.flags.push_back(".");  // the source, after the flags
+  return c;
+}
+
+}  // namespace cmd
+}  // namespace trainc

@@ -1,0 +1,220 @@
+// scripts/apply.sh: applies the Kubernetes objects in the rollout's order (emit/rollout.h,
+// emit_scripts.h): the operators and controllers, the shared objects, the clusters, the services
+// and their health check, then each step once what it waits for is done.
+#include <fmt/format.h>
+
+#include "emit/emit_scripts.h"
+#include "emit/k8s_names.h"
+#include "model/catalog.h"
+
+namespace trainc::scripts {
+namespace {
+
+void wait_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout");
+  sh.comment("on a failed Job, so every 5 minutes the Job's Failed condition is looked at.");
+  sh.open("wait_job() {")
+      .line("local failed")
+      .line("until run kubectl --context \"$KUBE_CONTEXT\" wait \"job/$1\" -n \"$NAMESPACE\" \\")
+      .open(fmt::format("    --for={} --timeout=300s; do", k8s::wait_condition(k8s::Ready::kJobComplete)))
+      .line("failed=$(run kubectl --context \"$KUBE_CONTEXT\" get \"job/$1\" -n \"$NAMESPACE\" \\")
+      .line("  -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].status}') || die \"cannot read job/$1\"")
+      .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE\"; fi")
+      .line("log \"job/$1 is still running\"")
+      .close("done")
+      .close("}");
+}
+
+/// For long-lived clusters and RayJobs: waits for any condition `kubectl wait` can check.
+void wait_for_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;");
+  sh.comment("with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).");
+  sh.open("wait_for() {")
+      .line("local state")
+      .open("until run kubectl --context \"$KUBE_CONTEXT\" wait \"$1\" -n \"$NAMESPACE\" --for=\"$2\" --timeout=300s; do")
+      .open("if [ \"$#\" -ge 4 ]; then")
+      .line("state=$(run kubectl --context \"$KUBE_CONTEXT\" get \"$1\" -n \"$NAMESPACE\" -o \"jsonpath=$3\") ||")
+      .line("  die \"cannot read $1\"")
+      .line("if [ \"$state\" = \"$4\" ]; then die \"$1 is $4; see: kubectl describe $1 -n $NAMESPACE\"; fi")
+      .close("fi")
+      .line("log \"$1 is not there yet\"")
+      .close("done")
+      .close("}");
+}
+
+/// The line that blocks until `done` is done.
+std::string wait_line(const k8s::Object& done) {
+  const std::string ref = lit(k8s::kubectl_ref(done)), cond = lit(k8s::wait_condition(done.ready));
+  switch (done.ready) {
+    case k8s::Ready::kApplied: return "";
+    case k8s::Ready::kJobComplete: return "wait_job " + lit(done.name);
+    case k8s::Ready::kAvailable: return fmt::format("wait_for {} {}", ref, cond);
+    case k8s::Ready::kRayReady: return fmt::format("wait_for {} {} '{{.status.state}}' failed", ref, cond);
+    case k8s::Ready::kRaySucceeded: return fmt::format("wait_for {} {} '{{.status.jobStatus}}' FAILED", ref, cond);
+    case k8s::Ready::kRolledOut: return "wait_rollout " + ref;
+    case k8s::Ready::kJobSetCompleted:
+      return fmt::format("wait_for {} {} '{{.status.conditions[?(@.type==\"Failed\")].status}}' True", ref, cond);
+  }
+  return "";
+}
+
+void rollout_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.");
+  sh.open("wait_rollout() {")
+      .line("run kubectl --context \"$KUBE_CONTEXT\" rollout status \"$1\" -n \"$NAMESPACE\" --timeout=\"${2:-30m}\" ||")
+      .line("  die \"$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}\"")
+      .close("}");
+}
+/// An addon: Istio's or KubeRay's charts (`helm upgrade --install` is idempotent), or a pinned
+/// release manifest; a controller's is server-side applied as its install guide says, then waited
+/// for: its webhooks must answer before objects of its kinds are applied.
+void install(ShellScript& sh, const System& sys, const RolloutStep& step) {
+  const KubeTarget kube = kube_target();
+  sh.line();
+  switch (step.addon) {
+    case Addon::kIstio:  // its CRDs before the Gateway, its injector before any pod
+      sh.comment(fmt::format("Istio {}: CRDs, the control plane (its webhook gives service pods their sidecar)",
+                             catalog().istiod().version));
+      sh.comment(sys.uses_gateway() ? "and the ingress gateway, a LoadBalancer Service on port 80."
+                                    : "(no service is exposed, so no ingress gateway and no load balancer).");
+      break;
+    case Addon::kKubeRay:
+      sh.comment(fmt::format("The KubeRay operator {} (CRDs included), before any RayCluster.", catalog().kuberay().version));
+      break;
+    case Addon::kMetricsAdapter:
+      sh.comment("The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the");
+      sh.comment("autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).");
+      break;
+    case Addon::kKueue: sh.comment("Kueue, before its queues and any queued workload (CRDs included)."); break;
+    case Addon::kJobSet: sh.comment("The JobSet controller, before any JobSet (CRDs included)."); break;
+  }
+  for (const Operator* op : step.charts) call(sh, cmd::helm_install(kube, *op));
+  if (step.manifest) {
+    call(sh, cmd::apply_manifest(kube, *step.manifest, step.controller));
+    if (step.controller) call(sh, cmd::wait_deployments(kube, *step.manifest));
+  }
+}
+
+/// A service's objects, then its rollout: loading the models may take the whole startup budget,
+/// after the node and image arrive.
+void apply_service(ShellScript& sh, const RolloutStep& step) {
+  const k8s::Workload& w = *step.workload;
+  sh.line();
+  sh.comment(fmt::format("Service '{}' ({}).", w.name, w.service->kind()));
+  call(sh, cmd::apply_files(kube_target(), step.files));
+  sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), w.service->startup_seconds + 600));
+}
+
+void health_check(ShellScript& sh) {
+  sh.line();
+  sh.comment("Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is");
+  sh.comment("exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).");
+  sh.line("export KUBE_CONTEXT");
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("\"$(dirname \"$0\")/health.sh\" --dry-run")
+      .branch("else")
+      .line("\"$(dirname \"$0\")/health.sh\"")
+      .close("fi");
+}
+
+/// A step's objects, once the cluster it runs on is ready and the steps it needs are done.
+void apply_workload(ShellScript& sh, const RolloutStep& step) {
+  const k8s::Workload& w = *step.workload;
+  sh.line();
+  const std::string on = w.on.empty() ? "" : fmt::format(" on cluster '{}'", w.on);
+  sh.comment(w.needs.empty() ? fmt::format("Step '{}'{}.", w.name, on)
+                             : fmt::format("Step '{}'{}, after {}.", w.name, on, fmt::join(w.needs, ", ")));
+  for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
+  call(sh, cmd::apply_files(kube_target(), step.files));
+}
+
+void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
+  switch (step.kind) {
+    case RolloutStep::Kind::kInstall: install(sh, sys, step); return;
+    case RolloutStep::Kind::kShared: call(sh, cmd::apply_files(kube_target(), step.files)); return;
+    case RolloutStep::Kind::kCluster: {
+      const k8s::Workload& w = *step.workload;
+      sh.line();
+      sh.comment(fmt::format("Cluster '{}' ({}); steps on it wait until it is ready.", w.name, w.cluster->kind()));
+      call(sh, cmd::apply_files(kube_target(), step.files));
+      return;
+    }
+    case RolloutStep::Kind::kService: apply_service(sh, step); return;
+    case RolloutStep::Kind::kHealth: health_check(sh); return;
+    case RolloutStep::Kind::kWorkload: apply_workload(sh, step); return;
+  }
+}
+
+/// Where `--services-only` (CI's deploy) stops: before the first pipeline step.
+void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
+  sh.line();
+  sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
+      .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
+                                   : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
+                                                                                "step(s) are not started",
+                                                                                plan.workloads.size()))))
+      .line("exit 0")
+      .close("fi");
+}
+
+void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
+  std::string selector = "app.kubernetes.io/part-of=" + sys.name;
+  sh.line();
+  if (plan.workloads.empty()) {
+    sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+        .line("log 'dry run done: nothing was applied'")
+        .branch("else")
+        .line("log 'applied. status.sh shows where things stand; health.sh asks the services again'")
+        .close("fi");
+    return;
+  }
+  sh.open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("log 'dry run done: nothing was applied; once it is, watch the Jobs with:'")
+      .branch("else")
+      .line("log 'applied. The Jobs run on; watch them with:'")
+      .close("fi");
+  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
+                                   " -l " + selector + " -w")));
+  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
+                                       k8s::logs_ref(plan.workloads.back().done()) + " -n ",
+                                   Var{"NAMESPACE"})));
+}
+
+std::vector<std::string> apply_help(const k8s::Plan& plan) {
+  if (plan.services.empty())
+    return {"Applies the generated k8s/ files in dependency order: the shared objects, then each",
+            "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+  return {"Applies the generated k8s/ files in dependency order: the shared objects, then the",
+          "services (waiting until they roll out and health.sh finds them serving), then each",
+          "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+}
+
+}  // namespace
+
+std::string apply_script(const System& sys, const Planned& plan) {
+  ShellScript sh;
+  prologue(sh, sys,
+           {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
+           {{"--services-only", "SERVICES_ONLY",
+             "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"}},
+           {.ns = true, .kube = true, .k8s_dir = true});
+  wait_function(sh);
+  if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
+  if (!plan.services.empty()) rollout_function(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
+  call(sh, cluster_call("get-credentials"));
+  const Rollout& r = plan.rollout;
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (i == r.services_end()) services_only_exit(sh, plan);
+    apply_step(sh, sys, r.steps[i]);
+  }
+  if (r.services_end() == r.steps.size()) services_only_exit(sh, plan);
+  watch_hint(sh, sys, plan);
+  return sh.text();
+}
+
+}  // namespace trainc::scripts

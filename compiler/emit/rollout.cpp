@@ -1,0 +1,83 @@
+#include "emit/rollout.h"
+
+#include <set>
+
+namespace trainc {
+
+std::size_t Rollout::services_end() const {
+  std::size_t i = 0;
+  while (i < steps.size() && steps[i].kind != RolloutStep::Kind::kWorkload) ++i;
+  return i;
+}
+
+namespace {
+
+RolloutStep install(Addon addon, std::vector<const Operator*> charts, const Manifest* manifest = nullptr,
+                    bool controller = false) {
+  RolloutStep s{RolloutStep::Kind::kInstall};
+  s.addon = addon;
+  s.charts = std::move(charts);
+  s.manifest = manifest;
+  s.controller = controller;
+  return s;
+}
+
+RolloutStep apply(RolloutStep::Kind kind, const k8s::Workload& w) {
+  RolloutStep s{kind};
+  s.workload = &w;
+  for (const auto& o : w.objects) s.files.push_back(o.file);
+  return s;
+}
+
+}  // namespace
+
+Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
+  using Kind = RolloutStep::Kind;
+  const Catalog& cat = catalog();
+  Rollout r;
+  // Operators and controllers first: their CRDs and webhooks before any object of their kinds,
+  // Istio's injector before any pod.
+  if (plan.needs_istio) {
+    std::vector<const Operator*> charts{&cat.istio_base(), &cat.istiod()};
+    if (sys.uses_gateway()) charts.push_back(&cat.istio_gateway());
+    r.steps.push_back(install(Addon::kIstio, std::move(charts)));
+  }
+  if (plan.needs_kuberay) r.steps.push_back(install(Addon::kKubeRay, {&cat.kuberay()}));
+  if (plan.needs_metrics_adapter) r.steps.push_back(install(Addon::kMetricsAdapter, {}, &cat.metrics_adapter()));
+  if (plan.needs_kueue) r.steps.push_back(install(Addon::kKueue, {}, &cat.kueue(), true));
+  if (plan.needs_jobset) r.steps.push_back(install(Addon::kJobSet, {}, &cat.jobset(), true));
+  if (!plan.shared.empty()) {
+    RolloutStep s{Kind::kShared};
+    for (const auto& o : plan.shared) s.files.push_back(o.file);
+    r.steps.push_back(std::move(s));
+  }
+  for (const auto& w : plan.clusters) r.steps.push_back(apply(Kind::kCluster, w));
+  for (const auto& w : plan.services) r.steps.push_back(apply(Kind::kService, w));
+  if (!plan.services.empty()) r.steps.push_back(RolloutStep{Kind::kHealth});
+  std::set<std::string> waited;
+  for (const auto& w : plan.workloads) {
+    RolloutStep s = apply(Kind::kWorkload, w);
+    auto wait = [&](const k8s::Object& done, const std::string& key) {
+      if (waited.insert(key).second && done.ready != k8s::Ready::kApplied) s.waits.push_back(&done);
+    };
+    if (const k8s::Workload* c = plan.cluster(w.on)) wait(c->done(), "cluster " + w.on);
+    for (const auto& need : w.needs)
+      if (const k8s::Workload* dep = plan.workload(need)) wait(dep->done(), need);
+    r.steps.push_back(std::move(s));
+  }
+
+  // Teardown: the gateway's load balancer first, released by the cluster that made it; then the
+  // objects; then the charts, KubeRay's once no RayCluster is left; the infrastructure last.
+  using Down = TeardownStep::Kind;
+  if (plan.needs_istio && sys.uses_gateway()) r.teardown.push_back({Down::kReleaseLoadBalancer, &cat.istio_gateway()});
+  r.teardown.push_back({Down::kDeleteObjects});
+  if (plan.needs_istio) {
+    r.teardown.push_back({Down::kUninstall, &cat.istiod()});
+    r.teardown.push_back({Down::kUninstall, &cat.istio_base()});
+  }
+  if (plan.needs_kuberay) r.teardown.push_back({Down::kUninstall, &cat.kuberay()});
+  r.teardown.push_back({Down::kInfrastructure});
+  return r;
+}
+
+}  // namespace trainc
