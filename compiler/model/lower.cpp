@@ -88,7 +88,7 @@ System Lowerer::run() {
     sys.gcp = Gcp{g["project"], g["region"], get_or<std::string>(g, "zone", ""), "/gcp", {}, {}, {}};
     gcp_extras(sys.name, g, *sys.gcp);
   }
-  if (root_.contains("ci")) sys.ci = ci(sys, root_["ci"]);
+  if (root_.contains("ci")) sys.ci = ci(root_["ci"]);
   const json cluster = root_.value("cluster", json::object());
   sys.cluster.name = get_or<std::string>(cluster, "name", sys.name);
   sys.cluster.release_channel = get_or<std::string>(cluster, "releaseChannel", "");
@@ -99,7 +99,7 @@ System Lowerer::run() {
     for (const auto& [name, s] : root_["storage"].items())
       if (!pruned("storage", name)) sys.stores[name] = store(sys, name, s);
   if (root_.contains("identity")) {
-    sys.identity = identity(sys, root_["identity"], "/identity", "", "");
+    sys.identity = identity(root_["identity"], "/identity", "", "");
     // The system's workloads may use every GCS bucket: a role on each, never on the project.
     for (const auto& [name, st] : sys.stores)
       if (st.kind == Store::Kind::gcs)
@@ -132,7 +132,7 @@ System Lowerer::run() {
       steps.push_back(step(sys, pipeline[i], ptr));
   }
   check_step_names(steps);
-  sys.steps = dependency_order(std::move(steps), doc_, diags_);
+  sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys.steps);
   sys.builds = std::move(builds_);
   finish_builds(sys, doc_, diags_);
@@ -150,22 +150,6 @@ PodSecurity Lowerer::pod_security(const json& obj, const std::string& ptr) {
   if (level == "privileged") out.level = PodSecurityLevel::kPrivileged;
   out.reason = get_or<std::string>(sec, "reason", "");
   if (sec.contains("runAsUser")) out.run_as = sec["runAsUser"].get<int>();
-  if (!out.restricted() && out.reason.empty())
-    doc_.error(diags_, ptr_key(out.ptr, "level"),
-               fmt::format("security level '{}' needs a 'reason': say why the pods cannot run under 'restricted'; it is "
-                           "written into the output's README",
-                           level),
-               Anchor::key);
-  if (!out.restricted() && out.run_as)
-    doc_.error(diags_, ptr_key(out.ptr, "runAsUser"),
-               fmt::format("'runAsUser' applies at level 'restricted'; at '{}' the pods run as the image's own user: "
-                           "remove it",
-                           level),
-               Anchor::key);
-  if (out.restricted() && !out.reason.empty())
-    doc_.error(diags_, ptr_key(out.ptr, "reason"),
-               "'reason' explains an exception to 'restricted'; at level 'restricted' there is none: remove it",
-               Anchor::key);
   return out;
 }
 
@@ -278,9 +262,18 @@ std::optional<System> lower(const Document& doc, Diagnostics& diags) {
   return sys;
 }
 
-std::optional<System> lower_for_checks(const Document& doc, Diagnostics& diags) {
+std::optional<System> lower_for_checks(const Document& doc, Diagnostics& diags, LoweredCheck check) {
   const size_t before = diags.reported().size();
-  System sys = Lowerer(doc, diags).run();
+  Lowerer lowerer(doc, diags);
+  System sys = lowerer.run();
+  if (check && lowerer.in_cycles().empty()) {
+    check(sys, doc, diags);
+  } else if (check) {
+    // Each step is judged on its own settings, including the steps of a cycle, which the order leaves out.
+    System all = sys;
+    all.steps.insert(all.steps.end(), lowerer.in_cycles().begin(), lowerer.in_cycles().end());
+    check(all, doc, diags);
+  }
   std::set<std::string> out = doc.pruned;
   const auto& all = diags.reported();
   for (size_t i = before; i < all.size(); ++i) {

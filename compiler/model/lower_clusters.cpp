@@ -99,16 +99,8 @@ PodGroup Lowerer::pod_group(const System& sys, const std::string& name, const js
     pool = pool_ref(sys, out.pool, ptr_key(ptr, "pool"));
   }
   out.replicas = lead ? 1 : integer(g, "replicas", 1, ptr);
-  if (lead && g.contains("replicas") && g["replicas"] != 1)
-    doc_.error(diags_, ptr_key(ptr, "replicas"), fmt::format("the {} runs as one pod; remove 'replicas'", name));
   out.min = integer(g, "min", out.replicas, ptr);
   out.max = integer(g, "max", out.replicas, ptr);
-  if (out.min > out.max)
-    doc_.error(diags_, ptr_key(ptr, "min"), fmt::format("{}: min {} is above max {}", name, out.min, out.max), Anchor::value,
-               {doc_.note(ptr_key(ptr, "max"), "max set here")});
-  else if (out.replicas < out.min || out.replicas > out.max)
-    doc_.error(diags_, ptr_key(ptr, "replicas"),
-               fmt::format("{}: replicas {} is outside min {} and max {}", name, out.replicas, out.min, out.max));
   const bool gpu_pool = pool && pool->accelerator;
   out.gpus = integer(g, "gpus", gpu_pool && !lead ? pool->accelerator->count : 0, ptr);
   if (g.contains("resources")) {
@@ -138,8 +130,6 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
     out.image = built_image(sys, c, out.ptr, name, "cluster", "/workspace");
   else if (c.contains("image"))
     out.image = c["image"];
-  else
-    doc_.error(diags_, out.ptr, fmt::format("cluster '{}' needs 'image' (or 'build')", name), Anchor::key);
   out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
   split_env(c, out.env, out.secret_env);
   out.labels = string_map(c, "labels");
@@ -149,24 +139,11 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
       out.mounts.push_back(mount(sys, c["mounts"][i], ptr_index(ptr_key(out.ptr, "mounts"), i)));
   const bool fuse = !out.mounts.empty();
   const std::string engine = c["engine"];
-  // The lead pod's key is the engine's own word; the other engine's word is a mistake.
+  // The lead pod's key is the engine's own word.
   const char* lead_key = engine == Ray::kName ? "head" : "scheduler";
-  const char* other_key = engine == Ray::kName ? "scheduler" : "head";
-  if (c.contains(other_key))
-    doc_.error(diags_, ptr_key(out.ptr, other_key),
-               fmt::format("{} clusters have a '{}', not a '{}'", engine, lead_key, other_key), Anchor::key);
   PodGroup lead = pod_group(sys, lead_key, c.value(lead_key, json::object()), ptr_key(out.ptr, lead_key), true, fuse);
   for (const auto& [g, spec] : c["workers"].items())
     out.workers.push_back(pod_group(sys, g, spec, ptr_key(ptr_key(out.ptr, "workers"), g), false, fuse));
-  auto only_for = [&](const char* key, std::string_view for_engine) {
-    if (c.contains(key) && engine != for_engine)
-      doc_.error(diags_, ptr_key(out.ptr, key), fmt::format("'{}' applies to {} clusters only; remove it", key, for_engine),
-                 Anchor::key);
-  };
-  only_for("version", Ray::kName);
-  only_for("perJob", Ray::kName);
-  only_for("threads", Dask::kName);
-  only_for("rmmPoolSize", Dask::kName);
   out.engine = make_alternative<Engine>(
       engine,
       [&](std::type_identity<Ray>) {
@@ -174,9 +151,6 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
         r.head = lead;
         r.per_job = get_or(c, "perJob", false);
         r.ttl_after_finished = duration(c, "ttlAfterFinished", 600, out.ptr);
-        if (c.contains("ttlAfterFinished") && !r.per_job)
-          doc_.error(diags_, ptr_key(out.ptr, "ttlAfterFinished"),
-                     "'ttlAfterFinished' applies to per-job clusters only; set perJob: true or remove it", Anchor::key);
         // A generated build runs on its base image, whose tag names the Ray version.
         const Build* built = nullptr;
         if (auto b = builds_.find(name); c.contains("build") && b != builds_.end()) built = &b->second;
@@ -201,11 +175,6 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
         d.scheduler = lead;
         d.threads = integer(c, "threads", 0, out.ptr);
         d.rmm_pool_size = get_or<std::string>(c, "rmmPoolSize", "");
-        for (const auto& w : out.workers)
-          if (w.min != w.max || c["workers"][w.name].contains("min"))
-            doc_.error(diags_, ptr_key(w.ptr, c["workers"][w.name].contains("min") ? "min" : "max"),
-                       "dask workers do not autoscale here; set 'replicas' (and scale with kubectl scale)",
-                       Anchor::key);
         return d;
       });
   return out;

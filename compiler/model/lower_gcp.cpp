@@ -40,7 +40,7 @@ void Lowerer::gcp_extras(const std::string& system, const json& g, Gcp& gcp) {
   }
 }
 
-Ci Lowerer::ci(const System& sys, const json& c) {
+Ci Lowerer::ci(const json& c) {
   Ci out;
   out.ptr = "/ci";
   if (c.contains("github")) {
@@ -68,17 +68,10 @@ Ci Lowerer::ci(const System& sys, const json& c) {
     }
     out.cloudbuild = cb;
   }
-  if (!sys.gcp)
-    doc_.error(diags_, out.ptr, "'ci' deploys to Google Cloud and needs 'gcp' (project, region and state)", Anchor::key);
-  else if (!sys.gcp->state)
-    doc_.error(diags_, out.ptr,
-               "'ci' runs Terraform on machines that forget local state: set 'gcp.state' (a GCS bucket for "
-               "Terraform's state, e.g. state: {bucket: my-project-tf-state})",
-               Anchor::key);
   return out;
 }
 
-Identity Lowerer::identity(const System& sys, const json& i, const std::string& ptr, const std::string& of,
+Identity Lowerer::identity(const json& i, const std::string& ptr, const std::string& of,
                            const std::string& default_gsa) {
   Identity out;
   out.ptr = ptr;
@@ -87,31 +80,6 @@ Identity Lowerer::identity(const System& sys, const json& i, const std::string& 
   // A named Kubernetes account names the Google one too, unless the spec says otherwise.
   out.gsa = get_or<std::string>(i, "gcpServiceAccount",
                                 default_gsa.empty() || i.contains("serviceAccount") ? out.ksa : default_gsa);
-  if (!of.empty()) {
-    if (!sys.gcp)
-      doc_.error(diags_, ptr_key("/services", of),
-                 fmt::format("service '{}' reads its models from GCS as its own Google service account, which "
-                             "needs 'gcp' (project and region)",
-                             of),
-                 Anchor::key);
-  } else {
-    if (!sys.gcp)
-      doc_.error(diags_, out.ptr, "'identity' binds a Google service account and needs 'gcp' (project and region)",
-                 Anchor::key);
-    if (!sys.service_account.empty())
-      doc_.error(diags_, "/serviceAccount",
-                 "set either 'serviceAccount' (an existing account) or 'identity' (one trainc creates), not both",
-                 Anchor::key, {doc_.note(out.ptr, "'identity' is set here", Anchor::key)});
-  }
-  if (out.gsa.size() < 6 || out.gsa.size() > 30) {
-    const std::string at = i.contains("gcpServiceAccount") ? ptr_key(ptr, "gcpServiceAccount")
-                            : i.contains("serviceAccount") ? ptr_key(ptr, "serviceAccount")
-                                                           : ptr_key("/services", of);
-    doc_.error(diags_, at,
-               fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set {}", out.gsa,
-                           out.gsa.size(), of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),
-               i.contains("gcpServiceAccount") || i.contains("serviceAccount") ? Anchor::value : Anchor::key);
-  }
   return out;
 }
 

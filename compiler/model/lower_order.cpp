@@ -7,7 +7,8 @@
 
 namespace trainc {
 
-std::vector<Step> dependency_order(std::vector<Step> steps, const Document& doc, Diagnostics& diags) {
+std::vector<Step> dependency_order(std::vector<Step> steps, const Document& doc, Diagnostics& diags,
+                                   std::vector<Step>* in_cycles) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < steps.size(); ++i) index.emplace(steps[i].name, i);
   std::vector<bool> done(steps.size(), false);
@@ -43,7 +44,10 @@ std::vector<Step> dependency_order(std::vector<Step> steps, const Document& doc,
         path += fmt::format("'{}'", steps[next].name);
         doc.error(diags, ptr_key(steps[*seen].ptr, "needs"),
                    fmt::format("steps form a cycle through needs: {}; remove one of these needs", path));
-        for (auto it = seen; it != trail.end(); ++it) done[*it] = true;
+        for (auto it = seen; it != trail.end(); ++it) {
+          done[*it] = true;
+          if (in_cycles) in_cycles->push_back(steps[*it]);
+        }
         break;
       }
       trail.push_back(next);

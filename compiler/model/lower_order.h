@@ -13,8 +13,10 @@
 
 namespace trainc {
 
-/// Kahn's algorithm, taking ready steps in spec order; reports one error per cycle found.
-std::vector<Step> dependency_order(std::vector<Step> steps, const Document& doc, Diagnostics& diags);
+/// Kahn's algorithm, taking ready steps in spec order; reports one error per cycle found. The steps
+/// of a cycle are not in the order; they go to `in_cycles` when it is given.
+std::vector<Step> dependency_order(std::vector<Step> steps, const Document& doc, Diagnostics& diags,
+                                   std::vector<Step>* in_cycles = nullptr);
 
 /// Leaves out of `sys` the entities at the pointers in `out`, and, until nothing changes, every
 /// entity that refers to one left out (a step on a pool, a cluster's workers, a step's needs).

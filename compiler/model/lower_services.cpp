@@ -1,7 +1,6 @@
 #include "model/lowerer.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -13,38 +12,11 @@
 
 namespace trainc::lowering {
 
-namespace {
-
-/// Flags trainc sets on tritonserver itself, which `args` may not repeat.
-constexpr std::array<std::string_view, 5> kTritonOwnFlags = {"--model-repository", "--model-store", "--http-port",
-                                                            "--grpc-port", "--metrics-port"};
-
-}  // namespace
-
 Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr) {
   Triton out;
   out.repository = gcs_ref(sys, t["repository"], ptr_key(ptr, "repository"), "Triton");
   if (t.contains("models")) out.models = string_list(t["models"]);
   if (t.contains("args")) out.args = string_list(t["args"]);
-  for (size_t i = 0; i < out.args.size(); ++i) {
-    const std::string flag = out.args[i].substr(0, out.args[i].find('='));
-    // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
-    // a prefix of an owned flag either sets it or stops the server as ambiguous.
-    std::vector<std::string> owned;
-    for (std::string_view own : kTritonOwnFlags)
-      if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
-    if (owned.empty()) continue;
-    const std::string what =
-        owned.size() == 1 && owned[0] == "'" + flag + "'"
-            ? owned[0] + " is"
-            : fmt::format("'{}' is short for {} (tritonserver takes any unambiguous prefix of a flag), which {}", flag,
-                          fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
-    doc_.error(diags_, ptr_index(ptr_key(ptr, "args"), i),
-               fmt::format("{} trainc's to set: the repository comes from 'repository' and the ports are "
-                           "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
-                           "remove it",
-                           what));
-  }
   return out;
 }
 
@@ -85,22 +57,9 @@ Service Lowerer::service(const System& sys, const std::string& name, const json&
   if (s.contains("autoscaling")) {
     const json& a = s["autoscaling"];
     const std::string aptr = ptr_key(out.ptr, "autoscaling");
-    if (s.contains("replicas"))
-      doc_.error(diags_, ptr_key(out.ptr, "replicas"),
-                 "with 'autoscaling' the autoscaler sets the replicas; remove 'replicas' (autoscaling.min is where "
-                 "it starts)",
-                 Anchor::key, {doc_.note(aptr, "'autoscaling' is set here", Anchor::key)});
     out.min = integer(a, "min", 1, aptr);
     out.max = integer(a, "max", 1, aptr);
     out.pending_requests = integer(a, "pendingRequests", 10, aptr);
-    if (out.min > out.max)
-      doc_.error(diags_, ptr_key(aptr, "min"), fmt::format("autoscaling: min {} is above max {}", out.min, out.max),
-                 Anchor::value, {doc_.note(ptr_key(aptr, "max"), "max set here")});
-    else if (out.min == out.max && a.contains("pendingRequests"))
-      doc_.error(diags_, ptr_key(aptr, "pendingRequests"),
-                 fmt::format("min and max are both {}, so nothing scales on 'pendingRequests'; raise max or remove it",
-                             out.min),
-                 Anchor::key);
     out.replicas = out.min;
   } else {
     out.replicas = integer(s, "replicas", 1, out.ptr);
@@ -138,7 +97,7 @@ Service Lowerer::service(const System& sys, const std::string& name, const json&
     out.expose.path_prefix = get_or<std::string>(g, "pathPrefix", "");
   }
   const json id = s.value("identity", json::object());
-  out.identity = identity(sys, id, ptr_key(out.ptr, "identity"), name, sys.name + "-" + name);
+  out.identity = identity(id, ptr_key(out.ptr, "identity"), name, sys.name + "-" + name);
   match(out.server, [&](const Triton& t) {
     if (t.repository.url.empty()) return;
     // Read-only: the objects, and the bucket's metadata, which Triton's GCS client asks for first.

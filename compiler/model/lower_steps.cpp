@@ -16,34 +16,6 @@
 
 namespace trainc::lowering {
 
-namespace {
-
-/// Folders of the container's own system that no step may sync into, write outputs or
-/// checkpoints to, or mount a bucket over.
-constexpr std::string_view kSystemFolders[] = {"/bin",  "/boot", "/dev", "/etc", "/lib", "/lib32",   "/lib64",  "/proc",
-                                               "/root", "/run",  "/sbin", "/sys", "/usr", "/var/lib", "/var/run"};
-
-/// Why `written` (a pod path as the spec gives it, resolved against `workdir`) may not be used for
-/// what the step writes or mounts; "" when it may.
-std::string unconfined(const std::string& workdir, const std::string& written) {
-  if (!written.starts_with("/")) {
-    const std::string rel = std::filesystem::path(written).lexically_normal().generic_string();
-    if (rel == ".." || rel.starts_with("../"))
-      return fmt::format("'{}' climbs out of the step's workdir {}; write a path inside it, or an absolute path",
-                         written, workdir);
-  }
-  const std::string p = pod_path(workdir, written);
-  if (p == "/") return "'/' is the container's root; name a folder of the workload's own, such as /workspace/data";
-  for (std::string_view sys : kSystemFolders)
-    if (p == sys || p.starts_with(std::string(sys) + "/"))
-      return fmt::format("'{}' is {}the system folder {}; name a folder of the workload's own, such as "
-                         "/workspace/data",
-                         written, p == sys ? "" : "inside ", sys);
-  return "";
-}
-
-}  // namespace
-
 Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   Step out;
   out.ptr = ptr;
@@ -59,22 +31,10 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   if (s.contains("cluster")) {
     out.cluster = s["cluster"];
     cluster_ref(sys, out.cluster, ptr_key(ptr, "cluster"));
-    if (s.contains("nodes") && s["nodes"].is_number() && s["nodes"].get<double>() > 1)
-      doc_.error(diags_, ptr_key(ptr, "nodes"),
-                 fmt::format("step '{}' runs on cluster '{}', which spreads its work; the step itself is one pod: "
-                             "remove 'nodes' (grow the cluster's workers instead)",
-                             out.name, out.cluster),
-                 Anchor::value, {doc_.note(ptr_key(ptr, "cluster"), "the cluster is named here")});
   }
   // A TPU step runs one pod per host of each slice it spans.
   out.nodes = integer(s, "nodes", pool && pool->tpu && pool->tpu->hosts > 0 ? pool->tpu->hosts : 1, ptr);
   out.slices = integer(s, "slices", 1, ptr);
-  if (s.contains("slices") && !(pool && pool->tpu))
-    doc_.error(diags_, ptr_key(ptr, "slices"),
-               pool ? fmt::format("'slices' is for steps on TPU pools; pool '{}' ({}) has no TPU slices: remove it",
-                                  pool->name, pool->machine)
-                    : std::string("'slices' is for steps on TPU pools: set 'pool' to a TPU pool or remove it"),
-               Anchor::key);
   out.gpus = integer(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0, ptr);
   out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
   out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
@@ -98,12 +58,10 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   json hb = s.value("heartbeat", json::object());
   out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
   out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
-  if (hb.contains("file")) confine(out.workdir, hb["file"], ptr_key(ptr_key(ptr, "heartbeat"), "file"));
   if (s.contains("inputs")) {
     for (size_t i = 0; i < s["inputs"].size(); ++i) {
       const json& in = s["inputs"][i];
       std::string iptr = ptr_index(ptr_key(ptr, "inputs"), i);
-      confine(out.workdir, in["to"], ptr_key(iptr, "to"));
       out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
     }
   }
@@ -117,13 +75,11 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   if (s.contains("outputs")) {
     const json& o = s["outputs"];
     std::string optr = ptr_key(ptr, "outputs");
-    confine(out.workdir, o["path"], ptr_key(optr, "path"));
     out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
                           duration(o, "every", 600, optr), optr};
   }
   if (s.contains("checkpoints")) {
     const json& c = s["checkpoints"];
-    confine(out.workdir, c["path"], ptr_key(ptr_key(ptr, "checkpoints"), "path"));
     out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
                                   get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
   }
@@ -170,9 +126,7 @@ StepKind Lowerer::kind(const System& sys, const json& s, const std::string& ptr,
         return tr;
       },
       [&](std::type_identity<Command>) {
-        Command c{string_list(k)};
-        if (c.argv.empty()) doc_.error(diags_, kptr, "'command' is empty; name the program to run");
-        return c;
+        return Command{string_list(k)};
       },
       [&](std::type_identity<Datagen>) { return datagen(sys, k, kptr, step.nodes); },
       [&](std::type_identity<XGBoost>) { return xgboost(sys, k, kptr, step.gpus); });
@@ -182,8 +136,6 @@ Datagen Lowerer::datagen(const System& sys, const json& g, const std::string& pt
   Datagen d;
   d.rows = integer<long long>(g, "rows", 0, ptr);
   d.size = get_or<std::string>(g, "size", "");
-  if (g.contains("rows") == g.contains("size"))
-    doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
   d.features = integer(g, "features", 0, ptr);
   const std::optional<double> bytes = d.size.empty() ? std::nullopt : parse_byte_size(d.size);
   if (!d.size.empty() && !bytes)
@@ -191,9 +143,6 @@ Datagen Lowerer::datagen(const System& sys, const json& g, const std::string& pt
                fmt::format("'{}' is not a size of at most 2^63 bytes such as 6TB, 500GB or 64GiB", d.size));
   else if (bytes)
     d.rows = static_cast<long long>(std::floor(*bytes / ((d.features + 1) * 4.0)));
-  if (bytes && d.rows < 1)
-    doc_.error(diags_, ptr_key(ptr, "size"),
-               fmt::format("{} holds less than one row of {} float32 features and a label", d.size, d.features));
   d.task = get_or<std::string>(g, "task", "classification");
   d.informative = integer(g, "informative", std::min(2, d.features), ptr);
   d.redundant = integer(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0, ptr);
@@ -282,10 +231,6 @@ void Lowerer::add_store_mounts(const System& sys, Step& step) {
     step.mounts.push_back(Mount{loc->store, fmt::format("{}/{}", kStoreMountRoot, loc->store), st->bucket, st->prefix,
                                 false, loc->ptr});
   }
-}
-
-void Lowerer::confine(const std::string& workdir, const std::string& written, const std::string& ptr) {
-  if (std::string why = unconfined(workdir, written); !why.empty()) doc_.error(diags_, ptr, why);
 }
 
 void Lowerer::check_step_names(const std::vector<Step>& steps) {

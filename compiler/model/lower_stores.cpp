@@ -102,12 +102,6 @@ Store Lowerer::store(const System& sys, const std::string& name, const json& s) 
     out.versioning = get_or(g, "versioning", false);
     out.create = get_or(g, "create", true);
     out.read_only = get_or(g, "readOnly", false);
-    if (!sys.gcp && out.create)
-      doc_.error(diags_, out.ptr,
-                 fmt::format("store '{}' is a GCS bucket for trainc to create, which needs 'gcp' (project and region); "
-                             "add 'gcp' or set 'create: false' for an existing bucket",
-                             name),
-                 Anchor::key);
     return out;
   }
   const json& s3 = s["s3"];
@@ -216,7 +210,6 @@ Mount Lowerer::mount(const System& sys, const json& m, const std::string& ptr) {
   Mount out;
   out.ptr = ptr;
   out.store = m["store"];
-  confine("/", m["path"], ptr_key(ptr, "path"));
   out.path = pod_path("/", m["path"]);
   const Store* st = sys.store(out.store);
   if (!st) {

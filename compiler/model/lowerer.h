@@ -54,18 +54,20 @@ class Lowerer {
 
   System run();
 
+  /// The steps run() left out of the system's order because they wait on each other.
+  const std::vector<Step>& in_cycles() const { return in_cycles_; }
+
  private:
   // lower_gcp.cpp: the project, its network, registry, identities and CI.
 
   /// `gcp`'s state, network and registry (the registry also when any workload builds its image).
   void gcp_extras(const std::string& system, const json& g, Gcp& gcp);
 
-  Ci ci(const System& sys, const json& c);
+  Ci ci(const json& c);
 
   /// The identity at `ptr` (`i` may be empty: then `ksa` and `gsa` are the defaults). `of` names
   /// the service it belongs to, "" for the system's.
-  Identity identity(const System& sys, const json& i, const std::string& ptr, const std::string& of,
-                    const std::string& default_gsa);
+  Identity identity(const json& i, const std::string& ptr, const std::string& of, const std::string& default_gsa);
 
   // lower_builds.cpp: images the workloads build.
 
@@ -150,9 +152,6 @@ class Lowerer {
   /// A trainrt step's pods mount every GCS store it names, once.
   void add_store_mounts(const System& sys, Step& step);
 
-  /// Reports a pod path a step writes to or mounts over that leaves its workdir or names a system folder.
-  void confine(const std::string& workdir, const std::string& written, const std::string& ptr);
-
   void check_step_names(const std::vector<Step>& steps);
 
   // lower.cpp: values every entity has, and the entities pruned after schema errors.
@@ -189,6 +188,7 @@ class Lowerer {
   const json& root_;
   std::set<std::pair<std::string, std::string>> pruned_;  ///< (kind, name) of pruned entities
   std::vector<std::string> step_names_;                   ///< every step's name, pruned ones too
+  std::vector<Step> in_cycles_;
 };
 
 }  // namespace trainc::lowering
