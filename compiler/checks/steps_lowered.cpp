@@ -1,7 +1,8 @@
 // A step's own settings: the pod paths it writes to or mounts over stay out of the container's
 // system, its size fits where it runs, and its kind's settings are complete.
-#include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -102,9 +103,30 @@ void check_kind_settings(const Step& st, const Document& doc, Diagnostics& diags
       [](const XGBoost&) {});
 }
 
+/// Each step's name is its own, and no step needs itself; reported in spec order, the first use
+/// of a name noted.
+void check_own_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  std::vector<const Step*> steps;
+  for (const auto& st : sys.steps) steps.push_back(&st);
+  const auto index = [](const Step* st) { return std::stoul(st->ptr.substr(st->ptr.rfind('/') + 1)); };
+  std::sort(steps.begin(), steps.end(), [&](const Step* a, const Step* b) { return index(a) < index(b); });
+  std::map<std::string, const Step*> seen;
+  for (const Step* st : steps) {
+    auto [it, fresh] = seen.emplace(st->name, st);
+    if (!fresh)
+      doc.error(diags, ptr_key(st->ptr, "name"),
+                fmt::format("duplicate step name '{}'; step names must be unique", st->name), Anchor::value,
+                {doc.note(ptr_key(it->second->ptr, "name"), "first used here")});
+    for (size_t i = 0; i < st->needs.size(); ++i)
+      if (st->needs[i] == st->name)
+        doc.error(diags, ptr_index(ptr_key(st->ptr, "needs"), i), fmt::format("step '{}' cannot need itself", st->name));
+  }
+}
+
 }  // namespace
 
 void check_step_settings(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_own_names(sys, doc, diags);
   for (const auto& [name, c] : sys.clusters) confine_mounts(c.mounts, doc, diags);
   for (const auto& st : sys.steps) {
     check_paths(st, doc, diags);

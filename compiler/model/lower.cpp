@@ -131,7 +131,7 @@ System Lowerer::run() {
     else
       steps.push_back(step(sys, pipeline[i], ptr));
   }
-  check_step_names(steps);
+  resolve_needs(steps);
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys.steps);
   sys.builds = std::move(builds_);

@@ -233,26 +233,16 @@ void Lowerer::add_store_mounts(const System& sys, Step& step) {
   }
 }
 
-void Lowerer::check_step_names(const std::vector<Step>& steps) {
-  std::map<std::string, const Step*> seen;
+void Lowerer::resolve_needs(const std::vector<Step>& steps) {
+  std::set<std::string> seen;
   std::vector<std::string> names;
-  for (const auto& st : steps) {
-    auto [it, fresh] = seen.emplace(st.name, &st);
-    if (!fresh) {
-      doc_.error(diags_, ptr_key(st.ptr, "name"),
-                 fmt::format("duplicate step name '{}'; step names must be unique", st.name), Anchor::value,
-                 {doc_.note(ptr_key(it->second->ptr, "name"), "first used here")});
-    } else {
-      names.push_back(st.name);
-    }
-  }
+  for (const auto& st : steps)
+    if (seen.insert(st.name).second) names.push_back(st.name);
   for (const auto& st : steps) {
     for (size_t i = 0; i < st.needs.size(); ++i) {
-      std::string nptr = ptr_index(ptr_key(st.ptr, "needs"), i);
-      if (st.needs[i] == st.name)
-        doc_.error(diags_, nptr, fmt::format("step '{}' cannot need itself", st.name));
-      else if (!seen.count(st.needs[i]) && !pruned("step", st.needs[i]))
-        doc_.error(diags_, nptr, fmt::format("unknown step '{}' in needs{}", st.needs[i], did_you_mean(st.needs[i], names)));
+      if (st.needs[i] != st.name && !seen.count(st.needs[i]) && !pruned("step", st.needs[i]))
+        doc_.error(diags_, ptr_index(ptr_key(st.ptr, "needs"), i),
+                   fmt::format("unknown step '{}' in needs{}", st.needs[i], did_you_mean(st.needs[i], names)));
     }
   }
 }

@@ -152,7 +152,8 @@ class Lowerer {
   /// A trainrt step's pods mount every GCS store it names, once.
   void add_store_mounts(const System& sys, Step& step);
 
-  void check_step_names(const std::vector<Step>& steps);
+  /// Reports each need that names no step (a step's need of itself is for the checks).
+  void resolve_needs(const std::vector<Step>& steps);
 
   // lower.cpp: values every entity has, and the entities pruned after schema errors.
 
