@@ -60,7 +60,8 @@ void check_autoscaling(const Service& s, const Document& doc, Diagnostics& diags
 }  // namespace
 
 void check_service_settings(const System& sys, const Document& doc, Diagnostics& diags) {
-  for (const auto& [name, s] : sys.services) {
+  for (const auto& entry : sys.services) {
+    const Service& s = entry.second;
     check_autoscaling(s, doc, diags);
     match(s.server, [&](const Triton& t) { check_triton_args(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); });
   }

@@ -270,9 +270,9 @@ std::optional<System> lower_for_checks(const Document& doc, Diagnostics& diags, 
     check(sys, doc, diags);
   } else if (check) {
     // Each step is judged on its own settings, including the steps of a cycle, which the order leaves out.
-    System all = sys;
-    all.steps.insert(all.steps.end(), lowerer.in_cycles().begin(), lowerer.in_cycles().end());
-    check(all, doc, diags);
+    System judged = sys;
+    judged.steps.insert(judged.steps.end(), lowerer.in_cycles().begin(), lowerer.in_cycles().end());
+    check(judged, doc, diags);
   }
   std::set<std::string> out = doc.pruned;
   const auto& all = diags.reported();

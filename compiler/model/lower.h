@@ -1,6 +1,8 @@
 #pragma once
 // Lowering: a schema-valid document -> the typed model, with defaults applied and references
-// (pools, stores, needs) resolved. Unknown references are reported with suggestions.
+// (pools, stores, needs) resolved. It reports what stops it from building the model: unknown
+// references, with suggestions, and values that do not parse; settings the model can be built
+// without are for the checks (checks/checks.h).
 #include <optional>
 
 #include "frontend/document.h"
