@@ -107,7 +107,7 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
                                 what, path),
                     {}});
   if (check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
-  auto system = lower_for_checks(*doc, diags);
+  auto system = lower_for_checks(*doc, diags, check_lowered);
   if (system) run_checks(*system, *doc, diags, checks);
   if (!system || diags.has_errors_since(before)) return std::nullopt;
   Compiled out{std::move(*system), {}};

@@ -2,6 +2,13 @@
 
 namespace trainc {
 
+void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_system_settings(sys, doc, diags);
+  check_cluster_settings(sys, doc, diags);
+  check_service_settings(sys, doc, diags);
+  check_step_settings(sys, doc, diags);
+}
+
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts) {
   size_t before = diags.error_count();
   check_pools(sys, doc, diags);
@@ -13,6 +20,11 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
   return diags.error_count() == before;
+}
+
+const nlohmann::json* written(const Document& doc, const std::string& ptr) {
+  const nlohmann::json::json_pointer at(ptr);
+  return doc.root.contains(at) ? &doc.root.at(at) : nullptr;
 }
 
 }  // namespace trainc

@@ -15,6 +15,22 @@ struct CheckOptions {
   std::set<std::string> allow_secret_like;
 };
 
+/// Each entity's own settings, judged on the system as lowering built it, before the families
+/// below: an error leaves its entity out of them, as a lowering error does (run by lower_for_checks).
+void check_lowered(const System& sys, const Document& doc, Diagnostics& diags);
+
+/// `gcp`-dependent settings, identities and each workload's security settings (system_lowered.cpp).
+void check_system_settings(const System& sys, const Document& doc, Diagnostics& diags);
+/// Pod group sizes and the settings of each engine (clusters_lowered.cpp).
+void check_cluster_settings(const System& sys, const Document& doc, Diagnostics& diags);
+/// Autoscaling and the server's own arguments (services_lowered.cpp).
+void check_service_settings(const System& sys, const Document& doc, Diagnostics& diags);
+/// Where a step writes, its size, its kind's settings and the tables it reads (steps_lowered.cpp).
+void check_step_settings(const System& sys, const Document& doc, Diagnostics& diags);
+
+/// The value the spec wrote at `ptr`, or nullptr: for settings judged on how they were written.
+const nlohmann::json* written(const Document& doc, const std::string& ptr);
+
 /// Runs every family; returns true when none reported an error.
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts = {});
 

@@ -1,0 +1,70 @@
+// A service's own settings: its autoscaling bounds, and arguments that would change what trainc
+// sets on the server.
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/overloaded.h"
+#include "checks/checks.h"
+
+namespace trainc {
+namespace {
+
+/// Flags trainc sets on tritonserver itself, which `args` may not repeat.
+constexpr std::array<std::string_view, 5> kTritonOwnFlags = {"--model-repository", "--model-store", "--http-port",
+                                                            "--grpc-port", "--metrics-port"};
+
+void check_triton_args(const Triton& t, const std::string& ptr, const Document& doc, Diagnostics& diags) {
+  for (size_t i = 0; i < t.args.size(); ++i) {
+    const std::string flag = t.args[i].substr(0, t.args[i].find('='));
+    // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
+    // a prefix of an owned flag either sets it or stops the server as ambiguous.
+    std::vector<std::string> owned;
+    for (std::string_view own : kTritonOwnFlags)
+      if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
+    if (owned.empty()) continue;
+    const std::string what =
+        owned.size() == 1 && owned[0] == "'" + flag + "'"
+            ? owned[0] + " is"
+            : fmt::format("'{}' is short for {} (tritonserver takes any unambiguous prefix of a flag), which {}", flag,
+                          fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
+    doc.error(diags, ptr_index(ptr_key(ptr, "args"), i),
+              fmt::format("{} trainc's to set: the repository comes from 'repository' and the ports are "
+                          "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
+                          "remove it",
+                          what));
+  }
+}
+
+void check_autoscaling(const Service& s, const Document& doc, Diagnostics& diags) {
+  const std::string aptr = ptr_key(s.ptr, "autoscaling");
+  if (!written(doc, aptr)) return;
+  if (written(doc, ptr_key(s.ptr, "replicas")))
+    doc.error(diags, ptr_key(s.ptr, "replicas"),
+              "with 'autoscaling' the autoscaler sets the replicas; remove 'replicas' (autoscaling.min is where "
+              "it starts)",
+              Anchor::key, {doc.note(aptr, "'autoscaling' is set here", Anchor::key)});
+  if (s.min > s.max)
+    doc.error(diags, ptr_key(aptr, "min"), fmt::format("autoscaling: min {} is above max {}", s.min, s.max),
+              Anchor::value, {doc.note(ptr_key(aptr, "max"), "max set here")});
+  else if (s.min == s.max && written(doc, ptr_key(aptr, "pendingRequests")))
+    doc.error(diags, ptr_key(aptr, "pendingRequests"),
+              fmt::format("min and max are both {}, so nothing scales on 'pendingRequests'; raise max or remove it",
+                          s.min),
+              Anchor::key);
+}
+
+}  // namespace
+
+void check_service_settings(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& entry : sys.services) {
+    const Service& s = entry.second;
+    check_autoscaling(s, doc, diags);
+    match(s.server, [&](const Triton& t) { check_triton_args(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); });
+  }
+}
+
+}  // namespace trainc
