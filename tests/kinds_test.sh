@@ -73,7 +73,7 @@ for source in compiler/emit/k8s_plan.cpp compiler/emit/k8s_names.cpp compiler/em
   compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
-for source in compiler/model/lower_services.cpp compiler/emit/emit_scripts.cpp compiler/emit/emit_runbook.cpp \
+for source in compiler/model/lower_services.cpp compiler/emit/emit_scripts_health.cpp compiler/emit/emit_runbook.cpp \
   compiler/emit/emit_model.cpp; do
   t "$source does not compile with a server kind it has no handler for" fails_without_handler "$source" ExtraServer
 done
