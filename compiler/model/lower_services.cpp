@@ -13,14 +13,6 @@
 
 namespace trainc::lowering {
 
-namespace {
-
-/// Flags trainc sets on tritonserver itself, which `args` may not repeat.
-constexpr std::array<std::string_view, 5> kTritonOwnFlags = {"--model-repository", "--model-store", "--http-port",
-                                                            "--grpc-port", "--metrics-port"};
-
-}  // namespace
-
 Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr) {
   Triton out;
   out.repository = gcs_ref(sys, t["repository"], ptr_key(ptr, "repository"), "Triton");
@@ -31,7 +23,7 @@ Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr)
     // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
     // a prefix of an owned flag either sets it or stops the server as ambiguous.
     std::vector<std::string> owned;
-    for (std::string_view own : kTritonOwnFlags)
+    for (std::string_view own : Triton::reserved_flags())
       if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
     if (owned.empty()) continue;
     const std::string what =
