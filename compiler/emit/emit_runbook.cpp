@@ -204,7 +204,8 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
         out += fmt::format("Call its HTTP API under `{0}` on the gateway (the gateway strips the prefix; gRPC is not "
                            "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}{2}\n"
                            "```\n\n",
-                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host), calls.ready_path);
+                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host),
+                           calls.ready_path);
       } else if (s.expose.gateway) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
         const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -11,7 +12,6 @@
 #include <stdexcept>
 
 #include "base/embedded.h"
-#include "base/overloaded.h"
 #include "base/yaml_tree.h"
 #include "emit/output_sink.h"
 
@@ -185,12 +185,9 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
     for (const auto& in : st.inputs) use[in.from.store] |= 1;
     if (st.outputs) use[st.outputs->to.store] |= 2;
     for (const auto& m : st.mounts) use[m.store] |= m.read_only ? 1 : 4;
-    match(
-        st.run, [](const Torchrun&) {}, [](const Command&) {}, [&](const Datagen& g) { use[g.to.store] |= 2; },
-        [&](const XGBoost& x) {
-          use[x.from.store] |= 1;
-          use[x.to.store] |= 2;
-        });
+    const auto reads = store_reads(st.run);
+    for (const StoreLoc* loc : store_locs(st.run))
+      use[loc->store] |= std::find(reads.begin(), reads.end(), loc) != reads.end() ? 1 : 2;
     for (const auto& [store, bits] : use) {
       if ((bits & 3) == 3)
         d.edge(step_id(st.name), store_id(store), "color=\"#c62828\", dir=both, label=\"reads, writes\"");

@@ -93,6 +93,10 @@ std::vector<const StoreLoc*> store_locs(const StepKind& kind) {
   return std::visit([](const auto& k) { return k.store_locs(); }, kind);
 }
 
+std::vector<const StoreLoc*> store_reads(const StepKind& kind) {
+  return std::visit([](const auto& k) { return k.store_reads(); }, kind);
+}
+
 std::vector<UserWords> user_words(const StepKind& kind) {
   return std::visit([](const auto& k) { return k.user_words(); }, kind);
 }

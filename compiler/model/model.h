@@ -296,6 +296,7 @@ struct Torchrun {
   static bool uses_trainrt() { return false; }
   int rendezvous_port() const { return port; }
   std::vector<const StoreLoc*> store_locs() const { return {}; }
+  std::vector<const StoreLoc*> store_reads() const { return {}; }
   std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
   const std::vector<std::string>* command_line() const { return nullptr; }
   std::optional<int> shard_count() const { return std::nullopt; }
@@ -314,6 +315,7 @@ struct Command {
   static bool uses_trainrt() { return false; }
   int rendezvous_port() const { return kDefaultRendezvousPort; }
   std::vector<const StoreLoc*> store_locs() const { return {}; }
+  std::vector<const StoreLoc*> store_reads() const { return {}; }
   std::vector<UserWords> user_words() const { return {{&argv, ""}}; }
   /// What a RayJob submits, or a Dask client runs.
   const std::vector<std::string>* command_line() const { return &argv; }
@@ -339,6 +341,7 @@ struct Datagen {
   static bool uses_trainrt() { return true; }
   int rendezvous_port() const { return kDefaultRendezvousPort; }
   std::vector<const StoreLoc*> store_locs() const { return {&to}; }
+  std::vector<const StoreLoc*> store_reads() const { return {}; }
   std::vector<UserWords> user_words() const { return {}; }
   const std::vector<std::string>* command_line() const { return nullptr; }
   /// Pod i of a multi-node step makes shards i, i+nodes, ...
@@ -357,6 +360,7 @@ struct XGBoost {
   static bool uses_trainrt() { return true; }
   int rendezvous_port() const { return kDefaultRendezvousPort; }
   std::vector<const StoreLoc*> store_locs() const { return {&from, &to}; }
+  std::vector<const StoreLoc*> store_reads() const { return {&from}; }
   std::vector<UserWords> user_words() const { return {}; }
   const std::vector<std::string>* command_line() const { return nullptr; }
   std::optional<int> shard_count() const { return std::nullopt; }
@@ -374,6 +378,8 @@ static_assert(every_alternative<StepKind, CheckStepFacts>);
 int rendezvous_port(const StepKind& kind);
 /// The store places a trainrt step reads or writes, in flag order (none for user images).
 std::vector<const StoreLoc*> store_locs(const StepKind& kind);
+/// Those of store_locs() it reads; it writes the others.
+std::vector<const StoreLoc*> store_reads(const StepKind& kind);
 /// The words of the user's command line, with their data paths below the kind's key.
 std::vector<UserWords> user_words(const StepKind& kind);
 

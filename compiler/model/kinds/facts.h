@@ -193,6 +193,10 @@ concept StoreLocsFact = requires(const T& k) {
   { k.store_locs() } -> std::same_as<std::vector<const StoreLoc*>>;
 };
 template <class T>
+concept StoreReadsFact = requires(const T& k) {
+  { k.store_reads() } -> std::same_as<std::vector<const StoreLoc*>>;
+};
+template <class T>
 concept CommandLineFact = requires(const T& k) {
   { k.command_line() } -> std::same_as<const std::vector<std::string>*>;
 };
@@ -210,7 +214,8 @@ concept PreflightFact = requires {
 };
 
 template <class T>
-concept StepFacts = Named<T> && UsesTrainrtFact<T> && RendezvousPortFact<T> && StoreLocsFact<T> && UserWordsFact<T> &&
+concept StepFacts = Named<T> && UsesTrainrtFact<T> && RendezvousPortFact<T> && StoreLocsFact<T> && StoreReadsFact<T> &&
+                    UserWordsFact<T> &&
                     CommandLineFact<T> && ShardsFact<T> && TrackerFact<T> && PreflightFact<T>;
 
 // ---- the checks --------------------------------------------------------------------------------
@@ -273,6 +278,8 @@ struct CheckStepFacts {
   static_assert(RendezvousPortFact<T>, "step kind lacks its rendezvous port: int rendezvous_port() const");
   static_assert(StoreLocsFact<T>,
                 "step kind lacks its store locations: std::vector<const StoreLoc*> store_locs() const");
+  static_assert(StoreReadsFact<T>, "step kind lacks which of its store locations it reads (the rest it writes): "
+                                   "std::vector<const StoreLoc*> store_reads() const");
   static_assert(UserWordsFact<T>,
                 "step kind lacks the words the secret scan reads: std::vector<UserWords> user_words() const");
   static_assert(CommandLineFact<T>, "step kind lacks the command line a launcher runs: const "

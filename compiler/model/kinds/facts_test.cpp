@@ -76,6 +76,9 @@ TEST_CASE("KubeRay adds its autoscaler beside the head only when a worker group 
 TEST_CASE("step kinds: trainrt, store places in flag order, the words the secret scan reads") {
   XGBoost x;
   CHECK(store_locs(StepKind{x}).size() == 2);
+  const StepKind k = x;
+  REQUIRE(store_reads(k).size() == 1);
+  CHECK(store_reads(k)[0] == &std::get<XGBoost>(k).from);  // it writes `to`
   Step s;
   s.run = Command{{"python", "train.py"}};
   REQUIRE(s.command_line());
