@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# A step kind that a pass forgot does not compile (TAP). Adds an alternative `Extra` to StepKind
-# in a copy of compiler/model/model.h, then compiles every pass that dispatches on the kind with
-# the build's own command (from compile_commands.json) and that copy first on the include path:
-# each must fail, naming the missing handler. The unchanged header compiling is the build itself.
+# A kind that lacks a fact, or that a pass forgot, does not compile; and no pass decides a kind's
+# fact by asking which kind it holds (TAP). Adds an alternative with only a kName to each closed
+# sum in a copy of compiler/model/model.h, then compiles with the build's own commands (from
+# compile_commands.json) and that copy first on the include path: the model's checks must name
+# every fact the new kind lacks (model/kinds/facts.h), and every pass that dispatches on the sum
+# must fail at its missing handler. The unchanged header compiling is the build itself. Last, a
+# scan of the compiler's sources finds no as<T>() / get_if<T> on an alternative outside a short
+# allow-list, and the scan is shown to catch one added to a copy.
 # Usage: tests/kinds_test.sh TRAINC BUILD_DIR
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -64,17 +68,116 @@ fails_without_handler() {
   grep -m1 -E "error:" <<<"$out"
 }
 
-for source in compiler/model/model.cpp compiler/model/lower_steps.cpp compiler/checks/steps.cpp \
+for source in compiler/model/lower_steps.cpp compiler/checks/steps.cpp \
   compiler/emit/k8s_plan.cpp compiler/emit/emit_k8s.cpp compiler/emit/entry_script.cpp \
-  compiler/emit/emit_model.cpp compiler/run/local_runner.cpp compiler/inspect/graph.cpp; do
+  compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with a step kind it has no handler for" fails_without_handler "$source" Extra
 done
-for source in compiler/model/model.cpp compiler/emit/k8s_plan.cpp compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp \
-  compiler/emit/emit_model.cpp compiler/inspect/plan.cpp compiler/inspect/graph.cpp; do
+for source in compiler/emit/k8s_plan.cpp compiler/emit/k8s_names.cpp compiler/emit/emit_k8s.cpp \
+  compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
-for source in compiler/model/model.cpp compiler/model/lower_services.cpp compiler/emit/k8s_services.cpp \
-  compiler/emit/emit_scripts_health.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/inspect/graph.cpp; do
+for source in compiler/model/lower_services.cpp compiler/emit/emit_runbook.cpp \
+  compiler/emit/emit_model.cpp; do
   t "$source does not compile with a server kind it has no handler for" fails_without_handler "$source" ExtraServer
 done
+
+# ---- facts ---------------------------------------------------------------------------------
+# Each fact of each interface, as the function the kind provides. Compiling anything that includes
+# the extended model.h must fail with a static assertion naming each of them for the new kind.
+SERVER_FACTS="ports argv probes routes scaling_metric metrics reserved_flags store_refs user_words health_checks calling_examples"
+ENGINE_FACTS="lead added_containers lead_uses_api per_job_cluster workers_autoscale steps_have_own_pods steps_read_secrets"
+STEP_FACTS="uses_trainrt rendezvous_port store_locs store_reads user_words command_line shard_count runs_tracker gpu_preflight"
+
+{ read -r facts_dir; read -r facts_cmd; } < <(compile_command compiler/model/kinds/ray.cpp)
+facts_out=$(cd "$facts_dir" && eval "$facts_cmd" 2>&1)
+facts_rc=$?
+
+# Passes when the compile failed with "<what> lacks ...: ... FACT(" for every FACT, and the checks
+# were instantiated for ALTERNATIVE.
+names_missing_facts() {
+  local what=$1 alternative=$2 facts=$3 fact missing=0
+  if [ "$facts_rc" = 0 ]; then echo "the model compiled although $alternative provides no facts"; return 1; fi
+  if ! grep -qE "Check[A-Za-z]*Facts<trainc::$alternative>" <<<"$facts_out"; then
+    echo "no fact check ran for $alternative:"
+    printf '%s\n' "$facts_out" | head -n 20
+    return 1
+  fi
+  for fact in $facts; do
+    if ! grep -qE "error: static assertion failed: $what lacks [^:]*: .*\b$fact\(" <<<"$facts_out"; then
+      echo "no error names the $what fact '$fact'"
+      missing=1
+    fi
+  done
+  [ "$missing" = 0 ] && grep -m1 -E "static assertion failed: $what lacks" <<<"$facts_out"
+}
+t "a server kind with only a kName fails, naming each fact it lacks" names_missing_facts "server kind" ExtraServer "$SERVER_FACTS"
+t "an engine with only a kName fails, naming each fact it lacks" names_missing_facts "engine" ExtraEngine "$ENGINE_FACTS"
+t "a step kind with only a kName fails, naming each fact it lacks" names_missing_facts "step kind" Extra "$STEP_FACTS"
+
+# ---- no fact decided by kind ---------------------------------------------------------------
+# Where a pass may still hold one alternative by name: each entry is a file and text on the line,
+# with why it is not a fact. Everything else reads facts or dispatches with match().
+ALLOWED=(
+  # Lowering fills an xgboost step's features from the datagen step that writes its input: one
+  # kind's fields read into another's, not a fact of either.
+  "compiler/model/lower_steps.cpp|std::get_if<XGBoost>(&st.run)"
+  "compiler/model/lower_steps.cpp|other.as<Datagen>()"
+  "compiler/model/lower_steps.cpp|*maker->as<Datagen>()"
+  # Builders of one engine's own objects, reached through its plan role (k8s_plan.cpp's match).
+  "compiler/emit/k8s_clusters.cpp|const Dask& d = std::get<Dask>(c.engine);"
+  "compiler/emit/k8s_clusters.cpp|const Ray& r = std::get<Ray>(c.engine);"
+  # The local run starts a Dask cluster on loopback, and sizes what datagen would write here.
+  "compiler/run/local_runner.cpp|std::get<Dask>(c.engine)"
+  "compiler/run/local_runner.cpp|s->as<Datagen>()"
+)
+
+# Every line under ROOT/compiler that holds an alternative of a closed sum by name: as<T>(),
+# get_if<T>, std::get<T>, holds_alternative<T>, is_same_v<..., T>. Test files are left out.
+kind_tests() {
+  local root=$1 alternatives
+  alternatives=$(sed -nE 's/^using (StepKind|Engine|ServerKind) = std::variant<(.*)>;$/\2/p' "$root/compiler/model/model.h" |
+    tr -d ' ' | tr ',\n' '||' | sed 's/|$//')
+  [ -n "$alternatives" ] || { echo "no closed sums found in $root/compiler/model/model.h" >&2; return 2; }
+  (cd "$root" && grep -rnE --include='*.cpp' --include='*.h' --exclude='*_test.cpp' \
+    "(\bas|get_if|std::get|holds_alternative)<(trainc::)?($alternatives)>|is_same_v<[^>]*\b($alternatives)>" compiler)
+}
+
+# Passes when every such line of ROOT is allowed, and every allow-list entry still matches a line.
+no_unlisted_kind_tests() {
+  local root=$1 hits line file text entry bad=0 matched
+  hits=$(kind_tests "$root") || [ $? = 1 ] || return 2
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    file=${line%%:*}
+    text=${line#*:*:}
+    matched=0
+    for entry in "${ALLOWED[@]}"; do
+      [ "$file" = "${entry%%|*}" ] && [[ $text == *"${entry#*|}"* ]] && matched=1
+    done
+    [ "$matched" = 1 ] || { echo "a kind decided by name outside the allow-list: $line"; bad=1; }
+  done <<<"$hits"
+  for entry in "${ALLOWED[@]}"; do
+    matched=0
+    while IFS= read -r line; do
+      [ "${line%%:*}" = "${entry%%|*}" ] && [[ ${line#*:*:} == *"${entry#*|}"* ]] && matched=1
+    done <<<"$hits"
+    [ "$matched" = 1 ] || { echo "allow-list entry matches nothing (remove it): $entry"; bad=1; }
+  done
+  return "$bad"
+}
+t "no pass decides a kind's fact with as<T>()/get_if outside the allow-list" no_unlisted_kind_tests .
+
+# The scan catches one: a copy of the sources where a pass asks whether a service runs Triton.
+mkdir -p "$TMP/src"
+cp -r compiler "$TMP/src/"
+printf '%s\n' 'bool on_triton(const trainc::Service& s) { return s.as<trainc::Triton>() != nullptr; }' \
+  >>"$TMP/src/compiler/emit/k8s_services.cpp"
+catches_added() {
+  local out
+  if out=$(no_unlisted_kind_tests "$TMP/src"); then echo "the scan missed an as<Triton>() added to k8s_services.cpp"; return 1; fi
+  grep -q 'compiler/emit/k8s_services.cpp:.*as<trainc::Triton>' <<<"$out" || { echo "$out"; return 1; }
+  echo "$out"
+}
+t "the scan fails on an as<Triton>() added to a pass" catches_added
 tap_done

@@ -1,6 +1,5 @@
 // A service's own settings: its autoscaling bounds, and arguments that would change what trainc
 // sets on the server.
-#include <array>
 #include <string_view>
 #include <vector>
 
@@ -13,17 +12,13 @@
 namespace trainc {
 namespace {
 
-/// Flags trainc sets on tritonserver itself, which `args` may not repeat.
-constexpr std::array<std::string_view, 5> kTritonOwnFlags = {"--model-repository", "--model-store", "--http-port",
-                                                            "--grpc-port", "--metrics-port"};
-
 void check_triton_args(const Triton& t, const std::string& ptr, const Document& doc, Diagnostics& diags) {
   for (size_t i = 0; i < t.args.size(); ++i) {
     const std::string flag = t.args[i].substr(0, t.args[i].find('='));
     // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
     // a prefix of an owned flag either sets it or stops the server as ambiguous.
     std::vector<std::string> owned;
-    for (std::string_view own : kTritonOwnFlags)
+    for (std::string_view own : Triton::reserved_flags())
       if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
     if (owned.empty()) continue;
     const std::string what =

@@ -83,7 +83,7 @@ std::string multi_node_section(const System& sys) {
   std::string md;
   for (const auto& st : sys.steps) {
     const Pool* pool = sys.pool(st.pool);
-    if (!st.as<Command>() || !st.distributed() || (pool && pool->tpu)) continue;
+    if (!st.command_line() || !st.distributed() || (pool && pool->tpu)) continue;
     if (md.empty()) md = "## Commands on many nodes\n\n";
     md += fmt::format(
         "Step `{}` runs its command in {} pods of an Indexed Job, one per node, that find each other through the "
@@ -198,22 +198,23 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
           "version folders), read with the service's own Google service account `{}`, which may only read that "
           "bucket.\n\n",
           t.repository.url, s.identity.gsa);
-      const std::string model = t.models.empty() ? "MODEL" : t.models.front();
+      const CallingExamples calls = s.calling_examples();
       if (s.expose.gateway && !s.expose.path_prefix.empty()) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
         out += fmt::format("Call its HTTP API under `{0}` on the gateway (the gateway strips the prefix; gRPC is not "
-                           "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}/v2/models/{2}/ready\n"
+                           "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}{2}\n"
                            "```\n\n",
-                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host), model);
+                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host),
+                           calls.ready_path);
       } else if (s.expose.gateway) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
         const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
-        out += fmt::format("Call it from outside the cluster, e.g. with the Triton SDK image's `image_client` (the "
-                           "seed's flow):\n\n```sh\ncurl{} http://$GATEWAY_IP/v2/models/{}/ready\n"
-                           "docker run --rm --net=host {} \\\n"
-                           "  /workspace/install/bin/image_client -u $GATEWAY_IP:80 -m {} -c 3 -s INCEPTION "
-                           "/workspace/images/mug.jpg\n```\n\n",
-                           header, model, sh_quote(s.image.substr(0, s.image.rfind("-py3")) + "-py3-sdk"), model);
+        out += fmt::format("Call it from outside the cluster{}:\n\n```sh\ncurl{} http://$GATEWAY_IP{}\n",
+                           calls.client ? ", " + calls.client->how : "", header, calls.ready_path);
+        if (calls.client)
+          out += fmt::format("docker run --rm --net=host {} \\\n  {}\n", sh_quote(calls.client->image),
+                             fmt::join(calls.client->argv, " "));
+        out += "```\n\n";
         if (!host.empty())
           out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
                              "`Host` header as above.\n\n",
@@ -221,8 +222,8 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       } else {
         out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000` (gRPC on 8001). From a "
                            "workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000 8001:8001\n"
-                           "curl http://localhost:8000/v2/models/{}/ready\n```\n\n",
-                           name, ns, ns, name, model);
+                           "curl http://localhost:8000{}\n```\n\n",
+                           name, ns, ns, name, calls.ready_path);
       }
       out += fmt::format(
           "**Dashboards.** Managed Service for Prometheus scrapes port 8002 every 15s (PodMonitoring `{}`). In Cloud "
@@ -233,10 +234,11 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
           name, ns, ns, ns);
       if (s.autoscaled())
         out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than "
-                           "{} requests per pod wait in Triton's queue (`nv_inference_pending_request_count`, served "
+                           "{} requests per pod wait in {} (`{}`, served "
                            "to the HPA by the Custom Metrics Stackdriver Adapter). `kubectl describe hpa -n {} {}` "
                            "shows what it sees; change the bounds in the spec.\n\n",
-                           s.min, s.max, s.pending_requests, ns, name);
+                           s.min, s.max, s.pending_requests, s.scaling_metric().measures, s.scaling_metric().name, ns,
+                           name);
       else
         out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on "
                            "the request queue.\n\n",
@@ -309,7 +311,7 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
   };
   for (const auto& st : sys.steps) {
     const ComputeCluster* c = sys.compute_cluster(st.cluster);
-    if (c && c->as<Ray>()) continue;  // a RayJob: its pods are the Ray cluster's
+    if (c && !c->steps_have_own_pods()) continue;  // a RayJob: its pods are the Ray cluster's
     std::vector<std::string> pods;
     pods_of(plan.workload(st.name), pods);
     add(fmt::format("step `{}`", st.name), std::move(pods), st.image, st.security,
@@ -318,7 +320,7 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
   for (const auto& [name, c] : sys.clusters) {
     std::vector<std::string> pods;
     pods_of(plan.cluster(name), pods);
-    if (const Ray* r = c.as<Ray>(); r && r->per_job)  // each RayJob on it brings the cluster's pods
+    if (c.per_job())  // each RayJob on it brings the cluster's pods
       for (const auto& st : sys.steps)
         if (st.cluster == name) pods_of(plan.workload(st.name), pods);
     add(fmt::format("cluster `{}`", name), std::move(pods), c.image, c.security, security_need(sys, c));

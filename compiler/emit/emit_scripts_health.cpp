@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
-#include "base/overloaded.h"
 #include "emit/k8s_names.h"
 #include "model/catalog.h"
 
@@ -71,11 +70,10 @@ void gateway_address(ShellScript& sh) {
 void health_checks(ShellScript& sh, const System& sys, const Service& s) {
   const std::string name = k8s::service_name(sys, s);
   const std::string see = fmt::format("; see: kubectl logs -n {} deployment/{}", sys.ns, name);
-  std::vector<std::pair<std::string, std::string>> checks{{fmt::format("service '{}'", s.name), "/v2/health/ready"}};
-  match(s.server, [&](const Triton& t) {
-    for (const auto& m : t.models) checks.emplace_back(fmt::format("model '{}' of service '{}'", m, s.name),
-                                                        fmt::format("/v2/models/{}/ready", m));
-  });
+  std::vector<std::pair<std::string, std::string>> checks;
+  for (const HealthCheck& h : s.health_checks())
+    checks.emplace_back(h.proves.empty() ? fmt::format("service '{}'", s.name)
+                                         : fmt::format("{} of service '{}'", h.proves, s.name), h.path);
   sh.line();
   if (s.expose.gateway) {
     const std::string host = probe_host(s);

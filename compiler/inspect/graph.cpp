@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -11,7 +12,6 @@
 #include <stdexcept>
 
 #include "base/embedded.h"
-#include "base/overloaded.h"
 #include "base/yaml_tree.h"
 #include "emit/output_sink.h"
 
@@ -159,15 +159,12 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
       groups += fmt::format("\n{}: {} pod{}{}", g.name, range(g.min, g.max), g.max == 1 ? "" : "s",
                             g.gpus ? fmt::format(" x {} GPU", g.gpus) : "");
     };
-    match(
-        cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& k) { group(k.scheduler); });
+    group(cl.lead());
     for (const auto& g : cl.workers) group(g);
     d.node(cluster_id(name), fmt::format("{} cluster {}{}", cl.kind(), name, groups),
            "shape=component, style=filled, fillcolor=\"#ede7f6\"");
     std::set<std::string> pools;
-    match(
-        cl.engine, [&](const Ray& r) { pools.insert(r.head.pool); },
-        [&](const Dask& k) { pools.insert(k.scheduler.pool); });
+    pools.insert(cl.lead().pool);
     for (const auto& g : cl.workers) pools.insert(g.pool);
     for (const auto& p : pools)
       if (!p.empty()) d.edge(cluster_id(name), pool_id(p), kRunsOn);
@@ -188,12 +185,9 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
     for (const auto& in : st.inputs) use[in.from.store] |= 1;
     if (st.outputs) use[st.outputs->to.store] |= 2;
     for (const auto& m : st.mounts) use[m.store] |= m.read_only ? 1 : 4;
-    match(
-        st.run, [](const Torchrun&) {}, [](const Command&) {}, [&](const Datagen& g) { use[g.to.store] |= 2; },
-        [&](const XGBoost& x) {
-          use[x.from.store] |= 1;
-          use[x.to.store] |= 2;
-        });
+    const auto reads = store_reads(st.run);
+    for (const StoreLoc* loc : store_locs(st.run))
+      use[loc->store] |= std::find(reads.begin(), reads.end(), loc) != reads.end() ? 1 : 2;
     for (const auto& [store, bits] : use) {
       if ((bits & 3) == 3)
         d.edge(step_id(st.name), store_id(store), "color=\"#c62828\", dir=both, label=\"reads, writes\"");
@@ -213,7 +207,7 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
                   s.expose.gateway ? "through the Istio gateway" : ""}),
            "shape=box, style=\"rounded,filled\", fillcolor=\"#fce4ec\"");
     if (!s.pool.empty()) d.edge(service_id(name), pool_id(s.pool), kRunsOn);
-    match(s.server, [&](const Triton& t) { d.edge(store_id(t.repository.store), service_id(name), kReads); });
+    for (const StoreRef* r : s.store_refs()) d.edge(store_id(r->store), service_id(name), kReads);
   }
   // Identities: a Google service account each, with a role on each bucket its workloads use.
   if (sys.gcp) {

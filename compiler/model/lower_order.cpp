@@ -76,13 +76,12 @@ void leave_out(System& sys, std::set<std::string> out, const nlohmann::json& roo
     for (const auto& [name, c] : sys.clusters) {
       bool bad = mounts_gone(c.mounts);
       for (const auto& w : c.workers) bad |= gone("pools", w.pool);
-      if (const auto* r = c.as<Ray>()) bad |= gone("pools", r->head.pool);
-      if (const auto* d = c.as<Dask>()) bad |= gone("pools", d->scheduler.pool);
+      bad |= gone("pools", c.lead().pool);
       if (bad) mark(c.ptr);
     }
     for (const auto& [name, svc] : sys.services) {
       bool bad = gone("pools", svc.pool);
-      if (const auto* t = svc.as<Triton>()) bad |= gone("storage", t->repository.store);
+      for (const StoreRef* r : svc.store_refs()) bad |= gone("storage", r->store);
       if (bad) mark(svc.ptr);
     }
     for (const auto& st : sys.steps) {
