@@ -74,7 +74,7 @@ for source in compiler/model/model.cpp compiler/emit/k8s_plan.cpp compiler/check
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
 for source in compiler/model/model.cpp compiler/model/lower.cpp compiler/emit/k8s_services.cpp \
-  compiler/emit/emit_scripts.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/inspect/graph.cpp; do
+  compiler/emit/emit_scripts_health.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/inspect/graph.cpp; do
   t "$source does not compile with a server kind it has no handler for" fails_without_handler "$source" ExtraServer
 done
 tap_done

@@ -49,4 +49,8 @@ std::vector<CiRole> ci_roles(const System& sys);
 /// The Google APIs the system uses, which Cloud Build's provision config enables.
 std::vector<std::string> ci_apis(const System& sys);
 
+/// The runbook's CI section (emit_ci_runbook.cpp): how to install the pipelines, their one-time
+/// setup, and the roles their service account needs; "" without CI.
+std::string ci_runbook_section(const System& sys);
+
 }  // namespace trainc

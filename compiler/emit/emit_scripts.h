@@ -1,0 +1,125 @@
+#pragma once
+// The gcloud scripts target, one file per script (emit_scripts_up.cpp, _down, _apply, _health,
+// _status); what they share is here and in emit_scripts.cpp: shell words, gcloud/kubectl calls,
+// the spec's GCP objects, and the top every script starts with.
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emit/k8s_plan.h"
+#include "emit/shell.h"
+#include "model/model.h"
+
+namespace trainc::scripts {
+
+/// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
+inline constexpr std::string_view kDefaultPool = "default-pool";
+
+// ---- shell words ----------------------------------------------------------------------------
+
+/// A variable reference inside a double-quoted word built by dq().
+struct Var {
+  std::string_view name;
+};
+
+std::string dq_part(std::string_view text);
+std::string dq_part(Var v);
+
+/// One double-quoted shell word mixing literal text and variables: dq("gs://", Var{"B"}).
+template <class... Parts>
+std::string dq(const Parts&... parts) {
+  std::string out = "\"";
+  ((out += dq_part(parts)), ...);
+  return out += '"';
+}
+/// "$NAME" as one word.
+std::string ref(std::string_view name);
+std::string lit(std::string_view s);
+std::string gs(const Store& s);
+
+// ---- calls ----------------------------------------------------------------------------------
+
+/// A gcloud or kubectl call as rendered shell words: `words` stay on the first line, and each of
+/// `flags` gets a line of its own when the whole call does not fit on one.
+struct Call {
+  std::vector<std::string> words, flags;
+  Call& flag(std::string_view name, const std::string& rendered) {
+    flags.push_back(std::string(name) + "=" + rendered);
+    return *this;
+  }
+  Call& flag(std::string_view name) {
+    flags.emplace_back(name);
+    return *this;
+  }
+};
+
+Call gcloud(std::initializer_list<std::string> words);
+/// Adds the flags naming the project, and the cluster's location when `located`.
+Call& at(Call& c, bool located = true);
+Call cluster_call(std::string_view verb);
+Call pool_call(std::string_view verb, std::string_view pool);
+Call kubectl(std::initializer_list<std::string> words);
+Call network_call(std::string_view verb, const std::string& name);
+Call subnet_call(std::string_view verb, const std::string& name);
+Call repository_call(std::string_view verb, const Registry& r);
+
+/// The call's lines: `before` + words on the first, `after` at the end of the last.
+std::vector<std::string> render(const Call& c, std::string_view before, std::string_view after);
+/// Writes `<via> <call><after>`; `via` is the run function (or a wrapper of it).
+void call(ShellScript& sh, const Call& c, std::string_view via = "run", std::string_view after = "");
+/// Opens `if <test> <call>; then`; close it with sh.close("fi").
+void open_if(ShellScript& sh, std::string_view test, const Call& c);
+void log_line(ShellScript& sh, std::string_view message);
+
+// ---- the spec's GCP objects -----------------------------------------------------------------
+
+std::vector<const Store*> gcs_stores(const System& sys, bool only_created = false);
+/// A bucket in the gcp region follows a REGION override; any other location is kept as written.
+bool in_region(const System& sys, const Store& s);
+/// The spec's network, when trainc creates (and deletes) it.
+const Network* own_network(const System& sys);
+/// The spec's Artifact Registry repository, when trainc creates (and deletes) it.
+const Registry* own_registry(const System& sys);
+bool needs_region(const System& sys);
+bool autoscaled_services(const System& sys);
+
+Call bucket_binding(std::string_view verb, const Identity& id, const Store& s, const std::string& role);
+Call bucket_call(std::string_view verb, const Store& s);
+Call gsa_call(std::string_view verb, const Identity& id);
+/// The metrics adapter's read-only project role (roles/monitoring.viewer).
+Call metrics_reader_binding(std::string_view verb);
+
+// ---- what every script shares ---------------------------------------------------------------
+
+struct Option {
+  std::string flag, var, help;  ///< var "" for -h/--help
+};
+
+/// What a script needs defined at its top, besides the project and the cluster's location.
+struct Needs {
+  bool region = false, gsa = false, ns = false, kube = false, k8s_dir = false;
+};
+
+/// A script's name, its one-line summary and the help text under the synopsis.
+struct About {
+  std::string_view script, summary;
+  std::vector<std::string> help;
+};
+
+/// The top of every script: header, variables, log/die, usage, arguments and the run function.
+void prologue(ShellScript& sh, const System& sys, const About& about, std::vector<Option> opts, const Needs& needs);
+/// exists/present/missing: whether a describe command finds its resource.
+void check_functions(ShellScript& sh, bool with_missing);
+/// PROJECT_NUMBER, which IAM members name; a dry run prints the placeholder instead.
+void project_number(ShellScript& sh);
+
+// ---- the scripts ----------------------------------------------------------------------------
+
+std::string up_script(const System& sys);
+std::string down_script(const System& sys, const k8s::Plan& plan);
+std::string apply_script(const System& sys, const k8s::Plan& plan);
+std::string health_script(const System& sys);
+std::string status_script(const System& sys);
+
+}  // namespace trainc::scripts

@@ -1,0 +1,204 @@
+// scripts/down.sh: deletes what up.sh made, in reverse order (emit_scripts.h).
+#include <fmt/format.h>
+
+#include "emit/emit_scripts.h"
+#include "emit/k8s_names.h"
+#include "model/catalog.h"
+
+namespace trainc::scripts {
+namespace {
+
+
+void down_network(ShellScript& sh, const Network& n) {
+  sh.line();
+  sh.comment("The cluster's subnet and VPC network, once the cluster is gone.");
+  open_if(sh, "present", subnet_call("describe", n.subnet));
+  call(sh, subnet_call("delete", n.subnet).flag("--quiet"));
+  sh.close("fi");
+  open_if(sh, "present", network_call("describe", n.name));
+  call(sh, network_call("delete", n.name).flag("--quiet"));
+  sh.close("fi");
+}
+
+
+void down_rdma_network(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("The GPUDirect RDMA network, once no node uses it.");
+  for (int nic = sys.rdma_nics() - 1; nic >= 0; --nic) {
+    open_if(sh, "present", subnet_call("describe", k8s::rdma_subnet(sys, nic)));
+    call(sh, subnet_call("delete", k8s::rdma_subnet(sys, nic)).flag("--quiet"));
+    sh.close("fi");
+  }
+  open_if(sh, "present", network_call("describe", k8s::rdma_vpc(sys)));
+  call(sh, network_call("delete", k8s::rdma_vpc(sys)).flag("--quiet"));
+  sh.close("fi");
+}
+
+
+void down_registry(ShellScript& sh, const Registry& r) {
+  sh.line();
+  sh.comment("The Artifact Registry repository, with every image in it: they are lost (CI builds them");
+  sh.comment("again from the sources). Its read grant goes with it.");
+  open_if(sh, "present", repository_call("describe", r));
+  call(sh, repository_call("delete", r).flag("--quiet"));
+  sh.close("fi");
+}
+
+std::string down_summary(const System& sys) {
+  std::vector<std::string> what{fmt::format("cluster {} with pools", sys.cluster.name)};
+  for (const auto& [_, p] : sys.pools)
+    for (const auto& name : p.node_pools()) what.back() += " " + name;
+  for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
+  if (const Registry* r = own_registry(sys)) what.push_back("repository " + r->repository + " with its images");
+  for (const Identity* id : sys.identities()) what.emplace_back("service account " + id->gsa);
+  if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
+  if (const Network* n = own_network(sys)) what.push_back(fmt::format("network {} with subnet {}", n->name, n->subnet));
+  return fmt::format("{}", fmt::join(what, ", "));
+}
+
+void confirm(ShellScript& sh, const System& sys) {
+  sh.open("if [ \"$DRY_RUN\" != 1 ] && [ \"$YES\" != 1 ]; then")
+      .line("[ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'")
+      .line(fmt::format("log {}", dq("in project ", Var{"PROJECT_ID"}, ", this deletes: " + down_summary(sys))))
+      .line("read -r -p 'delete all of it? [y/N] ' answer")
+      .line("case \"$answer\" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac")
+      .close("fi");
+}
+
+void has_objects_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Whether gs://$1 holds any object (any version). Never asked in a dry run.");
+  sh.open("has_objects() {")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 1; fi")
+      .line("[ -n \"$(gcloud storage ls --all-versions \"gs://$1\" 2>/dev/null | head -n 1)\" ]")
+      .close("}");
+}
+
+/// Stops before anything is deleted when a bucket still holds data and --delete-data is absent.
+void refuse_data_loss(ShellScript& sh, const System& sys) {
+  auto buckets = gcs_stores(sys, true);
+  if (buckets.empty()) return;
+  sh.open("if [ \"$DELETE_DATA\" != 1 ]; then");
+  for (const Store* s : buckets)
+    sh.line(fmt::format("if has_objects {0}; then die {1}; fi", lit(s->bucket),
+                        lit(fmt::format("gs://{} holds data; pass --delete-data to delete it too (nothing deleted)",
+                                        s->bucket))));
+  sh.close("fi");
+}
+
+void down_identity(ShellScript& sh, const System& sys, const Identity& id) {
+  sh.line();
+  sh.comment("Grants on buckets that stay; a deleted bucket takes its grants along, and the service");
+  sh.comment("account takes its Workload Identity binding along.");
+  for (const auto& g : id.grants) {
+    const Store* s = sys.store(g.store);
+    if (!s || s->create) continue;
+    open_if(sh, "present", gsa_call("describe", id));
+    call(sh, bucket_binding("remove-iam-policy-binding", id, *s, g.role), "run",
+         fmt::format(" || log {}", lit(fmt::format("no grant left on gs://{}", s->bucket))));
+    sh.close("fi");
+  }
+  open_if(sh, "present", gsa_call("describe", id));
+  call(sh, gsa_call("delete", id).flag("--quiet"));
+  sh.close("fi");
+}
+
+/// The project role of the metrics adapter, which outlives the cluster otherwise.
+void down_metrics_reader(ShellScript& sh) {
+  sh.line();
+  sh.comment("The metrics adapter's read-only project role.");
+  project_number(sh);
+  call(sh, metrics_reader_binding("remove-iam-policy-binding"), "run", " >/dev/null || log 'no metrics adapter role left'");
+}
+
+/// The ingress gateway's LoadBalancer Service goes while the cluster can still release its
+/// Google Cloud load balancer.
+void down_gateway(ShellScript& sh) {
+  const Operator& gw = catalog().istio_gateway();
+  sh.line();
+  sh.comment("The Istio ingress gateway first, so its load balancer is released by the cluster that made it.");
+  open_if(sh, "present", cluster_call("describe"));
+  call(sh, cluster_call("get-credentials"));
+  Call c{{"helm", "uninstall", lit(gw.release)}, {}};
+  c.flag("--namespace", lit(gw.ns)).flag("--kube-context", ref("KUBE_CONTEXT")).flag("--wait");
+  call(sh, c, "run", " || log 'no ingress gateway left'");
+  sh.close("fi");
+}
+
+void down_bucket(ShellScript& sh, const Store& s) {
+  sh.line();
+  open_if(sh, "present", bucket_call("describe", s));
+  sh.open("if [ \"$DELETE_DATA\" = 1 ]; then");
+  sh.comment("every version of every object, then the bucket itself");
+  call(sh, gcloud({"storage", "rm", "--recursive", gs(s)}).flag("--quiet"));
+  sh.branch("else");
+  call(sh, bucket_call("delete", s).flag("--quiet"));
+  sh.close("fi");
+  sh.close("fi");
+}
+
+void down_pools_and_cluster(ShellScript& sh, const System& sys) {
+  for (auto it = sys.pools.rbegin(); it != sys.pools.rend(); ++it) {
+    sh.line();
+    const auto names = it->second.node_pools();
+    for (auto name = names.rbegin(); name != names.rend(); ++name) {
+      open_if(sh, "present", pool_call("describe", *name));
+      call(sh, pool_call("delete", *name).flag("--quiet"));
+      sh.close("fi");
+    }
+  }
+  sh.line();
+  open_if(sh, "present", cluster_call("describe"));
+  call(sh, cluster_call("delete").flag("--quiet"));
+  sh.close("fi");
+}
+
+std::vector<std::string> down_help(const System& sys) {
+  std::vector<std::string> out;
+  if (gcs_stores(sys, true).empty())
+    out = {"Deletes what up.sh made, in reverse order: the service account (if any), the node",
+           "pools and the cluster."};
+  else
+    out = {"Deletes what up.sh made, in reverse order: the service account, the buckets trainc",
+           "created (refusing any that holds data unless --delete-data), the node pools and the",
+           "cluster. Buckets the spec does not create are kept."};
+  if (own_registry(sys)) out.emplace_back("The image repository goes too, with its images.");
+  if (own_network(sys)) out.emplace_back("The network and subnet go after the cluster.");
+  out.emplace_back("The Google APIs stay enabled. Safe to run again.");
+  return out;
+}
+
+std::vector<Option> down_options(const System& sys) {
+  std::vector<Option> opts{{"-y|--yes", "YES", "do not ask for confirmation"}};
+  if (!gcs_stores(sys, true).empty())
+    opts.push_back({"--delete-data", "DELETE_DATA", "also delete buckets that hold data, with the data"});
+  return opts;
+}
+}  // namespace
+
+std::string down_script(const System& sys, const k8s::Plan& plan) {
+  ShellScript sh;
+  const bool gateway = plan.needs_istio && sys.uses_gateway();
+  prologue(sh, sys,
+           {"down.sh", "deletes the GCP resources up.sh made", down_help(sys)}, down_options(sys),
+           {.region = sys.rdma_nics() > 0 || own_network(sys), .gsa = sys.identity.has_value(), .kube = gateway});
+  check_functions(sh, false);
+  if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
+  confirm(sh, sys);
+  refuse_data_loss(sh, sys);
+  if (gateway) down_gateway(sh);
+  if (autoscaled_services(sys)) down_metrics_reader(sh);
+  for (const Identity* id : sys.identities()) down_identity(sh, sys, *id);
+  if (const Registry* r = own_registry(sys)) down_registry(sh, *r);
+  auto buckets = gcs_stores(sys, true);
+  for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
+  down_pools_and_cluster(sh, sys);
+  if (sys.rdma_nics() > 0) down_rdma_network(sh, sys);
+  if (const Network* n = own_network(sys)) down_network(sh, *n);
+  log_line(sh, "finished; run up.sh to make it all again");
+  return sh.text();
+}
+
+}  // namespace trainc::scripts

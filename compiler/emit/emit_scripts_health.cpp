@@ -1,0 +1,128 @@
+// scripts/health.sh: asks every service whether it serves, as a client would (emit_scripts.h).
+#include <fmt/format.h>
+
+#include "emit/emit_scripts.h"
+#include "base/overloaded.h"
+#include "emit/k8s_names.h"
+#include "model/catalog.h"
+
+namespace trainc::scripts {
+namespace {
+
+/// A host the gateway routes to the service: its first, with a wildcard label made concrete.
+std::string probe_host(const Service& s) {
+  std::string h = s.expose.hosts.empty() ? "*" : s.expose.hosts.front();
+  if (h == "*") return "";
+  if (h.starts_with("*.")) h = "health" + h.substr(1);
+  return h;
+}
+
+void health_functions(ShellScript& sh) {
+  sh.line();
+  sh.comment("Tries \"$@\" up to ATTEMPTS times, DELAY seconds apart; $1 says what is checked.");
+  sh.open("until_ok() {")
+      .line("local what=$1 attempt")
+      .line("shift")
+      .open("for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do")
+      .open("if run \"$@\"; then")
+      .line("log \"$what: ready\"")
+      .line("return 0")
+      .close("fi")
+      .line("log \"$what: not yet (attempt $attempt of $ATTEMPTS); trying again in ${DELAY}s\"")
+      .line("sleep \"$DELAY\"")
+      .close("done")
+      .line("return 1")
+      .close("}");
+}
+
+void gateway_address(ShellScript& sh) {
+  const Operator& gw = catalog().istio_gateway();
+  const std::string get = fmt::format(
+      "kubectl --context \"$KUBE_CONTEXT\" get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}'",
+      lit(gw.release), lit(gw.ns));
+  sh.line();
+  sh.comment("The ingress gateway's external IP, once Google Cloud has given it one.");
+  sh.open("gateway_ip() {")
+      .line("local ip attempt")
+      .open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("run " + get)
+      .line("echo GATEWAY_IP")
+      .line("return 0")
+      .close("fi")
+      .open("for ((attempt = 1; attempt <= ATTEMPTS; attempt++)); do")
+      .line("ip=$(" + get + ") || ip=")
+      .open("if [ -n \"$ip\" ]; then")
+      .line("echo \"$ip\"")
+      .line("return 0")
+      .close("fi")
+      .line("log \"the gateway has no external IP yet (attempt $attempt of $ATTEMPTS); trying again in ${DELAY}s\"")
+      .line("sleep \"$DELAY\"")
+      .close("done")
+      .line("return 1")
+      .close("}");
+  sh.line("GATEWAY_IP=$(gateway_ip) ||");
+  sh.line(fmt::format("  die {}", dq(fmt::format("the Istio ingress gateway (service {}/{}) got no external IP in ", gw.ns,
+                                                  gw.release),
+                                      Var{"ATTEMPTS"},
+                                      fmt::format(" tries; see: kubectl describe service {} -n {}", gw.release, gw.ns))));
+}
+
+/// The checks of one service: the server is ready, then each model the spec names.
+void health_checks(ShellScript& sh, const System& sys, const Service& s) {
+  const std::string name = k8s::service_name(sys, s);
+  const std::string see = fmt::format("; see: kubectl logs -n {} deployment/{}", sys.ns, name);
+  std::vector<std::pair<std::string, std::string>> checks{{fmt::format("service '{}'", s.name), "/v2/health/ready"}};
+  match(s.server, [&](const Triton& t) {
+    for (const auto& m : t.models) checks.emplace_back(fmt::format("model '{}' of service '{}'", m, s.name),
+                                                        fmt::format("/v2/models/{}/ready", m));
+  });
+  sh.line();
+  if (s.expose.gateway) {
+    const std::string host = probe_host(s);
+    sh.comment(fmt::format("Service '{}': through the ingress gateway{}, as clients call it.", s.name,
+                           host.empty() ? "" : " (Host: " + host + ")"));
+    for (const auto& [what, path] : checks) {
+      Call c{{"until_ok", dq(what), "curl", "-fsS", "-o", "/dev/null", "--max-time", "5"}, {}};
+      if (!host.empty()) c.words.insert(c.words.end(), {"-H", lit("Host: " + host)});
+      const std::string at = s.expose.path_prefix + path;
+      c.words.push_back(dq("http://", Var{"GATEWAY_IP"}, at));
+      for (const auto& l : render(c, "", " ||")) sh.line(l);
+      sh.line(fmt::format("  die {}", dq(what + " is not ready at http://", Var{"GATEWAY_IP"},
+                                         at + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+    }
+    return;
+  }
+  sh.comment(fmt::format("Service '{}': inside the cluster, through the API server's service proxy.", s.name));
+  for (const auto& [what, path] : checks) {
+    const std::string raw = fmt::format("/api/v1/namespaces/{}/services/{}:http/proxy{}", sys.ns, name, path);
+    Call c{{"until_ok", dq(what), "kubectl", "--context", ref("KUBE_CONTEXT"), "get", "--raw", lit(raw)}, {}};
+    for (const auto& l : render(c, "", " >/dev/null ||")) sh.line(l);
+    sh.line(fmt::format("  die {}", dq(what + " is not ready at " + raw + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+  }
+}
+
+}  // namespace
+
+std::string health_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys,
+           {"health.sh", "checks that the services serve",
+            {"Asks each service whether it is ready, and each model the spec names, the way a",
+             "client would: through the Istio ingress gateway's external IP for exposed services,",
+             "through the API server's service proxy for the others. Each check is tried",
+             "HEALTH_ATTEMPTS times (default 30), HEALTH_DELAY seconds apart (default 10).",
+             "Exits 1 naming the first check that never passed. Changes nothing."}},
+           {}, {.kube = true});
+  sh.line("ATTEMPTS=\"${HEALTH_ATTEMPTS:-30}\"");
+  sh.line("DELAY=\"${HEALTH_DELAY:-10}\"");
+  sh.line("readonly ATTEMPTS DELAY");
+  health_functions(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
+  if (sys.uses_gateway()) gateway_address(sh);
+  for (const auto& [_, s] : sys.services) health_checks(sh, sys, s);
+  log_line(sh, "every service serves");
+  return sh.text();
+}
+
+}  // namespace trainc::scripts

@@ -1,0 +1,314 @@
+// scripts/up.sh: creates the GCP resources (emit_scripts.h) — the APIs, the network, the cluster
+// and its node pools, buckets, the image repository, service accounts and their grants.
+#include <fmt/format.h>
+
+#include "emit/emit_scripts.h"
+#include <algorithm>
+#include <cctype>
+
+#include "emit/emitter.h"
+#include "emit/k8s_names.h"
+#include "inspect/plan.h"
+#include "model/catalog.h"
+
+namespace trainc::scripts {
+namespace {
+
+std::string release_channel(const Cluster& c) {
+  std::string out = c.release_channel;  // gcloud spells RAPID as rapid
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+void up_cluster(ShellScript& sh, const System& sys) {
+  sh.comment("The cluster, with Workload Identity and the GCS FUSE CSI driver.");
+  open_if(sh, "missing", cluster_call("describe"));
+  Call c = cluster_call("create");
+  c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
+  if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
+  if (!sys.services.empty())  // collects the services' metrics through their PodMonitoring objects
+    c.flag("--enable-managed-prometheus");
+  if (const auto& net = sys.gcp->network)  // VPC-native: pods and Services get the subnet's secondary ranges
+    c.flag("--network", lit(net->name)).flag("--subnetwork", lit(net->subnet));
+  if (sys.gcp->network || sys.rdma_nics() > 0) c.flag("--enable-ip-alias");
+  if (const auto& net = sys.gcp->network)
+    c.flag("--cluster-secondary-range-name", lit(net->pods_range()))
+        .flag("--services-secondary-range-name", lit(net->services_range()));
+  if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
+    c.flag("--enable-dataplane-v2").flag("--enable-multi-networking");
+  call(sh, c.flag("--num-nodes", "1"));
+  const bool named_in_spec = std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& p) {
+    const auto names = p.second.node_pools();
+    return std::find(names.begin(), names.end(), kDefaultPool) != names.end();
+  });
+  if (named_in_spec) {  // only a fresh default pool is GKE's; an older one is the spec's
+    sh.comment("GKE's own default pool goes at once: the spec's pool of that name replaces it.");
+    call(sh, pool_call("delete", kDefaultPool).flag("--quiet"));
+  }
+  sh.close("fi");
+  if (named_in_spec) return;
+  sh.comment("GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,");
+  sh.comment("it goes before the spec's pools are made, so only they carry workloads.");
+  open_if(sh, "present", pool_call("describe", kDefaultPool));
+  call(sh, pool_call("delete", kDefaultPool).flag("--quiet"));
+  sh.close("fi");
+}
+
+void pool_size(Call& c, const Pool& p) {
+  const Pool::NodeRange r = p.node_range();
+  if (p.provisioning == "flex-start") {
+    // Flex-start VMs come only through the autoscaler, from zero, and never from a reservation.
+    c.flag("--flex-start").flag("--enable-autoscaling").flag("--num-nodes", "0");
+    c.flag("--total-min-nodes", "0").flag("--total-max-nodes", std::to_string(r.max));
+    c.flag("--location-policy", "ANY").flag("--reservation-affinity", "none").flag("--no-enable-autorepair");
+    return;
+  }
+  c.flag("--num-nodes", std::to_string(r.autoscaled ? r.min : r.max));
+  if (r.autoscaled) {
+    c.flag("--enable-autoscaling").flag("--min-nodes", std::to_string(r.min));
+    c.flag("--max-nodes", std::to_string(r.max));
+  }
+  if (p.provisioning == "spot") c.flag("--spot");
+  if (p.provisioning == "reservation")
+    c.flag("--reservation-affinity", "specific").flag("--reservation", lit(p.reservation));
+}
+
+std::string joined_labels(const StringMap& labels) {
+  std::vector<std::string> kv;
+  for (const auto& [k, v] : labels) kv.push_back(k + "=" + v);
+  return fmt::format("{}", fmt::join(kv, ","));
+}
+
+std::string joined_taints(const std::vector<Taint>& taints) {
+  std::vector<std::string> out;
+  for (const auto& t : taints) out.push_back(fmt::format("{}={}:{}", t.key, t.value, t.effect));
+  return fmt::format("{}", fmt::join(out, ","));
+}
+
+/// The cluster's VPC network and its subnet with the pods' and Services' secondary ranges.
+void up_network(ShellScript& sh, const Network& n) {
+  sh.line();
+  sh.comment("The cluster's VPC network, and its subnet with secondary ranges for pods and Services.");
+  open_if(sh, "missing", network_call("describe", n.name));
+  call(sh, network_call("create", n.name).flag("--subnet-mode", "custom"));
+  sh.close("fi");
+  open_if(sh, "missing", subnet_call("describe", n.subnet));
+  Call sub = subnet_call("create", n.subnet);
+  sub.flag("--network", lit(n.name)).flag("--range", lit(n.cidr));
+  sub.flag("--secondary-range", lit(fmt::format("{}={},{}={}", n.pods_range(), n.pods, n.services_range(), n.services)));
+  call(sh, sub);
+  sh.close("fi");
+}
+/// The RDMA VPC with the zone's RDMA network profile, and one subnet per RDMA NIC.
+void up_rdma_network(ShellScript& sh, const System& sys) {
+  const RdmaLayout& r = catalog().rdma();
+  sh.line();
+  sh.comment("The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.");
+  open_if(sh, "missing", network_call("describe", k8s::rdma_vpc(sys)));
+  Call net = network_call("create", k8s::rdma_vpc(sys));
+  net.flag("--network-profile", dq(Var{"ZONE"}, "-" + r.network_profile)).flag("--subnet-mode", "custom");
+  net.flag("--mtu", std::to_string(r.mtu));
+  call(sh, net);
+  sh.close("fi");
+  for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
+    open_if(sh, "missing", subnet_call("describe", k8s::rdma_subnet(sys, nic)));
+    Call sub = subnet_call("create", k8s::rdma_subnet(sys, nic));
+    sub.flag("--network", lit(k8s::rdma_vpc(sys))).flag("--range", lit(r.subnet_cidr(nic)));
+    call(sh, sub);
+    sh.close("fi");
+  }
+}
+/// Creates the GKE node pool `name`: the pool itself, or one slice of a multislice pool.
+Call pool_create(const System& sys, const Pool& p, const std::string& name) {
+  Call c = pool_call("create", name);
+  c.flag("--machine-type", lit(p.machine));
+  if (p.accelerator)
+    c.flag("--accelerator",
+           lit(fmt::format("type={},count={},gpu-driver-version=latest", p.accelerator->type, p.accelerator->count)));
+  if (p.tpu) {
+    c.flag("--tpu-topology", lit(p.tpu->topology));
+    if (p.tpu->hosts > 1) c.flag("--placement-type", "COMPACT");  // a multi-host slice's VMs sit together
+  }
+  pool_size(c, p);
+  if (p.disk_gb > 0) c.flag("--disk-size", std::to_string(p.disk_gb));
+  if (!p.labels.empty()) c.flag("--node-labels", lit(joined_labels(p.labels)));
+  if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
+  if (p.rdma) {
+    c.flag("--enable-gvnic");
+    for (int nic = 0; nic < (p.accelerator ? p.accelerator->count : 0); ++nic)
+      c.flag("--additional-node-network",
+             lit(fmt::format("network={},subnetwork={}", k8s::rdma_vpc(sys), k8s::rdma_subnet(sys, nic))));
+  }
+  return c.flag("--workload-metadata", "GKE_METADATA");
+}
+
+void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
+  sh.line();
+  const auto names = p.node_pools();
+  if (names.size() == 1)
+    sh.comment(fmt::format("Node pool '{}'.", p.name));
+  else
+    sh.comment(fmt::format("Pool '{}': {} node pools, one {} TPU slice each, for multislice jobs.", p.name,
+                           names.size(), p.tpu->topology));
+  for (const auto& name : names) {
+    open_if(sh, "missing", pool_call("describe", name));
+    call(sh, pool_create(sys, p, name));
+    sh.close("fi");
+  }
+}
+
+void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
+  sh.line();
+  sh.comment(fmt::format("The bucket of store '{}'.", s.name));
+  open_if(sh, "missing", bucket_call("describe", s));
+  Call c = bucket_call("create", s);
+  c.flag("--project", ref("PROJECT_ID")).flag("--location", in_region(sys, s) ? ref("REGION") : lit(s.location));
+  call(sh, c.flag("--uniform-bucket-level-access").flag("--public-access-prevention"));
+  sh.close("fi");
+  if (s.versioning) call(sh, bucket_call("update", s).flag("--versioning"));
+}
+
+void up_identity(ShellScript& sh, const System& sys, const Identity& id) {
+  sh.line();
+  sh.comment(id.of.empty() ? "The workload's Google service account."
+                           : fmt::format("Service '{}''s own Google service account.", id.of));
+  open_if(sh, "missing", gsa_call("describe", id));
+  Call c = gcloud({"iam", "service-accounts", "create", lit(id.gsa)});
+  at(c, false).flag("--display-name", lit(id.display_name(sys.name)));
+  call(sh, c);
+  sh.close("fi");
+  sh.comment(id.of.empty() ? "Its roles, granted on each bucket and never on the project."
+                           : "Its roles: read-only, on the model repository's bucket alone.");
+  for (const auto& g : id.grants)
+    if (const Store* s = sys.store(g.store)) call(sh, bucket_binding("add-iam-policy-binding", id, *s, g.role), "retry");
+  sh.comment(fmt::format("Workload Identity: pods running as {}/{} act as the Google service account.", sys.ns, id.ksa));
+  Call wi = gsa_call("add-iam-policy-binding", id);
+  wi.flag("--role", "roles/iam.workloadIdentityUser")
+      .flag("--member", dq("serviceAccount:", Var{"PROJECT_ID"}, fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa)));
+  call(sh, wi, "retry");
+}
+
+void retry_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("IAM may not know a new service account for a minute: a binding is tried again.");
+  sh.open("retry() {")
+      .line("local attempt")
+      .open("for attempt in 1 2 3 4 5; do")
+      .line("if run \"$@\"; then return 0; fi")
+      .line("log \"retrying in 15s (attempt $attempt of 5 failed)\"")
+      .line("sleep 15")
+      .close("done")
+      .line("run \"$@\"")
+      .close("}");
+}
+
+/// The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring
+/// for their HorizontalPodAutoscalers: a read-only role, the only one trainc grants on a project.
+void up_metrics_reader(ShellScript& sh) {
+  sh.line();
+  sh.comment("The metrics adapter (installed by apply.sh) reads the services' queue metric from Cloud");
+  sh.comment("Monitoring for their autoscalers: read-only, the only role trainc grants on the project.");
+  call(sh, metrics_reader_binding("add-iam-policy-binding"), "retry", " >/dev/null");
+}
+
+/// The Google APIs the system uses, in one call: enabling one that is on changes nothing.
+void up_apis(ShellScript& sh, const System& sys) {
+  sh.comment("The Google APIs the system uses, before anything is made through them.");
+  Call c = gcloud({"services", "enable"});
+  for (const GcpApi& api : gcp_apis(sys)) c.flags.emplace_back(api.service);
+  call(sh, at(c, false));
+}
+
+/// The regional Compute Engine quota the pools need at their largest (`trainc plan`), against what
+/// the project has free. A short quota leaves nodes uncreated and pods Pending, so up.sh says so
+/// before it makes anything; it warns rather than stops, since an autoscaled pool may never reach
+/// its maximum and quota may be raised while the cluster comes up.
+void up_quota(ShellScript& sh, const System& sys) {
+  const ResourcePlan plan = make_plan(sys);
+  if (plan.quota.empty()) return;
+  std::vector<std::string> needs;
+  for (const auto& q : plan.quota) needs.push_back(fmt::format("{}={}", q.metric, q.amount));
+  sh.line();
+  sh.comment("Quota the pools need at their largest (trainc plan), against what the region has free.");
+  sh.open("check_quota() {")
+      .line("local quotas pair metric need line limit usage free")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then log \"dry run: quota in $REGION not read\"; return 0; fi")
+      .open("if ! quotas=$(gcloud compute regions describe \"$REGION\" --project=\"$PROJECT_ID\" --flatten=quotas \\")
+      .line("--format='csv[no-heading](quotas.metric,quotas.limit,quotas.usage)'); then")
+      .line("log \"warning: cannot read the quota of $REGION; not checked\"")
+      .line("return 0")
+      .close("fi")
+      .open(fmt::format("for pair in {}; do", fmt::join(needs, " ")))
+      .line("metric=${pair%=*} need=${pair#*=}")
+      .line("line=$(printf '%s\\n' \"$quotas\" | awk -F, -v m=\"$metric\" '$1 == m { print $2, $3; exit }')")
+      .open("if [ -z \"$line\" ]; then")
+      .line("log \"warning: $REGION lists no quota $metric (the pools need $need); check the Quotas page\"")
+      .line("continue")
+      .close("fi")
+      .line("read -r limit usage <<<\"$line\"")
+      .line("free=$(awk -v l=\"$limit\" -v u=\"$usage\" 'BEGIN { printf \"%d\", l - u }')")
+      .open("if [ \"$free\" -lt \"$need\" ]; then")
+      .line("log \"warning: quota $metric in $REGION: the pools need $need at their largest, $free of ${limit%.*}\" \\")
+      .line("\"are free; ask for more at https://console.cloud.google.com/iam-admin/quotas?project=$PROJECT_ID\"")
+      .close("fi")
+      .close("done")
+      .close("}")
+      .line("check_quota");
+}
+
+/// The Artifact Registry repository built images are pushed to, which the nodes may read.
+void up_registry(ShellScript& sh, const System& sys, const Registry& r) {
+  sh.line();
+  sh.comment("The Artifact Registry repository built images are pushed to.");
+  open_if(sh, "missing", repository_call("describe", r));
+  Call c = repository_call("create", r);
+  c.flag("--repository-format", "docker").flag("--description", lit("Images of trainc system " + sys.name));
+  call(sh, c);
+  sh.close("fi");
+  sh.comment("GKE nodes pull images as the Compute Engine default service account: it may read this");
+  sh.comment("repository alone.");
+  Call b = repository_call("add-iam-policy-binding", r);
+  b.flag("--member", dq("serviceAccount:", Var{"PROJECT_NUMBER"}, "-compute@developer.gserviceaccount.com"))
+      .flag("--role", "roles/artifactregistry.reader");
+  call(sh, b, "retry", " >/dev/null");
+}
+
+}  // namespace
+
+std::string up_script(const System& sys) {
+  ShellScript sh;
+  prologue(sh, sys,
+           {"up.sh", "creates the GCP resources",
+            {"Creates what the system needs on GCP with gcloud: it enables the Google APIs, then",
+             "makes the network, the cluster, its node pools, buckets, the image repository, the",
+             "service accounts and their grants (those the spec asks for); then fetches kubectl",
+             "credentials. Safe to run again: what exists is left alone."}},
+           {}, {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
+  check_functions(sh, true);
+  if (!sys.identities().empty() || own_registry(sys)) retry_function(sh);
+  sh.line();
+  sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
+  sh.line();
+  up_apis(sh, sys);
+  up_quota(sh, sys);
+  if (autoscaled_services(sys) || own_registry(sys)) {
+    sh.line();
+    sh.comment("The project's number, which IAM members below name.");
+    project_number(sh);
+  }
+  if (const Network* n = own_network(sys)) up_network(sh, *n);
+  if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
+  sh.line();
+  up_cluster(sh, sys);
+  for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
+  for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
+  if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);
+  for (const Identity* id : sys.identities()) up_identity(sh, sys, *id);
+  if (autoscaled_services(sys)) up_metrics_reader(sh);
+  sh.line();
+  call(sh, cluster_call("get-credentials"));
+  log_line(sh, "done; next: apply.sh");
+  return sh.text();
+}
+
+}  // namespace trainc::scripts
