@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/embedded.h"
 #include "base/spelling.h"
 
 namespace fs = std::filesystem;
@@ -250,6 +251,33 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   }
   if (auto err = digest_files(walk, sha)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
   return "c-" + sha.hex().substr(0, 16);
+}
+
+void finish_builds(System& sys, const Document& doc, Diagnostics& diags) {
+  auto spec_dir = std::filesystem::path(doc.file->name()).parent_path();
+  if (spec_dir.empty()) spec_dir = ".";
+  for (auto& [name, b] : sys.builds) {
+    const EmbeddedFile* tmpl = b.generated() ? find_embedded(kImageDockerfileTemplate) : nullptr;
+    auto tag = build_tag(spec_dir, b, tmpl ? tmpl->data : std::string_view());
+    if (auto* err = std::get_if<BuildInputError>(&tag)) {
+      doc.error(diags, err->ptr, err->message);
+      continue;
+    }
+    if (b.tag.empty()) b.tag = std::get<std::string>(tag);
+    b.image = sys.gcp->image_path(name) + ":" + b.tag;
+  }
+  auto built = [&](const std::string& name, std::string_view of) -> const Build* {
+    auto it = sys.builds.find(name);
+    return it != sys.builds.end() && it->second.of == of ? &it->second : nullptr;
+  };
+  for (auto& [name, c] : sys.clusters)
+    if (const Build* b = built(name, "cluster")) c.image = b->image;
+  for (auto& [name, s] : sys.services)
+    if (const Build* b = built(name, "service")) s.image = b->image;
+  for (auto& s : sys.steps) {
+    if (const Build* b = built(s.name, "step")) s.image = b->image;
+    else if (const ComputeCluster* c = sys.compute_cluster(s.cluster); c && s.image.empty()) s.image = c->image;
+  }
 }
 
 }  // namespace trainc

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "frontend/document.h"
 #include "model/model.h"
 
 namespace trainc {
@@ -32,6 +33,10 @@ struct BuildInputError {
 /// problem is returned instead of a tag.
 std::variant<std::string, BuildInputError> build_tag(const std::filesystem::path& spec_dir, const Build& build,
                                                      std::string_view template_text);
+
+/// Digests every build (checking its files even when the spec names the tag), then gives each
+/// workload that builds, and each client step of a cluster that builds, the image's reference.
+void finish_builds(System& sys, const Document& doc, Diagnostics& diags);
 
 /// Whether `rel` (a path as written in the spec) stays inside its base folder: relative, and no
 /// `..` that climbs out.

@@ -1,0 +1,214 @@
+#include "model/lowerer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/overloaded.h"
+#include "base/spelling.h"
+#include "base/units.h"
+#include "model/catalog.h"
+
+namespace trainc::lowering {
+
+namespace {
+
+/// The Ray version the image's tag names ("rayproject/ray:2.52.0-gpu" -> "2.52.0"), or "".
+std::string tag_version(const std::string& image) {
+  auto colon = image.rfind(':');
+  if (colon == std::string::npos || image.find('/', colon) != std::string::npos) return "";
+  static const std::regex re(R"(^([0-9]+\.[0-9]+\.[0-9]+)(-.*)?$)");
+  std::smatch m;
+  const std::string tag = image.substr(colon + 1);
+  return std::regex_match(tag, m, re) ? m[1].str() : "";
+}
+
+}  // namespace
+
+Pool Lowerer::pool(const std::string& name, const json& p) {
+  Pool out;
+  out.name = name;
+  out.ptr = ptr_key("/cluster/pools", name);
+  out.machine = p["machine"];
+  if (p.contains("accelerator"))
+    out.accelerator = Accelerator{p["accelerator"]["type"], integer(p["accelerator"], "count", 0, ptr_key(out.ptr, "accelerator"))};
+  const MachineType* m = catalog().machine(out.machine);
+  if (!m) {
+    doc_.error(diags_, ptr_key(out.ptr, "machine"),
+               fmt::format("unknown machine type '{}'{}", out.machine, did_you_mean(out.machine, catalog().machine_names())) +
+                   (suggest(out.machine, catalog().machine_names()) ? "" : "; the catalog (stdlib/catalog.yaml) lists the machine types trainc knows"));
+  } else {
+    out.vcpus = m->vcpus;
+    out.memory_gib = m->memory_gib;
+    out.arm = m->arm;
+    out.allocatable_cpu = catalog().allocatable_cpu(*m);
+    out.allocatable_memory = catalog().allocatable_memory(*m);
+    // Built-in GPUs come from the catalog; checks compare them with any the spec wrote.
+    if (m->gpus > 0) out.accelerator = Accelerator{m->accelerator, m->gpus};
+    if (m->tpu_chips > 0 && p.contains("tpu")) {
+      std::string topo = p["tpu"]["topology"];
+      int chips = topology_chips(topo);
+      out.tpu = TpuSlice{m->tpu_generation, m->tpu_accelerator, topo, m->tpu_chips,
+                         chips > 0 && chips % m->tpu_chips == 0 ? chips / m->tpu_chips : 0,
+                         integer(p["tpu"], "slices", 1, ptr_key(out.ptr, "tpu"))};
+    }
+  }
+  out.nodes = integer(p, "nodes", out.tpu ? out.tpu->hosts : 1, out.ptr);
+  if (p.contains("autoscaling")) {
+    const std::string aptr = ptr_key(out.ptr, "autoscaling");
+    out.autoscaling = std::pair<int, int>{integer(p["autoscaling"], "min", 0, aptr), integer(p["autoscaling"], "max", 0, aptr)};
+  }
+  out.provisioning = get_or<std::string>(p, "provisioning", "standard");
+  out.reservation = get_or<std::string>(p, "reservation", "");
+  out.rdma = get_or(p, "rdma", false);
+  out.disk_gb = integer(p, "diskSizeGb", 0, out.ptr);
+  out.labels = string_map(p, "labels");
+  if (p.contains("taints"))
+    for (const auto& t : p["taints"]) out.taints.push_back({t["key"], get_or<std::string>(t, "value", ""), t["effect"]});
+  return out;
+}
+
+const Pool* Lowerer::pool_ref(const System& sys, const std::string& name, const std::string& ptr) {
+  const Pool* pool = sys.pool(name);
+  if (!pool && !pruned("pools", name)) {
+    std::string hint = declared(sys.pools, "pools").empty() ? "; no pools are declared under 'cluster.pools'"
+                                         : did_you_mean(name, declared(sys.pools, "pools"));
+    doc_.error(diags_, ptr, fmt::format("unknown pool '{}'{}", name, hint));
+  }
+  return pool;
+}
+
+void Lowerer::cluster_ref(const System& sys, const std::string& name, const std::string& ptr) {
+  if (sys.compute_cluster(name) || pruned("clusters", name)) return;
+  const auto names = declared(sys.clusters, "clusters");
+  doc_.error(diags_, ptr, fmt::format("unknown cluster '{}'{}", name,
+                                      names.empty() ? "; declare it under 'clusters'" : did_you_mean(name, names)));
+}
+
+PodGroup Lowerer::pod_group(const System& sys, const std::string& name, const json& g, const std::string& ptr, bool lead,
+                            bool fuse) {
+  PodGroup out;
+  out.name = name;
+  out.ptr = ptr;
+  const Pool* pool = nullptr;
+  if (g.contains("pool")) {
+    out.pool = g["pool"];
+    pool = pool_ref(sys, out.pool, ptr_key(ptr, "pool"));
+  }
+  out.replicas = lead ? 1 : integer(g, "replicas", 1, ptr);
+  if (lead && g.contains("replicas") && g["replicas"] != 1)
+    doc_.error(diags_, ptr_key(ptr, "replicas"), fmt::format("the {} runs as one pod; remove 'replicas'", name));
+  out.min = integer(g, "min", out.replicas, ptr);
+  out.max = integer(g, "max", out.replicas, ptr);
+  if (out.min > out.max)
+    doc_.error(diags_, ptr_key(ptr, "min"), fmt::format("{}: min {} is above max {}", name, out.min, out.max), Anchor::value,
+               {doc_.note(ptr_key(ptr, "max"), "max set here")});
+  else if (out.replicas < out.min || out.replicas > out.max)
+    doc_.error(diags_, ptr_key(ptr, "replicas"),
+               fmt::format("{}: replicas {} is outside min {} and max {}", name, out.replicas, out.min, out.max));
+  const bool gpu_pool = pool && pool->accelerator;
+  out.gpus = integer(g, "gpus", gpu_pool && !lead ? pool->accelerator->count : 0, ptr);
+  if (g.contains("resources")) {
+    out.resources.requests = string_map(g["resources"], "requests");
+    out.resources.limits = string_map(g["resources"], "limits");
+  } else if (pool && pool->vcpus > 0 && !(lead && gpu_pool)) {
+    const auto& sidecar = catalog().gcsfuse_sidecar();
+    const double cpu = pool->allocatable_cpu - (fuse ? sidecar.cores : 0);
+    const double mem = pool->allocatable_memory - (fuse ? sidecar.bytes : 0);
+    const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
+    const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
+    out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
+    out.resources.limits = {{"cpu", cpu_q}, {"memory", mem_q}};
+  } else {
+    out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
+    out.resources.limits = {{"memory", "8Gi"}};
+  }
+  out.shm = g.contains("shm") ? scalar_text(g["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
+  return out;
+}
+
+ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& name, const json& c) {
+  ComputeCluster out;
+  out.name = name;
+  out.ptr = ptr_key("/clusters", name);
+  if (c.contains("build"))
+    out.image = built_image(sys, c, out.ptr, name, "cluster", "/workspace");
+  else if (c.contains("image"))
+    out.image = c["image"];
+  else
+    doc_.error(diags_, out.ptr, fmt::format("cluster '{}' needs 'image' (or 'build')", name), Anchor::key);
+  out.image_pull_policy = get_or<std::string>(c, "imagePullPolicy", "IfNotPresent");
+  split_env(c, out.env, out.secret_env);
+  out.labels = string_map(c, "labels");
+  out.security = pod_security(c, out.ptr);
+  if (c.contains("mounts"))
+    for (size_t i = 0; i < c["mounts"].size(); ++i)
+      out.mounts.push_back(mount(sys, c["mounts"][i], ptr_index(ptr_key(out.ptr, "mounts"), i)));
+  const bool fuse = !out.mounts.empty();
+  const std::string engine = c["engine"];
+  // The lead pod's key is the engine's own word; the other engine's word is a mistake.
+  const char* lead_key = engine == Ray::kName ? "head" : "scheduler";
+  const char* other_key = engine == Ray::kName ? "scheduler" : "head";
+  if (c.contains(other_key))
+    doc_.error(diags_, ptr_key(out.ptr, other_key),
+               fmt::format("{} clusters have a '{}', not a '{}'", engine, lead_key, other_key), Anchor::key);
+  PodGroup lead = pod_group(sys, lead_key, c.value(lead_key, json::object()), ptr_key(out.ptr, lead_key), true, fuse);
+  for (const auto& [g, spec] : c["workers"].items())
+    out.workers.push_back(pod_group(sys, g, spec, ptr_key(ptr_key(out.ptr, "workers"), g), false, fuse));
+  auto only_for = [&](const char* key, std::string_view for_engine) {
+    if (c.contains(key) && engine != for_engine)
+      doc_.error(diags_, ptr_key(out.ptr, key), fmt::format("'{}' applies to {} clusters only; remove it", key, for_engine),
+                 Anchor::key);
+  };
+  only_for("version", Ray::kName);
+  only_for("perJob", Ray::kName);
+  only_for("threads", Dask::kName);
+  only_for("rmmPoolSize", Dask::kName);
+  out.engine = make_alternative<Engine>(
+      engine,
+      [&](std::type_identity<Ray>) {
+        Ray r;
+        r.head = lead;
+        r.per_job = get_or(c, "perJob", false);
+        r.ttl_after_finished = duration(c, "ttlAfterFinished", 600, out.ptr);
+        if (c.contains("ttlAfterFinished") && !r.per_job)
+          doc_.error(diags_, ptr_key(out.ptr, "ttlAfterFinished"),
+                     "'ttlAfterFinished' applies to per-job clusters only; set perJob: true or remove it", Anchor::key);
+        // A generated build runs on its base image, whose tag names the Ray version.
+        const Build* built = nullptr;
+        if (auto b = builds_.find(name); c.contains("build") && b != builds_.end()) built = &b->second;
+        const std::string from_tag = tag_version(built ? built->base : out.image);
+        r.version = get_or<std::string>(c, "version", from_tag);
+        if (r.version.empty())
+          doc_.error(diags_, out.ptr,
+                     fmt::format("cluster '{}': the Ray version is not in the image tag '{}'; set 'version' (e.g. "
+                                 "2.52.0) to the Ray version the image holds",
+                                 name, out.image),
+                     Anchor::key);
+        else if (!from_tag.empty() && r.version != from_tag)
+          doc_.error(diags_, ptr_key(out.ptr, "version"),
+                     fmt::format("version {} disagrees with the image tag, which holds Ray {}; KubeRay and the "
+                                 "autoscaler need the version the image runs",
+                                 r.version, from_tag),
+                     Anchor::value, {doc_.note(ptr_key(out.ptr, "image"), "the image is named here")});
+        return r;
+      },
+      [&](std::type_identity<Dask>) {
+        Dask d;
+        d.scheduler = lead;
+        d.threads = integer(c, "threads", 0, out.ptr);
+        d.rmm_pool_size = get_or<std::string>(c, "rmmPoolSize", "");
+        for (const auto& w : out.workers)
+          if (w.min != w.max || c["workers"][w.name].contains("min"))
+            doc_.error(diags_, ptr_key(w.ptr, c["workers"][w.name].contains("min") ? "min" : "max"),
+                       "dask workers do not autoscale here; set 'replicas' (and scale with kubectl scale)",
+                       Anchor::key);
+        return d;
+      });
+  return out;
+}
+
+}  // namespace trainc::lowering

@@ -1,0 +1,315 @@
+#include "model/lowerer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "base/overloaded.h"
+#include "base/spelling.h"
+#include "base/units.h"
+
+namespace trainc::lowering {
+
+namespace {
+
+/// Folders of the container's own system that no step may sync into, write outputs or
+/// checkpoints to, or mount a bucket over.
+constexpr std::string_view kSystemFolders[] = {"/bin",  "/boot", "/dev", "/etc", "/lib", "/lib32",   "/lib64",  "/proc",
+                                               "/root", "/run",  "/sbin", "/sys", "/usr", "/var/lib", "/var/run"};
+
+/// Why `written` (a pod path as the spec gives it, resolved against `workdir`) may not be used for
+/// what the step writes or mounts; "" when it may.
+std::string unconfined(const std::string& workdir, const std::string& written) {
+  if (!written.starts_with("/")) {
+    const std::string rel = std::filesystem::path(written).lexically_normal().generic_string();
+    if (rel == ".." || rel.starts_with("../"))
+      return fmt::format("'{}' climbs out of the step's workdir {}; write a path inside it, or an absolute path",
+                         written, workdir);
+  }
+  const std::string p = pod_path(workdir, written);
+  if (p == "/") return "'/' is the container's root; name a folder of the workload's own, such as /workspace/data";
+  for (std::string_view sys : kSystemFolders)
+    if (p == sys || p.starts_with(std::string(sys) + "/"))
+      return fmt::format("'{}' is {}the system folder {}; name a folder of the workload's own, such as "
+                         "/workspace/data",
+                         written, p == sys ? "" : "inside ", sys);
+  return "";
+}
+
+}  // namespace
+
+Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
+  Step out;
+  out.ptr = ptr;
+  out.name = s["name"];
+  out.image = get_or<std::string>(s, "image", "");
+  out.image_pull_policy = get_or<std::string>(s, "imagePullPolicy", "IfNotPresent");
+  if (s.contains("needs")) out.needs = s["needs"].get<std::vector<std::string>>();
+  const Pool* pool = nullptr;
+  if (s.contains("pool")) {
+    out.pool = s["pool"];
+    pool = pool_ref(sys, out.pool, ptr_key(ptr, "pool"));
+  }
+  if (s.contains("cluster")) {
+    out.cluster = s["cluster"];
+    cluster_ref(sys, out.cluster, ptr_key(ptr, "cluster"));
+    if (s.contains("nodes") && s["nodes"].is_number() && s["nodes"].get<double>() > 1)
+      doc_.error(diags_, ptr_key(ptr, "nodes"),
+                 fmt::format("step '{}' runs on cluster '{}', which spreads its work; the step itself is one pod: "
+                             "remove 'nodes' (grow the cluster's workers instead)",
+                             out.name, out.cluster),
+                 Anchor::value, {doc_.note(ptr_key(ptr, "cluster"), "the cluster is named here")});
+  }
+  // A TPU step runs one pod per host of each slice it spans.
+  out.nodes = integer(s, "nodes", pool && pool->tpu && pool->tpu->hosts > 0 ? pool->tpu->hosts : 1, ptr);
+  out.slices = integer(s, "slices", 1, ptr);
+  if (s.contains("slices") && !(pool && pool->tpu))
+    doc_.error(diags_, ptr_key(ptr, "slices"),
+               pool ? fmt::format("'slices' is for steps on TPU pools; pool '{}' ({}) has no TPU slices: remove it",
+                                  pool->name, pool->machine)
+                    : std::string("'slices' is for steps on TPU pools: set 'pool' to a TPU pool or remove it"),
+               Anchor::key);
+  out.gpus = integer(s, "gpus", pool && pool->accelerator ? pool->accelerator->count : 0, ptr);
+  out.procs_per_node = integer(s, "procsPerNode", std::max(out.gpus, 1), ptr);
+  out.workdir = pod_path("/", get_or<std::string>(s, "workdir", "/workspace"));
+  out.run = kind(sys, s, ptr, out);
+  if (s.contains("build")) out.image = built_image(sys, s, ptr, out.name, "step", out.workdir);
+  // A client of a cluster runs the cluster's image unless it names its own: the versions match.
+  if (const ComputeCluster* c = sys.compute_cluster(out.cluster); c && out.image.empty()) out.image = c->image;
+  if (out.uses_trainrt()) {
+    if (out.image.empty()) out.image = sys.runtime_image;
+    add_store_mounts(sys, out);
+  }
+  split_env(s, out.env, out.secret_env);
+  if (s.contains("resources")) {
+    out.resources.requests = string_map(s["resources"], "requests");
+    out.resources.limits = string_map(s["resources"], "limits");
+  }
+  // PyTorch data loaders pass batches through /dev/shm: 2Gi per GPU, at least 1Gi.
+  out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
+  out.retries = integer(s, "retries", 2, ptr);
+  if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
+  json hb = s.value("heartbeat", json::object());
+  out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
+  out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
+  if (hb.contains("file")) confine(out.workdir, hb["file"], ptr_key(ptr_key(ptr, "heartbeat"), "file"));
+  if (s.contains("inputs")) {
+    for (size_t i = 0; i < s["inputs"].size(); ++i) {
+      const json& in = s["inputs"][i];
+      std::string iptr = ptr_index(ptr_key(ptr, "inputs"), i);
+      confine(out.workdir, in["to"], ptr_key(iptr, "to"));
+      out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
+    }
+  }
+  if (s.contains("mounts")) {
+    for (size_t i = 0; i < s["mounts"].size(); ++i) {
+      const json& m = s["mounts"][i];
+      std::string mptr = ptr_index(ptr_key(ptr, "mounts"), i);
+      out.mounts.push_back(mount(sys, m, mptr));
+    }
+  }
+  if (s.contains("outputs")) {
+    const json& o = s["outputs"];
+    std::string optr = ptr_key(ptr, "outputs");
+    confine(out.workdir, o["path"], ptr_key(optr, "path"));
+    out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
+                          duration(o, "every", 600, optr), optr};
+  }
+  if (s.contains("checkpoints")) {
+    const json& c = s["checkpoints"];
+    confine(out.workdir, c["path"], ptr_key(ptr_key(ptr, "checkpoints"), "path"));
+    out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
+                                  get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
+  }
+  out.labels = string_map(s, "labels");
+  out.annotations = string_map(s, "annotations");
+  out.security = pod_security(s, out.ptr);
+  // A generated image runs as uid 1000: it must own the folders the entry script writes.
+  if (auto b = builds_.find(out.name); s.contains("build") && b != builds_.end() && b->second.generated()) {
+    std::set<std::string> dirs;
+    for (const auto& in : out.inputs) dirs.insert(in.to);
+    if (out.outputs) dirs.insert(out.outputs->path);
+    if (!out.heartbeat.file.empty()) dirs.insert(std::filesystem::path(out.heartbeat.file).parent_path().generic_string());
+    for (const auto& d : dirs)
+      if (!d.empty() && d != "/" && !d.starts_with("/tmp") && d != out.workdir && !d.starts_with(out.workdir + "/"))
+        b->second.writable.push_back(d);
+  }
+  return out;
+}
+
+StepKind Lowerer::kind(const System& sys, const json& s, const std::string& ptr, const Step& step) {
+  std::vector<std::string_view> set;
+  for (std::string_view name : alternative_names<StepKind>::value)
+    if (s.contains(std::string(name))) set.push_back(name);
+  if (set.size() > 1) {
+    doc_.error(diags_, ptr_key(ptr, std::string(set[1])),
+               fmt::format("step '{}' sets both '{}' and '{}'; keep one", step.name, set[0], set[1]), Anchor::key,
+               {doc_.note(ptr_key(ptr, std::string(set[0])), fmt::format("'{}' is set here", set[0]), Anchor::key)});
+  } else if (set.empty()) {
+    doc_.error(diags_, ptr,
+               fmt::format("step '{}' says nothing to run; add 'torchrun: {{script: ...}}', 'command: [...]', "
+                           "'datagen: {{...}}' or 'xgboost: {{...}}'",
+                           step.name));
+    return Command{};
+  }
+  const json& k = s[std::string(set.front())];
+  const std::string kptr = ptr_key(ptr, std::string(set.front()));
+  return make_alternative<StepKind>(
+      set.front(),
+      [&](std::type_identity<Torchrun>) {
+        Torchrun tr;
+        tr.script = pod_path(step.workdir, k["script"]);
+        if (k.contains("args")) tr.args = string_list(k["args"]);
+        tr.port = integer(k, "port", 29500, kptr);
+        return tr;
+      },
+      [&](std::type_identity<Command>) {
+        Command c{string_list(k)};
+        if (c.argv.empty()) doc_.error(diags_, kptr, "'command' is empty; name the program to run");
+        return c;
+      },
+      [&](std::type_identity<Datagen>) { return datagen(sys, k, kptr, step.nodes); },
+      [&](std::type_identity<XGBoost>) { return xgboost(sys, k, kptr, step.gpus); });
+}
+
+Datagen Lowerer::datagen(const System& sys, const json& g, const std::string& ptr, int nodes) {
+  Datagen d;
+  d.rows = integer<long long>(g, "rows", 0, ptr);
+  d.size = get_or<std::string>(g, "size", "");
+  if (g.contains("rows") == g.contains("size"))
+    doc_.error(diags_, ptr, "datagen needs exactly one of 'rows' and 'size'", Anchor::key);
+  d.features = integer(g, "features", 0, ptr);
+  const std::optional<double> bytes = d.size.empty() ? std::nullopt : parse_byte_size(d.size);
+  if (!d.size.empty() && !bytes)
+    doc_.error(diags_, ptr_key(ptr, "size"),
+               fmt::format("'{}' is not a size of at most 2^63 bytes such as 6TB, 500GB or 64GiB", d.size));
+  else if (bytes)
+    d.rows = static_cast<long long>(std::floor(*bytes / ((d.features + 1) * 4.0)));
+  if (bytes && d.rows < 1)
+    doc_.error(diags_, ptr_key(ptr, "size"),
+               fmt::format("{} holds less than one row of {} float32 features and a label", d.size, d.features));
+  d.task = get_or<std::string>(g, "task", "classification");
+  d.informative = integer(g, "informative", std::min(2, d.features), ptr);
+  d.redundant = integer(g, "redundant", d.task == "classification" ? std::min(2, d.features - d.informative) : 0, ptr);
+  d.repeated = integer(g, "repeated", 0, ptr);
+  d.classes = integer(g, "classes", 2, ptr);
+  d.clusters_per_class = integer(g, "clustersPerClass", 2, ptr);
+  d.class_sep = get_or(g, "classSep", 1.0);
+  d.flip_y = get_or(g, "flipY", 0.01);
+  d.hypercube = get_or(g, "hypercube", true);
+  if (g.contains("weights")) d.weights = g["weights"].get<std::vector<double>>();
+  d.shards = integer(g, "shards", nodes, ptr);
+  d.seed = integer<long long>(g, "seed", 0, ptr);
+  d.format = get_or<std::string>(g, "format", "native");
+  d.to = store_loc(sys, g["to"], ptr_key(ptr, "to"));
+  return d;
+}
+
+XGBoost Lowerer::xgboost(const System& sys, const json& x, const std::string& ptr, int gpus) {
+  XGBoost out;
+  out.from = store_loc(sys, x["from"], ptr_key(ptr, "from"));
+  out.to = store_loc(sys, x["to"], ptr_key(ptr, "to"));
+  out.rounds = integer(x, "rounds", 0, ptr);
+  out.checkpoint_every = integer(x, "checkpointEvery", 100, ptr);
+  out.params = string_map(x, "params");
+  out.params.emplace("tree_method", "hist");
+  if (gpus > 0) out.params.emplace("device", "cuda");
+  return out;
+}
+
+void Lowerer::objectives_from_tables(std::vector<Step>& steps) {
+  const auto same = [](const StoreLoc& a, const StoreLoc& b) {
+    auto trim = [](std::string p) {
+      while (p.size() > 1 && p.ends_with("/")) p.pop_back();
+      return p;
+    };
+    return !a.store.empty() && a.store == b.store && trim(a.path) == trim(b.path);
+  };
+  for (auto& st : steps) {
+    auto* x = std::get_if<XGBoost>(&st.run);
+    if (!x) continue;
+    const Step* maker = nullptr;
+    for (const auto& other : steps)
+      if (const auto* g = other.as<Datagen>(); g && same(g->to, x->from)) maker = &other;
+    if (!maker) continue;
+    const Datagen& g = *maker->as<Datagen>();
+    const bool regression = g.task == "regression", binary = !regression && g.classes == 2;
+    const std::string table = regression ? "a regression table"
+                              : binary   ? "a binary classification table"
+                                         : fmt::format("a {}-class classification table", g.classes);
+    const std::string objective = regression ? "reg:squarederror" : binary ? "binary:logistic" : "multi:softprob";
+    const std::string optr = ptr_key(ptr_key(x->from.ptr.substr(0, x->from.ptr.rfind('/')), "params"), "objective");
+    const auto note = doc_.note(ptr_key(maker->ptr, "datagen"), fmt::format("step '{}' writes the table here", maker->name));
+    if (auto it = x->params.find("objective"); it != x->params.end()) {
+      const std::string& given = it->second;
+      const bool fits = regression ? given.starts_with("reg:") && given != "reg:logistic"
+                        : binary   ? given.starts_with("binary:") || given == "reg:logistic"
+                                   : given.starts_with("multi:");
+      if (!fits)
+        doc_.error(diags_, optr,
+                   fmt::format("objective '{}' does not fit '{}:{}', {} written by step '{}'; use '{}' or remove "
+                               "'objective' (trainc sets it from the table)",
+                               given, x->from.store, x->from.path, table, maker->name, objective),
+                   Anchor::value, {note});
+    }
+    x->params.emplace("objective", objective);
+    if (!regression && !binary) {
+      const std::string classes = std::to_string(g.classes);
+      auto [it, fresh] = x->params.emplace("num_class", classes);
+      if (!fresh && it->second != classes)
+        doc_.error(diags_, ptr_key(optr.substr(0, optr.rfind('/')), "num_class"),
+                   fmt::format("num_class {} does not match the {} classes of the table step '{}' writes; remove "
+                               "'num_class' (trainc sets it from the table)",
+                               it->second, g.classes, maker->name),
+                   Anchor::value, {note});
+    }
+    x->params.emplace("eval_metric", regression ? "rmse" : binary ? "logloss" : "mlogloss");
+  }
+}
+
+void Lowerer::add_store_mounts(const System& sys, Step& step) {
+  for (const StoreLoc* loc : store_locs(step.run)) {
+    const Store* st = sys.store(loc->store);
+    if (!st || st->kind != Store::Kind::gcs) continue;
+    bool present = std::any_of(step.mounts.begin(), step.mounts.end(), [&](const Mount& m) { return m.store == loc->store; });
+    if (present) continue;
+    step.mounts.push_back(Mount{loc->store, fmt::format("{}/{}", kStoreMountRoot, loc->store), st->bucket, st->prefix,
+                                false, loc->ptr});
+  }
+}
+
+void Lowerer::confine(const std::string& workdir, const std::string& written, const std::string& ptr) {
+  if (std::string why = unconfined(workdir, written); !why.empty()) doc_.error(diags_, ptr, why);
+}
+
+void Lowerer::check_step_names(const std::vector<Step>& steps) {
+  std::map<std::string, const Step*> seen;
+  std::vector<std::string> names;
+  for (const auto& st : steps) {
+    auto [it, fresh] = seen.emplace(st.name, &st);
+    if (!fresh) {
+      doc_.error(diags_, ptr_key(st.ptr, "name"),
+                 fmt::format("duplicate step name '{}'; step names must be unique", st.name), Anchor::value,
+                 {doc_.note(ptr_key(it->second->ptr, "name"), "first used here")});
+    } else {
+      names.push_back(st.name);
+    }
+  }
+  for (const auto& st : steps) {
+    for (size_t i = 0; i < st.needs.size(); ++i) {
+      std::string nptr = ptr_index(ptr_key(st.ptr, "needs"), i);
+      if (st.needs[i] == st.name)
+        doc_.error(diags_, nptr, fmt::format("step '{}' cannot need itself", st.name));
+      else if (!seen.count(st.needs[i]) && !pruned("step", st.needs[i]))
+        doc_.error(diags_, nptr, fmt::format("unknown step '{}' in needs{}", st.needs[i], did_you_mean(st.needs[i], names)));
+    }
+  }
+}
+
+}  // namespace trainc::lowering
