@@ -64,17 +64,17 @@ fails_without_handler() {
   grep -m1 -E "error:" <<<"$out"
 }
 
-for source in compiler/model/model.cpp compiler/model/lower_steps.cpp compiler/checks/steps.cpp \
+for source in compiler/model/lower_steps.cpp compiler/checks/steps.cpp \
   compiler/emit/k8s_plan.cpp compiler/emit/emit_k8s.cpp compiler/emit/entry_script.cpp \
   compiler/emit/emit_model.cpp compiler/run/local_runner.cpp compiler/inspect/graph.cpp; do
   t "$source does not compile with a step kind it has no handler for" fails_without_handler "$source" Extra
 done
-for source in compiler/model/model.cpp compiler/emit/k8s_plan.cpp compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp \
-  compiler/emit/emit_model.cpp compiler/inspect/plan.cpp compiler/inspect/graph.cpp; do
+for source in compiler/emit/k8s_plan.cpp compiler/emit/k8s_names.cpp compiler/emit/emit_k8s.cpp \
+  compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
-for source in compiler/model/model.cpp compiler/model/lower_services.cpp compiler/emit/k8s_services.cpp \
-  compiler/emit/emit_scripts_health.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/inspect/graph.cpp; do
+for source in compiler/model/lower_services.cpp compiler/emit/emit_scripts_health.cpp compiler/emit/emit_runbook.cpp \
+  compiler/emit/emit_model.cpp; do
   t "$source does not compile with a server kind it has no handler for" fails_without_handler "$source" ExtraServer
 done
 tap_done

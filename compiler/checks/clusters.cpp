@@ -69,7 +69,7 @@ void check_group(const System& sys, const ComputeCluster& c, const PodGroup& g, 
   // Workers that take whole nodes: the group's largest size must fit the pool's largest size.
   const int pods_per_node = g.gpus > 0 ? per_node / g.gpus : 1;
   if (!lead && g.max > pods_per_node * pool->max_nodes())
-    doc.error(diags, ptr_key(g.ptr, c.as<Ray>() && g.autoscaled() ? "max" : "replicas"),
+    doc.error(diags, ptr_key(g.ptr, c.workers_autoscale() && g.autoscaled() ? "max" : "replicas"),
               fmt::format("{} grows to {} pods but pool '{}' fits {} ({} node(s), {} pod(s) each); raise the pool's "
                           "size or lower the group's",
                           what(c, g, lead), g.max, pool->name, pods_per_node * pool->max_nodes(), pool->max_nodes(),
@@ -81,7 +81,7 @@ void check_group(const System& sys, const ComputeCluster& c, const PodGroup& g, 
 
 /// A RayJob runs the step's command in the cluster's pods: what a Job's pod would carry does not apply.
 void check_ray_step(const Step& step, const ComputeCluster& c, const Document& doc, Diagnostics& diags) {
-  if (!step.as<Command>()) {
+  if (!step.command_line()) {
     doc.error(diags, ptr_key(step.ptr, step.kind()),
               fmt::format("step '{}' runs on Ray cluster '{}', which runs a command as a RayJob; write the launcher "
                           "as 'command' (e.g. [python, train.py])",
@@ -117,10 +117,10 @@ void check_clusters(const System& sys, const Document& doc, Diagnostics& diags) 
                 "GCS mounts need an identity the bucket trusts: add 'identity' (a service account bound with "
                 "Workload Identity) or 'serviceAccount'",
                 Anchor::key);
+    check_group(sys, c, c.lead(), true, doc, diags);
     match(
         c.engine,
         [&](const Ray& r) {
-          check_group(sys, c, r.head, true, doc, diags);
           // Kueue's RayJob webhook refuses a queued job whose own cluster autoscales: the quota it
           // admits must be the pods the job will have.
           if (!sys.queue || !r.per_job) return;
@@ -135,7 +135,7 @@ void check_clusters(const System& sys, const Document& doc, Diagnostics& diags) 
               break;
             }
         },
-        [&](const Dask& d) { check_group(sys, c, d.scheduler, true, doc, diags); });
+        [&](const Dask&) {});
     for (const auto& g : c.workers) check_group(sys, c, g, false, doc, diags);
   }
   for (const auto& step : sys.steps) {

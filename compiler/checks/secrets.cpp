@@ -144,27 +144,32 @@ struct Scanner {
   }
 };
 
+/// The data path of words a kind read from the spec: below its key, under the workload's node.
+std::string words_ptr(const std::string& workload, const std::string& kind, const UserWords& w) {
+  const std::string at = ptr_key(workload, kind);
+  return w.key.empty() ? at : ptr_key(at, std::string(w.key));
+}
+
 }  // namespace
 
 void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts) {
   Scanner scan{doc, diags, opts};
   for (const auto& step : sys.steps) {
     scan.env(step.env, step.ptr);
-    if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && c->as<Ray>() && !step.secret_env.empty())
+    if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && !c->steps_read_secrets() && !step.secret_env.empty())
       doc.error(diags, ptr_key(ptr_key(step.ptr, "env"), step.secret_env.begin()->first),
                 fmt::format("a step on Ray cluster '{}' passes its env in the RayJob's runtimeEnvYAML, which cannot "
                             "read a Secret: put the secretRef in the cluster's env instead",
                             c->name),
                 Anchor::key);
-    if (const auto* c = step.as<Command>()) scan.words(c->argv, ptr_key(step.ptr, "command"));
-    if (const auto* t = step.as<Torchrun>()) scan.words(t->args, ptr_key(ptr_key(step.ptr, "torchrun"), "args"));
+    for (const UserWords& w : user_words(step.run)) scan.words(*w.words, words_ptr(step.ptr, step.kind(), w));
     scan.strings(step.labels, ptr_key(step.ptr, "labels"));
     scan.strings(step.annotations, ptr_key(step.ptr, "annotations"));
   }
   for (const auto& [_, c] : sys.clusters) scan.env(c.env, c.ptr);
   for (const auto& [_, s] : sys.services) {
     scan.env(s.env, s.ptr);
-    if (const auto* t = std::get_if<Triton>(&s.server)) scan.words(t->args, ptr_key(ptr_key(s.ptr, "triton"), "args"));
+    for (const UserWords& w : s.user_words()) scan.words(*w.words, words_ptr(s.ptr, s.kind(), w));
   }
 }
 

@@ -21,6 +21,16 @@ bool hosts_overlap(const std::string& a, const std::string& b) {
   return covers(a, b) || covers(b, a);
 }
 
+/// The paths the gateway routes to `s`, as a list for a message.
+std::string routed_paths(const Service& s) {
+  const GatewayRoutes routes = s.routes();
+  if (!s.expose.path_prefix.empty()) return s.expose.path_prefix + std::string(routes.http);
+  std::string out(routes.http);
+  if (std::string_view grpc = routes.grpc; !grpc.empty())
+    out += ", " + std::string(grpc.ends_with('/') ? grpc.substr(0, grpc.size() - 1) : grpc);
+  return out;
+}
+
 void check_placement(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
   const Pool* pool = sys.pool(s.pool);
   if (!pool) return;  // none named, or unknown (reported by lowering)
@@ -110,7 +120,8 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
                             "mesh that is already there",
                             name),
                 Anchor::key);
-    // Triton's paths are fixed, so two services on the gateway must differ by host or path prefix.
+    // A server's paths are fixed (its routes), so two services on the gateway must differ by host
+    // or path prefix.
     auto clash = [&]() -> std::optional<std::tuple<std::string, std::string, const Service*>> {
       for (const auto& [other_name, other] : sys.services) {
         if (other_name == name) break;
@@ -126,9 +137,7 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
       doc.error(diags, s.expose.ptr,
                 fmt::format("host '{}' of service '{}' overlaps host '{}' of service '{}' on the gateway, and both serve "
                             "the same paths ({}); give each service hosts of its own, or a 'pathPrefix' of its own",
-                            mine, name, theirs, other->name,
-                            s.expose.path_prefix.empty() ? "/v2, /inference.GRPCInferenceService"
-                                                         : s.expose.path_prefix + "/v2"),
+                            mine, name, theirs, other->name, routed_paths(s)),
                 Anchor::key, {doc.note(other->expose.ptr, fmt::format("service '{}' is exposed here", other->name), Anchor::key)});
     }
   }

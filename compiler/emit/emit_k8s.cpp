@@ -116,8 +116,11 @@ ojson container(const System& sys, const Step& step) {
   if (!regions.empty()) env.push_back(env_var("AWS_DEFAULT_REGION", *regions.begin()));
   const k8s::PodNeeds needs = needs_of(sys, step);
   k8s::add_node_env(env, needs, step.env);
-  if (const ComputeCluster* on = sys.compute_cluster(step.cluster); on && on->as<Dask>())
-    env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on)));
+  // A Dask client finds its scheduler here; a RayJob runs in its cluster.
+  if (const ComputeCluster* on = sys.compute_cluster(step.cluster))
+    match(
+        on->engine, [](const Ray&) {},
+        [&](const Dask&) { env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on))); });
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;

@@ -146,14 +146,14 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.line("SYNC_PID=$!");
   }
   sh.line();
-  const Datagen* looped = step.as<Datagen>();
-  if (looped && step.distributed() && looped->shards != step.nodes) {
+  const std::optional<int> shards = step.shard_count();
+  if (shards && step.distributed() && *shards != step.nodes) {
     // Pod i makes shards i, i+nodes, i+2*nodes, ...
     sh.open("datagen=(");
     for (const auto& w : trainer_words(step)) sh.line(w);
     sh.close(")");
     sh.open("make_shards() {")
-        .open(fmt::format("for ((shard = NODE_RANK; shard < {}; shard += NNODES)); do", looped->shards))
+        .open(fmt::format("for ((shard = NODE_RANK; shard < {}; shard += NNODES)); do", *shards))
         .line("\"${datagen[@]}\" " + trainrt::shell_word(trainrt::shard_index(trainrt::env("shard"))))
         .close("done")
         .close("}");
@@ -163,11 +163,11 @@ std::string entry_script(const System& sys, const Step& step) {
     for (const auto& w : trainer_words(step)) sh.line(w);
     sh.close(")");
   }
-  if (step.as<XGBoost>() && step.distributed()) {
+  if (step.runs_tracker() && step.distributed()) {
     // Rank 0 also runs XGBoost's tracker, at the rendezvous address every rank connects to.
     sh.line(fmt::format("if [ \"$NODE_RANK\" = 0 ]; then trainer+=({}); fi", trainrt::shell_word(trainrt::tracker_serve())));
   }
-  if (step.as<XGBoost>() && step.gpus > 0) {
+  if (step.gpu_preflight() && step.gpus > 0) {
     // A bad GPU or a rank that cannot reach the others fails here in seconds, not hours into training.
     sh.line(fmt::format("log {}", sh_quote("preflight: GPUs and NCCL all-reduce")));
     sh.line(fmt::format("{} 2>&1 | tee -a \"$LOG\"",

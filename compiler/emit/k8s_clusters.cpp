@@ -26,7 +26,7 @@ const PodGroup& group_named(const ComputeCluster& c, const std::string& name) {
 PodNeeds needs_of(const System& sys, const ComputeCluster& c, const PodGroup& g) {
   PodNeeds n = needs_for(sys, sys.pool(g.pool), g.gpus, g.shm, &c.mounts, c.image, c.security);
   // Ray's in-tree autoscaler runs beside the head and scales worker groups through the API.
-  if (const Ray* r = c.as<Ray>(); r && &g == &r->head) n.api_access = c.head_uses_api();
+  if (&g == &c.lead()) n.api_access = c.head_uses_api();
   return n;
 }
 
@@ -159,8 +159,8 @@ ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj)
 
 ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   const ComputeCluster& c = *sys.compute_cluster(step.cluster);
-  const auto* cmd = step.as<trainc::Command>();
-  if (!cmd) throw std::logic_error("a step on a Ray cluster runs a command");
+  const std::vector<std::string>* argv = step.command_line();
+  if (!argv) throw std::logic_error("a step on a Ray cluster runs a command");
   ojson j = typed(obj);
   // Kueue admits a RayJob that brings its own cluster; one submitted to a shared, long-lived
   // cluster asks for no resources of its own, so it is not queued.
@@ -169,7 +169,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
   // Two shells read it (sh_join_twice), after the kubelet expanded it as the submitter's args.
-  spec["entrypoint"] = literal(sh_join_twice(cmd->argv));
+  spec["entrypoint"] = literal(sh_join_twice(*argv));
   if (r.per_job) {
     // The job's own cluster: made with the job, deleted `ttl` after it finishes.
     spec["shutdownAfterJobFinishes"] = true;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "common/fnv.h"
 
 namespace trainc::k8s {
@@ -24,7 +25,9 @@ std::string ray_head_service(const System& sys, const ComputeCluster& c) { retur
 
 std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster& c) {
   std::vector<GeneratedName> out{{cluster_name(sys, c), "cluster name"}};
-  if (c.as<Dask>()) out.push_back({dask_scheduler_name(sys, c), "scheduler Deployment name"});
+  match(
+      c.engine, [](const Ray&) {},
+      [&](const Dask&) { out.push_back({dask_scheduler_name(sys, c), "scheduler Deployment name"}); });
   for (const auto& g : c.workers) out.push_back({worker_group_name(sys, c, g), "worker group name"});
   return out;
 }

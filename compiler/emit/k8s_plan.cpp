@@ -196,9 +196,10 @@ Plan plan(const System& sys) {
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
   for (const auto& [name, c] : sys.clusters) {
-    if (c.as<Ray>()) p.needs_kuberay = true;
-    // A per-job Ray cluster is no object of its own: each RayJob on it describes one.
-    if (const Ray* r = c.as<Ray>(); r && r->per_job) continue;
+    match(
+        c.engine, [&](const Ray&) { p.needs_kuberay = true; }, [](const Dask&) {});
+    // A per-job cluster is no object of its own: each job on it describes one.
+    if (c.per_job()) continue;
     Workload w;
     w.cluster = &c;
     w.name = name;

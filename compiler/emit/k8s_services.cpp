@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "base/overloaded.h"
 #include "emit/k8s_names.h"
 
 namespace trainc::k8s {
@@ -43,7 +42,7 @@ ojson server_container(const System& sys, const Service& s) {
   c["name"] = s.kind();
   c["image"] = s.image;
   c["imagePullPolicy"] = s.image_pull_policy;
-  const auto argv = literal(server_argv(s));
+  const auto argv = literal(s.argv());
   c["command"] = ojson::array({argv.front()});
   c["args"] = std::vector<std::string>(argv.begin() + 1, argv.end());
   ojson env = ojson::array();
@@ -57,10 +56,11 @@ ojson server_container(const System& sys, const Service& s) {
   if (ojson res = resources(s.resources, n); !res.empty()) c["resources"] = res;
   c["securityContext"] = container_security(n);
   // Loading models may take minutes: the startup probe gives it `startupTimeout` before liveness
-  // may restart the pod; ready means every model in the repository is loaded (strict readiness).
-  c["startupProbe"] = http_probe("/v2/health/ready", 10, std::max(1, (s.startup_seconds + 9) / 10));
-  c["readinessProbe"] = http_probe("/v2/health/ready", 5, 3);
-  c["livenessProbe"] = http_probe("/v2/health/live", 10, 3);
+  // may restart the pod.
+  const ServerProbes probes = s.probes();
+  c["startupProbe"] = http_probe(probes.startup, 10, std::max(1, (s.startup_seconds + 9) / 10));
+  c["readinessProbe"] = http_probe(probes.readiness, 5, 3);
+  c["livenessProbe"] = http_probe(probes.liveness, 10, 3);
   ojson mounts = ojson::array();
   add_volume_mounts(mounts, n);
   c["volumeMounts"] = mounts;
@@ -68,16 +68,6 @@ ojson server_container(const System& sys, const Service& s) {
 }
 
 }  // namespace
-
-std::vector<std::string> server_argv(const Service& s) {
-  return match(s.server, [&](const Triton& t) {
-    std::vector<std::string> argv{"tritonserver", "--model-repository=" + t.repository.url};
-    for (const auto& p : server_ports(s.server))
-      argv.push_back(fmt::format("--{}-port={}", p.name, p.number));
-    argv.insert(argv.end(), t.args.begin(), t.args.end());
-    return argv;
-  });
-}
 
 ojson service_account(const System& sys, const Service& s, const Object& obj) {
   ojson sa = typed(obj);
@@ -144,8 +134,10 @@ ojson disruption_budget(const System& sys, const Service& s, const Object& obj) 
 ojson pod_monitoring(const System& sys, const Service& s, const Object& obj) {
   ojson pm = typed(obj);
   pm["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));
-  pm["spec"] = {{"selector", {{"matchLabels", selector(sys, s)}}},
-                {"endpoints", ojson::array({{{"port", "metrics"}, {"interval", "15s"}}})}};
+  const MetricsEndpoint at = s.metrics();
+  ojson endpoint{{"port", at.port}, {"interval", "15s"}};
+  if (at.path != "/metrics") endpoint["path"] = at.path;  // PodMonitoring's default
+  pm["spec"] = {{"selector", {{"matchLabels", selector(sys, s)}}}, {"endpoints", ojson::array({endpoint})}};
   return pm;
 }
 
@@ -159,7 +151,7 @@ ojson autoscaler(const System& sys, const Service& s, const Object& obj) {
       {"metrics",
        ojson::array({{{"type", "Pods"},
                       {"pods",
-                       {{"metric", {{"name", kQueueMetric}}},
+                       {{"metric", {{"name", s.scaling_metric().adapter_name}}},
                         {"target", {{"type", "AverageValue"}, {"averageValue", std::to_string(s.pending_requests)}}}}}}})},
   };
   return hpa;
@@ -172,14 +164,15 @@ ojson virtual_service(const System& sys, const Service& s, const Object& obj) {
                  {"match", ojson::array({{{"uri", {{"prefix", prefix}}}}})},
                  {"route", ojson::array({{{"destination", {{"host", host}, {"port", {{"number", port}}}}}}})}};
   };
+  const GatewayRoutes routes = s.routes();
   ojson http = ojson::array();
   if (s.expose.path_prefix.empty()) {
-    http.push_back(route("grpc", kTritonGrpcPrefix, port_number(s, "grpc")));
-    http.push_back(route("http", kTritonHttpPrefix, port_number(s, "http")));
+    if (!routes.grpc.empty()) http.push_back(route("grpc", routes.grpc, port_number(s, "grpc")));
+    http.push_back(route("http", routes.http, port_number(s, "http")));
   } else {
     // <prefix>/v2/... reaches the server as /v2/...: the rewrite replaces the matched prefix.
-    ojson r = route("http", s.expose.path_prefix + std::string(kTritonHttpPrefix), port_number(s, "http"));
-    r["rewrite"] = {{"uri", kTritonHttpPrefix}};
+    ojson r = route("http", s.expose.path_prefix + std::string(routes.http), port_number(s, "http"));
+    r["rewrite"] = {{"uri", routes.http}};
     http.push_back(std::move(r));
   }
   ojson vs = typed(obj);

@@ -12,17 +12,6 @@ namespace trainc::k8s {
 /// The pod label value that selects the Istio ingress gateway's pods (the chart derives it from
 /// the release name, stdlib/catalog.yaml).
 inline constexpr std::string_view kIngressGatewayLabel = "ingressgateway";
-/// Triton's gRPC API, as a path prefix: /<package>.<service>/<method>.
-inline constexpr std::string_view kTritonGrpcPrefix = "/inference.GRPCInferenceService/";
-/// Triton's HTTP/REST API (KServe v2 protocol).
-inline constexpr std::string_view kTritonHttpPrefix = "/v2";
-/// The HPA's metric: Triton's waiting requests as Managed Prometheus stores them, named the way
-/// the Custom Metrics Stackdriver Adapter serves it.
-inline constexpr std::string_view kQueueMetric = "prometheus.googleapis.com|nv_inference_pending_request_count|gauge";
-
-/// The server's command line: the binary and its flags.
-std::vector<std::string> server_argv(const Service& s);
-
 ojson service_account(const System& sys, const Service& s, const Object& obj);
 ojson server_deployment(const System& sys, const Service& s, const Object& obj);
 ojson server_service(const System& sys, const Service& s, const Object& obj);

@@ -159,15 +159,12 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
       groups += fmt::format("\n{}: {} pod{}{}", g.name, range(g.min, g.max), g.max == 1 ? "" : "s",
                             g.gpus ? fmt::format(" x {} GPU", g.gpus) : "");
     };
-    match(
-        cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& k) { group(k.scheduler); });
+    group(cl.lead());
     for (const auto& g : cl.workers) group(g);
     d.node(cluster_id(name), fmt::format("{} cluster {}{}", cl.kind(), name, groups),
            "shape=component, style=filled, fillcolor=\"#ede7f6\"");
     std::set<std::string> pools;
-    match(
-        cl.engine, [&](const Ray& r) { pools.insert(r.head.pool); },
-        [&](const Dask& k) { pools.insert(k.scheduler.pool); });
+    pools.insert(cl.lead().pool);
     for (const auto& g : cl.workers) pools.insert(g.pool);
     for (const auto& p : pools)
       if (!p.empty()) d.edge(cluster_id(name), pool_id(p), kRunsOn);
@@ -213,7 +210,7 @@ std::string graph_dot(const System& sys, GraphShape* shape) {
                   s.expose.gateway ? "through the Istio gateway" : ""}),
            "shape=box, style=\"rounded,filled\", fillcolor=\"#fce4ec\"");
     if (!s.pool.empty()) d.edge(service_id(name), pool_id(s.pool), kRunsOn);
-    match(s.server, [&](const Triton& t) { d.edge(store_id(t.repository.store), service_id(name), kReads); });
+    for (const StoreRef* r : s.store_refs()) d.edge(store_id(r->store), service_id(name), kReads);
   }
   // Identities: a Google service account each, with a role on each bucket its workloads use.
   if (sys.gcp) {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 
-#include "base/overloaded.h"
 #include "model/catalog.h"
 #include "model/pricing.h"
 
@@ -222,11 +221,9 @@ ResourcePlan make_plan(const System& sys) {
 
   for (const auto& [name, cl] : sys.clusters) {
     const std::string kind = "cluster/" + cl.kind();
-    match(
-        cl.engine, [&](const Ray& r) { plan.workloads.push_back(group_plan(sys, kind, name + "/head", r.head)); },
-        [&](const Dask& d) { plan.workloads.push_back(group_plan(sys, kind, name + "/scheduler", d.scheduler)); });
+    plan.workloads.push_back(group_plan(sys, kind, name + "/" + std::string(cl.lead_name()), cl.lead()));
     for (const auto& g : cl.workers) plan.workloads.push_back(group_plan(sys, kind, name + "/" + g.name, g));
-    if (const Ray* r = cl.as<Ray>(); r && r->per_job)
+    if (cl.per_job())
       plan.notes.push_back(
           fmt::format("Ray cluster '{}' is made per job: its pods exist only while a RayJob runs.", name));
   }

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "base/overloaded.h"
 #include "base/units.h"
 #include "model/catalog.h"
 
@@ -51,8 +50,7 @@ SecurityNeed security_need(const System& sys, const ComputeCluster& c) {
   auto consider = [&](const PodGroup& g) {
     if (SecurityNeed n = security_need(sys.pool(g.pool), false); n.level > need.level) need = n;
   };
-  if (const Ray* r = c.as<Ray>()) consider(r->head);
-  if (const Dask* d = c.as<Dask>()) consider(d->scheduler);
+  consider(c.lead());
   for (const auto& g : c.workers) consider(g);
   return need;
 }
@@ -71,16 +69,32 @@ std::string Step::kind() const {
 }
 
 bool Step::uses_trainrt() const {
-  return match(
-      run, [](const Torchrun&) { return false; }, [](const Command&) { return false; },
-      [](const Datagen&) { return true; }, [](const XGBoost&) { return true; });
+  return std::visit([](const auto& k) { return k.uses_trainrt(); }, run);
+}
+
+const std::vector<std::string>* Step::command_line() const {
+  return std::visit([](const auto& k) { return k.command_line(); }, run);
+}
+std::optional<int> Step::shard_count() const {
+  return std::visit([](const auto& k) { return k.shard_count(); }, run);
+}
+bool Step::runs_tracker() const {
+  return std::visit([](const auto& k) { return k.runs_tracker(); }, run);
+}
+bool Step::gpu_preflight() const {
+  return std::visit([](const auto& k) { return k.gpu_preflight(); }, run);
 }
 
 int rendezvous_port(const StepKind& kind) {
-  // trainrt's XGBoost tracker and any user launcher meet on torchrun's default port.
-  return match(
-      kind, [](const Torchrun& t) { return t.port; }, [](const Command&) { return 29500; },
-      [](const Datagen&) { return 29500; }, [](const XGBoost&) { return 29500; });
+  return std::visit([](const auto& k) { return k.rendezvous_port(); }, kind);
+}
+
+std::vector<const StoreLoc*> store_locs(const StepKind& kind) {
+  return std::visit([](const auto& k) { return k.store_locs(); }, kind);
+}
+
+std::vector<UserWords> user_words(const StepKind& kind) {
+  return std::visit([](const auto& k) { return k.user_words(); }, kind);
 }
 
 const ComputeCluster* System::compute_cluster(const std::string& name) const {
@@ -148,8 +162,7 @@ PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* 
       if (g.pool == pool.name && &g != except)
         take(g.resources, g.gpus, g.max, cl.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar());
     };
-    match(
-        cl.engine, [&](const Ray& r) { group(r.head); }, [&](const Dask& d) { group(d.scheduler); });
+    group(cl.lead());
     for (const auto& g : cl.workers) group(g);
   }
   return c;
@@ -182,8 +195,30 @@ std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, co
   return static_cast<int>(std::min<long long>(most, std::numeric_limits<int>::max()));
 }
 
+// The engine's facts (EngineFacts), for the engine this cluster runs.
+const PodGroup& ComputeCluster::lead() const {
+  return std::visit([](const auto& e) -> const PodGroup& { return e.lead(); }, engine);
+}
+std::string_view ComputeCluster::lead_name() const {
+  return std::visit([](const auto& e) { return std::string_view(e.kLead); }, engine);
+}
 bool ComputeCluster::head_uses_api() const {
-  return as<Ray>() && std::any_of(workers.begin(), workers.end(), [](const PodGroup& g) { return g.autoscaled(); });
+  return std::visit([&](const auto& e) { return e.lead_uses_api(workers); }, engine);
+}
+std::vector<AddedContainer> ComputeCluster::added_containers() const {
+  return std::visit([&](const auto& e) { return e.added_containers(workers); }, engine);
+}
+bool ComputeCluster::per_job() const {
+  return std::visit([](const auto& e) { return e.per_job_cluster(); }, engine);
+}
+bool ComputeCluster::workers_autoscale() const {
+  return std::visit([](const auto& e) { return e.workers_autoscale(); }, engine);
+}
+bool ComputeCluster::steps_have_own_pods() const {
+  return std::visit([](const auto& e) { return e.steps_have_own_pods(); }, engine);
+}
+bool ComputeCluster::steps_read_secrets() const {
+  return std::visit([](const auto& e) { return e.steps_read_secrets(); }, engine);
 }
 
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
@@ -192,22 +227,40 @@ std::string System::pod_service_account() const { return identity ? identity->ks
 
 namespace trainc {
 
-std::vector<const StoreLoc*> store_locs(const StepKind& kind) {
-  return match(
-      kind, [](const Torchrun&) { return std::vector<const StoreLoc*>{}; },
-      [](const Command&) { return std::vector<const StoreLoc*>{}; },
-      [](const Datagen& d) { return std::vector<const StoreLoc*>{&d.to}; },
-      [](const XGBoost& x) { return std::vector<const StoreLoc*>{&x.from, &x.to}; });
+std::vector<ServerPort> server_ports(const ServerKind& kind) {
+  return std::visit([](const auto& k) { return k.ports(); }, kind);
 }
 
-}  // namespace trainc
-
-namespace trainc {
-
-std::vector<ServerPort> server_ports(const ServerKind& kind) {
-  return match(kind, [](const Triton&) {
-    return std::vector<ServerPort>{{"http", 8000}, {"grpc", 8001}, {"metrics", 8002}};
-  });
+// The server kind's facts (ServerFacts), for the kind this service runs.
+std::vector<std::string> Service::argv() const {
+  return std::visit([](const auto& k) { return k.argv(); }, server);
+}
+ServerProbes Service::probes() const {
+  return std::visit([](const auto& k) { return k.probes(); }, server);
+}
+GatewayRoutes Service::routes() const {
+  return std::visit([](const auto& k) { return k.routes(); }, server);
+}
+ScalingMetric Service::scaling_metric() const {
+  return std::visit([](const auto& k) { return k.scaling_metric(); }, server);
+}
+MetricsEndpoint Service::metrics() const {
+  return std::visit([](const auto& k) { return k.metrics(); }, server);
+}
+std::vector<std::string_view> Service::reserved_flags() const {
+  return std::visit([](const auto& k) { return k.reserved_flags(); }, server);
+}
+std::vector<const StoreRef*> Service::store_refs() const {
+  return std::visit([](const auto& k) { return k.store_refs(); }, server);
+}
+std::vector<UserWords> Service::user_words() const {
+  return std::visit([](const auto& k) { return k.user_words(); }, server);
+}
+std::vector<HealthCheck> Service::health_checks() const {
+  return std::visit([](const auto& k) { return k.health_checks(); }, server);
+}
+CallingExamples Service::calling_examples() const {
+  return std::visit([&](const auto& k) { return k.calling_examples(image); }, server);
 }
 
 std::string Service::kind() const {

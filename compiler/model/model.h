@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "model/kinds/facts.h"
+
 namespace trainc {
 
 using StringMap = std::map<std::string, std::string>;
@@ -272,9 +274,17 @@ struct Checkpoints {
 };
 
 // ---- what a step runs: one alternative of StepKind -----------------------------------------
-// Each alternative names itself (`kName`: the spec key, the component label). Passes that depend
-// on the kind dispatch with match() from base/overloaded.h, one handler per alternative, so a new
-// alternative that a pass forgot is a compile error (docs/design.md, "Adding a workload kind").
+// Each alternative names itself (`kName`: the spec key, the component label) and provides the
+// facts of StepFacts (model/kinds/facts.h), which passes read instead of asking for the kind.
+// Passes whose behaviour differs by kind dispatch with match() from base/overloaded.h, one
+// handler per alternative, so a new alternative that a pass forgot is a compile error
+// (docs/design.md, "Adding a workload kind").
+
+/// A place in a store that trainrt steps read or write: GCS stores are mounted at
+/// /mnt/stores/<store>, so `pod_path` is where the data appears in the pod.
+struct StoreLoc {
+  std::string store, path, pod_path, ptr;
+};
 
 /// torchrun with a static rendezvous: rank 0's pod hosts the store.
 struct Torchrun {
@@ -282,18 +292,34 @@ struct Torchrun {
   std::string script;  ///< absolute path in the pod
   std::vector<std::string> args;
   int port = 29500;
+
+  static bool uses_trainrt() { return false; }
+  int rendezvous_port() const { return port; }
+  std::vector<const StoreLoc*> store_locs() const { return {}; }
+  std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
+  const std::vector<std::string>* command_line() const { return nullptr; }
+  std::optional<int> shard_count() const { return std::nullopt; }
+  static bool runs_tracker() { return false; }
+  static bool gpu_preflight() { return false; }
 };
+
+/// The port trainrt's XGBoost tracker and user launchers meet on: torchrun's default.
+inline constexpr int kDefaultRendezvousPort = 29500;
 
 /// Any program of the user's image, run as given.
 struct Command {
   static constexpr std::string_view kName = "command";
   std::vector<std::string> argv;
-};
 
-/// A place in a store that trainrt steps read or write: GCS stores are mounted at
-/// /mnt/stores/<store>, so `pod_path` is where the data appears in the pod.
-struct StoreLoc {
-  std::string store, path, pod_path, ptr;
+  static bool uses_trainrt() { return false; }
+  int rendezvous_port() const { return kDefaultRendezvousPort; }
+  std::vector<const StoreLoc*> store_locs() const { return {}; }
+  std::vector<UserWords> user_words() const { return {{&argv, ""}}; }
+  /// What a RayJob submits, or a Dask client runs.
+  const std::vector<std::string>* command_line() const { return &argv; }
+  std::optional<int> shard_count() const { return std::nullopt; }
+  static bool runs_tracker() { return false; }
+  static bool gpu_preflight() { return false; }
 };
 
 /// A trainrt datagen step: make_classification / make_regression semantics.
@@ -309,6 +335,16 @@ struct Datagen {
   int shards = 0;  ///< default: one per pod
   long long seed = 0;
   StoreLoc to;
+
+  static bool uses_trainrt() { return true; }
+  int rendezvous_port() const { return kDefaultRendezvousPort; }
+  std::vector<const StoreLoc*> store_locs() const { return {&to}; }
+  std::vector<UserWords> user_words() const { return {}; }
+  const std::vector<std::string>* command_line() const { return nullptr; }
+  /// Pod i of a multi-node step makes shards i, i+nodes, ...
+  std::optional<int> shard_count() const { return shards; }
+  static bool runs_tracker() { return false; }
+  static bool gpu_preflight() { return false; }
 };
 
 /// A trainrt XGBoost training step.
@@ -317,15 +353,29 @@ struct XGBoost {
   StoreLoc from, to;
   int rounds = 0, checkpoint_every = 100;
   StringMap params;  ///< tree_method=hist and, on GPUs, device=cuda unless the spec sets them
+
+  static bool uses_trainrt() { return true; }
+  int rendezvous_port() const { return kDefaultRendezvousPort; }
+  std::vector<const StoreLoc*> store_locs() const { return {&from, &to}; }
+  std::vector<UserWords> user_words() const { return {}; }
+  const std::vector<std::string>* command_line() const { return nullptr; }
+  std::optional<int> shard_count() const { return std::nullopt; }
+  /// A multi-node step's rank 0 also runs XGBoost's tracker, which every rank connects to.
+  static bool runs_tracker() { return true; }
+  /// A bad GPU or a rank that cannot reach the others fails in seconds, not hours into training.
+  static bool gpu_preflight() { return true; }
 };
 
 /// What a step runs: exactly one of these, filled by lowering.
 using StepKind = std::variant<Torchrun, Command, Datagen, XGBoost>;
+static_assert(every_alternative<StepKind, CheckStepFacts>);
 
 /// The port ranks of a multi-node step meet on.
 int rendezvous_port(const StepKind& kind);
 /// The store places a trainrt step reads or writes, in flag order (none for user images).
 std::vector<const StoreLoc*> store_locs(const StepKind& kind);
+/// The words of the user's command line, with their data paths below the kind's key.
+std::vector<UserWords> user_words(const StepKind& kind);
 
 struct Resources {
   StringMap requests, limits;  ///< cpu, memory, ... as Kubernetes quantities
@@ -369,6 +419,11 @@ struct Step {
   bool uses_trainrt() const;
   /// The alternative's kName: the component label and what the script runs.
   std::string kind() const;
+  // The step kind's facts (StepFacts in model/kinds/facts.h).
+  const std::vector<std::string>* command_line() const;  ///< what a launcher runs; nullptr = not a command
+  std::optional<int> shard_count() const;
+  bool runs_tracker() const;
+  bool gpu_preflight() const;
   /// The run as `T`, or nullptr when the step runs something else.
   template <class T>
   const T* as() const { return std::get_if<T>(&run); }
@@ -394,6 +449,18 @@ struct Ray {
   PodGroup head;
   bool per_job = false;             ///< each RayJob brings its own cluster, deleted when it finishes
   int ttl_after_finished = 600;     ///< seconds a per-job cluster outlives its job
+
+  // Facts (model/kinds/ray.cpp).
+  static constexpr std::string_view kLead = "head";
+  const PodGroup& lead() const { return head; }
+  std::vector<AddedContainer> added_containers(const std::vector<PodGroup>& workers) const;
+  bool lead_uses_api(const std::vector<PodGroup>& workers) const;
+  bool per_job_cluster() const { return per_job; }
+  static bool workers_autoscale() { return true; }
+  /// A step on a Ray cluster is a RayJob: it runs in the cluster's pods.
+  static bool steps_have_own_pods() { return false; }
+  /// A RayJob's env travels in its runtimeEnvYAML, which cannot read a Secret.
+  static bool steps_read_secrets() { return false; }
 };
 
 /// A Dask scheduler (Deployment + Service) and one worker Deployment per `workers` entry.
@@ -402,9 +469,21 @@ struct Dask {
   PodGroup scheduler;
   int threads = 0;            ///< --nthreads; 0 = derived per group
   std::string rmm_pool_size;  ///< dask cuda worker --rmm-pool-size; "" = none
+
+  // Facts (model/kinds/dask.cpp).
+  static constexpr std::string_view kLead = "scheduler";
+  const PodGroup& lead() const { return scheduler; }
+  std::vector<AddedContainer> added_containers(const std::vector<PodGroup>&) const { return {}; }
+  bool lead_uses_api(const std::vector<PodGroup>&) const { return false; }
+  bool per_job_cluster() const { return false; }
+  static bool workers_autoscale() { return false; }
+  /// A step on a Dask cluster is a client in a Job of its own.
+  static bool steps_have_own_pods() { return true; }
+  static bool steps_read_secrets() { return true; }
 };
 
 using Engine = std::variant<Ray, Dask>;
+static_assert(every_alternative<Engine, CheckEngineFacts>);
 
 struct ComputeCluster {
   std::string name, ptr;
@@ -418,18 +497,23 @@ struct ComputeCluster {
   std::string kind() const;  ///< the engine's kName
   template <class T>
   const T* as() const { return std::get_if<T>(&engine); }
-  /// Whether the head talks to the Kubernetes API, and so keeps its service account's token: Ray's
+  /// The engine's lead pod group: Ray's head, Dask's scheduler.
+  const PodGroup& lead() const;
+  /// The lead's name among the pod groups ("head", "scheduler"), also its spec key.
+  std::string_view lead_name() const;
+  /// Whether the lead talks to the Kubernetes API, and so keeps its service account's token: Ray's
   /// in-tree autoscaler, which runs beside the head when a worker group autoscales.
   bool head_uses_api() const;
+  /// The containers the engine's operator adds to the cluster's pods, beside trainc's own.
+  std::vector<AddedContainer> added_containers() const;
+  /// Each job brings its own cluster, deleted when it finishes (no object of the cluster's own).
+  bool per_job() const;
+  bool workers_autoscale() const;
+  bool steps_have_own_pods() const;
+  bool steps_read_secrets() const;
 };
 
 // ---- long-running servers (`services:`): one alternative of ServerKind -------------------------
-
-/// A named port of a server container.
-struct ServerPort {
-  std::string_view name;  ///< also the Service port's name: its protocol prefix lets a mesh route it
-  int number;
-};
 
 /// NVIDIA Triton Inference Server, reading its model repository from GCS.
 struct Triton {
@@ -437,9 +521,23 @@ struct Triton {
   StoreRef repository;              ///< `url` is gs://bucket/prefix/path
   std::vector<std::string> models;  ///< checked ready by the health check
   std::vector<std::string> args;    ///< further tritonserver flags
+
+  // Facts (model/kinds/triton.cpp).
+  static std::vector<ServerPort> ports();
+  std::vector<std::string> argv() const;
+  static ServerProbes probes();
+  static GatewayRoutes routes();
+  static ScalingMetric scaling_metric();
+  static MetricsEndpoint metrics();
+  static std::vector<std::string_view> reserved_flags();
+  std::vector<const StoreRef*> store_refs() const { return {&repository}; }
+  std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
+  std::vector<HealthCheck> health_checks() const;
+  CallingExamples calling_examples(const std::string& image) const;
 };
 
 using ServerKind = std::variant<Triton>;
+static_assert(every_alternative<ServerKind, CheckServerFacts>);
 
 /// The ports a server listens on: HTTP first (probes and the health check use it), then gRPC,
 /// then metrics.
@@ -473,6 +571,17 @@ struct Service {
   std::string kind() const;  ///< the server kind's kName
   template <class T>
   const T* as() const { return std::get_if<T>(&server); }
+  // The server kind's facts (ServerFacts in model/kinds/facts.h).
+  std::vector<std::string> argv() const;
+  ServerProbes probes() const;
+  GatewayRoutes routes() const;
+  ScalingMetric scaling_metric() const;
+  MetricsEndpoint metrics() const;
+  std::vector<std::string_view> reserved_flags() const;
+  std::vector<const StoreRef*> store_refs() const;
+  std::vector<UserWords> user_words() const;
+  std::vector<HealthCheck> health_checks() const;
+  CallingExamples calling_examples() const;  ///< for the service's image
 };
 
 /// Kueue admission for the system's batch workloads.

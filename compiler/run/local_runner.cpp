@@ -303,7 +303,10 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
   std::vector<const Step*> steps;
   auto on_dask = [&](const Step& s) {
     const ComputeCluster* c = sys.compute_cluster(s.cluster);
-    return c && c->as<Dask>() && s.as<Command>();
+    // Only a Dask cluster runs here (on loopback); a Ray cluster runs only in Kubernetes.
+    const bool local = c && match(
+        c->engine, [](const Ray&) { return false; }, [](const Dask&) { return true; });
+    return local && s.command_line();
   };
   for (const auto& s : sys.steps) {
     if (s.uses_trainrt() || on_dask(s)) steps.push_back(&s);
