@@ -78,7 +78,7 @@ void leave_out(System& sys, std::set<std::string> out, const nlohmann::json& roo
     }
     for (const auto& [name, svc] : sys.services) {
       bool bad = gone("pools", svc.pool);
-      if (const auto* t = svc.as<Triton>()) bad |= gone("storage", t->repository.store);
+      for (const StoreRef* r : svc.store_refs()) bad |= gone("storage", r->store);
       if (bad) mark(svc.ptr);
     }
     for (const auto& st : sys.steps) {
