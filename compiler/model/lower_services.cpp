@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -95,9 +96,18 @@ Vllm Lowerer::vllm(const System& sys, const json& s, const std::string& ptr, Ser
     std::string path = out.weights.path;
     while (path.size() > 1 && path.ends_with("/")) path.pop_back();
     out.served_name = path.substr(path.rfind('/') + 1);
-    if (out.served_name.empty())
+    // The name clients write: what servedModelName's schema allows, without '/'.
+    const bool plain = !out.served_name.empty() && std::isalnum(static_cast<unsigned char>(out.served_name[0])) &&
+                       std::all_of(out.served_name.begin(), out.served_name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+                       });
+    if (!plain)
       doc_.error(diags_, ptr_key(ptr, "weights"),
-                 "the weights are the whole store, whose path gives the model no name; add 'servedModelName'");
+                 out.served_name.empty()
+                     ? "the weights are the whole store, whose path gives the model no name; add 'servedModelName'"
+                     : fmt::format("the weights' folder '{}' is no model name a client can write (letters, digits, "
+                                   "'-', '_' and '.'); add 'servedModelName'",
+                                   out.served_name));
   }
   // vLLM splits one copy of the model over exactly the GPUs it sees: fewer would leave some idle,
   // more cannot start.
