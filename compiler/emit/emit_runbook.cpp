@@ -239,8 +239,8 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
                        s.replicas);
   out += fmt::format(
       "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
-      "{} minutes. To serve another model or revision, change the spec and apply it: pods are replaced one at a time "
-      "while the others serve. To roll back, `kubectl rollout undo -n {} deployment/{}` until the spec is fixed and "
+      "{} minutes. To serve another model or revision, change the spec and apply it: a rolling update replaces the "
+      "pods while the others serve. To roll back, `kubectl rollout undo -n {} deployment/{}` until the spec is fixed and "
       "applied again.\n\n",
       (s.startup_seconds + 59) / 60, ns, name);
   return out;
