@@ -11,7 +11,8 @@ rc=0  # exit code of the last run() (tests/tap.sh)
 
 # Stand-ins on PATH. kubectl prints $FAKE_IP for the gateway query (nothing when it is empty) and
 # answers `get --raw` like curl; curl fails until it has been called $FAKE_READY_AFTER times
-# (0 = never succeeds). Every call is logged to $FAKE_LOG.
+# (0 = never succeeds), and once it succeeds prints $FAKE_BODY unless told to discard the answer
+# (-o). Every call is logged to $FAKE_LOG.
 BIN="$TMP/bin"
 mkdir -p "$BIN"
 cat >"$BIN/curl" <<'SH'
@@ -19,7 +20,10 @@ cat >"$BIN/curl" <<'SH'
 echo "curl $*" >>"$FAKE_LOG"
 n=$(($(cat "$FAKE_COUNT" 2>/dev/null || echo 0) + 1))
 echo "$n" >"$FAKE_COUNT"
-if [ "$FAKE_READY_AFTER" -gt 0 ] && [ "$n" -ge "$FAKE_READY_AFTER" ]; then exit 0; fi
+if [ "$FAKE_READY_AFTER" -gt 0 ] && [ "$n" -ge "$FAKE_READY_AFTER" ]; then
+  case " $* " in *" -o "*) ;; *) printf '%s' "${FAKE_BODY:-}" ;; esac
+  exit 0
+fi
 echo "curl: (22) The requested URL returned error: 503" >&2
 exit 22
 SH
@@ -65,7 +69,7 @@ check_ready_at_once() {
     { show; echo "the model named in the spec was not asked"; return 1; }
   grep -q "every service serves" "$TMP/stderr" || { show; return 1; }
 }
-export FAKE_IP FAKE_READY_AFTER
+export FAKE_IP FAKE_READY_AFTER FAKE_BODY
 t "gateway: ready at once passes, asking the server and each model" check_ready_at_once
 
 check_retries() {
@@ -139,5 +143,72 @@ check_internal_never() {
     { show; return 1; }
 }
 t "internal: never ready fails naming the service" check_internal_never
+
+# vLLM (examples/vllm-l4): /health, then /v1/models, which must list the served model's name.
+compile examples/vllm-l4/spec.yaml "$OUT" || exit 1
+VL="$OUT/vllm-l4"
+MODELS='{"object":"list","data":[{"id":"qwen2.5-0.5b-instruct","object":"model","owned_by":"vllm"}]}'
+
+check_vllm_ready() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=1 FAKE_BODY="$MODELS" health "$VL"
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  grep -q "curl -fsS -o /dev/null --max-time 5 http://203.0.113.7/health" "$TMP/log" ||
+    { show; echo "vLLM's /health was not asked"; return 1; }
+  grep -q "curl -fsS --max-time 5 http://203.0.113.7/v1/models" "$TMP/log" ||
+    { show; echo "/v1/models was not asked"; return 1; }
+  grep -q "model 'qwen2.5-0.5b-instruct' of service 'chat': ready" "$TMP/stderr" || { show; return 1; }
+}
+t "vllm: /health and /v1/models listing the served model pass" check_vllm_ready
+
+check_vllm_other_model() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=1 FAKE_BODY='{"object":"list","data":[{"id":"qwen2.5-7b-instruct"}]}' health "$VL"
+  [ "$rc" -eq 1 ] || { show; echo "expected exit 1 when the served model is not listed"; return 1; }
+  grep -q "error: model 'qwen2.5-0.5b-instruct' of service 'chat' is not listed at http://203.0.113.7/v1/models after 4 tries" "$TMP/stderr" ||
+    { show; echo "the failure does not name the model that is missing"; return 1; }
+}
+t "vllm: /v1/models without the served model fails, naming it" check_vllm_other_model
+
+check_vllm_spaced_json() {
+  FAKE_IP=203.0.113.7 FAKE_READY_AFTER=1 FAKE_BODY='{"data": [{"id": "qwen2.5-0.5b-instruct"}]}' health "$VL"
+  [ "$rc" -eq 0 ] || { show; echo "a listing with spaces after ':' should pass"; return 1; }
+}
+t "vllm: a listing written with spaces passes too" check_vllm_spaced_json
+
+# Weights streamed from GCS, not exposed: asked through the API server's service proxy.
+cat >"$TMP/vllm-internal.yaml" <<'YAML'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: chat
+gcp: {project: my-proj, region: us-central1, zone: us-central1-a}
+cluster:
+  pools:
+    l4: {machine: g2-standard-8}
+storage:
+  models: {gcs: {bucket: my-models}}
+services:
+  llm:
+    pool: l4
+    vllm: {weights: "models:/qwen2.5-0.5b-instruct"}
+YAML
+compile "$TMP/vllm-internal.yaml" "$TMP/vllm-internal" || exit 1
+
+check_vllm_internal() {
+  FAKE_READY_AFTER=2 FAKE_BODY="$MODELS" health "$TMP/vllm-internal/chat"
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  grep -q "kubectl --context test get --raw /api/v1/namespaces/chat/services/chat-llm:http/proxy/health" "$TMP/log" ||
+    { show; echo "/health was not asked through the service proxy"; return 1; }
+  grep -q "kubectl --context test get --raw /api/v1/namespaces/chat/services/chat-llm:http/proxy/v1/models" "$TMP/log" ||
+    { show; echo "/v1/models was not asked through the service proxy"; return 1; }
+}
+t "vllm internal: /health and /v1/models through the service proxy, the weights' folder naming the model" check_vllm_internal
+
+check_vllm_dry_run() {
+  : >"$TMP/log"
+  run env PATH="$BIN:$PATH" FAKE_LOG="$TMP/log" KUBE_CONTEXT=test "$VL/scripts/health.sh" --dry-run
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  if [ -s "$TMP/log" ]; then show; echo "--dry-run ran commands"; return 1; fi
+  grep -q "listed qwen2.5-0.5b-instruct curl -fsS --max-time 5 http://GATEWAY_IP/v1/models" "$TMP/stderr" || { show; return 1; }
+}
+t "vllm: --dry-run prints the model-list request and runs nothing" check_vllm_dry_run
 
 tap_done

@@ -19,11 +19,11 @@ mkdir -p "$TMP/inc/model"
 # compute cluster is) and ServerKind (what a service serves with).
 sed -e 's/^using StepKind = std::variant<Torchrun, Command, Datagen, XGBoost>;$/struct Extra {\n  static constexpr std::string_view kName = "extra";\n};\nusing StepKind = std::variant<Torchrun, Command, Datagen, XGBoost, Extra>;/' \
   -e 's/^using Engine = std::variant<Ray, Dask>;$/struct ExtraEngine {\n  static constexpr std::string_view kName = "extra";\n};\nusing Engine = std::variant<Ray, Dask, ExtraEngine>;/' \
-  -e 's/^using ServerKind = std::variant<Triton>;$/struct ExtraServer {\n  static constexpr std::string_view kName = "extra";\n};\nusing ServerKind = std::variant<Triton, ExtraServer>;/' \
+  -e 's/^using ServerKind = std::variant<\(.*\)>;$/struct ExtraServer {\n  static constexpr std::string_view kName = "extra";\n};\nusing ServerKind = std::variant<\1, ExtraServer>;/' \
   compiler/model/model.h >"$TMP/inc/model/model.h"
 t "the copy of model.h adds an alternative to StepKind" grep -q 'XGBoost, Extra>' "$TMP/inc/model/model.h"
 t "the copy of model.h adds an alternative to Engine" grep -q 'Dask, ExtraEngine>' "$TMP/inc/model/model.h"
-t "the copy of model.h adds an alternative to ServerKind" grep -q 'Triton, ExtraServer>' "$TMP/inc/model/model.h"
+t "the copy of model.h adds an alternative to ServerKind" grep -q ', ExtraServer>;' "$TMP/inc/model/model.h"
 
 # The compile command of SOURCE, as the build runs it, with -fsyntax-only and the copy first.
 compile_command() {

@@ -66,6 +66,9 @@ judge() {
     # The namespace's level counts only its own pods.
     if [ "$ns" != kube-system ] && [ "$(rank "$level")" -gt "$(rank "$worst")" ]; then worst=$level; fi
   done <"$TMP/$name.levels"
+  # Istio injects an init container that adds NET_ADMIN and NET_RAW into the pods labelled for it:
+  # such a pod runs privileged, whatever its own template asks for.
+  if grep -qs 'sidecar.istio.io/inject: "true"' "${manifests[@]}"; then worst=privileged; fi
   listed_in_readme "$dir/README.md" "$TMP/$name.levels" || bad=1
   if [ -f "$ns_file" ]; then
     enforce=$(sed -n 's/^ *pod-security.kubernetes.io\/enforce: *//p' "$ns_file")

@@ -158,7 +158,9 @@ case "${args[0]:-}" in
         http*://*) echo "$f" >>"$k8s/urls"; echo "applied $f" ;;
         *)
           [ -f "$f" ] || { echo "error: the path \"$f\" does not exist" >&2; exit 1; }
-          objects "$f" | while read -r o; do echo "$o" >>"$k8s/objects"; echo "$o configured"; done ;;
+          objects "$f" | while read -r o; do echo "$o" >>"$k8s/objects"; echo "$o configured"; done
+          # The models vLLM pods serve, which their /v1/models lists.
+          sed -n 's/^ *- "\{0,1\}--served-model-name=\([^"]*\)"\{0,1\}$/\1/p' "$f" >>"$k8s/models" ;;
       esac
     done
     exit 0 ;;
@@ -173,6 +175,7 @@ case "${args[0]:-}" in
   rollout) echo "deployment \"${args[2]#*/}\" successfully rolled out"; exit 0 ;;
   get)
     case " ${args[*]} " in
+      *" --raw "*/v1/models" "*) "${0%/*}/.models"; exit 0 ;;
       *" --raw "*) echo '{}'; exit 0 ;;
       *" service "*) printf '%s' "${STUB_GATEWAY_IP-203.0.113.7}"; exit 0 ;;
       *) exit 0 ;;  # jsonpath of a condition that is not set: empty
@@ -204,8 +207,21 @@ SH
 # shellcheck source=/dev/null
 . "${0%/*}/.record"
 stub_record curl "$@"
+case "${*: -1}" in */v1/models) "${0%/*}/.models" ;; esac
 exit 0
 SH
+
+  # vLLM's answer to /v1/models: every model a vLLM pod applied so far serves.
+  cat >"$STUB_BIN/.models" <<'SH'
+#!/usr/bin/env bash
+printf '{"object":"list","data":['
+sep=
+if [ -f "$STUB_STATE/k8s/models" ]; then
+  while read -r m; do printf '%s{"id":"%s","object":"model"}' "$sep" "$m"; sep=,; done <"$STUB_STATE/k8s/models"
+fi
+printf ']}\n'
+SH
+  chmod +x "$STUB_BIN/.models"
 
   cat >"$STUB_BIN/aws" <<'SH'
 #!/usr/bin/env bash

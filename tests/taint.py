@@ -166,8 +166,8 @@ def fields(schema_path, pwned):
 # ---- specs that carry the taint -----------------------------------------------------------------
 
 # Every artifact kind: a GPU torchrun step with every optional part, a command step, a RayJob on a
-# Ray cluster, a Dask client step, trainrt's datagen and xgboost steps, a Triton service behind the
-# gateway with Istio, stores in S3 and GCS, generated Dockerfiles, GitHub and Cloud Build, Terraform
+# Ray cluster, a Dask client step, trainrt's datagen and xgboost steps, Triton and vLLM services behind
+# the gateway with Istio, stores in S3 and GCS, generated Dockerfiles, GitHub and Cloud Build, Terraform
 # with remote state, an identity.
 BASE = {
     "apiVersion": "trainc/v1", "kind": "TrainingSystem", "name": "taint", "namespace": "taint",
@@ -192,7 +192,9 @@ BASE = {
     },
     "services": {"triton": {"pool": "gpu",
                             "triton": {"repository": "models:/repo", "models": ["m1"], "args": ["--log-info=true"]},
-                            "expose": {"gateway": {}}, "env": {"SV": "1"}}},
+                            "expose": {"gateway": {}}, "env": {"SV": "1"}},
+                 "chat": {"pool": "gpu", "vllm": {"model": "Qwen/Qwen2.5-0.5B-Instruct", "args": ["--max-model-len=2048"]},
+                          "expose": {"gateway": {"pathPrefix": "/chat"}}}},
     "pipeline": [
         {"name": "train", "pool": "gpu", "nodes": 2,
          "build": {"context": "img", "base": "python:3.12-slim", "requirements": "requirements.txt", "copy": ["app.py"]},
@@ -232,8 +234,14 @@ def checkpoints_inside(spec, step):
     step["checkpoints"]["path"] = step["outputs"]["path"] + "/ck"
 
 
+def weights_not_model(spec, step):
+    """vLLM serves weights from a store or a Hugging Face model, not both."""
+    spec["services"]["chat"]["vllm"].pop("model", None)
+
+
 # What a field needs elsewhere in the spec: (spec, the pipeline step it went into) -> None.
-COMPANIONS = {"serviceAccountToken.reason": token_of_own_account, "pipeline[].outputs.path": checkpoints_inside}
+COMPANIONS = {"serviceAccountToken.reason": token_of_own_account, "pipeline[].outputs.path": checkpoints_inside,
+              "services{}.vllm.weights": weights_not_model}
 
 
 def place(node, steps, value, name, where):

@@ -24,9 +24,9 @@ bool hosts_overlap(const std::string& a, const std::string& b) {
 /// The paths the gateway routes to `s`, as a list for a message.
 std::string routed_paths(const Service& s) {
   const GatewayRoutes routes = s.routes();
-  if (!s.expose.path_prefix.empty()) return s.expose.path_prefix + std::string(routes.http);
-  std::string out(routes.http);
-  if (std::string_view grpc = routes.grpc; !grpc.empty())
+  std::string out;
+  for (std::string_view http : routes.http) out += (out.empty() ? "" : ", ") + s.expose.path_prefix + std::string(http);
+  if (std::string_view grpc = routes.grpc; !grpc.empty() && s.expose.path_prefix.empty())
     out += ", " + std::string(grpc.ends_with('/') ? grpc.substr(0, grpc.size() - 1) : grpc);
   return out;
 }

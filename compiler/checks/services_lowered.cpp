@@ -34,6 +34,41 @@ void check_triton_args(const Triton& t, const std::string& ptr, const Document& 
   }
 }
 
+void check_vllm(const Service& s, const Vllm& v, const std::string& ptr, const Document& doc, Diagnostics& diags) {
+  // vLLM splits one copy of the model over exactly the GPUs it sees: fewer would leave some idle,
+  // more cannot start.
+  if (s.gpus == 0)
+    doc.error(diags, ptr,
+              fmt::format("service '{}' runs vLLM without GPUs, but vllm/vllm-openai serves on CUDA GPUs only; place "
+                          "it on a GPU pool",
+                          s.name),
+              Anchor::key);
+  if (s.gpus > 0 && v.tensor_parallel != s.gpus)
+    doc.error(diags, ptr_key(ptr, "tensorParallelSize"),
+              fmt::format("tensorParallelSize {} does not match the {} GPU(s) each pod of service '{}' takes; vLLM "
+                          "splits the model over exactly the GPUs it is given: set {} or remove it (it follows "
+                          "'gpus')",
+                          v.tensor_parallel, s.gpus, s.name, s.gpus));
+  for (size_t i = 0; i < v.args.size(); ++i) {
+    const std::string flag = v.args[i].substr(0, v.args[i].find('='));
+    // Python's argparse takes an unambiguous prefix of a flag for the flag.
+    std::vector<std::string> owned;
+    for (std::string_view own : Vllm::reserved_flags())
+      if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
+    if (owned.empty()) continue;
+    const std::string what =
+        owned.size() == 1 && owned[0] == "'" + flag + "'"
+            ? owned[0] + " is"
+            : fmt::format("'{}' is short for {} (vLLM's argparse takes an unambiguous prefix of a flag), which {}",
+                          flag, fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
+    doc.error(diags, ptr_index(ptr_key(ptr, "args"), i),
+              fmt::format("{} trainc's to set: the model, its name, revision and load format come from 'vllm', the "
+                          "tensor parallelism from 'gpus', the token from 'hfToken', and the port is fixed (http "
+                          "8000) so probes, Service and gateway agree; remove it",
+                          what));
+  }
+}
+
 void check_autoscaling(const Service& s, const Document& doc, Diagnostics& diags) {
   const std::string aptr = ptr_key(s.ptr, "autoscaling");
   if (!written(doc, aptr)) return;
@@ -58,7 +93,9 @@ void check_service_settings(const System& sys, const Document& doc, Diagnostics&
   for (const auto& entry : sys.services) {
     const Service& s = entry.second;
     check_autoscaling(s, doc, diags);
-    match(s.server, [&](const Triton& t) { check_triton_args(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); });
+    match(
+        s.server, [&](const Triton& t) { check_triton_args(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); },
+        [&](const Vllm& v) { check_vllm(s, v, ptr_key(s.ptr, std::string(Vllm::kName)), doc, diags); });
   }
 }
 

@@ -149,14 +149,26 @@ ojson cluster_json(const ComputeCluster& c) {
 ojson service_json(const System& sys, const Service& s) {
   ojson j;
   j["kind"] = s.kind();
-  match(s.server, [&](const Triton& t) {
-    j["triton"] = {{"repository", t.repository.url}, {"models", t.models}, {"args", t.args}};
-  });
+  match(
+      s.server,
+      [&](const Triton& t) {
+        j["triton"] = {{"repository", t.repository.url}, {"models", t.models}, {"args", t.args}};
+      },
+      [&](const Vllm& v) {
+        ojson m;
+        if (!v.model.empty()) m["model"] = v.model;
+        if (!v.weights.url.empty()) m["weights"] = v.weights.url;
+        if (!v.revision.empty()) m["revision"] = v.revision;
+        m["servedModelName"] = v.served_name;
+        m["tensorParallelSize"] = v.tensor_parallel;
+        m["args"] = v.args;
+        j["vllm"] = m;
+      });
   j["image"] = s.image;
   j["imagePullPolicy"] = s.image_pull_policy;
   j["pool"] = s.pool.empty() ? ojson(nullptr) : ojson(s.pool);
   j["replicas"] = {{"min", s.min}, {"max", s.max}};
-  if (s.autoscaled()) j["autoscaling"] = {{"metric", "nv_inference_pending_request_count"}, {"target", s.pending_requests}};
+  if (s.autoscaled()) j["autoscaling"] = {{"metric", s.scaling_metric().name}, {"target", s.pending_requests}};
   j["gpus"] = s.gpus;
   j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};
   j["shm"] = s.shm;

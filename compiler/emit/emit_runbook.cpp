@@ -175,24 +175,109 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   return md;
 }
 
+/// How to call, watch, scale and roll back a vLLM service.
+std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
+  const std::string& ns = sys.ns;
+  const std::string name = k8s::service_name(sys, s);
+  std::string out =
+      v.weights.url.empty()
+          ? fmt::format("vLLM serves `{}` from Hugging Face{}, downloaded when a pod starts{}, as `{}`", v.model,
+                        v.revision.empty() ? "" : fmt::format(" (revision `{}`)", v.revision),
+                        s.secret_env.count("HF_TOKEN")
+                            ? fmt::format(" with the token in Secret `{}` (key `{}`)", s.secret_env.at("HF_TOKEN").secret,
+                                          s.secret_env.at("HF_TOKEN").key)
+                            : "",
+                        v.served_name)
+          : fmt::format("vLLM streams the weights in `{}` to the GPUs when a pod starts (Run:ai Model Streamer), read "
+                        "with the service's own Google service account `{}`, which may only read that bucket, and serves "
+                        "them as `{}`",
+                        v.weights.url, s.identity.gsa, v.served_name);
+  out += fmt::format(", split over {} GPU(s) per pod. Requests name that model in their `\"model\"` field.\n\n",
+                     v.tensor_parallel);
+  const std::string body = fmt::format(
+      R"({{"model": "{}", "messages": [{{"role": "user", "content": "Say hello."}}], "max_tokens": 64}})", v.served_name);
+  auto calls = [&](const std::string& base, const std::string& header) {
+    return fmt::format("curl{0} {1}/v1/models\ncurl{0} {1}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+                       "  -d {2}\n",
+                       header, base, sh_quote(body));
+  };
+  if (s.expose.gateway) {
+    const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
+    const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
+    out += fmt::format("Call its OpenAI-compatible API from outside the cluster{} (any OpenAI client works with base "
+                       "URL `http://$GATEWAY_IP{}/v1`):\n\n```sh\n{}```\n\n",
+                       s.expose.path_prefix.empty() ? "" : fmt::format(" under `{}` (the gateway strips the prefix)",
+                                                                       s.expose.path_prefix),
+                       s.expose.path_prefix, calls("http://$GATEWAY_IP" + s.expose.path_prefix, header));
+    if (!host.empty())
+      out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
+                         "`Host` header as above.\n\n",
+                         fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
+  } else {
+    out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000/v1` (the OpenAI-compatible API). "
+                       "From a workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000\n{}```\n\n",
+                       name, ns, ns, name, calls("http://localhost:8000", ""));
+  }
+  out += fmt::format(
+      "**Dashboards.** Managed Service for Prometheus scrapes `/metrics` on port 8000 every 15s (PodMonitoring `{0}`). "
+      "In Cloud Monitoring's Metrics Explorer (PromQL), e.g. requests per second, the queue, and the 95th percentile "
+      "of the time to the first token:\n\n```\n"
+      "sum(rate(vllm:request_success_total{{namespace=\"{1}\"}}[5m]))\n"
+      "sum(vllm:num_requests_waiting{{namespace=\"{1}\"}})\n"
+      "histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{{namespace=\"{1}\"}}[5m])))\n"
+      "```\n\n",
+      name, ns);
+  if (s.autoscaled())
+    out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than {} "
+                       "requests per pod wait in vLLM's queue (`vllm:num_requests_waiting`, served to the HPA by the "
+                       "Custom Metrics Stackdriver Adapter as `{}`). `kubectl describe hpa -n {} {}` shows what it "
+                       "sees; change the bounds in the spec.\n\n",
+                       s.min, s.max, s.pending_requests, s.scaling_metric().adapter_name, ns, name);
+  else
+    out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on the "
+                       "request queue.\n\n",
+                       s.replicas);
+  out += fmt::format(
+      "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
+      "{} minutes. To serve another model or revision, change the spec and apply it: a rolling update replaces the "
+      "pods while the others serve. To roll back, `kubectl rollout undo -n {} deployment/{}` until the spec is fixed and "
+      "applied again.\n\n",
+      (s.startup_seconds + 59) / 60, ns, name);
+  return out;
+}
+
 /// How to call, watch, scale and roll back each service.
 std::string services_section(const System& sys, const k8s::Plan& plan) {
   if (plan.services.empty()) return "";
   const std::string& ns = sys.ns;
   const Operator& gw = catalog().istio_gateway();
   std::string md = "## Services\n\n";
-  if (sys.uses_gateway())
-    md += fmt::format("Exposed services answer on the Istio ingress gateway's external IP, port 80: HTTP/REST under "
-                      "`/v2` and gRPC (`inference.GRPCInferenceService`) on the same port. `scripts/health.sh` finds "
-                      "the address and asks every service and model whether it is ready.\n\n```sh\n"
+  if (sys.uses_gateway()) {
+    std::vector<std::string> apis;
+    for (const auto& [_, s] : sys.services)
+      if (s.expose.gateway) {
+        std::string api = match(
+            s.server,
+            [](const Triton&) {
+              return std::string("HTTP/REST under `/v2` and gRPC (`inference.GRPCInferenceService`) on the same port");
+            },
+            [](const Vllm&) { return std::string("vLLM's OpenAI-compatible API under `/v1/`"); });
+        if (std::find(apis.begin(), apis.end(), api) == apis.end()) apis.push_back(std::move(api));
+      }
+    md += fmt::format("Exposed services answer on the Istio ingress gateway's external IP, port 80: {}. "
+                      "`scripts/health.sh` finds the address and asks every service and model whether it is ready."
+                      "\n\n```sh\n"
                       "GATEWAY_IP=$(kubectl get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}')\n"
                       "```\n\n",
-                      gw.release, gw.ns);
+                      fmt::join(apis, "; "), gw.release, gw.ns);
+  }
   for (const auto& w : plan.services) {
     const Service& s = *w.service;
     const std::string name = k8s::service_name(sys, s);
     md += fmt::format("### `{}` ({})\n\n", s.name, s.kind());
-    md += match(s.server, [&](const Triton& t) {
+    md += match(
+        s.server, [&](const Vllm& v) { return vllm_service(sys, s, v); },
+        [&](const Triton& t) {
       std::string out = fmt::format(
           "Triton serves the model repository `{}` (one folder per model, each with `config.pbtxt` and numbered "
           "version folders), read with the service's own Google service account `{}`, which may only read that "
@@ -251,7 +336,7 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
           "deployment/{1}` until the spec is fixed and applied again.\n\n",
           ns, name);
       return out;
-    });
+        });
   }
   return md;
 }

@@ -16,6 +16,24 @@ std::string probe_host(const Service& s) {
   return h;
 }
 
+bool lists_models(const System& sys) {
+  for (const auto& [_, s] : sys.services)
+    for (const HealthCheck& c : s.health_checks())
+      if (!c.lists.empty()) return true;
+  return false;
+}
+
+void listed_function(ShellScript& sh) {
+  sh.line();
+  sh.comment(R"(Runs the request after $1 and passes when its JSON answer lists model $1 as an "id".)");
+  sh.open("listed() {")
+      .line("local model=$1 answer")
+      .line("shift")
+      .line(R"(answer=$("$@") || return 1)")
+      .line(R"([[ $answer == *"\"id\":\"$model\""* || $answer == *"\"id\": \"$model\""* ]])")
+      .close("}");
+}
+
 void health_functions(ShellScript& sh) {
   sh.line();
   sh.comment("Tries \"$@\" up to ATTEMPTS times, DELAY seconds apart; $1 says what is checked.");
@@ -66,36 +84,47 @@ void gateway_address(ShellScript& sh) {
                                       fmt::format(" tries; see: kubectl describe service {} -n {}", gw.release, gw.ns))));
 }
 
-/// The checks of one service: the server is ready, then each model the spec names.
+/// The checks of one service (its kind's health checks): the server is ready, then each model.
 void health_checks(ShellScript& sh, const System& sys, const Service& s) {
   const std::string name = k8s::service_name(sys, s);
   const std::string see = fmt::format("; see: kubectl logs -n {} deployment/{}", sys.ns, name);
-  std::vector<std::pair<std::string, std::string>> checks;
-  for (const HealthCheck& h : s.health_checks())
-    checks.emplace_back(h.proves.empty() ? fmt::format("service '{}'", s.name)
-                                         : fmt::format("{} of service '{}'", h.proves, s.name), h.path);
+  struct Check {
+    std::string what, path, listed;
+  };
+  std::vector<Check> checks;
+  for (const HealthCheck& c : s.health_checks())
+    checks.push_back({c.proves.empty() ? fmt::format("service '{}'", s.name)
+                                       : fmt::format("{} of service '{}'", c.proves, s.name),
+                      c.path, c.lists});
   sh.line();
   if (s.expose.gateway) {
     const std::string host = probe_host(s);
     sh.comment(fmt::format("Service '{}': through the ingress gateway{}, as clients call it.", s.name,
                            host.empty() ? "" : " (Host: " + host + ")"));
-    for (const auto& [what, path] : checks) {
-      Call c{{"until_ok", dq(what), "curl", "-fsS", "-o", "/dev/null", "--max-time", "5"}, {}};
+    for (const auto& [what, path, listed] : checks) {
+      Call c{{"until_ok", dq(what)}, {}};
+      if (!listed.empty()) c.words.insert(c.words.end(), {"listed", lit(listed)});
+      c.words.insert(c.words.end(), {"curl", "-fsS"});
+      if (listed.empty()) c.words.insert(c.words.end(), {"-o", "/dev/null"});
+      c.words.insert(c.words.end(), {"--max-time", "5"});
       if (!host.empty()) c.words.insert(c.words.end(), {"-H", lit("Host: " + host)});
       const std::string at = s.expose.path_prefix + path;
       c.words.push_back(dq("http://", Var{"GATEWAY_IP"}, at));
       for (const auto& l : render(c, "", " ||")) sh.line(l);
-      sh.line(fmt::format("  die {}", dq(what + " is not ready at http://", Var{"GATEWAY_IP"},
-                                         at + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+      sh.line(fmt::format("  die {}", dq(what + (listed.empty() ? " is not ready" : " is not listed") + " at http://",
+                                         Var{"GATEWAY_IP"}, at + " after ", Var{"ATTEMPTS"}, " tries" + see)));
     }
     return;
   }
   sh.comment(fmt::format("Service '{}': inside the cluster, through the API server's service proxy.", s.name));
-  for (const auto& [what, path] : checks) {
+  for (const auto& [what, path, listed] : checks) {
     const std::string raw = fmt::format("/api/v1/namespaces/{}/services/{}:http/proxy{}", sys.ns, name, path);
-    Call c{{"until_ok", dq(what), "kubectl", "--context", ref("KUBE_CONTEXT"), "get", "--raw", lit(raw)}, {}};
-    for (const auto& l : render(c, "", " >/dev/null ||")) sh.line(l);
-    sh.line(fmt::format("  die {}", dq(what + " is not ready at " + raw + " after ", Var{"ATTEMPTS"}, " tries" + see)));
+    Call c{{"until_ok", dq(what)}, {}};
+    if (!listed.empty()) c.words.insert(c.words.end(), {"listed", lit(listed)});
+    c.words.insert(c.words.end(), {"kubectl", "--context", ref("KUBE_CONTEXT"), "get", "--raw", lit(raw)});
+    for (const auto& l : render(c, "", listed.empty() ? " >/dev/null ||" : " ||")) sh.line(l);
+    sh.line(fmt::format("  die {}", dq(what + (listed.empty() ? " is not ready" : " is not listed") + " at " + raw +
+                                         " after ", Var{"ATTEMPTS"}, " tries" + see)));
   }
 }
 
@@ -115,6 +144,7 @@ std::string health_script(const System& sys) {
   sh.line("DELAY=\"${HEALTH_DELAY:-10}\"");
   sh.line("readonly ATTEMPTS DELAY");
   health_functions(sh);
+  if (lists_models(sys)) listed_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   if (sys.uses_gateway()) gateway_address(sh);

@@ -1,6 +1,7 @@
 #include "emit/k8s_services.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -166,13 +167,21 @@ ojson virtual_service(const System& sys, const Service& s, const Object& obj) {
   };
   const GatewayRoutes routes = s.routes();
   ojson http = ojson::array();
-  if (s.expose.path_prefix.empty()) {
-    if (!routes.grpc.empty()) http.push_back(route("grpc", routes.grpc, port_number(s, "grpc")));
-    http.push_back(route("http", routes.http, port_number(s, "http")));
-  } else {
+  if (s.expose.path_prefix.empty() && !routes.grpc.empty())
+    http.push_back(route("grpc", routes.grpc, port_number(s, "grpc")));
+  for (size_t i = 0; i < routes.http.size(); ++i) {
+    // Routes after the first are named for their path: "http-health" for /health.
+    std::string name = i == 0 ? "http" : "http-";
+    if (i > 0)
+      for (char c : routes.http[i])
+        if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    if (s.expose.path_prefix.empty()) {
+      http.push_back(route(name, routes.http[i], port_number(s, "http")));
+      continue;
+    }
     // <prefix>/v2/... reaches the server as /v2/...: the rewrite replaces the matched prefix.
-    ojson r = route("http", s.expose.path_prefix + std::string(routes.http), port_number(s, "http"));
-    r["rewrite"] = {{"uri", routes.http}};
+    ojson r = route(name, s.expose.path_prefix + std::string(routes.http[i]), port_number(s, "http"));
+    r["rewrite"] = {{"uri", routes.http[i]}};
     http.push_back(std::move(r));
   }
   ojson vs = typed(obj);

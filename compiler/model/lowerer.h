@@ -127,7 +127,10 @@ class Lowerer {
   Triton triton(const System& sys, const json& t, const std::string& ptr);
 
   /// The one key that says which server a service runs.
-  ServerKind server_kind(const System& sys, const json& s, const Service& svc);
+  /// `vllm:` of service `s` (at `ptr`), once the service's GPUs and env are known: its token joins
+  /// the service's Secret env, and without `startupTimeout` it gets longer to start.
+  Vllm vllm(const System& sys, const json& s, const std::string& ptr, Service& svc);
+  ServerKind server_kind(const System& sys, const json& s, Service& svc);
 
   Service service(const System& sys, const std::string& name, const json& s);
 

@@ -542,7 +542,31 @@ struct Triton {
   CallingExamples calling_examples(const std::string& image) const;
 };
 
-using ServerKind = std::variant<Triton>;
+/// vLLM's OpenAI-compatible server, serving one language model from Hugging Face or a GCS store.
+struct Vllm {
+  static constexpr std::string_view kName = "vllm";
+  std::string model;              ///< a Hugging Face model id; "" when `weights` holds the model
+  StoreRef weights;               ///< `url` is gs://bucket/prefix/path; empty with `model`
+  std::string revision;           ///< the Hugging Face revision; "" = the main branch
+  std::string served_name;        ///< what requests name and /v1/models lists
+  int tensor_parallel = 1;        ///< GPUs one copy of the model spans: all of the pod's
+  std::vector<std::string> args;  ///< further `vllm serve` flags
+
+  // Facts (model/kinds/vllm.cpp).
+  static std::vector<ServerPort> ports();
+  std::vector<std::string> argv() const;
+  static ServerProbes probes();
+  static GatewayRoutes routes();
+  static ScalingMetric scaling_metric();
+  static MetricsEndpoint metrics();
+  static std::vector<std::string_view> reserved_flags();
+  std::vector<const StoreRef*> store_refs() const;
+  std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
+  std::vector<HealthCheck> health_checks() const;
+  CallingExamples calling_examples(const std::string& image) const;
+};
+
+using ServerKind = std::variant<Triton, Vllm>;
 static_assert(every_alternative<ServerKind, CheckServerFacts>);
 
 /// The ports a server listens on: HTTP first (probes and the health check use it), then gRPC,

@@ -31,11 +31,12 @@ struct ServerProbes {
   std::string_view startup, readiness, liveness;
 };
 
-/// What the ingress gateway forwards to a server: its HTTP API under `http`, and its gRPC API
-/// under `grpc` ("" = no gRPC). gRPC paths cannot be rewritten, so gRPC is routed only to a
-/// service exposed at the root.
+/// What the ingress gateway forwards to a server: its HTTP API under the prefixes `http`, and its
+/// gRPC API under `grpc` ("" = no gRPC). gRPC paths cannot be rewritten, so gRPC is routed only to
+/// a service exposed at the root.
 struct GatewayRoutes {
-  std::string_view http, grpc;
+  std::vector<std::string_view> http;
+  std::string_view grpc;
 };
 
 /// The per-pod metric the HorizontalPodAutoscaler scales a server on.
@@ -61,6 +62,7 @@ struct UserWords {
 struct HealthCheck {
   std::string path;
   std::string proves;  ///< what passing shows, before "of service 'x'" ("" = the server is ready)
+  std::string lists;   ///< a model the JSON answer must list as an "id" ("" = a 2xx answer is enough)
 };
 
 /// A client program the runbook shows calling an exposed server through the gateway at

@@ -18,7 +18,7 @@ std::vector<std::string> Triton::argv() const {
 ServerProbes Triton::probes() { return {"/v2/health/ready", "/v2/health/ready", "/v2/health/live"}; }
 
 // HTTP/REST is the KServe v2 protocol; gRPC paths are /<package>.<service>/<method>.
-GatewayRoutes Triton::routes() { return {"/v2", "/inference.GRPCInferenceService/"}; }
+GatewayRoutes Triton::routes() { return {{"/v2"}, "/inference.GRPCInferenceService/"}; }
 
 ScalingMetric Triton::scaling_metric() {
   return {"prometheus.googleapis.com|nv_inference_pending_request_count|gauge", "nv_inference_pending_request_count",
