@@ -107,13 +107,13 @@ run helm upgrade --install istio-ingressgateway gateway \
     --create-namespace \
     --kube-context="$KUBE_CONTEXT" \
     --wait
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/namespace.yaml" \
-    -f "${K8S_DIR}/gateway.yaml"
 
 # The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
 # autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
 run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
+run kubectl --context "$KUBE_CONTEXT" apply \
+    -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/gateway.yaml"
 
 # Service 'chat' (vllm).
 run kubectl --context "$KUBE_CONTEXT" apply \
