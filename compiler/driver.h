@@ -8,7 +8,7 @@
 
 #include "base/diagnostics.h"
 #include "checks/checks.h"
-#include "emit/output_sink.h"
+#include "base/output_sink.h"
 #include "model/model.h"
 
 namespace trainc {

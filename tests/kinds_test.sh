@@ -69,11 +69,11 @@ fails_without_handler() {
 }
 
 for source in compiler/model/lower_steps.cpp compiler/checks/steps.cpp \
-  compiler/emit/k8s_plan.cpp compiler/emit/emit_k8s.cpp compiler/emit/entry_script.cpp \
+  compiler/k8s/plan.cpp compiler/emit/emit_k8s.cpp compiler/k8s/entry_script.cpp \
   compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with a step kind it has no handler for" fails_without_handler "$source" Extra
 done
-for source in compiler/emit/k8s_plan.cpp compiler/emit/k8s_names.cpp compiler/emit/emit_k8s.cpp \
+for source in compiler/k8s/plan.cpp compiler/k8s/names.cpp compiler/emit/emit_k8s.cpp \
   compiler/checks/clusters.cpp compiler/emit/emit_runbook.cpp compiler/emit/emit_model.cpp compiler/run/local_runner.cpp; do
   t "$source does not compile with an engine it has no handler for" fails_without_handler "$source" ExtraEngine
 done
@@ -124,9 +124,9 @@ ALLOWED=(
   "compiler/model/lower_steps.cpp|std::get_if<XGBoost>(&st.run)"
   "compiler/model/lower_steps.cpp|other.as<Datagen>()"
   "compiler/model/lower_steps.cpp|*maker->as<Datagen>()"
-  # Builders of one engine's own objects, reached through its plan role (k8s_plan.cpp's match).
-  "compiler/emit/k8s_clusters.cpp|const Dask& d = std::get<Dask>(c.engine);"
-  "compiler/emit/k8s_clusters.cpp|const Ray& r = std::get<Ray>(c.engine);"
+  # Builders of one engine's own objects, reached through its plan role (the match in k8s/plan.cpp).
+  "compiler/k8s/clusters.cpp|const Dask& d = std::get<Dask>(c.engine);"
+  "compiler/k8s/clusters.cpp|const Ray& r = std::get<Ray>(c.engine);"
   # The local run starts a Dask cluster on loopback, and sizes what datagen would write here.
   "compiler/run/local_runner.cpp|std::get<Dask>(c.engine)"
   "compiler/run/local_runner.cpp|s->as<Datagen>()"
@@ -172,11 +172,11 @@ t "no pass decides a kind's fact with as<T>()/get_if outside the allow-list" no_
 mkdir -p "$TMP/src"
 cp -r compiler "$TMP/src/"
 printf '%s\n' 'bool on_triton(const trainc::Service& s) { return s.as<trainc::Triton>() != nullptr; }' \
-  >>"$TMP/src/compiler/emit/k8s_services.cpp"
+  >>"$TMP/src/compiler/k8s/services.cpp"
 catches_added() {
   local out
-  if out=$(no_unlisted_kind_tests "$TMP/src"); then echo "the scan missed an as<Triton>() added to k8s_services.cpp"; return 1; fi
-  grep -q 'compiler/emit/k8s_services.cpp:.*as<trainc::Triton>' <<<"$out" || { echo "$out"; return 1; }
+  if out=$(no_unlisted_kind_tests "$TMP/src"); then echo "the scan missed an as<Triton>() added to k8s/services.cpp"; return 1; fi
+  grep -q 'compiler/k8s/services.cpp:.*as<trainc::Triton>' <<<"$out" || { echo "$out"; return 1; }
   echo "$out"
 }
 t "the scan fails on an as<Triton>() added to a pass" catches_added

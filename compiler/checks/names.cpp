@@ -2,7 +2,7 @@
 
 #include "base/data_path.h"
 #include "checks/checks.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc {

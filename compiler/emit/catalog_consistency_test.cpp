@@ -8,8 +8,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "driver.h"
-#include "emit/k8s_names.h"
-#include "emit/k8s_plan.h"
+#include "k8s/names.h"
+#include "k8s/plan.h"
 #include "model/catalog.h"
 
 namespace trainc {

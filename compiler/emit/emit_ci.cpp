@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/ci.h"
-#include "emit/command.h"
+#include "commands/command.h"
 #include "emit/emitter.h"
-#include "emit/shell.h"
-#include "emit/yaml_writer.h"
+#include "quoting/shell.h"
+#include "base/yaml_writer.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -500,7 +500,7 @@ struct CloudBuild {
 
   std::string destroy() const {
     const std::string sdk = catalog().ci().cloud_sdk_image;
-    // The rollout's teardown (emit/rollout.h) up to the infrastructure, which Terraform destroys.
+    // The rollout's teardown (k8s/rollout.h) up to the infrastructure, which Terraform destroys.
     const KubeTarget kube{"", "", false};
     auto cluster = [&](std::string_view verb) {
       return cmd::gcloud({"container", "clusters", verb, sys.cluster.name})

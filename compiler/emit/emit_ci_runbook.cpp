@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "emit/ci.h"
-#include "emit/command.h"
-#include "emit/shell.h"
+#include "commands/command.h"
+#include "quoting/shell.h"
 
 namespace trainc {
 namespace {

@@ -14,7 +14,7 @@
 #include "base/embedded.h"
 #include "emit/ci.h"
 #include "emit/emitter.h"
-#include "emit/shell.h"
+#include "quoting/shell.h"
 #include "model/build_context.h"
 
 // The image's version label is trainrt's version, which is trainc's (one meson project).

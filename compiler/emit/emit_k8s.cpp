@@ -1,4 +1,4 @@
-// Kubernetes target: every object of the plan (emit/k8s_plan.h) under k8s/, and a
+// Kubernetes target: every object of the plan (k8s/plan.h) under k8s/, and a
 // kustomization.yaml listing them in apply order.
 #include <set>
 #include <stdexcept>
@@ -8,15 +8,15 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/emitter.h"
-#include "emit/k8s_clusters.h"
-#include "emit/k8s_names.h"
+#include "k8s/clusters.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
-#include "emit/k8s_pod.h"
-#include "emit/k8s_queue.h"
-#include "emit/k8s_services.h"
-#include "emit/shell.h"
-#include "emit/trainrt_command.h"
-#include "emit/yaml_writer.h"
+#include "k8s/pod.h"
+#include "k8s/queue.h"
+#include "k8s/services.h"
+#include "quoting/shell.h"
+#include "commands/trainrt_command.h"
+#include "base/yaml_writer.h"
 
 namespace trainc {
 namespace {

@@ -2,8 +2,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "emit/emitter.h"
-#include "emit/entry_script.h"
-#include "emit/k8s_names.h"
+#include "k8s/entry_script.h"
+#include "k8s/names.h"
 #include "frontend/yaml_loader.h"
 #include "model/catalog.h"
 #include "model/lower.h"

@@ -4,7 +4,7 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "emit/emitter.h"
-#include "emit/yaml_writer.h"
+#include "base/yaml_writer.h"
 
 namespace trainc {
 namespace {

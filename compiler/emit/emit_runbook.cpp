@@ -6,12 +6,12 @@
 
 #include "base/overloaded.h"
 #include "emit/ci.h"
-#include "emit/command.h"
+#include "commands/command.h"
 #include "emit/emitter.h"
-#include "emit/k8s_clusters.h"
-#include "emit/k8s_names.h"
-#include "emit/k8s_pod.h"
-#include "emit/shell.h"
+#include "k8s/clusters.h"
+#include "k8s/names.h"
+#include "k8s/pod.h"
+#include "quoting/shell.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
 #include "model/catalog.h"
@@ -556,7 +556,7 @@ std::string infrastructure_section(const System& sys) {
 /// How the runbook's commands act: on the current context, on files named from the output folder.
 KubeTarget runbook_target() { return {"", "", true}; }
 
-/// One step of the rollout (emit/rollout.h) as the commands that do it by hand, a line each.
+/// One step of the rollout (k8s/rollout.h) as the commands that do it by hand, a line each.
 std::string apply_commands(const System& sys, const RolloutStep& step) {
   const KubeTarget kube = runbook_target();
   std::vector<CommandLine> cmds;

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/command.h"
+#include "commands/command.h"
 #include "emit/emitter.h"
-#include "emit/shell.h"
+#include "quoting/shell.h"
 #include "model/model.h"
 
 namespace trainc::scripts {
@@ -41,7 +41,7 @@ std::string gs(const Store& s);
 
 // ---- calls ----------------------------------------------------------------------------------
 
-/// A gcloud or kubectl call as rendered shell words (emit/command.h): `words` stay on the first
+/// A gcloud or kubectl call as rendered shell words (commands/command.h): `words` stay on the first
 /// line, and each of `flags` gets a line of its own when the whole call does not fit on one.
 using Call = CommandLine;
 /// Where the scripts' kubectl and helm commands act: the cluster's context ($KUBE_CONTEXT), with

@@ -1,10 +1,10 @@
-// scripts/apply.sh: applies the Kubernetes objects in the rollout's order (emit/rollout.h,
+// scripts/apply.sh: applies the Kubernetes objects in the rollout's order (k8s/rollout.h,
 // emit_scripts.h): the operators and controllers, the shared objects, the clusters, the services
 // and their health check, then each step once what it waits for is done.
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {

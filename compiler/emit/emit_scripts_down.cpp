@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -112,7 +112,7 @@ void down_metrics_reader(ShellScript& sh) {
   call(sh, metrics_reader_binding("remove-iam-policy-binding"), "run", " >/dev/null || log 'no metrics adapter role left'");
 }
 
-/// The teardown's first step (emit/rollout.h): the ingress gateway's LoadBalancer Service goes
+/// The teardown's first step (k8s/rollout.h): the ingress gateway's LoadBalancer Service goes
 /// while the cluster can still release its Google Cloud load balancer.
 void down_gateway(ShellScript& sh, const Operator& gw) {
   sh.line();

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {

@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "emit/emitter.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {

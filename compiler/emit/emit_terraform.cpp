@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "emit/emitter.h"
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 #include "emit/hcl.h"
 

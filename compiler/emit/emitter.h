@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
-#include "emit/k8s_plan.h"
-#include "emit/output_sink.h"
-#include "emit/rollout.h"
+#include "k8s/plan.h"
+#include "base/output_sink.h"
+#include "k8s/rollout.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
 #include "model/model.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/libyaml_events.h"
-#include "emit/output_sink.h"
+#include "base/output_sink.h"
 
 namespace trainc {
 

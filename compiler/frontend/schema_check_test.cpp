@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include "frontend/yaml_loader.h"
-#include "model/catalog.h"
 
 namespace trainc {
 
@@ -123,21 +122,6 @@ TEST_CASE("every integer field has a maximum and a reason for it") {
   std::string list;
   for (const auto& where : missing) list += " " + where;
   CHECK_MESSAGE(missing.empty(), "integer fields without maximum or x-maximum-reason:" << list);
-}
-
-TEST_CASE("the GPU and process maximums are the hardware catalog's largest machines") {
-  int gpus = 0, vcpus = 0;
-  for (const auto& name : catalog().machine_names()) {
-    gpus = std::max(gpus, catalog().machine(name)->gpus);
-    vcpus = std::max(vcpus, catalog().machine(name)->vcpus);
-  }
-  for (const auto& a : catalog().attachable_gpus())
-    for (const auto& [count, _] : a.max_vcpus) gpus = std::max(gpus, count);
-  const auto schema = nlohmann::json::parse(spec_schema_text());
-  const auto& step = schema["definitions"]["step"]["properties"];
-  CHECK(step["gpus"]["maximum"] == gpus);
-  CHECK(schema["definitions"]["accelerator"]["properties"]["count"]["maximum"] == gpus);
-  CHECK(step["procsPerNode"]["maximum"] == vcpus);
 }
 
 }  // namespace trainc

@@ -13,7 +13,7 @@
 
 #include "base/embedded.h"
 #include "base/yaml_tree.h"
-#include "emit/output_sink.h"
+#include "base/output_sink.h"
 
 extern "C" {
 // Graphviz's plugin libraries, linked in (see compiler/meson.build) instead of found at run time.

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "emit/shell.h"
+#include "quoting/shell.h"
 
 namespace fs = std::filesystem;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "emit/output_sink.h"
+#include "base/output_sink.h"
 #include "io/drift_summary.h"
 
 namespace trainc {

@@ -1,9 +1,13 @@
 #include "model/catalog.h"
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "frontend/schema_check.h"
 
 namespace trainc {
 
@@ -81,6 +85,21 @@ TEST_CASE("catalog rows the seeds depend on") {
   }
   CHECK(topology_chips("2x2x4") == 16);
   CHECK(topology_chips("2xx4") == 0);
+}
+
+TEST_CASE("the GPU and process maximums are the hardware catalog's largest machines") {
+  int gpus = 0, vcpus = 0;
+  for (const auto& name : catalog().machine_names()) {
+    gpus = std::max(gpus, catalog().machine(name)->gpus);
+    vcpus = std::max(vcpus, catalog().machine(name)->vcpus);
+  }
+  for (const auto& a : catalog().attachable_gpus())
+    for (const auto& [count, _] : a.max_vcpus) gpus = std::max(gpus, count);
+  const auto schema = nlohmann::json::parse(spec_schema_text());
+  const auto& step = schema["definitions"]["step"]["properties"];
+  CHECK(step["gpus"]["maximum"] == gpus);
+  CHECK(schema["definitions"]["accelerator"]["properties"]["count"]["maximum"] == gpus);
+  CHECK(step["procsPerNode"]["maximum"] == vcpus);
 }
 
 }  // namespace trainc

@@ -19,9 +19,9 @@
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
-#include "emit/dask_command.h"
-#include "emit/shell.h"
-#include "emit/trainrt_command.h"
+#include "commands/dask_command.h"
+#include "quoting/shell.h"
+#include "commands/trainrt_command.h"
 
 extern char** environ;
 
@@ -108,7 +108,7 @@ fs::path local_path(const LocalRunOptions& opt, const StoreLoc& loc) {
   return opt.workdir / "stores" / loc.store / rel;
 }
 
-/// trainrt's own command line (emit/trainrt_command.h) with this machine's paths and binary.
+/// trainrt's own command line (commands/trainrt_command.h) with this machine's paths and binary.
 std::vector<std::string> local_argv(const trainrt::Command& cmd, const LocalRunOptions& opt,
                                     const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> a = trainrt::argv(cmd, env);
@@ -224,7 +224,7 @@ struct LocalDask {
   std::string address;
 };
 
-/// Starts `c` with the command lines its pods run (emit/dask_command.h), scaled to this machine:
+/// Starts `c` with the command lines its pods run (commands/dask_command.h), scaled to this machine:
 /// one thread and 1GiB per worker unless --threads says otherwise, GPU groups as CPU workers, at
 /// most two workers per group.
 int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& opt, LocalDask& out) {

@@ -1,10 +1,10 @@
-#include "emit/command.h"
+#include "commands/command.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "emit/shell.h"
+#include "quoting/shell.h"
 
 namespace trainc {
 

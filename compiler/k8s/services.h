@@ -3,9 +3,9 @@
 // service account, the server Deployment and the Service in front of it, a PodDisruptionBudget,
 // a Managed Prometheus PodMonitoring, a HorizontalPodAutoscaler, and the Istio Gateway and
 // VirtualService that route the ingress gateway's traffic to it. Names and files come from the
-// plan (emit/k8s_plan.h).
-#include "emit/k8s_plan.h"
-#include "emit/k8s_pod.h"
+// plan (k8s/plan.h).
+#include "k8s/plan.h"
+#include "k8s/pod.h"
 
 namespace trainc::k8s {
 

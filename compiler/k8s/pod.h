@@ -9,8 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emit/k8s_plan.h"
+#include "k8s/plan.h"
 #include "model/model.h"
+#include "quoting/kubelet.h"
 
 namespace trainc::k8s {
 
@@ -25,10 +26,6 @@ ojson labels_for(const System& sys, const std::string& name, const std::string& 
 /// sidecar keeps a finished Job's pod running and these pods need no mesh.
 ojson batch_pod_labels(const System& sys, ojson labels);
 ojson metadata(const std::string& name, const std::string& ns, ojson labels);
-/// `text` as a container's env value, command or args must carry it to arrive as written: the
-/// kubelet expands `$(VAR)` there and turns `$$` into `$`, so every `$` is doubled.
-std::string literal(std::string_view text);
-std::vector<std::string> literal(const std::vector<std::string>& words);
 /// An env var whose value arrives as written (literal).
 ojson env_var(const std::string& name, const std::string& value);
 /// An env var from the pod's own field, e.g. metadata.name.

@@ -1,4 +1,4 @@
-#include "emit/yaml_writer.h"
+#include "base/yaml_writer.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "emit/shell.h"
+#include "quoting/shell.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "emit/k8s_plan.h"
+#include "k8s/plan.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
-#include "emit/entry_script.h"
-#include "emit/k8s_names.h"
+#include "k8s/entry_script.h"
+#include "k8s/names.h"
 
 namespace trainc::k8s {
 namespace {

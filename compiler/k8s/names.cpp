@@ -1,4 +1,4 @@
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 
 #include <fmt/format.h>
 

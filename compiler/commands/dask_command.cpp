@@ -1,4 +1,4 @@
-#include "emit/dask_command.h"
+#include "commands/dask_command.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "emit/trainrt_command.h"
+#include "commands/trainrt_command.h"
 
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "base/units.h"
-#include "emit/k8s_pod.h"
-#include "emit/shell.h"
+#include "quoting/kubelet.h"
+#include "quoting/shell.h"
 
 namespace trainc::trainrt {
 namespace {

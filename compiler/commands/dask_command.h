@@ -4,7 +4,7 @@
 // run's test rather than a pod.
 #include <string>
 
-#include "emit/trainrt_command.h"
+#include "commands/trainrt_command.h"
 #include "model/model.h"
 
 namespace trainc::dask {

@@ -1,4 +1,4 @@
-#include "emit/k8s_plan.h"
+#include "k8s/plan.h"
 
 #include <doctest/doctest.h>
 

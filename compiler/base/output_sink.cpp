@@ -1,4 +1,4 @@
-#include "emit/output_sink.h"
+#include "base/output_sink.h"
 
 #include <stdexcept>
 

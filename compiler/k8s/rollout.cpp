@@ -1,4 +1,4 @@
-#include "emit/rollout.h"
+#include "k8s/rollout.h"
 
 #include <set>
 

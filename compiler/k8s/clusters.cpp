@@ -1,14 +1,14 @@
-#include "emit/k8s_clusters.h"
+#include "k8s/clusters.h"
 
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "emit/dask_command.h"
-#include "emit/k8s_names.h"
-#include "emit/k8s_queue.h"
-#include "emit/shell.h"
-#include "emit/yaml_writer.h"
+#include "commands/dask_command.h"
+#include "k8s/names.h"
+#include "k8s/queue.h"
+#include "quoting/shell.h"
+#include "base/yaml_writer.h"
 
 namespace trainc::k8s {
 namespace {

@@ -1,11 +1,11 @@
 #pragma once
 // What a long-lived compute cluster becomes in Kubernetes: the Dask scheduler's Service and
 // Deployment and one worker Deployment per group, or a KubeRay RayCluster; and a step submitted
-// to a Ray cluster as a RayJob. Object names and files come from the plan (emit/k8s_plan.h).
+// to a Ray cluster as a RayJob. Object names and files come from the plan (k8s/plan.h).
 #include <string>
 
-#include "emit/k8s_plan.h"
-#include "emit/k8s_pod.h"
+#include "k8s/plan.h"
+#include "k8s/pod.h"
 
 namespace trainc::k8s {
 

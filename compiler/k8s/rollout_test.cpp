@@ -1,8 +1,8 @@
-#include "emit/rollout.h"
+#include "k8s/rollout.h"
 
 #include <doctest/doctest.h>
 
-#include "emit/command.h"
+#include "commands/command.h"
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
 

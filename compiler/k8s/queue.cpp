@@ -1,10 +1,10 @@
-#include "emit/k8s_queue.h"
+#include "k8s/queue.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 
 namespace trainc::k8s {
 namespace {

@@ -1,11 +1,11 @@
-#include "emit/k8s_services.h"
+#include "k8s/services.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
 
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 
 namespace trainc::k8s {
 namespace {

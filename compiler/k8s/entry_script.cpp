@@ -1,13 +1,13 @@
-#include "emit/entry_script.h"
+#include "k8s/entry_script.h"
 
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
 #include "base/units.h"
-#include "emit/k8s_names.h"
-#include "emit/output_sink.h"
-#include "emit/shell.h"
-#include "emit/trainrt_command.h"
+#include "k8s/names.h"
+#include "base/output_sink.h"
+#include "quoting/shell.h"
+#include "commands/trainrt_command.h"
 
 namespace trainc {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Kueue admission (spec `queue:`): a ResourceFlavor per pool, one ClusterQueue whose quotas are
 // the pools' capacity, a LocalQueue in the namespace, and the label that puts a workload in it.
-#include "emit/k8s_plan.h"
-#include "emit/k8s_pod.h"
+#include "k8s/plan.h"
+#include "k8s/pod.h"
 
 namespace trainc::k8s {
 

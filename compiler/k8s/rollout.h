@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "emit/k8s_plan.h"
+#include "k8s/plan.h"
 #include "model/catalog.h"
 #include "model/model.h"
 

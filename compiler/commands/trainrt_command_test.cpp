@@ -1,4 +1,4 @@
-#include "emit/trainrt_command.h"
+#include "commands/trainrt_command.h"
 
 #include <stdexcept>
 

@@ -1,10 +1,10 @@
-#include "emit/k8s_pod.h"
+#include "k8s/pod.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "emit/k8s_names.h"
+#include "k8s/names.h"
 
 namespace trainc::k8s {
 
@@ -34,23 +34,6 @@ ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
   if (!ns.empty()) m["namespace"] = ns;
   m["labels"] = std::move(labels);
   return m;
-}
-
-std::string literal(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    if (ch == '$') out += '$';
-    out += ch;
-  }
-  return out;
-}
-
-std::vector<std::string> literal(const std::vector<std::string>& words) {
-  std::vector<std::string> out;
-  out.reserve(words.size());
-  for (const auto& w : words) out.push_back(literal(w));
-  return out;
 }
 
 ojson env_var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", literal(value)}}; }
