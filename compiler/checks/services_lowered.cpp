@@ -1,5 +1,6 @@
 // A service's own settings: its autoscaling bounds, and arguments that would change what trainc
 // sets on the server.
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,26 +13,33 @@
 namespace trainc {
 namespace {
 
-void check_triton_args(const Triton& t, const std::string& ptr, const Document& doc, Diagnostics& diags) {
-  for (size_t i = 0; i < t.args.size(); ++i) {
-    const std::string flag = t.args[i].substr(0, t.args[i].find('='));
-    // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one:
-    // a prefix of an owned flag either sets it or stops the server as ambiguous.
+/// Refuses each of `args` that sets, or abbreviates, one of the `reserved` flags trainc sets on the
+/// server itself. `prefixes` says how the server reads an abbreviation; `why` says where each
+/// reserved setting comes from instead.
+void check_reserved_flags(const std::vector<std::string>& args, const std::vector<std::string_view>& reserved,
+                          std::string_view prefixes, std::string_view why, const std::string& ptr, const Document& doc,
+                          Diagnostics& diags) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string flag = args[i].substr(0, args[i].find('='));
+    // A prefix of a reserved flag either sets it or stops the server as ambiguous.
     std::vector<std::string> owned;
-    for (std::string_view own : Triton::reserved_flags())
+    for (std::string_view own : reserved)
       if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
     if (owned.empty()) continue;
-    const std::string what =
-        owned.size() == 1 && owned[0] == "'" + flag + "'"
-            ? owned[0] + " is"
-            : fmt::format("'{}' is short for {} (tritonserver takes any unambiguous prefix of a flag), which {}", flag,
-                          fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
-    doc.error(diags, ptr_index(ptr_key(ptr, "args"), i),
-              fmt::format("{} trainc's to set: the repository comes from 'repository' and the ports are "
-                          "fixed (http 8000, grpc 8001, metrics 8002) so probes, Service and gateway agree; "
-                          "remove it",
-                          what));
+    const std::string what = owned.size() == 1 && owned[0] == "'" + flag + "'"
+                                 ? owned[0] + " is"
+                                 : fmt::format("'{}' is short for {} ({}), which {}", flag, fmt::join(owned, " or "),
+                                               prefixes, owned.size() == 1 ? "is" : "are");
+    doc.error(diags, ptr_index(ptr_key(ptr, "args"), i), fmt::format("{} trainc's to set: {}; remove it", what, why));
   }
+}
+
+void check_triton(const Triton& t, const std::string& ptr, const Document& doc, Diagnostics& diags) {
+  // tritonserver reads its flags with getopt_long, which takes any unambiguous prefix of one.
+  check_reserved_flags(t.args, Triton::reserved_flags(), "tritonserver takes any unambiguous prefix of a flag",
+                       "the repository comes from 'repository' and the ports are fixed (http 8000, grpc 8001, "
+                       "metrics 8002) so probes, Service and gateway agree",
+                       ptr, doc, diags);
 }
 
 void check_vllm(const Service& s, const Vllm& v, const std::string& ptr, const Document& doc, Diagnostics& diags) {
@@ -49,24 +57,12 @@ void check_vllm(const Service& s, const Vllm& v, const std::string& ptr, const D
                           "splits the model over exactly the GPUs it is given: set {} or remove it (it follows "
                           "'gpus')",
                           v.tensor_parallel, s.gpus, s.name, s.gpus));
-  for (size_t i = 0; i < v.args.size(); ++i) {
-    const std::string flag = v.args[i].substr(0, v.args[i].find('='));
-    // Python's argparse takes an unambiguous prefix of a flag for the flag.
-    std::vector<std::string> owned;
-    for (std::string_view own : Vllm::reserved_flags())
-      if (flag.size() > 2 && own.starts_with(flag)) owned.push_back(fmt::format("'{}'", own));
-    if (owned.empty()) continue;
-    const std::string what =
-        owned.size() == 1 && owned[0] == "'" + flag + "'"
-            ? owned[0] + " is"
-            : fmt::format("'{}' is short for {} (vLLM's argparse takes an unambiguous prefix of a flag), which {}",
-                          flag, fmt::join(owned, " or "), owned.size() == 1 ? "is" : "are");
-    doc.error(diags, ptr_index(ptr_key(ptr, "args"), i),
-              fmt::format("{} trainc's to set: the model, its name, revision and load format come from 'vllm', the "
-                          "tensor parallelism from 'gpus', the token from 'hfToken', and the port is fixed (http "
-                          "8000) so probes, Service and gateway agree; remove it",
-                          what));
-  }
+  // Python's argparse takes an unambiguous prefix of a flag for the flag.
+  check_reserved_flags(v.args, Vllm::reserved_flags(), "vLLM's argparse takes an unambiguous prefix of a flag",
+                       "the model, its name, revision and load format come from 'vllm', the tensor parallelism from "
+                       "'gpus', the token from 'hfToken', and the port is fixed (http 8000) so probes, Service and "
+                       "gateway agree",
+                       ptr, doc, diags);
 }
 
 void check_autoscaling(const Service& s, const Document& doc, Diagnostics& diags) {
@@ -94,7 +90,7 @@ void check_service_settings(const System& sys, const Document& doc, Diagnostics&
     const Service& s = entry.second;
     check_autoscaling(s, doc, diags);
     match(
-        s.server, [&](const Triton& t) { check_triton_args(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); },
+        s.server, [&](const Triton& t) { check_triton(t, ptr_key(s.ptr, std::string(Triton::kName)), doc, diags); },
         [&](const Vllm& v) { check_vllm(s, v, ptr_key(s.ptr, std::string(Vllm::kName)), doc, diags); });
   }
 }
