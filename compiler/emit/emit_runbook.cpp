@@ -19,6 +19,9 @@
 namespace trainc {
 namespace {
 
+/// How the runbook's commands act: on the current context, on files named from the output folder.
+KubeTarget runbook_target() { return {"", "", true}; }
+
 /// What a file of the output folder is, for the table at the top.
 std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == "model.yaml") return "the lowered model (every default applied)";
@@ -131,8 +134,9 @@ std::string scale_example(const System& sys, const ComputeCluster& c, const PodG
   std::string note = fmt::format("worker group '{}', {} pod{} now", g.name, g.replicas, g.replicas == 1 ? "" : "s");
   if (most)
     note += grow ? fmt::format("; {} up to {}", where, *most) : fmt::format("; {} no more", where);
-  return fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # {}\n", sys.ns,
-                     k8s::worker_group_name(sys, c, g), to, note);
+  const std::string deployment = "deployment/" + k8s::worker_group_name(sys, c, g);
+  return cmd::kubectl(runbook_target(), {"scale", "-n", sys.ns, deployment, fmt::format("--replicas={}", to)}).line() +
+         "   # " + note + "\n";
 }
 
 /// How to reach, scale and follow each long-lived cluster.
@@ -140,6 +144,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
   std::string md = "## Clusters\n\n";
   const std::string& ns = sys.ns;
+  const KubeTarget kube = runbook_target();
   for (const auto& w : plan.clusters) {
     const ComputeCluster& c = *w.cluster;
     const std::string base = k8s::cluster_name(sys, c);
@@ -150,9 +155,9 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               "Ray cluster `{}`: its dashboard and job API are on the head's port 8265 (the recipe forwarded 8625 "
               "by mistake). Submit work with `ray job submit` as an alternative to a step:\n\n```sh\n",
               c.name);
-          s += fmt::format("kubectl port-forward -n {} service/{} 8265:8265\n", ns, k8s::ray_head_service(sys, c));
+          s += cmd::port_forward(kube, ns, k8s::ray_head_service(sys, c), {"8265:8265"}).line() + "\n";
           s += "ray job submit --address http://localhost:8265 -- python my_script.py\n";
-          s += fmt::format("kubectl get raycluster -n {} {}\n", ns, base);
+          s += cmd::kubectl(kube, {"get", "raycluster", "-n", ns, base}).line() + "\n";
           for (const auto& g : c.workers)
             if (g.autoscaled())
               s += fmt::format("# worker group '{}' scales between {} and {} pods with the load\n", g.name, g.min, g.max);
@@ -163,9 +168,9 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               "Dask cluster `{}`: clients reach the scheduler at `{}`; its dashboard is on port 8787.\n\n```sh\n", c.name,
               k8s::dask_scheduler_address(sys, c));
           const std::string scheduler = k8s::dask_scheduler_name(sys, c);
-          s += fmt::format("kubectl port-forward -n {} service/{} 8787:8787\n", ns, scheduler);
+          s += cmd::port_forward(kube, ns, scheduler, {"8787:8787"}).line() + "\n";
           for (const auto& g : c.workers) s += scale_example(sys, c, g);
-          s += fmt::format("kubectl logs -n {} deployment/{}\n", ns, scheduler);
+          s += cmd::kubectl(kube, {"logs", "-n", ns, "deployment/" + scheduler}).line() + "\n";
           return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
                  " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
                  "workers than the pool holds beside the rest of the system stay Pending: raise the pool's size in the "
@@ -196,27 +201,27 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
                      v.tensor_parallel);
   const std::string body = fmt::format(
       R"({{"model": "{}", "messages": [{{"role": "user", "content": "Say hello."}}], "max_tokens": 64}})", v.served_name);
-  auto calls = [&](const std::string& base, const std::string& header) {
-    return fmt::format("curl{0} {1}/v1/models\ncurl{0} {1}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
-                       "  -d {2}\n",
-                       header, base, sh_quote(body));
+  auto calls = [&](const std::string& base, const std::string& host) {
+    CommandLine chat = cmd::curl(base + "/v1/chat/completions", host);
+    chat.opt("-H", "Content-Type: application/json").next_line().opt("-d", body);
+    return cmd::curl(base + "/v1/models", host).line() + "\n" + chat.line() + "\n";
   };
   if (s.expose.gateway) {
     const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-    const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
     out += fmt::format("Call its OpenAI-compatible API from outside the cluster{} (any OpenAI client works with base "
                        "URL `http://$GATEWAY_IP{}/v1`):\n\n```sh\n{}```\n\n",
                        s.expose.path_prefix.empty() ? "" : fmt::format(" under `{}` (the gateway strips the prefix)",
                                                                        s.expose.path_prefix),
-                       s.expose.path_prefix, calls("http://$GATEWAY_IP" + s.expose.path_prefix, header));
+                       s.expose.path_prefix, calls("http://$GATEWAY_IP" + s.expose.path_prefix, host));
     if (!host.empty())
       out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
                          "`Host` header as above.\n\n",
                          fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
   } else {
     out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000/v1` (the OpenAI-compatible API). "
-                       "From a workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000\n{}```\n\n",
-                       name, ns, ns, name, calls("http://localhost:8000", ""));
+                       "From a workstation:\n\n```sh\n{}\n{}```\n\n",
+                       name, ns, cmd::port_forward(runbook_target(), ns, name, {"8000:8000"}).line(),
+                       calls("http://localhost:8000", ""));
   }
   out += fmt::format(
       "**Dashboards.** Managed Service for Prometheus scrapes `/metrics` on port 8000 every 15s (PodMonitoring `{0}`). "
@@ -266,10 +271,8 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       }
     md += fmt::format("Exposed services answer on the Istio ingress gateway's external IP, port 80: {}. "
                       "`scripts/health.sh` finds the address and asks every service and model whether it is ready."
-                      "\n\n```sh\n"
-                      "GATEWAY_IP=$(kubectl get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}')\n"
-                      "```\n\n",
-                      fmt::join(apis, "; "), gw.release, gw.ns);
+                      "\n\n```sh\nGATEWAY_IP=$({})\n```\n\n",
+                      fmt::join(apis, "; "), cmd::load_balancer_ip(runbook_target(), gw.release, gw.ns).line());
   }
   for (const auto& w : plan.services) {
     const Service& s = *w.service;
@@ -286,16 +289,15 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       const CallingExamples calls = s.calling_examples();
       if (s.expose.gateway && !s.expose.path_prefix.empty()) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-        out += fmt::format("Call its HTTP API under `{0}` on the gateway (the gateway strips the prefix; gRPC is not "
-                           "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}{2}\n"
-                           "```\n\n",
-                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host),
-                           calls.ready_path);
+        out += fmt::format("Call its HTTP API under `{}` on the gateway (the gateway strips the prefix; gRPC is not "
+                           "routed to a prefixed service):\n\n```sh\n{}\n```\n\n",
+                           s.expose.path_prefix,
+                           cmd::curl("http://$GATEWAY_IP" + s.expose.path_prefix + calls.ready_path, host).line());
       } else if (s.expose.gateway) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-        const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
-        out += fmt::format("Call it from outside the cluster{}:\n\n```sh\ncurl{} http://$GATEWAY_IP{}\n",
-                           calls.client ? ", " + calls.client->how : "", header, calls.ready_path);
+        out += fmt::format("Call it from outside the cluster{}:\n\n```sh\n{}\n",
+                           calls.client ? ", " + calls.client->how : "",
+                           cmd::curl("http://$GATEWAY_IP" + calls.ready_path, host).line());
         if (calls.client)
           out += fmt::format("docker run --rm --net=host {} \\\n  {}\n", sh_quote(calls.client->image),
                              fmt::join(calls.client->argv, " "));
@@ -306,9 +308,9 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
                              fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
       } else {
         out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000` (gRPC on 8001). From a "
-                           "workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000 8001:8001\n"
-                           "curl http://localhost:8000{}\n```\n\n",
-                           name, ns, ns, name, calls.ready_path);
+                           "workstation:\n\n```sh\n{}\n{}\n```\n\n",
+                           name, ns, cmd::port_forward(runbook_target(), ns, name, {"8000:8000", "8001:8001"}).line(),
+                           cmd::curl("http://localhost:8000" + calls.ready_path, "").line());
       }
       out += fmt::format(
           "**Dashboards.** Managed Service for Prometheus scrapes port 8002 every 15s (PodMonitoring `{}`). In Cloud "
@@ -552,9 +554,6 @@ std::string infrastructure_section(const System& sys) {
                     sys.gcp->location());
   return md;
 }
-
-/// How the runbook's commands act: on the current context, on files named from the output folder.
-KubeTarget runbook_target() { return {"", "", true}; }
 
 /// One step of the rollout (k8s/rollout.h) as the commands that do it by hand, a line each.
 std::string apply_commands(const System& sys, const RolloutStep& step) {
