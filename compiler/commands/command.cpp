@@ -90,12 +90,6 @@ std::string k8s_file(const KubeTarget& t, std::string_view file) {
   return out + '"';
 }
 
-CommandLine helm(const KubeTarget& t) {
-  CommandLine c;
-  c.spaced = t.spaced;
-  return c.arg("helm");
-}
-
 /// The flags every helm command of the target ends with.
 CommandLine& helm_context(CommandLine& c, const KubeTarget& t) {
   if (!t.context.empty()) c.flag("--kube-context", t.context);
@@ -107,6 +101,14 @@ CommandLine& helm_context(CommandLine& c, const KubeTarget& t) {
 CommandLine gcloud(std::initializer_list<std::string_view> literals) {
   CommandLine c;
   c.arg("gcloud");
+  for (auto w : literals) c.arg(w);
+  return c;
+}
+
+CommandLine helm(const KubeTarget& t, std::initializer_list<std::string_view> literals) {
+  CommandLine c;
+  c.spaced = t.spaced;
+  c.arg("helm");
   for (auto w : literals) c.arg(w);
   return c;
 }

@@ -61,6 +61,8 @@ struct KubeTarget {
 namespace cmd {
 
 CommandLine gcloud(std::initializer_list<std::string_view> literals);
+/// helm, before the target's flags (helm_install adds them).
+CommandLine helm(const KubeTarget& t, std::initializer_list<std::string_view> literals = {});
 /// kubectl with the target's context.
 CommandLine kubectl(const KubeTarget& t, std::initializer_list<std::string_view> literals);
 /// `kubectl apply` of output files ("k8s/x.yaml"), one -f each.

@@ -144,7 +144,7 @@ std::vector<std::string> helm_install(const std::string& bin) {
   const std::string version = catalog().ci().helm_version;
   return {
       "if command -v helm >/dev/null 2>&1; then",
-      "  helm version --short",
+      "  " + cmd::helm({}, {"version", "--short"}).line(),
       "else",
       fmt::format("  tarball=helm-{}-linux-amd64.tar.gz", version),
       "  tmp=$(mktemp -d)",

@@ -22,6 +22,11 @@ namespace {
 /// How the runbook's commands act: on the current context, on files named from the output folder.
 KubeTarget runbook_target() { return {"", "", true}; }
 
+/// A kubectl command as inline code, for prose.
+std::string kubectl_code(std::initializer_list<std::string_view> literals) {
+  return "`" + cmd::kubectl(runbook_target(), literals).line() + "`";
+}
+
 /// What a file of the output folder is, for the table at the top.
 std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == "model.yaml") return "the lowered model (every default applied)";
@@ -171,8 +176,8 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
           s += cmd::port_forward(kube, ns, scheduler, {"8787:8787"}).line() + "\n";
           for (const auto& g : c.workers) s += scale_example(sys, c, g);
           s += cmd::kubectl(kube, {"logs", "-n", ns, "deployment/" + scheduler}).line() + "\n";
-          return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
-                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
+          return s + "```\n\nA finished client's output stays in its Job's logs (" +
+                 kubectl_code({"logs", "-n", ns, "job/NAME"}) + "). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
                  "workers than the pool holds beside the rest of the system stay Pending: raise the pool's size in the "
                  "spec first.\n\n";
         });
@@ -235,9 +240,10 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
   if (s.autoscaled())
     out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than {} "
                        "requests per pod wait in vLLM's queue (`vllm:num_requests_waiting`, served to the HPA by the "
-                       "Custom Metrics Stackdriver Adapter as `{}`). `kubectl describe hpa -n {} {}` shows what it "
+                       "Custom Metrics Stackdriver Adapter as `{}`). {} shows what it "
                        "sees; change the bounds in the spec.\n\n",
-                       s.min, s.max, s.pending_requests, s.scaling_metric().adapter_name, ns, name);
+                       s.min, s.max, s.pending_requests, s.scaling_metric().adapter_name,
+                       kubectl_code({"describe", "hpa", "-n", ns, name}));
   else
     out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on the "
                        "request queue.\n\n",
@@ -245,9 +251,9 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
   out += fmt::format(
       "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
       "{} minutes. To serve another model or revision, change the spec and apply it: a rolling update replaces the "
-      "pods while the others serve. To roll back, `kubectl rollout undo -n {} deployment/{}` until the spec is fixed and "
+      "pods while the others serve. To roll back, {} until the spec is fixed and "
       "applied again.\n\n",
-      (s.startup_seconds + 59) / 60, ns, name);
+      (s.startup_seconds + 59) / 60, kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
   return out;
 }
 
@@ -322,21 +328,22 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       if (s.autoscaled())
         out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than "
                            "{} requests per pod wait in {} (`{}`, served "
-                           "to the HPA by the Custom Metrics Stackdriver Adapter). `kubectl describe hpa -n {} {}` "
+                           "to the HPA by the Custom Metrics Stackdriver Adapter). {} "
                            "shows what it sees; change the bounds in the spec.\n\n",
-                           s.min, s.max, s.pending_requests, s.scaling_metric().measures, s.scaling_metric().name, ns,
-                           name);
+                           s.min, s.max, s.pending_requests, s.scaling_metric().measures, s.scaling_metric().name,
+                           kubectl_code({"describe", "hpa", "-n", ns, name}));
       else
         out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on "
                            "the request queue.\n\n",
                            s.replicas);
       out += fmt::format(
           "**New model versions and rollback.** Triton loads the repository when a pod starts. After copying a new "
-          "version folder into the bucket, roll the pods: `kubectl rollout restart -n {0} deployment/{1}`. To roll "
+          "version folder into the bucket, roll the pods: {}. To roll "
           "back a model, remove (or stop listing in `version_policy`) the newer version folder and restart the same "
-          "way; to roll back a change of the server itself (image, flags), `kubectl rollout undo -n {0} "
-          "deployment/{1}` until the spec is fixed and applied again.\n\n",
-          ns, name);
+          "way; to roll back a change of the server itself (image, flags), {} until the spec is fixed and applied "
+          "again.\n\n",
+          kubectl_code({"rollout", "restart", "-n", ns, "deployment/" + name}),
+          kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
       return out;
         });
   }
@@ -514,7 +521,7 @@ std::string capacity_section(const System& sys, const ResourcePlan& resources) {
 std::string before_section(const System& sys, const k8s::Plan& plan) {
   const std::string& ns = sys.ns;
   std::string md = "## Before you apply\n\n";
-  md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
+  md += fmt::format("- {} names the cluster to deploy to.\n", kubectl_code({"config", "current-context"}));
   if (!sys.owns_namespace)
     md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it).\n", ns);
   if (!sys.service_account.empty())
@@ -598,6 +605,7 @@ std::string apply_section(const System& sys, const Planned& plan) {
   if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
     md += "```sh\n" + cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
   } else {
+    const std::string apply_all = kubectl_code({"apply", "-k", "k8s/"});
     md += !plan.services.empty()
               ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
                 "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
@@ -607,15 +615,15 @@ std::string apply_section(const System& sys, const Planned& plan) {
                 "steps:\n\n```sh\n"
           : plan.clusters.empty()
               ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
-                "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
+                "(" + apply_all + " would start them all at once):\n\n```sh\n"
               : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
-                "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
+                "that needs others once they have completed (" + apply_all + " would start them all at "
                 "once):\n\n```sh\n";
     for (const auto& step : plan.rollout.steps) md += apply_commands(sys, step);
     md += "```\n\n";
   }
   md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
-        "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
+        "(" + kubectl_code({"delete", "job", "-n", ns, "NAME"}) + "), then apply.\n\n";
   return md;
 }
 
