@@ -14,23 +14,6 @@ import sys
 
 # (file, text the literal holds, why it is written by hand)
 ALLOWED = [
-    # The bodies of apply.sh's wait functions: kubectl over the function's arguments ($1, $2),
-    # with the shell function's own line breaks.
-    ("emit_scripts_apply.cpp", 'until run kubectl --context \\"$KUBE_CONTEXT\\" wait \\"job/$1\\"',
-     "wait_job's body"),
-    ("emit_scripts_apply.cpp", 'failed=$(run kubectl --context \\"$KUBE_CONTEXT\\" get \\"job/$1\\"',
-     "wait_job's body"),
-    ("emit_scripts_apply.cpp", 'until run kubectl --context \\"$KUBE_CONTEXT\\" wait \\"$1\\"', "wait_for's body"),
-    ("emit_scripts_apply.cpp", 'state=$(run kubectl --context \\"$KUBE_CONTEXT\\" get \\"$1\\"', "wait_for's body"),
-    ("emit_scripts_apply.cpp", 'run kubectl --context \\"$KUBE_CONTEXT\\" rollout status \\"$1\\"',
-     "wait_rollout's body"),
-    # Hints inside a die message's double quotes, naming the function's argument.
-    ("emit_scripts_apply.cpp", "see: kubectl logs job/$1 -n $NAMESPACE", "a hint in wait_job's message"),
-    ("emit_scripts_apply.cpp", "see: kubectl describe $1 -n $NAMESPACE", "a hint in wait_for's message"),
-    ("emit_scripts_apply.cpp", "see: kubectl describe pods -n $NAMESPACE", "a hint in wait_rollout's message"),
-    # What apply.sh prints at the end for the reader to run: text of a double-quoted log message
-    # with the script's variables expanded in it, where a shell word ("$KUBE_CONTEXT") would nest.
-    ("emit_scripts_apply.cpp", "  kubectl --context ", "apply.sh's closing hints"),
     # A Terraform output: an HCL template interpolating the cluster's attributes.
     ("emit_terraform.cpp", "gcloud container clusters get-credentials ", "the get_credentials output"),
     # Prose naming a command, not writing one out.
