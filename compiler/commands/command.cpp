@@ -1,6 +1,7 @@
 #include "commands/command.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -9,26 +10,35 @@
 namespace trainc {
 
 CommandLine& CommandLine::arg(std::string_view literal) {
+  literals.emplace_back(literal);
   words.push_back(sh_quote(literal));
   return *this;
 }
 
 CommandLine& CommandLine::word(std::string shell_word) {
+  shell_words = true;
   words.push_back(std::move(shell_word));
   return *this;
 }
 
 CommandLine& CommandLine::flag(std::string_view name) {
+  literals.emplace_back(name);
   flags.emplace_back(name);
   return *this;
 }
 
 CommandLine& CommandLine::flag(std::string_view name, const std::string& shell_word) {
+  shell_words = true;
   flags.push_back(fmt::format("{}{}{}", name, spaced ? " " : "=", shell_word));
   return *this;
 }
 
-CommandLine& CommandLine::opt(std::string_view name, std::string_view literal) { return flag(name, sh_quote(literal)); }
+CommandLine& CommandLine::opt(std::string_view name, std::string_view literal) {
+  if (spaced) literals.insert(literals.end(), {std::string(name), std::string(literal)});
+  else literals.push_back(fmt::format("{}={}", name, literal));
+  flags.push_back(fmt::format("{}{}{}", name, spaced ? " " : "=", sh_quote(literal)));
+  return *this;
+}
 
 std::vector<std::string> CommandLine::lines(std::string_view before, std::string_view after, std::size_t width) const {
   std::string head = std::string(before) + fmt::format("{}", fmt::join(words, " "));
@@ -46,11 +56,24 @@ CommandLine& CommandLine::next_line() {
   return *this;
 }
 
-std::string CommandLine::line() const {
-  std::string out = fmt::format("{}", fmt::join(words, " "));
-  for (std::size_t i = 0; i < flags.size(); ++i)
-    out += (std::find(breaks.begin(), breaks.end(), i) != breaks.end() ? " \\\n  " : " ") + flags[i];
+std::vector<std::string> CommandLine::parts() const {
+  std::vector<std::string> out{fmt::format("{}", fmt::join(words, " "))};
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    if (std::find(breaks.begin(), breaks.end(), i) != breaks.end()) {
+      out.back() += " \\";
+      out.emplace_back(flags[i]);
+    } else {
+      out.back() += " " + flags[i];
+    }
+  }
   return out;
+}
+
+std::string CommandLine::line() const { return fmt::format("{}", fmt::join(parts(), "\n  ")); }
+
+std::vector<std::string> CommandLine::argv() const {
+  if (shell_words) throw std::logic_error("argv() of a command with shell words: " + line());
+  return literals;
 }
 
 namespace cmd {
@@ -65,12 +88,6 @@ std::string k8s_file(const KubeTarget& t, std::string_view file) {
     out += c;
   }
   return out + '"';
-}
-
-CommandLine helm(const KubeTarget& t) {
-  CommandLine c;
-  c.spaced = t.spaced;
-  return c.arg("helm");
 }
 
 /// The flags every helm command of the target ends with.
@@ -88,6 +105,14 @@ CommandLine gcloud(std::initializer_list<std::string_view> literals) {
   return c;
 }
 
+CommandLine helm(const KubeTarget& t, std::initializer_list<std::string_view> literals) {
+  CommandLine c;
+  c.spaced = t.spaced;
+  c.arg("helm");
+  for (auto w : literals) c.arg(w);
+  return c;
+}
+
 CommandLine kubectl(const KubeTarget& t, std::initializer_list<std::string_view> literals) {
   CommandLine c;
   c.spaced = t.spaced;
@@ -100,6 +125,7 @@ CommandLine kubectl(const KubeTarget& t, std::initializer_list<std::string_view>
 CommandLine apply_files(const KubeTarget& t, const std::vector<std::string>& files) {
   CommandLine c = kubectl(t, {"apply"});
   for (const auto& f : files) c.flags.push_back("-f " + k8s_file(t, f));
+  c.shell_words = true;  // the files as the target names them
   return c;
 }
 
@@ -111,6 +137,17 @@ CommandLine apply_manifest(const KubeTarget& t, const Manifest& m, bool server_s
 
 CommandLine wait_deployments(const KubeTarget& t, const Manifest& m) {
   return kubectl(t, {"wait", "deployment", "--all", "-n"}).arg(m.ns).arg("--for=condition=available").arg("--timeout=300s");
+}
+
+CommandLine port_forward(const KubeTarget& t, const std::string& ns, const std::string& service,
+                         const std::vector<std::string>& ports) {
+  CommandLine c = kubectl(t, {"port-forward", "-n", ns, "service/" + service});
+  for (const auto& p : ports) c.arg(p);
+  return c;
+}
+
+CommandLine load_balancer_ip(const KubeTarget& t, const std::string& service, const std::string& ns) {
+  return kubectl(t, {"get", "service", service, "-n", ns, "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"});
 }
 
 CommandLine helm_install(const KubeTarget& t, const Operator& op) {
@@ -147,8 +184,21 @@ CommandLine enable_apis(const std::string& project, const std::vector<std::strin
 CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions) {
   CommandLine c = gcloud({"builds", "submit"});
   c.opt("--config", config).opt("--region", region).opt("--substitutions", substitutions);
-  c.flags.push_back(".");  // the source, after the flags
-  return c;
+  return c.flag(".");  // the source, after the flags
+}
+
+CommandLine region_quotas(const std::string& region_word, const std::string& project_word) {
+  CommandLine c = gcloud({"compute", "regions", "describe"}).word(region_word);
+  c.flag("--project", project_word).opt("--flatten", "quotas");
+  return c.next_line().opt("--format", "csv[no-heading](quotas.metric,quotas.limit,quotas.usage)");
+}
+
+CommandLine curl(const std::string& url_word, const std::string& host) {
+  CommandLine c;
+  c.spaced = true;
+  c.arg("curl");
+  if (!host.empty()) c.arg("-H").arg("Host: " + host);
+  return c.word(url_word);
 }
 
 }  // namespace cmd

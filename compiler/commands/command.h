@@ -19,6 +19,9 @@ struct CommandLine {
   std::vector<std::string> flags;  ///< each gets a line of its own when the command does not fit on one
   bool spaced = false;             ///< flags are written `--name VALUE` (not `--name=VALUE`)
   std::vector<std::size_t> breaks;  ///< flags line() starts a continuation line at
+  /// The arguments as the program receives them, while every one was added as a literal (argv()).
+  std::vector<std::string> literals;
+  bool shell_words = false;  ///< an argument was added as a shell word: there is no argv()
 
   /// A literal argument, quoted for the shell when it needs to be.
   CommandLine& arg(std::string_view literal);
@@ -37,8 +40,13 @@ struct CommandLine {
   /// Starts a continuation line at the next flag, where line() renders the command (the runbook
   /// groups a long command's flags by meaning).
   CommandLine& next_line();
+  /// The lines next_line() asked for, each but the last ending ` \`, without their indentation.
+  std::vector<std::string> parts() const;
   /// The command on one line, or on the lines next_line() asked for (` \`, then two spaces).
   std::string line() const;
+  /// The program and arguments unquoted, as an exec form takes them (Cloud Build's entrypoint and
+  /// args). Throws std::logic_error for a command with a shell word: only a shell can expand it.
+  std::vector<std::string> argv() const;
 };
 
 /// Where kubectl and helm commands act, and how they name the output's k8s/ files.
@@ -53,6 +61,8 @@ struct KubeTarget {
 namespace cmd {
 
 CommandLine gcloud(std::initializer_list<std::string_view> literals);
+/// helm, before the target's flags (helm_install adds them).
+CommandLine helm(const KubeTarget& t, std::initializer_list<std::string_view> literals = {});
 /// kubectl with the target's context.
 CommandLine kubectl(const KubeTarget& t, std::initializer_list<std::string_view> literals);
 /// `kubectl apply` of output files ("k8s/x.yaml"), one -f each.
@@ -61,6 +71,11 @@ CommandLine apply_files(const KubeTarget& t, const std::vector<std::string>& fil
 CommandLine apply_manifest(const KubeTarget& t, const Manifest& m, bool server_side);
 /// Blocks until every Deployment of the manifest's namespace is available (its webhooks answer).
 CommandLine wait_deployments(const KubeTarget& t, const Manifest& m);
+/// `kubectl port-forward` of a Service's ports ("8000:8000") to the workstation.
+CommandLine port_forward(const KubeTarget& t, const std::string& ns, const std::string& service,
+                         const std::vector<std::string>& ports);
+/// Prints the external IP of the load balancer of Service `service` (the ingress gateway's).
+CommandLine load_balancer_ip(const KubeTarget& t, const std::string& service, const std::string& ns);
 /// `helm upgrade --install` of a chart pinned in the catalog: idempotent, and waits.
 CommandLine helm_install(const KubeTarget& t, const Operator& op);
 /// `helm uninstall` of the chart's release; with `wait`, until its resources are gone.
@@ -72,8 +87,14 @@ std::vector<CommandLine> state_bucket(const Gcp& g);
 CommandLine project_number(const std::string& project_word);
 /// Enables the Google APIs `services` in the project.
 CommandLine enable_apis(const std::string& project, const std::vector<std::string>& services);
+/// Prints each quota of the region (shell word `region_word`): metric, limit and usage as CSV.
+CommandLine region_quotas(const std::string& region_word, const std::string& project_word);
 /// Submits a Cloud Build config from the repository root (the source is ".").
 CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions);
+
+/// A request to `url_word` (a shell word: it may name $GATEWAY_IP) with the Host header `host`
+/// ("" for none), as the runbook's calling examples write it.
+CommandLine curl(const std::string& url_word, const std::string& host);
 
 }  // namespace cmd
 }  // namespace trainc

@@ -144,7 +144,7 @@ std::vector<std::string> helm_install(const std::string& bin) {
   const std::string version = catalog().ci().helm_version;
   return {
       "if command -v helm >/dev/null 2>&1; then",
-      "  helm version --short",
+      "  " + cmd::helm({}, {"version", "--short"}).line(),
       "else",
       fmt::format("  tarball=helm-{}-linux-amd64.tar.gz", version),
       "  tmp=$(mktemp -d)",
@@ -458,11 +458,11 @@ struct CloudBuild {
     const std::string sdk = catalog().ci().cloud_sdk_image;
     ojson steps = ojson::array();
     ojson enable = step("enable-apis", sdk, ojson::array({"-"}));
-    enable["entrypoint"] = "gcloud";
-    ojson args = ojson::array({"services", "enable"});
-    for (const auto& api : ci_apis(sys)) args.push_back(api);
-    args.push_back("--project=$PROJECT_ID");
-    enable["args"] = args;
+    // Cloud Build substitutes $PROJECT_ID in the arguments; no shell reads them.
+    const std::vector<std::string> argv = cmd::enable_apis("$PROJECT_ID", ci_apis(sys)).argv();
+    enable["entrypoint"] = argv.front();
+    enable["args"] = ojson::array();
+    for (auto it = argv.begin() + 1; it != argv.end(); ++it) enable["args"].push_back(*it);
     steps.push_back(enable);
     steps.push_back(init("terraform-init", ojson::array({"enable-apis"})));
     steps.push_back(terraform("terraform-apply", vars({"apply", "-input=false", "-auto-approve"}),

@@ -145,8 +145,8 @@ std::string ci_runbook_section(const System& sys) {
                         "to `{}` may act as the deployer.\n\n",
                         gh.plan_service_account, gh.branch);
     }
-    md += "The provider's project number is the one in `workloadIdentityProvider`; `gcloud projects describe "
-          "PROJECT --format='value(projectNumber)'` prints it.\n\n";
+    md += fmt::format("The provider's project number is the one in `workloadIdentityProvider`; `{}` prints it.\n\n",
+                      cmd::project_number("PROJECT").line());
   }
   // Each CI service account, and whether Cloud Build runs as it.
   std::vector<std::pair<std::string, bool>> accounts;
@@ -154,9 +154,9 @@ std::string ci_runbook_section(const System& sys) {
   if (sys.ci->cloudbuild) {
     std::string account = sys.ci->cloudbuild->service_account;
     if (account.empty()) {
-      md += "Cloud Build runs as the project's default Cloud Build service account (`gcloud builds "
-            "get-default-service-account` names it); grant it the roles below, or set "
-            "`ci.cloudbuild.serviceAccount`.\n\n";
+      md += fmt::format("Cloud Build runs as the project's default Cloud Build service account (`{}` names it); "
+                        "grant it the roles below, or set `ci.cloudbuild.serviceAccount`.\n\n",
+                        cmd::gcloud({"builds", "get-default-service-account"}).line());
       account = "CLOUD_BUILD_SERVICE_ACCOUNT";
     }
     auto same = std::find_if(accounts.begin(), accounts.end(), [&](const auto& a) { return a.first == account; });

@@ -19,6 +19,14 @@
 namespace trainc {
 namespace {
 
+/// How the runbook's commands act: on the current context, on files named from the output folder.
+KubeTarget runbook_target() { return {"", "", true}; }
+
+/// A kubectl command as inline code, for prose.
+std::string kubectl_code(std::initializer_list<std::string_view> literals) {
+  return "`" + cmd::kubectl(runbook_target(), literals).line() + "`";
+}
+
 /// What a file of the output folder is, for the table at the top.
 std::string describe(const k8s::Plan& plan, const std::string& path) {
   if (path == "model.yaml") return "the lowered model (every default applied)";
@@ -131,8 +139,9 @@ std::string scale_example(const System& sys, const ComputeCluster& c, const PodG
   std::string note = fmt::format("worker group '{}', {} pod{} now", g.name, g.replicas, g.replicas == 1 ? "" : "s");
   if (most)
     note += grow ? fmt::format("; {} up to {}", where, *most) : fmt::format("; {} no more", where);
-  return fmt::format("kubectl scale -n {} deployment/{} --replicas={}   # {}\n", sys.ns,
-                     k8s::worker_group_name(sys, c, g), to, note);
+  const std::string deployment = "deployment/" + k8s::worker_group_name(sys, c, g);
+  return cmd::kubectl(runbook_target(), {"scale", "-n", sys.ns, deployment, fmt::format("--replicas={}", to)}).line() +
+         "   # " + note + "\n";
 }
 
 /// How to reach, scale and follow each long-lived cluster.
@@ -140,6 +149,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   if (plan.clusters.empty()) return "";
   std::string md = "## Clusters\n\n";
   const std::string& ns = sys.ns;
+  const KubeTarget kube = runbook_target();
   for (const auto& w : plan.clusters) {
     const ComputeCluster& c = *w.cluster;
     const std::string base = k8s::cluster_name(sys, c);
@@ -150,9 +160,9 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               "Ray cluster `{}`: its dashboard and job API are on the head's port 8265 (the recipe forwarded 8625 "
               "by mistake). Submit work with `ray job submit` as an alternative to a step:\n\n```sh\n",
               c.name);
-          s += fmt::format("kubectl port-forward -n {} service/{} 8265:8265\n", ns, k8s::ray_head_service(sys, c));
+          s += cmd::port_forward(kube, ns, k8s::ray_head_service(sys, c), {"8265:8265"}).line() + "\n";
           s += "ray job submit --address http://localhost:8265 -- python my_script.py\n";
-          s += fmt::format("kubectl get raycluster -n {} {}\n", ns, base);
+          s += cmd::kubectl(kube, {"get", "raycluster", "-n", ns, base}).line() + "\n";
           for (const auto& g : c.workers)
             if (g.autoscaled())
               s += fmt::format("# worker group '{}' scales between {} and {} pods with the load\n", g.name, g.min, g.max);
@@ -163,11 +173,11 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               "Dask cluster `{}`: clients reach the scheduler at `{}`; its dashboard is on port 8787.\n\n```sh\n", c.name,
               k8s::dask_scheduler_address(sys, c));
           const std::string scheduler = k8s::dask_scheduler_name(sys, c);
-          s += fmt::format("kubectl port-forward -n {} service/{} 8787:8787\n", ns, scheduler);
+          s += cmd::port_forward(kube, ns, scheduler, {"8787:8787"}).line() + "\n";
           for (const auto& g : c.workers) s += scale_example(sys, c, g);
-          s += fmt::format("kubectl logs -n {} deployment/{}\n", ns, scheduler);
-          return s + "```\n\nA finished client's output stays in its Job's logs (`kubectl logs -n " + ns +
-                 " job/NAME`). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
+          s += cmd::kubectl(kube, {"logs", "-n", ns, "deployment/" + scheduler}).line() + "\n";
+          return s + "```\n\nA finished client's output stays in its Job's logs (" +
+                 kubectl_code({"logs", "-n", ns, "job/NAME"}) + "). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "
                  "workers than the pool holds beside the rest of the system stay Pending: raise the pool's size in the "
                  "spec first.\n\n";
         });
@@ -196,27 +206,27 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
                      v.tensor_parallel);
   const std::string body = fmt::format(
       R"({{"model": "{}", "messages": [{{"role": "user", "content": "Say hello."}}], "max_tokens": 64}})", v.served_name);
-  auto calls = [&](const std::string& base, const std::string& header) {
-    return fmt::format("curl{0} {1}/v1/models\ncurl{0} {1}/v1/chat/completions -H 'Content-Type: application/json' \\\n"
-                       "  -d {2}\n",
-                       header, base, sh_quote(body));
+  auto calls = [&](const std::string& base, const std::string& host) {
+    CommandLine chat = cmd::curl(base + "/v1/chat/completions", host);
+    chat.opt("-H", "Content-Type: application/json").next_line().opt("-d", body);
+    return cmd::curl(base + "/v1/models", host).line() + "\n" + chat.line() + "\n";
   };
   if (s.expose.gateway) {
     const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-    const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
     out += fmt::format("Call its OpenAI-compatible API from outside the cluster{} (any OpenAI client works with base "
                        "URL `http://$GATEWAY_IP{}/v1`):\n\n```sh\n{}```\n\n",
                        s.expose.path_prefix.empty() ? "" : fmt::format(" under `{}` (the gateway strips the prefix)",
                                                                        s.expose.path_prefix),
-                       s.expose.path_prefix, calls("http://$GATEWAY_IP" + s.expose.path_prefix, header));
+                       s.expose.path_prefix, calls("http://$GATEWAY_IP" + s.expose.path_prefix, host));
     if (!host.empty())
       out += fmt::format("The gateway routes only the hosts {} to it: point DNS at `$GATEWAY_IP`, or send the "
                          "`Host` header as above.\n\n",
                          fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
   } else {
     out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000/v1` (the OpenAI-compatible API). "
-                       "From a workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000\n{}```\n\n",
-                       name, ns, ns, name, calls("http://localhost:8000", ""));
+                       "From a workstation:\n\n```sh\n{}\n{}```\n\n",
+                       name, ns, cmd::port_forward(runbook_target(), ns, name, {"8000:8000"}).line(),
+                       calls("http://localhost:8000", ""));
   }
   out += fmt::format(
       "**Dashboards.** Managed Service for Prometheus scrapes `/metrics` on port 8000 every 15s (PodMonitoring `{0}`). "
@@ -230,9 +240,10 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
   if (s.autoscaled())
     out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than {} "
                        "requests per pod wait in vLLM's queue (`vllm:num_requests_waiting`, served to the HPA by the "
-                       "Custom Metrics Stackdriver Adapter as `{}`). `kubectl describe hpa -n {} {}` shows what it "
+                       "Custom Metrics Stackdriver Adapter as `{}`). {} shows what it "
                        "sees; change the bounds in the spec.\n\n",
-                       s.min, s.max, s.pending_requests, s.scaling_metric().adapter_name, ns, name);
+                       s.min, s.max, s.pending_requests, s.scaling_metric().adapter_name,
+                       kubectl_code({"describe", "hpa", "-n", ns, name}));
   else
     out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on the "
                        "request queue.\n\n",
@@ -240,9 +251,9 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
   out += fmt::format(
       "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
       "{} minutes. To serve another model or revision, change the spec and apply it: a rolling update replaces the "
-      "pods while the others serve. To roll back, `kubectl rollout undo -n {} deployment/{}` until the spec is fixed and "
+      "pods while the others serve. To roll back, {} until the spec is fixed and "
       "applied again.\n\n",
-      (s.startup_seconds + 59) / 60, ns, name);
+      (s.startup_seconds + 59) / 60, kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
   return out;
 }
 
@@ -266,10 +277,8 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       }
     md += fmt::format("Exposed services answer on the Istio ingress gateway's external IP, port 80: {}. "
                       "`scripts/health.sh` finds the address and asks every service and model whether it is ready."
-                      "\n\n```sh\n"
-                      "GATEWAY_IP=$(kubectl get service {} -n {} -o 'jsonpath={{.status.loadBalancer.ingress[0].ip}}')\n"
-                      "```\n\n",
-                      fmt::join(apis, "; "), gw.release, gw.ns);
+                      "\n\n```sh\nGATEWAY_IP=$({})\n```\n\n",
+                      fmt::join(apis, "; "), cmd::load_balancer_ip(runbook_target(), gw.release, gw.ns).line());
   }
   for (const auto& w : plan.services) {
     const Service& s = *w.service;
@@ -286,16 +295,15 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       const CallingExamples calls = s.calling_examples();
       if (s.expose.gateway && !s.expose.path_prefix.empty()) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-        out += fmt::format("Call its HTTP API under `{0}` on the gateway (the gateway strips the prefix; gRPC is not "
-                           "routed to a prefixed service):\n\n```sh\ncurl{1} http://$GATEWAY_IP{0}{2}\n"
-                           "```\n\n",
-                           s.expose.path_prefix, host.empty() ? "" : fmt::format(" -H 'Host: {}'", host),
-                           calls.ready_path);
+        out += fmt::format("Call its HTTP API under `{}` on the gateway (the gateway strips the prefix; gRPC is not "
+                           "routed to a prefixed service):\n\n```sh\n{}\n```\n\n",
+                           s.expose.path_prefix,
+                           cmd::curl("http://$GATEWAY_IP" + s.expose.path_prefix + calls.ready_path, host).line());
       } else if (s.expose.gateway) {
         const std::string host = s.expose.hosts.front() == "*" ? "" : s.expose.hosts.front();
-        const std::string header = host.empty() ? "" : fmt::format(" -H 'Host: {}'", host);
-        out += fmt::format("Call it from outside the cluster{}:\n\n```sh\ncurl{} http://$GATEWAY_IP{}\n",
-                           calls.client ? ", " + calls.client->how : "", header, calls.ready_path);
+        out += fmt::format("Call it from outside the cluster{}:\n\n```sh\n{}\n",
+                           calls.client ? ", " + calls.client->how : "",
+                           cmd::curl("http://$GATEWAY_IP" + calls.ready_path, host).line());
         if (calls.client)
           out += fmt::format("docker run --rm --net=host {} \\\n  {}\n", sh_quote(calls.client->image),
                              fmt::join(calls.client->argv, " "));
@@ -306,9 +314,9 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
                              fmt::format("`{}`", fmt::join(s.expose.hosts, "`, `")));
       } else {
         out += fmt::format("It is reachable inside the cluster at `http://{}.{}.svc:8000` (gRPC on 8001). From a "
-                           "workstation:\n\n```sh\nkubectl port-forward -n {} service/{} 8000:8000 8001:8001\n"
-                           "curl http://localhost:8000{}\n```\n\n",
-                           name, ns, ns, name, calls.ready_path);
+                           "workstation:\n\n```sh\n{}\n{}\n```\n\n",
+                           name, ns, cmd::port_forward(runbook_target(), ns, name, {"8000:8000", "8001:8001"}).line(),
+                           cmd::curl("http://localhost:8000" + calls.ready_path, "").line());
       }
       out += fmt::format(
           "**Dashboards.** Managed Service for Prometheus scrapes port 8002 every 15s (PodMonitoring `{}`). In Cloud "
@@ -320,21 +328,22 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
       if (s.autoscaled())
         out += fmt::format("**Scaling.** The HorizontalPodAutoscaler keeps {} to {} pods, adding pods while more than "
                            "{} requests per pod wait in {} (`{}`, served "
-                           "to the HPA by the Custom Metrics Stackdriver Adapter). `kubectl describe hpa -n {} {}` "
+                           "to the HPA by the Custom Metrics Stackdriver Adapter). {} "
                            "shows what it sees; change the bounds in the spec.\n\n",
-                           s.min, s.max, s.pending_requests, s.scaling_metric().measures, s.scaling_metric().name, ns,
-                           name);
+                           s.min, s.max, s.pending_requests, s.scaling_metric().measures, s.scaling_metric().name,
+                           kubectl_code({"describe", "hpa", "-n", ns, name}));
       else
         out += fmt::format("**Scaling.** {} pod(s), fixed; set `autoscaling: {{min, max}}` in the spec to scale on "
                            "the request queue.\n\n",
                            s.replicas);
       out += fmt::format(
           "**New model versions and rollback.** Triton loads the repository when a pod starts. After copying a new "
-          "version folder into the bucket, roll the pods: `kubectl rollout restart -n {0} deployment/{1}`. To roll "
+          "version folder into the bucket, roll the pods: {}. To roll "
           "back a model, remove (or stop listing in `version_policy`) the newer version folder and restart the same "
-          "way; to roll back a change of the server itself (image, flags), `kubectl rollout undo -n {0} "
-          "deployment/{1}` until the spec is fixed and applied again.\n\n",
-          ns, name);
+          "way; to roll back a change of the server itself (image, flags), {} until the spec is fixed and applied "
+          "again.\n\n",
+          kubectl_code({"rollout", "restart", "-n", ns, "deployment/" + name}),
+          kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
       return out;
         });
   }
@@ -512,7 +521,7 @@ std::string capacity_section(const System& sys, const ResourcePlan& resources) {
 std::string before_section(const System& sys, const k8s::Plan& plan) {
   const std::string& ns = sys.ns;
   std::string md = "## Before you apply\n\n";
-  md += fmt::format("- `kubectl config current-context` names the cluster to deploy to.\n");
+  md += fmt::format("- {} names the cluster to deploy to.\n", kubectl_code({"config", "current-context"}));
   if (!sys.owns_namespace)
     md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it).\n", ns);
   if (!sys.service_account.empty())
@@ -552,9 +561,6 @@ std::string infrastructure_section(const System& sys) {
                     sys.gcp->location());
   return md;
 }
-
-/// How the runbook's commands act: on the current context, on files named from the output folder.
-KubeTarget runbook_target() { return {"", "", true}; }
 
 /// One step of the rollout (k8s/rollout.h) as the commands that do it by hand, a line each.
 std::string apply_commands(const System& sys, const RolloutStep& step) {
@@ -599,6 +605,7 @@ std::string apply_section(const System& sys, const Planned& plan) {
   if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
     md += "```sh\n" + cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
   } else {
+    const std::string apply_all = kubectl_code({"apply", "-k", "k8s/"});
     md += !plan.services.empty()
               ? "Operators come first, then long-lived clusters and services; a step starts once what it runs on "
                 "is ready and the steps it needs have completed (`scripts/apply.sh` does all of this and then runs "
@@ -608,15 +615,15 @@ std::string apply_section(const System& sys, const Planned& plan) {
                 "steps:\n\n```sh\n"
           : plan.clusters.empty()
               ? "Steps depend on each other (`needs`), so start each Job after the ones it needs have completed "
-                "(`kubectl apply -k k8s/` would start them all at once):\n\n```sh\n"
+                "(" + apply_all + " would start them all at once):\n\n```sh\n"
               : "Long-lived clusters come first; a step on a cluster starts once the cluster is ready, and a step "
-                "that needs others once they have completed (`kubectl apply -k k8s/` would start them all at "
+                "that needs others once they have completed (" + apply_all + " would start them all at "
                 "once):\n\n```sh\n";
     for (const auto& step : plan.rollout.steps) md += apply_commands(sys, step);
     md += "```\n\n";
   }
   md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
-        "(`kubectl delete job -n " + ns + " NAME`), then apply.\n\n";
+        "(" + kubectl_code({"delete", "job", "-n", ns, "NAME"}) + "), then apply.\n\n";
   return md;
 }
 

@@ -44,9 +44,8 @@ std::string gs(const Store& s) { return lit("gs://" + s.bucket); }
 // ---- calls ----------------------------------------------------------------------------------
 
 Call gcloud(std::initializer_list<std::string> words) {
-  Call c;
-  c.words.emplace_back("gcloud");
-  c.words.insert(c.words.end(), words);
+  Call c = cmd::gcloud({});
+  for (const auto& w : words) c.word(w);
   return c;
 }
 
@@ -68,9 +67,8 @@ Call pool_call(std::string_view verb, std::string_view pool) {
 }
 
 Call kubectl(std::initializer_list<std::string> words) {
-  Call c;
-  c.words = {"kubectl", "--context", ref("KUBE_CONTEXT")};
-  c.words.insert(c.words.end(), words);
+  Call c = cmd::kubectl(kube_target(), {});
+  for (const auto& w : words) c.word(w);
   return c;
 }
 

@@ -10,17 +10,32 @@
 namespace trainc::scripts {
 namespace {
 
+/// A kubectl command for a message's double quotes, where the shell expands `$1` and `$NAMESPACE`
+/// for the reader: words as written.
+std::string hint(std::initializer_list<std::string> words) {
+  CommandLine c = cmd::kubectl(KubeTarget{}, {});
+  for (const auto& w : words) c.word(w);
+  return c.line();
+}
+
 void wait_function(ShellScript& sh) {
+  Call wait = kubectl({"wait", "\"job/$1\"", "-n", ref("NAMESPACE")});
+  wait.next_line().opt("--for", k8s::wait_condition(k8s::Ready::kJobComplete)).opt("--timeout", "300s");
+  Call failed = kubectl({"get", "\"job/$1\"", "-n", ref("NAMESPACE")});
+  failed.spaced = true;
+  failed.next_line().opt("-o", "jsonpath={.status.conditions[?(@.type==\"Failed\")].status}");
+  const auto w = wait.parts(), f = failed.parts();
   sh.line();
   sh.comment("Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout");
   sh.comment("on a failed Job, so every 5 minutes the Job's Failed condition is looked at.");
   sh.open("wait_job() {")
       .line("local failed")
-      .line("until run kubectl --context \"$KUBE_CONTEXT\" wait \"job/$1\" -n \"$NAMESPACE\" \\")
-      .open(fmt::format("    --for={} --timeout=300s; do", k8s::wait_condition(k8s::Ready::kJobComplete)))
-      .line("failed=$(run kubectl --context \"$KUBE_CONTEXT\" get \"job/$1\" -n \"$NAMESPACE\" \\")
-      .line("  -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].status}') || die \"cannot read job/$1\"")
-      .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE\"; fi")
+      .line("until run " + w.front())
+      .open("    " + w.back() + "; do")
+      .line("failed=$(run " + f.front())
+      .line("  " + f.back() + ") || die \"cannot read job/$1\"")
+      .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: " + hint({"logs", "job/$1", "-n", "$NAMESPACE"}) +
+            "\"; fi")
       .line("log \"job/$1 is still running\"")
       .close("done")
       .close("}");
@@ -31,13 +46,17 @@ void wait_for_function(ShellScript& sh) {
   sh.line();
   sh.comment("Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;");
   sh.comment("with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).");
+  Call wait = kubectl({"wait", "\"$1\"", "-n", ref("NAMESPACE")});
+  wait.flag("--for", "\"$2\"").opt("--timeout", "300s");
+  const Call state = kubectl({"get", "\"$1\"", "-n", ref("NAMESPACE"), "-o", "\"jsonpath=$3\""});
   sh.open("wait_for() {")
       .line("local state")
-      .open("until run kubectl --context \"$KUBE_CONTEXT\" wait \"$1\" -n \"$NAMESPACE\" --for=\"$2\" --timeout=300s; do")
+      .open("until run " + wait.line() + "; do")
       .open("if [ \"$#\" -ge 4 ]; then")
-      .line("state=$(run kubectl --context \"$KUBE_CONTEXT\" get \"$1\" -n \"$NAMESPACE\" -o \"jsonpath=$3\") ||")
+      .line("state=$(run " + state.line() + ") ||")
       .line("  die \"cannot read $1\"")
-      .line("if [ \"$state\" = \"$4\" ]; then die \"$1 is $4; see: kubectl describe $1 -n $NAMESPACE\"; fi")
+      .line("if [ \"$state\" = \"$4\" ]; then die \"$1 is $4; see: " + hint({"describe", "$1", "-n", "$NAMESPACE"}) +
+            "\"; fi")
       .close("fi")
       .line("log \"$1 is not there yet\"")
       .close("done")
@@ -63,9 +82,12 @@ std::string wait_line(const k8s::Object& done) {
 void rollout_function(ShellScript& sh) {
   sh.line();
   sh.comment("Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.");
+  Call status = kubectl({"rollout", "status", "\"$1\"", "-n", ref("NAMESPACE")});
+  status.flag("--timeout", "\"${2:-30m}\"");
   sh.open("wait_rollout() {")
-      .line("run kubectl --context \"$KUBE_CONTEXT\" rollout status \"$1\" -n \"$NAMESPACE\" --timeout=\"${2:-30m}\" ||")
-      .line("  die \"$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}\"")
+      .line("run " + status.line() + " ||")
+      .line("  die \"$1 has not rolled out in ${2:-30m}; see: " +
+            hint({"describe", "pods", "-n", "$NAMESPACE", "-l", "app.kubernetes.io/instance=${1#*/}"}) + "\"")
       .close("}");
 }
 /// An addon: Istio's or KubeRay's charts (`helm upgrade --install` is idempotent), or a pinned
@@ -176,11 +198,11 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
       .branch("else")
       .line("log 'applied. The Jobs run on; watch them with:'")
       .close("fi");
-  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " get jobs,pods -n ", Var{"NAMESPACE"},
-                                   " -l " + selector + " -w")));
-  sh.line(fmt::format("log {}", dq("  kubectl --context ", Var{"KUBE_CONTEXT"}, " logs -f " +
-                                       k8s::logs_ref(plan.workloads.back().done()) + " -n ",
-                                   Var{"NAMESPACE"})));
+  // Kubernetes names only: nothing in them needs quoting, inside double quotes or out.
+  sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "get", "jobs,pods", "-n", "${NAMESPACE}", "-l",
+                                          selector, "-w"})));
+  sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "logs", "-f",
+                                          k8s::logs_ref(plan.workloads.back().done()), "-n", "${NAMESPACE}"})));
 }
 
 std::vector<std::string> apply_help(const k8s::Plan& plan) {

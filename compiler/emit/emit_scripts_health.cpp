@@ -52,11 +52,15 @@ void health_functions(ShellScript& sh) {
       .close("}");
 }
 
+/// A kubectl command on the current context, for a message to the reader (inside double quotes:
+/// names only).
+std::string hint(std::initializer_list<std::string_view> literals) {
+  return cmd::kubectl(KubeTarget{}, literals).line();
+}
+
 void gateway_address(ShellScript& sh) {
   const Operator& gw = catalog().istio_gateway();
-  const std::string get = cmd::kubectl(kube_target(), {"get", "service", gw.release, "-n", gw.ns, "-o",
-                                                       "jsonpath={.status.loadBalancer.ingress[0].ip}"})
-                              .line();
+  const std::string get = cmd::load_balancer_ip(kube_target(), gw.release, gw.ns).line();
   sh.line();
   sh.comment("The ingress gateway's external IP, once Google Cloud has given it one.");
   sh.open("gateway_ip() {")
@@ -81,13 +85,13 @@ void gateway_address(ShellScript& sh) {
   sh.line(fmt::format("  die {}", dq(fmt::format("the Istio ingress gateway (service {}/{}) got no external IP in ", gw.ns,
                                                   gw.release),
                                       Var{"ATTEMPTS"},
-                                      fmt::format(" tries; see: kubectl describe service {} -n {}", gw.release, gw.ns))));
+                                      " tries; see: " + hint({"describe", "service", gw.release, "-n", gw.ns}))));
 }
 
 /// The checks of one service (its kind's health checks): the server is ready, then each model.
 void health_checks(ShellScript& sh, const System& sys, const Service& s) {
   const std::string name = k8s::service_name(sys, s);
-  const std::string see = fmt::format("; see: kubectl logs -n {} deployment/{}", sys.ns, name);
+  const std::string see = "; see: " + hint({"logs", "-n", sys.ns, "deployment/" + name});
   struct Check {
     std::string what, path, listed;
   };
@@ -121,7 +125,8 @@ void health_checks(ShellScript& sh, const System& sys, const Service& s) {
     const std::string raw = fmt::format("/api/v1/namespaces/{}/services/{}:http/proxy{}", sys.ns, name, path);
     Call c{{"until_ok", dq(what)}, {}};
     if (!listed.empty()) c.words.insert(c.words.end(), {"listed", lit(listed)});
-    c.words.insert(c.words.end(), {"kubectl", "--context", ref("KUBE_CONTEXT"), "get", "--raw", lit(raw)});
+    const Call get = kubectl({"get", "--raw", lit(raw)});
+    c.words.insert(c.words.end(), get.words.begin(), get.words.end());
     for (const auto& l : render(c, "", listed.empty() ? " >/dev/null ||" : " ||")) sh.line(l);
     sh.line(fmt::format("  die {}", dq(what + (listed.empty() ? " is not ready" : " is not listed") + " at " + raw +
                                          " after ", Var{"ATTEMPTS"}, " tries" + see)));

@@ -228,11 +228,13 @@ void up_quota(ShellScript& sh, const ResourcePlan& plan) {
   for (const auto& q : plan.quota) needs.push_back(fmt::format("{}={}", q.metric, q.amount));
   sh.line();
   sh.comment("Quota the pools need at their largest (trainc plan), against what the region has free.");
+  // Two lines: the format's columns on the second.
+  const std::vector<std::string> quotas = cmd::region_quotas(ref("REGION"), ref("PROJECT_ID")).parts();
   sh.open("check_quota() {")
       .line("local quotas pair metric need line limit usage free")
       .line("if [ \"$DRY_RUN\" = 1 ]; then log \"dry run: quota in $REGION not read\"; return 0; fi")
-      .open("if ! quotas=$(gcloud compute regions describe \"$REGION\" --project=\"$PROJECT_ID\" --flatten=quotas \\")
-      .line("--format='csv[no-heading](quotas.metric,quotas.limit,quotas.usage)'); then")
+      .open("if ! quotas=$(" + quotas.front())
+      .line(quotas.back() + "); then")
       .line("log \"warning: cannot read the quota of $REGION; not checked\"")
       .line("return 0")
       .close("fi")
