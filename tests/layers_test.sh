@@ -13,7 +13,7 @@ t "no compiler source includes a header from a layer above its own" python3 test
 # Files with one job each: no compiler source (tests included) over 800 lines.
 short_sources() {
   local long
-  long=$(find compiler -name '*.cpp' -o -name '*.h' | xargs wc -l | awk '$2 != "total" && $1 > 800 { print $2 ": " $1 " lines" }')
+  long=$(find compiler \( -name '*.cpp' -o -name '*.h' \) -exec wc -l {} + | awk '$2 != "total" && $1 > 800 { print $2 ": " $1 " lines" }')
   [ -z "$long" ] || { echo "$long"; return 1; }
 }
 t "no compiler source is over 800 lines" short_sources
