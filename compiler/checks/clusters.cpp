@@ -103,6 +103,18 @@ void check_ray_step(const Step& step, const ComputeCluster& c, const Document& d
   misplaced(step.checkpoints.has_value(), "checkpoints", "write checkpoints to the cluster's mounts");
   misplaced(!step.resources.requests.empty() || !step.resources.limits.empty(), "resources",
             "size the cluster's worker groups");
+  // KubeRay (v1.6 on; ray-operator/controllers/ray/utils/validation.go, ValidateRayJobSpec) marks a
+  // RayJob with clusterSelector and backoffLimit > 0 ValidationFailed: a retry would make a new
+  // cluster, and a job on a long-lived one has none to make.
+  const std::string retries = ptr_key(step.ptr, "retries");
+  if (!c.per_job() && written(doc, retries) && step.retries > 0)
+    doc.error(diags, retries,
+              fmt::format("step '{}' is submitted to the long-lived Ray cluster '{}' (a RayJob with clusterSelector), "
+                          "which KubeRay does not retry: it refuses backoffLimit {} there (\"BackoffLimit is "
+                          "incompatible with ClusterSelector mode\"); remove 'retries', or give the cluster "
+                          "'perJob: true' so each run brings its own cluster",
+                          step.name, c.name, step.retries),
+              Anchor::key);
 }
 
 }  // namespace

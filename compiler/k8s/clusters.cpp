@@ -183,7 +183,14 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
     for (const auto& [k, v] : step.env) env_vars[k] = v;
     spec["runtimeEnvYAML"] = to_yaml(ojson{{"env_vars", env_vars}}, "");
   }
-  spec["backoffLimit"] = step.retries;
+  // KubeRay refuses backoffLimit with clusterSelector (checks/clusters.cpp): only a job that brings
+  // its own cluster is retried.
+  if (r.per_job) spec["backoffLimit"] = step.retries;
+  // The operator submits the job to the head's dashboard itself. The default, K8sJobMode, runs a
+  // submitter Job whose pod KubeRay writes with no securityContext, nodeSelector or tolerations
+  // (v1.7.0 common/job.go, GetDefaultSubmitterContainer): a restricted namespace refuses it, and on
+  // tainted GPU pools it has nowhere to run.
+  spec["submissionMode"] = "HTTPMode";
   if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
   j["spec"] = spec;
   return j;
