@@ -127,9 +127,20 @@ ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::st
   spec["rayVersion"] = r.version;
   bool autoscaled = false;
   for (const auto& g : c.workers) autoscaled = autoscaled || g.autoscaled();
-  if (autoscaled) spec["enableInTreeAutoscaling"] = true;
   ojson head = cluster_container(sys, c, r.head, "ray-head",
                                  ojson::array({port("gcs-server", 6379), port("dashboard", 8265), port("client", 10001)}));
+  if (autoscaled) {
+    spec["enableInTreeAutoscaling"] = true;
+    // KubeRay appends its autoscaler container to the head pod (the engine's added container) with
+    // no securityContext unless one is given here (v1.7.0 common/pod.go, BuildAutoscalerContainer):
+    // it gets the head container's, so a restricted namespace admits the pod, and the resources
+    // the head's size already leaves room for.
+    for (const AddedContainer& a : c.added_containers()) {
+      if (a.name != "autoscaler") continue;
+      spec["autoscalerOptions"] = {{"resources", {{"requests", a.requests}, {"limits", a.limits}}},
+                                   {"securityContext", head["securityContext"]}};
+    }
+  }
   // rayStartParams are strings; the head takes no GPUs, so Ray schedules none of the work there.
   spec["headGroupSpec"] = {
       {"rayStartParams", {{"dashboard-host", "0.0.0.0"}, {"num-gpus", std::to_string(r.head.gpus)}}},

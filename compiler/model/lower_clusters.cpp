@@ -88,6 +88,21 @@ void Lowerer::cluster_ref(const System& sys, const std::string& name, const std:
                                       names.empty() ? "; declare it under 'clusters'" : did_you_mean(name, names)));
 }
 
+std::optional<Resources> Lowerer::whole_node(const Pool* pool, bool lead, bool fuse, double cores, double bytes) {
+  if (!pool || pool->vcpus == 0 || (lead && pool->accelerator)) return std::nullopt;
+  // The node's allocatable less the containers beside it in the pod: the GCS FUSE sidecar, and
+  // what the engine's operator adds (`cores`, `bytes`).
+  const auto& sidecar = catalog().gcsfuse_sidecar();
+  const double cpu = pool->allocatable_cpu - (fuse ? sidecar.cores : 0) - cores;
+  const double mem = pool->allocatable_memory - (fuse ? sidecar.bytes : 0) - bytes;
+  const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
+  const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
+  Resources r;
+  r.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
+  r.limits = {{"cpu", cpu_q}, {"memory", mem_q}};
+  return r;
+}
+
 PodGroup Lowerer::pod_group(const System& sys, const std::string& name, const json& g, const std::string& ptr, bool lead,
                             bool fuse) {
   PodGroup out;
@@ -106,14 +121,8 @@ PodGroup Lowerer::pod_group(const System& sys, const std::string& name, const js
   if (g.contains("resources")) {
     out.resources.requests = string_map(g["resources"], "requests");
     out.resources.limits = string_map(g["resources"], "limits");
-  } else if (pool && pool->vcpus > 0 && !(lead && gpu_pool)) {
-    const auto& sidecar = catalog().gcsfuse_sidecar();
-    const double cpu = pool->allocatable_cpu - (fuse ? sidecar.cores : 0);
-    const double mem = pool->allocatable_memory - (fuse ? sidecar.bytes : 0);
-    const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
-    const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
-    out.resources.requests = {{"cpu", cpu_q}, {"memory", mem_q}};
-    out.resources.limits = {{"cpu", cpu_q}, {"memory", mem_q}};
+  } else if (auto whole = whole_node(pool, lead, fuse)) {
+    out.resources = *whole;
   } else {
     out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
     out.resources.limits = {{"memory", "8Gi"}};
@@ -177,6 +186,17 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
         d.rmm_pool_size = get_or<std::string>(c, "rmmPoolSize", "");
         return d;
       });
+  // What the engine's operator adds to the lead's pods (KubeRay's autoscaler beside the head)
+  // shares the lead's node: a whole-node lead leaves room for it.
+  double cores = 0, bytes = 0;
+  for (const AddedContainer& a : out.added_containers()) {
+    if (a.group != out.lead_name()) continue;
+    if (auto cpu = a.requests.find("cpu"); cpu != a.requests.end()) cores += parse_quantity(cpu->second).value_or(0);
+    if (auto mem = a.requests.find("memory"); mem != a.requests.end()) bytes += parse_quantity(mem->second).value_or(0);
+  }
+  if ((cores > 0 || bytes > 0) && !c.value(lead_key, json::object()).contains("resources"))
+    if (auto whole = whole_node(sys.pool(lead.pool), true, fuse, cores, bytes))
+      std::visit([&](auto& e) { e.lead().resources = *whole; }, out.engine);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // system-level settings.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -117,6 +118,10 @@ class Lowerer {
   /// Pods of a compute cluster. Workers take whole nodes of their pool (all GPUs, the allocatable
   /// CPU and memory); the head or scheduler (`lead`) takes no GPUs, and a whole node only of a
   /// CPU pool: on a GPU pool it asks for 2 CPUs and 8Gi.
+  /// A whole node's worth for one pod of a group on `pool`, less the containers beside it (the GCS
+  /// FUSE sidecar when `fuse`, and `cores`/`bytes` more); nullopt when the group does not take a
+  /// whole node (no pool, an unknown machine, or a lead on a GPU pool).
+  std::optional<Resources> whole_node(const Pool* pool, bool lead, bool fuse, double cores = 0, double bytes = 0);
   PodGroup pod_group(const System& sys, const std::string& name, const json& g, const std::string& ptr, bool lead,
                      bool fuse);
 

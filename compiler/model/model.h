@@ -459,6 +459,7 @@ struct Ray {
   // Facts (model/kinds/ray.cpp).
   static constexpr std::string_view kLead = "head";
   const PodGroup& lead() const { return head; }
+  PodGroup& lead() { return head; }
   std::vector<AddedContainer> added_containers(const std::vector<PodGroup>& workers) const;
   bool lead_uses_api(const std::vector<PodGroup>& workers) const;
   bool per_job_cluster() const { return per_job; }
@@ -479,6 +480,7 @@ struct Dask {
   // Facts (model/kinds/dask.cpp).
   static constexpr std::string_view kLead = "scheduler";
   const PodGroup& lead() const { return scheduler; }
+  PodGroup& lead() { return scheduler; }
   std::vector<AddedContainer> added_containers(const std::vector<PodGroup>&) const { return {}; }
   bool lead_uses_api(const std::vector<PodGroup>&) const { return false; }
   bool per_job_cluster() const { return false; }
