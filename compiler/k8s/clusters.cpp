@@ -125,11 +125,9 @@ ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::st
   const Ray& r = std::get<Ray>(c.engine);
   ojson spec;
   spec["rayVersion"] = r.version;
-  bool autoscaled = false;
-  for (const auto& g : c.workers) autoscaled = autoscaled || g.autoscaled();
   ojson head = cluster_container(sys, c, r.head, "ray-head",
                                  ojson::array({port("gcs-server", 6379), port("dashboard", 8265), port("client", 10001)}));
-  if (autoscaled) {
+  if (c.workers_autoscale()) {
     spec["enableInTreeAutoscaling"] = true;
     // KubeRay appends its autoscaler container to the head pod (the engine's added container) with
     // no securityContext unless one is given here (v1.7.0 common/pod.go, BuildAutoscalerContainer):
