@@ -222,6 +222,7 @@ def add_empty_dir(pod, container, name, mount_path, medium=None):
 
 
 def ray_container(pod):
+    """The Ray container: KubeRay takes the first (utils.RayContainerIndex)."""
     containers = pod.get("containers") or []
     return containers[0] if containers else {}
 
@@ -395,6 +396,7 @@ def object_pods(doc, clusters):
 
 
 def enforce_level(namespace, namespaces, assume):
+    """The level Pod Security admission enforces in `namespace` (see the module docstring)."""
     if namespace in namespaces:
         level = ((namespaces[namespace].get("labels") or {}).get("pod-security.kubernetes.io/enforce"))
         return level if level in LEVELS else "privileged"
@@ -402,6 +404,7 @@ def enforce_level(namespace, namespaces, assume):
 
 
 def final(files, istio_cni, assume):
+    """Prints the --final lines; 3 when a pod is refused."""
     docs = []
     for f in files:
         with open(f) as fh:
