@@ -225,6 +225,33 @@ bool dns1123_subdomain(const std::string& s) {
   }
 }
 
+/// Why Kueue refuses `value` as its admission-gated-by annotation ("" when it does not): a comma-separated
+/// list of distinct domain-prefixed paths (pkg/util/webhook/validation_admissiongatedby.go, and
+/// k8s.io/apimachinery's IsDomainPrefixedPath).
+std::string gates_problem(const std::string& value) {
+  constexpr const char* kSpace = " \t\n\v\f\r";  // what Go's strings.TrimSpace trims, in ASCII
+  std::set<std::string> seen;
+  size_t begin = 0;
+  if (value.find_first_not_of(kSpace) == std::string::npos) return "";
+  while (begin <= value.size()) {
+    const size_t end = std::min(value.find(',', begin), value.size());
+    std::string gate = value.substr(begin, end - begin);
+    gate.erase(0, std::min(gate.find_first_not_of(kSpace), gate.size()));
+    gate.erase(gate.find_last_not_of(kSpace) + 1);
+    begin = end + 1;
+    if (gate.empty()) return "it names an empty gate";
+    if (!seen.insert(gate).second) return fmt::format("it names gate '{}' twice", gate);
+    if (gate.size() > 63) return fmt::format("gate '{}' is longer than 63 characters", gate);
+    const size_t slash = gate.find('/');
+    const std::string path = slash == std::string::npos ? "" : gate.substr(slash + 1);
+    if (slash == std::string::npos || !dns1123_subdomain(gate.substr(0, slash)) || path.empty() ||
+        path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+;=:") !=
+            std::string::npos)
+      return fmt::format("gate '{}' is not a domain-prefixed path such as example.com/my-gate", gate);
+  }
+  return "";
+}
+
 /// The annotations of Kueue's own that a step's `annotations` may put on its Job or JobSet, as
 /// Kueue v0.19.2 validates them on create (pkg/controller/jobframework/validation.go,
 /// ValidateJobOnCreate; pkg/controller/jobs/job/job_webhook.go, validateCreate).
@@ -246,9 +273,13 @@ void check_kueue_annotations(const System& sys, const Step& step, StepObject obj
   if (is_elastic && object == StepObject::kJobSet)
     refuse(elastic->first, "elastic jobs are Jobs and Ray's only (\"elastic job is not supported\")",
            "jobframework/validation.go, ValidateElasticJobAnnotation");
-  if (const auto it = a.find("kueue.x-k8s.io/prebuilt-workload-name"); it != a.end() && !dns1123_subdomain(it->second))
+  if (const auto it = a.find("kueue.x-k8s.io/prebuilt-workload-name");
+      it != a.end() && !it->second.empty() && !dns1123_subdomain(it->second))
     refuse(it->first, fmt::format("'{}' is not a DNS-1123 subdomain, as a Workload's name must be", it->second),
            "jobframework/validation.go, ValidatePrebuiltWorkloadName");
+  if (const auto it = a.find("kueue.x-k8s.io/admission-gated-by"); it != a.end())
+    if (const std::string why = gates_problem(it->second); !why.empty())
+      refuse(it->first, why, "pkg/util/webhook/validation_admissiongatedby.go");
   if (object != StepObject::kJob) return;
   if (const auto it = a.find("kueue.x-k8s.io/job-min-parallelism"); it != a.end()) {
     const auto v = go_int(it->second);
