@@ -130,6 +130,35 @@ void check_queued_ray(const System& sys, const ComputeCluster& c, const Document
               Anchor::key, {queue_note()});
 }
 
+/// Kueue v0.19.2 puts every Job, JobSet, RayJob, RayCluster and Deployment created without a queue
+/// label into its namespace's LocalQueue named "default", if there is one (DefaultLocalQueueName,
+/// pkg/controller/constants/constants.go; pkg/controller/jobframework/defaults.go,
+/// ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector, from each integration's webhook).
+void check_default_queue(const System& sys, const Document& doc, Diagnostics& diags) {
+  if (!sys.queue || sys.queue->name != "default") return;
+  // What trainc keeps out of the queue: long-lived clusters and services, and the RayJobs sent to
+  // a long-lived cluster (k8s/plan.cpp; k8s::queued is applied to the others).
+  std::string what;
+  for (const auto& entry : sys.clusters)
+    if (what.empty() && !entry.second.per_job()) what = fmt::format("the pods of cluster '{}'", entry.first);
+  for (const auto& entry : sys.services)
+    if (what.empty()) what = fmt::format("the Deployment of service '{}'", entry.first);
+  for (const auto& step : sys.steps)
+    if (const ComputeCluster* c = sys.compute_cluster(step.cluster);
+        what.empty() && c && !c->per_job() && object_of(sys, step) == StepObject::kRayJob)
+      what = fmt::format("the RayJob of step '{}'", step.name);
+  if (what.empty()) return;
+  const bool named = written(doc, "/queue/name") != nullptr;
+  doc.error(diags, named ? "/queue/name" : "/queue",
+            fmt::format("the LocalQueue would be named 'default', and Kueue v0.19.2 queues every Job, JobSet, RayJob, "
+                        "RayCluster and Deployment of its namespace that has no queue label in the queue named "
+                        "'default' (jobframework/defaults.go, ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector): "
+                        "{} would be queued too, though the ClusterQueue's quota leaves them out (and Kueue refuses a "
+                        "queued RayCluster that autoscales, KubeRay a suspended RayJob on a long-lived cluster); {}",
+                        what, named ? "name the queue otherwise" : "set 'queue.name' to another name"),
+            named ? Anchor::value : Anchor::key);
+}
+
 /// The ResourceFlavor of each pool and the ClusterQueue's one resource group (k8s/queue.cpp).
 void check_flavors(const System& sys, const Document& doc, Diagnostics& diags) {
   if (!sys.queue) return;
@@ -316,6 +345,7 @@ void check_operators(const System& sys, const Document& doc, Diagnostics& diags)
         },
         [](const Dask&) {});  // Deployments and Services: no operator of their own
   }
+  check_default_queue(sys, doc, diags);
   check_flavors(sys, doc, diags);
   for (const auto& step : sys.steps) {
     const StepObject object = object_of(sys, step);
