@@ -64,10 +64,10 @@ void check_ray_job_name(const System& sys, const Step& step, const Document& doc
   const std::string name = k8s::job_name(sys, step);
   if (name.size() <= kMaxRayJobName || name.size() > kMaxLabel) return;
   doc.error(diags, ptr_key(step.ptr, "name"),
-              fmt::format("step '{}' would be the RayJob '{}' ({} characters), but KubeRay v1.7.0 refuses a RayJob "
-                          "name over {} characters, as the RayCluster it makes adds 6 (validation.go, "
-                          "ValidateRayJobMetadata); shorten the system and step names to {} characters together",
-                          step.name, name, name.size(), kMaxRayJobName, kMaxRayJobName - 1),
+            fmt::format("step '{}' would be the RayJob '{}' ({} characters), but KubeRay v1.7.0 refuses a RayJob "
+                        "name over {} characters, as the RayCluster it makes adds 6 (validation.go, "
+                        "ValidateRayJobMetadata); shorten the system and step names to {} characters together",
+                        step.name, name, name.size(), kMaxRayJobName, kMaxRayJobName - 1),
             Anchor::value, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
 }
 
@@ -111,8 +111,8 @@ void check_queued_ray(const System& sys, const ComputeCluster& c, const Document
     if (g.name == c.lead_name())
       doc.error(diags, g.ptr,
                 fmt::format("worker group 'head' of per-job Ray cluster '{}': with 'queue' its RayJobs are admitted "
-                            "by Kueue v0.19.2, which keeps the pod set name 'head' for the head (\"\\\"head\\\" is "
-                            "reserved for the head group\", raycluster/common.go, ValidateCreate); rename the group",
+                            "by Kueue v0.19.2, which keeps the pod set name 'head' for the head group "
+                            "(raycluster/common.go, ValidateCreate); rename the group",
                             c.name),
                 Anchor::key, {queue_note()});
   // trainc writes enableInTreeAutoscaling exactly when the engine says its workers autoscale
@@ -200,6 +200,29 @@ void check_flavors(const System& sys, const Document& doc, Diagnostics& diags) {
                             pool.name, taints.size(), added.empty() ? "" : fmt::format(" with {}'s", added),
                             kMaxFlavorTaints),
                 Anchor::key);
+  }
+}
+
+/// Kueue v0.19.2 admits a workload only if its ClusterQueue covers every resource the pods ask for
+/// (pkg/scheduler/flavorassigner/flavorassigner.go: "resource %s unavailable in ClusterQueue"); the
+/// one trainc writes covers CPU, memory, GPUs and TPU chips (k8s/queue.cpp), not ephemeral storage.
+/// `owner` is the spec object whose `resources` are judged.
+void check_queued_resources(const Resources& r, const std::string& owner, const std::string& what, const Document& doc,
+                            Diagnostics& diags) {
+  constexpr const char* kUncovered = "ephemeral-storage";
+  for (const char* side : {"requests", "limits"}) {
+    const StringMap& list = std::string_view(side) == "requests" ? r.requests : r.limits;
+    const std::string ptr = ptr_key(ptr_key(ptr_key(owner, "resources"), side), kUncovered);
+    if (!list.count(kUncovered) || !written(doc, ptr)) continue;
+    doc.error(diags, ptr,
+              fmt::format("{} asks for {}, which the ClusterQueue written for 'queue' does not cover (CPU, memory, "
+                          "GPUs and TPU chips), and Kueue v0.19.2 admits a workload only if its ClusterQueue covers "
+                          "every resource it asks for (\"resource {} unavailable in ClusterQueue\", "
+                          "pkg/scheduler/flavorassigner/flavorassigner.go): it would never start; remove it, or "
+                          "remove 'queue'",
+                          what, kUncovered, kUncovered),
+              Anchor::key);
+    return;
   }
 }
 
@@ -342,6 +365,12 @@ void check_operators(const System& sys, const Document& doc, Diagnostics& diags)
           check_ray_cluster_name(sys, c, doc, diags);
           check_ray_env(c, doc, diags);
           check_queued_ray(sys, c, doc, diags);
+          if (!sys.queue || !c.per_job()) return;  // only a per-job cluster's RayJob is queued
+          check_queued_resources(c.lead().resources, c.lead().ptr, fmt::format("the head of Ray cluster '{}'", c.name),
+                                 doc, diags);
+          for (const auto& g : c.workers)
+            check_queued_resources(g.resources, g.ptr,
+                                   fmt::format("worker group '{}' of Ray cluster '{}'", g.name, c.name), doc, diags);
         },
         [](const Dask&) {});  // Deployments and Services: no operator of their own
   }
@@ -351,6 +380,8 @@ void check_operators(const System& sys, const Document& doc, Diagnostics& diags)
     const StepObject object = object_of(sys, step);
     if (object == StepObject::kRayJob) check_ray_job_name(sys, step, doc, diags);
     if (object == StepObject::kJobSet) check_jobset_names(sys, step, doc, diags);
+    if (sys.queue && object != StepObject::kRayJob)  // a RayJob's pods are its cluster's
+      check_queued_resources(step.resources, step.ptr, fmt::format("step '{}'", step.name), doc, diags);
     check_kueue_annotations(sys, step, object, doc, diags);
   }
 }
