@@ -315,8 +315,9 @@ void check_kueue_annotations(const System& sys, const Step& step, StepObject obj
   const auto at = [&](const std::string& key) { return ptr_key(ptr_key(step.ptr, "annotations"), key); };
   const auto refuse = [&](const std::string& key, const std::string& rule, const std::string& source) {
     doc.error(diags, at(key),
-              fmt::format("annotation '{}' of step '{}' is on its {}, which Kueue v0.19.2 refuses: {} ({}); {}", key,
-                          step.name, kind, rule, source, "remove it or correct its value"),
+              fmt::format("annotation '{}' of step '{}' is on its {}, which Kueue v0.19.2 refuses: {} ({}); remove "
+                          "it or correct its value",
+                          key, step.name, kind, rule, source),
               Anchor::key);
   };
   const auto& a = step.annotations;
@@ -346,11 +347,12 @@ void check_kueue_annotations(const System& sys, const Step& step, StepObject obj
   }
   if (const auto it = a.find("kueue.x-k8s.io/job-completions-equal-parallelism"); it != a.end()) {
     const auto v = go_bool(it->second);
+    const std::string source = "job_webhook.go, validateSyncCompletionCreate";
     if (!v)
-      refuse(it->first, fmt::format("'{}' is not a boolean", it->second), "job_webhook.go, validateSyncCompletionCreate");
+      refuse(it->first, fmt::format("'{}' is not a boolean", it->second), source);
     else if (*v && !step.distributed())
-      refuse(it->first, "the step's Job runs one pod and is not Indexed (\"should not be enabled for NonIndexed jobs\")",
-             "job_webhook.go, validateSyncCompletionCreate");
+      refuse(it->first, "the step's Job runs one pod and is not Indexed (\"should not be enabled for NonIndexed "
+             "jobs\")", source);
   }
 }
 
@@ -366,8 +368,9 @@ void check_operators(const System& sys, const Document& doc, Diagnostics& diags)
           check_ray_env(c, doc, diags);
           check_queued_ray(sys, c, doc, diags);
           if (!sys.queue || !c.per_job()) return;  // only a per-job cluster's RayJob is queued
-          check_queued_resources(c.lead().resources, c.lead().ptr, fmt::format("the head of Ray cluster '{}'", c.name),
-                                 doc, diags);
+          const PodGroup& head = c.lead();
+          check_queued_resources(head.resources, head.ptr, fmt::format("the head of Ray cluster '{}'", c.name), doc,
+                                 diags);
           for (const auto& g : c.workers)
             check_queued_resources(g.resources, g.ptr,
                                    fmt::format("worker group '{}' of Ray cluster '{}'", g.name, c.name), doc, diags);
