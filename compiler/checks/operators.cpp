@@ -85,7 +85,7 @@ void check_ray_env(const ComputeCluster& c, const Document& doc, Diagnostics& di
     else if (name == "REDIS_USERNAME")
       why = "it accepts a Redis user name only through gcsFaultToleranceOptions (\"cannot set redis username in "
             "rayStartParams or environment variables\")";
-    else if (name == "RAY_enable_autoscaler_v2" && c.added_containers().empty())
+    else if (name == "RAY_enable_autoscaler_v2" && !c.head_uses_api())  // no enableInTreeAutoscaling
       if (auto it = c.env.find(name); it != c.env.end() && (it->second == "1" || it->second == "true"))
         why = "autoscaler v2 needs enableInTreeAutoscaling, which trainc writes only when a worker group "
               "autoscales (min below max)";

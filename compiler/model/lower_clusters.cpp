@@ -97,7 +97,7 @@ void Lowerer::size_whole_nodes(System& sys) {
       // beside the head), and, on a pool the system pods may use, room for all of them.
       auto [cores, bytes] = system_share(sys, *pool);
       for (const AddedContainer& a : added) {
-        if (a.group != g.name) continue;
+        if (a.group != g.name || a.init) continue;  // an init container's requests do not add
         if (auto cpu = a.requests.find("cpu"); cpu != a.requests.end()) cores += parse_quantity(cpu->second).value_or(0);
         if (auto mem = a.requests.find("memory"); mem != a.requests.end()) bytes += parse_quantity(mem->second).value_or(0);
       }

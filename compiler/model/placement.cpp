@@ -236,8 +236,10 @@ std::vector<FinalPod> long_lived_pods(const System& sys) {
         if (a.group == g.name) {
           Resources r;
           r.requests = a.requests;
-          PodContainer ct = own(a.name, r, c.security.level);  // trainc gives it the lead container's securityContext
+          // KubeRay gives it the group's container's securityContext (trainc sets the autoscaler's so).
+          PodContainer ct = own(a.name, r, c.security.level);
           ct.added_by = c.kind() + " operator";
+          ct.init = a.init;
           pod.containers.push_back(ct);
         }
       add_pods(out, std::move(pod), count);

@@ -84,6 +84,7 @@ struct AddedContainer {
   std::string name;
   std::string group;  ///< the pod group whose pods get it (the lead's kLead, or a worker group)
   std::map<std::string, std::string> requests, limits;
+  bool init = false;  ///< an init container: it runs before the others, so its requests do not add to theirs
 };
 
 // ---- the interfaces ------------------------------------------------------------------------

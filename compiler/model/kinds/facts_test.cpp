@@ -50,23 +50,32 @@ TEST_CASE("the lead pod group is the engine's own: Ray's head, Dask's scheduler"
   CHECK(dask.lead_name() == "scheduler");
 }
 
-TEST_CASE("KubeRay adds its autoscaler beside the head only when a worker group autoscales") {
+TEST_CASE("KubeRay adds its autoscaler beside the head only when a worker group autoscales, and wait-gcs-ready to every worker") {
   ComputeCluster c;
   c.engine = Ray{};
   PodGroup fixed;
   fixed.name = "cpu";
   c.workers = {fixed};
-  CHECK(c.added_containers().empty());
+  {
+    const auto added = c.added_containers();
+    REQUIRE(added.size() == 1);
+    CHECK(added[0].name == "wait-gcs-ready");
+    CHECK(added[0].group == "cpu");
+    CHECK(added[0].init);
+    CHECK(added[0].requests.at("cpu") == "200m");
+  }
   CHECK_FALSE(c.head_uses_api());
   PodGroup grows = fixed;
+  grows.name = "grows";
   grows.max = 4;
   c.workers.push_back(grows);
   const auto added = c.added_containers();
-  REQUIRE(added.size() == 1);
-  CHECK(added[0].name == "autoscaler");
-  CHECK(added[0].group == "head");
-  CHECK(added[0].requests.at("cpu") == "500m");
-  CHECK(added[0].limits.at("memory") == "512Mi");
+  REQUIRE(added.size() == 3);
+  CHECK(added[2].name == "autoscaler");
+  CHECK(added[2].group == "head");
+  CHECK_FALSE(added[2].init);
+  CHECK(added[2].requests.at("cpu") == "500m");
+  CHECK(added[2].limits.at("memory") == "512Mi");
   CHECK(c.head_uses_api());
   // Dask's operator is none: nothing added, whatever its groups do.
   c.engine = Dask{};

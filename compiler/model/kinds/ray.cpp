@@ -16,9 +16,15 @@ bool any_autoscaled(const std::vector<PodGroup>& workers) {
 // 500m CPU and 512Mi as requests and limits unless autoscalerOptions.resources says otherwise
 // (kuberay v1.7.0 ray-operator/controllers/ray/common/pod.go, BuildAutoscalerContainer).
 std::vector<AddedContainer> Ray::added_containers(const std::vector<PodGroup>& workers) const {
-  if (!any_autoscaled(workers)) return {};
+  std::vector<AddedContainer> out;
+  // Every worker waits for the head's GCS in an init container KubeRay adds with fixed resources
+  // (v1.7.0 common/pod.go, the `wait-gcs-ready` container of DefaultWorkerPodTemplate).
+  const std::map<std::string, std::string> wait{{"cpu", "200m"}, {"memory", "256Mi"}};
+  for (const auto& g : workers) out.push_back({"wait-gcs-ready", g.name, wait, wait, true});
+  if (!any_autoscaled(workers)) return out;
   const std::map<std::string, std::string> resources{{"cpu", "500m"}, {"memory", "512Mi"}};
-  return {{"autoscaler", std::string(kLead), resources, resources}};
+  out.push_back({"autoscaler", std::string(kLead), resources, resources, false});
+  return out;
 }
 
 // The autoscaler scales worker groups through the API, with the head pod's token.
