@@ -1,0 +1,742 @@
+#!/usr/bin/env python3
+"""A property test of placement: generated specs, judged from the catalog, not from trainc.
+
+Generates N small specs (seeded): CPU and GPU pools of 1-3 nodes, Dask and Ray clusters whose pod
+groups take whole nodes (no `resources`) or ask for explicit requests, with and without GCS buckets
+mounted (the GCS FUSE sidecar), Ray groups that autoscale (KubeRay's autoscaler beside the head),
+pools shared by a lead and its workers or by two clusters, and plain steps on the pools. For each,
+`trainc plan SPEC --format json` and `trainc check SPEC` run, and the judge works out on its own,
+from stdlib/catalog.yaml and the variant's parameters:
+
+  - a node's room: allocatable (GKE's reservation tiers over the machine's vCPUs and memory, less
+    the eviction threshold), less the requests of the catalog's DaemonSets whose `when` conditions
+    hold for the pool, less the margin;
+  - every pod's requests: a whole-node pod asks for the room less the containers added beside it
+    (GCS FUSE sidecar, KubeRay autoscaler); an explicit one for what the variant wrote, plus them;
+  - whether the pods can be placed at all: an exhaustive search over the pool's nodes at its
+    maximum (the instances are small).
+
+It then requires of the plan's `placement`: exactly the expected pods, with those requests; every
+node's pods within its room, its headroom the room less their sum; trainc places every long-lived
+pod exactly when the search finds a placement, and each step's pods beside the long-lived ones
+exactly when the search finds room for them there; and `trainc check` fails with "would stay
+Pending" exactly when some pod cannot be placed.
+
+One TAP line per variant, then a summary; a mismatch prints the spec and both verdicts.
+PLACEMENT_PLANT_RESERVE_CPU=C (cores) adds C to the judge's DaemonSet reserve: a planted error,
+which tests/placement_test.sh requires to be caught.
+
+Usage: placement_property.py TRAINC [N] [--seed S] [--catalog stdlib/catalog.yaml]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from fractions import Fraction as F
+
+import yaml
+
+GIB = 1 << 30
+MIB = 1 << 20
+CPU_EPS = F(1, 10**6)  # a plan's cores are JSON numbers: allow a micro-core of rounding
+MEM_EPS = 1            # memory is whole bytes: allow the byte rounding drops
+
+# ---- quantities and the catalog ---------------------------------------------------------------
+
+SUFFIX = {"m": F(1, 1000), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+          "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "": 1}
+
+
+def quantity(q):
+    """A Kubernetes quantity ("250m", "256Mi", 4, "1.5") as an exact Fraction."""
+    m = re.fullmatch(r"([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti|)", str(q).strip())
+    if not m:
+        raise ValueError(f"not a quantity: {q!r}")
+    return F(m.group(1)) * SUFFIX[m.group(2)]
+
+
+def tiers(amount, rows, key):
+    """What GKE reserves of `amount`: each tier's fraction of the part of `amount` inside it."""
+    reserved, floor = F(0), F(0)
+    for row in rows:
+        top = row[key]
+        top = amount if top is None else min(amount, F(str(top)))
+        if top > floor:
+            reserved += (top - floor) * F(str(row["fraction"]))
+            floor = top
+    return reserved
+
+
+class Catalog:
+    def __init__(self, path):
+        data = yaml.safe_load(open(path))
+        self.machines = {}
+        for fam in data["gpuFamilies"]:
+            for m in fam["machines"]:
+                self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": m["gpus"]}
+        for m in data["cpuMachines"]["machines"]:
+            self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": 0}
+        self.alloc = data["allocatable"]
+        self.daemonsets = data["daemonSets"]
+        self.fuse = data["sidecars"]["gcsfuse"]
+        plant = os.environ.get("PLACEMENT_PLANT_RESERVE_CPU")
+        self.plant = F(plant) if plant else F(0)
+
+    def allocatable(self, machine):
+        """(cores, bytes) a node of `machine` offers pods: capacity less GKE's tiers and eviction."""
+        m = self.machines[machine]
+        cores, gib = F(str(m["vcpus"])), F(str(m["memoryGiB"]))
+        cpu = cores - tiers(cores, self.alloc["cpuReserve"], "upToCores")
+        if gib < 1:
+            mem = gib * GIB - 255 * MIB
+        else:
+            mem = (gib - tiers(gib, self.alloc["memoryReserve"], "upToGiB")) * GIB
+        return cpu, mem - F(str(self.alloc["evictionMemoryMiB"])) * MIB
+
+    def reserve(self, facts):
+        """(cores, bytes, names, margin) of the DaemonSets on a node whose pool has `facts`."""
+        cpu = mem = F(0)
+        names = []
+        for e in self.daemonsets.get("entries") or []:
+            when = e.get("when") or []
+            unknown = [c for c in when if c not in facts]
+            if unknown:
+                raise KeyError(f"daemonSets entry {e['name']}: condition(s) {unknown} unknown to the judge")
+            if all(facts[c] for c in when):
+                cpu += quantity(e.get("cpu", 0))
+                mem += quantity(e.get("memory", 0))
+                names.append(e["name"])
+        margin = self.daemonsets.get("margin") or {}
+        mc, mm = quantity(margin.get("cpu", 0)), quantity(margin.get("memory", 0))
+        return cpu + mc + self.plant, mem + mm, names, (mc, mm)
+
+    def fuse_sidecar(self):
+        return quantity(self.fuse["cpu"]), quantity(self.fuse["memory"])
+
+
+AUTOSCALER = ("autoscaler", F(1, 2), 512 * MIB, "KubeRay")   # kuberay v1.7.0 BuildAutoscalerContainer
+FUSE_NAME = "gke-gcsfuse-sidecar"
+LEAD_ON_GPU = (F(2), 8 * GIB)                                 # docs/spec-v1.md: a lead off CPU pools
+
+# ---- the generator ----------------------------------------------------------------------------
+
+CPU_MACHINES = ["e2-standard-4", "e2-standard-8", "n2-standard-8", "n2-standard-16", "n2-highmem-8",
+                "e2-highcpu-16", "n1-standard-8"]
+GPU_MACHINES = [("g2-standard-8", None), ("g2-standard-24", None), ("g2-standard-48", None),
+                ("n1-standard-8", ("nvidia-tesla-t4", 1)), ("n1-standard-8", ("nvidia-tesla-t4", 2)),
+                ("n1-standard-16", ("nvidia-tesla-t4", 4)), ("a4-highgpu-8g", None), ("a3-highgpu-8g", None)]
+
+
+class Pool:
+    def __init__(self, name, machine, accel, nodes, autoscale, cat, facts):
+        self.name, self.machine, self.accel, self.nodes, self.autoscale = name, machine, accel, nodes, autoscale
+        self.gpus = accel[1] if accel else cat.machines[machine]["gpus"]
+        self.alloc = cat.allocatable(machine)
+        self.facts = dict(facts, gpu=self.gpus > 0)
+        self.ds_cpu, self.ds_mem, self.ds_names, self.margin = cat.reserve(self.facts)
+        self.room = (self.alloc[0] - self.ds_cpu, self.alloc[1] - self.ds_mem)
+        # The generator sizes explicit requests from the room without the planted error: a seed makes
+        # the same specs with it and without.
+        self.gen_room = (self.room[0] + cat.plant, self.room[1])
+
+    def spec(self):
+        out = {"machine": self.machine}
+        if self.accel:
+            out["accelerator"] = {"type": self.accel[0], "count": self.accel[1]}
+        if self.autoscale:
+            out["autoscaling"] = {"min": 0, "max": self.nodes}
+        else:
+            out["nodes"] = self.nodes
+        return out
+
+
+class Pod:
+    """A pod as the cluster will run it: trainc's containers and those added beside them."""
+
+    def __init__(self, workload, kind, index, pool, cpu, mem, gpus, added, whole):
+        self.workload, self.kind, self.index, self.pool = workload, kind, index, pool
+        self.own = (cpu, mem)
+        self.gpus, self.added, self.whole = gpus, added, whole
+
+    @property
+    def cpu(self):
+        return self.own[0] + sum(a[1] for a in self.added)
+
+    @property
+    def mem(self):
+        return self.own[1] + sum(a[2] for a in self.added)
+
+    def key(self):
+        return (self.workload, self.index)
+
+
+def cores_text(c):
+    return f"{int(c * 1000)}m"
+
+
+def mem_text(b):
+    return f"{int(b // MIB)}Mi"
+
+
+def explicit(rng, room, added, gpus_share):
+    """Requests near a share of a node's room (less the added containers), at times just over it,
+    so that exact room decides how many pods share a node."""
+    share = rng.choice([F(1, 4), F(1, 3), F(1, 2), F(1, 2), F(2, 3), F(1)]) if gpus_share is None else gpus_share
+    cpu = room[0] * share - sum(a[1] for a in added)
+    mem = room[1] * share - sum(a[2] for a in added)
+    cpu = F(int(cpu * 1000), 1000) + rng.choice([0, 0, 0, F(1, 1000), -F(1, 1000)])
+    mem = F(int(mem // MIB) * MIB) + rng.choice([0, 0, 0, MIB, -MIB])
+    if rng.random() < 0.3:  # off the boundary: a tenth of a node
+        cpu, mem = max(F(1, 10), cpu - room[0] / 10), max(MIB * 64, mem - room[1] / 10)
+    return max(cpu, F(1, 10)), max(mem, F(64 * MIB))
+
+
+def variant(rng, cat, n):
+    """One spec and the pods the judge expects of it, by pool."""
+    spec = {"apiVersion": "trainc/v1", "kind": "TrainingSystem", "name": f"prop-{n}",
+            "gcp": {"project": "prop-project", "region": "us-central1", "zone": "us-central1-b"},
+            "cluster": {"pools": {}}}
+    services = False  # no services yet: managedPrometheus does not hold
+    pools = []
+    for i in range(rng.randint(1, 3)):
+        if rng.random() < 0.5:
+            machine, accel = rng.choice(CPU_MACHINES), None
+        else:
+            machine, accel = rng.choice(GPU_MACHINES)
+        pools.append((f"p{i}", machine, accel, rng.randint(1, 3), rng.random() < 0.4))
+    # GKE multi-networking (RDMA pools) brings Dataplane V2; no generated pool uses RDMA.
+    facts = {"always": True, "kubeProxy": True, "dataplaneV2": False, "tpu": False, "workloadIdentity": True,
+             "gcsfuse": True, "managedPrometheus": services, "rdma": False}
+    pools = [Pool(*p, cat, facts) for p in pools]
+    by_name = {p.name: p for p in pools}
+    for p in pools:
+        spec["cluster"]["pools"][p.name] = p.spec()
+    fuse_any = rng.random() < 0.6
+    if fuse_any:
+        spec["storage"] = {"data": {"gcs": {"bucket": f"prop-data-{n}"}}}
+        spec["identity"] = {"serviceAccount": "prop-ksa", "gcpServiceAccount": "prop-gsa"}
+    expected, steps, clusters = [], [], {}
+    fuse_cpu, fuse_mem = cat.fuse_sidecar()
+    fuse = (FUSE_NAME, fuse_cpu, fuse_mem, "GCS FUSE CSI webhook")
+    for ci in range(rng.randint(1, 2)):
+        engine = rng.choice(["dask", "ray"])
+        cname = f"{engine}{ci}"
+        c = {"engine": engine, "image": "ghcr.io/dask/dask:2024.12.1" if engine == "dask"
+             else "rayproject/ray:2.52.0-py310-gpu"}
+        mounts = fuse_any and rng.random() < 0.7
+        if mounts:
+            c["mounts"] = [{"store": "data", "path": "/data"}]
+        groups, autoscaled = {}, False
+        for gi in range(rng.randint(1, 2)):
+            pool = rng.choice(pools)
+            g = {"pool": pool.name}
+            count = rng.randint(1, 3)
+            if engine == "ray" and rng.random() < 0.4:
+                g.update(replicas=min(1, count), min=0, max=count)
+                autoscaled = True
+            else:
+                g["replicas"] = count
+            gpus = pool.gpus
+            if pool.gpus > 1 and rng.random() < 0.5:
+                gpus = rng.choice([d for d in range(1, pool.gpus) if pool.gpus % d == 0])
+                g["gpus"] = gpus
+            res = None
+            if rng.random() < 0.5:
+                added = [fuse] if mounts else []
+                share = F(gpus, pool.gpus) if pool.gpus and rng.random() < 0.5 else None
+                res = explicit(rng, pool.gen_room, added, share)
+                g["resources"] = {"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}}
+            groups[f"g{gi}"] = (g, pool, count, gpus, res)
+        lead_pool = rng.choice(pools)
+        lead = {"pool": lead_pool.name}
+        lead_res = None
+        if rng.random() < 0.3:
+            lead_res = explicit(rng, lead_pool.gen_room, [], None)
+            lead["resources"] = {"requests": {"cpu": cores_text(lead_res[0]), "memory": mem_text(lead_res[1])}}
+        lead_key = "scheduler" if engine == "dask" else "head"
+        c[lead_key] = lead
+        c["workers"] = {k: v[0] for k, v in groups.items()}
+        clusters[cname] = c
+        kind = f"cluster/{engine}"
+        lead_added = ([fuse] if mounts else []) + ([AUTOSCALER] if autoscaled else [])
+        if lead_res:
+            own, whole = lead_res, False
+        elif lead_pool.gpus == 0:
+            own = (lead_pool.room[0] - sum(a[1] for a in lead_added), lead_pool.room[1] - sum(a[2] for a in lead_added))
+            whole = True
+        else:
+            own, whole = LEAD_ON_GPU, False
+        expected.append(Pod(f"{cname}/{lead_key}", kind, 0, lead_pool.name, *own, 0, lead_added, whole))
+        for gname, (g, pool, count, gpus, res) in groups.items():
+            added = [fuse] if mounts else []
+            if res:
+                own, whole = res, False
+            else:
+                own = (pool.room[0] - sum(a[1] for a in added), pool.room[1] - sum(a[2] for a in added))
+                whole = True
+            for i in range(count):
+                expected.append(Pod(f"{cname}/{gname}", kind, i, pool.name, *own, gpus, added, whole))
+        step = {"name": f"on-{cname}", "cluster": cname, "command": ["python", "job.py"]}
+        if engine == "ray":
+            step["retries"] = 0
+        steps.append(step)
+    spec["clusters"] = clusters
+    step_pods = {}
+    for si in range(rng.randint(0, 2)):
+        pool = rng.choice(pools)
+        name = f"step{si}"
+        nodes = rng.randint(1, 2)
+        gpus = pool.gpus if pool.gpus and rng.random() < 0.7 else 0
+        smounts = fuse_any and rng.random() < 0.5
+        added = [fuse] if smounts else []
+        res = explicit(rng, pool.gen_room, added, None)
+        st = {"name": name, "pool": pool.name, "image": "python:3.12-slim", "command": ["python", "step.py"],
+              "gpus": gpus, "resources": {"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}}}
+        if nodes > 1:
+            st["nodes"] = nodes
+        if smounts:
+            st["mounts"] = [{"store": "data", "path": "/data"}]
+        if steps and rng.random() < 0.5:
+            st["needs"] = [steps[-1]["name"]]
+        steps.append(st)
+        step_pods[name] = [Pod(name, "step/command", i, pool.name, *res, gpus, added, False) for i in range(nodes)]
+    spec["pipeline"] = steps
+    return spec, by_name, expected, step_pods
+
+# ---- the exhaustive search ----------------------------------------------------------------------
+
+
+def assign(pods, free):
+    """A node index for every pod (cpu, mem, gpus) such that each node of `free` (a list of
+    (cpu, mem, gpus) left) holds its pods, trying every assignment; None when there is none. Nodes
+    with equal room left are tried once."""
+    order = sorted(range(len(pods)), key=lambda i: (pods[i][2], pods[i][0], pods[i][1]), reverse=True)
+    free = [list(f) for f in free]
+    where = [None] * len(pods)
+
+    def place(k):
+        if k == len(order):
+            return True
+        i = order[k]
+        cpu, mem, gpus = pods[i]
+        seen = set()
+        for n, node in enumerate(free):
+            state = tuple(node)
+            if state in seen or cpu > node[0] or mem > node[1] or gpus > node[2]:
+                continue
+            seen.add(state)
+            node[0] -= cpu
+            node[1] -= mem
+            node[2] -= gpus
+            where[i] = n
+            ok = place(k + 1)
+            node[0] += cpu
+            node[1] += mem
+            node[2] += gpus
+            if ok:
+                return True
+        return False
+    return where if place(0) else None
+
+
+def placeable(pods, free):
+    return assign(pods, free) is not None
+
+
+# ---- reading trainc's plan (the one place that knows the `placement` format) ----------------------
+
+
+def read_placement(plan):
+    """{pool: {"machine", "nodes", "allocatable", "daemonSets", "room", "phases": {name: (nodes, unplaced)}}}
+    with nodes a list of (pods, headroom); pods and headroom as dicts of exact Fractions."""
+    if "placement" not in plan:
+        raise KeyError("the plan has no 'placement'")
+    out = {}
+
+    def res(d):
+        return {"cpu": F(str(d.get("cpu", 0))), "memory": F(str(d.get("memory", 0))),
+                "gpus": int(d.get("gpus", 0)), "tpuChips": int(d.get("tpuChips", 0))}
+
+    def pod(p):
+        r = res(p)
+        r.update(workload=p["workload"], kind=p.get("kind", ""), index=p["index"],
+                 containers=[dict(name=c["name"], cpu=F(str(c.get("cpu", 0))), memory=F(str(c.get("memory", 0))),
+                                  addedBy=c.get("addedBy", "")) for c in p.get("containers", [])])
+        return r
+    for entry in plan["placement"]:
+        ds = entry["daemonSets"]
+        phases = {}
+        for ph in entry["phases"]:
+            nodes = [([pod(p) for p in n["pods"]], res(n["headroom"])) for n in ph["nodes"]]
+            phases[ph["name"]] = (nodes, [pod(p) for p in ph.get("unplaced", [])])
+        out[entry["pool"]] = {"machine": entry["machine"], "nodes": entry["nodes"],
+                              "allocatable": res(entry["allocatable"]), "room": res(entry["room"]),
+                              "daemonSets": dict(res(ds), names=ds.get("names", [])), "phases": phases}
+    return out
+
+# ---- the judge ------------------------------------------------------------------------------------
+
+
+def near(got, want, eps):
+    return abs(got - want) <= eps
+
+
+def fmt(x):
+    return f"{float(x):.6g}"
+
+
+class Judge:
+    def __init__(self, pools, expected, step_pods):
+        self.pools, self.expected, self.step_pods = pools, expected, step_pods
+        self.problems = []
+        self.steps_fit = True  # every step's pods fit beside trainc's long-lived placement, per the search
+
+    def bad(self, text):
+        self.problems.append(text)
+
+    def pod_requests(self, got, want, where):
+        """The pod's containers and sums against the expected pod."""
+        if got["gpus"] != want.gpus:
+            self.bad(f"{where}: gpus {got['gpus']}, expected {want.gpus}")
+        own = [c for c in got["containers"] if not c["addedBy"]]
+        added = sorted((c["name"], c["cpu"], c["memory"]) for c in got["containers"] if c["addedBy"])
+        want_added = sorted((a[0], a[1], a[2]) for a in want.added)
+        if [a[0] for a in added] != [a[0] for a in want_added] or \
+                any(not near(g[1], w[1], CPU_EPS) or not near(g[2], w[2], MEM_EPS) for g, w in zip(added, want_added)):
+            self.bad(f"{where}: added containers {[(a[0], fmt(a[1]), int(a[2])) for a in added]}, expected "
+                     f"{[(a[0], fmt(a[1]), int(a[2])) for a in want_added]}")
+        cpu, mem = sum(c["cpu"] for c in own), sum(c["memory"] for c in own)
+        # A whole-node pod's own container is the room less the added ones, rounded down to 1m and 1Mi.
+        lo_cpu, lo_mem = (F(1, 1000), MIB) if want.whole else (0, 0)
+        if not (want.own[0] - lo_cpu - CPU_EPS <= cpu <= want.own[0] + CPU_EPS):
+            self.bad(f"{where}: trainc's containers ask {fmt(cpu)} cores, expected {fmt(want.own[0])}")
+        if not (want.own[1] - lo_mem - MEM_EPS <= mem <= want.own[1] + MEM_EPS):
+            self.bad(f"{where}: trainc's containers ask {int(mem)} bytes, expected {int(want.own[1])}")
+        if not near(got["cpu"], sum(c["cpu"] for c in got["containers"]), CPU_EPS) or \
+                not near(got["memory"], sum(c["memory"] for c in got["containers"]), MEM_EPS):
+            self.bad(f"{where}: the pod's cpu/memory are not the sums of its containers")
+
+    def nodes_fit(self, pool, nodes, phase):
+        room = (pool.room[0], pool.room[1], pool.gpus)
+        for i, (pods, head) in enumerate(nodes):
+            used = (sum(p["cpu"] for p in pods), sum(p["memory"] for p in pods), sum(p["gpus"] for p in pods))
+            where = f"pool {pool.name} {phase} node {i}"
+            if used[0] > room[0] + CPU_EPS or used[1] > room[1] + MEM_EPS or used[2] > room[2]:
+                self.bad(f"{where}: pods ask {fmt(used[0])} cores, {int(used[1])} bytes, {used[2]} GPUs; the room is "
+                         f"{fmt(room[0])} cores, {int(room[1])} bytes, {room[2]} GPUs")
+            if not near(head["cpu"], room[0] - used[0], CPU_EPS * 2) or \
+                    not near(head["memory"], room[1] - used[1], MEM_EPS * 2) or head["gpus"] != room[2] - used[2]:
+                self.bad(f"{where}: headroom {fmt(head['cpu'])} cores, {int(head['memory'])} bytes, {head['gpus']} GPUs;"
+                         f" room less pods is {fmt(room[0] - used[0])}, {int(room[1] - used[1])}, {room[2] - used[2]}")
+
+    def match(self, pool, got_pods, want_pods, phase):
+        want = {p.key(): p for p in want_pods}
+        seen = set()
+        for g in got_pods:
+            k = (g["workload"], g["index"])
+            where = f"pool {pool.name} {phase} pod {k[0]}[{k[1]}]"
+            if k in seen:
+                self.bad(f"{where}: listed twice")
+            seen.add(k)
+            if k not in want:
+                self.bad(f"{where}: not expected on this pool")
+                continue
+            if g["kind"] != want[k].kind:
+                self.bad(f"{where}: kind {g['kind']!r}, expected {want[k].kind!r}")
+            self.pod_requests(g, want[k], where)
+        for k in want:
+            if k not in seen:
+                self.bad(f"pool {pool.name} {phase}: pod {k[0]}[{k[1]}] is missing")
+
+    def run(self, placement):
+        """Judges the plan's placement; returns (long-lived placeable per trainc, per the search)."""
+        by_pool = {}
+        for p in self.expected:
+            by_pool.setdefault(p.pool, []).append(p)
+        steps_by_pool = {}
+        for name, pods in self.step_pods.items():
+            for p in pods:
+                steps_by_pool.setdefault(p.pool, {}).setdefault(name, []).append(p)
+        want_pools = set(by_pool) | set(steps_by_pool)
+        if set(placement) != want_pools:
+            self.bad(f"placement lists pools {sorted(placement)}, expected {sorted(want_pools)}")
+        trainc_ok = search_ok = True
+        for name in sorted(want_pools & set(placement)):
+            pool, got = self.pools[name], placement[name]
+            if got["machine"] != pool.machine or got["nodes"] != pool.nodes:
+                self.bad(f"pool {name}: {got['nodes']} x {got['machine']}, expected {pool.nodes} x {pool.machine}")
+            checks = [("allocatable", got["allocatable"], pool.alloc), ("room", got["room"], pool.room),
+                      ("daemonSets", got["daemonSets"], (pool.ds_cpu, pool.ds_mem))]
+            for what, g, w in checks:
+                if not near(g["cpu"], w[0], CPU_EPS) or not near(g["memory"], w[1], MEM_EPS):
+                    self.bad(f"pool {name}: {what} {fmt(g['cpu'])} cores, {int(g['memory'])} bytes; expected "
+                             f"{fmt(w[0])} cores, {int(w[1])} bytes")
+            if sorted(got["daemonSets"]["names"]) != sorted(pool.ds_names):
+                self.bad(f"pool {name}: DaemonSets {got['daemonSets']['names']}, expected {pool.ds_names}")
+            t, s = self.pool_phases(pool, got["phases"], by_pool.get(name, []), steps_by_pool.get(name, {}))
+            trainc_ok &= t
+            search_ok &= s
+        return trainc_ok, search_ok
+
+    def pool_phases(self, pool, phases, long_lived, steps):
+        """One pool: the long-lived phase, then each step's."""
+        if "long-lived" not in phases:
+            self.bad(f"pool {pool.name}: no 'long-lived' phase")
+            return True, True
+        nodes, unplaced = phases["long-lived"]
+        if len(nodes) != pool.nodes:
+            self.bad(f"pool {pool.name} long-lived: {len(nodes)} nodes listed, the pool has {pool.nodes}")
+        placed = [p for n in nodes for p in n[0]]
+        self.match(pool, placed + unplaced, long_lived, "long-lived")
+        self.nodes_fit(pool, nodes, "long-lived")
+        search = placeable([(p.cpu, p.mem, p.gpus) for p in long_lived], [(*pool.room, pool.gpus)] * pool.nodes)
+        if search != (not unplaced):
+            names = ", ".join("%s[%s]" % (u["workload"], u["index"]) for u in unplaced)
+            self.bad(f"pool {pool.name} long-lived: trainc leaves {len(unplaced)} pod(s) unplaced ({names}); the "
+                     f"search {'finds no placement either' if not search else 'places them all'}")
+        for name, want in steps.items():
+            phase = f"step {name}"
+            if phase not in phases:
+                self.bad(f"pool {pool.name}: no phase '{phase}'")
+                continue
+            snodes, sunplaced = phases[phase]
+            if len(snodes) != len(nodes):
+                self.bad(f"pool {pool.name} {phase}: {len(snodes)} nodes, the long-lived phase {len(nodes)}")
+                continue
+            free = []
+            for (lpods, _), (spods, _) in zip(nodes, snodes):
+                kept = [(p["workload"], p["index"]) for p in spods if not p["kind"].startswith("step/")]
+                if sorted(kept) != sorted((p["workload"], p["index"]) for p in lpods):
+                    self.bad(f"pool {pool.name} {phase}: the long-lived pods moved")
+                free.append((pool.room[0] - sum(p["cpu"] for p in lpods), pool.room[1] - sum(p["memory"] for p in lpods),
+                             pool.gpus - sum(p["gpus"] for p in lpods)))
+            mine = [p for n in snodes for p in n[0] if p["kind"].startswith("step/")]
+            self.match(pool, mine + sunplaced, want, phase)
+            self.nodes_fit(pool, snodes, phase)
+            fits = placeable([(p.cpu, p.mem, p.gpus) for p in want], free)
+            self.steps_fit &= fits
+            if fits != (not sunplaced):
+                self.bad(f"pool {pool.name} {phase}: trainc leaves {len(sunplaced)} pod(s) unplaced; the search, "
+                         f"beside trainc's long-lived pods, {'places them all' if fits else 'finds no room either'}")
+        return not unplaced, search
+
+    def search_all(self):
+        """Whether the long-lived pods of every pool can be placed, and whether each step's pods can be
+        placed together with them (both without trainc's placement)."""
+        long_ok = steps_ok = True
+        for name, pool in self.pools.items():
+            nodes = [(*pool.room, pool.gpus)] * pool.nodes
+            pods = [(p.cpu, p.mem, p.gpus) for p in self.expected if p.pool == name]
+            long_ok &= placeable(pods, nodes)
+            for step in self.step_pods.values():
+                mine = [(p.cpu, p.mem, p.gpus) for p in step if p.pool == name]
+                steps_ok &= not mine or placeable(pods + mine, nodes)
+        return long_ok, steps_ok
+
+
+# ---- the judge judged: what a correct plan would say, and wrong ones -----------------------------
+
+
+def model_plan(pools, expected, step_pods):
+    """The plan's `placement` built from the judge's own model, in the format trainc prints: what a
+    right answer looks like. --self-check requires the judge to pass it and to fail its mutations."""
+    def res(cpu, mem, gpus):
+        return {"cpu": float(cpu), "memory": int(mem), "gpus": gpus, "tpuChips": 0}
+
+    def pod(p):
+        own = (F(int(p.own[0] * 1000), 1000), F(int(p.own[1] // MIB) * MIB)) if p.whole else p.own
+        containers = [{"name": "main", "cpu": float(own[0]), "memory": int(own[1]), "addedBy": ""}]
+        containers += [{"name": a[0], "cpu": float(a[1]), "memory": int(a[2]), "addedBy": a[3]} for a in p.added]
+        d = res(sum(F(str(c["cpu"])) for c in containers), sum(c["memory"] for c in containers), p.gpus)
+        d.update(workload=p.workload, kind=p.kind, index=p.index, containers=containers)
+        return d
+
+    def phase(name, pool, pods, base):
+        nodes = [list(b) for b in base]
+        free = [(pool.room[0] - sum(F(str(q["cpu"])) for q in n), pool.room[1] - sum(q["memory"] for q in n),
+                 pool.gpus - sum(q["gpus"] for q in n)) for n in nodes]
+        made = [pod(p) for p in pods]
+        where = assign([(F(str(m["cpu"])), m["memory"], m["gpus"]) for m in made], free)
+        unplaced = made if where is None else []
+        for m, n in zip(made, where or []):
+            nodes[n].append(m)
+        listed = []
+        for n in nodes:
+            used = (sum(F(str(q["cpu"])) for q in n), sum(q["memory"] for q in n), sum(q["gpus"] for q in n))
+            listed.append({"pods": n, "headroom": res(pool.room[0] - used[0], pool.room[1] - used[1],
+                                                      pool.gpus - used[2])})
+        return {"name": name, "nodes": listed, "unplaced": unplaced}, [n["pods"] for n in listed]
+
+    entries = []
+    for name, pool in sorted(pools.items()):
+        ll = [p for p in expected if p.pool == name]
+        steps = {s: [p for p in pods if p.pool == name] for s, pods in step_pods.items()}
+        steps = {s: v for s, v in steps.items() if v}
+        if not ll and not steps:
+            continue
+        first, base = phase("long-lived", pool, ll, [[] for _ in range(pool.nodes)])
+        phases = [first] + [phase(f"step {s}", pool, v, base)[0] for s, v in steps.items()]
+        entries.append({"pool": name, "machine": pool.machine, "nodes": pool.nodes,
+                        "allocatable": res(*pool.alloc, pool.gpus),
+                        "daemonSets": {"cpu": float(pool.ds_cpu), "memory": int(pool.ds_mem), "names": pool.ds_names,
+                                       "margin": {"cpu": float(pool.margin[0]), "memory": int(pool.margin[1])}},
+                        "room": res(*pool.room, pool.gpus), "phases": phases})
+    return {"placement": entries}
+
+
+def mutations(plan):
+    """Wrong plans, each with one error the judge must find."""
+    import copy
+    out = []
+    m = copy.deepcopy(plan)
+    m["placement"][0]["room"]["cpu"] += 0.5
+    out.append(("room half a core larger", m))
+    m = copy.deepcopy(plan)
+    m["placement"][0]["daemonSets"]["names"].append("extra-ds")
+    out.append(("an extra DaemonSet", m))
+    # The first node that holds a pod, in any pool and phase.
+    spots = [(e, f, n) for e, entry in enumerate(plan["placement"]) for f, ph in enumerate(entry["phases"])
+             for n, node in enumerate(ph["nodes"]) if node["pods"]]
+    if not spots:
+        return out
+    e, f, n = spots[0]
+
+    def node(m):
+        return m["placement"][e]["phases"][f]["nodes"][n]
+    m = copy.deepcopy(plan)
+    q = node(m)["pods"][0]
+    q["containers"][0]["cpu"] += 1
+    q["cpu"] += 1
+    node(m)["headroom"]["cpu"] -= 1
+    out.append(("a pod one core larger", m))
+    m = copy.deepcopy(plan)
+    node(m)["pods"].pop()
+    out.append(("a pod dropped", m))
+    m = copy.deepcopy(plan)
+    node(m)["headroom"]["memory"] += MIB
+    out.append(("headroom a MiB off", m))
+    m = copy.deepcopy(plan)
+    ph = m["placement"][e]["phases"][f]
+    if not ph["unplaced"]:
+        for nd in ph["nodes"]:
+            ph["unplaced"] += [q for q in nd["pods"] if f == 0 or q["kind"].startswith("step/")]
+            nd["pods"] = [q for q in nd["pods"] if not (f == 0 or q["kind"].startswith("step/"))]
+        out.append(("a phase's pods unplaced, though they fit", m))
+    return out
+
+
+def self_check(cat, rng, n):
+    spec, pools, expected, step_pods = variant(rng, cat, n)
+    plan = model_plan(pools, expected, step_pods)
+    problems = []
+    judge = Judge(pools, expected, step_pods)
+    judge.run(read_placement(json.loads(json.dumps(plan))))
+    problems += [f"the model's own plan: {p}" for p in judge.problems]
+    caught = 0
+    for what, wrong in mutations(plan):
+        judge = Judge(pools, expected, step_pods)
+        judge.run(read_placement(json.loads(json.dumps(wrong))))
+        if judge.problems:
+            caught += 1
+        else:
+            problems.append(f"not caught: {what}")
+    return spec, problems, caught
+
+
+# ---- the driver -----------------------------------------------------------------------------------
+
+
+def run(trainc, *args):
+    r = subprocess.run([trainc, *args], capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def judge_variant(trainc, cat, rng, n, tmp):
+    spec, pools, expected, step_pods = variant(rng, cat, n)
+    path = os.path.join(tmp, f"prop-{n}.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(spec, f, sort_keys=False)
+    judge = Judge(pools, expected, step_pods)
+    feasible, steps_joint = judge.search_all()
+    verdict = {"search": ("placeable" if feasible else "not placeable") +
+               ("" if steps_joint else ", a step's pods not placeable beside them")}
+    prc, pout, perr = run(trainc, "plan", path, "--format", "json")
+    steps_fit = steps_joint
+    if prc != 0:
+        verdict["plan"] = f"exit {prc}"
+        if feasible and steps_joint:
+            judge.bad(f"`trainc plan` failed: {perr.strip()[:300]}")
+    else:
+        try:
+            placement = read_placement(json.loads(pout))
+        except (KeyError, ValueError, TypeError) as e:
+            judge.bad(f"the plan's placement cannot be read: {e!r}")
+        else:
+            placed, _ = judge.run(placement)
+            steps_fit = judge.steps_fit
+            verdict["plan"] = ("every long-lived pod placed" if placed else "pods left unplaced") + \
+                ("" if judge.steps_fit else ", a step's pods unplaced")
+    rc, out, err = run(trainc, "check", path)
+    pending = "would stay Pending" in out + err
+    verdict["check"] = f"exit {rc}" + (", 'would stay Pending'" if pending else "")
+    if feasible and steps_fit and rc != 0:
+        judge.bad("the search places every pod, and `trainc check` fails")
+    if not (feasible and steps_fit) and (rc == 0 or not pending):
+        judge.bad("the search finds no placement, and `trainc check` does not say 'would stay Pending'")
+    diag = (out + err).strip().splitlines()[:12] if judge.problems else []
+    return spec, judge.problems, verdict, feasible and steps_fit, diag
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trainc", help="the trainc binary; with --self-check, ignored")
+    ap.add_argument("n", nargs="?", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=31)
+    ap.add_argument("--self-check", action="store_true",
+                    help="judge the judge: plans made from its own model pass, and their mutations fail")
+    ap.add_argument("--catalog", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdlib",
+                                                       "catalog.yaml"))
+    args = ap.parse_args()
+    cat = Catalog(args.catalog)
+    rng = random.Random(args.seed)
+    failed = feasible_n = caught_n = 0
+    with tempfile.TemporaryDirectory(prefix="trainc-placement.") as tmp:
+        for n in range(1, args.n + 1):
+            if args.self_check:
+                spec, problems, caught = self_check(cat, rng, n)
+                caught_n += caught
+                summary = f"{caught} wrong plan(s) caught"
+                feasible, diag = True, []
+            else:
+                spec, problems, verdict, feasible, diag = judge_variant(args.trainc, cat, rng, n, tmp)
+                summary = "; ".join(f"{k}: {v}" for k, v in verdict.items())
+            feasible_n += feasible
+            if not problems:
+                print(f"ok {n} - variant {n} ({summary})")
+                continue
+            failed += 1
+            print(f"not ok {n} - variant {n} ({summary})")
+            for problem in problems[:20]:
+                for line in problem.splitlines():
+                    print(f"# {line}")
+            print("# spec:")
+            for line in yaml.safe_dump(spec, sort_keys=False).splitlines():
+                print(f"#   {line}")
+            for line in diag:
+                print(f"# trainc check: {line}")
+    print(f"1..{args.n}")
+    if args.self_check:
+        print(f"# {args.n} variants (seed {args.seed}): the judge passed its own plans and caught {caught_n} "
+              f"wrong ones; {failed} variant(s) failed")
+    else:
+        print(f"# {args.n} variants (seed {args.seed}): {feasible_n} placeable by the search, "
+              f"{args.n - feasible_n} not; {failed} disagreed with trainc")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
