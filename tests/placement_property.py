@@ -29,10 +29,12 @@ which tests/placement_test.sh requires to be caught.
 Usage: placement_property.py TRAINC [N] [--seed S] [--catalog stdlib/catalog.yaml]
 """
 import argparse
+import glob
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +85,7 @@ class Catalog:
         self.alloc = data["allocatable"]
         self.daemonsets = data["daemonSets"]
         self.fuse = data["sidecars"]["gcsfuse"]
+        self.istio = data["sidecars"]["istioProxy"]
         plant = os.environ.get("PLACEMENT_PLANT_RESERVE_CPU")
         self.plant = F(plant) if plant else F(0)
 
@@ -117,6 +120,9 @@ class Catalog:
     def fuse_sidecar(self):
         return quantity(self.fuse["cpu"]), quantity(self.fuse["memory"])
 
+    def istio_proxy(self):
+        return quantity(self.istio["cpu"]), quantity(self.istio["memory"])
+
 
 AUTOSCALER = ("autoscaler", F(1, 2), 512 * MIB, "KubeRay")   # kuberay v1.7.0 BuildAutoscalerContainer
 FUSE_NAME = "gke-gcsfuse-sidecar"
@@ -124,6 +130,7 @@ LEAD_ON_GPU = (F(2), 8 * GIB)                                 # docs/spec-v1.md:
 
 # ---- the generator ----------------------------------------------------------------------------
 
+RDMA_MACHINES = {"a4-highgpu-8g"}
 CPU_MACHINES = ["e2-standard-4", "e2-standard-8", "n2-standard-8", "n2-standard-16", "n2-highmem-8",
                 "e2-highcpu-16", "n1-standard-8"]
 GPU_MACHINES = [("g2-standard-8", None), ("g2-standard-24", None), ("g2-standard-48", None),
@@ -132,12 +139,17 @@ GPU_MACHINES = [("g2-standard-8", None), ("g2-standard-24", None), ("g2-standard
 
 
 class Pool:
-    def __init__(self, name, machine, accel, nodes, autoscale, cat, facts):
+    def __init__(self, name, machine, accel, nodes, autoscale, rdma, cat, facts, own=None):
         self.name, self.machine, self.accel, self.nodes, self.autoscale = name, machine, accel, nodes, autoscale
+        self.rdma = rdma
         self.gpus = accel[1] if accel else cat.machines[machine]["gpus"]
         self.alloc = cat.allocatable(machine)
-        self.facts = dict(facts, gpu=self.gpus > 0)
+        self.facts = dict(facts, gpu=self.gpus > 0, rdma=rdma)
         self.ds_cpu, self.ds_mem, self.ds_names, self.margin = cat.reserve(self.facts)
+        # trainc's own DaemonSets on the pool (the gIB installer), from the objects it emits.
+        own_cpu, own_mem, self.own_ds = own or (0, 0, [])
+        self.ds_cpu += own_cpu
+        self.ds_mem += own_mem
         self.room = (self.alloc[0] - self.ds_cpu, self.alloc[1] - self.ds_mem)
         # The generator sizes explicit requests from the room without the planted error: a seed makes
         # the same specs with it and without.
@@ -151,6 +163,8 @@ class Pool:
             out["autoscaling"] = {"min": 0, "max": self.nodes}
         else:
             out["nodes"] = self.nodes
+        if self.rdma:
+            out["rdma"] = True
         return out
 
 
@@ -195,26 +209,55 @@ def explicit(rng, room, added, gpus_share):
     return max(cpu, F(1, 10)), max(mem, F(64 * MIB))
 
 
-def variant(rng, cat, n):
-    """One spec and the pods the judge expects of it, by pool."""
+GPU_POOL = ("gpu", "g2-standard-24", None, 2, False, False)  # the service's pool when no pool has GPUs
+
+
+def service(rng, cat, spec, pool):
+    """A vLLM service on `pool` with explicit requests, behind Istio or not; its pods at their most."""
+    added = []
+    if rng.random() < 0.5:
+        spec["istio"] = {}
+        added.append(("istio-proxy", *cat.istio_proxy(), "Istio"))
+    gpus = rng.choice([d for d in range(1, pool.gpus + 1) if pool.gpus % d == 0])
+    res = explicit(rng, pool.gen_room, added, F(gpus, pool.gpus) if rng.random() < 0.5 else None)
+    count = rng.randint(1, 3)
+    svc = {"pool": pool.name, "vllm": {"model": "Qwen/Qwen2.5-0.5B-Instruct"}, "gpus": gpus,
+           "resources": {"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}}}
+    if count > 1 and rng.random() < 0.5:
+        svc["autoscaling"] = {"min": 1, "max": count, "pendingRequests": 5}
+    else:
+        svc["replicas"] = count
+    spec["services"] = {"chat": svc}
+    return [Pod("chat", "service/vllm", i, pool.name, *res, gpus, added, False) for i in range(count)]
+
+
+def variant(rng, cat, n, own_ds):
+    """One spec and the pods the judge expects of it, by pool. own_ds(spec) gives the requests of the
+    DaemonSets trainc emits, by pool: {pool: (cores, bytes, [names])}."""
     spec = {"apiVersion": "trainc/v1", "kind": "TrainingSystem", "name": f"prop-{n}",
             "gcp": {"project": "prop-project", "region": "us-central1", "zone": "us-central1-b"},
             "cluster": {"pools": {}}}
-    services = False  # no services yet: managedPrometheus does not hold
+    # A vLLM service on a GPU pool now and then: Managed Prometheus scrapes every service.
+    services = rng.random() < 0.35
     pools = []
     for i in range(rng.randint(1, 3)):
         if rng.random() < 0.5:
             machine, accel = rng.choice(CPU_MACHINES), None
         else:
             machine, accel = rng.choice(GPU_MACHINES)
-        pools.append((f"p{i}", machine, accel, rng.randint(1, 3), rng.random() < 0.4))
-    # GKE multi-networking (RDMA pools) brings Dataplane V2; no generated pool uses RDMA.
-    facts = {"always": True, "kubeProxy": True, "dataplaneV2": False, "tpu": False, "workloadIdentity": True,
-             "gcsfuse": True, "managedPrometheus": services, "rdma": False}
-    pools = [Pool(*p, cat, facts) for p in pools]
-    by_name = {p.name: p for p in pools}
+        rdma = machine in RDMA_MACHINES and rng.random() < 0.5
+        pools.append((f"p{i}", machine, accel, rng.randint(1, 3), rng.random() < 0.4, rdma))
+    # GKE multi-networking, which RDMA pools need, brings Dataplane V2 (anetd instead of kube-proxy).
+    dpv2 = any(p[5] for p in pools)
+    facts = {"always": True, "kubeProxy": not dpv2, "dataplaneV2": dpv2, "tpu": False, "workloadIdentity": True,
+             "gcsfuse": True, "managedPrometheus": services}
     for p in pools:
-        spec["cluster"]["pools"][p.name] = p.spec()
+        spec["cluster"]["pools"][p[0]] = Pool(*p, cat, facts).spec()
+    own = own_ds(spec)
+    pools = [Pool(*p, cat, facts, own.get(p[0])) for p in pools]
+    by_name = {p.name: p for p in pools}
+    # Pods on RDMA pools use the host's driver and gIB plugin: their workloads must opt out of restricted.
+    security = {"level": "privileged", "reason": "RDMA through the host's gIB plugin"} if dpv2 else None
     fuse_any = rng.random() < 0.6
     if fuse_any:
         spec["storage"] = {"data": {"gcs": {"bucket": f"prop-data-{n}"}}}
@@ -228,6 +271,8 @@ def variant(rng, cat, n):
         c = {"engine": engine, "image": "ghcr.io/dask/dask:2024.12.1" if engine == "dask"
              else "rayproject/ray:2.52.0-py310-gpu"}
         mounts = fuse_any and rng.random() < 0.7
+        if security:
+            c["security"] = security
         if mounts:
             c["mounts"] = [{"store": "data", "path": "/data"}]
         groups, autoscaled = {}, False
@@ -285,6 +330,13 @@ def variant(rng, cat, n):
             step["retries"] = 0
         steps.append(step)
     spec["clusters"] = clusters
+    gpu_pools = [p for p in pools if p.gpus and not p.rdma]
+    if services and not gpu_pools:
+        gpu_pools = [Pool(*GPU_POOL, cat, facts)]
+        spec["cluster"]["pools"]["gpu"] = gpu_pools[0].spec()
+        by_name["gpu"] = gpu_pools[0]
+    if services:
+        expected += service(rng, cat, spec, rng.choice(gpu_pools))
     step_pods = {}
     for si in range(rng.randint(0, 2)):
         pool = rng.choice(pools)
@@ -300,6 +352,8 @@ def variant(rng, cat, n):
             st["nodes"] = nodes
         if smounts:
             st["mounts"] = [{"store": "data", "path": "/data"}]
+        if security:
+            st["security"] = security
         if steps and rng.random() < 0.5:
             st["needs"] = [steps[-1]["name"]]
         steps.append(st)
@@ -475,8 +529,12 @@ class Judge:
                 if not near(g["cpu"], w[0], CPU_EPS) or not near(g["memory"], w[1], MEM_EPS):
                     self.bad(f"pool {name}: {what} {fmt(g['cpu'])} cores, {int(g['memory'])} bytes; expected "
                              f"{fmt(w[0])} cores, {int(w[1])} bytes")
-            if sorted(got["daemonSets"]["names"]) != sorted(pool.ds_names):
-                self.bad(f"pool {name}: DaemonSets {got['daemonSets']['names']}, expected {pool.ds_names}")
+            # The catalog's names as they are; trainc's own by their object names (or a part of them).
+            names = got["daemonSets"]["names"]
+            extra = [n for n in names if n not in pool.ds_names]
+            if any(n not in names for n in pool.ds_names) or len(extra) != len(pool.own_ds) or \
+                    any(not any(n in o or o in n for o in pool.own_ds) for n in extra):
+                self.bad(f"pool {name}: DaemonSets {names}, expected {pool.ds_names + pool.own_ds}")
             t, s = self.pool_phases(pool, got["phases"], by_pool.get(name, []), steps_by_pool.get(name, {}))
             trainc_ok &= t
             search_ok &= s
@@ -512,8 +570,8 @@ class Judge:
                 kept = [(p["workload"], p["index"]) for p in spods if not p["kind"].startswith("step/")]
                 if sorted(kept) != sorted((p["workload"], p["index"]) for p in lpods):
                     self.bad(f"pool {pool.name} {phase}: the long-lived pods moved")
-                free.append((pool.room[0] - sum(p["cpu"] for p in lpods), pool.room[1] - sum(p["memory"] for p in lpods),
-                             pool.gpus - sum(p["gpus"] for p in lpods)))
+                free.append((pool.room[0] - sum(p["cpu"] for p in lpods),
+                             pool.room[1] - sum(p["memory"] for p in lpods), pool.gpus - sum(p["gpus"] for p in lpods)))
             mine = [p for n in snodes for p in n[0] if p["kind"].startswith("step/")]
             self.match(pool, mine + sunplaced, want, phase)
             self.nodes_fit(pool, snodes, phase)
@@ -582,7 +640,8 @@ def model_plan(pools, expected, step_pods):
         phases = [first] + [phase(f"step {s}", pool, v, base)[0] for s, v in steps.items()]
         entries.append({"pool": name, "machine": pool.machine, "nodes": pool.nodes,
                         "allocatable": res(*pool.alloc, pool.gpus),
-                        "daemonSets": {"cpu": float(pool.ds_cpu), "memory": int(pool.ds_mem), "names": pool.ds_names,
+                        "daemonSets": {"cpu": float(pool.ds_cpu), "memory": int(pool.ds_mem),
+                                       "names": pool.ds_names + pool.own_ds,
                                        "margin": {"cpu": float(pool.margin[0]), "memory": int(pool.margin[1])}},
                         "room": res(*pool.room, pool.gpus), "phases": phases})
     return {"placement": entries}
@@ -630,7 +689,7 @@ def mutations(plan):
 
 
 def self_check(cat, rng, n):
-    spec, pools, expected, step_pods = variant(rng, cat, n)
+    spec, pools, expected, step_pods = variant(rng, cat, n, lambda spec: {})
     plan = model_plan(pools, expected, step_pods)
     problems = []
     judge = Judge(pools, expected, step_pods)
@@ -647,6 +706,61 @@ def self_check(cat, rng, n):
     return spec, problems, caught
 
 
+def effective(pod):
+    """A pod's (cores, bytes) as the scheduler counts them: its containers and sidecars (init containers
+    that keep running) together, or its largest other init container if that asks more. A container
+    that sets only limits requests them."""
+    def req(c, k):
+        r = c.get("resources") or {}
+        return quantity((r.get("requests") or {}).get(k, (r.get("limits") or {}).get(k, 0)))
+    inits = pod.get("initContainers") or []
+    out = []
+    for k in ("cpu", "memory"):
+        run = sum(req(c, k) for c in pod.get("containers") or []) + \
+            sum(req(c, k) for c in inits if c.get("restartPolicy") == "Always")
+        out.append(max([run] + [req(c, k) for c in inits if c.get("restartPolicy") != "Always"]))
+    return out
+
+
+def selected_pools(pod, pools):
+    """The node pools a DaemonSet's pods run on, by node selector or node affinity on the pool label."""
+    key = "cloud.google.com/gke-nodepool"
+    if key in (pod.get("nodeSelector") or {}):
+        return [pod["nodeSelector"][key]]
+    terms = ((((pod.get("affinity") or {}).get("nodeAffinity") or {})
+              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+    chosen = [v for t in terms for e in t.get("matchExpressions") or []
+              if e.get("key") == key and e.get("operator") == "In" for v in e.get("values") or []]
+    return chosen if terms else list(pools)
+
+
+def emitted_daemonsets(trainc, tmp):
+    """own_ds for variant(): compiles the variant's pools with one step that needs no node and reads
+    the DaemonSets trainc emits, each pod's requests by the pools it runs on."""
+    def own(spec):
+        base = {k: spec[k] for k in ("apiVersion", "kind", "name", "gcp", "cluster")}
+        base["pipeline"] = [{"name": "noop", "image": "busybox:1.36", "command": ["true"]}]
+        path, out = os.path.join(tmp, "pools.yaml"), os.path.join(tmp, "pools-out")
+        with open(path, "w") as f:
+            yaml.safe_dump(base, f, sort_keys=False)
+        shutil.rmtree(out, ignore_errors=True)
+        rc, o, e = run(trainc, "compile", path, "-o", out)
+        if rc != 0:
+            raise RuntimeError(f"the variant's pools alone do not compile: {(o + e).strip()[:400]}")
+        found = {}
+        for f in sorted(glob.glob(os.path.join(out, spec["name"], "k8s", "*.yaml"))):
+            for doc in yaml.safe_load_all(open(f)):
+                if not isinstance(doc, dict) or doc.get("kind") != "DaemonSet":
+                    continue
+                pod = doc["spec"]["template"]["spec"]
+                cpu, mem = effective(pod)
+                for pool in selected_pools(pod, spec["cluster"]["pools"]):
+                    c, m, names = found.get(pool, (0, 0, []))
+                    found[pool] = (c + cpu, m + mem, names + [doc["metadata"]["name"]])
+        return found
+    return own
+
+
 # ---- the driver -----------------------------------------------------------------------------------
 
 
@@ -656,7 +770,7 @@ def run(trainc, *args):
 
 
 def judge_variant(trainc, cat, rng, n, tmp):
-    spec, pools, expected, step_pods = variant(rng, cat, n)
+    spec, pools, expected, step_pods = variant(rng, cat, n, emitted_daemonsets(trainc, tmp))
     path = os.path.join(tmp, f"prop-{n}.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(spec, f, sort_keys=False)
