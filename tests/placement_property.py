@@ -1,32 +1,38 @@
 #!/usr/bin/env python3
 """A property test of placement: generated specs, judged from the catalog, not from trainc.
 
-Generates N small specs (seeded): CPU and GPU pools of 1-3 nodes, Dask and Ray clusters whose pod
-groups take whole nodes (no `resources`) or ask for explicit requests, with and without GCS buckets
-mounted (the GCS FUSE sidecar), Ray groups that autoscale (KubeRay's autoscaler beside the head),
-pools shared by a lead and its workers or by two clusters, and plain steps on the pools. For each,
-`trainc plan SPEC --format json` and `trainc check SPEC` run, and the judge works out on its own,
-from stdlib/catalog.yaml and the variant's parameters:
+Generates N small specs (seeded): CPU and GPU pools of 1-3 nodes (A4 ones with RDMA now and then),
+Dask and Ray clusters whose pod groups take whole nodes (no `resources`) or ask for explicit
+requests, with and without GCS buckets mounted (the GCS FUSE sidecar), Ray groups that autoscale
+(KubeRay's autoscaler beside the head), a vLLM service with or without Istio, pools shared by a
+lead and its workers, by two clusters or by a service, and plain steps on the pools. Most pools
+get the fewest nodes that hold their pods, some one node fewer. For each, `trainc plan SPEC
+--format json` and `trainc check SPEC` run, and the judge works out on its own, from
+stdlib/catalog.yaml and the variant's parameters:
 
   - a node's room: allocatable (GKE's reservation tiers over the machine's vCPUs and memory, less
     the eviction threshold), less the requests of the catalog's DaemonSets whose `when` conditions
-    hold for the pool, less the margin;
+    hold for the pool, of the DaemonSets trainc emits there (read from its manifests), and the
+    margin;
   - every pod's requests: a whole-node pod asks for the room less the containers added beside it
-    (GCS FUSE sidecar, KubeRay autoscaler); an explicit one for what the variant wrote, plus them;
+    (GCS FUSE sidecar, KubeRay autoscaler); an explicit one for what the variant wrote, plus them
+    (and the Istio proxy);
   - whether the pods can be placed at all: an exhaustive search over the pool's nodes at its
     maximum (the instances are small).
 
 It then requires of the plan's `placement`: exactly the expected pods, with those requests; every
 node's pods within its room, its headroom the room less their sum; trainc places every long-lived
-pod exactly when the search finds a placement, and each step's pods beside the long-lived ones
+pod exactly when the search finds a placement, and each step's pods beside trainc's long-lived ones
 exactly when the search finds room for them there; and `trainc check` fails with "would stay
 Pending" exactly when some pod cannot be placed.
 
 One TAP line per variant, then a summary; a mismatch prints the spec and both verdicts.
+--self-check judges the judge instead: its allocatable against GKE's worked examples, and the
+plans its own model makes (which must pass) and their mutations (which must fail).
 PLACEMENT_PLANT_RESERVE_CPU=C (cores) adds C to the judge's DaemonSet reserve: a planted error,
 which tests/placement_test.sh requires to be caught.
 
-Usage: placement_property.py TRAINC [N] [--seed S] [--catalog stdlib/catalog.yaml]
+Usage: placement_property.py TRAINC [N] [--seed S] [--self-check] [--catalog stdlib/catalog.yaml]
 """
 import argparse
 import glob
@@ -198,14 +204,14 @@ def mem_text(b):
 
 def explicit(rng, room, added, gpus_share):
     """Requests near a share of a node's room (less the added containers), at times just over it,
-    so that exact room decides how many pods share a node."""
-    share = rng.choice([F(1, 4), F(1, 3), F(1, 2), F(1, 2), F(2, 3), F(1)]) if gpus_share is None else gpus_share
+    so that exact room decides how many pods share a node; in whole millicores and MiB."""
+    share = rng.choice([F(1, 4), F(1, 3), F(1, 2), F(1, 2), F(2, 3), F(1, 1)]) if gpus_share is None else gpus_share
     cpu = room[0] * share - sum(a[1] for a in added)
     mem = room[1] * share - sum(a[2] for a in added)
+    if rng.random() < 0.3:  # off the boundary: a tenth of a node less
+        cpu, mem = cpu - room[0] / 10, mem - room[1] / 10
     cpu = F(int(cpu * 1000), 1000) + rng.choice([0, 0, 0, F(1, 1000), -F(1, 1000)])
     mem = F(int(mem // MIB) * MIB) + rng.choice([0, 0, 0, MIB, -MIB])
-    if rng.random() < 0.3:  # off the boundary: a tenth of a node
-        cpu, mem = max(F(1, 10), cpu - room[0] / 10), max(MIB * 64, mem - room[1] / 10)
     return max(cpu, F(1, 10)), max(mem, F(64 * MIB))
 
 
@@ -233,7 +239,17 @@ def service(rng, cat, spec, pool):
 
 def variant(rng, cat, n, own_ds):
     """One spec and the pods the judge expects of it, by pool. own_ds(spec) gives the requests of the
-    DaemonSets trainc emits, by pool: {pool: (cores, bytes, [names])}."""
+    DaemonSets trainc emits, by pool: {pool: (cores, bytes, [names])}. Three in five variants can be
+    placed whole, the others not: drafts are drawn until one is as wanted (or 20 have been)."""
+    placeable_wanted = rng.random() < 0.6
+    for _ in range(20):
+        spec, pools, expected, step_pods = draft(rng, cat, n, own_ds)
+        if all(Judge(pools, expected, step_pods).search_all()) == placeable_wanted:
+            break
+    return spec, pools, expected, step_pods
+
+
+def draft(rng, cat, n, own_ds):
     spec = {"apiVersion": "trainc/v1", "kind": "TrainingSystem", "name": f"prop-{n}",
             "gcp": {"project": "prop-project", "region": "us-central1", "zone": "us-central1-b"},
             "cluster": {"pools": {}}}
@@ -265,7 +281,7 @@ def variant(rng, cat, n, own_ds):
     expected, steps, clusters = [], [], {}
     fuse_cpu, fuse_mem = cat.fuse_sidecar()
     fuse = (FUSE_NAME, fuse_cpu, fuse_mem, "GCS FUSE CSI webhook")
-    for ci in range(rng.randint(1, 2)):
+    for ci in range(1 if rng.random() < 0.65 else 2):
         engine = rng.choice(["dask", "ray"])
         cname = f"{engine}{ci}"
         c = {"engine": engine, "image": "ghcr.io/dask/dask:2024.12.1" if engine == "dask"
@@ -276,10 +292,10 @@ def variant(rng, cat, n, own_ds):
         if mounts:
             c["mounts"] = [{"store": "data", "path": "/data"}]
         groups, autoscaled = {}, False
-        for gi in range(rng.randint(1, 2)):
+        for gi in range(1 if rng.random() < 0.65 else 2):
             pool = rng.choice(pools)
             g = {"pool": pool.name}
-            count = rng.randint(1, 3)
+            count = rng.choice([1, 1, 1, 2, 2, 3])
             if engine == "ray" and rng.random() < 0.4:
                 g.update(replicas=min(1, count), min=0, max=count)
                 autoscaled = True
@@ -359,7 +375,30 @@ def variant(rng, cat, n, own_ds):
         steps.append(st)
         step_pods[name] = [Pod(name, "step/command", i, pool.name, *res, gpus, added, False) for i in range(nodes)]
     spec["pipeline"] = steps
+    # Most variants get pools of the fewest nodes (up to 3) that hold their pods; the others one pool
+    # a node short: placement is judged on both sides of the line.
+    short = rng.choice(list(by_name)) if rng.random() < 0.3 else None
+    for pool in by_name.values():
+        size_pool(pool, expected, step_pods, pool.name == short)
+        spec["cluster"]["pools"][pool.name] = pool.spec()
     return spec, by_name, expected, step_pods
+
+
+def size_pool(pool, expected, step_pods, short):
+    """Gives the pool the fewest nodes, up to 3, that hold its pods (less one when `short`), sized from
+    the room without the planted error; a pool that 3 nodes cannot hold keeps its size."""
+    def size(p):
+        return (*pool.gen_room, p.gpus) if p.whole else (p.cpu, p.mem, p.gpus)
+    pods = [size(p) for p in expected if p.pool == pool.name]
+    steps = [[size(p) for p in st if p.pool == pool.name] for st in step_pods.values()]
+
+    def fits(n):
+        nodes = [(*pool.gen_room, pool.gpus)] * n
+        return placeable(pods, nodes) and all(placeable(pods + st, nodes) for st in steps if st)
+    need = next((n for n in range(1, 4) if fits(n)), None)
+    if need:
+        pool.nodes = max(1, need - short)
+
 
 # ---- the exhaustive search ----------------------------------------------------------------------
 
@@ -618,10 +657,21 @@ def model_plan(pools, expected, step_pods):
         free = [(pool.room[0] - sum(F(str(q["cpu"])) for q in n), pool.room[1] - sum(q["memory"] for q in n),
                  pool.gpus - sum(q["gpus"] for q in n)) for n in nodes]
         made = [pod(p) for p in pods]
-        where = assign([(F(str(m["cpu"])), m["memory"], m["gpus"]) for m in made], free)
-        unplaced = made if where is None else []
-        for m, n in zip(made, where or []):
-            nodes[n].append(m)
+        sizes = [(F(str(m["cpu"])), m["memory"], m["gpus"]) for m in made]
+        where = assign(sizes, free)
+        unplaced = []
+        if where is None:  # first fit, the rest unplaced
+            where, free = [], [list(f) for f in free]
+            for size in sizes:
+                n = next((i for i, f in enumerate(free) if all(a <= b for a, b in zip(size, f))), None)
+                where.append(n)
+                if n is not None:
+                    free[n] = [b - a for a, b in zip(size, free[n])]
+        for m, n in zip(made, where):
+            if n is None:
+                unplaced.append(m)
+            else:
+                nodes[n].append(m)
         listed = []
         for n in nodes:
             used = (sum(F(str(q["cpu"])) for q in n), sum(q["memory"] for q in n), sum(q["gpus"] for q in n))
@@ -734,10 +784,14 @@ def selected_pools(pod, pools):
     return chosen if terms else list(pools)
 
 
-def emitted_daemonsets(trainc, tmp):
+def emitted_daemonsets(trainc, tmp, always=False):
     """own_ds for variant(): compiles the variant's pools with one step that needs no node and reads
-    the DaemonSets trainc emits, each pod's requests by the pools it runs on."""
+    the DaemonSets trainc emits, each pod's requests by the pools it runs on. trainc's only one is the
+    gIB installer of RDMA pools, so other drafts are not compiled unless `always` (judge_variant
+    compiles every chosen variant so to check that)."""
     def own(spec):
+        if not always and not any(p.get("rdma") for p in spec["cluster"]["pools"].values()):
+            return {}
         base = {k: spec[k] for k in ("apiVersion", "kind", "name", "gcp", "cluster")}
         base["pipeline"] = [{"name": "noop", "image": "busybox:1.36", "command": ["true"]}]
         path, out = os.path.join(tmp, "pools.yaml"), os.path.join(tmp, "pools-out")
@@ -775,6 +829,9 @@ def judge_variant(trainc, cat, rng, n, tmp):
     with open(path, "w") as f:
         yaml.safe_dump(spec, f, sort_keys=False)
     judge = Judge(pools, expected, step_pods)
+    for name, (_, _, names) in emitted_daemonsets(trainc, tmp, always=True)(spec).items():
+        if name in pools and sorted(names) != sorted(pools[name].own_ds):
+            judge.bad(f"pool {name}: trainc emits DaemonSets {names} there; the judge counted {pools[name].own_ds}")
     feasible, steps_joint = judge.search_all()
     verdict = {"search": ("placeable" if feasible else "not placeable") +
                ("" if steps_joint else ", a step's pods not placeable beside them")}
@@ -805,47 +862,70 @@ def judge_variant(trainc, cat, rng, n, tmp):
     return spec, judge.problems, verdict, feasible and steps_fit, diag
 
 
+# GKE's worked examples of node allocatable (GKE-FACTS-3 "Node allocatable"), in millicores and MiB.
+GKE_EXAMPLES = {"e2-standard-8": (7910, 29022), "n1-standard-8": (7910, 27097), "a4-highgpu-8g": (223370, 3974945)}
+
+
+def worked_examples(cat):
+    """The judge's allocatable against GKE's worked examples: problems, one per machine that differs."""
+    out = []
+    for machine, want in GKE_EXAMPLES.items():
+        cpu, mem = cat.allocatable(machine)
+        got = (int(cpu * 1000), int(mem // MIB))
+        if got != want:
+            out.append(f"{machine}: allocatable {got[0]}m, {got[1]}Mi; GKE says {want[0]}m, {want[1]}Mi")
+    return out
+
+
+def tap_line(n, name, problems, spec=None, diag=()):
+    """One TAP result; a failure's problems, the variant's spec and trainc's words as comments."""
+    print(f"{'not ok' if problems else 'ok'} {n} - {name}")
+    for problem in problems[:20]:
+        for line in problem.splitlines():
+            print(f"# {line}")
+    if problems and spec:
+        print("# spec:")
+        for line in yaml.safe_dump(spec, sort_keys=False).splitlines():
+            print(f"#   {line}")
+    for line in diag:
+        print(f"# trainc check: {line}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trainc", help="the trainc binary; with --self-check, ignored")
     ap.add_argument("n", nargs="?", type=int, default=60)
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--self-check", action="store_true",
-                    help="judge the judge: plans made from its own model pass, and their mutations fail")
+                    help="judge the judge: GKE's worked examples, plans made from its own model pass, and their "
+                         "mutations fail")
     ap.add_argument("--catalog", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdlib",
                                                        "catalog.yaml"))
     args = ap.parse_args()
     cat = Catalog(args.catalog)
     rng = random.Random(args.seed)
     failed = feasible_n = caught_n = 0
+    tests = args.n + args.self_check
     with tempfile.TemporaryDirectory(prefix="trainc-placement.") as tmp:
         for n in range(1, args.n + 1):
             if args.self_check:
                 spec, problems, caught = self_check(cat, rng, n)
                 caught_n += caught
-                summary = f"{caught} wrong plan(s) caught"
-                feasible, diag = True, []
+                summary, feasible, diag = f"{caught} wrong plan(s) caught", True, []
             else:
                 spec, problems, verdict, feasible, diag = judge_variant(args.trainc, cat, rng, n, tmp)
                 summary = "; ".join(f"{k}: {v}" for k, v in verdict.items())
             feasible_n += feasible
-            if not problems:
-                print(f"ok {n} - variant {n} ({summary})")
-                continue
-            failed += 1
-            print(f"not ok {n} - variant {n} ({summary})")
-            for problem in problems[:20]:
-                for line in problem.splitlines():
-                    print(f"# {line}")
-            print("# spec:")
-            for line in yaml.safe_dump(spec, sort_keys=False).splitlines():
-                print(f"#   {line}")
-            for line in diag:
-                print(f"# trainc check: {line}")
-    print(f"1..{args.n}")
+            failed += bool(problems)
+            tap_line(n, f"variant {n} ({summary})", problems, spec, diag)
+    if args.self_check:
+        problems = worked_examples(cat)
+        failed += bool(problems)
+        tap_line(tests, "allocatable from the catalog's tiers matches GKE's worked examples", problems)
+    print(f"1..{tests}")
     if args.self_check:
         print(f"# {args.n} variants (seed {args.seed}): the judge passed its own plans and caught {caught_n} "
-              f"wrong ones; {failed} variant(s) failed")
+              f"wrong ones; {failed} test(s) failed")
     else:
         print(f"# {args.n} variants (seed {args.seed}): {feasible_n} placeable by the search, "
               f"{args.n - feasible_n} not; {failed} disagreed with trainc")
