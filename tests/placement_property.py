@@ -456,9 +456,10 @@ def read_placement(plan):
 
     def pod(p):
         r = res(p)
-        r.update(workload=p["workload"], kind=p.get("kind", ""), index=p["index"],
+        # An unplaced pod may come without its kind and containers.
+        r.update(workload=p["workload"], kind=p.get("kind"), index=p["index"],
                  containers=[dict(name=c["name"], cpu=F(str(c.get("cpu", 0))), memory=F(str(c.get("memory", 0))),
-                                  addedBy=c.get("addedBy", "")) for c in p.get("containers", [])])
+                                  addedBy=c.get("addedBy", "")) for c in p["containers"]] if "containers" in p else None)
         return r
     for entry in plan["placement"]:
         ds = entry["daemonSets"]
@@ -495,6 +496,13 @@ class Judge:
         """The pod's containers and sums against the expected pod."""
         if got["gpus"] != want.gpus:
             self.bad(f"{where}: gpus {got['gpus']}, expected {want.gpus}")
+        if got["containers"] is None:  # an unplaced pod's sums alone
+            lo_cpu, lo_mem = (F(1, 1000), MIB) if want.whole else (0, 0)
+            if not (want.cpu - lo_cpu - CPU_EPS <= got["cpu"] <= want.cpu + CPU_EPS) or \
+                    not (want.mem - lo_mem - MEM_EPS <= got["memory"] <= want.mem + MEM_EPS):
+                self.bad(f"{where}: asks {fmt(got['cpu'])} cores, {int(got['memory'])} bytes; expected "
+                         f"{fmt(want.cpu)} cores, {int(want.mem)} bytes")
+            return
         own = [c for c in got["containers"] if not c["addedBy"]]
         added = sorted((c["name"], c["cpu"], c["memory"]) for c in got["containers"] if c["addedBy"])
         want_added = sorted((a[0], a[1], a[2]) for a in want.added)
@@ -538,7 +546,7 @@ class Judge:
             if k not in want:
                 self.bad(f"{where}: not expected on this pool")
                 continue
-            if g["kind"] != want[k].kind:
+            if g["kind"] is not None and g["kind"] != want[k].kind:
                 self.bad(f"{where}: kind {g['kind']!r}, expected {want[k].kind!r}")
             self.pod_requests(g, want[k], where)
         for k in want:
@@ -595,10 +603,18 @@ class Judge:
             names = ", ".join("%s[%s]" % (u["workload"], u["index"]) for u in unplaced)
             self.bad(f"pool {pool.name} long-lived: trainc leaves {len(unplaced)} pod(s) unplaced ({names}); the "
                      f"search {'finds no placement either' if not search else 'places them all'}")
-        for name, want in steps.items():
-            phase = f"step {name}"
+        def key(p):
+            return (p["workload"], p["index"])
+        long_keys = {p.key() for p in long_lived}
+        for phase in sorted(phases):
+            if phase != "long-lived" and not (phase.startswith("step ") and phase[5:] in self.step_pods):
+                self.bad(f"pool {pool.name}: phase '{phase}' is neither 'long-lived' nor a step's")
+        # Every step's phase, and those of steps on other pools (there: the long-lived pods alone).
+        for name in self.step_pods:
+            phase, want = f"step {name}", steps.get(name, [])
             if phase not in phases:
-                self.bad(f"pool {pool.name}: no phase '{phase}'")
+                if want:
+                    self.bad(f"pool {pool.name}: no phase '{phase}'")
                 continue
             snodes, sunplaced = phases[phase]
             if len(snodes) != len(nodes):
@@ -606,14 +622,18 @@ class Judge:
                 continue
             free = []
             for (lpods, _), (spods, _) in zip(nodes, snodes):
-                kept = [(p["workload"], p["index"]) for p in spods if not p["kind"].startswith("step/")]
-                if sorted(kept) != sorted((p["workload"], p["index"]) for p in lpods):
+                if sorted(key(p) for p in spods if key(p) in long_keys) != sorted(key(p) for p in lpods):
                     self.bad(f"pool {pool.name} {phase}: the long-lived pods moved")
                 free.append((pool.room[0] - sum(p["cpu"] for p in lpods),
                              pool.room[1] - sum(p["memory"] for p in lpods), pool.gpus - sum(p["gpus"] for p in lpods)))
-            mine = [p for n in snodes for p in n[0] if p["kind"].startswith("step/")]
+            if sorted(key(u) for u in sunplaced if key(u) in long_keys) not in ([], sorted(key(u) for u in unplaced)):
+                self.bad(f"pool {pool.name} {phase}: long-lived pods unplaced that the long-lived phase placed")
+            mine = [p for n in snodes for p in n[0] if key(p) not in long_keys]
+            sunplaced = [u for u in sunplaced if key(u) not in long_keys]
             self.match(pool, mine + sunplaced, want, phase)
             self.nodes_fit(pool, snodes, phase)
+            if not want:
+                continue
             fits = placeable([(p.cpu, p.mem, p.gpus) for p in want], free)
             self.steps_fit &= fits
             if fits != (not sunplaced):
@@ -668,8 +688,8 @@ def model_plan(pools, expected, step_pods):
                 if n is not None:
                     free[n] = [b - a for a, b in zip(size, free[n])]
         for m, n in zip(made, where):
-            if n is None:
-                unplaced.append(m)
+            if n is None:  # as the contract lists one: no kind, no containers
+                unplaced.append({k: m[k] for k in ("workload", "index", "cpu", "memory", "gpus", "tpuChips")})
             else:
                 nodes[n].append(m)
         listed = []
