@@ -35,6 +35,7 @@ which tests/placement_test.sh requires to be caught.
 Usage: placement_property.py TRAINC [N] [--seed S] [--self-check] [--catalog stdlib/catalog.yaml]
 """
 import argparse
+import copy
 import glob
 import json
 import os
@@ -237,6 +238,22 @@ def service(rng, cat, spec, pool):
     return [Pod("chat", "service/vllm", i, pool.name, *res, gpus, added, False) for i in range(count)]
 
 
+def client_step(rng, step, pools, fuse, security):
+    """Fills in a Dask client step; its one pod. One that names no pool asks for nothing."""
+    added = []
+    if fuse and rng.random() < 0.5:
+        step["mounts"] = [{"store": "data", "path": "/data"}]
+        added = [fuse]
+    if security:
+        step["security"] = security
+    if rng.random() < 0.5:
+        return [Pod(step["name"], "step/command", 0, None, F(0), F(0), 0, added, False)]
+    pool = rng.choice(pools)
+    res = explicit(rng, pool.gen_room, added, None)
+    step.update(pool=pool.name, gpus=0, resources={"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}})
+    return [Pod(step["name"], "step/command", 0, pool.name, *res, 0, added, False)]
+
+
 def variant(rng, cat, n, own_ds):
     """One spec and the pods the judge expects of it, by pool. own_ds(spec) gives the requests of the
     DaemonSets trainc emits, by pool: {pool: (cores, bytes, [names])}. Three in five variants can be
@@ -278,7 +295,7 @@ def draft(rng, cat, n, own_ds):
     if fuse_any:
         spec["storage"] = {"data": {"gcs": {"bucket": f"prop-data-{n}"}}}
         spec["identity"] = {"serviceAccount": "prop-ksa", "gcpServiceAccount": "prop-gsa"}
-    expected, steps, clusters = [], [], {}
+    expected, steps, clusters, step_pods = [], [], {}, {}
     fuse_cpu, fuse_mem = cat.fuse_sidecar()
     fuse = (FUSE_NAME, fuse_cpu, fuse_mem, "GCS FUSE CSI webhook")
     for ci in range(1 if rng.random() < 0.65 else 2):
@@ -342,8 +359,10 @@ def draft(rng, cat, n, own_ds):
             for i in range(count):
                 expected.append(Pod(f"{cname}/{gname}", kind, i, pool.name, *own, gpus, added, whole))
         step = {"name": f"on-{cname}", "cluster": cname, "command": ["python", "job.py"]}
-        if engine == "ray":
+        if engine == "ray":  # a RayJob, submitted over HTTP: no pod of its own
             step["retries"] = 0
+        else:  # a Dask client Job: on a pool with requests, or on none (a pool without GPUs) with none
+            step_pods[step["name"]] = client_step(rng, step, pools, fuse if fuse_any else None, security)
         steps.append(step)
     spec["clusters"] = clusters
     gpu_pools = [p for p in pools if p.gpus and not p.rdma]
@@ -353,7 +372,6 @@ def draft(rng, cat, n, own_ds):
         by_name["gpu"] = gpu_pools[0]
     if services:
         expected += service(rng, cat, spec, rng.choice(gpu_pools))
-    step_pods = {}
     for si in range(rng.randint(0, 2)):
         pool = rng.choice(pools)
         name = f"step{si}"
@@ -553,13 +571,44 @@ class Judge:
             if k not in seen:
                 self.bad(f"pool {pool.name} {phase}: pod {k[0]}[{k[1]}] is missing")
 
+    def eligible(self):
+        """The pools a pod that names none may run on: those without accelerators (or taints)."""
+        return sorted(n for n, p in self.pools.items() if p.gpus == 0)
+
+    def resolve(self, placement):
+        """The step pods, those that name no pool on the pool trainc lists them in (which must be
+        eligible), or left out when it lists them nowhere."""
+        out = {}
+        for name, pods in self.step_pods.items():
+            out[name] = []
+            for p in pods:
+                if p.pool is not None:
+                    out[name].append(p)
+                    continue
+                where = sorted(n for n, e in placement.items()
+                               if any((q["workload"], q["index"]) == p.key()
+                                      for nodes, unplaced in e["phases"].values()
+                                      for q in [x for nd in nodes for x in nd[0]] + unplaced))
+                if len(where) > 1:
+                    self.bad(f"pod {p.workload}[{p.index}], on no pool, is listed on pools {where}")
+                if where and where[0] not in self.eligible():
+                    self.bad(f"pod {p.workload}[{p.index}], on no pool, is placed on pool {where[0]}, which has "
+                             f"accelerators; it may run on {self.eligible() or 'none of the pools'}")
+                if not where and self.eligible():
+                    self.bad(f"pod {p.workload}[{p.index}], on no pool, is on none of {self.eligible()}")
+                if where:
+                    q = copy.copy(p)
+                    q.pool = where[0]
+                    out[name].append(q)
+        return out
+
     def run(self, placement):
         """Judges the plan's placement; returns (long-lived placeable per trainc, per the search)."""
         by_pool = {}
         for p in self.expected:
             by_pool.setdefault(p.pool, []).append(p)
         steps_by_pool = {}
-        for name, pods in self.step_pods.items():
+        for name, pods in self.resolve(placement).items():
             for p in pods:
                 steps_by_pool.setdefault(p.pool, {}).setdefault(name, []).append(p)
         want_pools = set(by_pool) | set(steps_by_pool)
@@ -652,6 +701,12 @@ class Judge:
             for step in self.step_pods.values():
                 mine = [(p.cpu, p.mem, p.gpus) for p in step if p.pool == name]
                 steps_ok &= not mine or placeable(pods + mine, nodes)
+        # A pod that names no pool needs some eligible pool with room for it beside the long-lived pods.
+        for step in self.step_pods.values():
+            loose = [(p.cpu, p.mem, p.gpus) for p in step if p.pool is None]
+            steps_ok &= not loose or any(
+                placeable([(p.cpu, p.mem, p.gpus) for p in self.expected if p.pool == n] + loose,
+                          [(*self.pools[n].room, 0)] * self.pools[n].nodes) for n in self.eligible())
         return long_ok, steps_ok
 
 
@@ -699,10 +754,12 @@ def model_plan(pools, expected, step_pods):
                                                       pool.gpus - used[2])})
         return {"name": name, "nodes": listed, "unplaced": unplaced}, [n["pods"] for n in listed]
 
+    # A pod that names no pool goes on the first pool without GPUs.
+    loose = next((n for n, p in sorted(pools.items()) if p.gpus == 0), None)
     entries = []
     for name, pool in sorted(pools.items()):
         ll = [p for p in expected if p.pool == name]
-        steps = {s: [p for p in pods if p.pool == name] for s, pods in step_pods.items()}
+        steps = {s: [p for p in pods if (p.pool or loose) == name] for s, pods in step_pods.items()}
         steps = {s: v for s, v in steps.items() if v}
         if not ll and not steps:
             continue
@@ -719,7 +776,6 @@ def model_plan(pools, expected, step_pods):
 
 def mutations(plan):
     """Wrong plans, each with one error the judge must find."""
-    import copy
     out = []
     m = copy.deepcopy(plan)
     m["placement"][0]["room"]["cpu"] += 0.5
