@@ -508,6 +508,8 @@ def fmt(x):
 
 
 class Judge:
+    """One variant's expectations (pools, long-lived pods, step pods by step) held against a plan."""
+
     def __init__(self, pools, expected, step_pods):
         self.pools, self.expected, self.step_pods = pools, expected, step_pods
         self.problems = []
@@ -909,6 +911,7 @@ def run(trainc, *args):
 
 
 def judge_variant(trainc, cat, rng, n, tmp):
+    """Variant n against trainc: (spec, problems, verdicts by whom, placeable per the search, check's words)."""
     spec, pools, expected, step_pods = variant(rng, cat, n, emitted_daemonsets(trainc, tmp))
     path = os.path.join(tmp, f"prop-{n}.yaml")
     with open(path, "w") as f:
@@ -930,6 +933,7 @@ def judge_variant(trainc, cat, rng, n, tmp):
         try:
             placement = read_placement(json.loads(pout))
         except (KeyError, ValueError, TypeError) as e:
+            verdict["plan"] = "no placement read"
             judge.bad(f"the plan's placement cannot be read: {e!r}")
         else:
             placed, _ = judge.run(placement)
