@@ -46,8 +46,8 @@ gcp: {project: hostile-proj, region: us-central1, zone: us-central1-a}
 cluster:
   name: hc
   pools:
-    gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 2}
-    cpu: {machine: e2-standard-4}
+    gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 3}
+    cpu: {machine: e2-standard-4, nodes: 2}
 storage:
   runs: {s3: {bucket: bkt, prefix: runs}}
   models: {gcs: {bucket: hostile-models}}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Pod Security Standards (TAP). Every pod template of every example is judged by tests/pod_security.py,
-# written from the Kubernetes Pod Security Standards independently of trainc: pods in the system's
-# namespace meet "restricted" unless their workload opts out in the spec; the namespace enforces
-# exactly the strictest level all its pods meet (and warns and audits at restricted); every pod that
-# is not restricted, trainc's DaemonSets in kube-system too, is named in the output README's Pod
-# security table with a reason. The exceptions are printed as diagnostics.
+# Pod Security Standards (TAP). Every example's pods are judged by tests/pod_security.py, written from
+# the Kubernetes Pod Security Standards and the upstream sources of what mutates trainc's pods, independently
+# of trainc. The pods judged are the final ones, as the cluster makes them: KubeRay's head and workers with the
+# containers it adds, its submitter pod, the GCS FUSE and Istio sidecars. Every final pod is admitted by the
+# enforce level of the namespace it lands in; pods in the system's namespace meet "restricted" unless their
+# workload opts out in the spec; the namespace enforces exactly the strictest level all its pods meet (and
+# warns and audits at restricted); every pod that is not restricted, trainc's DaemonSets in kube-system too, is
+# named in the output README's Pod security table with a reason. The exceptions are printed as diagnostics.
 # Usage: tests/pod_security_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -13,7 +15,7 @@ tap_init "$@"
 
 rank() { case $1 in restricted) echo 0 ;; baseline) echo 1 ;; *) echo 2 ;; esac; }
 
-# README.md LEVELS: every pod template in LEVELS (pod_security.py's lines) that is not restricted is
+# README.md LEVELS: every pod in LEVELS (pod_security.py's columns) that is not restricted is
 # named (`kind/name`) in one row of the README's Pod security table, at its level or a less strict
 # one, with a reason: the spec's or trainc's. Pods in other namespaces (kube-system) too.
 listed_in_readme() {
@@ -53,22 +55,36 @@ sys.exit(bad)
 PY
 }
 
+# DIR: pod_security.py's options, one a line, for the cluster the tree DIR's scripts/apply.sh sets up: the
+# Istio CNI when it installs istiod with it.
+cluster_options() {
+  if grep -qs 'pilot\.cni\.enabled=true' "$1/scripts/apply.sh"; then echo --istio-cni; fi
+}
+
+# FINAL: pod_security.py's --final lines as the template mode's columns (LEVEL FILE KIND/NAME POD VIOLATIONS).
+as_levels() { awk -F'\t' -v OFS='\t' '{ print $2, $5, $6, $7, $9 }' "$1"; }
+
 # NAME: the compiled tree at $TMP/out/NAME meets the rules above.
 judge() {
-  local name=$1 dir="$TMP/out/$1" ns_file level file object path violations ns worst=restricted enforce bad=0
+  local name=$1 dir="$TMP/out/$1" ns_file verdict level ns enforce object pod added violations
+  local worst=restricted bad=0 rc
   ns_file="$dir/k8s/namespace.yaml"
   mapfile -t manifests < <(find "$dir/k8s" -maxdepth 1 -name '*.yaml' ! -name kustomization.yaml | sort)
-  python3 tests/pod_security.py "${manifests[@]}" >"$TMP/$name.levels" || { echo "pod_security.py failed"; return 1; }
-  [ -s "$TMP/$name.levels" ] || { echo "no pod templates found in $dir/k8s"; return 1; }
-  while IFS=$'\t' read -r level file object path violations; do
-    ns=$(python3 -c 'import sys, yaml; d = next(yaml.safe_load_all(open(sys.argv[1]))); print((d.get("metadata") or {}).get("namespace", ""))' "$file")
-    [ "$level" = restricted ] || echo "exception${ns:+ in $ns}: $object ($path) is $level: $violations"
+  mapfile -t options < <(cluster_options "$dir")
+  python3 tests/pod_security.py --final "${options[@]}" "${manifests[@]}" >"$TMP/$name.final"
+  rc=$?
+  if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then echo "pod_security.py failed"; return 1; fi
+  [ -s "$TMP/$name.final" ] || { echo "no pods found in $dir/k8s"; return 1; }
+  while IFS=$'\t' read -r verdict level ns enforce _ object pod added violations; do
+    [ "$level" = restricted ] || echo "exception in $ns: $object ($pod) is $level: $violations"
+    if [ "$verdict" != admitted ]; then
+      echo "refused: $object ($pod, with $added) is $level; namespace $ns enforces $enforce"
+      bad=1
+    fi
     # The namespace's level counts only its own pods.
     if [ "$ns" != kube-system ] && [ "$(rank "$level")" -gt "$(rank "$worst")" ]; then worst=$level; fi
-  done <"$TMP/$name.levels"
-  # Istio injects an init container that adds NET_ADMIN and NET_RAW into the pods labelled for it:
-  # such a pod runs privileged, whatever its own template asks for.
-  if grep -qs 'sidecar.istio.io/inject: "true"' "${manifests[@]}"; then worst=privileged; fi
+  done <"$TMP/$name.final"
+  as_levels "$TMP/$name.final" >"$TMP/$name.levels"
   listed_in_readme "$dir/README.md" "$TMP/$name.levels" || bad=1
   if [ -f "$ns_file" ]; then
     enforce=$(sed -n 's/^ *pod-security.kubernetes.io\/enforce: *//p' "$ns_file")
@@ -90,9 +106,9 @@ while read -r spec; do
     t_fail "compile $spec" "$(cat "$TMP/compile.log")"
     continue
   fi
-  t "pods of $name meet their Pod Security levels; the namespace enforces the strictest common one" judge "$name"
-  if [ -s "$TMP/$name.levels" ]; then
-    awk -F'\t' '$1 != "restricted" { print "exception: " $3 " is " $1 }' "$TMP/$name.levels" | diag
+  t "final pods of $name are admitted by their namespace, which enforces their strictest common level" judge "$name"
+  if [ -s "$TMP/$name.final" ]; then
+    awk -F'\t' '{ print $6 " (" $7 "): " $2 ($8 == "-" ? "" : ", with " $8) }' "$TMP/$name.final" | diag
   fi
 done < <(example_specs)
 
@@ -159,6 +175,112 @@ levels_of_plain() {
   [ "$got" = "baseline Pod/plain,privileged Pod/host," ] || { echo "judged: $got"; return 1; }
 }
 t "a pod without securityContext is baseline, one with a hostPath volume privileged" levels_of_plain
+
+# The final pods are the cluster's, and the judge sees what each mutator adds. Planted copies of the compiled
+# objects, changed as the test says, must be refused in their namespace.
+# IN OUT CODE [ARG]: writes OUT, the YAML documents of IN after the Python statement CODE ran on each of them
+# (`d`; ARG is sys.argv[4]).
+edit_yaml() {
+  python3 - "$@" <<'PY'
+import sys, yaml
+src, out, code = sys.argv[1:4]
+docs = [d for d in yaml.safe_load_all(open(src)) if d]
+for d in docs:
+    exec(code)
+yaml.safe_dump_all(docs, open(out, "w"))
+PY
+}
+# FILE...: pod_security.py --final's pods as "VERDICT LEVEL KIND/NAME (POD) ADDED: VIOLATIONS", one a line.
+final_of() {
+  python3 tests/pod_security.py --final "$@" >"$TMP/final.out"
+  case $? in 0 | 3) ;; *) echo "pod_security.py failed"; return 1 ;; esac
+  awk -F'\t' '{ print $1 " " $2 " " $6 " (" $7 ") " $8 ": " $9 }' "$TMP/final.out"
+}
+# PATTERN TEXT: TEXT has a line matching the extended regular expression PATTERN, else says so.
+has_line() { grep -Eq -- "$1" <<<"$2" || { echo "no line matches '$1' in:"; echo "$2"; return 1; }; }
+
+ray_autoscaler() {
+  local k8s="$TMP/out/ray-t4/k8s" got
+  got=$(final_of "$k8s/namespace.yaml" "$k8s/cluster-ray-raycluster.yaml") || return 1
+  has_line '^admitted restricted RayCluster/ray-t4-ray \(head\) autoscaler \(KubeRay\), gke-gcsfuse-sidecar' "$got" || return 1
+  has_line '^admitted restricted RayCluster/ray-t4-ray \(worker gpu\) wait-gcs-ready \(KubeRay\)' "$got" || return 1
+  edit_yaml "$k8s/cluster-ray-raycluster.yaml" "$TMP/ray.yaml" 'd["spec"]["autoscalerOptions"].pop("securityContext")'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/ray.yaml") || return 1
+  has_line '^refused baseline RayCluster/ray-t4-ray \(head\) .*containers autoscaler allowPrivilegeEscalation not false' "$got" || return 1
+  # wait-gcs-ready copies the Ray container's securityContext, whatever it is.
+  edit_yaml "$k8s/cluster-ray-raycluster.yaml" "$TMP/ray.yaml" \
+    'd["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0].pop("securityContext")'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/ray.yaml") || return 1
+  has_line '^refused baseline RayCluster/ray-t4-ray \(worker gpu\) .*initContainers wait-gcs-ready allowPrivilegeEscalation not false' "$got"
+}
+t "KubeRay's autoscaler gets autoscalerOptions.securityContext: without it the ray-t4 head is refused" ray_autoscaler
+
+ray_submitter() {
+  local k8s="$TMP/out/ray-t4/k8s" got
+  got=$(final_of "$k8s/namespace.yaml" "$k8s/cluster-ray-raycluster.yaml" "$k8s/train-rayjob.yaml") || return 1
+  ! grep -q 'RayJob/' <<<"$got" || { echo "HTTPMode made a pod: $got"; return 1; }
+  edit_yaml "$k8s/train-rayjob.yaml" "$TMP/rayjob.yaml" 'd["spec"].pop("submissionMode")'
+  got=$(final_of "$k8s/namespace.yaml" "$k8s/cluster-ray-raycluster.yaml" "$TMP/rayjob.yaml") || return 1
+  has_line '^refused baseline RayJob/ray-t4-train \(submitter\) ray-job-submitter \(KubeRay\): .*runAsNonRoot not true' "$got" || return 1
+  # A restricted submitterPodTemplate is what K8sJobMode would need.
+  cat >"$TMP/submitter.yaml" <<'YAML'
+spec:
+  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+  containers:
+    - name: submit
+      image: ray
+      securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+YAML
+  edit_yaml "$k8s/train-rayjob.yaml" "$TMP/rayjob.yaml" \
+    'd["spec"].pop("submissionMode"); d["spec"]["submitterPodTemplate"] = yaml.safe_load(open(sys.argv[4]))' \
+    "$TMP/submitter.yaml"
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/rayjob.yaml") || return 1
+  has_line '^admitted restricted RayJob/ray-t4-train \(submitter\) -: $' "$got"
+}
+t "a RayJob without submissionMode gets KubeRay's submitter pod, which a restricted namespace refuses" ray_submitter
+
+istio_sidecar() {
+  local k8s="$TMP/out/vllm-l4/k8s" got
+  edit_yaml "$k8s/namespace.yaml" "$TMP/ns.yaml" \
+    'd["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "restricted"'
+  got=$(final_of "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml") || return 1
+  has_line '^refused privileged Deployment/vllm-l4-chat \(.*\) istio-init \(Istio\), istio-proxy \(Istio\): .*'\
+'istio-init adds capability NET_ADMIN' "$got" || return 1
+  got=$(final_of --istio-cni "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml") || return 1
+  has_line '^admitted restricted Deployment/vllm-l4-chat \(.*\) istio-validation \(Istio\), istio-proxy \(Istio\): $' "$got" || return 1
+  # A pod labelled out of injection gets no sidecar; outside a labelled namespace, only a pod labelled in does.
+  edit_yaml "$k8s/service-chat-deployment.yaml" "$TMP/deployment.yaml" \
+    'd["spec"]["template"]["metadata"]["labels"]["sidecar.istio.io/inject"] = "false"'
+  got=$(final_of "$TMP/ns.yaml" "$TMP/deployment.yaml") || return 1
+  has_line '^admitted restricted Deployment/vllm-l4-chat \(.*\) -: $' "$got" || return 1
+  edit_yaml "$k8s/namespace.yaml" "$TMP/ns.yaml" 'd["metadata"]["labels"].pop("istio-injection")'
+  got=$(final_of "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml" "$TMP/out/jax-l4/k8s/train-job.yaml") || return 1
+  has_line '^admitted privileged Deployment/vllm-l4-chat \(.*\) istio-init \(Istio\), istio-proxy \(Istio\)' "$got" || return 1
+  has_line '^admitted restricted Job/jax-l4-train \(.*\) gke-gcsfuse-sidecar \(GCS FUSE\): $' "$got"
+}
+t "Istio's init container makes a pod privileged unless istiod runs with the Istio CNI" istio_sidecar
+
+istio_cni_option() {
+  local got
+  mkdir -p "$TMP/cni/scripts"
+  echo 'helm upgrade --install istiod istiod --set pilot.cni.enabled=true' >"$TMP/cni/scripts/apply.sh"
+  got=$(cluster_options "$TMP/cni")$(cluster_options "$TMP/out/vllm-l4")
+  [ "$got" = --istio-cni ] || { echo "options: '$got'"; return 1; }
+}
+t "the Istio CNI is assumed only where apply.sh installs istiod with it" istio_cni_option
+
+gcsfuse_sidecar() {
+  local k8s="$TMP/out/jax-l4/k8s" got
+  edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
+    'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/enable-numa-pinning"] = "true"'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
+  has_line '^refused privileged Job/jax-l4-train .*initContainers gke-gcsfuse-sidecar seccompProfile Unconfined' "$got" || return 1
+  edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
+    'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "false"'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
+  has_line '^admitted restricted Job/jax-l4-train \(.*\) -: $' "$got"
+}
+t "the GCS FUSE sidecar is added where the pod asks for it, restricted unless NUMA-pinned" gcsfuse_sidecar
 
 # A step on an RDMA pool that does not opt out is refused, naming the level it needs and the fix.
 needs_opt_out() {

@@ -174,8 +174,8 @@ BASE = {
     "gcp": {"project": "taint-proj", "region": "us-central1", "zone": "us-central1-a",
             "state": {"bucket": "taint-proj-tf-state"}},
     "cluster": {"name": "tc", "pools": {
-        "gpu": {"machine": "n1-standard-4", "accelerator": {"type": "nvidia-tesla-t4", "count": 1}, "nodes": 2},
-        "cpu": {"machine": "e2-standard-8", "nodes": 3}}},
+        "gpu": {"machine": "n1-standard-4", "accelerator": {"type": "nvidia-tesla-t4", "count": 1}, "nodes": 4},
+        "cpu": {"machine": "e2-standard-8", "nodes": 5}}},
     "storage": {"runs": {"s3": {"bucket": "bkt", "prefix": "runs"}},
                 "models": {"gcs": {"bucket": "taint-models"}}},
     "identity": {"serviceAccount": "trainer", "gcpServiceAccount": "taint-trainer"},
@@ -226,7 +226,7 @@ def token_of_own_account(spec, step):
     """An existing account, kept by the head of a Ray cluster whose workers autoscale."""
     spec.pop("identity", None)
     spec["serviceAccount"] = "trainer"
-    spec["cluster"]["pools"]["cpu"] = {"machine": "e2-standard-8", "autoscaling": {"min": 0, "max": 3}}
+    spec["cluster"]["pools"]["cpu"] = {"machine": "e2-standard-8", "autoscaling": {"min": 0, "max": 5}}
     spec["clusters"]["ray"]["workers"]["w"].update({"min": 0, "max": 1})
 
 

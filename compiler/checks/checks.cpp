@@ -19,6 +19,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_resources(sys, doc, diags);
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
+  if (!diags.has_errors()) check_placement(sys, doc, diags);  // judges a system whose parts are right
   return diags.error_count() == before;
 }
 

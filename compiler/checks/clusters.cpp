@@ -13,7 +13,7 @@ namespace {
 /// Cores and bytes a node of `pool` leaves for one pod of the cluster.
 std::pair<double, double> room(const Pool& pool, bool fuse) {
   const auto& sidecar = catalog().gcsfuse_sidecar();
-  return {pool.allocatable_cpu - (fuse ? sidecar.cores : 0), pool.allocatable_memory - (fuse ? sidecar.bytes : 0)};
+  return {pool.room_cpu() - (fuse ? sidecar.cores : 0), pool.room_memory() - (fuse ? sidecar.bytes : 0)};
 }
 
 /// Whether the group's CPU and memory requests fit a node of `pool`.

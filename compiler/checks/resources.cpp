@@ -42,8 +42,8 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
     }
   };
   const Resource resources[] = {
-      {"cpu", pool.allocatable_cpu, fuse ? sidecar.cores : 0},
-      {"memory", pool.allocatable_memory, fuse ? sidecar.bytes : 0},
+      {"cpu", pool.room_cpu(), fuse ? sidecar.cores : 0},
+      {"memory", pool.room_memory(), fuse ? sidecar.bytes : 0},
   };
   for (const auto& r : resources) {
     auto it = step.resources.requests.find(r.key);
@@ -52,7 +52,7 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
     if (!want || *want + r.sidecar <= r.available) continue;
     doc.error(diags, ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "requests"), r.key),
               fmt::format("{} request {} does not fit a node of pool '{}': {} leaves {} for pods after GKE's "
-                          "reserve{}; the pod would stay Pending. Request at most {}",
+                          "reserve and its DaemonSets{}; the pod would stay Pending. Request at most {}",
                           r.key, it->second, pool.name, pool.machine, r.unit(r.available),
                           fuse ? fmt::format(", less {} for the GCS FUSE sidecar", r.unit(r.sidecar)) : "",
                           r.unit(r.available - r.sidecar)));

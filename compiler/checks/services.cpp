@@ -58,14 +58,14 @@ void check_placement(const System& sys, const Service& s, const Document& doc, D
   const double proxy_mem = sys.istio ? catalog().istio_proxy().bytes : 0;
   const double cpu = s.resources.requested("cpu") + proxy_cpu, mem = s.resources.requested("memory") + proxy_mem;
   int per_node = s.gpus > 0 ? per_node_gpus / s.gpus : 1000;
-  if (cpu > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_cpu / cpu + 1e-9));
-  if (mem > 0) per_node = std::min(per_node, static_cast<int>(pool->allocatable_memory / mem));
+  if (cpu > 0) per_node = std::min(per_node, static_cast<int>(pool->room_cpu() / cpu + 1e-9));
+  if (mem > 0) per_node = std::min(per_node, static_cast<int>(pool->room_memory() / mem));
   if (per_node == 0) {
     doc.error(diags, s.ptr,
               fmt::format("a pod of service '{}' asks for {:.2f} CPU and {:.2f}Gi{}, but a node of pool '{}' ({}) "
-                          "leaves {:.2f} cores and {:.2f}Gi for pods; it would stay Pending",
+                          "leaves {:.2f} cores and {:.2f}Gi for pods after its DaemonSets; it would stay Pending",
                           s.name, cpu, mem / (1 << 30), sys.istio ? " with its Istio sidecar" : "", pool->name,
-                          pool->machine, pool->allocatable_cpu, pool->allocatable_memory / (1 << 30)),
+                          pool->machine, pool->room_cpu(), pool->room_memory() / (1 << 30)),
               Anchor::key);
     return;
   }

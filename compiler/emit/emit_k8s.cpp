@@ -278,7 +278,7 @@ ojson gib_installer(const System& sys, const k8s::Object& obj) {
                             "/host{}\ncp -r /var/lib/gib/. /host{}\n",
                             lib, gib)}},
       {"securityContext", {{"privileged", true}}},
-      {"resources", {{"requests", {{"cpu", "150m"}}}}},
+      {"resources", {{"requests", {{"cpu", r.gib_cpu}}}}},
       {"volumeMounts", {{{"name", "nvidia-lib"}, {"mountPath", "/host" + lib}}, {{"name", "gib"}, {"mountPath", "/host" + gib}}}}};
   ojson pod;
   pod["priorityClassName"] = "system-node-critical";

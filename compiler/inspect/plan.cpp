@@ -134,6 +134,7 @@ WorkloadPlan group_plan(const System& sys, std::string kind, std::string name, c
 ResourcePlan make_plan(const System& sys) {
   ResourcePlan plan;
   plan.system = sys.name;
+  plan.placement = place(sys);
   plan.currency = price_book().currency();
   if (sys.gcp) {
     plan.project = sys.gcp->project;
@@ -328,6 +329,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
     }
     out += table(rows) + "\n";
   }
+  out += render_placement_text(plan.placement);
   if (!plan.quota.empty()) {
     out += fmt::format("Compute Engine quota in {} at max scale (check: gcloud compute regions describe {})\n",
                        plan.region, plan.region);
@@ -444,6 +446,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     }
     j["workloads"].push_back(std::move(o));
   }
+  j["placement"] = placement_json(plan.placement);
   j["quota"] = quota(plan.quota);
   j["totals"] = {{"nodes", {{"min", plan.min_nodes}, {"max", plan.max_nodes}}},
                  {"vcpus", plan.max_vcpus},

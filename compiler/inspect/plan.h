@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/placement.h"
 
 namespace trainc {
 
@@ -68,6 +69,8 @@ struct ResourcePlan {
   std::vector<std::string> unpriced;        ///< pools the price table has no row for
   std::optional<double> accelerator_hours;  ///< sum of the steps' bounds; nullopt if any step has none
   std::vector<std::string> notes;
+  /// Every pod on its pool's nodes (model/placement.h); its pools point into the System planned.
+  Placement placement;
 };
 
 /// The region plans are priced in when a spec has no `gcp:`.
@@ -76,5 +79,8 @@ inline constexpr const char* kDefaultPlanRegion = "us-central1";
 ResourcePlan make_plan(const System& sys);
 std::string render_plan_text(const ResourcePlan& plan);
 nlohmann::ordered_json plan_json(const ResourcePlan& plan);
+/// The placement table: per pool the room per node and each node's pods (plan_placement.cpp).
+std::string render_placement_text(const Placement& placed);
+nlohmann::ordered_json placement_json(const Placement& placed);
 
 }  // namespace trainc

@@ -1,5 +1,6 @@
 #include "model/catalog.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <stdexcept>
@@ -100,6 +101,17 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.memory_tiers_ = tiers(alloc["memoryReserve"], "upToGiB");
   c.cpu_tiers_ = tiers(alloc["cpuReserve"], "upToCores");
   c.eviction_mib_ = get<double>(alloc, "evictionMemoryMiB", "allocatable");
+  const YAML::Node ds = root["daemonSets"];
+  {
+    const Sidecar margin = sidecar(ds["margin"], "daemonSets.margin");
+    c.margin_cores_ = margin.cores;
+    c.margin_bytes_ = margin.bytes;
+  }
+  for (const auto& e : ds["entries"]) {
+    const std::string name = get<std::string>(e, "namespace", "a daemonSets entry") + "/" + get<std::string>(e, "name", "a daemonSets entry");
+    const Sidecar r = sidecar(e, "daemonSets " + name);
+    c.daemonsets_.push_back({name, e["when"].as<std::vector<std::string>>(), r.cores, r.bytes});
+  }
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
   c.gcsfuse_ = sidecar(fuse, "sidecars.gcsfuse");
   c.gcsfuse_.ephemeral_storage = get_or<std::string>(fuse, "ephemeralStorage", "");
@@ -108,7 +120,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.rdma_ = {get<std::string>(rdma, "networkProfile", "rdma"), get<int>(rdma, "mtu", "rdma"),
              get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma"),
              get<std::string>(gib, "image", "rdma.gibInstaller"), get<std::string>(gib, "armSuffix", "rdma.gibInstaller"),
-             get<std::string>(gib, "pause", "rdma.gibInstaller")};
+             get<std::string>(gib, "pause", "rdma.gibInstaller"), get<std::string>(gib, "cpu", "rdma.gibInstaller")};
   auto chart = [&](const char* key) -> Operator {
     const YAML::Node op = root["operators"][key];
     const std::string where = std::string("operators.") + key;
@@ -203,6 +215,31 @@ double Catalog::allocatable_cpu(const MachineType& m) const { return m.vcpus - r
 double Catalog::allocatable_memory(const MachineType& m) const {
   constexpr double GiB = 1024.0 * 1024 * 1024;
   return (m.memory_gib - reserved(memory_tiers_, m.memory_gib)) * GiB - eviction_mib_ * 1024 * 1024;
+}
+
+NodeReserve Catalog::node_reserve(const NodeConfig& c) const {
+  auto holds = [&](const std::string& when) {
+    if (when == "always" || when == "workloadIdentity" || when == "gcsfuse") return true;  // every trainc cluster
+    if (when == "kubeProxy") return !c.dataplane_v2;
+    if (when == "dataplaneV2") return c.dataplane_v2;
+    if (when == "gpu") return c.gpu;
+    if (when == "tpu") return c.tpu;
+    if (when == "managedPrometheus") return c.managed_prometheus;
+    if (when == "rdma") return c.rdma;
+    throw std::runtime_error("catalog: daemonSets: unknown condition '" + when + "'");
+  };
+  NodeReserve r{margin_cores_, margin_bytes_, margin_cores_, margin_bytes_, {}};
+  for (const auto& d : daemonsets_)
+    if (std::all_of(d.when.begin(), d.when.end(), holds)) {
+      r.cores += d.cores;
+      r.bytes += d.bytes;
+      r.daemonsets.push_back(d.name);
+    }
+  if (c.rdma) {  // trainc's own DaemonSet, as emit_k8s writes it
+    r.cores += parse_quantity(rdma_.gib_cpu).value_or(0);
+    r.daemonsets.push_back("gib-installer (trainc's)");
+  }
+  return r;
 }
 
 const Catalog& catalog() {

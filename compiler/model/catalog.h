@@ -42,6 +42,20 @@ struct Sidecar {
   double cores = 0, bytes = 0;  ///< cpu and memory as numbers, parsed once with the catalog
 };
 
+/// What a node of one configuration runs before trainc's pods: the DaemonSets of the catalog's
+/// `daemonSets` whose conditions hold, and the margin for those it does not know.
+struct NodeConfig {
+  bool gpu = false, tpu = false;
+  bool dataplane_v2 = false;        ///< ADVANCED_DATAPATH (systems with RDMA pools): anetd, not kube-proxy
+  bool managed_prometheus = false;  ///< systems with services
+  bool rdma = false;                ///< trainc's gIB installer runs on the node
+};
+struct NodeReserve {
+  double cores = 0, bytes = 0;  ///< the DaemonSets' requests plus the margin
+  double margin_cores = 0, margin_bytes = 0;
+  std::vector<std::string> daemonsets;  ///< namespace/name of each
+};
+
 /// A Kubernetes operator trainc installs with helm, pinned.
 struct Operator {
   std::string chart, repo, version, release, ns;
@@ -66,6 +80,7 @@ struct RdmaLayout {
   std::string subnet_range;     ///< e.g. 192.168.128.0/18, split into one subnet per NIC
   int subnet_prefix = 0;        ///< each NIC's subnet, e.g. /21
   std::string gib_image, gib_arm_suffix, pause_image;  ///< the gIB NCCL plugin installer
+  std::string gib_cpu;  ///< what the installer's pod requests (its DaemonSet, and every RDMA node's reserve)
   /// The CIDR of NIC `i`'s subnet: subnet_range split into /subnet_prefix blocks.
   std::string subnet_cidr(int i) const;
 };
@@ -108,12 +123,21 @@ class Catalog {
   double allocatable_cpu(const MachineType& m) const;
   /// Bytes a node of `m` leaves for pods after GKE's reserve and the eviction threshold.
   double allocatable_memory(const MachineType& m) const;
+  /// What the DaemonSets on a node of configuration `c` request, with the margin.
+  NodeReserve node_reserve(const NodeConfig& c) const;
 
  private:
   std::map<std::string, MachineType> machines_;
   std::vector<AttachableGpu> attachable_;
   std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
   double eviction_mib_ = 0;
+  struct DaemonSet {
+    std::string name;
+    std::vector<std::string> when;
+    double cores = 0, bytes = 0;
+  };
+  std::vector<DaemonSet> daemonsets_;
+  double margin_cores_ = 0, margin_bytes_ = 0;
   Sidecar gcsfuse_;
   Operator kuberay_, istio_base_, istiod_, istio_gateway_;
   Sidecar istio_proxy_;

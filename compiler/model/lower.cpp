@@ -95,6 +95,7 @@ System Lowerer::run() {
   if (cluster.contains("pools"))
     for (const auto& [name, p] : cluster["pools"].items())
       if (!pruned("pools", name)) sys.pools[name] = pool(name, p);
+  node_reserves(sys);
   if (root_.contains("storage"))
     for (const auto& [name, s] : root_["storage"].items())
       if (!pruned("storage", name)) sys.stores[name] = store(sys, name, s);

@@ -71,6 +71,19 @@ Pool Lowerer::pool(const std::string& name, const json& p) {
   return out;
 }
 
+void Lowerer::node_reserves(System& sys) {
+  // Multi-networking (RDMA pools) puts the whole cluster on Dataplane V2; services turn on
+  // Managed Prometheus, whose collector runs on every node.
+  bool dataplane_v2 = false;
+  for (const auto& entry : sys.pools) dataplane_v2 = dataplane_v2 || entry.second.rdma;
+  const json services = root_.value("services", json::object());
+  for (auto& entry : sys.pools) {
+    Pool& p = entry.second;
+    p.reserve = catalog().node_reserve(
+        {p.accelerator.has_value(), p.tpu.has_value(), dataplane_v2, services.is_object() && !services.empty(), p.rdma});
+  }
+}
+
 const Pool* Lowerer::pool_ref(const System& sys, const std::string& name, const std::string& ptr) {
   const Pool* pool = sys.pool(name);
   if (!pool && !pruned("pools", name)) {
@@ -90,11 +103,11 @@ void Lowerer::cluster_ref(const System& sys, const std::string& name, const std:
 
 std::optional<Resources> Lowerer::whole_node(const Pool* pool, bool lead, bool fuse, double cores, double bytes) {
   if (!pool || pool->vcpus == 0 || (lead && pool->accelerator)) return std::nullopt;
-  // The node's allocatable less the containers beside it in the pod: the GCS FUSE sidecar, and
-  // what the engine's operator adds (`cores`, `bytes`).
+  // What the node leaves after its DaemonSets, less the containers beside it in the pod: the GCS
+  // FUSE sidecar, and what the engine's operator adds (`cores`, `bytes`).
   const auto& sidecar = catalog().gcsfuse_sidecar();
-  const double cpu = pool->allocatable_cpu - (fuse ? sidecar.cores : 0) - cores;
-  const double mem = pool->allocatable_memory - (fuse ? sidecar.bytes : 0) - bytes;
+  const double cpu = pool->room_cpu() - (fuse ? sidecar.cores : 0) - cores;
+  const double mem = pool->room_memory() - (fuse ? sidecar.bytes : 0) - bytes;
   const std::string cpu_q = fmt::format("{}m", static_cast<long long>(std::floor(cpu * 1000)));
   const std::string mem_q = fmt::format("{}Mi", static_cast<long long>(std::floor(mem / (1 << 20))));
   Resources r;

@@ -141,14 +141,14 @@ Service Lowerer::service(const System& sys, const std::string& name, const json&
     out.resources.requests = string_map(s["resources"], "requests");
     out.resources.limits = string_map(s["resources"], "limits");
   } else if (pool && pool->vcpus > 0) {
-    // The pod's share of a node (the pods that fit on it by GPUs share its allocatable), less the
-    // mesh's sidecar. It asks for half of that and may use all the memory: the other half leaves
-    // room for GKE's own DaemonSets, whose requests depend on the cluster's features.
+    // The pod's share of a node (the pods that fit on it by GPUs share what its DaemonSets leave),
+    // less the mesh's sidecar. It asks for half of that and may use all the memory: the other half
+    // leaves room for a rolling update's new pod beside the old one.
     const int per_node = out.gpus > 0 && gpu_pool ? std::max(1, pool->accelerator->count / out.gpus) : 1;
     const auto& proxy = catalog().istio_proxy();
     const bool sidecar = sys.istio.has_value();
-    const double cpu = pool->allocatable_cpu / per_node - (sidecar ? proxy.cores : 0);
-    const double mem = pool->allocatable_memory / per_node - (sidecar ? proxy.bytes : 0);
+    const double cpu = pool->room_cpu() / per_node - (sidecar ? proxy.cores : 0);
+    const double mem = pool->room_memory() / per_node - (sidecar ? proxy.bytes : 0);
     auto millis = [](double cores) { return fmt::format("{}m", static_cast<long long>(std::floor(cores * 1000))); };
     auto mebis = [](double bytes) { return fmt::format("{}Mi", static_cast<long long>(std::floor(bytes / (1 << 20)))); };
     out.resources.requests = {{"cpu", millis(cpu / 2)}, {"memory", mebis(mem / 2)}};

@@ -109,6 +109,8 @@ class Lowerer {
 
   Pool pool(const std::string& name, const json& p);
 
+  /// Each pool's DaemonSet reserve, from the catalog, once every pool is known.
+  void node_reserves(System& sys);
   /// A pool named at `ptr`, or nullptr after reporting it unknown.
   const Pool* pool_ref(const System& sys, const std::string& name, const std::string& ptr);
 

@@ -8,6 +8,7 @@
 
 #include "base/units.h"
 #include "model/catalog.h"
+#include "model/placement.h"
 
 namespace trainc {
 
@@ -142,8 +143,8 @@ Pool::NodeRange Pool::node_range() const {
 PoolCapacity capacity(const Pool& pool) {
   const long long nodes = static_cast<long long>(pool.node_range().max) * (pool.tpu ? pool.tpu->slices : 1);
   PoolCapacity c;
-  c.cpu = pool.allocatable_cpu * static_cast<double>(nodes);
-  c.memory = pool.allocatable_memory * static_cast<double>(nodes);
+  c.cpu = pool.room_cpu() * static_cast<double>(nodes);
+  c.memory = pool.room_memory() * static_cast<double>(nodes);
   if (pool.accelerator) c.gpus = static_cast<long long>(pool.accelerator->count) * nodes;
   if (pool.tpu) c.tpu_chips = static_cast<long long>(pool.tpu->chips_per_host) * nodes;
   return c;
@@ -151,23 +152,12 @@ PoolCapacity capacity(const Pool& pool) {
 
 PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except) {
   PoolCapacity c = capacity(pool);
-  auto take = [&](const Resources& r, int gpus, long long pods, const Sidecar* sidecar) {
-    const double cpu = r.requested("cpu") + (sidecar ? sidecar->cores : 0);
-    const double memory = r.requested("memory") + (sidecar ? sidecar->bytes : 0);
-    c.cpu = std::max(0.0, c.cpu - static_cast<double>(pods) * cpu);
-    c.memory = std::max(0.0, c.memory - static_cast<double>(pods) * memory);
-    c.gpus = std::max(0LL, c.gpus - pods * gpus);
-  };
-  for (const auto& [_, s] : sys.services)
-    if (s.pool == pool.name) take(s.resources, s.gpus, s.max, sys.istio ? &catalog().istio_proxy() : nullptr);
-  for (const auto& entry : sys.clusters) {
-    const ComputeCluster& cl = entry.second;  // a lambda may not capture a structured binding (clang 14)
-    auto group = [&](const PodGroup& g) {
-      if (g.pool == pool.name && &g != except)
-        take(g.resources, g.gpus, g.max, cl.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar());
-    };
-    group(cl.lead());
-    for (const auto& g : cl.workers) group(g);
+  // The long-lived pods as the cluster runs them: with their sidecars and the operators' containers.
+  for (const auto& pod : long_lived_pods(sys)) {
+    if (pod.pool != pool.name || (except && pod.ptr == except->ptr)) continue;
+    c.cpu = std::max(0.0, c.cpu - pod.cores());
+    c.memory = std::max(0.0, c.memory - pod.bytes());
+    c.gpus = std::max(0LL, c.gpus - pod.gpus);
   }
   return c;
 }
@@ -176,17 +166,22 @@ PoolCapacity queue_capacity(const System& sys, const Pool& pool) { return capaci
 
 std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, const PodGroup& g) {
   if (sys.pools.empty()) return std::nullopt;
-  const Sidecar* fuse = c.mounts.empty() ? nullptr : &catalog().gcsfuse_sidecar();
-  const double cpu = g.resources.requested("cpu") + (fuse ? fuse->cores : 0);
-  const double memory = g.resources.requested("memory") + (fuse ? fuse->bytes : 0);
+  // One of its pods as the cluster runs it, sidecars included.
+  double cpu = 0, memory = 0;
+  for (const auto& pod : long_lived_pods(sys))
+    if (pod.workload == c.name + "/" + g.name) {
+      cpu = pod.cores();
+      memory = pod.bytes();
+      break;
+    }
   long long most = 0;
   for (const auto& [name, pool] : sys.pools) {
     if (!g.pool.empty() && name != g.pool) continue;
     // Whole pods per node, then as many nodes as the pool grows to; a pod that asks for nothing takes a node.
     long long per_node = std::numeric_limits<int>::max();
     if (g.gpus > 0) per_node = pool.accelerator ? pool.accelerator->count / g.gpus : 0;
-    if (cpu > 0) per_node = std::min(per_node, static_cast<long long>(pool.allocatable_cpu / cpu + 1e-9));
-    if (memory > 0) per_node = std::min(per_node, static_cast<long long>(pool.allocatable_memory / memory));
+    if (cpu > 0) per_node = std::min(per_node, static_cast<long long>(pool.room_cpu() / cpu + 1e-9));
+    if (memory > 0) per_node = std::min(per_node, static_cast<long long>(pool.room_memory() / memory));
     if (per_node == std::numeric_limits<int>::max()) per_node = 1;
     long long n = per_node * pool.max_nodes();
     // Within what the pool's other long-lived pods leave.

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/catalog.h"
 #include "model/kinds/facts.h"
 
 namespace trainc {
@@ -134,6 +135,12 @@ struct Pool {
   bool arm = false;
   double allocatable_cpu = 0;        ///< cores left for pods after GKE's reserve
   double allocatable_memory = 0;     ///< bytes left for pods after GKE's reserve and eviction threshold
+  /// What the DaemonSets on each node request (catalog `daemonSets`, by the pool's and the system's
+  /// configuration), with the margin; set once the system's pools are known.
+  NodeReserve reserve;
+  /// What a node leaves for trainc's pods: allocatable less the DaemonSet reserve.
+  double room_cpu() const { return allocatable_cpu - reserve.cores; }
+  double room_memory() const { return allocatable_memory - reserve.bytes; }
 
   int max_nodes() const { return autoscaling ? autoscaling->second : nodes; }
   /// Nodes in each of the pool's GKE node pools, as Terraform and up.sh size them: flex-start

@@ -1,0 +1,301 @@
+#include "model/placement.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "model/catalog.h"
+
+namespace trainc {
+namespace {
+
+constexpr double kCoreSlack = 1e-9, kByteSlack = 0.5;
+/// How many placements the exact search tries before it gives up deciding.
+constexpr long kSearchBudget = 200000;
+
+PodContainer own(const std::string& name, const Resources& r) {
+  return {name, r.requested("cpu"), r.requested("memory"), ""};
+}
+PodContainer injected(const std::string& name, const Sidecar& s, const std::string& by) {
+  return {name, s.cores, s.bytes, by};
+}
+PodContainer gcsfuse() {
+  return injected("gke-gcsfuse-sidecar", catalog().gcsfuse_sidecar(), "GCS FUSE CSI webhook");
+}
+
+long long chips_on(const System& sys, const std::string& pool) {
+  const Pool* p = sys.pool(pool);
+  return p && p->tpu ? p->tpu->chips_per_host : 0;
+}
+
+void add_pods(std::vector<FinalPod>& out, FinalPod pod, int count) {
+  pod.of = count;
+  for (int i = 0; i < count; ++i) {
+    pod.index = i;
+    out.push_back(pod);
+  }
+}
+
+void add(NodeLoad& n, const FinalPod& p) {
+  n.cores += p.cores();
+  n.bytes += p.bytes();
+  n.gpus += p.gpus;
+  n.chips += p.chips;
+  n.pods.push_back(p);
+}
+
+/// Larger pods first: accelerators, then CPU, then memory.
+bool larger(const FinalPod& a, const FinalPod& b) {
+  return std::make_tuple(a.gpus + a.chips, a.cores(), a.bytes()) > std::make_tuple(b.gpus + b.chips, b.cores(), b.bytes());
+}
+
+/// Exact search: can `pods[i..]` go onto `nodes`? Fills `where` with each pod's node.
+struct Search {
+  const PoolPlacement& pool;
+  const std::vector<FinalPod>& pods;
+  std::vector<NodeLoad>& nodes;
+  std::vector<int>& where;
+  long budget = kSearchBudget;
+  bool run(size_t i) {
+    if (i == pods.size()) return true;
+    if (--budget < 0) return false;
+    // Two equal pods in a row go onto nodes in order, so no placement is tried twice.
+    const size_t from = i > 0 && pods[i].cores() == pods[i - 1].cores() && pods[i].bytes() == pods[i - 1].bytes() &&
+                                pods[i].gpus == pods[i - 1].gpus && pods[i].chips == pods[i - 1].chips
+                            ? static_cast<size_t>(where[i - 1])
+                            : 0;
+    for (size_t j = from; j < nodes.size(); ++j) {
+      NodeLoad& n = nodes[j];
+      bool same_as_earlier = false;  // equal nodes are interchangeable: try one of them
+      for (size_t k = from; k < j && !same_as_earlier; ++k)
+        same_as_earlier = nodes[k].cores == n.cores && nodes[k].bytes == n.bytes && nodes[k].gpus == n.gpus &&
+                          nodes[k].chips == n.chips;
+      if (same_as_earlier || !pool.fits(n, pods[i])) continue;
+      n.cores += pods[i].cores();
+      n.bytes += pods[i].bytes();
+      n.gpus += pods[i].gpus;
+      n.chips += pods[i].chips;
+      where[i] = static_cast<int>(j);
+      if (run(i + 1)) return true;
+      n.cores -= pods[i].cores();
+      n.bytes -= pods[i].bytes();
+      n.gpus -= pods[i].gpus;
+      n.chips -= pods[i].chips;
+      if (budget < 0) return false;
+    }
+    return false;
+  }
+};
+
+/// Packs `pods` onto the phase's nodes, on top of what they hold.
+void pack(const PoolPlacement& pool, Phase& phase, std::vector<FinalPod> pods) {
+  std::stable_sort(pods.begin(), pods.end(), larger);
+  std::vector<NodeLoad> start = phase.nodes;
+  std::vector<FinalPod> left;
+  for (const auto& p : pods) {
+    auto it = std::find_if(phase.nodes.begin(), phase.nodes.end(), [&](const NodeLoad& n) { return pool.fits(n, p); });
+    if (it == phase.nodes.end()) left.push_back(p);
+    else add(*it, p);
+  }
+  if (left.empty()) return;
+  // First fit left some out: search every placement for one that holds them all.
+  std::vector<NodeLoad> nodes = start;
+  std::vector<int> where(pods.size(), 0);
+  Search search{pool, pods, nodes, where};
+  if (search.run(0)) {
+    phase.nodes = std::move(start);
+    for (size_t i = 0; i < pods.size(); ++i) add(phase.nodes[static_cast<size_t>(where[i])], pods[i]);
+    return;
+  }
+  phase.proven = search.budget >= 0;
+  phase.unplaced.insert(phase.unplaced.end(), left.begin(), left.end());
+}
+
+PoolPlacement make_pool(const Pool& p) {
+  PoolPlacement out;
+  out.pool = &p;
+  out.nodes = p.node_range().max * (p.tpu ? p.tpu->slices : 1);
+  out.room_cores = p.room_cpu();
+  out.room_bytes = p.room_memory();
+  out.room_gpus = p.accelerator ? p.accelerator->count : 0;
+  out.room_chips = p.tpu ? p.tpu->chips_per_host : 0;
+  Phase lived{"long-lived", std::vector<NodeLoad>(static_cast<size_t>(std::max(0, out.nodes))), {}, true};
+  out.phases.push_back(std::move(lived));
+  return out;
+}
+
+/// Pools a pod that names none may run on: those whose taints it tolerates. GKE taints GPU and TPU
+/// nodes; trainc's pods tolerate the GPU taint when they ask for GPUs, and pools' own taints only
+/// when they name the pool.
+std::vector<std::string> open_pools(const System& sys, const FinalPod& pod) {
+  std::vector<std::string> out;
+  for (const auto& [name, p] : sys.pools)
+    if (!p.tpu && p.taints.empty() && (!p.accelerator || pod.gpus > 0)) out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+double FinalPod::cores() const {
+  double sum = 0;
+  for (const auto& c : containers) sum += c.cores;
+  return sum;
+}
+double FinalPod::bytes() const {
+  double sum = 0;
+  for (const auto& c : containers) sum += c.bytes;
+  return sum;
+}
+
+bool PoolPlacement::fits(const NodeLoad& n, const FinalPod& p) const {
+  return n.cores + p.cores() <= room_cores + kCoreSlack && n.bytes + p.bytes() <= room_bytes + kByteSlack &&
+         n.gpus + p.gpus <= room_gpus && n.chips + p.chips <= room_chips;
+}
+
+const PoolPlacement* Placement::pool(const std::string& name) const {
+  for (const auto& p : pools)
+    if (p.pool->name == name) return &p;
+  return nullptr;
+}
+
+std::vector<FinalPod> long_lived_pods(const System& sys) {
+  std::vector<FinalPod> out;
+  for (const auto& [name, s] : sys.services) {
+    FinalPod pod{"service/" + s.kind(), name, s.ptr, s.pool, 0, 1, s.gpus, chips_on(sys, s.pool), {own("server", s.resources)}};
+    if (sys.istio) pod.containers.push_back(injected("istio-proxy", catalog().istio_proxy(), "Istio sidecar injection"));
+    add_pods(out, std::move(pod), s.max);
+  }
+  for (const auto& entry : sys.clusters) {
+    const ComputeCluster& c = entry.second;
+    const auto added = c.added_containers();
+    auto group = [&](const PodGroup& g, int count) {
+      FinalPod pod{"cluster/" + c.kind(), c.name + "/" + g.name, g.ptr, g.pool, 0, 1, g.gpus, chips_on(sys, g.pool),
+                   {own(g.name, g.resources)}};
+      if (!c.mounts.empty()) pod.containers.push_back(gcsfuse());
+      for (const auto& a : added)
+        if (a.group == g.name) {
+          Resources r;
+          r.requests = a.requests;
+          PodContainer ct = own(a.name, r);
+          ct.added_by = c.kind() + " operator";
+          pod.containers.push_back(ct);
+        }
+      add_pods(out, std::move(pod), count);
+    };
+    group(c.lead(), 1);
+    for (const auto& g : c.workers) group(g, g.max);
+  }
+  return out;
+}
+
+std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && !c->steps_have_own_pods()) return {};
+  FinalPod pod{"step/" + step.kind(), step.name, step.ptr, step.pool, 0, 1, step.gpus, chips_on(sys, step.pool),
+               {own(step.name, step.resources)}};
+  if (!step.mounts.empty()) pod.containers.push_back(gcsfuse());
+  std::vector<FinalPod> out;
+  add_pods(out, std::move(pod), step.nodes * step.slices);
+  return out;
+}
+
+std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit) {
+  for (int n = std::max(1, p.nodes); n <= limit; ++n) {
+    PoolPlacement bigger = p;
+    Phase empty{"", std::vector<NodeLoad>(static_cast<size_t>(n)), {}, true};
+    pack(bigger, empty, pods);
+    if (empty.unplaced.empty()) return n;
+    if (!empty.proven) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Placement place(const System& sys) {
+  std::map<std::string, PoolPlacement> pools;
+  auto get = [&](const std::string& name) -> PoolPlacement* {
+    const Pool* p = sys.pool(name);
+    if (!p) return nullptr;
+    return &pools.try_emplace(name, make_pool(*p)).first->second;
+  };
+  Placement out;
+  if (sys.pools.empty()) return out;  // an existing cluster: nothing to judge it by
+
+  // Long-lived pods: those that name a pool, pool by pool, then the others onto the open pools.
+  std::map<std::string, std::vector<FinalPod>> by_pool;
+  std::vector<FinalPod> anywhere;
+  for (auto& pod : long_lived_pods(sys)) {
+    if (pod.pool.empty()) anywhere.push_back(std::move(pod));
+    else if (sys.pool(pod.pool)) by_pool[pod.pool].push_back(std::move(pod));
+  }
+  for (auto& [name, pods] : by_pool) {
+    PoolPlacement* pp = get(name);
+    pack(*pp, pp->phases.front(), std::move(pods));
+  }
+  std::stable_sort(anywhere.begin(), anywhere.end(), larger);
+  for (const auto& pod : anywhere) {
+    bool placed = false;
+    for (const auto& name : open_pools(sys, pod)) {
+      PoolPlacement* pp = get(name);
+      Phase& lived = pp->phases.front();
+      auto it = std::find_if(lived.nodes.begin(), lived.nodes.end(), [&](const NodeLoad& n) { return pp->fits(n, pod); });
+      if (it == lived.nodes.end()) continue;
+      add(*it, pod);
+      placed = true;
+      break;
+    }
+    if (!placed) out.nowhere.push_back({"long-lived", pod});
+  }
+
+  // Each step on top of the long-lived pods; a step that names no pool goes to the first open
+  // pool that holds it.
+  std::map<std::string, int> depth;  // steps that may start together share a depth
+  std::map<std::pair<std::string, int>, std::vector<const Step*>> waves;
+  for (const auto& st : sys.steps) {
+    int d = 0;
+    for (const auto& need : st.needs)
+      if (auto it = depth.find(need); it != depth.end()) d = std::max(d, it->second + 1);
+    depth[st.name] = d;
+    std::vector<FinalPod> pods = step_pods(sys, st);
+    if (pods.empty()) continue;
+    std::vector<std::string> candidates = st.pool.empty() ? open_pools(sys, pods.front()) : std::vector<std::string>{st.pool};
+    PoolPlacement* chosen = nullptr;
+    Phase phase;
+    for (const auto& name : candidates) {
+      PoolPlacement* pp = get(name);
+      if (!pp) continue;
+      Phase trial{"step " + st.name, pp->phases.front().nodes, {}, true};
+      pack(*pp, trial, pods);
+      if (!chosen || (phase.unplaced.size() > 0 && trial.unplaced.empty())) {
+        chosen = pp;
+        phase = std::move(trial);
+      }
+      if (phase.unplaced.empty()) break;
+    }
+    if (!chosen) {
+      for (const auto& pod : pods) out.nowhere.push_back({"step " + st.name, pod});
+      continue;
+    }
+    chosen->phases.push_back(std::move(phase));
+    waves[{chosen->pool->name, d}].push_back(&st);
+  }
+
+  // Steps that may start together: do they fit together? If not, the later ones wait.
+  for (const auto& [key, steps] : waves) {
+    if (steps.size() < 2) continue;
+    PoolPlacement* pp = get(key.first);
+    Phase together{"", pp->phases.front().nodes, {}, true};
+    std::vector<FinalPod> pods;
+    std::string names;
+    for (const Step* st : steps) {
+      for (auto& pod : step_pods(sys, *st)) pods.push_back(std::move(pod));
+      names += (names.empty() ? "'" : ", '") + st->name + "'";
+    }
+    pack(*pp, together, std::move(pods));
+    if (!together.unplaced.empty())
+      out.notes.push_back("steps " + names + " may start at the same time, and pool '" + key.first +
+                          "' does not hold them all at once: some wait for others to finish");
+  }
+  for (auto& [_, pp] : pools) out.pools.push_back(std::move(pp));
+  return out;
+}
+
+}  // namespace trainc
