@@ -485,8 +485,12 @@ def read_placement(plan):
                  containers=[dict(name=c["name"], cpu=F(str(c.get("cpu", 0))), memory=F(str(c.get("memory", 0))),
                                   addedBy=c.get("addedBy", "")) for c in p["containers"]] if "containers" in p else None)
         return r
+    def ds_name(n):
+        """A DaemonSet as "namespace/name", trainc's own as "name (trainc's)": the bare name."""
+        return n.removesuffix(" (trainc's)").split("/")[-1]
     for entry in plan["placement"]:
-        ds = entry["daemonSets"]
+        ds = dict(entry["daemonSets"])
+        ds["names"] = [ds_name(n) for n in ds.get("names", [])]
         phases = {}
         for ph in entry["phases"]:
             nodes = [([pod(p) for p in n["pods"]], res(n["headroom"])) for n in ph["nodes"]]
@@ -872,7 +876,7 @@ def selected_pools(pod, pools):
 
 
 def emitted_daemonsets(trainc, tmp, always=False):
-    """own_ds for variant(): compiles the variant's pools with one step that needs no node and reads
+    """own_ds for variant(): compiles the variant's pools with one step that asks for nothing and reads
     the DaemonSets trainc emits, each pod's requests by the pools it runs on. trainc's only one is the
     gIB installer of RDMA pools, so other drafts are not compiled unless `always` (judge_variant
     compiles every chosen variant so to check that)."""
@@ -880,7 +884,11 @@ def emitted_daemonsets(trainc, tmp, always=False):
         if not always and not any(p.get("rdma") for p in spec["cluster"]["pools"].values()):
             return {}
         base = {k: spec[k] for k in ("apiVersion", "kind", "name", "gcp", "cluster")}
-        base["pipeline"] = [{"name": "noop", "image": "busybox:1.36", "command": ["true"]}]
+        pools = spec["cluster"]["pools"]
+        first = next((n for n, p in pools.items() if not p.get("rdma")), next(iter(pools)))
+        base["pipeline"] = [{"name": "noop", "image": "busybox:1.36", "command": ["true"], "pool": first, "gpus": 0}]
+        if pools[first].get("rdma"):
+            base["pipeline"][0]["security"] = {"level": "privileged", "reason": "RDMA pool"}
         path, out = os.path.join(tmp, "pools.yaml"), os.path.join(tmp, "pools-out")
         with open(path, "w") as f:
             yaml.safe_dump(base, f, sort_keys=False)
