@@ -936,7 +936,8 @@ def judge_variant(trainc, cat, rng, n, tmp):
     if prc != 0:
         verdict["plan"] = f"exit {prc}"
         if feasible and steps_joint:
-            judge.bad(f"`trainc plan` failed: {perr.strip()[:300]}")
+            first = next((l for l in perr.splitlines() if "error:" in l), perr.strip()[:300])
+            judge.bad(f"`trainc plan` failed: {first}")
     else:
         try:
             placement = read_placement(json.loads(pout))
