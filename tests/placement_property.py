@@ -26,7 +26,11 @@ pod exactly when the search finds a placement, and each step's pods beside train
 exactly when the search finds room for them there; and `trainc check` fails with "would stay
 Pending" exactly when some pod cannot be placed.
 
-One TAP line per variant, then a summary; a mismatch prints the spec and both verdicts.
+Then every YAML example (examples/*/spec.yaml) is held to what any plan must hold: check passes,
+no pod is unplaced, and per pool the allocatable, DaemonSet reserve and room are the catalog's,
+every node's pods fit the room and its headroom is the room less them.
+
+One TAP line per variant and example, then a summary; a mismatch prints the spec and both verdicts.
 --self-check judges the judge instead: its allocatable against GKE's worked examples, and the
 plans its own model makes (which must pass) and their mutations (which must fail).
 PLACEMENT_PLANT_RESERVE_CPU=C (cores) adds C to the judge's DaemonSet reserve: a planted error,
@@ -90,6 +94,10 @@ class Catalog:
                 self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": m["gpus"]}
         for m in data["cpuMachines"]["machines"]:
             self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": 0}
+        for gen in data["tpuGenerations"]:
+            for m in gen["machines"]:
+                self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": 0,
+                                            "chips": m["chips"]}
         self.alloc = data["allocatable"]
         self.daemonsets = data["daemonSets"]
         self.fuse = data["sidecars"]["gcsfuse"]
@@ -960,6 +968,65 @@ def judge_variant(trainc, cat, rng, n, tmp):
     return spec, judge.problems, verdict, feasible and steps_fit, diag
 
 
+def judge_example(trainc, cat, path, tmp):
+    """An example spec (YAML) against its plan: no pod left unplaced, `trainc check` passes, and per
+    pool the allocatable, DaemonSet reserve and room the catalog gives, every node's pods within the
+    room, its headroom the room less them, each pod the sum of its containers. Pods are not
+    predicted here (the variants do that): examples are judged on what every plan must hold."""
+    problems = []
+    spec = yaml.safe_load(open(path))
+    rc, out, err = run(trainc, "check", path)
+    if rc != 0:
+        problems.append(f"`trainc check` fails: {(out + err).strip()[:400]}")
+    rc, pout, perr = run(trainc, "plan", path, "--format", "json")
+    if rc != 0:
+        return problems + [f"`trainc plan` fails: {perr.strip()[:400]}"]
+    placement = read_placement(json.loads(pout))
+    outdir = os.path.join(tmp, "example")
+    shutil.rmtree(outdir, ignore_errors=True)
+    rc, o, e = run(trainc, "compile", path, "-o", outdir)
+    if rc != 0:
+        return problems + [f"`trainc compile` fails: {(o + e).strip()[:400]}"]
+    pools = (spec.get("cluster") or {}).get("pools") or {}
+    own = {}
+    for f in sorted(glob.glob(os.path.join(outdir, "*", "k8s", "*.yaml"))):
+        for doc in yaml.safe_load_all(open(f)):
+            if isinstance(doc, dict) and doc.get("kind") == "DaemonSet":
+                pod = doc["spec"]["template"]["spec"]
+                for pool in selected_pools(pod, pools):
+                    c, m, names = own.get(pool, (0, 0, []))
+                    own[pool] = (c + effective(pod)[0], m + effective(pod)[1], names + [doc["metadata"]["name"]])
+    dpv2 = any(p.get("rdma") for p in pools.values())
+    facts = {"always": True, "kubeProxy": not dpv2, "dataplaneV2": dpv2, "workloadIdentity": True,
+             "gcsfuse": True, "managedPrometheus": bool(spec.get("services"))}
+    judge = Judge({}, [], {})
+    for name, got in sorted(placement.items()):
+        p = pools.get(name)
+        if p is None:
+            problems.append(f"the plan places pods on pool {name}, which the spec does not declare")
+            continue
+        accel = (p["accelerator"]["type"], p["accelerator"]["count"]) if p.get("accelerator") else None
+        pool = Pool(name, p["machine"], accel, got["nodes"], False, bool(p.get("rdma")), cat,
+                    dict(facts, tpu=bool(cat.machines[p["machine"]].get("chips"))), own.get(name))
+        checks = [("allocatable", got["allocatable"], pool.alloc), ("room", got["room"], pool.room),
+                  ("daemonSets", got["daemonSets"], (pool.ds_cpu, pool.ds_mem))]
+        for what, g, w in checks:
+            if not near(g["cpu"], w[0], CPU_EPS) or not near(g["memory"], w[1], MEM_EPS):
+                problems.append(f"pool {name}: {what} {fmt(g['cpu'])} cores, {int(g['memory'])} bytes; expected "
+                                f"{fmt(w[0])} cores, {int(w[1])} bytes")
+        for phase, (nodes, unplaced) in sorted(got["phases"].items()):
+            if unplaced:
+                problems.append(f"pool {name} {phase}: {len(unplaced)} pod(s) unplaced")
+            judge.nodes_fit(pool, nodes, phase)
+            for pods, _ in nodes:
+                for q in pods:
+                    if not near(q["cpu"], sum(c["cpu"] for c in q["containers"]), CPU_EPS) or \
+                            not near(q["memory"], sum(c["memory"] for c in q["containers"]), MEM_EPS):
+                        problems.append(f"pool {name} {phase}: pod {q['workload']}[{q['index']}] is not the sum "
+                                        "of its containers")
+    return problems + judge.problems
+
+
 # GKE's worked examples of node allocatable (GKE-FACTS-3 "Node allocatable"), in millicores and MiB.
 GKE_EXAMPLES = {"e2-standard-8": (7910, 29022), "n1-standard-8": (7910, 27097), "a4-highgpu-8g": (223370, 3974945)}
 
@@ -1022,7 +1089,9 @@ def main():
     cat = Catalog(args.catalog)
     rng = random.Random(args.seed)
     failed = feasible_n = caught_n = 0
-    tests = args.n + 2 * args.self_check
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    examples = [] if args.self_check else sorted(glob.glob(os.path.join(root, "examples", "*", "spec.yaml")))
+    tests = args.n + 2 * args.self_check + len(examples)
     with tempfile.TemporaryDirectory(prefix="trainc-placement.") as tmp:
         for n in range(1, args.n + 1):
             if args.self_check:
@@ -1039,6 +1108,14 @@ def main():
             feasible_n += feasible
             failed += bool(problems)
             tap_line(n, f"variant {n} ({summary})", problems, spec, diag)
+        for i, path in enumerate(examples, args.n + 1):
+            name = os.path.basename(os.path.dirname(path))
+            try:
+                problems = judge_example(args.trainc, cat, path, tmp)
+            except (KeyError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+                problems = [f"the judge stopped: {e!r}"]
+            failed += bool(problems)
+            tap_line(i, f"example {name}: every pod placed within the room the catalog leaves", problems)
     if args.self_check:
         problems = worked_examples(cat)
         failed += bool(problems)
@@ -1052,7 +1129,7 @@ def main():
               f"wrong ones; {failed} test(s) failed")
     else:
         print(f"# {args.n} variants (seed {args.seed}): {feasible_n} placeable by the search, "
-              f"{args.n - feasible_n} not; {failed} disagreed with trainc")
+              f"{args.n - feasible_n} not; {len(examples)} examples; {failed} disagreed with trainc")
     return 1 if failed else 0
 
 
