@@ -713,6 +713,29 @@ class Judge:
                          f"beside trainc's long-lived pods, {'places them all' if fits else 'finds no room either'}")
         return not unplaced, search
 
+    def fixes(self, text):
+        """The fix a "would stay Pending" error offers, "raise the pool's nodes (autoscaling.max) to N":
+        N is more than the pool has, and with N nodes the search places the pool's long-lived pods (and
+        the step's beside them, for a step's error; one whose long-lived pods do not fit is left out)."""
+        fix = re.compile(r"error: (step|[a-z]+/[a-z]+) '([^']+)' would stay Pending.* on pool '([^']+)'.*"
+                         r"Fix: raise the pool's (?:nodes|autoscaling\.max) to (\d+)")
+        for line in text.splitlines():
+            m = fix.search(line)
+            if not m or m.group(3) not in self.pools:
+                continue
+            kind, workload, pool, n = m.group(1), m.group(2), self.pools[m.group(3)], int(m.group(4))
+            if n <= pool.nodes:
+                self.bad(f"trainc's fix for {workload} raises pool {pool.name} to {n} node(s); it has {pool.nodes}")
+                continue
+            pods = [(p.cpu, p.mem, p.gpus) for p in self.expected if p.pool == pool.name]
+            if kind == "step":
+                if not placeable(pods, [(*pool.room, pool.gpus)] * pool.nodes):
+                    continue
+                pods += [(p.cpu, p.mem, p.gpus) for p in self.step_pods.get(workload, []) if p.pool == pool.name]
+            if not placeable(pods, [(*pool.room, pool.gpus)] * n):
+                self.bad(f"trainc's fix for {workload} raises pool {pool.name} to {n} node(s); the search places "
+                         f"its pods on none of those")
+
     def search_all(self):
         """Whether the long-lived pods of every pool can be placed, and whether each step's pods can be
         placed together with them (both without trainc's placement)."""
@@ -964,6 +987,7 @@ def judge_variant(trainc, cat, rng, n, tmp):
         judge.bad("the search places every pod, and `trainc check` fails")
     if not (feasible and steps_fit) and (rc == 0 or not pending):
         judge.bad("the search finds no placement, and `trainc check` does not say 'would stay Pending'")
+    judge.fixes(out + err)
     diag = (out + err).strip().splitlines()[:12] if judge.problems else []
     return spec, judge.problems, verdict, feasible and steps_fit, diag
 
