@@ -50,6 +50,8 @@ void check_security(const System& sys, const Document& doc, Diagnostics& diags);
 void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
+/// What the pinned KubeRay, JobSet and Kueue refuse of the objects trainc writes (operators.cpp).
+void check_operators(const System& sys, const Document& doc, Diagnostics& diags);
 /// Every pod, as the cluster runs it, finds room on its pool next to what runs at the same time
 /// (placement.cpp); judged only when the checks above found nothing.
 void check_placement(const System& sys, const Document& doc, Diagnostics& diags);

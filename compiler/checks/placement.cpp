@@ -18,7 +18,7 @@ namespace {
 std::string gib(double bytes) { return fmt::format("{:.2f}Gi", bytes / (1 << 30)); }
 
 std::string asks(double cores, double bytes, long long gpus, long long chips) {
-  std::string s = fmt::format("{:.3g} cores and {}", cores, gib(bytes));
+  std::string s = fmt::format("{:.2f} cores and {}", cores, gib(bytes));
   if (gpus > 0) s += fmt::format(", {} GPU(s)", gpus);
   if (chips > 0) s += fmt::format(", {} TPU chip(s)", chips);
   return s;
@@ -54,7 +54,7 @@ std::string best_left(const PoolPlacement& pp, const Phase& phase) {
   return s;
 }
 
-void report(const PoolPlacement& pp, const Phase& phase, const Document& doc, Diagnostics& diags) {
+void report(const System& sys, const PoolPlacement& pp, const Phase& phase, const Document& doc, Diagnostics& diags) {
   std::set<std::string> done;
   const Pool& pool = *pp.pool;
   for (const auto& pod : phase.unplaced) {
@@ -73,16 +73,23 @@ void report(const PoolPlacement& pp, const Phase& phase, const Document& doc, Di
     } else {
       fix = "use bigger machines or ask for less";
     }
+    if (pod.gpus == 0 && pod.chips == 0)
+      for (const auto& [name, other] : sys.pools)
+        if (name != pool.name && !other.accelerator && !other.tpu && other.taints.empty() &&
+            pod.cores() <= other.room_cpu() && pod.bytes() <= other.room_memory()) {
+          fix += fmt::format(", or put it on pool '{}' (it asks for no accelerators)", name);
+          break;
+        }
     const std::string others = neighbours(phase, pod.workload);
     const std::string what = pod.kind.starts_with("step/") ? fmt::format("step '{}'", pod.workload)
                                                             : fmt::format("{} '{}'", pod.kind, pod.workload);
     doc.error(diags, pod.ptr,
               fmt::format("{} would stay Pending: {} of its {} pod(s) find no room on pool '{}' ({} node(s) of {} at "
-                          "most, each leaving {} for pods after GKE's reserve and its DaemonSets{}). A pod asks for "
+                          "most, each leaving {} for pods after GKE's reserve and its {}DaemonSets). A pod asks for "
                           "{}{}; {}{}. {}{} (`trainc plan` shows each node)",
                           what, missing, pod.of, pool.name, pp.nodes, pool.machine,
                           asks(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips),
-                          pool.reserve.daemonsets.empty() ? "" : fmt::format(" ({} DaemonSets)", pool.reserve.daemonsets.size()),
+                          pool.reserve.daemonsets.empty() ? "" : fmt::format("{} ", pool.reserve.daemonsets.size()),
                           asks(pod.cores(), pod.bytes(), pod.gpus, pod.chips), containers(pod), best_left(pp, phase),
                           others.empty() ? "" : "; the pool also holds " + others,
                           phase.proven ? "Fix: " : "The search for a placement stopped before proving none exists. Fix: ",
@@ -97,7 +104,7 @@ void report(const PoolPlacement& pp, const Phase& phase, const Document& doc, Di
 void check_placement(const System& sys, const Document& doc, Diagnostics& diags) {
   const Placement placed = place(sys);
   for (const auto& pp : placed.pools)
-    for (const auto& phase : pp.phases) report(pp, phase, doc, diags);
+    for (const auto& phase : pp.phases) report(sys, pp, phase, doc, diags);
   std::set<std::string> done;
   for (const auto& [phase, pod] : placed.nowhere)
     if (done.insert(pod.workload).second)

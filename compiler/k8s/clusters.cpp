@@ -127,7 +127,9 @@ ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::st
   spec["rayVersion"] = r.version;
   ojson head = cluster_container(sys, c, r.head, "ray-head",
                                  ojson::array({port("gcs-server", 6379), port("dashboard", 8265), port("client", 10001)}));
-  if (c.workers_autoscale()) {
+  // In-tree autoscaling exactly when the engine adds its autoscaler container: when a worker group
+  // autoscales (workers_autoscale() says only that Ray's groups may).
+  if (!c.added_containers().empty()) {
     spec["enableInTreeAutoscaling"] = true;
     // KubeRay appends its autoscaler container to the head pod (the engine's added container) with
     // no securityContext unless one is given here (v1.7.0 common/pod.go, BuildAutoscalerContainer):
