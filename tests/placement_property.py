@@ -102,6 +102,7 @@ class Catalog:
         self.daemonsets = data["daemonSets"]
         self.fuse = data["sidecars"]["gcsfuse"]
         self.istio = data["sidecars"]["istioProxy"]
+        self.system = (data.get("systemPods") or {}).get("entries") or []
         plant = os.environ.get("PLACEMENT_PLANT_RESERVE_CPU")
         self.plant = F(plant) if plant else F(0)
 
@@ -138,6 +139,18 @@ class Catalog:
 
     def istio_proxy(self):
         return quantity(self.istio["cpu"]), quantity(self.istio["memory"])
+
+    def system_pods(self, facts):
+        """GKE's and the add-ons' Deployments whose `when` conditions hold: pods that name no pool."""
+        out = []
+        for e in self.system:
+            unknown = [c for c in e.get("when") or [] if c not in facts]
+            if unknown:
+                raise KeyError(f"systemPods entry {e['name']}: condition(s) {unknown} unknown to the judge")
+            if all(facts[c] for c in e.get("when") or []):
+                out += [Pod(e["name"], "system", i, None, quantity(e.get("cpu", 0)), quantity(e.get("memory", 0)), 0,
+                            [], False) for i in range(e.get("replicas", 1))]
+        return out
 
 
 AUTOSCALER = ("autoscaler", F(1, 2), 512 * MIB, "KubeRay")   # kuberay v1.7.0 BuildAutoscalerContainer
@@ -402,6 +415,12 @@ def draft(rng, cat, n, own_ds):
         steps.append(st)
         step_pods[name] = [Pod(name, "step/command", i, pool.name, *res, gpus, added, False) for i in range(nodes)]
     spec["pipeline"] = steps
+    # GKE's own Deployments and the operators' land on pools without accelerators or taints.
+    svc = (spec.get("services") or {}).values()
+    expected += cat.system_pods({
+        "always": True, "dataplaneV2": dpv2, "managedPrometheus": services, "istio": "istio" in spec,
+        "kuberay": any(c["engine"] == "ray" for c in clusters.values()), "jobset": False, "kueue": False,
+        "metricsAdapter": any("autoscaling" in v for v in svc)})
     # Most variants get pools of the fewest nodes (up to 3) that hold their pods; the others one pool
     # a node short: placement is judged on both sides of the line.
     short = rng.choice(list(by_name)) if rng.random() < 0.3 else None
@@ -430,10 +449,13 @@ def size_pool(pool, expected, step_pods, short):
 # ---- the exhaustive search ----------------------------------------------------------------------
 
 
-def assign(pods, free):
+def assign(pods, free, groups=None, allowed=None):
     """A node index for every pod (cpu, mem, gpus) such that each node of `free` (a list of
-    (cpu, mem, gpus) left) holds its pods, trying every assignment; None when there is none. Nodes
-    with equal room left are tried once."""
+    (cpu, mem, gpus) left) holds its pods, trying every assignment; None when there is none. With
+    `groups` (each node's pool) and `allowed` (each pod's set of pools, or None for any), a pod goes
+    only on its pools' nodes. Nodes of one pool with equal room left are tried once."""
+    groups = groups or [None] * len(free)
+    allowed = allowed or [None] * len(pods)
     order = sorted(range(len(pods)), key=lambda i: (pods[i][2], pods[i][0], pods[i][1]), reverse=True)
     free = [list(f) for f in free]
     where = [None] * len(pods)
@@ -442,15 +464,16 @@ def assign(pods, free):
     def place(k):
         if k == len(order):
             return True
-        state = (k, tuple(sorted(tuple(f) for f in free)))
+        state = (k, tuple(sorted((str(g), tuple(f)) for g, f in zip(groups, free))))
         if state in failed:
             return False
         i = order[k]
         cpu, mem, gpus = pods[i]
         seen = set()
         for n, node in enumerate(free):
-            left = tuple(node)
-            if left in seen or cpu > node[0] or mem > node[1] or gpus > node[2]:
+            left = (groups[n], tuple(node))
+            if left in seen or (allowed[i] is not None and groups[n] not in allowed[i]) or \
+                    cpu > node[0] or mem > node[1] or gpus > node[2]:
                 continue
             seen.add(left)
             node[0] -= cpu
@@ -596,10 +619,10 @@ class Judge:
         return sorted(n for n, p in self.pools.items() if p.gpus == 0)
 
     def resolve(self, placement):
-        """The step pods, those that name no pool on the pool trainc lists them in (which must be
-        eligible), or left out when it lists them nowhere."""
+        """The long-lived pods and the step pods by step, those that name no pool on the pool trainc
+        lists them in (which must be eligible), or left out when it lists them nowhere."""
         out = {}
-        for name, pods in self.step_pods.items():
+        for name, pods in [(None, self.expected)] + list(self.step_pods.items()):
             out[name] = []
             for p in pods:
                 if p.pool is not None:
@@ -624,11 +647,12 @@ class Judge:
 
     def run(self, placement):
         """Judges the plan's placement; returns (long-lived placeable per trainc, per the search)."""
+        resolved = self.resolve(placement)
         by_pool = {}
-        for p in self.expected:
+        for p in resolved.pop(None):
             by_pool.setdefault(p.pool, []).append(p)
         steps_by_pool = {}
-        for name, pods in self.resolve(placement).items():
+        for name, pods in resolved.items():
             for p in pods:
                 steps_by_pool.setdefault(p.pool, {}).setdefault(name, []).append(p)
         want_pools = set(by_pool) | set(steps_by_pool)
@@ -654,27 +678,26 @@ class Judge:
             if any(n not in names for n in pool.ds_names) or len(extra) != len(pool.own_ds) or \
                     any(not any(n in o or o in n for o in pool.own_ds) for n in extra):
                 self.bad(f"pool {name}: DaemonSets {names}, expected {pool.ds_names + pool.own_ds}")
-            t, s = self.pool_phases(pool, got["phases"], by_pool.get(name, []), steps_by_pool.get(name, {}))
-            trainc_ok &= t
-            search_ok &= s
+            trainc_ok &= self.pool_phases(pool, got["phases"], by_pool.get(name, []), steps_by_pool.get(name, {}))
+        placed = sum(len(v) for v in by_pool.values())
+        trainc_ok &= placed == len(self.expected)  # a pod of no pool that trainc lists nowhere is not placed
+        search_ok = self.search_all()[0]
+        if trainc_ok != search_ok:
+            self.bad(f"trainc {'places every' if trainc_ok else 'leaves some'} long-lived pod"
+                     f"{'' if trainc_ok else ' unplaced'}; the search {'places them all' if search_ok else 'finds no placement'}")
         return trainc_ok, search_ok
 
     def pool_phases(self, pool, phases, long_lived, steps):
         """One pool: the long-lived phase, then each step's."""
         if "long-lived" not in phases:
             self.bad(f"pool {pool.name}: no 'long-lived' phase")
-            return True, True
+            return True
         nodes, unplaced = phases["long-lived"]
         if len(nodes) != pool.nodes:
             self.bad(f"pool {pool.name} long-lived: {len(nodes)} nodes listed, the pool has {pool.nodes}")
         placed = [p for n in nodes for p in n[0]]
         self.match(pool, placed + unplaced, long_lived, "long-lived")
         self.nodes_fit(pool, nodes, "long-lived")
-        search = placeable([(p.cpu, p.mem, p.gpus) for p in long_lived], [(*pool.room, pool.gpus)] * pool.nodes)
-        if search != (not unplaced):
-            names = ", ".join("%s[%s]" % (u["workload"], u["index"]) for u in unplaced)
-            self.bad(f"pool {pool.name} long-lived: trainc leaves {len(unplaced)} pod(s) unplaced ({names}); the "
-                     f"search {'finds no placement either' if not search else 'places them all'}")
         def key(p):
             return (p["workload"], p["index"])
         long_keys = {p.key() for p in long_lived}
@@ -711,7 +734,7 @@ class Judge:
             if fits != (not sunplaced):
                 self.bad(f"pool {pool.name} {phase}: trainc leaves {len(sunplaced)} pod(s) unplaced; the search, "
                          f"beside trainc's long-lived pods, {'places them all' if fits else 'finds no room either'}")
-        return not unplaced, search
+        return not unplaced
 
     def fixes(self, text):
         """The fix a "would stay Pending" error offers, "raise the pool's nodes (autoscaling.max) to N":
@@ -737,22 +760,23 @@ class Judge:
                          f"its pods on none of those")
 
     def search_all(self):
-        """Whether the long-lived pods of every pool can be placed, and whether each step's pods can be
-        placed together with them (both without trainc's placement)."""
-        long_ok = steps_ok = True
-        for name, pool in self.pools.items():
-            nodes = [(*pool.room, pool.gpus)] * pool.nodes
-            pods = [(p.cpu, p.mem, p.gpus) for p in self.expected if p.pool == name]
-            long_ok &= placeable(pods, nodes)
-            for step in self.step_pods.values():
-                mine = [(p.cpu, p.mem, p.gpus) for p in step if p.pool == name]
-                steps_ok &= not mine or placeable(pods + mine, nodes)
-        # A pod that names no pool needs some eligible pool with room for it beside the long-lived pods.
+        """Whether the long-lived pods can be placed, and whether each step's pods can be placed
+        together with them (both without trainc's placement). One search over every pool's nodes:
+        a pod that names no pool may go on any pool without accelerators."""
+        nodes, groups = [], []
+        for name, pool in sorted(self.pools.items()):
+            nodes += [(*pool.room, pool.gpus)] * pool.nodes
+            groups += [name] * pool.nodes
+        open_pools = set(self.eligible())
+
+        def sizes(pods):
+            return [(p.cpu, p.mem, p.gpus) for p in pods], [{p.pool} if p.pool else open_pools for p in pods]
+        long_sizes, long_allowed = sizes(self.expected)
+        long_ok = assign(long_sizes, nodes, groups, long_allowed) is not None
+        steps_ok = True
         for step in self.step_pods.values():
-            loose = [(p.cpu, p.mem, p.gpus) for p in step if p.pool is None]
-            steps_ok &= not loose or any(
-                placeable([(p.cpu, p.mem, p.gpus) for p in self.expected if p.pool == n] + loose,
-                          [(*self.pools[n].room, 0)] * self.pools[n].nodes) for n in self.eligible())
+            more, allowed = sizes(step)
+            steps_ok &= assign(long_sizes + more, nodes, groups, long_allowed + allowed) is not None
         return long_ok, steps_ok
 
 
@@ -800,16 +824,39 @@ def model_plan(pools, expected, step_pods):
                                                       pool.gpus - used[2])})
         return {"name": name, "nodes": listed, "unplaced": unplaced}, [n["pods"] for n in listed]
 
-    # A pod that names no pool goes on the first pool without GPUs.
+    # The long-lived pods over every pool's nodes (a pod of no pool on a pool without GPUs); first fit
+    # when they do not all fit. A step's pod of no pool goes on the first pool without GPUs.
     loose = next((n for n, p in sorted(pools.items()) if p.gpus == 0), None)
+    nodes, groups = [], []
+    for name, pool in sorted(pools.items()):
+        nodes += [(*pool.room, pool.gpus)] * pool.nodes
+        groups += [name] * pool.nodes
+    made = [pod(p) for p in expected]
+    sizes = [(F(str(m["cpu"])), m["memory"], m["gpus"]) for m in made]
+    allowed = [{p.pool} if p.pool else {n for n, q in pools.items() if q.gpus == 0} for p in expected]
+    where = assign(sizes, nodes, groups, allowed)
+    if where is None:
+        where, free = [], [list(f) for f in nodes]
+        for size, ok in zip(sizes, allowed):
+            n = next((i for i, f in enumerate(free) if groups[i] in ok and all(a <= b for a, b in zip(size, f))), None)
+            where.append(n)
+            if n is not None:
+                free[n] = [b - a for a, b in zip(size, free[n])]
+    on = {name: [[] for _ in range(pool.nodes)] for name, pool in pools.items()}
+    off = {name: [] for name in pools}
+    for m, p, n in zip(made, expected, where):
+        if n is not None:
+            on[groups[n]][n - groups.index(groups[n])].append(m)
+        elif p.pool or loose:  # as the contract lists one: no kind, no containers
+            off[p.pool or loose].append({k: m[k] for k in ("workload", "index", "cpu", "memory", "gpus", "tpuChips")})
     entries = []
     for name, pool in sorted(pools.items()):
-        ll = [p for p in expected if p.pool == name]
         steps = {s: [p for p in pods if (p.pool or loose) == name] for s, pods in step_pods.items()}
         steps = {s: v for s, v in steps.items() if v}
-        if not ll and not steps:
+        if not any(on[name]) and not off[name] and not steps:
             continue
-        first, base = phase("long-lived", pool, ll, [[] for _ in range(pool.nodes)])
+        first, base = phase("long-lived", pool, [], on[name])
+        first["unplaced"] = off[name]
         phases = [first] + [phase(f"step {s}", pool, v, base)[0] for s, v in steps.items()]
         entries.append({"pool": name, "machine": pool.machine, "nodes": pool.nodes,
                         "allocatable": res(*pool.alloc, pool.gpus),
