@@ -683,8 +683,8 @@ class Judge:
         trainc_ok &= placed == len(self.expected)  # a pod of no pool that trainc lists nowhere is not placed
         search_ok = self.search_all()[0]
         if trainc_ok != search_ok:
-            self.bad(f"trainc {'places every' if trainc_ok else 'leaves some'} long-lived pod"
-                     f"{'' if trainc_ok else ' unplaced'}; the search {'places them all' if search_ok else 'finds no placement'}")
+            self.bad("trainc places every long-lived pod; the search finds no placement" if trainc_ok else
+                     "trainc leaves some long-lived pod unplaced; the search places them all")
         return trainc_ok, search_ok
 
     def pool_phases(self, pool, phases, long_lived, steps):
