@@ -107,7 +107,17 @@ void check_placement(const System& sys, const Document& doc, Diagnostics& diags)
     for (const auto& phase : pp.phases) report(sys, pp, phase, doc, diags);
   std::set<std::string> done;
   for (const auto& [phase, pod] : placed.nowhere)
-    if (done.insert(pod.workload).second)
+    if (!done.insert(pod.workload).second) {
+      continue;
+    } else if (pod.kind == "system") {
+      doc.error(diags, "/cluster/pools",
+                fmt::format("{} ({} pod(s) of {}) would stay Pending: it runs on untainted nodes without "
+                            "accelerators, and none of this system's has room for it next to what is there first "
+                            "(its DaemonSets and the other system pods); add a small CPU pool, e.g. system: "
+                            "{{machine: e2-standard-4}}, or make room on one (`trainc plan` shows each node)",
+                            pod.workload, pod.of, asks(pod.cores(), pod.bytes(), 0, 0)),
+                Anchor::key);
+    } else
       doc.error(diags, pod.ptr,
                 fmt::format("{} '{}' names no pool, and no pool whose taints it tolerates has room for a pod "
                             "that asks for {}; it would stay Pending: set 'pool'",

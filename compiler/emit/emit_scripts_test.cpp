@@ -171,7 +171,8 @@ TEST_CASE("up.sh makes the cluster and pools from the pool fields") {
   auto up = emit(gcp_system()).at("scripts/up.sh");
   auto cluster = line_with(up, "clusters create");
   CHECK(cluster.find("--workload-pool=\"${PROJECT_ID}.svc.id.goog\"") != std::string::npos);
-  CHECK(cluster.find("--addons=GcsFuseCsiDriver") != std::string::npos);
+  // --addons turns off every add-on it does not name: GKE's defaults are named with the driver.
+  CHECK(cluster.find("--addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver") != std::string::npos);
   CHECK(cluster.find("--release-channel=regular") != std::string::npos);
   CHECK(line_with(up, "if missing gcloud container clusters describe \"$CLUSTER\"").size() > 0);
 

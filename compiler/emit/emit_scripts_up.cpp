@@ -20,10 +20,12 @@ std::string release_channel(const Cluster& c) {
 }
 
 void up_cluster(ShellScript& sh, const System& sys) {
-  sh.comment("The cluster, with Workload Identity and the GCS FUSE CSI driver.");
+  sh.comment("The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on");
+  sh.comment("it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.");
   open_if(sh, "missing", cluster_call("describe"));
   Call c = cluster_call("create");
-  c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog")).flag("--addons", "GcsFuseCsiDriver");
+  c.flag("--workload-pool", dq(Var{"PROJECT_ID"}, ".svc.id.goog"))
+      .flag("--addons", "HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver");
   if (!sys.cluster.release_channel.empty()) c.flag("--release-channel", lit(release_channel(sys.cluster)));
   if (!sys.services.empty())  // collects the services' metrics through their PodMonitoring objects
     c.flag("--enable-managed-prometheus");

@@ -38,7 +38,7 @@ void jobset_step(const System& sys, const Step& step, Workload& w) {
                        fmt::format("step '{}' on {} TPU slice(s)", step.name, step.slices), Ready::kJobSetCompleted});
 }
 
-/// A step on a Ray cluster: a RayJob, whose entrypoint KubeRay runs from a submitter pod.
+/// A step on a Ray cluster: a RayJob, whose entrypoint KubeRay submits to the cluster over HTTP.
 void ray_job_step(const System& sys, const Step& step, const ComputeCluster& c, const Ray& r, Workload& w) {
   w.objects.push_back({Role::kRayJob, "ray.io/v1", "RayJob", job_name(sys, step), step_file(step, "rayjob"),
                        fmt::format("step '{}' on {}Ray cluster '{}'", step.name, r.per_job ? "its own " : "", c.name),
@@ -196,8 +196,6 @@ Plan plan(const System& sys) {
     p.shared.push_back({Role::kServiceAccount, "v1", "ServiceAccount", sys.identity->ksa,
                         std::string(kServiceAccountFile), "Workload Identity service account"});
   for (const auto& [name, c] : sys.clusters) {
-    match(
-        c.engine, [&](const Ray&) { p.needs_kuberay = true; }, [](const Dask&) {});
     // A per-job cluster is no object of its own: each job on it describes one.
     if (c.per_job()) continue;
     Workload w;
@@ -209,9 +207,12 @@ Plan plan(const System& sys) {
   if (sys.uses_gateway())
     p.shared.push_back({Role::kGateway, "networking.istio.io/v1", "Gateway", gateway_name(sys), "k8s/gateway.yaml",
                         "Istio ingress gateway's routes into the system"});
-  p.needs_istio = sys.istio && sys.istio->install;
+  // The operators to install, as the cluster model counts their pods (model/placement.h).
+  const Addons addons = addons_of(sys);
+  p.needs_kuberay = addons.kuberay;
+  p.needs_istio = addons.istio;
+  p.needs_metrics_adapter = addons.metrics_adapter;
   for (const auto& [name, s] : sys.services) {
-    if (s.autoscaled()) p.needs_metrics_adapter = true;
     Workload w;
     w.service = &s;
     w.name = name;

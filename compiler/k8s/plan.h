@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/placement.h"
 
 namespace trainc::k8s {
 

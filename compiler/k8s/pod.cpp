@@ -1,5 +1,7 @@
 #include "k8s/pod.h"
 
+#include "model/placement.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -113,10 +115,17 @@ ojson container_security(const PodNeeds& n) {
 PodSecurityLevel namespace_level(const System& sys) {
   PodSecurityLevel level = PodSecurityLevel::kRestricted;
   auto widen = [&](PodSecurityLevel l) { level = std::max(level, l); };
-  for (const auto& step : sys.steps) widen(step.security.level);
+  // The pods as the cluster makes them: each container at its level, trainc's and those the
+  // webhooks and operators add (Istio's init container needs NET_ADMIN and NET_RAW).
+  auto pod = [&](const FinalPod& p) {
+    for (const auto& c : p.containers) widen(c.level);
+  };
+  for (const auto& p : long_lived_pods(sys)) pod(p);
+  for (const auto& step : sys.steps) {
+    widen(step.security.level);
+    for (const auto& p : step_pods(sys, step)) pod(p);
+  }
   for (const auto& [_, c] : sys.clusters) widen(c.security.level);
-  for (const auto& [_, s] : sys.services) widen(s.security.level);
-  if (sys.istio && !sys.services.empty()) widen(PodSecurityLevel::kPrivileged);
   return level;
 }
 

@@ -64,6 +64,9 @@ Sidecar sidecar(const YAML::Node& n, const std::string& where) {
   if (!cores || !bytes) throw std::runtime_error("catalog: " + where + ": cpu and memory must be Kubernetes quantities");
   s.cores = *cores;
   s.bytes = *bytes;
+  s.pod_security = get_or<std::string>(n, "podSecurity", "restricted");
+  if (s.pod_security != "restricted" && s.pod_security != "baseline" && s.pod_security != "privileged")
+    throw std::runtime_error("catalog: " + where + ": podSecurity must be restricted, baseline or privileged");
   return s;
 }
 
@@ -112,6 +115,16 @@ Catalog Catalog::parse(const std::string& yaml_text) {
     const Sidecar r = sidecar(e, "daemonSets " + name);
     c.daemonsets_.push_back({name, e["when"].as<std::vector<std::string>>(), r.cores, r.bytes});
   }
+  for (const auto& e : root["systemPods"]["entries"]) {
+    const std::string name = get<std::string>(e, "namespace", "a systemPods entry") + "/" + get<std::string>(e, "name", "a systemPods entry");
+    const Sidecar r = sidecar(e, "systemPods " + name);
+    SystemPod pod{name, get<int>(e, "replicas", "systemPods " + name), e["when"].as<std::vector<std::string>>(), r.cores, r.bytes};
+    for (const auto& w : pod.when)
+      if (w != "always" && w != "managedPrometheus" && w != "kuberay" && w != "istio" && w != "metricsAdapter" &&
+          w != "jobset" && w != "kueue" && w != "dataplaneV2")
+        throw std::runtime_error("catalog: systemPods " + name + ": unknown condition '" + w + "'");
+    c.system_pods_.push_back(std::move(pod));
+  }
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
   c.gcsfuse_ = sidecar(fuse, "sidecars.gcsfuse");
   c.gcsfuse_.ephemeral_storage = get_or<std::string>(fuse, "ephemeralStorage", "");
@@ -145,6 +158,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   if (c.system_ns_prefixes_.empty()) throw std::runtime_error("catalog: systemNamespaces.prefixes is empty");
   const YAML::Node proxy = root["sidecars"]["istioProxy"];
   c.istio_proxy_ = sidecar(proxy, "sidecars.istioProxy");
+  c.istio_init_ = sidecar(root["sidecars"]["istioInit"], "sidecars.istioInit");
   {
     const YAML::Node ci = root["ci"], a = ci["actions"];
     c.ci_ = {get<std::string>(a, "checkout", "ci.actions"), get<std::string>(a, "auth", "ci.actions"),

@@ -39,6 +39,7 @@ struct ReserveTier {
 
 struct Sidecar {
   std::string cpu, memory, ephemeral_storage;
+  std::string pod_security = "restricted";  ///< the Pod Security level the injected container meets
   double cores = 0, bytes = 0;  ///< cpu and memory as numbers, parsed once with the catalog
 };
 
@@ -54,6 +55,15 @@ struct NodeReserve {
   double cores = 0, bytes = 0;  ///< the DaemonSets' requests plus the margin
   double margin_cores = 0, margin_bytes = 0;
   std::vector<std::string> daemonsets;  ///< namespace/name of each
+};
+
+/// A Deployment that is not per node but needs room on the cluster's untainted nodes: GKE's own
+/// (kube-dns, ...) and the operators trainc installs (catalog `systemPods`).
+struct SystemPod {
+  std::string name;  ///< namespace/name
+  int replicas = 1;
+  std::vector<std::string> when;  ///< conditions, all of which must hold
+  double cores = 0, bytes = 0;    ///< one pod's requests
 };
 
 /// A Kubernetes operator trainc installs with helm, pinned.
@@ -104,6 +114,8 @@ class Catalog {
   const Operator& istio_gateway() const { return istio_gateway_; }
   /// What Istio's injected sidecar requests, which a pod's own requests must leave room for.
   const Sidecar& istio_proxy() const { return istio_proxy_; }
+  /// Istio's init container, which needs NET_ADMIN and NET_RAW without the Istio CNI.
+  const Sidecar& istio_init() const { return istio_init_; }
   const Manifest& metrics_adapter() const { return metrics_adapter_; }
   /// The JobSet controller, which runs TPU steps.
   const Manifest& jobset() const { return jobset_; }
@@ -125,6 +137,8 @@ class Catalog {
   double allocatable_memory(const MachineType& m) const;
   /// What the DaemonSets on a node of configuration `c` request, with the margin.
   NodeReserve node_reserve(const NodeConfig& c) const;
+  /// The system's Deployments that land on untainted nodes, each with its conditions.
+  const std::vector<SystemPod>& system_pods() const { return system_pods_; }
 
  private:
   std::map<std::string, MachineType> machines_;
@@ -137,10 +151,11 @@ class Catalog {
     double cores = 0, bytes = 0;
   };
   std::vector<DaemonSet> daemonsets_;
+  std::vector<SystemPod> system_pods_;
   double margin_cores_ = 0, margin_bytes_ = 0;
   Sidecar gcsfuse_;
   Operator kuberay_, istio_base_, istiod_, istio_gateway_;
-  Sidecar istio_proxy_;
+  Sidecar istio_proxy_, istio_init_;
   Manifest metrics_adapter_, jobset_, kueue_;
   int megascale_port_ = 0;
   std::vector<std::string> system_ns_prefixes_;

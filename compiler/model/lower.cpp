@@ -135,6 +135,7 @@ System Lowerer::run() {
   resolve_needs(steps);
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys.steps);
+  size_whole_nodes(sys);
   sys.builds = std::move(builds_);
   finish_builds(sys, doc_, diags_);
   default_versioning(sys);

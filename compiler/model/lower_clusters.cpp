@@ -11,6 +11,7 @@
 #include "base/spelling.h"
 #include "base/units.h"
 #include "model/catalog.h"
+#include "model/placement.h"
 
 namespace trainc::lowering {
 
@@ -84,6 +85,29 @@ void Lowerer::node_reserves(System& sys) {
   }
 }
 
+void Lowerer::size_whole_nodes(System& sys) {
+  for (auto& entry : sys.clusters) {
+    ComputeCluster& c = entry.second;
+    const auto added = c.added_containers();
+    const bool fuse = !c.mounts.empty();
+    auto size = [&](PodGroup& g, bool lead) {
+      const Pool* pool = sys.pool(g.pool);
+      if (!g.whole_node || !pool) return;
+      // The containers the engine's operator adds to the group's pods (KubeRay's autoscaler
+      // beside the head), and, on a pool the system pods may use, room for all of them.
+      auto [cores, bytes] = system_share(sys, *pool);
+      for (const AddedContainer& a : added) {
+        if (a.group != g.name) continue;
+        if (auto cpu = a.requests.find("cpu"); cpu != a.requests.end()) cores += parse_quantity(cpu->second).value_or(0);
+        if (auto mem = a.requests.find("memory"); mem != a.requests.end()) bytes += parse_quantity(mem->second).value_or(0);
+      }
+      if (auto whole = whole_node(pool, lead, fuse, cores, bytes)) g.resources = *whole;
+    };
+    std::visit([&](auto& e) { size(e.lead(), true); }, c.engine);
+    for (auto& g : c.workers) size(g, false);
+  }
+}
+
 const Pool* Lowerer::pool_ref(const System& sys, const std::string& name, const std::string& ptr) {
   const Pool* pool = sys.pool(name);
   if (!pool && !pruned("pools", name)) {
@@ -135,7 +159,8 @@ PodGroup Lowerer::pod_group(const System& sys, const std::string& name, const js
     out.resources.requests = string_map(g["resources"], "requests");
     out.resources.limits = string_map(g["resources"], "limits");
   } else if (auto whole = whole_node(pool, lead, fuse)) {
-    out.resources = *whole;
+    out.resources = *whole;  // sized again once the whole system is known (size_whole_nodes)
+    out.whole_node = true;
   } else {
     out.resources.requests = {{"cpu", "2"}, {"memory", "8Gi"}};
     out.resources.limits = {{"memory", "8Gi"}};
@@ -199,17 +224,6 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
         d.rmm_pool_size = get_or<std::string>(c, "rmmPoolSize", "");
         return d;
       });
-  // What the engine's operator adds to the lead's pods (KubeRay's autoscaler beside the head)
-  // shares the lead's node: a whole-node lead leaves room for it.
-  double cores = 0, bytes = 0;
-  for (const AddedContainer& a : out.added_containers()) {
-    if (a.group != out.lead_name()) continue;
-    if (auto cpu = a.requests.find("cpu"); cpu != a.requests.end()) cores += parse_quantity(cpu->second).value_or(0);
-    if (auto mem = a.requests.find("memory"); mem != a.requests.end()) bytes += parse_quantity(mem->second).value_or(0);
-  }
-  if ((cores > 0 || bytes > 0) && !c.value(lead_key, json::object()).contains("resources"))
-    if (auto whole = whole_node(sys.pool(lead.pool), true, fuse, cores, bytes))
-      std::visit([&](auto& e) { e.lead().resources = *whole; }, out.engine);
   return out;
 }
 

@@ -111,6 +111,9 @@ class Lowerer {
 
   /// Each pool's DaemonSet reserve, from the catalog, once every pool is known.
   void node_reserves(System& sys);
+  /// Whole-node pod groups, once the whole system is known: the room their node leaves less the
+  /// operator's containers and, on pools the system pods may use, those pods.
+  void size_whole_nodes(System& sys);
   /// A pool named at `ptr`, or nullptr after reporting it unknown.
   const Pool* pool_ref(const System& sys, const std::string& name, const std::string& ptr);
 

@@ -213,6 +213,9 @@ bool ComputeCluster::per_job() const {
 bool ComputeCluster::workers_autoscale() const {
   return std::visit([](const auto& e) { return e.workers_autoscale(); }, engine);
 }
+std::string_view ComputeCluster::addon() const {
+  return std::visit([](const auto& e) { return e.addon(); }, engine);
+}
 bool ComputeCluster::steps_have_own_pods() const {
   return std::visit([](const auto& e) { return e.steps_have_own_pods(); }, engine);
 }

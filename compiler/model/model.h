@@ -451,6 +451,7 @@ struct PodGroup {
   int replicas = 1, min = 1, max = 1;
   int gpus = 0;
   Resources resources;  ///< requests and limits, with the pool's defaults applied
+  bool whole_node = false;  ///< resources default to the room its pool's node leaves (Lowerer::size_whole_nodes)
   std::string shm;
   bool autoscaled() const { return min < max; }
 };
@@ -471,6 +472,8 @@ struct Ray {
   bool lead_uses_api(const std::vector<PodGroup>& workers) const;
   bool per_job_cluster() const { return per_job; }
   static bool workers_autoscale() { return true; }
+  /// RayClusters and RayJobs need the KubeRay operator (catalog operators.kuberay, systemPods).
+  static std::string_view addon() { return "kuberay"; }
   /// A step on a Ray cluster is a RayJob: it runs in the cluster's pods.
   static bool steps_have_own_pods() { return false; }
   /// A RayJob's env travels in its runtimeEnvYAML, which cannot read a Secret.
@@ -492,6 +495,8 @@ struct Dask {
   bool lead_uses_api(const std::vector<PodGroup>&) const { return false; }
   bool per_job_cluster() const { return false; }
   static bool workers_autoscale() { return false; }
+  /// Plain Deployments: no operator.
+  static std::string_view addon() { return ""; }
   /// A step on a Dask cluster is a client in a Job of its own.
   static bool steps_have_own_pods() { return true; }
   static bool steps_read_secrets() { return true; }
@@ -526,6 +531,7 @@ struct ComputeCluster {
   bool workers_autoscale() const;
   bool steps_have_own_pods() const;
   bool steps_read_secrets() const;
+  std::string_view addon() const;
 };
 
 // ---- long-running servers (`services:`): one alternative of ServerKind -------------------------

@@ -13,11 +13,16 @@ constexpr double kCoreSlack = 1e-9, kByteSlack = 0.5;
 /// How many placements the exact search tries before it gives up deciding.
 constexpr long kSearchBudget = 200000;
 
-PodContainer own(const std::string& name, const Resources& r) {
-  return {name, r.requested("cpu"), r.requested("memory"), ""};
+PodContainer own(const std::string& name, const Resources& r, PodSecurityLevel level) {
+  return {name, r.requested("cpu"), r.requested("memory"), "", level, false};
 }
-PodContainer injected(const std::string& name, const Sidecar& s, const std::string& by) {
-  return {name, s.cores, s.bytes, by};
+PodSecurityLevel level_of(const std::string& name) {
+  return name == "privileged" ? PodSecurityLevel::kPrivileged
+         : name == "baseline" ? PodSecurityLevel::kBaseline
+                              : PodSecurityLevel::kRestricted;
+}
+PodContainer injected(const std::string& name, const Sidecar& s, const std::string& by, bool init = false) {
+  return {name, s.cores, s.bytes, by, level_of(s.pod_security), init};
 }
 PodContainer gcsfuse() {
   return injected("gke-gcsfuse-sidecar", catalog().gcsfuse_sidecar(), "GCS FUSE CSI webhook");
@@ -124,27 +129,18 @@ PoolPlacement make_pool(const Pool& p) {
   return out;
 }
 
-/// Pools a pod that names none may run on: those whose taints it tolerates. GKE taints GPU and TPU
-/// nodes; trainc's pods tolerate the GPU taint when they ask for GPUs, and pools' own taints only
-/// when they name the pool.
-std::vector<std::string> open_pools(const System& sys, const FinalPod& pod) {
-  std::vector<std::string> out;
-  for (const auto& [name, p] : sys.pools)
-    if (!p.tpu && p.taints.empty() && (!p.accelerator || pod.gpus > 0)) out.push_back(name);
-  return out;
-}
-
 }  // namespace
 
+// What the scheduler counts: the sum of the containers, or the largest init container if larger.
 double FinalPod::cores() const {
-  double sum = 0;
-  for (const auto& c : containers) sum += c.cores;
-  return sum;
+  double sum = 0, init = 0;
+  for (const auto& c : containers) (c.init ? init : sum) = c.init ? std::max(init, c.cores) : sum + c.cores;
+  return std::max(sum, init);
 }
 double FinalPod::bytes() const {
-  double sum = 0;
-  for (const auto& c : containers) sum += c.bytes;
-  return sum;
+  double sum = 0, init = 0;
+  for (const auto& c : containers) (c.init ? init : sum) = c.init ? std::max(init, c.bytes) : sum + c.bytes;
+  return std::max(sum, init);
 }
 
 bool PoolPlacement::fits(const NodeLoad& n, const FinalPod& p) const {
@@ -158,11 +154,75 @@ const PoolPlacement* Placement::pool(const std::string& name) const {
   return nullptr;
 }
 
+Addons addons_of(const System& sys) {
+  Addons a;
+  for (const auto& [_, c] : sys.clusters) a.kuberay = a.kuberay || c.addon() == "kuberay";
+  a.istio = sys.istio && sys.istio->install;
+  for (const auto& [_, s] : sys.services) a.metrics_adapter = a.metrics_adapter || s.autoscaled();
+  a.kueue = sys.queue.has_value();
+  for (const auto& st : sys.steps)
+    if (const Pool* p = sys.pool(st.pool); p && p->tpu) a.jobset = true;
+  return a;
+}
+
+bool gpu_pools_tainted(const System& sys) {
+  for (const auto& [_, p] : sys.pools)
+    if (!p.accelerator && !p.tpu) return true;
+  return false;
+}
+
+std::vector<std::string> open_pools(const System& sys, long long gpus) {
+  // GKE taints TPU nodes always and GPU nodes beside a CPU pool; trainc's pods tolerate the GPU
+  // taint when they ask for GPUs, and a pool's own taints only when they name the pool.
+  const bool gpu_taint = gpu_pools_tainted(sys);
+  std::vector<std::string> out;
+  for (const auto& [name, p] : sys.pools)
+    if (!p.tpu && p.taints.empty() && (!p.accelerator || gpus > 0 || !gpu_taint)) out.push_back(name);
+  return out;
+}
+
+std::pair<double, double> system_share(const System& sys, const Pool& pool) {
+  const auto open = open_pools(sys, 0);
+  if (std::find(open.begin(), open.end(), pool.name) == open.end()) return {0, 0};
+  double cores = 0, bytes = 0;
+  for (const auto& p : system_pods(sys, addons_of(sys))) {
+    cores += p.cores();
+    bytes += p.bytes();
+  }
+  return {cores, bytes};
+}
+
+std::vector<FinalPod> system_pods(const System& sys, const Addons& addons) {
+  bool dataplane_v2 = false;  // as Lowerer::node_reserves: multi-networking puts the cluster on it
+  for (const auto& entry : sys.pools) dataplane_v2 = dataplane_v2 || entry.second.rdma;
+  auto holds = [&](const std::string& when) {
+    if (when == "always") return true;
+    if (when == "dataplaneV2") return dataplane_v2;
+    if (when == "managedPrometheus") return !sys.services.empty();
+    if (when == "kuberay") return addons.kuberay;
+    if (when == "istio") return addons.istio;
+    if (when == "metricsAdapter") return addons.metrics_adapter;
+    if (when == "kueue") return addons.kueue;
+    return when == "jobset" && addons.jobset;
+  };
+  std::vector<FinalPod> out;
+  for (const auto& d : catalog().system_pods())
+    if (std::all_of(d.when.begin(), d.when.end(), holds)) {
+      FinalPod pod{"system", d.name, "", "", 0, 1, 0, 0, {{d.name.substr(d.name.find('/') + 1), d.cores, d.bytes, "", PodSecurityLevel::kRestricted, false}}};
+      add_pods(out, std::move(pod), d.replicas);
+    }
+  return out;
+}
+
 std::vector<FinalPod> long_lived_pods(const System& sys) {
   std::vector<FinalPod> out;
   for (const auto& [name, s] : sys.services) {
-    FinalPod pod{"service/" + s.kind(), name, s.ptr, s.pool, 0, 1, s.gpus, chips_on(sys, s.pool), {own("server", s.resources)}};
-    if (sys.istio) pod.containers.push_back(injected("istio-proxy", catalog().istio_proxy(), "Istio sidecar injection"));
+    FinalPod pod{"service/" + s.kind(), name,   s.ptr, s.pool, 0, 1, s.gpus, chips_on(sys, s.pool),
+                 {own("server", s.resources, s.security.level)}};
+    if (sys.istio) {
+      pod.containers.push_back(injected("istio-init", catalog().istio_init(), "Istio sidecar injection", true));
+      pod.containers.push_back(injected("istio-proxy", catalog().istio_proxy(), "Istio sidecar injection"));
+    }
     add_pods(out, std::move(pod), s.max);
   }
   for (const auto& entry : sys.clusters) {
@@ -170,13 +230,13 @@ std::vector<FinalPod> long_lived_pods(const System& sys) {
     const auto added = c.added_containers();
     auto group = [&](const PodGroup& g, int count) {
       FinalPod pod{"cluster/" + c.kind(), c.name + "/" + g.name, g.ptr, g.pool, 0, 1, g.gpus, chips_on(sys, g.pool),
-                   {own(g.name, g.resources)}};
+                   {own(g.name, g.resources, c.security.level)}};
       if (!c.mounts.empty()) pod.containers.push_back(gcsfuse());
       for (const auto& a : added)
         if (a.group == g.name) {
           Resources r;
           r.requests = a.requests;
-          PodContainer ct = own(a.name, r);
+          PodContainer ct = own(a.name, r, c.security.level);  // trainc gives it the lead container's securityContext
           ct.added_by = c.kind() + " operator";
           pod.containers.push_back(ct);
         }
@@ -191,7 +251,7 @@ std::vector<FinalPod> long_lived_pods(const System& sys) {
 std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
   if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && !c->steps_have_own_pods()) return {};
   FinalPod pod{"step/" + step.kind(), step.name, step.ptr, step.pool, 0, 1, step.gpus, chips_on(sys, step.pool),
-               {own(step.name, step.resources)}};
+               {own(step.name, step.resources, step.security.level)}};
   if (!step.mounts.empty()) pod.containers.push_back(gcsfuse());
   std::vector<FinalPod> out;
   add_pods(out, std::move(pod), step.nodes * step.slices);
@@ -219,6 +279,23 @@ Placement place(const System& sys) {
   Placement out;
   if (sys.pools.empty()) return out;  // an existing cluster: nothing to judge it by
 
+  // The system pods are there before trainc's: each goes to the untainted node with the most room
+  // left, as the scheduler's default scoring (least allocated) puts it.
+  for (const auto& pod : system_pods(sys, addons_of(sys))) {
+    NodeLoad* best = nullptr;
+    double best_left = -1;
+    for (const auto& name : open_pools(sys, pod.gpus)) {
+      PoolPlacement* pp = get(name);
+      for (auto& n : pp->phases.front().nodes)
+        if (pp->fits(n, pod) && pp->room_cores - n.cores > best_left) {
+          best = &n;
+          best_left = pp->room_cores - n.cores;
+        }
+    }
+    if (best) add(*best, pod);
+    else out.nowhere.push_back({"system", pod});
+  }
+
   // Long-lived pods: those that name a pool, pool by pool, then the others onto the open pools.
   std::map<std::string, std::vector<FinalPod>> by_pool;
   std::vector<FinalPod> anywhere;
@@ -233,7 +310,7 @@ Placement place(const System& sys) {
   std::stable_sort(anywhere.begin(), anywhere.end(), larger);
   for (const auto& pod : anywhere) {
     bool placed = false;
-    for (const auto& name : open_pools(sys, pod)) {
+    for (const auto& name : open_pools(sys, pod.gpus)) {
       PoolPlacement* pp = get(name);
       Phase& lived = pp->phases.front();
       auto it = std::find_if(lived.nodes.begin(), lived.nodes.end(), [&](const NodeLoad& n) { return pp->fits(n, pod); });
@@ -256,7 +333,7 @@ Placement place(const System& sys) {
     depth[st.name] = d;
     std::vector<FinalPod> pods = step_pods(sys, st);
     if (pods.empty()) continue;
-    std::vector<std::string> candidates = st.pool.empty() ? open_pools(sys, pods.front()) : std::vector<std::string>{st.pool};
+    std::vector<std::string> candidates = st.pool.empty() ? open_pools(sys, pods.front().gpus) : std::vector<std::string>{st.pool};
     PoolPlacement* chosen = nullptr;
     Phase phase;
     for (const auto& name : candidates) {

@@ -25,6 +25,8 @@ struct PodContainer {
   std::string name;
   double cores = 0, bytes = 0;  ///< requests
   std::string added_by;         ///< "" for trainc's own container
+  PodSecurityLevel level = PodSecurityLevel::kRestricted;  ///< the Pod Security level it meets
+  bool init = false;  ///< an init container: its requests do not add to the pod's
 };
 
 struct FinalPod {
@@ -72,11 +74,32 @@ struct Placement {
   const PoolPlacement* pool(const std::string& name) const;
 };
 
+/// The add-ons the system installs (k8s::Plan's needs_*), which decide the operators' pods.
+struct Addons {
+  bool kuberay = false, istio = false, metrics_adapter = false, kueue = false, jobset = false;
+};
+
+/// The add-ons `sys` needs: KubeRay for engines whose addon() names it, Istio when the spec has
+/// it installed, the metrics adapter for services that autoscale, Kueue with a queue, JobSet for
+/// steps on TPU pools (k8s::Plan installs exactly these).
+Addons addons_of(const System& sys);
+/// Whether GKE taints the GPU nodes of `sys` (nvidia.com/gpu): only beside a pool without
+/// accelerators, which then holds the system pods.
+bool gpu_pools_tainted(const System& sys);
+/// The pools a pod that names none may run on: those whose taints it tolerates.
+std::vector<std::string> open_pools(const System& sys, long long gpus);
+/// What every whole-node pod on `pool` leaves for the system pods that may land there: all of
+/// them, when the pool takes pods that name no pool; else nothing.
+std::pair<double, double> system_share(const System& sys, const Pool& pool);
+/// The Deployments of GKE and of the add-ons that land on untainted nodes (catalog systemPods).
+std::vector<FinalPod> system_pods(const System& sys, const Addons& addons);
 /// The long-lived pods of the system, as the cluster runs them.
 std::vector<FinalPod> long_lived_pods(const System& sys);
 /// The pods of `step` (none when a cluster runs it without pods of its own).
 std::vector<FinalPod> step_pods(const System& sys, const Step& step);
-/// Every pod packed onto its pool, long-lived ones first, then each step's on top of them.
+/// Every pod packed onto its pool: the system pods first, spread over the untainted nodes as the
+/// scheduler spreads them (onto the node with most room), then the long-lived pods, then each
+/// step's on top of them.
 Placement place(const System& sys);
 /// The fewest nodes pool `p` needs to hold `pods` (its current pods included), up to `limit`;
 /// nullopt when even `limit` nodes do not.

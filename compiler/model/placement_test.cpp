@@ -19,12 +19,13 @@ System lowered(const std::string& text) {
 
 /// A system whose CPU pool of `nodes` e2-standard-8 holds one Dask worker group per entry of
 /// `cores` (each group one pod asking for that many cores and 1Gi), under one scheduler elsewhere.
+/// The pool is tainted, so the system pods (kube-dns, ...) go to the other one.
 std::string spec(int nodes, const std::vector<double>& cores) {
   std::string s =
       "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
       "cluster:\n  pools:\n    sys: {machine: e2-standard-4}\n    cpu: {machine: e2-standard-8, nodes: " +
       std::to_string(nodes) +
-      "}\n"
+      ", taints: [{key: dedicated, value: d, effect: NoSchedule}]}\n"
       "clusters:\n  d:\n    engine: dask\n    image: i\n    scheduler: {pool: sys, resources: {requests: {cpu: '1', "
       "memory: 1Gi}}}\n    workers:\n";
   for (size_t i = 0; i < cores.size(); ++i)
@@ -95,8 +96,16 @@ TEST_CASE("whole-node pods fill their node's room exactly, with their sidecars a
   const Placement p = place(sys);
   const Phase& head = lived(p, "head");
   REQUIRE(head.nodes.size() == 1);
-  REQUIRE(head.nodes[0].pods.size() == 1);
-  const FinalPod& pod = head.nodes[0].pods[0];
+  // The head pool is the system's only untainted CPU pool: the system pods share its node.
+  const FinalPod* found = nullptr;
+  bool system = false;
+  for (const auto& pod : head.nodes[0].pods) {
+    if (pod.kind == "system") system = true;
+    else found = &pod;
+  }
+  CHECK(system);
+  REQUIRE(found != nullptr);
+  const FinalPod& pod = *found;
   bool autoscaler = false, fuse = false;
   for (const auto& c : pod.containers) {
     autoscaler = autoscaler || c.name == "autoscaler";
@@ -105,20 +114,34 @@ TEST_CASE("whole-node pods fill their node's room exactly, with their sidecars a
   CHECK(autoscaler);
   CHECK(fuse);
   const Pool& pool = sys.pools.at("head");
-  CHECK(pod.cores() <= pool.room_cpu() + 1e-9);
-  CHECK(pod.cores() > pool.room_cpu() - 0.001);  // whole millicores
+  // It leaves room for every system pod that may land on its pool, and fills the rest.
+  const double share = system_share(sys, pool).first;
+  CHECK(share > 0);
+  CHECK(pod.cores() <= pool.room_cpu() - share + 1e-9);
+  CHECK(pod.cores() > pool.room_cpu() - share - 0.001);  // whole millicores
+  CHECK(head.nodes[0].cores <= pool.room_cpu() + 1e-9);
+  CHECK(head.nodes[0].bytes <= pool.room_memory() + 0.5);
   CHECK(head.unplaced.empty());
   CHECK(lived(p, "gpu").unplaced.empty());
 }
 
-TEST_CASE("a CPU pod that names no pool goes to an untainted CPU pool, never to a GPU pool") {
-  const System sys = lowered(
+TEST_CASE("a CPU pod that names no pool never goes to a tainted pool, nor to a GPU pool beside a CPU pool") {
+  const std::string head =
       "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
-      "cluster:\n  pools:\n    gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 1}\n"
-      "pipeline:\n  - name: prep\n    image: i\n    command: [x]\n");
-  const Placement p = place(sys);
-  REQUIRE(p.nowhere.size() == 1);
-  CHECK(p.nowhere[0].second.workload == "prep");
+      "cluster:\n  pools:\n    gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 1}\n";
+  const std::string step = "pipeline:\n  - name: prep\n    image: i\n    command: [x]\n";
+  // GKE taints GPU nodes beside a CPU pool; this one is tainted too.
+  const System tainted =
+      lowered(head + "    cpu: {machine: e2-standard-4, taints: [{key: k, value: v, effect: NoSchedule}]}\n" + step);
+  CHECK(gpu_pools_tainted(tainted));
+  const Placement p = place(tainted);
+  bool prep_nowhere = false;
+  for (const auto& entry : p.nowhere) prep_nowhere = prep_nowhere || entry.second.workload == "prep";
+  CHECK(prep_nowhere);
+  // Without a CPU pool GKE leaves the GPU nodes untainted, and the pod may run there.
+  const System gpu_only = lowered(head + step);
+  CHECK_FALSE(gpu_pools_tainted(gpu_only));
+  CHECK(place(gpu_only).nowhere.empty());
 }
 
 }  // namespace trainc

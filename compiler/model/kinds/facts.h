@@ -176,10 +176,14 @@ template <class T>
 concept StepSecretEnvFact = requires {
   { T::steps_read_secrets() } -> std::same_as<bool>;
 };
+template <class T>
+concept AddonFact = requires {
+  { T::addon() } -> std::same_as<std::string_view>;
+};
 
 template <class T>
 concept EngineFacts = Named<T> && LeadFact<T> && AddedContainersFact<T> && LeadUsesApiFact<T> && PerJobFact<T> &&
-                      WorkersAutoscaleFact<T> && StepPodsFact<T> && StepSecretEnvFact<T>;
+                      WorkersAutoscaleFact<T> && StepPodsFact<T> && StepSecretEnvFact<T> && AddonFact<T>;
 
 /// Step kind facts.
 template <class T>
@@ -270,6 +274,7 @@ struct CheckEngineFacts {
                 "engine lacks whether a step on it has pods of its own: static bool steps_have_own_pods()");
   static_assert(StepSecretEnvFact<T>,
                 "engine lacks whether a step on it may read env from Secrets: static bool steps_read_secrets()");
+  static_assert(AddonFact<T>, "engine lacks the add-on trainc installs for it: static std::string_view addon()");
   static constexpr bool value = EngineFacts<T>;
 };
 

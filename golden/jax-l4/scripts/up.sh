@@ -121,7 +121,8 @@ check_quota() {
 }
 check_quota
 
-# The cluster, with Workload Identity and the GCS FUSE CSI driver.
+# The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
+# it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
@@ -129,7 +130,7 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
-      --addons=GcsFuseCsiDriver \
+      --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,

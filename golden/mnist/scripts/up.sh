@@ -127,7 +127,8 @@ if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
     die "cannot read the number of project $PROJECT_ID"
 fi
 
-# The cluster, with Workload Identity and the GCS FUSE CSI driver.
+# The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
+# it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
@@ -135,7 +136,7 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
-      --addons=GcsFuseCsiDriver \
+      --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,

@@ -144,7 +144,8 @@ if missing gcloud compute networks subnets describe jk-gke-subnet \
       --secondary-range=jk-gke-subnet-pods=10.4.0.0/14,jk-gke-subnet-services=10.8.0.0/20
 fi
 
-# The cluster, with Workload Identity and the GCS FUSE CSI driver.
+# The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
+# it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
@@ -152,7 +153,7 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
-      --addons=GcsFuseCsiDriver \
+      --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
       --enable-managed-prometheus \
       --network=jk-gke-network \
       --subnetwork=jk-gke-subnet \

@@ -202,7 +202,8 @@ if missing gcloud compute networks subnets describe ml-a4-rdma-sub-7 \
       --range=192.168.184.0/21
 fi
 
-# The cluster, with Workload Identity and the GCS FUSE CSI driver.
+# The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
+# it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
@@ -210,7 +211,7 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
-      --addons=GcsFuseCsiDriver \
+      --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
       --enable-ip-alias \
       --enable-dataplane-v2 \
       --enable-multi-networking \
