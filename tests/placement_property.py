@@ -148,7 +148,8 @@ class Catalog:
             if unknown:
                 raise KeyError(f"systemPods entry {e['name']}: condition(s) {unknown} unknown to the judge")
             if all(facts[c] for c in e.get("when") or []):
-                out += [Pod(e["name"], "system", i, None, quantity(e.get("cpu", 0)), quantity(e.get("memory", 0)), 0,
+                name = f"{e['namespace']}/{e['name']}" if e.get("namespace") else e["name"]
+                out += [Pod(name, "system", i, None, quantity(e.get("cpu", 0)), quantity(e.get("memory", 0)), 0,
                             [], False) for i in range(e.get("replicas", 1))]
         return out
 
@@ -274,6 +275,14 @@ def client_step(rng, step, pools, fuse, security):
     res = explicit(rng, pool.gen_room, added, None)
     step.update(pool=pool.name, gpus=0, resources={"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}})
     return [Pod(step["name"], "step/command", 0, pool.name, *res, 0, added, False)]
+
+
+def open_pools(pools):
+    """The pools a pod that names none (and asks for no GPU) may run on: those without accelerators,
+    or every pool when all have GPUs, as GKE taints GPU nodes (nvidia.com/gpu=present:NoSchedule)
+    only in a cluster that has a pool without them."""
+    cpu = sorted(n for n, p in pools.items() if p.gpus == 0)
+    return cpu or sorted(pools)
 
 
 def variant(rng, cat, n, own_ds):
@@ -421,6 +430,12 @@ def draft(rng, cat, n, own_ds):
         "always": True, "dataplaneV2": dpv2, "managedPrometheus": services, "istio": "istio" in spec,
         "kuberay": any(c["engine"] == "ray" for c in clusters.values()), "jobset": False, "kueue": False,
         "metricsAdapter": any("autoscaling" in v for v in svc)})
+    # A whole-node pod on a pool the system pods may use leaves room for all of them.
+    system = [p for p in expected if p.kind == "system"]
+    share = (sum(p.cpu for p in system), sum(p.mem for p in system))
+    for p in expected:
+        if p.whole and p.pool in open_pools(by_name):
+            p.own = (p.own[0] - share[0], p.own[1] - share[1])
     # Most variants get pools of the fewest nodes (up to 3) that hold their pods; the others one pool
     # a node short: placement is judged on both sides of the line.
     short = rng.choice(list(by_name)) if rng.random() < 0.3 else None
@@ -434,7 +449,7 @@ def size_pool(pool, expected, step_pods, short):
     """Gives the pool the fewest nodes, up to 3, that hold its pods (less one when `short`), sized from
     the room without the planted error; a pool that 3 nodes cannot hold keeps its size."""
     def size(p):
-        return (*pool.gen_room, p.gpus) if p.whole else (p.cpu, p.mem, p.gpus)
+        return (p.cpu + pool.gen_room[0] - pool.room[0], p.mem, p.gpus) if p.whole else (p.cpu, p.mem, p.gpus)
     pods = [size(p) for p in expected if p.pool == pool.name]
     steps = [[size(p) for p in st if p.pool == pool.name] for st in step_pods.values()]
 
@@ -565,7 +580,10 @@ class Judge:
                          f"{fmt(want.cpu)} cores, {int(want.mem)} bytes")
             return
         own = [c for c in got["containers"] if not c["addedBy"]]
-        added = sorted((c["name"], c["cpu"], c["memory"]) for c in got["containers"] if c["addedBy"])
+        # An added container that asks for nothing (Istio's init container, listed for admission) does
+        # not change what the pod needs.
+        added = sorted((c["name"], c["cpu"], c["memory"]) for c in got["containers"] if c["addedBy"] and
+                       (c["cpu"] or c["memory"] or c["name"] in {a[0] for a in want.added}))
         want_added = sorted((a[0], a[1], a[2]) for a in want.added)
         if [a[0] for a in added] != [a[0] for a in want_added] or \
                 any(not near(g[1], w[1], CPU_EPS) or not near(g[2], w[2], MEM_EPS) for g, w in zip(added, want_added)):
@@ -615,8 +633,7 @@ class Judge:
                 self.bad(f"pool {pool.name} {phase}: pod {k[0]}[{k[1]}] is missing")
 
     def eligible(self):
-        """The pools a pod that names none may run on: those without accelerators (or taints)."""
-        return sorted(n for n, p in self.pools.items() if p.gpus == 0)
+        return open_pools(self.pools)
 
     def resolve(self, placement):
         """The long-lived pods and the step pods by step, those that name no pool on the pool trainc
@@ -824,16 +841,16 @@ def model_plan(pools, expected, step_pods):
                                                       pool.gpus - used[2])})
         return {"name": name, "nodes": listed, "unplaced": unplaced}, [n["pods"] for n in listed]
 
-    # The long-lived pods over every pool's nodes (a pod of no pool on a pool without GPUs); first fit
-    # when they do not all fit. A step's pod of no pool goes on the first pool without GPUs.
-    loose = next((n for n, p in sorted(pools.items()) if p.gpus == 0), None)
+    # The long-lived pods over every pool's nodes (a pod of no pool on an open pool); first fit when
+    # they do not all fit. A step's pod of no pool goes on the first open pool.
+    loose = open_pools(pools)[0] if pools else None
     nodes, groups = [], []
     for name, pool in sorted(pools.items()):
         nodes += [(*pool.room, pool.gpus)] * pool.nodes
         groups += [name] * pool.nodes
     made = [pod(p) for p in expected]
     sizes = [(F(str(m["cpu"])), m["memory"], m["gpus"]) for m in made]
-    allowed = [{p.pool} if p.pool else {n for n, q in pools.items() if q.gpus == 0} for p in expected]
+    allowed = [{p.pool} if p.pool else set(open_pools(pools)) for p in expected]
     where = assign(sizes, nodes, groups, allowed)
     if where is None:
         where, free = [], [list(f) for f in nodes]
