@@ -986,7 +986,7 @@ def emitted_daemonsets(trainc, tmp, always=False):
             base["pipeline"][0]["security"] = {"level": "privileged", "reason": "RDMA pool"}
         path, out = os.path.join(tmp, "pools.yaml"), os.path.join(tmp, "pools-out")
         with open(path, "w") as f:
-            yaml.safe_dump(base, f, sort_keys=False)
+            dump(base, f)
         shutil.rmtree(out, ignore_errors=True)
         rc, o, e = run(trainc, "compile", path, "-o", out)
         if rc != 0:
@@ -1018,7 +1018,7 @@ def judge_variant(trainc, cat, rng, n, tmp):
     spec, pools, expected, step_pods = variant(rng, cat, n, emitted_daemonsets(trainc, tmp))
     path = os.path.join(tmp, f"prop-{n}.yaml")
     with open(path, "w") as f:
-        yaml.safe_dump(spec, f, sort_keys=False)
+        dump(spec, f)
     judge = Judge(pools, expected, step_pods)
     for name, (_, _, names) in emitted_daemonsets(trainc, tmp, always=True)(spec).items():
         if name in pools and sorted(names) != sorted(pools[name].own_ds):
@@ -1149,6 +1149,17 @@ def search_is_exact(rng, instances=500):
     return out
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """Writes a shared mapping out each time (no &anchors), as a reader of the spec expects."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def dump(spec, stream=None):
+    return yaml.dump(spec, stream, Dumper=_PlainDumper, sort_keys=False)
+
+
 def tap_line(n, name, problems, spec=None, diag=()):
     """One TAP result; a failure's problems, the variant's spec and trainc's words as comments."""
     print(f"{'not ok' if problems else 'ok'} {n} - {name}")
@@ -1157,7 +1168,7 @@ def tap_line(n, name, problems, spec=None, diag=()):
             print(f"# {line}")
     if problems and spec:
         print("# spec:")
-        for line in yaml.safe_dump(spec, sort_keys=False).splitlines():
+        for line in dump(spec).splitlines():
             print(f"#   {line}")
     for line in diag:
         print(f"# trainc check: {line}")
