@@ -135,6 +135,7 @@ ResourcePlan make_plan(const System& sys) {
   ResourcePlan plan;
   plan.system = sys.name;
   plan.placement = place(sys);
+  plan.notes = plan.placement.notes;  // steps that may start together and wait for each other
   plan.currency = price_book().currency();
   if (sys.gcp) {
     plan.project = sys.gcp->project;

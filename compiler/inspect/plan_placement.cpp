@@ -86,7 +86,6 @@ std::string render_placement_text(const Placement& placed) {
   }
   for (const auto& [phase, pod] : placed.nowhere)
     out += fmt::format("  no pool ({}): would stay Pending: {}\n", phase, pod_line(pod));
-  for (const auto& n : placed.notes) out += "  Note: " + n + "\n";
   return out + "\n";
 }
 
