@@ -17,14 +17,18 @@ stdlib/catalog.yaml and the variant's parameters:
   - every pod's requests: a whole-node pod asks for the room less the containers added beside it
     (GCS FUSE sidecar, KubeRay autoscaler); an explicit one for what the variant wrote, plus them
     (and the Istio proxy);
-  - whether the pods can be placed at all: an exhaustive search over the pool's nodes at its
+  - the system pods (catalog systemPods whose conditions hold), which name no pool and go on the
+    open pools (those without GPUs; every pool when all have GPUs, as GKE then taints none), and
+    which whole-node pods on those pools leave room for;
+  - whether the pods can be placed at all: an exhaustive search over every pool's nodes at their
     maximum (the instances are small).
 
 It then requires of the plan's `placement`: exactly the expected pods, with those requests; every
 node's pods within its room, its headroom the room less their sum; trainc places every long-lived
 pod exactly when the search finds a placement, and each step's pods beside trainc's long-lived ones
-exactly when the search finds room for them there; and `trainc check` fails with "would stay
-Pending" exactly when some pod cannot be placed.
+exactly when the search finds room for them there; `trainc check` fails with "would stay
+Pending" exactly when some pod cannot be placed; and the fix such an error offers ("raise the
+pool's nodes to N") asks for more nodes than the pool has, and enough for the search.
 
 Then every YAML example (examples/*/spec.yaml) is held to what any plan must hold: check passes,
 no pod is unplaced, and per pool the allocatable, DaemonSet reserve and room are the catalog's,
