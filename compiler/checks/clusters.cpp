@@ -66,17 +66,6 @@ void check_group(const System& sys, const ComputeCluster& c, const PodGroup& g, 
                           pool->machine, cpu, mem / (1 << 30), fuse ? " after the GCS FUSE sidecar" : ""),
               Anchor::key);
   }
-  // Workers that take whole nodes: the group's largest size must fit the pool's largest size.
-  const int pods_per_node = g.gpus > 0 ? per_node / g.gpus : 1;
-  if (!lead && g.max > pods_per_node * pool->max_nodes())
-    doc.error(diags, ptr_key(g.ptr, c.workers_autoscale() && g.autoscaled() ? "max" : "replicas"),
-              fmt::format("{} grows to {} pods but pool '{}' fits {} ({} node(s), {} pod(s) each); raise the pool's "
-                          "size or lower the group's",
-                          what(c, g, lead), g.max, pool->name, pods_per_node * pool->max_nodes(), pool->max_nodes(),
-                          pods_per_node),
-              Anchor::value,
-              {doc.note(ptr_key(pool->ptr, pool->autoscaling ? "autoscaling" : "nodes"),
-                        fmt::format("pool '{}' size", pool->name))});
 }
 
 /// A RayJob runs the step's command in the cluster's pods: what a Job's pod would carry does not apply.

@@ -5,6 +5,7 @@
 // the pool would need.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -18,6 +19,8 @@ namespace {
 std::string gib(double bytes) { return fmt::format("{:.2f}Gi", bytes / (1 << 30)); }
 
 std::string asks(double cores, double bytes, long long gpus, long long chips) {
+  cores = std::abs(cores) < 5e-3 ? 0 : cores;  // a whole-node pod leaves rounding dust: no "-0.00"
+  bytes = std::abs(bytes) < 5e6 ? 0 : bytes;
   std::string s = fmt::format("{:.2f} cores and {}", cores, gib(bytes));
   if (gpus > 0) s += fmt::format(", {} GPU(s)", gpus);
   if (chips > 0) s += fmt::format(", {} TPU chip(s)", chips);
@@ -68,7 +71,7 @@ void report(const System& sys, const PoolPlacement& pp, const Phase& phase, cons
     const bool slice = pool.tpu.has_value();
     if (slice) {
       fix = "use a larger slice or fewer pods";
-    } else if (auto need = nodes_needed(pp, all, pp.nodes + static_cast<int>(all.size()))) {
+    } else if (auto need = nodes_needed(pp, all, pp.nodes + static_cast<int>(all.size())); need && *need > pp.nodes) {
       fix = fmt::format("raise the pool's {} to {}", pool.autoscaling ? "autoscaling.max" : "nodes", *need);
     } else {
       fix = "use bigger machines or ask for less";

@@ -36,20 +36,20 @@ void check_allocatable(const Step& step, const Pool& pool, const Document& doc, 
   const bool fuse = !step.mounts.empty();
   struct Resource {
     const char* key;
-    double available, sidecar;
+    double available, sidecar, slack;  // slack: a request of exactly the room, printed rounded, fits
     std::string unit(double v) const {
       return std::string(key) == "cpu" ? fmt::format("{:.2f} cores", v) : fmt::format("{:.2f}Gi", v / (1 << 30));
     }
   };
   const Resource resources[] = {
-      {"cpu", pool.room_cpu(), fuse ? sidecar.cores : 0},
-      {"memory", pool.room_memory(), fuse ? sidecar.bytes : 0},
+      {"cpu", pool.room_cpu(), fuse ? sidecar.cores : 0, 1e-9},
+      {"memory", pool.room_memory(), fuse ? sidecar.bytes : 0, 0.5},
   };
   for (const auto& r : resources) {
     auto it = step.resources.requests.find(r.key);
     if (it == step.resources.requests.end()) continue;
     auto want = parse_quantity(it->second);
-    if (!want || *want + r.sidecar <= r.available) continue;
+    if (!want || *want + r.sidecar <= r.available + r.slack) continue;
     doc.error(diags, ptr_key(ptr_key(ptr_key(step.ptr, "resources"), "requests"), r.key),
               fmt::format("{} request {} does not fit a node of pool '{}': {} leaves {} for pods after GKE's "
                           "reserve and its DaemonSets{}; the pod would stay Pending. Request at most {}",
@@ -83,17 +83,6 @@ void check_pool_fit(const Step& step, const Pool& pool, const Document& doc, Dia
               Anchor::value,
               {doc.note(ptr_key(pool.ptr, "accelerator"), fmt::format("{} x {} per node", per_node, pool.accelerator->type))});
     return;
-  }
-  // Pods that fit on one node: GPUs decide; a CPU-only pod is assumed to take a node.
-  const int pods_per_node = step.gpus > 0 ? per_node / step.gpus : 1;
-  const int capacity = pods_per_node * pool.max_nodes();
-  if (step.nodes > capacity) {
-    doc.error(diags, ptr_key(step.ptr, "nodes"),
-              fmt::format("step '{}' runs {} pods but pool '{}' fits {} ({} node(s), {} pod(s) each); pods beyond "
-                          "that would stay Pending: raise the pool's nodes or lower the step's",
-                          step.name, step.nodes, pool.name, capacity, pool.max_nodes(), pods_per_node),
-              Anchor::value,
-              {doc.note(ptr_key(pool.ptr, pool.autoscaling ? "autoscaling" : "nodes"), fmt::format("pool '{}' size", pool.name))});
   }
 }
 

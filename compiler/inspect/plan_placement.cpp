@@ -26,7 +26,8 @@ std::string pod_line(const FinalPod& p) {
   std::string s = fmt::format("{}[{}] {}", p.workload, p.index, amounts(p.cores(), p.bytes(), p.gpus, p.chips));
   std::string added;
   for (const auto& c : p.containers)
-    if (!c.added_by.empty()) added += fmt::format("{}{} {}", added.empty() ? "" : ", ", c.name, amounts(c.cores, c.bytes, 0, 0));
+    if (!c.added_by.empty())
+      added += fmt::format("{}{}{} {}", added.empty() ? "" : ", ", c.init ? "init " : "", c.name, amounts(c.cores, c.bytes, 0, 0));
   return added.empty() ? s : s + " (with " + added + ")";
 }
 
@@ -46,7 +47,8 @@ ojson pod_json(const FinalPod& p) {
   for (const auto& [k, v] : amounts.items()) o[k] = v;
   o["containers"] = ojson::array();
   for (const auto& c : p.containers)
-    o["containers"].push_back({{"name", c.name}, {"cpu", cores(c.cores)}, {"memory", bytes(c.bytes)}, {"addedBy", c.added_by}});
+    o["containers"].push_back(
+        {{"name", c.name}, {"cpu", cores(c.cores)}, {"memory", bytes(c.bytes)}, {"addedBy", c.added_by}, {"init", c.init}});
   return o;
 }
 

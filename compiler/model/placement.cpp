@@ -116,6 +116,56 @@ void pack(const PoolPlacement& pool, Phase& phase, std::vector<FinalPod> pods) {
   phase.unplaced.insert(phase.unplaced.end(), left.begin(), left.end());
 }
 
+/// When `phase` left pods out: could the pool hold everything the phase holds, arranged anew? The
+/// pods already there went where they went (first fit, the scheduler's spreading), and another
+/// arrangement may hold them all; then the phase takes it, and whether the scheduler finds it is a
+/// note, not an error. Returns whether it did.
+bool rearrange(const PoolPlacement& pool, Phase& phase) {
+  if (phase.unplaced.empty()) return false;
+  std::vector<FinalPod> all = phase.unplaced;
+  for (const auto& n : phase.nodes) all.insert(all.end(), n.pods.begin(), n.pods.end());
+  Phase fresh{phase.name, std::vector<NodeLoad>(phase.nodes.size()), {}, true};
+  pack(pool, fresh, std::move(all));
+  if (!fresh.unplaced.empty()) {
+    phase.proven = phase.proven && fresh.proven;
+    return false;
+  }
+  phase = std::move(fresh);
+  return true;
+}
+
+/// When `phase` still leaves pods out: would it hold them if the system pods on it had landed on
+/// the other pools they may use (`others`, whose long-lived phases take them)? Where the scheduler
+/// puts those pods trainc can only guess, so that is a note, not an error. With `move`, the other
+/// pools' long-lived phases keep them; else the phase only shows the pool without them.
+bool relocate_system(const PoolPlacement& pool, Phase& phase, std::vector<PoolPlacement*> others, bool move) {
+  if (phase.unplaced.empty() || others.empty()) return false;
+  std::vector<FinalPod> system, rest = phase.unplaced;
+  for (const auto& n : phase.nodes)
+    for (const auto& p : n.pods) (p.kind == "system" ? system : rest).push_back(p);
+  if (system.empty()) return false;
+  Phase fresh{phase.name, std::vector<NodeLoad>(phase.nodes.size()), {}, true};
+  pack(pool, fresh, std::move(rest));
+  if (!fresh.unplaced.empty()) return false;
+  std::vector<Phase> lived;
+  for (PoolPlacement* o : others) lived.push_back(o->phases.front());
+  for (const auto& pod : system) {
+    bool placed = false;
+    for (size_t i = 0; i < others.size() && !placed; ++i)
+      for (auto& n : lived[i].nodes)
+        if (others[i]->fits(n, pod)) {
+          add(n, pod);
+          placed = true;
+          break;
+        }
+    if (!placed) return false;
+  }
+  if (move)
+    for (size_t i = 0; i < others.size(); ++i) others[i]->phases.front() = std::move(lived[i]);
+  phase = std::move(fresh);
+  return true;
+}
+
 PoolPlacement make_pool(const Pool& p) {
   PoolPlacement out;
   out.pool = &p;
@@ -280,6 +330,13 @@ Placement place(const System& sys) {
   };
   Placement out;
   if (sys.pools.empty()) return out;  // an existing cluster: nothing to judge it by
+  // The other pools the system pods may use than `name`.
+  auto others = [&](const std::string& name) {
+    std::vector<PoolPlacement*> o;
+    for (const auto& n : open_pools(sys, 0))
+      if (n != name) o.push_back(get(n));
+    return o;
+  };
 
   // The system pods are there before trainc's: each goes to the untainted node with the most room
   // left, as the scheduler's default scoring (least allocated) puts it.
@@ -308,6 +365,13 @@ Placement place(const System& sys) {
   for (auto& [name, pods] : by_pool) {
     PoolPlacement* pp = get(name);
     pack(*pp, pp->phases.front(), std::move(pods));
+    if (rearrange(*pp, pp->phases.front()))
+      out.notes.push_back("pool '" + name + "' holds its long-lived pods only if the scheduler places them as " +
+                          "`trainc plan` shows, not first fit after the system pods: check where they landed");
+    else if (relocate_system(*pp, pp->phases.front(), others(name), true))
+      out.notes.push_back("pool '" + name + "' holds its long-lived pods only if GKE's system pods and the " +
+                          "operators land on other pools, as `trainc plan` shows; give those a small pool of " +
+                          "their own to be sure");
   }
   std::stable_sort(anywhere.begin(), anywhere.end(), larger);
   for (const auto& pod : anywhere) {
@@ -353,6 +417,13 @@ Placement place(const System& sys) {
       for (const auto& pod : pods) out.nowhere.push_back({"step " + st.name, pod});
       continue;
     }
+    if (rearrange(*chosen, phase))
+      out.notes.push_back("step '" + st.name + "' fits pool '" + chosen->pool->name +
+                          "' only if the pods already there are placed as its phase in `trainc plan` shows; " +
+                          "otherwise it waits");
+    else if (relocate_system(*chosen, phase, others(chosen->pool->name), false))
+      out.notes.push_back("step '" + st.name + "' fits pool '" + chosen->pool->name + "' only if GKE's system " +
+                          "pods and the operators land on other pools; give those a small pool of their own to be sure");
     chosen->phases.push_back(std::move(phase));
     waves[{chosen->pool->name, d}].push_back(&st);
   }
@@ -373,7 +444,14 @@ Placement place(const System& sys) {
       out.notes.push_back("steps " + names + " may start at the same time, and pool '" + key.first +
                           "' does not hold them all at once: some wait for others to finish");
   }
-  for (auto& [_, pp] : pools) out.pools.push_back(std::move(pp));
+  for (auto& [_, pp] : pools) {
+    bool pods = false;  // pools looked at for pods that went elsewhere hold none
+    for (const auto& ph : pp.phases) {
+      pods = pods || !ph.unplaced.empty();
+      for (const auto& n : ph.nodes) pods = pods || !n.pods.empty();
+    }
+    if (pods) out.pools.push_back(std::move(pp));
+  }
   return out;
 }
 
