@@ -253,6 +253,7 @@ entry_run() {
   rm -rf "$root" "$TMP/stubs" "$TMP/bucket"
   mkdir -p "$root" "$TMP/bucket"
   stubs_install "$TMP/stubs"
+  stub_gib "$root"
   stub_entry_script "$script" "$TMP/entry.sh" "$root" || return 1
   # The restored outputs folder and, for steps with checkpoints, where they are looked for.
   local from='' to='' ckdir='' pattern='' resume_flag='' placed=''
@@ -287,6 +288,11 @@ entry_run() {
   (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/bucket" \
     "${podenv[@]}" timeout 60 bash "$TMP/entry.sh") >"$TMP/entry.out" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
+  # A step on an RDMA pool sets NCCL up for gIB first (the pod's pool says so); no other step does.
+  local rdma=no
+  if grep -q 'networking.gke.io/interfaces' "$(dirname "$script")/${key#*/}-job.yaml" 2>/dev/null; then rdma=yes; fi
+  if [ "$rdma" = yes ] && [ ! -e "$root/usr/local/gib/sourced" ]; then echo "an RDMA pod's script never sourced the gIB NCCL settings"; return 1; fi
+  if [ "$rdma" = no ] && [ -e "$root/usr/local/gib/sourced" ]; then echo "a pod off RDMA pools sourced the gIB NCCL settings"; return 1; fi
   local args
   args=$(launcher_args "$tool" "${want[0]}") || { echo "$tool was never started with ${want[0]}; calls:"; stub_log; return 1; }
   local w

@@ -313,9 +313,17 @@ stub_reset_calls() {
 # container runtime does for the pod's workingDir.
 stub_entry_script() {
   awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' "$1" |
-    sed -E -e "s#(^|[ '\"=(])/(workspace|tmp/trainc|home|mnt|data)([/ '\"]|\$)#\\1$3/\\2\\3#g" \
+    sed -E -e "s#(^|[ '\"=(])/(workspace|tmp/trainc|home|mnt|data|usr/local/gib)([/ '\"]|\$)#\\1$3/\\2\\3#g" \
       -e 's#^cd (.*)$#mkdir -p \1 \&\& cd \1#' >"$2"
   [ -s "$2" ] || { echo "no entrypoint.sh in $1"; return 1; }
+}
+
+# stub_gib ROOT: the gIB plugin's NCCL settings as an RDMA node's installer leaves them, under
+# ROOT/usr/local/gib; sourcing them sets NCCL_NET=gIB and leaves ROOT/usr/local/gib/sourced.
+stub_gib() {
+  mkdir -p "$1/usr/local/gib/scripts"
+  printf '%s\n' '# Stand-in for the gIB plugin'"'"'s set_nccl_env.sh.' 'export NCCL_NET=gIB' \
+    "touch '$1/usr/local/gib/sourced'" >"$1/usr/local/gib/scripts/set_nccl_env.sh"
 }
 
 # stub_run_in_sandbox SECONDS CMD...: runs CMD in $SANDBOX as a pod would see it (the stand-ins

@@ -314,7 +314,11 @@ cd() {
 }
 SHIM
   chmod +x "$POD/bin/trainrt"
-  extract_script "$configmap" | sed "s|$STATE|$POD/root$STATE|g" >"$POD/entrypoint.sh"
+  # The gIB plugin's NCCL settings, which the node's installer leaves on RDMA nodes.
+  mkdir -p "$POD/root/usr/local/gib/scripts"
+  echo 'export NCCL_NET=gIB' >"$POD/root/usr/local/gib/scripts/set_nccl_env.sh"
+  extract_script "$configmap" | sed -e "s|$STATE|$POD/root$STATE|g" -e "s| /usr/local/gib/| $POD/root/usr/local/gib/|g" \
+    >"$POD/entrypoint.sh"
   SCRIPT_RC=0
   timeout 300 env -i PATH="$POD/bin:/usr/local/bin:/usr/bin:/bin" HOME="$POD/home" TMPDIR="$POD/root/tmp" \
     BASH_ENV="$POD/bash_env" POD_ROOT="$POD/root" REAL_TRAINRT="$TRAINRT" TRAINRT_CALLS="$POD/calls" \

@@ -274,7 +274,7 @@ ojson gib_installer(const System& sys, const k8s::Object& obj) {
       {"name", "install"},
       {"image", r.gib_image + (arm ? r.gib_arm_suffix : "")},
       {"command", {"/bin/sh", "-c"}},
-      {"args", {fmt::format("set -ex\n/scripts/container_entry.sh install --install-nccl\ncp -r /var/lib/gib/lib64/. "
+      {"args", {fmt::format("set -ex\n/scripts/container_entry.sh install\ncp -r /var/lib/gib/lib64/. "
                             "/host{}\ncp -r /var/lib/gib/. /host{}\n",
                             lib, gib)}},
       {"securityContext", {{"privileged", true}}},

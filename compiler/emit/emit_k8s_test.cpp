@@ -124,6 +124,20 @@ TEST_CASE("a step on a pool of TPU slices may run on any of its node pools") {
   CHECK(in[0]["values"].as<std::vector<std::string>>() == std::vector<std::string>{"v5e-0", "v5e-1"});
 }
 
+TEST_CASE("pods on RDMA pools set NCCL up for gIB first; pods elsewhere do not") {
+  const std::string script = catalog().rdma().nccl_env_script;
+  REQUIRE(script.starts_with("/usr/local/gib/"));
+  System sys = two_node_system();
+  sys.steps[0].run = Command{{"python3", "train.py"}};
+  CHECK(entry_script(sys, sys.steps[0]).find(script) == std::string::npos);
+  sys.pools["gpu"].rdma = true;
+  const std::string entry = entry_script(sys, sys.steps[0]);
+  const size_t at = entry.find(". " + script);
+  REQUIRE(at != std::string::npos);
+  CHECK(at < entry.find("python3"));  // before the first NCCL user
+  CHECK(entry.find("set +u") < at);   // the upstream script may read unset variables
+}
+
 TEST_CASE("the entry-script ConfigMap name follows the script's content") {
   System sys = two_node_system();
   std::string a = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));

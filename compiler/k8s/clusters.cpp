@@ -114,7 +114,9 @@ ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj
   const Dask& d = std::get<Dask>(c.engine);
   const PodGroup& g = group_named(c, obj.group);
   ojson ct = cluster_container(sys, c, g, "worker", ojson::array());
-  ct["command"] = trainrt::container_argv(dask::worker(d, g, dask_scheduler_address(sys, c)));
+  const auto argv = trainrt::container_argv(dask::worker(d, g, dask_scheduler_address(sys, c)));
+  const Pool* pool = sys.pool(g.pool);
+  ct["command"] = pool && pool->rdma ? with_nccl_env(argv) : argv;  // NCCL over gIB on RDMA pools
   return deployment(sys, c, obj, g, "dask-worker", std::move(ct));
 }
 

@@ -5,6 +5,7 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "k8s/names.h"
+#include "model/catalog.h"
 #include "base/output_sink.h"
 #include "quoting/shell.h"
 #include "commands/trainrt_command.h"
@@ -50,6 +51,13 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment(kGeneratedNotice);
   sh.comment(fmt::format("entry script of step '{}' in system '{}'", step.name, sys.name));
   sh.line("set -euo pipefail");
+  if (const Pool* pool = sys.pool(step.pool); pool && pool->rdma) {
+    sh.comment("NCCL over the gIB plugin the node's installer put in /usr/local/gib (NCCL_NET=gIB, NCCL_IB_*,");
+    sh.comment("the tuner), as GKE's A4 samples set it up; the upstream script may read unset variables.");
+    sh.line("set +u");
+    sh.line(fmt::format(". {}", sh_quote(catalog().rdma().nccl_env_script)));
+    sh.line("set -u");
+  }
   sh.line();
   sh.line(fmt::format("readonly STATE={}", sh_quote(state)));
   sh.line(fmt::format("readonly LOG={}", sh_quote(state + "/step.log")));

@@ -1,12 +1,13 @@
 #include "k8s/pod.h"
 
-#include "model/placement.h"
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "k8s/names.h"
+#include "model/catalog.h"
+#include "model/placement.h"
+#include "quoting/shell.h"
 
 namespace trainc::k8s {
 
@@ -207,6 +208,16 @@ ojson pod_annotations(const PodNeeds& n) {
     annotations["networking.gke.io/interfaces"] = rdma_interfaces(n.pool->accelerator ? n.pool->accelerator->count : 0);
   }
   return annotations;
+}
+
+std::vector<std::string> with_nccl_env(const std::vector<std::string>& argv) {
+  // bash -c SCRIPT NAME ARGS...: the script sees the command as "$@", each word as the kubelet
+  // passed it. The upstream script may read unset variables, so -u is not on.
+  std::vector<std::string> out{"/bin/bash", "-c",
+                               fmt::format("set -e\n. {}\nexec \"$@\"", sh_quote(catalog().rdma().nccl_env_script)),
+                               "nccl-env"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
 }
 
 void add_secret_env(ojson& env, const SecretEnvMap& secrets) {

@@ -72,6 +72,9 @@ void place(ojson& pod_spec, const PodNeeds& n);
 ojson pod_annotations(const PodNeeds& n);
 /// Env entries that read keys of Kubernetes Secrets.
 void add_secret_env(ojson& env, const SecretEnvMap& secrets);
+/// `argv` run after the gIB plugin's NCCL settings are sourced (catalog rdma.ncclEnv), for the
+/// containers of pods on RDMA pools that run a command of their own rather than an entry script.
+std::vector<std::string> with_nccl_env(const std::vector<std::string>& argv);
 /// LD_LIBRARY_PATH where the host's NVIDIA libraries are mounted (RDMA pools).
 /// HOME=/tmp for restricted pods of images trainc did not build, unless the spec sets HOME itself.
 void add_node_env(ojson& env, const PodNeeds& n, const StringMap& user_env);

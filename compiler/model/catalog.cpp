@@ -133,7 +133,8 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.rdma_ = {get<std::string>(rdma, "networkProfile", "rdma"), get<int>(rdma, "mtu", "rdma"),
              get<std::string>(rdma, "subnetRange", "rdma"), get<int>(rdma, "subnetPrefix", "rdma"),
              get<std::string>(gib, "image", "rdma.gibInstaller"), get<std::string>(gib, "armSuffix", "rdma.gibInstaller"),
-             get<std::string>(gib, "pause", "rdma.gibInstaller"), get<std::string>(gib, "cpu", "rdma.gibInstaller")};
+             get<std::string>(gib, "pause", "rdma.gibInstaller"), get<std::string>(gib, "cpu", "rdma.gibInstaller"),
+             get<std::string>(rdma["ncclEnv"], "script", "rdma.ncclEnv")};
   auto chart = [&](const char* key) -> Operator {
     const YAML::Node op = root["operators"][key];
     const std::string where = std::string("operators.") + key;

@@ -91,6 +91,7 @@ struct RdmaLayout {
   int subnet_prefix = 0;        ///< each NIC's subnet, e.g. /21
   std::string gib_image, gib_arm_suffix, pause_image;  ///< the gIB NCCL plugin installer
   std::string gib_cpu;  ///< what the installer's pod requests (its DaemonSet, and every RDMA node's reserve)
+  std::string nccl_env_script;  ///< sourced before the first NCCL user in every pod on an RDMA pool
   /// The CIDR of NIC `i`'s subnet: subnet_range split into /subnet_prefix blocks.
   std::string subnet_cidr(int i) const;
 };
