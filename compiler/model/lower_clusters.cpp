@@ -98,8 +98,9 @@ void Lowerer::size_whole_nodes(System& sys) {
       auto [cores, bytes] = system_share(sys, *pool);
       for (const AddedContainer& a : added) {
         if (a.group != g.name || a.init) continue;  // an init container's requests do not add
-        if (auto cpu = a.requests.find("cpu"); cpu != a.requests.end()) cores += parse_quantity(cpu->second).value_or(0);
-        if (auto mem = a.requests.find("memory"); mem != a.requests.end()) bytes += parse_quantity(mem->second).value_or(0);
+        const Resources r{a.requests, a.limits};
+        cores += r.requested("cpu");
+        bytes += r.requested("memory");
       }
       if (auto whole = whole_node(pool, lead, fuse, cores, bytes)) g.resources = *whole;
     };

@@ -258,7 +258,9 @@ std::vector<FinalPod> system_pods(const System& sys, const Addons& addons) {
   std::vector<FinalPod> out;
   for (const auto& d : catalog().system_pods())
     if (std::all_of(d.when.begin(), d.when.end(), holds)) {
-      FinalPod pod{"system", d.name, "", "", 0, 1, 0, 0, {{d.name.substr(d.name.find('/') + 1), d.cores, d.bytes, "", PodSecurityLevel::kRestricted, false}}};
+      const std::string container = d.name.substr(d.name.find('/') + 1);
+      FinalPod pod{"system", d.name, "", "", 0, 1, 0, 0,
+                   {{container, d.cores, d.bytes, "", PodSecurityLevel::kRestricted, false}}};
       add_pods(out, std::move(pod), d.replicas);
     }
   return out;
@@ -267,7 +269,7 @@ std::vector<FinalPod> system_pods(const System& sys, const Addons& addons) {
 std::vector<FinalPod> long_lived_pods(const System& sys) {
   std::vector<FinalPod> out;
   for (const auto& [name, s] : sys.services) {
-    FinalPod pod{"service/" + s.kind(), name,   s.ptr, s.pool, 0, 1, s.gpus, chips_on(sys, s.pool),
+    FinalPod pod{"service/" + s.kind(), name, s.ptr, s.pool, 0, 1, s.gpus, chips_on(sys, s.pool),
                  {own("server", s.resources, s.security.level)}};
     if (sys.istio) {
       pod.containers.push_back(injected("istio-init", catalog().istio_init(), "Istio sidecar injection", true));
@@ -312,9 +314,8 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
 
 std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit) {
   for (int n = std::max(1, p.nodes); n <= limit; ++n) {
-    PoolPlacement bigger = p;
     Phase empty{"", std::vector<NodeLoad>(static_cast<size_t>(n)), {}, true};
-    pack(bigger, empty, pods);
+    pack(p, empty, pods);  // the pool's room per node; the node count is the phase's
     if (empty.unplaced.empty()) return n;
     if (!empty.proven) return std::nullopt;
   }
