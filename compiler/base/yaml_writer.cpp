@@ -20,12 +20,13 @@ bool looks_typed(std::string_view s) {
   if (std::isalpha(first) ? s.size() > 5 || std::string_view("yYnNtTfFoO").find(s.front()) == std::string_view::npos
                           : std::string_view("~<=+-.0123456789").find(s.front()) == std::string_view::npos)
     return false;
-  // YAML 1.1 and 1.2 booleans, nulls, numbers (with _ separators, octal, hex, sexagesimal), inf/nan.
+  // YAML 1.1 and 1.2 booleans, nulls, numbers (with _ separators, octal, hex, sexagesimal), inf/nan,
+  // and a lone "." or "-.", which YAML 1.1's float pattern matches (some parsers read NaN, or null).
   static const std::regex typed(
       "(y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~"
       "|[-+]?[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|[-+]?\\.[0-9_]+([eE][-+]?[0-9]+)?"
       "|[-+]?0[xX][0-9a-fA-F_]+|[-+]?0[oO]?[0-7_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
-      "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|<<|=)");
+      "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)|[-+]?\\.|<<|=)");
   return std::regex_match(s.begin(), s.end(), typed);
 }
 

@@ -8,10 +8,10 @@ namespace trainc {
 TEST_CASE("strings that YAML would type are quoted") {
   for (const char* s : {"true", "yes",  "on",   "0",    "1200",  "0755",  "0.1", "1e3",   "null",   "~",   "",
                         "- x",  "a: b", "x #y", "[a]",  "12:30", "FALSE", "Off", "NO",    "Y",      "+.5", "-.inf",
-                        ".NaN", "<<",   "=",    "0x1F", "0o17",  "0b101", "+12", "1_000", "-1.5e-3"})
+                        ".NaN", "<<",   "=",    "0x1F", "0o17",  "0b101", "+12", "1_000", "-1.5e-3", ".", "-."})
     CHECK_MESSAGE(!yaml_plain_safe(s), s);
   for (const char* s : {"Python Sample v3", "s3://bucket/path/", "--epochs=1", "nvidia-tesla-t4", "IfNotPresent",
-                        "offset", "Yesterday", "nullable", "on-demand", "yes2", "True.", "nan", "inf", "x1"})
+                        "offset", "Yesterday", "nullable", "on-demand", "yes2", "True.", "nan", "inf", "x1", "..", "./run"})
     CHECK_MESSAGE(yaml_plain_safe(s), s);
 }
 

@@ -199,3 +199,38 @@ TEST_CASE("every catalog TPU topology gives a JobSet with all of the slice's chi
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+/// A Ray worker group on an RDMA pool starts Ray only after the gIB plugin's NCCL settings are
+/// sourced; the head, on a pool without RDMA, keeps KubeRay's own command line.
+TEST_CASE("Ray pods on RDMA pools source the gIB NCCL settings before ray start") {
+  const std::string spec =
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: rr\n"
+      "cluster:\n  pools:\n    system: {machine: e2-standard-8}\n"
+      "    a4: {machine: a4-highgpu-8g, rdma: true, nodes: 2}\n"
+      "clusters:\n  ray:\n    engine: ray\n    image: rayproject/ray:2.52.0-py310-gpu\n"
+      "    security: {level: privileged, reason: hostPath}\n"
+      "    head: {pool: system}\n    workers:\n      gpu: {pool: a4, replicas: 2}\n"
+      "pipeline:\n  - {name: train, cluster: ray, command: [python, train.py]}\n";
+  Diagnostics diags;
+  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
+  REQUIRE(doc);
+  auto sys = lower(*doc, diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  OutputSink out;
+  new_k8s_emitter()->emit(*sys, k8s::plan(*sys), out);
+  REQUIRE(out.files().count("k8s/cluster-ray-raycluster.yaml"));
+  YAML::Node rc = YAML::Load(out.files().at("k8s/cluster-ray-raycluster.yaml"));
+  YAML::Node head = rc["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0];
+  YAML::Node worker = rc["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0];
+  CHECK_FALSE(head["command"]);
+  REQUIRE(worker["command"]);
+  // KubeRay prefixes its `ulimit …; ray start …` with this command and `&&`, in one bash -c.
+  CHECK(worker["command"].as<std::vector<std::string>>() ==
+        std::vector<std::string>{".", catalog().rdma().nccl_env_script});
+  CHECK_FALSE(worker["args"]);
+  CHECK(rc["spec"]["workerGroupSpecs"][0]["template"]["metadata"]["annotations"]["networking.gke.io/interfaces"]);
+}
+
+}  // namespace trainc

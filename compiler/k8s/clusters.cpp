@@ -122,6 +122,15 @@ ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj
 
 namespace {
 
+/// On an RDMA pool, has the Ray container source the gIB plugin's NCCL settings (catalog
+/// rdma.ncclEnv) before `ray start`. KubeRay writes the container's command itself: a command given
+/// here becomes the start of its `bash -c` line, joined to the generated `ulimit …; ray start …` by
+/// `&&` (v1.7.0 common/pod.go, BuildPod), so the settings the script exports reach Ray's raylet and
+/// every worker process it forks, and a script that fails keeps Ray from starting without them.
+void source_nccl_env(ojson& container, const Pool* pool) {
+  if (pool && pool->rdma) container["command"] = ojson::array({".", catalog().rdma().nccl_env_script});
+}
+
 /// A RayCluster's spec; `instance` labels its pods.
 ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::string& instance) {
   const Ray& r = std::get<Ray>(c.engine);
@@ -129,6 +138,7 @@ ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::st
   spec["rayVersion"] = r.version;
   ojson head = cluster_container(sys, c, r.head, "ray-head",
                                  ojson::array({port("gcs-server", 6379), port("dashboard", 8265), port("client", 10001)}));
+  source_nccl_env(head, sys.pool(r.head.pool));
   // In-tree autoscaling exactly when the engine adds its autoscaler, which scales the worker groups
   // through the API with the head's token: when a worker group autoscales (workers_autoscale()
   // says only that Ray's groups may).
@@ -151,6 +161,7 @@ ojson ray_cluster_spec(const System& sys, const ComputeCluster& c, const std::st
   ojson groups = ojson::array();
   for (const auto& g : c.workers) {
     ojson worker = cluster_container(sys, c, g, "ray-worker", ojson::array());
+    source_nccl_env(worker, sys.pool(g.pool));
     groups.push_back({{"groupName", g.name},
                       {"replicas", g.replicas},
                       {"minReplicas", g.min},
