@@ -1,11 +1,5 @@
 #include "run/local_runner.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,84 +16,12 @@
 #include "commands/dask_command.h"
 #include "quoting/shell.h"
 #include "commands/trainrt_command.h"
-
-extern char** environ;
+#include "run/process.h"
 
 namespace fs = std::filesystem;
 
 namespace trainc {
 namespace {
-
-/// A running child process; killed if still running when dropped.
-class Child {
- public:
-  /// Starts argv[0] (looked up on PATH unless it has a '/'), with `env` added to this process's
-  /// environment and in `cwd` when given.
-  Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env = {},
-        const fs::path& cwd = {}) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<std::string> vars;
-    for (char** e = environ; *e; ++e) {
-      std::string_view v(*e);
-      if (!env.count(std::string(v.substr(0, v.find('='))))) vars.emplace_back(v);
-    }
-    for (const auto& [k, v] : env) vars.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& v : vars) envp.push_back(v.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    if (int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data()); rc != 0) {
-      error = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
-      pid_ = -1;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  Child(Child&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  /// Waits for the process; its exit code, or 128 + signal.
-  int wait() {
-    int status = 0;
-    if (pid_ <= 0 || waitpid(pid_, &status, 0) < 0) return 2;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  bool started() const { return pid_ > 0; }
-  /// The exit code (or 128 + signal) if the process has ended, without waiting.
-  std::optional<int> poll() {
-    int status = 0;
-    if (pid_ <= 0) return 2;
-    if (waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
-            const fs::path& cwd = {}) {
-  std::string shown;
-  for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
-  fmt::print("  $ {}{}\n", shown, sh_join(argv));
-  std::fflush(stdout);
-  std::string error;
-  Child child(argv, error, env, cwd);
-  if (!child.started()) {
-    fmt::print(stderr, "trainc: {}\n", error);
-    return 2;
-  }
-  return child.wait();
-}
 
 /// A store path in the pod ("/mnt/stores/data/x") as a local folder.
 fs::path local_path(const LocalRunOptions& opt, const StoreLoc& loc) {
@@ -184,37 +106,6 @@ int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOpti
   int rc = 0;
   for (auto& r : ranks) rc = std::max(rc, r.wait());
   return rc;
-}
-
-/// A TCP port on loopback that nothing listens on (the kernel's pick, released for the caller).
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  if (fd >= 0) close(fd);
-  return port;
-}
-
-/// Whether something accepts connections on 127.0.0.1:port within `seconds`.
-bool accepts(int port, int seconds) {
-  for (int i = 0; i < seconds * 10; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    if (fd >= 0) close(fd);
-    if (ok) return true;
-    usleep(100000);
-  }
-  return false;
 }
 
 /// A Dask cluster on loopback: the scheduler and each group's workers, stopped when dropped.

@@ -1,0 +1,56 @@
+#pragma once
+// Child processes of `trainc run --local`: started in a process group of their own, so that what
+// they start in turn (torchrun's ranks, an entry script's background syncs, a Dask worker's
+// nanny) goes when they go, and loopback ports for them to listen on.
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainc {
+
+/// A running child process, leader of its own process group; the whole group is stopped (TERM,
+/// then KILL after a grace period) if still running when dropped.
+class Child {
+ public:
+  /// Starts argv[0] (looked up on PATH unless it has a '/'), with `env` added to this process's
+  /// environment and in `cwd` when given. On failure
+  /// `started()` is false and `error` says why.
+  Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env = {},
+        const std::filesystem::path& cwd = {});
+  Child(Child&& o) noexcept : pid_(o.pid_), group_(o.group_) { o.pid_ = o.group_ = -1; }
+  Child& operator=(Child&&) = delete;
+  ~Child() { stop(); }
+  /// Waits for the process; its exit code, or 128 + signal. Whatever the process left running in
+  /// its group is stopped then.
+  int wait();
+  /// The exit code (or 128 + signal) if the process has ended, without waiting.
+  std::optional<int> poll();
+  /// Stops the process group: TERM, and KILL for what is still there after `grace_ms`.
+  void stop(int grace_ms = 3000);
+  /// Sends `sig` to the whole group (SIGKILL: the step dies as a preempted pod does).
+  void signal(int sig);
+  bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  int reap(int status);
+  pid_t pid_ = -1;
+  pid_t group_ = -1;
+};
+
+/// Runs argv to completion, printing it first as `  $ ENV... ARGV`; its exit code (2 if it could
+/// not start).
+int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+            const std::filesystem::path& cwd = {});
+
+/// A TCP port on loopback that nothing listens on (the kernel's pick, released for the caller).
+int free_port();
+
+/// Whether something accepts connections on 127.0.0.1:port within `seconds`.
+bool accepts(int port, int seconds);
+
+}  // namespace trainc
