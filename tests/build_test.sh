@@ -70,6 +70,12 @@ stub_last_args_of_create() {
   echo "$repo $location $project"
 }
 
+# The context build.sh builds image $2 of example $1 from, relative to the spec's folder.
+context_of() {
+  awk -v img="$2" '$1 == "build" && $2 == img { print $3 }' "$CHECKOUT/golden/$1/scripts/build.sh" |
+    sed 's|^"${SPEC_DIR}/||; s|"$||'
+}
+
 # up.sh, then build.sh with PATH $2 (docker or none): every wanted image is pushed, and by the
 # builder expected ($3: buildx or submit).
 builds_all() {
@@ -100,8 +106,7 @@ builds_all() {
       while read -r image; do
         name=${image##*/}
         grep -qx './Dockerfile' "$STUB_STATE/uploads/$name.files" || { echo "no ./Dockerfile uploaded for $image"; return 1; }
-        context=$(awk -v img="$image" '$1 == "build" && $2 == img { print $3 }' "$CHECKOUT/golden/$ex/scripts/build.sh" |
-          sed 's|^"${SPEC_DIR}/||; s|"$||')
+        context=$(context_of "$ex" "$image")
         [ -n "$context" ] || { echo "build.sh builds $image from no context it names"; return 1; }
         local f
         for f in $(cd "$CHECKOUT/examples/$ex/$context" && find . -type f | sort); do
@@ -144,14 +149,20 @@ no_buildx() {
   ! grep -q '^docker buildx build' "$STUB_STATE/log" || { echo "built with a docker lacking buildx"; return 1; }
 }
 
-# apply.sh against a registry missing one image: it stops naming the image and build.sh before
-# anything is applied; with every image there it applies.
+# apply.sh checks the images the manifests name; against a registry missing one it stops naming
+# the image and build.sh before anything is applied; with every image there it applies.
 apply_checks() {
   local ex=$1 missing
   fresh_cloud
   run_script "$ex" up.sh ""
   run_script "$ex" build.sh ""
   [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
+  # It checks exactly the images of the system's registry that the manifests name.
+  local want checked
+  want=$(wanted_images "$ex") || return 1
+  run_script "$ex" apply.sh "" --dry-run
+  checked=$(sed -n 's/^+ gcloud artifacts docker images describe //p' "$TMP/stderr" | sort -u)
+  [ "$checked" = "$want" ] || { printf 'apply.sh checks:\n%s\nthe manifests name:\n%s\n' "$checked" "$want"; return 1; }
   missing=$(stub_images | tail -n 1)
   rm -f "$STUB_STATE/images/$(printf '%s' "$missing" | tr '/:@' '___')"
   stub_reset_calls
@@ -181,6 +192,23 @@ dry_runs() {
   grep -qF "+ gcloud artifacts docker images describe $image" "$TMP/stderr" || { echo "no check of $image printed"; show; return 1; }
 }
 
+# A context's .dockerignore goes up with it to Cloud Build, whose docker build reads it as a local
+# one does.
+dockerignore_uploaded() {
+  local ex=$1 image context path
+  fresh_cloud
+  path=$(stub_path_without_docker) || return 1
+  run_script "$ex" up.sh "$path"
+  image=$(wanted_images "$ex" | head -n 1)
+  context=$(context_of "$ex" "$image")
+  printf '%s\n' '*.md' >"$CHECKOUT/examples/$ex/$context/.dockerignore"
+  run_script "$ex" build.sh "$path"
+  rm -f "$CHECKOUT/examples/$ex/$context/.dockerignore"
+  [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
+  grep -qx './.dockerignore' "$STUB_STATE/uploads/${image##*/}.files" ||
+    { echo "the .dockerignore of $context was not uploaded:"; cat "$STUB_STATE/uploads/${image##*/}.files"; return 1; }
+}
+
 lint() { lint_scripts "$CHECKOUT"/golden/*/scripts/build.sh; }
 
 with_builds=()
@@ -197,6 +225,8 @@ for ex in "${with_builds[@]}"; do
   t "$ex: apply.sh stops before applying when an image is missing" apply_checks "$ex"
   t "$ex: dry runs call nothing and print the builds and the image check" dry_runs "$ex"
 done
+
+t "${with_builds[0]}: Cloud Build gets the context's .dockerignore" dockerignore_uploaded "${with_builds[0]}"
 
 # The comparison can fail: a build.sh that leaves out its last image is caught.
 skipped_caught() {

@@ -18,17 +18,18 @@
 # takes its pools along when deleted. kubectl remembers what was applied; `wait` on an object
 # never applied fails as kubectl does. helm remembers releases. curl answers every request.
 # `ray job submit … -- WORDS` runs WORDS as Ray does (list2cmdline, then `sh -c`).
-# Images (self-contained stand-ins, tests/stubs.sh's .images): `gcloud builds submit FOLDER --tag
+# The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
+# python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
+# folder), then exit with $STUB_EXIT (default 0).
+# Images (self-contained stand-ins, bin/.images): `gcloud builds submit FOLDER --tag
 # IMAGE` builds FOLDER/Dockerfile (it fails as gcloud does without one) and `docker buildx build
 # --push -f DOCKERFILE -t IMAGE CONTEXT` (after `gcloud auth configure-docker HOST`) pushes IMAGE
 # into the fake registry, which `gcloud artifacts docker images describe IMAGE` reads (NOT_FOUND
 # otherwise); a push to a repository that was never created fails, and deleting the repository
-# deletes its images. `docker buildx version` answers unless STUB_DOCKER=no-buildx.
+# deletes its images. `docker buildx version` answers unless STUB_DOCKER=no-buildx. What each
+# Cloud Build uploaded is kept: $STUB_STATE/uploads/NAME:TAG.files (its paths) and .Dockerfile.
 #   stub_images            the images pushed so far, one a line, sorted
 #   stub_path_without_docker   a PATH holding the stand-ins and /usr/bin:/bin but no docker
-# The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
-# python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
-# folder), then exit with $STUB_EXIT (default 0).
 
 stubs_install() {
   STUB_BIN="$1/bin"
