@@ -61,7 +61,7 @@ def main():
     with open(out_dir + "/README.md") as f:
         readme = f.read()
     apply = traced(apply_trace)
-    up = runbook_blocks(readme, "## Apply")
+    up = [w for w in runbook_blocks(readme, "## Apply") if w[:1] != ["gcloud"]]  # the image check
     script = events(apply)
     if [w[:3] for w in up] == [["kubectl", "apply", "-k"]]:
         # One `apply -k`: nothing to wait for or install first, so apply.sh may only apply files.

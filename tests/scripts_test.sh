@@ -2,7 +2,8 @@
 # Runs every example's generated scripts/ for real against stand-ins (tests/stubs.sh): gcloud
 # as a small fake cloud that remembers what was made, kubectl, helm and curl. up.sh, apply.sh
 # and down.sh each run twice in a row and must exit 0 both times (idempotent): the first up.sh
-# makes everything, the second finds it all and makes nothing; down.sh deletes it all, and
+# makes everything, the second finds it all and makes nothing; build.sh (where there is one)
+# pushes the images apply.sh checks for; down.sh deletes it all, and
 # again finds nothing. status.sh runs in between; down.sh refuses buckets that hold data without
 # --delete-data; and --dry-run calls no tool at all. Usage: tests/scripts_test.sh TRAINC
 set -uo pipefail
@@ -54,6 +55,12 @@ life() {
   fi
   [ "$(cloud_state)" = "$before" ] || { echo "the second up.sh changed the cloud"; return 1; }
 
+  # The images apply.sh checks for (tests/build_test.sh tests build.sh itself).
+  if [ -f "$dir/scripts/build.sh" ]; then
+    run_script "$dir" build.sh
+    [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
+  fi
+
   local run_no
   for run_no in first second; do
     stub_reset_calls
@@ -102,7 +109,8 @@ dry_runs() {
   local dir=$1 s
   rm -rf "$TMP/stubs" "$SANDBOX"
   stubs_install "$TMP/stubs"
-  for s in up.sh apply.sh status.sh down.sh; do
+  for s in up.sh build.sh apply.sh status.sh down.sh; do
+    [ -f "$dir/scripts/$s" ] || continue
     run_script "$dir" "$s" --dry-run
     [ "$rc" -eq 0 ] || { echo "$s --dry-run failed"; show; return 1; }
   done

@@ -21,6 +21,15 @@
 # The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
 # python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
 # folder), then exit with $STUB_EXIT (default 0).
+# Images (self-contained stand-ins, bin/.images): `gcloud builds submit FOLDER --tag
+# IMAGE` builds FOLDER/Dockerfile (it fails as gcloud does without one) and `docker buildx build
+# --push -f DOCKERFILE -t IMAGE CONTEXT` (after `gcloud auth configure-docker HOST`) pushes IMAGE
+# into the fake registry, which `gcloud artifacts docker images describe IMAGE` reads (NOT_FOUND
+# otherwise); a push to a repository that was never created fails, and deleting the repository
+# deletes its images. `docker buildx version` answers unless STUB_DOCKER=no-buildx. What each
+# Cloud Build uploaded is kept: $STUB_STATE/uploads/NAME:TAG.files (its paths) and .Dockerfile.
+#   stub_images            the images pushed so far, one a line, sorted
+#   stub_path_without_docker   a PATH holding the stand-ins and /usr/bin:/bin but no docker
 
 stubs_install() {
   STUB_BIN="$1/bin"
@@ -47,6 +56,11 @@ SH
 . "${0%/*}/.record"
 stub_record gcloud "$@"
 set -u
+# Images and the registry: a stand-in of their own (.images); a repository takes its images along.
+case "${1:-} ${2:-} ${3:-}" in
+  "builds submit "* | "auth configure-docker "* | "artifacts docker images") exec "${0%/*}/.images" gcloud "$@" ;;
+  "artifacts repositories delete") "${0%/*}/.images" forget "${4:-}" ;;
+esac
 cloud="$STUB_STATE/cloud"
 # The command group (words before the verb), the verb and its first positional argument.
 words=() verb='' name='' cluster=''
@@ -237,6 +251,102 @@ mkdir -p "$dst"
 if [ -d "$src" ]; then cp -a "$src/." "$dst/"; fi
 SH
 
+  # The fake registry: an image pushed is a file under $STUB_STATE/images holding its reference.
+  mkdir -p "$STUB_STATE/images" "$STUB_STATE/uploads"
+  cat >"$STUB_BIN/.images" <<'SH'
+#!/usr/bin/env bash
+set -u
+images="$STUB_STATE/images"
+key() { printf '%s' "$images/$(printf '%s' "$1" | tr '/:@' '___')"; }
+# push IMAGE: into the fake registry, when its repository (HOST/PROJECT/REPOSITORY/NAME:TAG) exists.
+push() {
+  local repo
+  repo=$(printf '%s' "$1" | cut -d/ -f3)
+  if [ ! -e "$STUB_STATE/cloud/artifacts_repositories_$repo" ]; then
+    echo "name unknown: Repository \"$repo\" not found" >&2
+    return 1
+  fi
+  printf '%s\n' "$1" >"$(key "$1")"
+}
+case "$1" in
+  forget)  # forget REPOSITORY: its images go with it
+    for f in "$images"/*; do
+      [ -f "$f" ] && [ "$(cut -d/ -f3 <"$f")" = "$2" ] && rm -f "$f"
+    done
+    exit 0 ;;
+  gcloud) shift ;;
+  docker)
+    shift
+    [ "$1" = buildx ] || { echo "stub docker: unexpected call: $*" >&2; exit 3; }
+    if [ "${STUB_DOCKER:-}" = no-buildx ]; then echo "docker: 'buildx' is not a docker command." >&2; exit 1; fi
+    [ "$2" = version ] && { echo "github.com/docker/buildx v0.17.1 stub"; exit 0; }
+    [ "$2" = build ] || { echo "stub docker: unexpected call: $*" >&2; exit 3; }
+    shift 2
+    push=0 file='' tag='' context=''
+    while [ "$#" -gt 0 ]; do
+      case "$1" in
+        --push) push=1 ;;
+        -f | --file) file=$2; shift ;;
+        -t | --tag) tag=$2; shift ;;
+        --platform) shift ;;
+        -*) echo "stub docker: unexpected flag $1" >&2; exit 3 ;;
+        *) context=$1 ;;
+      esac
+      shift
+    done
+    [ -d "$context" ] || { echo "ERROR: unable to prepare context: path \"$context\" not found" >&2; exit 1; }
+    [ -f "${file:-$context/Dockerfile}" ] || { echo "ERROR: failed to read dockerfile: open $file: no such file or directory" >&2; exit 1; }
+    [ "$push" = 1 ] || exit 0
+    grep -qx "${tag%%/*}" "$images/.docker-logins" 2>/dev/null ||
+      { echo "ERROR: failed to push $tag: denied: Unauthenticated request" >&2; exit 1; }
+    push "$tag" || exit 1
+    echo "pushed $tag"
+    exit 0 ;;
+esac
+case "$1 $2" in
+  "auth configure-docker")
+    printf '%s\n' "$3" | tr , '\n' >>"$images/.docker-logins"
+    echo "Adding credentials for: $3" >&2
+    exit 0 ;;
+  "builds submit")
+    folder='' tag=''
+    shift 2
+    while [ "$#" -gt 0 ]; do
+      case "$1" in
+        --tag=*) tag=${1#--tag=} ;;
+        --tag) tag=$2; shift ;;
+        -*) ;;
+        *) folder=$1 ;;
+      esac
+      shift
+    done
+    if [ ! -f "$folder/Dockerfile" ]; then
+      echo "ERROR: (gcloud.builds.submit) Invalid value for [source]: Dockerfile required when specifying --tag" >&2
+      exit 1
+    fi
+    # What was uploaded, for the tests: $STUB_STATE/uploads/NAME:TAG.files and .Dockerfile.
+    upload="$STUB_STATE/uploads/${tag##*/}"
+    (cd "$folder" && find . -mindepth 1 | sort) >"$upload.files"
+    cp "$folder/Dockerfile" "$upload.Dockerfile"
+    push "$tag" || { echo "ERROR: (gcloud.builds.submit) build failed; see the build log" >&2; exit 1; }
+    echo "DONE" ;;
+  "artifacts docker")
+    [ "$3 $4" = "images describe" ] || { echo "stub gcloud: unexpected call: $*" >&2; exit 3; }
+    if [ -f "$(key "$5")" ]; then echo "image_summary:"; echo "  fully_qualified_digest: $5"; exit 0; fi
+    echo "ERROR: (gcloud.artifacts.docker.images.describe) NOT_FOUND: Requested entity was not found." >&2
+    exit 1 ;;
+  *) echo "stub gcloud: unexpected call: $*" >&2; exit 3 ;;
+esac
+SH
+  cat >"$STUB_BIN/docker" <<'SH'
+#!/usr/bin/env bash
+# shellcheck source=/dev/null
+. "${0%/*}/.record"
+stub_record docker "$@"
+exec "${0%/*}/.images" docker "$@"
+SH
+  chmod +x "$STUB_BIN/.images"
+
   # ray: `ray job submit … -- WORDS` does with WORDS what Ray's CLI and job supervisor do: joins them
   # with Python's subprocess.list2cmdline and runs that with shell=True (a second shell).
   local python
@@ -297,6 +407,20 @@ stub_last_args() {
 }
 
 stub_log() { cat "$STUB_STATE/log"; }
+
+stub_images() { cat "$STUB_STATE/images/"* 2>/dev/null | sort; }
+
+# A PATH with the stand-ins but without any docker (a copy of $STUB_BIN less docker, then
+# /usr/bin:/bin); fails when a docker is there all the same.
+stub_path_without_docker() {
+  local dir="$STUB_STATE/../bin-without-docker" f
+  mkdir -p "$dir"
+  for f in "$STUB_BIN"/* "$STUB_BIN"/.[!.]*; do
+    [ "${f##*/}" = docker ] || ln -sf "$f" "$dir/"
+  done
+  if PATH="$dir:/usr/bin:/bin" command -v docker >/dev/null; then echo "docker is in /usr/bin or /bin" >&2; return 1; fi
+  printf '%s\n' "$dir:/usr/bin:/bin"
+}
 
 stub_exists() { [ -e "$STUB_STATE/cloud/$(printf '%s' "$1" | tr ' /' '__')" ]; }
 

@@ -61,7 +61,8 @@ run_in_sandbox() { stub_run_in_sandbox 60 "$@"; }
 scripts_run() {
   local out s
   for out in "${OUTS[@]}"; do
-    for s in up.sh apply.sh status.sh health.sh; do
+    for s in up.sh build.sh apply.sh status.sh health.sh; do
+      [ -f "$out/scripts/$s" ] || continue
       run_in_sandbox bash "$out/scripts/$s"
       [ "$rc" -eq 0 ] || { echo "$s exited $rc:"; tail -n 15 "$TMP/stderr"; return 1; }
     done

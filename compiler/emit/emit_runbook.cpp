@@ -7,6 +7,7 @@
 #include "base/overloaded.h"
 #include "emit/ci.h"
 #include "commands/command.h"
+#include "emit/emit_scripts.h"
 #include "emit/emitter.h"
 #include "k8s/clusters.h"
 #include "k8s/names.h"
@@ -570,6 +571,9 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
     for (const auto& f : step.files) cmds.push_back(cmd::apply_files(kube, {f}));
   };
   switch (step.kind) {
+    case RolloutStep::Kind::kImages:  // each is in the registry (see "Build the images")
+      for (const auto& i : step.images) cmds.push_back(cmd::gcloud({"artifacts", "docker", "images", "describe", i.image}));
+      break;
     case RolloutStep::Kind::kInstall:
       for (const Operator* op : step.charts) cmds.push_back(cmd::helm_install(kube, *op));
       if (step.manifest) {
@@ -603,7 +607,10 @@ std::string apply_section(const System& sys, const Planned& plan) {
   bool has_needs = false;
   for (const auto& st : sys.steps) has_needs = has_needs || !st.needs.empty();
   if (!has_needs && plan.clusters.empty() && plan.services.empty() && !plan.needs_jobset && !plan.needs_kueue) {
-    md += "```sh\n" + cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
+    md += "```sh\n";
+    for (const auto& step : plan.rollout.steps)  // nothing to order but the image check
+      if (step.kind == RolloutStep::Kind::kImages) md += apply_commands(sys, step);
+    md += cmd::kubectl(runbook_target(), {"apply", "-k", "k8s/"}).line() + "\n```\n\n";
   } else {
     const std::string apply_all = kubectl_code({"apply", "-k", "k8s/"});
     md += !plan.services.empty()
@@ -705,6 +712,7 @@ class RunbookEmitter final : public Emitter {
     md += security_section(sys, plan);
     md += before_section(sys, plan);
     md += infrastructure_section(sys);
+    md += scripts::build_runbook_section(sys);
     md += apply_section(sys, plan);
     md += watch_section(sys, plan);
     md += multi_node_section(sys);

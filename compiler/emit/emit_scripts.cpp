@@ -1,7 +1,8 @@
 // gcloud scripts target: scripts/up.sh, down.sh, apply.sh, status.sh — the same resources as the
-// Terraform, for users who do not use Terraform. Emitted only when the spec has `gcp:`. Each script
-// is written by a file of its own (emit_scripts_up.cpp, _down, _apply, _health, _status); this one
-// holds what they share (emit_scripts.h) and the emitter.
+// Terraform, for users who do not use Terraform — and build.sh, which builds the system's images.
+// Emitted only when the spec has `gcp:`. Each script is written by a file of its own
+// (emit_scripts_up.cpp, _down, _build, _apply, _health, _status); this one holds what they share
+// (emit_scripts.h) and the emitter.
 //
 // Every script parses --dry-run (and -h) first and sends every gcloud/kubectl action through one
 // `run` function, which prints the command and runs it unless --dry-run. Existence checks
@@ -208,12 +209,15 @@ void variables(ShellScript& sh, const System& sys, const Needs& n) {
     sh.line(line);
     names.emplace_back(name);
   };
-  sh.comment("The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win.");
+  sh.comment(n.cluster ? "The spec's project and location; PROJECT_ID, REGION and ZONE in the environment win."
+                       : "The spec's project and region; PROJECT_ID and REGION in the environment win.");
   define("PROJECT_ID", env_default("PROJECT_ID", g.project));
   if (!zonal || n.region) define("REGION", env_default("REGION", g.region));
-  if (zonal) define("ZONE", env_default("ZONE", g.zone));
-  define("LOCATION", fmt::format("LOCATION={}  # a {} cluster", ref(zonal ? "ZONE" : "REGION"), zonal ? "zonal" : "regional"));
-  define("CLUSTER", fmt::format("CLUSTER={}", lit(sys.cluster.name)));
+  if (n.cluster) {
+    if (zonal) define("ZONE", env_default("ZONE", g.zone));
+    define("LOCATION", fmt::format("LOCATION={}  # a {} cluster", ref(zonal ? "ZONE" : "REGION"), zonal ? "zonal" : "regional"));
+    define("CLUSTER", fmt::format("CLUSTER={}", lit(sys.cluster.name)));
+  }
   if (n.gsa && sys.identity)
     define("GSA_EMAIL", fmt::format("GSA_EMAIL={}", dq(sys.identity->gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")));
   if (n.ns) define("NAMESPACE", fmt::format("NAMESPACE={}", lit(sys.ns)));
@@ -227,7 +231,7 @@ void variables(ShellScript& sh, const System& sys, const Needs& n) {
 }
 
 void usage(ShellScript& sh, std::string_view script, const std::vector<std::string>& about,
-           const std::vector<Option>& opts, bool kube) {
+           const std::vector<Option>& opts, const Needs& needs) {
   std::vector<std::string> text;
   std::string synopsis = fmt::format("usage: {}", script);
   for (const auto& o : opts) synopsis += fmt::format(" [{}]", o.flag);
@@ -235,8 +239,9 @@ void usage(ShellScript& sh, std::string_view script, const std::vector<std::stri
   text.insert(text.end(), about.begin(), about.end());
   text.emplace_back("");
   for (const auto& o : opts) text.push_back(fmt::format("  {:<14} {}", o.flag, o.help));
-  text.emplace_back("environment: PROJECT_ID, REGION, ZONE override the spec's project and location");
-  if (kube) text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
+  text.emplace_back(needs.cluster ? "environment: PROJECT_ID, REGION, ZONE override the spec's project and location"
+                                  : "environment: PROJECT_ID and REGION override the spec's project and region");
+  if (needs.kube) text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
   sh.open("usage() {").line("printf '%s\\n' \\");
   for (std::size_t i = 0; i < text.size(); ++i) sh.line("  " + lit(text[i]) + (i + 1 == text.size() ? "" : " \\"));
   sh.close("}");
@@ -287,7 +292,7 @@ void prologue(ShellScript& sh, const System& sys, const About& about, std::vecto
   sh.open("die() {").line("log \"error: $*\"").line("exit 1").close("}");
   opts.push_back({"--dry-run", "DRY_RUN", "print the commands without running any"});
   opts.push_back({"-h|--help", "", "show this help"});
-  usage(sh, about.script, about.help, opts, needs.kube);
+  usage(sh, about.script, about.help, opts, needs);
   sh.line();
   parse_args(sh, opts);
   run_function(sh);
@@ -316,6 +321,7 @@ class ScriptsEmitter final : public Emitter {
     if (!sys.gcp) return;
     out.add("scripts/up.sh", up_script(sys, plan));
     out.add("scripts/down.sh", down_script(sys, plan));
+    if (!sys.builds.empty()) out.add("scripts/build.sh", build_script(sys));
     out.add("scripts/apply.sh", apply_script(sys, plan));
     out.add("scripts/status.sh", status_script(sys));
     if (!sys.services.empty()) out.add("scripts/health.sh", health_script(sys));

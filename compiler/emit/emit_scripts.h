@@ -1,6 +1,6 @@
 #pragma once
-// The gcloud scripts target, one file per script (emit_scripts_up.cpp, _down, _apply, _health,
-// _status); what they share is here and in emit_scripts.cpp: shell words, gcloud/kubectl calls,
+// The gcloud scripts target, one file per script (emit_scripts_up.cpp, _down, _build, _apply,
+// _health, _status); what they share is here and in emit_scripts.cpp: shell words, gcloud/kubectl calls,
 // the spec's GCP objects, and the top every script starts with.
 #include <initializer_list>
 #include <string>
@@ -93,6 +93,7 @@ struct Option {
 /// What a script needs defined at its top, besides the project and the cluster's location.
 struct Needs {
   bool region = false, gsa = false, ns = false, kube = false, k8s_dir = false;
+  bool cluster = true;  ///< the cluster's location and name (build.sh names neither)
 };
 
 /// A script's name, its one-line summary and the help text under the synopsis.
@@ -115,5 +116,9 @@ std::string down_script(const System& sys, const Planned& plan);
 std::string apply_script(const System& sys, const Planned& plan);
 std::string health_script(const System& sys);
 std::string status_script(const System& sys);
+/// scripts/build.sh, for a system with builds.
+std::string build_script(const System& sys);
+/// The runbook's section on building the images (build.sh, or CI); "" without builds.
+std::string build_runbook_section(const System& sys);
 
 }  // namespace trainc::scripts

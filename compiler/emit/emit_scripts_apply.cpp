@@ -153,8 +153,38 @@ void apply_workload(ShellScript& sh, const RolloutStep& step) {
   call(sh, cmd::apply_files(kube_target(), step.files));
 }
 
+/// The image check's function: a dry run prints the check, a real one asks quietly (as up.sh asks
+/// what exists) and stops at the first image missing, before anything is applied.
+void need_image_function(ShellScript& sh, const System& sys) {
+  const Registry& r = *sys.gcp->registry;
+  const std::string describe = gcloud({"artifacts", "docker", "images", "describe", "\"$1\""}).line();
+  sh.line();
+  sh.comment("Stops unless image $1 is in the system's registry,");
+  sh.comment(fmt::format("{}/{}/{}; $2 says how to put it there. Images from elsewhere", r.host(), sys.gcp->project,
+                         r.repository));
+  sh.comment("(public ones, other projects') are not checked: they are not the system's to push.");
+  sh.open("need_image() {")
+      .open("if [ \"$DRY_RUN\" = 1 ]; then")
+      .line("run " + describe)
+      .branch("elif ! exists " + describe + "; then")
+      .line("die \"image $1 is not in the registry: $2\"")
+      .close("fi")
+      .close("}");
+}
+
+/// Every image of the system's registry the manifests name, checked before anything is applied.
+void check_images(ShellScript& sh, const RolloutStep& step) {
+  sh.line();
+  sh.comment("The images the pods pull from the system's registry, before anything is applied.");
+  for (const RegistryImage& i : step.images)
+    sh.line(fmt::format("need_image {} {}", lit(i.image),
+                        lit(i.build ? "build and push it with scripts/build.sh (or let CI do it)"
+                                    : "trainc does not build it; push it there")));
+}
+
 void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
   switch (step.kind) {
+    case RolloutStep::Kind::kImages: check_images(sh, step); return;
     case RolloutStep::Kind::kInstall: install(sh, sys, step); return;
     case RolloutStep::Kind::kShared: call(sh, cmd::apply_files(kube_target(), step.files)); return;
     case RolloutStep::Kind::kCluster: {
@@ -205,13 +235,21 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
                                           k8s::logs_ref(plan.workloads.back().done()), "-n", "${NAMESPACE}"})));
 }
 
-std::vector<std::string> apply_help(const k8s::Plan& plan) {
-  if (plan.services.empty())
-    return {"Applies the generated k8s/ files in dependency order: the shared objects, then each",
-            "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
-  return {"Applies the generated k8s/ files in dependency order: the shared objects, then the",
-          "services (waiting until they roll out and health.sh finds them serving), then each",
-          "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+/// Whether the rollout starts with the image check.
+bool checks_images(const Rollout& r) { return !r.steps.empty() && r.steps.front().kind == RolloutStep::Kind::kImages; }
+
+std::vector<std::string> apply_help(const Planned& plan) {
+  std::vector<std::string> help =
+      plan.services.empty()
+          ? std::vector<std::string>{"Applies the generated k8s/ files in dependency order: the shared objects, then each",
+                                     "step once the steps it needs have completed. Run up.sh (or Terraform) first."}
+          : std::vector<std::string>{"Applies the generated k8s/ files in dependency order: the shared objects, then the",
+                                     "services (waiting until they roll out and health.sh finds them serving), then each",
+                                     "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
+  if (checks_images(plan.rollout))
+    help.insert(help.end(), {"It first checks that every image the pods pull from the system's registry is there",
+                             "(build.sh, or CI, builds and pushes the images trainc builds)."});
+  return help;
 }
 
 }  // namespace
@@ -226,10 +264,14 @@ std::string apply_script(const System& sys, const Planned& plan) {
   wait_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
+  const Rollout& r = plan.rollout;
+  if (checks_images(r)) {
+    check_functions(sh, false);
+    need_image_function(sh, sys);
+  }
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
-  const Rollout& r = plan.rollout;
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     if (i == r.services_end()) services_only_exit(sh, plan);
     apply_step(sh, sys, r.steps[i]);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "emit/emit_scripts.h"
 #include "emit/emitter.h"
 
 namespace trainc {
@@ -389,6 +390,95 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   CHECK(kept.at("scripts/up.sh").find("PROJECT_NUMBER") == std::string::npos);
   CHECK(kept.at("scripts/down.sh").find("artifacts repositories") == std::string::npos);
   CHECK(kept.at("scripts/status.sh").find("gcloud artifacts repositories describe mnist-images") != std::string::npos);
+}
+
+/// The first logical line holding `needle`, without its indentation.
+static std::string stmt_with(const std::string& text, std::string_view needle) {
+  std::string l = line_with(text, needle);
+  return l.substr(std::min(l.size(), l.find_first_not_of(' ')));
+}
+
+/// environment_system() whose step 'train' (on the T4 pool) runs an image trainc builds from a
+/// generated Dockerfile, and whose step 'prep' an image of the same registry it does not build.
+static System built_system() {
+  System sys = environment_system();
+  Build b;
+  b.name = "train";
+  b.of = "step";
+  b.context = "src";
+  b.base = "python:3.12-slim@sha256:0123";
+  b.tag = "c-0123456789abcdef";
+  b.image = sys.gcp->image_path("train") + ":" + b.tag;
+  sys.builds["train"] = b;
+  sys.steps[1].image = b.image;
+  sys.steps[0].image = sys.gcp->image_path("prep") + ":1.0";
+  return sys;
+}
+
+TEST_CASE("build.sh builds each image trainc builds from the spec's folder, unless its tag is in the registry") {
+  CHECK(emit(environment_system()).count("scripts/build.sh") == 0);  // nothing to build
+  System sys = built_system();
+  const std::string image = "us-docker.pkg.dev/my-proj/mnist-images/train:c-0123456789abcdef";
+  REQUIRE(sys.builds.at("train").image == image);
+  auto files = emit(sys);
+  REQUIRE(files.count("scripts/build.sh") == 1);
+  const auto& build = files.at("scripts/build.sh");
+  CHECK(line_with(build, "build " + image) ==
+        "build " + image + " \"${SPEC_DIR}/src\" \"${OUT_DIR}/docker/train.Dockerfile\" linux/amd64");
+  CHECK(build.find("mnist-images/prep") == std::string::npos);  // not trainc's to build
+  // Skipped when the tag is there (unless --force); docker buildx, else Cloud Build from a staged copy.
+  CHECK(stmt_with(build, "exists gcloud artifacts docker images describe") ==
+        "if [ \"$FORCE\" = 0 ] && [ \"$DRY_RUN\" = 0 ] && exists gcloud artifacts docker images describe \"$1\"; then");
+  CHECK(stmt_with(build, "docker buildx build") == "run docker buildx build --push --platform \"$4\" -f \"$3\" -t \"$1\" \"$2\"");
+  CHECK(stmt_with(build, "run gcloud builds submit") ==
+        "run gcloud builds submit \"$folder\" --tag=\"$1\" --region=\"$REGION\" --project=\"$PROJECT_ID\"");
+  CHECK(pos(build, "cp -a \"$2/.\" \"$folder/\"") < pos(build, "cp \"$3\" \"$folder/Dockerfile\""));
+  CHECK(build.find("trap 'if [ -n \"$STAGE\" ]; then rm -rf \"$STAGE\"; fi' EXIT") != std::string::npos);
+  CHECK(stmt_with(build, "run gcloud auth configure-docker") == "run gcloud auth configure-docker us-docker.pkg.dev --quiet");
+  // The repository and the project first: no build without them.
+  const std::size_t first_build = pos(build, "\nbuild " + image);
+  CHECK(pos(build, "die 'repository mnist-images in us does not exist; run up.sh (or Terraform) first'") < first_build);
+  CHECK(pos(build, "if [ \"$PROJECT_ID\" != my-proj ]; then") < first_build);
+  CHECK(build.find("--force) FORCE=1 ;;") != std::string::npos);
+  CHECK(build.find("CLUSTER=") == std::string::npos);  // it names no cluster
+
+  // A user's Dockerfile is in its context; an image for Arm nodes is built for arm64.
+  sys.builds.at("train").dockerfile = "docker/Train.Dockerfile";
+  sys.builds.at("train").context = ".";
+  sys.pools.at("gpu").arm = true;
+  CHECK(line_with(emit(sys).at("scripts/build.sh"), "build " + image) ==
+        "build " + image + " \"$SPEC_DIR\" \"${SPEC_DIR}/docker/Train.Dockerfile\" linux/arm64");
+  sys.gcp->registry->create = false;
+  CHECK(emit(sys).at("scripts/build.sh").find("the spec names it as existing (create: false)") != std::string::npos);
+}
+
+TEST_CASE("apply.sh checks every image of the system's registry before it applies anything") {
+  auto apply = emit(built_system()).at("scripts/apply.sh");
+  const std::string train = "us-docker.pkg.dev/my-proj/mnist-images/train:c-0123456789abcdef";
+  CHECK(line_with(apply, "need_image " + train) ==
+        "need_image " + train + " 'build and push it with scripts/build.sh (or let CI do it)'");
+  CHECK(line_with(apply, "need_image us-docker.pkg.dev/my-proj/mnist-images/prep:1.0") ==
+        "need_image us-docker.pkg.dev/my-proj/mnist-images/prep:1.0 'trainc does not build it; push it there'");
+  CHECK(pos(apply, "need_image " + train) < pos(apply, "kubectl --context \"$KUBE_CONTEXT\" apply"));
+  CHECK(stmt_with(apply, "run gcloud artifacts docker images describe") == "run gcloud artifacts docker images describe \"$1\"");
+  CHECK(stmt_with(apply, "elif ! exists gcloud artifacts docker images describe") ==
+        "elif ! exists gcloud artifacts docker images describe \"$1\"; then");
+  // Images elsewhere are not checked: the T4 steps' "img", and every image of a system without a registry.
+  CHECK(emit(environment_system()).at("scripts/apply.sh").find("need_image") == std::string::npos);
+  CHECK(emit(gcp_system()).at("scripts/apply.sh").find("need_image") == std::string::npos);
+  CHECK(line_with(emit(built_system()).at("scripts/up.sh"), "log 'done;") == "log 'done; next: build.sh, then apply.sh'");
+}
+
+TEST_CASE("the runbook's build section names build.sh, and CI as the other way") {
+  CHECK(scripts::build_runbook_section(environment_system()).empty());
+  System sys = built_system();
+  const std::string md = scripts::build_runbook_section(sys);
+  CHECK(md.find("## Build the images") != std::string::npos);
+  CHECK(md.find("scripts/build.sh --dry-run\nscripts/build.sh\n") != std::string::npos);
+  CHECK(md.find("from `src` in the spec's folder (Dockerfile `docker/train.Dockerfile`)") != std::string::npos);
+  CHECK(md.find("with `ci:` in the spec") != std::string::npos);
+  sys.ci = Ci{};
+  CHECK(scripts::build_runbook_section(sys).find("the pipelines (below) build and push the same images") != std::string::npos);
 }
 
 }  // namespace trainc

@@ -309,7 +309,7 @@ std::string up_script(const System& sys, const Planned& plan) {
   if (autoscaled_services(sys)) up_metrics_reader(sh);
   sh.line();
   call(sh, cluster_call("get-credentials"));
-  log_line(sh, "done; next: apply.sh");
+  log_line(sh, sys.builds.empty() ? "done; next: apply.sh" : "done; next: build.sh, then apply.sh");
   return sh.text();
 }
 

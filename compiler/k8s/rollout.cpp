@@ -31,10 +31,34 @@ RolloutStep apply(RolloutStep::Kind kind, const k8s::Workload& w) {
 
 }  // namespace
 
+std::vector<RegistryImage> registry_images(const System& sys) {
+  if (!sys.gcp || !sys.gcp->registry) return {};
+  const std::string prefix = sys.gcp->image_path("");
+  std::set<std::string> named;
+  for (const auto& s : sys.steps) named.insert(s.image);
+  for (const auto& [_, c] : sys.clusters) named.insert(c.image);
+  for (const auto& [_, s] : sys.services) named.insert(s.image);
+  std::vector<RegistryImage> out;
+  for (const auto& image : named) {
+    if (!image.starts_with(prefix)) continue;
+    RegistryImage i{image};
+    for (const auto& [_, b] : sys.builds)
+      if (b.image == image) i.build = &b;
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
 Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
   using Kind = RolloutStep::Kind;
   const Catalog& cat = catalog();
   Rollout r;
+  // The images before anything: a pod whose image was never pushed waits in ImagePullBackOff.
+  if (auto images = registry_images(sys); !images.empty()) {
+    RolloutStep s{Kind::kImages};
+    s.images = std::move(images);
+    r.steps.push_back(std::move(s));
+  }
   // Operators and controllers first: their CRDs and webhooks before any object of their kinds,
   // Istio's injector before any pod.
   if (plan.needs_istio) {

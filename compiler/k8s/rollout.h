@@ -20,8 +20,16 @@ enum class Addon {
   kJobSet,          ///< the JobSet controller, before any JobSet
 };
 
+/// An image in the system's own Artifact Registry repository that the manifests name: it must
+/// have been pushed before anything is applied.
+struct RegistryImage {
+  std::string image;             ///< the full reference, as the manifests name it
+  const Build* build = nullptr;  ///< the build that makes it (scripts/build.sh, CI); nullptr: none does
+};
+
 struct RolloutStep {
   enum class Kind {
+    kImages,    ///< every image in the system's registry that the manifests name is there
     kInstall,   ///< an addon: its charts (helm), or its pinned manifest (a controller's is waited for)
     kShared,    ///< the shared objects: the namespace first
     kCluster,   ///< a long-lived compute cluster's objects; steps on it wait until it is ready
@@ -39,6 +47,7 @@ struct RolloutStep {
   /// kWorkload: what it waits for first, each wait once in the whole rollout: the cluster it runs
   /// on, then the steps it needs that are not done when applied.
   std::vector<const k8s::Object*> waits;
+  std::vector<RegistryImage> images;  ///< kImages, by reference
 };
 
 struct TeardownStep {
@@ -53,12 +62,17 @@ struct TeardownStep {
 };
 
 struct Rollout {
-  std::vector<RolloutStep> steps;  ///< in order: addons, shared objects, clusters, services, health, steps
+  std::vector<RolloutStep> steps;  ///< in order: images, addons, shared objects, clusters, services, health, steps
   std::vector<TeardownStep> teardown;
   /// The steps before the first pipeline step: what `apply.sh --services-only` (CI's deploy) runs.
   std::size_t services_end() const;
 };
 
 Rollout make_rollout(const System& sys, const k8s::Plan& plan);
+
+/// The images in the system's Artifact Registry repository that the pods name (steps, compute
+/// clusters, services), by reference; none without a registry. Images elsewhere (public ones,
+/// other projects' repositories) are not the system's to push.
+std::vector<RegistryImage> registry_images(const System& sys);
 
 }  // namespace trainc

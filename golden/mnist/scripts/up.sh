@@ -188,4 +188,4 @@ retry gcloud artifacts repositories add-iam-policy-binding mnist \
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
-log 'done; next: apply.sh'
+log 'done; next: build.sh, then apply.sh'

@@ -26,6 +26,8 @@ usage() {
     'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
+    'It first checks that every image the pods pull from the system'\''s registry is there' \
+    '(build.sh, or CI, builds and pushes the images trainc builds).' \
     '' \
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --dry-run      print the commands without running any' \
@@ -86,10 +88,38 @@ wait_for() {
   done
 }
 
+# Whether a describe command finds its resource (asked quietly); an error other than
+# "not found" (no login, no permission) stops the script.
+exists() {
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then return 0; fi
+  case "$err" in *NOT_FOUND* | *[Nn]ot\ found*) return 1 ;; esac
+  die "$* failed: $err"
+}
+# A dry run asks nothing and assumes the answer that shows the whole plan.
+present() {
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  exists "$@"
+}
+
+# Stops unless image $1 is in the system's registry,
+# us-central1-docker.pkg.dev/my-project/xgb-dask-a4; $2 says how to put it there. Images from elsewhere
+# (public ones, other projects') are not checked: they are not the system's to push.
+need_image() {
+  if [ "$DRY_RUN" = 1 ]; then
+    run gcloud artifacts docker images describe "$1"
+  elif ! exists gcloud artifacts docker images describe "$1"; then
+    die "image $1 is not in the registry: $2"
+  fi
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
+
+# The images the pods pull from the system's registry, before anything is applied.
+need_image us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-0.yaml" \

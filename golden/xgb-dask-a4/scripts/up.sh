@@ -329,4 +329,4 @@ retry gcloud iam service-accounts add-iam-policy-binding "$GSA_EMAIL" \
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
-log 'done; next: apply.sh'
+log 'done; next: build.sh, then apply.sh'
