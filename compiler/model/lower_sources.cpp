@@ -90,7 +90,7 @@ ContentSource Lowerer::content_source(const json& j, const std::string& ptr, con
     std::error_code ec;
     if (fetched.count(n.path) || (!from.empty() && fs::is_regular_file(folder / n.path, ec))) continue;
     const std::string top = n.path.substr(0, n.path.find('/'));
-    const std::string where = from.empty() ? "the fetched files" : fmt::format("'{}'", out.folder);
+    const std::string where = from.empty() ? "the fetched files" : fmt::format("the folder '{}'", out.folder);
     doc_.error(diags_, ptr_index(needs_ptr, i),
                fmt::format("{} is not in {}: the repository needs {}, which the scripts upload from there{}", n.what,
                            where, n.path, from.empty() ? "" : did_you_mean(top, folders_in(folder))),

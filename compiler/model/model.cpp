@@ -227,7 +227,8 @@ std::string Origin::spec_path_from(const std::string& from, const std::string& s
   namespace fs = std::filesystem;
   const fs::path spec_dir = fs::path(spec.empty() ? "spec.yaml" : spec).parent_path();
   const fs::path here = fs::path(out.empty() ? "." : out) / system / from;
-  std::string s = (spec_dir / rel).lexically_normal().lexically_relative(here.lexically_normal()).generic_string();
+  std::string s =
+      (spec_dir / rel).lexically_normal().lexically_relative(here.lexically_normal()).lexically_normal().generic_string();
   while (s.size() > 1 && s.ends_with("/")) s.pop_back();
   return s.empty() ? "." : s;
 }
