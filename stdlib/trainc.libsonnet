@@ -140,11 +140,12 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
 
   // A Triton model server reading `repository` (a store reference, t.store('models', '/repo'));
   // `models` are checked ready after deployment; `autoscaling` is {min, max} or null for fixed
-  // `replicas`; `gateway` (t.gateway(...)) exposes it through the Istio ingress gateway.
-  triton(repository, pool=null, models=null, replicas=null, autoscaling=null, gpus=null, gateway=null)::
+  // `replicas`; `gateway` (t.gateway(...)) exposes it through the Istio ingress gateway; `source`
+  // (t.repositorySource(...)) is what the scripts upload into the repository before it starts.
+  triton(repository, pool=null, models=null, replicas=null, autoscaling=null, gpus=null, gateway=null, source=null)::
     compact({
       pool: pool,
-      triton: compact({ repository: repository, models: models }),
+      triton: compact({ repository: repository, models: models, source: source }),
       replicas: replicas,
       autoscaling: autoscaling,
       gpus: gpus,
@@ -153,4 +154,11 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
 
   // A service's route through the Istio ingress gateway, for `hosts` (default: any host).
   gateway(hosts=null):: compact({ hosts: hosts }),
+
+  // A model repository's contents: `from` is a folder beside the spec or gs://bucket/path, and
+  // `fetch` files (t.fetched(...)) too large to commit, each checked against its SHA-256.
+  repositorySource(from=null, fetch=null):: compact({ from: from, fetch: fetch }),
+
+  // A file downloaded from `url` to path `to` of the repository, pinned by its `sha256`.
+  fetched(url, sha256, to):: { url: url, sha256: sha256, to: to },
 }

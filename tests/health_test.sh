@@ -36,7 +36,19 @@ case " $* " in
   *) echo "unexpected kubectl call: $*" >&2; exit 3 ;;
 esac
 SH
-chmod +x "$BIN/curl" "$BIN/kubectl"
+# gcloud answers `storage ls` of an object: found, unless $FAKE_EMPTY says the store is empty.
+cat >"$BIN/gcloud" <<'SH'
+#!/usr/bin/env bash
+echo "gcloud $*" >>"$FAKE_LOG"
+case "$1 $2" in
+  "storage ls")
+    if [ -n "${FAKE_EMPTY:-}" ]; then echo "ERROR: (gcloud.storage.ls) One or more URLs matched no objects." >&2; exit 1; fi
+    echo "$3"; exit 0 ;;
+esac
+echo "unexpected gcloud call: $*" >&2
+exit 3
+SH
+chmod +x "$BIN/curl" "$BIN/kubectl" "$BIN/gcloud"
 
 compile() {  # $1 spec, $2 output folder
   "$TRAINC" compile "$1" -o "$2" >/dev/null 2>"$TMP/compile.err" || { cat "$TMP/compile.err"; return 1; }
@@ -69,7 +81,7 @@ check_ready_at_once() {
     { show; echo "the model named in the spec was not asked"; return 1; }
   grep -q "every service serves" "$TMP/stderr" || { show; return 1; }
 }
-export FAKE_IP FAKE_READY_AFTER FAKE_BODY
+export FAKE_IP FAKE_READY_AFTER FAKE_BODY FAKE_EMPTY
 t "gateway: ready at once passes, asking the server and each model" check_ready_at_once
 
 check_retries() {
@@ -108,6 +120,19 @@ check_dry_run() {
 }
 t "--dry-run prints the requests and runs nothing" check_dry_run
 
+# The repository is read when Triton starts: a model missing from it fails at once, before the
+# gateway is asked for its address or the server for anything, saying how the repository is filled.
+check_empty_repository() {
+  FAKE_EMPTY=1 FAKE_IP=203.0.113.7 FAKE_READY_AFTER=1 health "$GW"
+  [ "$rc" -eq 1 ] || { show; echo "expected exit 1"; return 1; }
+  grep -q "error: model 'densenet_onnx' of service 'triton' is not in gs://jk-triton-repository (no densenet_onnx/config.pbtxt), though scripts/apply.sh uploads it from the folder 'models' beside the spec (services.triton.triton.source)" "$TMP/stderr" ||
+    { show; echo "the failure does not name the missing model and where it comes from"; return 1; }
+  grep -q "^gcloud storage ls gs://jk-triton-repository/densenet_onnx/config.pbtxt$" "$TMP/log" || { show; return 1; }
+  if grep -qE '^(curl|kubectl)' "$TMP/log"; then show; echo "asked the server although its model is missing"; return 1; fi
+  if grep -q "not yet (attempt" "$TMP/stderr"; then show; echo "retried instead of failing at once"; return 1; fi
+}
+t "gateway: a model missing from the repository fails at once, naming it and its source" check_empty_repository
+
 # A service without a gateway is asked through the API server's service proxy.
 cat >"$TMP/internal.yaml" <<'YAML'
 apiVersion: trainc/v1
@@ -143,6 +168,18 @@ check_internal_never() {
     { show; return 1; }
 }
 t "internal: never ready fails naming the service" check_internal_never
+
+# Without `source` nothing fills the repository: the message says how to.
+check_internal_empty() {
+  FAKE_EMPTY=1 FAKE_READY_AFTER=1 health "$TMP/internal/serve"
+  [ "$rc" -eq 1 ] || { show; return 1; }
+  grep -q "error: model 'ensemble' of service 'llm' is not in gs://my-models/repo (no ensemble/config.pbtxt): the store folder is empty or incomplete, and nothing fills it" "$TMP/stderr" ||
+    { show; return 1; }
+  grep -q "services.llm.triton.source (a folder beside the spec, or gs://...), which scripts/apply.sh uploads, or upload them yourself: gcloud storage rsync --recursive FOLDER gs://my-models/repo$" "$TMP/stderr" ||
+    { show; echo "the failure does not say how to fill the repository"; return 1; }
+  if grep -q '^kubectl' "$TMP/log"; then show; echo "asked the server although its model is missing"; return 1; fi
+}
+t "internal: an empty repository without a source fails at once, saying how to fill it" check_internal_empty
 
 # vLLM (examples/vllm-l4): /health, then /v1/models, which must list the served model's name.
 compile examples/vllm-l4/spec.yaml "$OUT" || exit 1
@@ -210,5 +247,107 @@ check_vllm_dry_run() {
   grep -q "listed qwen2.5-0.5b-instruct curl -fsS --max-time 5 http://GATEWAY_IP/v1/models" "$TMP/stderr" || { show; return 1; }
 }
 t "vllm: --dry-run prints the model-list request and runs nothing" check_vllm_dry_run
+
+# ---- apply.sh fills the repository before the health check (tests/stubs.sh's fake cloud) --------
+# shellcheck source=tests/stubs.sh
+. tests/stubs.sh
+SANDBOX="$TMP/sandbox"
+
+# Runs scripts/$2 of output folder $1 with the stand-ins first on PATH.
+stubbed() {
+  local dir=$1 script=$2
+  shift 2
+  mkdir -p "$SANDBOX/tmp"
+  run env PATH="$STUB_BIN:$PATH" TMPDIR="$SANDBOX/tmp" HEALTH_ATTEMPTS=2 HEALTH_DELAY=0 \
+    bash "$dir/scripts/$script" "$@"
+}
+
+show_stubbed() {
+  echo "exit $rc; stderr:"
+  tail -n 20 "$TMP/stderr"
+  echo "calls:"
+  stub_log | tail -n 20
+}
+
+# The line of the stand-ins' log where $1 (an extended regex) first matches; 0 when none does.
+first_call() { grep -nE -m1 "$1" "$STUB_STATE/log" | cut -d: -f1 || true; }
+
+E2E="$TMP/e2e"
+compile "$(primary_spec examples/triton-tpu)" "$E2E" || exit 1
+
+# From an empty fake project: up.sh, then apply.sh. Every model the health check asks Triton for
+# is in the repository (its config.pbtxt from models/, its model.onnx fetched) before the
+# Deployment is applied, and so before health.sh asks.
+check_apply_uploads() {
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  cp -R "$E2E/triton-tpu" "$TMP/repinned"
+  stub_repin "$TMP/repinned"
+  stubbed "$TMP/repinned" up.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "up.sh failed"; return 1; }
+  stub_reset_calls
+  stubbed "$TMP/repinned" apply.sh --services-only
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "apply.sh failed"; return 1; }
+  local models m objects="$STUB_STATE/cloud/objects/jk-triton-repository"
+  models=$(sed -n 's|.*/v2/models/\([^/]*\)/ready.*|\1|p' "$TMP/repinned/scripts/health.sh" | sort -u)
+  [ -n "$models" ] || { echo "health.sh asks for no model"; return 1; }
+  for m in $models; do
+    grep -q "^curl .*/v2/models/$m/ready" "$STUB_STATE/log" || { show_stubbed; echo "health.sh did not ask for $m"; return 1; }
+    cmp -s "$objects/$m/config.pbtxt" "examples/triton-tpu/models/$m/config.pbtxt" ||
+      { echo "$m/config.pbtxt was not uploaded from examples/triton-tpu/models"; ls -R "$STUB_STATE/cloud"; return 1; }
+    [ "$(cat "$objects/$m/1/model.onnx")" = "stub download" ] || { echo "$m/1/model.onnx was not fetched and uploaded"; return 1; }
+  done
+  local upload deploy asked
+  upload=$(first_call "^gcloud storage rsync --recursive .*/examples/triton-tpu/models gs://jk-triton-repository$")
+  deploy=$(first_call "^kubectl .* apply .*service-triton-deployment.yaml")
+  asked=$(first_call "^curl .*/v2/models/")
+  [ -n "$upload" ] && [ -n "$deploy" ] && [ -n "$asked" ] || { show_stubbed; echo "no upload, deployment or model check"; return 1; }
+  [ "$upload" -lt "$deploy" ] && [ "$deploy" -lt "$asked" ] ||
+    { show_stubbed; echo "the repository was filled at line $upload of the log, the Deployment applied at $deploy, the model asked at $asked"; return 1; }
+  # Again: the upload adds and replaces, and apply.sh stays idempotent.
+  stubbed "$TMP/repinned" apply.sh --services-only
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "the second apply.sh failed"; return 1; }
+}
+t "apply.sh uploads every model the health check asks for before the server is deployed" check_apply_uploads
+
+# The compiled pin, against the stand-in's download: the SHA-256 differs, and apply.sh stops
+# before anything is uploaded or the server deployed.
+check_pin_mismatch() {
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  stubbed "$E2E/triton-tpu" up.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; return 1; }
+  stub_reset_calls
+  stubbed "$E2E/triton-tpu" apply.sh
+  [ "$rc" -eq 1 ] || { show_stubbed; echo "expected exit 1"; return 1; }
+  grep -q "error: https://github.com/onnx/models/raw/.*/densenet-7.onnx is not the file services.triton.triton.source.fetch pins (SHA-256 79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51); nothing was uploaded" "$TMP/stderr" ||
+    { show_stubbed; echo "the failure does not name the download and its pin"; return 1; }
+  if grep -qE "^gcloud storage rsync|service-triton-deployment" "$STUB_STATE/log"; then
+    show_stubbed; echo "uploaded or deployed after a SHA-256 mismatch"; return 1
+  fi
+  [ ! -e "$STUB_STATE/cloud/objects" ] || { echo "the repository holds objects:"; ls -R "$STUB_STATE/cloud/objects"; return 1; }
+}
+t "a download whose SHA-256 is not the pinned one stops apply.sh before any upload" check_pin_mismatch
+
+# Without a source, apply.sh looks for each model before it deploys the server, and stops at once.
+check_apply_without_source() {
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  stubbed "$TMP/internal/serve" up.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; return 1; }
+  stub_reset_calls
+  stubbed "$TMP/internal/serve" apply.sh
+  [ "$rc" -eq 1 ] || { show_stubbed; echo "expected exit 1"; return 1; }
+  grep -q "apply.sh: error: model 'ensemble' of service 'llm' is not in gs://my-models/repo (no ensemble/config.pbtxt)" "$TMP/stderr" ||
+    { show_stubbed; return 1; }
+  if grep -q "service-llm-deployment" "$STUB_STATE/log"; then show_stubbed; echo "deployed without the model"; return 1; fi
+  # Filled by hand, as the message says, apply.sh goes on.
+  mkdir -p "$TMP/repo/ensemble"
+  echo 'name: "ensemble"' >"$TMP/repo/ensemble/config.pbtxt"
+  env PATH="$STUB_BIN:$PATH" gcloud storage rsync --recursive "$TMP/repo" gs://my-models/repo
+  stubbed "$TMP/internal/serve" apply.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "apply.sh failed with the repository filled"; return 1; }
+}
+t "apply.sh without a source stops before deploying a server whose model is missing" check_apply_without_source
 
 tap_done

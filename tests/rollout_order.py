@@ -6,8 +6,8 @@ Usage: rollout_order.py OUT_DIR APPLY_TRACE DOWN_TRACE
 OUT_DIR is a compiled system's folder; APPLY_TRACE and DOWN_TRACE are what `scripts/apply.sh
 --dry-run` and `scripts/down.sh --dry-run` printed (their `+ command` lines). Both documents are
 read as a sequence of events: a chart installed, a manifest applied, a k8s/ file applied, a rollout
-waited for, an object waited for. The runbook's sequence must be apply.sh's, and the first thing
-each tears down must be the same. Prints both sequences and exits 1 when they differ.
+waited for, an object waited for, a store folder filled. The runbook's sequence must be apply.sh's,
+and the first thing each tears down must be the same. Prints both sequences and exits 1 when they differ.
 """
 import re
 import shlex
@@ -34,6 +34,8 @@ def events(commands):
                     out.append("file " + target.rsplit("/", 1)[-1])
         elif words[:3] == ["kubectl", "rollout", "status"]:
             out.append("rollout " + next(w for w in words[3:] if "/" in w))
+        elif words[:3] == ["gcloud", "storage", "rsync"]:
+            out.append("upload to " + words[-1])
         elif words[:2] == ["kubectl", "wait"] and "deployment" not in words[2:3]:
             ref = next(w for w in words[2:] if "/" in w and not w.startswith("--"))
             out.append("wait " + ref)

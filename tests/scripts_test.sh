@@ -40,6 +40,7 @@ life() {
   local dir=$1 before
   rm -rf "$TMP/stubs" "$SANDBOX"
   stubs_install "$TMP/stubs"
+  stub_repin "$dir"  # the files apply.sh fetches are the curl stand-in's
 
   run_script "$dir" up.sh
   [ "$rc" -eq 0 ] || { echo "first up.sh failed"; show; return 1; }

@@ -17,6 +17,7 @@
 # that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
 # takes its pools along when deleted. kubectl remembers what was applied; `wait` on an object
 # never applied fails as kubectl does. helm remembers releases. curl answers every request.
+# `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
 # `ray job submit … -- WORDS` runs WORDS as Ray does (list2cmdline, then `sh -c`).
 # The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
 # python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
@@ -62,6 +63,40 @@ case "${1:-} ${2:-} ${3:-}" in
   "artifacts repositories delete") "${0%/*}/.images" forget "${4:-}" ;;
 esac
 cloud="$STUB_STATE/cloud"
+# Objects: `storage rsync [flags] SRC gs://B/P` copies folder SRC (local, or gs://) to the files
+# under $cloud/objects/B/P, and `storage ls` finds them (an object, a folder's objects, or a
+# bucket's); what no object matches fails as gcloud does.
+if [ "${1:-}" = storage ] && { [ "${2:-}" = rsync ] || [ "${2:-}" = ls ]; }; then
+  urls=()
+  for a in "${@:3}"; do case "$a" in -*) ;; *) urls+=("$a") ;; esac; done
+  at() { case "$1" in gs://*) printf '%s\n' "$cloud/objects/${1#gs://}" ;; *) printf '%s\n' "$1" ;; esac; }
+  bucket() { local b=${1#gs://}; printf '%s\n' "${b%%/*}"; }
+  if [ "$2" = rsync ]; then
+    [ -e "$cloud/storage_buckets_$(bucket "${urls[1]}")" ] ||
+      { echo "ERROR: (gcloud.storage.rsync) gs://$(bucket "${urls[1]}") not found: 404." >&2; exit 1; }
+    [ -d "$(at "${urls[0]}")" ] || { echo "ERROR: (gcloud.storage.rsync) ${urls[0]} not found" >&2; exit 1; }
+    mkdir -p "$(at "${urls[1]}")"
+    cp -R "$(at "${urls[0]}")/." "$(at "${urls[1]}")/"
+    exit 0
+  fi
+  o=$(at "${urls[0]}")
+  o=${o%/}
+  if [ -f "$o" ]; then echo "${urls[0]}"; exit 0; fi
+  if [ -d "$o" ] && [ -n "$(find "$o" -type f | head -n 1)" ]; then
+    find "$o" -type f | sed "s|^$cloud/objects/|gs://|"
+    exit 0
+  fi
+  # A bucket without objects: as below (STUB_BUCKET_OBJECTS, or nothing).
+  if [ "${urls[0]#gs://}" != "$(bucket "${urls[0]}")" ]; then
+    echo "ERROR: (gcloud.storage.ls) One or more URLs matched no objects." >&2
+    exit 1
+  fi
+fi
+# `storage rm --recursive gs://B` takes B's objects along (and then B, as below).
+if [ "${1:-} ${2:-}" = "storage rm" ]; then
+  for a in "${@:3}"; do case "$a" in gs://*) b=${a#gs://}; rm -rf "$cloud/objects/${b%%/*}" ;; esac; done
+  rmdir "$cloud/objects" 2>/dev/null
+fi
 # The command group (words before the verb), the verb and its first positional argument.
 words=() verb='' name='' cluster=''
 for a in "$@"; do
@@ -222,6 +257,10 @@ SH
 . "${0%/*}/.record"
 stub_record curl "$@"
 case "${*: -1}" in */v1/models) "${0%/*}/.models" ;; esac
+# A download (-o FILE, with --create-dirs) gets the same bytes whatever its URL: stub_repin pins them.
+out=''
+while [ "$#" -gt 0 ]; do [ "$1" = -o ] && out=${2:-}; shift; done
+if [ -n "$out" ] && [ "$out" != /dev/null ]; then mkdir -p "$(dirname "$out")"; echo 'stub download' >"$out"; fi
 exit 0
 SH
 
@@ -420,6 +459,14 @@ stub_path_without_docker() {
   done
   if PATH="$dir:/usr/bin:/bin" command -v docker >/dev/null; then echo "docker is in /usr/bin or /bin" >&2; return 1; fi
   printf '%s\n' "$dir:/usr/bin:/bin"
+}
+
+# Pins the files scripts/apply.sh of output folder $1 fetches to what the curl stand-in downloads,
+# so that their SHA-256 checks pass (an unchanged script stops at the first one).
+stub_repin() {
+  local sum
+  sum=$(echo 'stub download' | sha256sum)
+  sed -i -E "/sha256sum --check|pins \(SHA-256/ s/[0-9a-f]{64}/${sum%% *}/g" "$1/scripts/apply.sh"
 }
 
 stub_exists() { [ -e "$STUB_STATE/cloud/$(printf '%s' "$1" | tr ' /' '__')" ]; }

@@ -193,6 +193,14 @@ CommandLine region_quotas(const std::string& region_word, const std::string& pro
   return c.next_line().opt("--format", "csv[no-heading](quotas.metric,quotas.limit,quotas.usage)");
 }
 
+CommandLine storage_rsync(const std::string& from_word, const std::string& to) {
+  CommandLine c = gcloud({"storage", "rsync", "--recursive"});
+  c.word(from_word);
+  return c.arg(to);
+}
+
+CommandLine storage_ls(const std::string& url) { return gcloud({"storage", "ls"}).arg(url); }
+
 CommandLine curl(const std::string& url_word, const std::string& host) {
   CommandLine c;
   c.spaced = true;

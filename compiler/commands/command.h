@@ -92,6 +92,12 @@ CommandLine region_quotas(const std::string& region_word, const std::string& pro
 /// Submits a Cloud Build config from the repository root (the source is ".").
 CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions);
 
+/// Copies the folder `from_word` (a shell word: a local path or gs://…) into `to` (gs://…),
+/// adding and replacing objects, deleting none.
+CommandLine storage_rsync(const std::string& from_word, const std::string& to);
+/// Lists the object `url` (gs://…): fails when there is none.
+CommandLine storage_ls(const std::string& url);
+
 /// A request to `url_word` (a shell word: it may name $GATEWAY_IP) with the Host header `host`
 /// ("" for none), as the runbook's calling examples write it.
 CommandLine curl(const std::string& url_word, const std::string& host);

@@ -153,6 +153,13 @@ ojson service_json(const System& sys, const Service& s) {
       s.server,
       [&](const Triton& t) {
         j["triton"] = {{"repository", t.repository.url}, {"models", t.models}, {"args", t.args}};
+        if (!t.source) return;
+        ojson src, fetch = ojson::array();
+        if (!t.source->folder.empty()) src["folder"] = t.source->folder;
+        if (!t.source->gcs.empty()) src["gcs"] = t.source->gcs;
+        for (const FetchedFile& f : t.source->fetch) fetch.push_back({{"url", f.url}, {"sha256", f.sha256}, {"to", f.to}});
+        if (!fetch.empty()) src["fetch"] = fetch;
+        j["triton"]["source"] = src;
       },
       [&](const Vllm& v) {
         ojson m;

@@ -6,6 +6,7 @@
 
 #include "base/overloaded.h"
 #include "emit/ci.h"
+#include "emit/contents.h"
 #include "commands/command.h"
 #include "emit/emit_scripts.h"
 #include "emit/emitter.h"
@@ -583,6 +584,7 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
       break;
     case RolloutStep::Kind::kShared:
     case RolloutStep::Kind::kCluster: apply_each(); break;
+    case RolloutStep::Kind::kContents: return contents_runbook_commands(sys, *step.workload->service);
     case RolloutStep::Kind::kService:
       apply_each();
       cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
@@ -628,6 +630,7 @@ std::string apply_section(const System& sys, const Planned& plan) {
                 "once):\n\n```sh\n";
     for (const auto& step : plan.rollout.steps) md += apply_commands(sys, step);
     md += "```\n\n";
+    for (const auto& w : plan.services) md += contents_runbook_note(sys, *w.service);
   }
   md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
         "(" + kubectl_code({"delete", "job", "-n", ns, "NAME"}) + "), then apply.\n\n";

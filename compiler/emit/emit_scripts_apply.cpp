@@ -3,6 +3,7 @@
 // and their health check, then each step once what it waits for is done.
 #include <fmt/format.h>
 
+#include "emit/contents.h"
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
 #include "model/catalog.h"
@@ -194,6 +195,7 @@ void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
       call(sh, cmd::apply_files(kube_target(), step.files));
       return;
     }
+    case RolloutStep::Kind::kContents: contents_step(sh, sys, *step.workload->service); return;
     case RolloutStep::Kind::kService: apply_service(sh, step); return;
     case RolloutStep::Kind::kHealth: health_check(sh); return;
     case RolloutStep::Kind::kWorkload: apply_workload(sh, step); return;

@@ -1,6 +1,7 @@
 // scripts/health.sh: asks every service whether it serves, as a client would (emit_scripts.h).
 #include <fmt/format.h>
 
+#include "emit/contents.h"
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
 #include "model/catalog.h"
@@ -152,6 +153,16 @@ std::string health_script(const System& sys) {
   if (lists_models(sys)) listed_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
+  // What each server reads when it starts, first: without it no retry helps.
+  for (const auto& [_, s] : sys.services) {
+    bool needs = false;
+    for (const StoreContents& c : s.store_contents()) needs = needs || !c.needs.empty();
+    if (!needs) continue;
+    sh.line();
+    sh.comment(fmt::format("Service '{}' reads its store folders only when it starts: what it needs must be there.",
+                           s.name));
+    contents_lookups(sh, sys, s);
+  }
   if (sys.uses_gateway()) gateway_address(sh);
   for (const auto& [_, s] : sys.services) health_checks(sh, sys, s);
   log_line(sh, "every service serves");

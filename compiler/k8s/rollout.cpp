@@ -76,7 +76,16 @@ Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
     r.steps.push_back(std::move(s));
   }
   for (const auto& w : plan.clusters) r.steps.push_back(apply(Kind::kCluster, w));
-  for (const auto& w : plan.services) r.steps.push_back(apply(Kind::kService, w));
+  for (const auto& w : plan.services) {
+    bool contents = false;
+    for (const StoreContents& c : w.service->store_contents()) contents = contents || c.source || !c.needs.empty();
+    if (contents) {
+      RolloutStep s{Kind::kContents};
+      s.workload = &w;
+      r.steps.push_back(std::move(s));
+    }
+    r.steps.push_back(apply(Kind::kService, w));
+  }
   if (!plan.services.empty()) r.steps.push_back(RolloutStep{Kind::kHealth});
   std::set<std::string> waited;
   for (const auto& w : plan.workloads) {

@@ -33,6 +33,9 @@ struct RolloutStep {
     kInstall,   ///< an addon: its charts (helm), or its pinned manifest (a controller's is waited for)
     kShared,    ///< the shared objects: the namespace first
     kCluster,   ///< a long-lived compute cluster's objects; steps on it wait until it is ready
+    /// A service's store contents (Service::store_contents), before its objects: uploaded from
+    /// their source, or, without one, looked for (the server reads them only when it starts).
+    kContents,
     kService,   ///< a service's objects, then its rollout
     kHealth,    ///< every service is asked whether it serves, as a client would
     kWorkload,  ///< a pipeline step's objects, once what it waits for is done
@@ -42,7 +45,7 @@ struct RolloutStep {
   std::vector<const Operator*> charts;  ///< kInstall: helm charts, in install order
   const Manifest* manifest = nullptr;   ///< kInstall: a manifest applied with kubectl
   bool controller = false;              ///< the manifest's webhooks must answer before its kinds go in
-  const k8s::Workload* workload = nullptr;  ///< kCluster, kService, kWorkload
+  const k8s::Workload* workload = nullptr;  ///< kCluster, kContents, kService, kWorkload
   std::vector<std::string> files;       ///< the k8s/ files applied (kShared, kCluster, kService, kWorkload)
   /// kWorkload: what it waits for first, each wait once in the whole rollout: the cluster it runs
   /// on, then the steps it needs that are not done when applied.
@@ -62,7 +65,9 @@ struct TeardownStep {
 };
 
 struct Rollout {
-  std::vector<RolloutStep> steps;  ///< in order: images, addons, shared objects, clusters, services, health, steps
+  /// In order: images, addons, shared objects, clusters, services (each after its store contents),
+  /// health, steps.
+  std::vector<RolloutStep> steps;
   std::vector<TeardownStep> teardown;
   /// The steps before the first pipeline step: what `apply.sh --services-only` (CI's deploy) runs.
   std::size_t services_end() const;

@@ -55,6 +55,44 @@ TEST_CASE("rollout: the shared objects, then each step after what it needs, each
   CHECK(r.teardown[1].kind == TeardownStep::Kind::kInfrastructure);
 }
 
+TEST_CASE("rollout: a server's store contents go before its objects; a server that needs none has no such step") {
+  // The source is on GCS: lowering reads no folder.
+  const std::string head =
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "storage:\n  models: {gcs: {bucket: b}}\n"
+      "services:\n";
+  using K = RolloutStep::Kind;
+  System sys = lowered(head + "  a:\n    triton: {repository: 'models:/r', source: {from: 'gs://src/r'}}\n"
+                              "  b:\n    triton: {repository: 'models:/s'}\n"
+                              "  c:\n    triton: {repository: 'models:/t', models: [m]}\n");
+  const k8s::Plan plan = k8s::plan(sys);
+  const Rollout r = make_rollout(sys, plan);
+  CHECK(kinds(r) == std::vector<K>{K::kShared, K::kContents, K::kService, K::kService, K::kContents, K::kService,
+                                   K::kHealth});
+  CHECK(r.steps[1].workload == r.steps[2].workload);
+  CHECK(r.steps[1].workload->service->name == "a");
+  CHECK(r.steps[4].workload->service->name == "c");
+  const std::vector<StoreContents> c = r.steps[4].workload->service->store_contents();
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].source == nullptr);
+  REQUIRE(c[0].needs.size() == 1);
+  CHECK(c[0].needs[0].path == "m/config.pbtxt");
+  CHECK(c[0].folder->url == "gs://b/t");
+  const std::vector<StoreContents> a = r.steps[1].workload->service->store_contents();
+  REQUIRE(a.size() == 1);
+  REQUIRE(a[0].source != nullptr);
+  CHECK(a[0].source->gcs == "gs://src/r");
+}
+
+TEST_CASE("origin: a file beside the spec, as the output's scripts and runbook name it") {
+  Origin o{"examples/triton-tpu/spec.jsonnet", "golden", ""};
+  CHECK(o.spec_path_from("scripts", "triton-tpu", "models") == "../../../examples/triton-tpu/models");
+  CHECK(o.spec_path_from("", "triton-tpu", "models/") == "../../examples/triton-tpu/models");
+  // The output inside the spec's folder, and a spec at the repository's root.
+  CHECK(Origin{"ml/spec.yaml", "ml/out", ""}.spec_path_from("scripts", "s", "repo") == "../../../repo");
+  CHECK(Origin{"spec.yaml", "out", ""}.spec_path_from("", "s", ".") == "../..");
+}
+
 TEST_CASE("command: a script's command continues a flag a line; the runbook's stays on one") {
   const Operator op{"gateway", "https://charts.example/x", "1.2.3", "gw", "istio-ingress"};
   const KubeTarget script{"\"$KUBE_CONTEXT\"", "K8S_DIR", false}, runbook{"", "", true};

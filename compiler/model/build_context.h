@@ -1,8 +1,8 @@
 #pragma once
 // What an image build reads, digested: the tag of a built image is c-<16 hex digits of SHA-256>
 // over the build's settings, its Dockerfile and every file the build copies, so compiled
-// manifests change exactly when the image does. The only place lowering reads files other than
-// the spec.
+// manifests change exactly when the image does. Lowering reads files other than the spec only
+// here and in lower_sources.cpp (a folder a server's store is filled from).
 #include <filesystem>
 #include <optional>
 #include <string>

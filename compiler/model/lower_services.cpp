@@ -26,6 +26,13 @@ Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr)
   out.repository = gcs_ref(sys, t["repository"], ptr_key(ptr, "repository"), "Triton");
   if (t.contains("models")) out.models = string_list(t["models"]);
   if (t.contains("args")) out.args = string_list(t["args"]);
+  if (t.contains("source")) {
+    // The repository's one StoreContents: what each model of `models` needs, in their order.
+    const std::vector<StoreContents> contents = out.store_contents();
+    out.source = content_source(t["source"], ptr_key(ptr, "source"),
+                                contents.empty() ? std::vector<NeededObject>{} : contents.front().needs,
+                                ptr_key(ptr, "models"));
+  }
   return out;
 }
 

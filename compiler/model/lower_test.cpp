@@ -172,4 +172,35 @@ TEST_CASE("an XGBoost step's objective and eval metric come from the table a dat
   }
 }
 
+TEST_CASE("a Triton repository's source: fetched files may bring what a model needs; paths are normalised") {
+  const std::string head =
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "storage:\n  m: {gcs: {bucket: b}}\n"
+      "services:\n  t:\n    triton:\n      repository: 'm:/r'\n      models: [a, b]\n";
+  const std::string pin = "79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51";
+  auto fetch = [&](const std::string& to) {
+    return "          - {url: 'https://example.com/x', sha256: " + pin + ", to: '" + to + "'}\n";
+  };
+  Diagnostics diags;
+  auto sys = lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("./b//config.pbtxt"),
+                        diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  const Triton* t = sys->services.at("t").as<Triton>();
+  REQUIRE(t != nullptr);
+  REQUIRE(t->source);
+  CHECK(t->source->folder.empty());
+  REQUIRE(t->source->fetch.size() == 2);
+  CHECK(t->source->fetch[1].to == "b/config.pbtxt");
+  CHECK(t->source->fetch[1].sha256 == pin);
+
+  // A model no fetched file brings, a file fetched twice to one path: each reported where it is written.
+  Diagnostics bad;
+  lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("a/config.pbtxt"), bad);
+  const std::string text = bad.render_text();
+  CHECK(bad.error_count() == 2);
+  CHECK(text.find("two files are fetched to 'a/config.pbtxt'; keep one") != std::string::npos);
+  CHECK(text.find("model 'b' is not in the fetched files: the repository needs b/config.pbtxt") != std::string::npos);
+  CHECK(text.find("services.t.triton.models[1]") != std::string::npos);
+}
+
 }  // namespace trainc

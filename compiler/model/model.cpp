@@ -223,6 +223,16 @@ bool ComputeCluster::steps_read_secrets() const {
   return std::visit([](const auto& e) { return e.steps_read_secrets(); }, engine);
 }
 
+std::string Origin::spec_path_from(const std::string& from, const std::string& system, const std::string& rel) const {
+  namespace fs = std::filesystem;
+  const fs::path spec_dir = fs::path(spec.empty() ? "spec.yaml" : spec).parent_path();
+  const fs::path here = fs::path(out.empty() ? "." : out) / system / from;
+  std::string s =
+      (spec_dir / rel).lexically_normal().lexically_relative(here.lexically_normal()).lexically_normal().generic_string();
+  while (s.size() > 1 && s.ends_with("/")) s.pop_back();
+  return s.empty() ? "." : s;
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc
@@ -260,6 +270,9 @@ std::vector<UserWords> Service::user_words() const {
 }
 std::vector<HealthCheck> Service::health_checks() const {
   return std::visit([](const auto& k) { return k.health_checks(); }, server);
+}
+std::vector<StoreContents> Service::store_contents() const {
+  return std::visit([](const auto& k) { return k.store_contents(); }, server);
 }
 CallingExamples Service::calling_examples() const {
   return std::visit([&](const auto& k) { return k.calling_examples(image); }, server);

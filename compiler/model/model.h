@@ -542,6 +542,7 @@ struct Triton {
   StoreRef repository;              ///< `url` is gs://bucket/prefix/path
   std::vector<std::string> models;  ///< checked ready by the health check
   std::vector<std::string> args;    ///< further tritonserver flags
+  std::optional<ContentSource> source;  ///< what the scripts upload into the repository
 
   // Facts (model/kinds/triton.cpp).
   static std::vector<ServerPort> ports();
@@ -554,6 +555,7 @@ struct Triton {
   std::vector<const StoreRef*> store_refs() const { return {&repository}; }
   std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
   std::vector<HealthCheck> health_checks() const;
+  std::vector<StoreContents> store_contents() const;
   CallingExamples calling_examples(const std::string& image) const;
 };
 
@@ -578,6 +580,8 @@ struct Vllm {
   std::vector<const StoreRef*> store_refs() const;
   std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
   std::vector<HealthCheck> health_checks() const;
+  /// The weights are the user's to put in the store (or Hugging Face's): nothing is checked.
+  std::vector<StoreContents> store_contents() const { return {}; }
   CallingExamples calling_examples(const std::string& image) const;
 };
 
@@ -626,6 +630,7 @@ struct Service {
   std::vector<const StoreRef*> store_refs() const;
   std::vector<UserWords> user_words() const;
   std::vector<HealthCheck> health_checks() const;
+  std::vector<StoreContents> store_contents() const;
   CallingExamples calling_examples() const;  ///< for the service's image
 };
 
@@ -654,6 +659,10 @@ struct Origin {
   std::string out;   ///< the output root given to compile -o / diff --against, e.g. golden
   /// Why no pipeline can name these paths ("" when it can): CI files are then not written.
   std::string outside_repository;
+  /// `rel` (relative to the spec's folder) as a path from `from`, a folder relative to the system's
+  /// output folder ("scripts", or "" for the folder itself): how the outputs name a file beside
+  /// the spec, in a checkout of the repository wherever it lies.
+  std::string spec_path_from(const std::string& from, const std::string& system, const std::string& rel) const;
 };
 
 struct System {

@@ -47,11 +47,20 @@ t.system(
   // Kueue admits each TPU JobSet whole, when every slice it spans is free.
   queue={},
   services={
+    // The repository is filled before Triton starts: models/ holds the seed's densenet_onnx
+    // (config.pbtxt and labels, from Triton's examples; NOTICE.md), and its 32 MB model.onnx, kept
+    // in Git LFS upstream, is downloaded through a pinned commit and checked against the SHA-256
+    // its LFS pointer records.
     triton: t.triton(t.store('models', '/'),
                      pool='triton',
                      models=['densenet_onnx'],
                      autoscaling={ min: 1, max: 3 },
-                     gateway=t.gateway()) + { identity: t.identity('triton-sa') },
+                     gateway=t.gateway(),
+                     source=t.repositorySource('models', fetch=[t.fetched(
+                       'https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/densenet-121/model/densenet-7.onnx',
+                       '79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51',
+                       'densenet_onnx/1/model.onnx'
+                     )])) + { identity: t.identity('triton-sa') },
   },
 ) + {
   // ci/cloudbuild/provision.yaml and destroy.yaml: the seed's two builds, run as a service account

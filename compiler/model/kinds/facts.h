@@ -65,6 +65,37 @@ struct HealthCheck {
   std::string lists;   ///< a model the JSON answer must list as an "id" ("" = a 2xx answer is enough)
 };
 
+/// A file a store folder gets from the web, too large (or not the user's) to commit: downloaded with
+/// curl and checked against its pinned SHA-256 before anything is uploaded.
+struct FetchedFile {
+  std::string url;     ///< https://
+  std::string sha256;  ///< 64 lower-case hex digits
+  std::string to;      ///< its path under the folder, e.g. densenet_onnx/1/model.onnx
+  std::string ptr;
+};
+
+/// Where a store folder's contents come from; the scripts upload them before the server starts.
+struct ContentSource {
+  std::string folder;  ///< relative to the spec's folder, normalised; "" = none
+  std::string gcs;     ///< gs://bucket/path, copied as it is; "" = none
+  std::vector<FetchedFile> fetch;
+  std::string ptr;
+};
+
+/// An object a server needs in a store folder before it can serve, and what it stands for.
+struct NeededObject {
+  std::string path;  ///< under the folder, e.g. densenet_onnx/config.pbtxt
+  std::string what;  ///< e.g. "model 'densenet_onnx'"
+};
+
+/// What a server reads from a store folder: the objects it needs there, and where they come from.
+struct StoreContents {
+  const StoreRef* folder = nullptr;
+  std::vector<NeededObject> needs;
+  const ContentSource* source = nullptr;  ///< nullptr: filled by the user
+  std::string_view source_key;            ///< the spec key below the kind's that names a source
+};
+
 /// A client program the runbook shows calling an exposed server through the gateway at
 /// $GATEWAY_IP port 80.
 struct GatewayClient {
@@ -137,6 +168,10 @@ concept HealthChecksFact = requires(const T& k) {
   { k.health_checks() } -> std::same_as<std::vector<HealthCheck>>;
 };
 template <class T>
+concept StoreContentsFact = requires(const T& k) {
+  { k.store_contents() } -> std::same_as<std::vector<StoreContents>>;
+};
+template <class T>
 concept CallingExamplesFact = requires(const T& k, const std::string& image) {
   { k.calling_examples(image) } -> std::same_as<CallingExamples>;
 };
@@ -145,7 +180,7 @@ template <class T>
 concept ServerFacts = Named<T> && ServerPortsFact<T> && ServerArgvFact<T> && ServerProbesFact<T> &&
                       GatewayRoutesFact<T> && ScalingMetricFact<T> && MetricsEndpointFact<T> &&
                       ReservedFlagsFact<T> && ServerStoreRefsFact<T> && UserWordsFact<T> && HealthChecksFact<T> &&
-                      CallingExamplesFact<T>;
+                      StoreContentsFact<T> && CallingExamplesFact<T>;
 
 /// Engine facts.
 template <class T>
@@ -254,6 +289,8 @@ struct CheckServerFacts {
                 "server kind lacks the words the secret scan reads: std::vector<UserWords> user_words() const");
   static_assert(HealthChecksFact<T>,
                 "server kind lacks its health checks: std::vector<HealthCheck> health_checks() const");
+  static_assert(StoreContentsFact<T>, "server kind lacks what it reads from its stores: std::vector<StoreContents> "
+                                      "store_contents() const");
   static_assert(CallingExamplesFact<T>, "server kind lacks its calling examples: CallingExamples "
                                         "calling_examples(const std::string& image) const");
   static constexpr bool value = ServerFacts<T>;

@@ -38,6 +38,15 @@ std::vector<HealthCheck> Triton::health_checks() const {
   return out;
 }
 
+// Triton loads each model of the repository from its folder, <model>/config.pbtxt naming its
+// platform; it reads the repository when it starts, so the contents must be there before.
+std::vector<StoreContents> Triton::store_contents() const {
+  if (repository.url.empty()) return {};
+  StoreContents c{&repository, {}, source ? &*source : nullptr, "source"};
+  for (const auto& m : models) c.needs.push_back({m + "/config.pbtxt", fmt::format("model '{}'", m)});
+  return {c};
+}
+
 CallingExamples Triton::calling_examples(const std::string& image) const {
   const std::string model = models.empty() ? "MODEL" : models.front();
   // The seed's flow: the SDK image of the server's release runs image_client.

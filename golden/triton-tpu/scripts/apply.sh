@@ -142,6 +142,19 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/localqueue.yaml" \
     -f "${K8S_DIR}/gateway.yaml"
 
+# Service 'triton' reads gs://jk-triton-repository when it starts: fill it first, from
+# the folder 'models' beside the spec, then files fetched and checked against their pinned SHA-256.
+# A download that differs stops here, before anything is uploaded.
+FETCHED=$(mktemp -d)
+run curl -fsSL --retry 3 --create-dirs -o "${FETCHED}/densenet_onnx/1/model.onnx" https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/densenet-121/model/densenet-7.onnx
+if [ "$DRY_RUN" = 0 ]; then
+  sha256sum --check --status <<<"79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51  ${FETCHED}/densenet_onnx/1/model.onnx" ||
+    die "https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/densenet-121/model/densenet-7.onnx is not the file services.triton.triton.source.fetch pins (SHA-256 79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51); nothing was uploaded"
+fi
+run gcloud storage rsync --recursive "$(dirname "$0")/../../../examples/triton-tpu/models" gs://jk-triton-repository
+run gcloud storage rsync --recursive "$FETCHED" gs://jk-triton-repository
+rm -rf "$FETCHED"
+
 # Service 'triton' (triton).
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/service-triton-serviceaccount.yaml" \

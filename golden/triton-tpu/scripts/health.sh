@@ -77,6 +77,10 @@ until_ok() {
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 
+# Service 'triton' reads its store folders only when it starts: what it needs must be there.
+run gcloud storage ls gs://jk-triton-repository/densenet_onnx/config.pbtxt >/dev/null ||
+  die "model 'densenet_onnx' of service 'triton' is not in gs://jk-triton-repository (no densenet_onnx/config.pbtxt), though scripts/apply.sh uploads it from the folder 'models' beside the spec (services.triton.triton.source) before the server starts: run scripts/apply.sh"
+
 # The ingress gateway's external IP, once Google Cloud has given it one.
 gateway_ip() {
   local ip attempt

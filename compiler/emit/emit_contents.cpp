@@ -1,0 +1,156 @@
+// The commands that fill a server's store folders before it starts, or look for what it needs
+// there (emit/contents.h). A folder beside the spec is named from where the output's files run
+// (Origin::spec_path_from), so the scripts work in any checkout of the repository; fetched files
+// go to a temporary folder and are checked against their SHA-256 before anything is uploaded.
+#include "emit/contents.h"
+
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "emit/emit_scripts.h"
+
+namespace trainc {
+namespace {
+
+/// The spec's data path of the key that names a source, e.g. services.triton.triton.source.
+std::string source_key(const Service& s, const StoreContents& c) {
+  return ptr_display(ptr_key(ptr_key(s.ptr, s.kind()), c.source_key));
+}
+
+/// Where the source is, for a message or the runbook.
+std::string source_text(const ContentSource& src) {
+  return src.gcs.empty() ? fmt::format("the folder '{}' beside the spec", src.folder) : src.gcs;
+}
+
+/// The staging folder the runbook fetches into.
+std::string runbook_staging(const System& sys, const Service& s) {
+  return fmt::format("/tmp/trainc-{}-{}", sys.name, s.name);
+}
+
+CommandLine fetch_call(const FetchedFile& f, const std::string& file_word) {
+  CommandLine c;
+  c.arg("curl").arg("-fsSL").arg("--retry").arg("3").arg("--create-dirs").arg("-o").word(file_word);
+  return c.arg(f.url);
+}
+
+}  // namespace
+
+std::string needed_url(const StoreContents& c, const NeededObject& n) { return c.folder->url + "/" + n.path; }
+
+std::string missing_message(const System& sys, const Service& s, const StoreContents& c, const NeededObject& n) {
+  const std::string head = fmt::format("{} of service '{}' is not in {} (no {})", n.what, s.name, c.folder->url, n.path);
+  if (c.source)
+    return fmt::format("{}, though scripts/apply.sh uploads it from {} ({}) before the server starts: run "
+                       "scripts/apply.sh",
+                       head, source_text(*c.source), source_key(s, c));
+  (void)sys;
+  return fmt::format("{}: the store folder is empty or incomplete, and nothing fills it; the server reads it only "
+                     "when it starts. Name where its contents come from in {} (a folder beside the spec, or "
+                     "gs://...), which scripts/apply.sh uploads, or upload them yourself: {}",
+                     head, source_key(s, c), cmd::storage_rsync("FOLDER", c.folder->url).line());
+}
+
+std::string contents_runbook_commands(const System& sys, const Service& s) {
+  std::string md;
+  for (const StoreContents& c : s.store_contents()) {
+    if (!c.source) {
+      for (const NeededObject& n : c.needs) md += cmd::storage_ls(needed_url(c, n)).line() + "\n";
+      continue;
+    }
+    const std::string staging = runbook_staging(sys, s);
+    for (const FetchedFile& f : c.source->fetch) {
+      const std::string file = staging + "/" + f.to;
+      md += fetch_call(f, sh_quote(file)).line() + "\n";
+      md += "sha256sum --check <<<" + sh_quote(f.sha256 + "  " + file) + "\n";
+    }
+    const std::string from = c.source->gcs.empty() ? sys.origin.spec_path_from("", sys.name, c.source->folder)
+                                                   : c.source->gcs;
+    if (!c.source->folder.empty() || !c.source->gcs.empty())
+      md += cmd::storage_rsync(sh_quote(from), c.folder->url).line() + "\n";
+    if (!c.source->fetch.empty()) md += cmd::storage_rsync(sh_quote(staging), c.folder->url).line() + "\n";
+  }
+  return md;
+}
+
+std::string contents_runbook_note(const System& sys, const Service& s) {
+  std::string md;
+  for (const StoreContents& c : s.store_contents()) {
+    if (!c.source) {
+      if (c.needs.empty()) continue;
+      md += fmt::format("Nothing fills `{}`, which service `{}` reads when it starts (`{}` names no source): put "
+                        "what it needs there before applying, e.g. `{}`. `scripts/apply.sh` and "
+                        "`scripts/health.sh` stop at once when something is missing.\n\n",
+                        c.folder->url, s.name, source_key(s, c), cmd::storage_rsync("FOLDER", c.folder->url).line());
+      continue;
+    }
+    std::vector<std::string> from;
+    if (!c.source->folder.empty())
+      from.push_back(fmt::format("the folder `{}` beside the spec (`{}` from here)", c.source->folder,
+                                 sys.origin.spec_path_from("", sys.name, c.source->folder)));
+    if (!c.source->gcs.empty()) from.push_back(fmt::format("`{}`", c.source->gcs));
+    if (!c.source->fetch.empty())
+      from.push_back(fmt::format("{} file(s) downloaded from the web and checked against their pinned SHA-256 "
+                                 "(`{}`)",
+                                 c.source->fetch.size(), source_key(s, c) + ".fetch"));
+    md += fmt::format("Service `{}` reads `{}` when it starts, so it is filled first, before the service's objects "
+                      "are applied: from {}. `scripts/apply.sh` (and so CI) uploads it as above (rsync), "
+                      "which adds and replaces objects and deletes none; a download whose SHA-256 differs stops "
+                      "it before anything is uploaded.\n\n",
+                      s.name, c.folder->url, fmt::join(from, ", then "));
+  }
+  return md;
+}
+
+namespace scripts {
+
+void contents_lookups(ShellScript& sh, const System& sys, const Service& s) {
+  for (const StoreContents& c : s.store_contents())
+    for (const NeededObject& n : c.needs) {
+      for (const auto& l : render(cmd::storage_ls(needed_url(c, n)), "run ", " >/dev/null ||")) sh.line(l);
+      sh.line("  die " + dq(missing_message(sys, s, c, n)));
+    }
+}
+
+void contents_step(ShellScript& sh, const System& sys, const Service& s) {
+  for (const StoreContents& c : s.store_contents()) {
+    if (!c.source && c.needs.empty()) continue;
+    sh.line();
+    if (!c.source) {
+      sh.comment(fmt::format("Service '{}' reads {} when it starts; nothing here fills it ({}", s.name, c.folder->url,
+                             source_key(s, c)));
+      sh.comment("names no source): stop now if what it needs is not there.");
+      contents_lookups(sh, sys, s);
+      continue;
+    }
+    const ContentSource& src = *c.source;
+    sh.comment(fmt::format("Service '{}' reads {} when it starts: fill it first, from", s.name, c.folder->url));
+    sh.comment(fmt::format("{}{}.", source_text(src),
+                           src.fetch.empty() ? "" : ", then files fetched and checked against their pinned SHA-256"));
+    if (!src.fetch.empty()) {
+      sh.comment("A download that differs stops here, before anything is uploaded.");
+      sh.line("FETCHED=$(mktemp -d)");
+      for (const FetchedFile& f : src.fetch) {
+        const std::string file = dq("", Var{"FETCHED"}, "/" + f.to);
+        for (const auto& l : render(fetch_call(f, file), "run ", "")) sh.line(l);
+        sh.open("if [ \"$DRY_RUN\" = 0 ]; then")
+            .line("sha256sum --check --status <<<" + dq(f.sha256 + "  ", Var{"FETCHED"}, "/" + f.to) + " ||")
+            .line("  die " + dq(fmt::format("{} is not the file {} pins (SHA-256 {}); nothing was uploaded", f.url,
+                                            source_key(s, c) + ".fetch", f.sha256)))
+            .close("fi");
+      }
+    }
+    if (!src.folder.empty()) {
+      const std::string from = "\"$(dirname \"$0\")/" + dq_part(sys.origin.spec_path_from("scripts", sys.name, src.folder)) + "\"";
+      call(sh, cmd::storage_rsync(from, c.folder->url));
+    } else if (!src.gcs.empty()) {
+      call(sh, cmd::storage_rsync(lit(src.gcs), c.folder->url));
+    }
+    if (!src.fetch.empty()) {
+      call(sh, cmd::storage_rsync(ref("FETCHED"), c.folder->url));
+      sh.line("rm -rf \"$FETCHED\"");
+    }
+  }
+}
+
+}  // namespace scripts
+}  // namespace trainc

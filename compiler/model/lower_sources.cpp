@@ -1,0 +1,102 @@
+// A store folder's source (`source:` of a Triton service): a folder beside the spec, or a GCS
+// folder, and files fetched from the web with a pinned SHA-256. A folder source is read here, at
+// compile time: it must be inside the spec's folder and hold what the server needs, so that a
+// misspelled model fails the compile instead of the health check an hour later.
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/spelling.h"
+#include "model/build_context.h"
+#include "model/lowerer.h"
+
+namespace fs = std::filesystem;
+
+namespace trainc::lowering {
+
+namespace {
+
+/// The folders in `dir`, by name: what a misspelled model is compared with.
+std::vector<std::string> folders_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator() && out.size() < 1000;
+       it.increment(ec))
+    if (it->is_directory(ec)) out.push_back(it->path().filename().generic_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+ContentSource Lowerer::content_source(const json& j, const std::string& ptr, const std::vector<NeededObject>& needs,
+                                      const std::string& needs_ptr) {
+  ContentSource out;
+  out.ptr = ptr;
+  const std::string from = get_or<std::string>(j, "from", "");
+  const std::string from_ptr = ptr_key(ptr, "from");
+  fs::path spec_dir = fs::path(doc_.file->name()).parent_path();
+  if (spec_dir.empty()) spec_dir = ".";
+  std::set<std::string> fetched;
+  if (j.contains("fetch")) {
+    const json& f = j["fetch"];
+    for (size_t i = 0; i < f.size(); ++i) {
+      FetchedFile file{f[i]["url"], f[i]["sha256"], f[i]["to"], ptr_index(ptr_key(ptr, "fetch"), i)};
+      if (!stays_inside(file.to))
+        doc_.error(diags_, ptr_key(file.ptr, "to"),
+                   fmt::format("'{}' leaves the repository: 'to' is a path relative to it, e.g. "
+                               "densenet_onnx/1/model.onnx",
+                               file.to));
+      file.to = fs::path(file.to).lexically_normal().generic_string();
+      if (!fetched.insert(file.to).second)
+        doc_.error(diags_, ptr_key(file.ptr, "to"),
+                   fmt::format("two files are fetched to '{}'; keep one", file.to));
+      out.fetch.push_back(std::move(file));
+    }
+  }
+  if (from.starts_with("gs://")) {
+    out.gcs = from;
+    while (out.gcs.size() > 5 && out.gcs.ends_with("/")) out.gcs.pop_back();
+    return out;  // read when the scripts run: nothing to check here
+  }
+  // Fetched files alone: each needed object must be one of them.
+  fs::path folder;
+  if (!from.empty()) {
+    if (!stays_inside(from)) {
+      doc_.error(diags_, from_ptr,
+                 fmt::format("'{}' leaves the spec's folder: a folder source is a path relative to the spec's "
+                             "folder and stays inside it (or write gs://bucket/path)",
+                             from));
+      return out;
+    }
+    out.folder = fs::path(from).lexically_normal().generic_string();
+    while (out.folder.size() > 1 && out.folder.ends_with("/")) out.folder.pop_back();
+    folder = spec_dir / out.folder;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+      const fs::path parent = fs::path(out.folder).parent_path();
+      std::vector<std::string> near;
+      for (const auto& name : folders_in(spec_dir / parent)) near.push_back((parent / name).generic_string());
+      doc_.error(diags_, from_ptr,
+                 fmt::format("'{}' is not a folder in the spec's folder '{}'{}", out.folder,
+                             spec_dir.lexically_normal().generic_string(), did_you_mean(out.folder, near)));
+      return out;
+    }
+  }
+  for (size_t i = 0; i < needs.size(); ++i) {
+    const NeededObject& n = needs[i];
+    std::error_code ec;
+    if (fetched.count(n.path) || (!from.empty() && fs::is_regular_file(folder / n.path, ec))) continue;
+    const std::string top = n.path.substr(0, n.path.find('/'));
+    const std::string where = from.empty() ? "the fetched files" : fmt::format("the folder '{}'", out.folder);
+    doc_.error(diags_, ptr_index(needs_ptr, i),
+               fmt::format("{} is not in {}: the repository needs {}, which the scripts upload from there{}", n.what,
+                           where, n.path, from.empty() ? "" : did_you_mean(top, folders_in(folder))),
+               Anchor::value, {doc_.note(from.empty() ? ptr : from_ptr, "the repository's contents come from here")});
+  }
+  return out;
+}
+
+}  // namespace trainc::lowering
