@@ -232,7 +232,9 @@ std::string build_runbook_section(const System& sys) {
   md += "\nThey must be in the registry before anything is applied: `scripts/apply.sh` checks each first and "
         "stops naming the one missing. `scripts/build.sh` builds and pushes each whose tag is not there yet, with "
         "`docker buildx` where Docker is, else with Cloud Build (gcloud's `builds submit`, no local Docker needed); "
-        "run it after `scripts/up.sh` (which creates the repository) from a checkout holding the spec's folder:\n\n"
+        "run it after `scripts/up.sh` (which creates the repository) from a checkout holding the spec's folder. "
+        "Cloud Build pushes as the build's service account (the project's default one), which must be allowed to "
+        "write to the repository (`roles/artifactregistry.writer`):\n\n"
         "```sh\nscripts/build.sh --dry-run\nscripts/build.sh\n```\n\n";
   md += sys.ci ? "Or let CI do it: the pipelines (below) build and push the same images before they deploy.\n"
                : "Or let CI do it: with `ci:` in the spec, trainc writes pipelines that build and push the same "
