@@ -93,9 +93,9 @@ std::string contents_runbook_note(const System& sys, const Service& s) {
                                  "(`{}`)",
                                  c.source->fetch.size(), source_key(s, c) + ".fetch"));
     md += fmt::format("Service `{}` reads `{}` when it starts, so it is filled first, before the service's objects "
-                      "are applied: from {}. `scripts/apply.sh` (and so CI) uploads it as above (rsync), "
-                      "which adds and replaces objects and deletes none; a download whose SHA-256 differs stops "
-                      "it before anything is uploaded.\n\n",
+                      "are applied: from {}. `scripts/apply.sh` (and so CI) makes the same uploads, which add "
+                      "and replace objects and delete none; a download whose SHA-256 differs stops it before "
+                      "anything is uploaded.\n\n",
                       s.name, c.folder->url, fmt::join(from, ", then "));
   }
   return md;
