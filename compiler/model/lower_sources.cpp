@@ -2,6 +2,7 @@
 // folder, and files fetched from the web with a pinned SHA-256. A folder source is read here, at
 // compile time: it must be inside the spec's folder and hold what the server needs, so that a
 // misspelled model fails the compile instead of the health check an hour later.
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
