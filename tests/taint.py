@@ -166,7 +166,8 @@ def fields(schema_path, pwned):
 # ---- specs that carry the taint -----------------------------------------------------------------
 
 # Every artifact kind: a GPU torchrun step with every optional part, a command step, a RayJob on a
-# Ray cluster, a Dask client step, trainrt's datagen and xgboost steps, Triton and vLLM services behind
+# Ray cluster, a Dask client step, trainrt's datagen and xgboost steps, Triton (its repository filled
+# from a folder and a fetched file) and vLLM services behind
 # the gateway with Istio, stores in S3 and GCS, generated Dockerfiles, GitHub and Cloud Build, Terraform
 # with remote state, an identity.
 BASE = {
@@ -191,7 +192,10 @@ BASE = {
                  "workers": {"w": {"pool": "cpu", "replicas": 1}}, "env": {"DASK_V": "1"}},
     },
     "services": {"triton": {"pool": "gpu",
-                            "triton": {"repository": "models:/repo", "models": ["m1"], "args": ["--log-info=true"]},
+                            "triton": {"repository": "models:/repo", "models": ["m1"], "args": ["--log-info=true"],
+                                       "source": {"from": "repo", "fetch": [
+                                           {"url": "https://models.example/m1.onnx", "sha256": "0" * 64,
+                                            "to": "m1/1/model.onnx"}]}},
                             "expose": {"gateway": {}}, "env": {"SV": "1"}},
                  "chat": {"pool": "gpu", "vllm": {"model": "Qwen/Qwen2.5-0.5B-Instruct", "args": ["--max-model-len=2048"]},
                           "expose": {"gateway": {"pathPrefix": "/chat"}}}},
@@ -291,8 +295,10 @@ def trainc(binary, *args, cwd=None):
 
 def write_spec(folder, spec):
     os.makedirs(os.path.join(folder, "img"), exist_ok=True)
-    for name, text in (("requirements.txt", "numpy\n"), ("app.py", "print(1)\n")):
-        with open(os.path.join(folder, "img", name), "w") as f:
+    os.makedirs(os.path.join(folder, "repo", "m1"), exist_ok=True)
+    for name, text in (("img/requirements.txt", "numpy\n"), ("img/app.py", "print(1)\n"),
+                       ("repo/m1/config.pbtxt", 'name: "m1"\n')):
+        with open(os.path.join(folder, name), "w") as f:
             f.write(text)
     path = os.path.join(folder, "spec.yaml")
     with open(path, "w") as f:

@@ -61,6 +61,7 @@ run_in_sandbox() { stub_run_in_sandbox 60 "$@"; }
 scripts_run() {
   local out s
   for out in "${OUTS[@]}"; do
+    stub_repin "$out"  # the file Triton's repository fetches is the curl stand-in's
     for s in up.sh build.sh apply.sh status.sh health.sh; do
       [ -f "$out/scripts/$s" ] || continue
       run_in_sandbox bash "$out/scripts/$s"

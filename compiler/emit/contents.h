@@ -17,7 +17,7 @@ std::string needed_url(const StoreContents& c, const NeededObject& n);
 
 /// Why a needed object's absence stops the rollout, and how to fill the store: the spec key that
 /// names a source, or the upload by hand.
-std::string missing_message(const System& sys, const Service& s, const StoreContents& c, const NeededObject& n);
+std::string missing_message(const Service& s, const StoreContents& c, const NeededObject& n);
 
 /// The runbook's commands for one kContents step, a line each, run from the output folder.
 std::string contents_runbook_commands(const System& sys, const Service& s);
@@ -33,7 +33,7 @@ namespace scripts {
 void contents_step(ShellScript& sh, const System& sys, const Service& s);
 
 /// health.sh: dies at once, with missing_message(), when a needed object is not in its store.
-void contents_lookups(ShellScript& sh, const System& sys, const Service& s);
+void contents_lookups(ShellScript& sh, const Service& s);
 
 }  // namespace scripts
 }  // namespace trainc

@@ -37,13 +37,12 @@ CommandLine fetch_call(const FetchedFile& f, const std::string& file_word) {
 
 std::string needed_url(const StoreContents& c, const NeededObject& n) { return c.folder->url + "/" + n.path; }
 
-std::string missing_message(const System& sys, const Service& s, const StoreContents& c, const NeededObject& n) {
+std::string missing_message(const Service& s, const StoreContents& c, const NeededObject& n) {
   const std::string head = fmt::format("{} of service '{}' is not in {} (no {})", n.what, s.name, c.folder->url, n.path);
   if (c.source)
     return fmt::format("{}, though scripts/apply.sh uploads it from {} ({}) before the server starts: run "
                        "scripts/apply.sh",
                        head, source_text(*c.source), source_key(s, c));
-  (void)sys;
   return fmt::format("{}: the store folder is empty or incomplete, and nothing fills it; the server reads it only "
                      "when it starts. Name where its contents come from in {} (a folder beside the spec, or "
                      "gs://...), which scripts/apply.sh uploads, or upload them yourself: {}",
@@ -93,9 +92,9 @@ std::string contents_runbook_note(const System& sys, const Service& s) {
                                  "(`{}`)",
                                  c.source->fetch.size(), source_key(s, c) + ".fetch"));
     md += fmt::format("Service `{}` reads `{}` when it starts, so it is filled first, before the service's objects "
-                      "are applied: from {}. `scripts/apply.sh` (and so CI) uploads it as above (rsync), "
-                      "which adds and replaces objects and deletes none; a download whose SHA-256 differs stops "
-                      "it before anything is uploaded.\n\n",
+                      "are applied: from {}. `scripts/apply.sh` (and so CI) makes the same uploads, which add "
+                      "and replace objects and delete none; a download whose SHA-256 differs stops it before "
+                      "anything is uploaded.\n\n",
                       s.name, c.folder->url, fmt::join(from, ", then "));
   }
   return md;
@@ -103,12 +102,20 @@ std::string contents_runbook_note(const System& sys, const Service& s) {
 
 namespace scripts {
 
-void contents_lookups(ShellScript& sh, const System& sys, const Service& s) {
-  for (const StoreContents& c : s.store_contents())
-    for (const NeededObject& n : c.needs) {
-      for (const auto& l : render(cmd::storage_ls(needed_url(c, n)), "run ", " >/dev/null ||")) sh.line(l);
-      sh.line("  die " + dq(missing_message(sys, s, c, n)));
-    }
+namespace {
+
+/// Dies at once, saying what is missing and how to fill the store, when a needed object is not there.
+void lookups(ShellScript& sh, const Service& s, const StoreContents& c) {
+  for (const NeededObject& n : c.needs) {
+    for (const auto& l : render(cmd::storage_ls(needed_url(c, n)), "run ", " >/dev/null ||")) sh.line(l);
+    sh.line("  die " + dq(missing_message(s, c, n)));
+  }
+}
+
+}  // namespace
+
+void contents_lookups(ShellScript& sh, const Service& s) {
+  for (const StoreContents& c : s.store_contents()) lookups(sh, s, c);
 }
 
 void contents_step(ShellScript& sh, const System& sys, const Service& s) {
@@ -119,7 +126,7 @@ void contents_step(ShellScript& sh, const System& sys, const Service& s) {
       sh.comment(fmt::format("Service '{}' reads {} when it starts; nothing here fills it ({}", s.name, c.folder->url,
                              source_key(s, c)));
       sh.comment("names no source): stop now if what it needs is not there.");
-      contents_lookups(sh, sys, s);
+      lookups(sh, s, c);
       continue;
     }
     const ContentSource& src = *c.source;
@@ -140,7 +147,9 @@ void contents_step(ShellScript& sh, const System& sys, const Service& s) {
       }
     }
     if (!src.folder.empty()) {
-      const std::string from = "\"$(dirname \"$0\")/" + dq_part(sys.origin.spec_path_from("scripts", sys.name, src.folder)) + "\"";
+      // Relative to the script, which may run from any folder (Cloud Build: the repository's root).
+      const std::string rel = sys.origin.spec_path_from("scripts", sys.name, src.folder);
+      const std::string from = "\"$(dirname \"$0\")/" + dq_part(rel) + "\"";
       call(sh, cmd::storage_rsync(from, c.folder->url));
     } else if (!src.gcs.empty()) {
       call(sh, cmd::storage_rsync(lit(src.gcs), c.folder->url));

@@ -161,7 +161,7 @@ std::string health_script(const System& sys) {
     sh.line();
     sh.comment(fmt::format("Service '{}' reads its store folders only when it starts: what it needs must be there.",
                            s.name));
-    contents_lookups(sh, sys, s);
+    contents_lookups(sh, s);
   }
   if (sys.uses_gateway()) gateway_address(sh);
   for (const auto& [_, s] : sys.services) health_checks(sh, sys, s);

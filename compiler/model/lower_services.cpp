@@ -29,7 +29,7 @@ Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr)
   if (t.contains("source")) {
     // The repository's one StoreContents: what each model of `models` needs, in their order.
     const std::vector<StoreContents> contents = out.store_contents();
-    out.source = content_source(t["source"], ptr_key(ptr, "source"),
+    out.source = content_source(t["source"], ptr_key(ptr, "source"), out.repository,
                                 contents.empty() ? std::vector<NeededObject>{} : contents.front().needs,
                                 ptr_key(ptr, "models"));
   }

@@ -2,6 +2,7 @@
 // folder, and files fetched from the web with a pinned SHA-256. A folder source is read here, at
 // compile time: it must be inside the spec's folder and hold what the server needs, so that a
 // misspelled model fails the compile instead of the health check an hour later.
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -31,8 +32,8 @@ std::vector<std::string> folders_in(const fs::path& dir) {
 
 }  // namespace
 
-ContentSource Lowerer::content_source(const json& j, const std::string& ptr, const std::vector<NeededObject>& needs,
-                                      const std::string& needs_ptr) {
+ContentSource Lowerer::content_source(const json& j, const std::string& ptr, const StoreRef& into,
+                                      const std::vector<NeededObject>& needs, const std::string& needs_ptr) {
   ContentSource out;
   out.ptr = ptr;
   const std::string from = get_or<std::string>(j, "from", "");
@@ -59,7 +60,14 @@ ContentSource Lowerer::content_source(const json& j, const std::string& ptr, con
   if (from.starts_with("gs://")) {
     out.gcs = from;
     while (out.gcs.size() > 5 && out.gcs.ends_with("/")) out.gcs.pop_back();
-    return out;  // read when the scripts run: nothing to check here
+    if (!into.url.empty() && (out.gcs == into.url || out.gcs.starts_with(into.url + "/") ||
+                              into.url.starts_with(out.gcs + "/")))
+      doc_.error(diags_, from_ptr,
+                 fmt::format("'{}' and the folder it fills, {}, overlap: the upload would copy the store onto "
+                             "itself; name another folder, or leave 'source' out if the store is filled already",
+                             out.gcs, into.url),
+                 Anchor::value, {doc_.note(into.ptr, "the folder it fills")});
+    return out;  // read when the scripts run: nothing else to check here
   }
   // Fetched files alone: each needed object must be one of them.
   fs::path folder;
@@ -75,7 +83,18 @@ ContentSource Lowerer::content_source(const json& j, const std::string& ptr, con
     while (out.folder.size() > 1 && out.folder.ends_with("/")) out.folder.pop_back();
     folder = spec_dir / out.folder;
     std::error_code ec;
-    if (!fs::is_directory(folder, ec)) {
+    if (fs::is_directory(folder, ec)) {
+      // The scripts upload what the folder holds: a symbolic link may not lead out of the spec's folder.
+      const fs::path real = fs::weakly_canonical(folder, ec), root = fs::weakly_canonical(spec_dir, ec);
+      const fs::path rel = real.lexically_relative(root);
+      if (rel.empty() || *rel.begin() == "..") {
+        doc_.error(diags_, from_ptr,
+                   fmt::format("'{}' leads out of the spec's folder through a symbolic link; copy the files into "
+                               "the spec's folder",
+                               out.folder));
+        return out;
+      }
+    } else {
       const fs::path parent = fs::path(out.folder).parent_path();
       std::vector<std::string> near;
       for (const auto& name : folders_in(spec_dir / parent)) near.push_back((parent / name).generic_string());

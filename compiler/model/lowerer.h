@@ -136,11 +136,11 @@ class Lowerer {
 
   Triton triton(const System& sys, const json& t, const std::string& ptr);
 
-  /// `source:` (at `ptr`) of a store folder that must hold `needs`, each named by the item of the
-  /// spec's list at `needs_ptr`: a folder source must hold each, a fetched file may stand for one
-  /// (lower_sources.cpp).
-  ContentSource content_source(const json& j, const std::string& ptr, const std::vector<NeededObject>& needs,
-                               const std::string& needs_ptr);
+  /// `source:` (at `ptr`) of the store folder `into`, which must hold `needs`, each named by the
+  /// item of the spec's list at `needs_ptr`: a folder source must hold each, a fetched file may
+  /// stand for one (lower_sources.cpp).
+  ContentSource content_source(const json& j, const std::string& ptr, const StoreRef& into,
+                               const std::vector<NeededObject>& needs, const std::string& needs_ptr);
 
   /// The one key that says which server a service runs.
   /// `vllm:` of service `s` (at `ptr`), once the service's GPUs and env are known: its token joins
