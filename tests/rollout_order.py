@@ -6,7 +6,7 @@ Usage: rollout_order.py OUT_DIR APPLY_TRACE DOWN_TRACE
 OUT_DIR is a compiled system's folder; APPLY_TRACE and DOWN_TRACE are what `scripts/apply.sh
 --dry-run` and `scripts/down.sh --dry-run` printed (their `+ command` lines). Both documents are
 read as a sequence of events: a chart installed, a manifest applied, a k8s/ file applied, a rollout
-waited for, an object waited for, a store folder filled. The runbook's sequence must be apply.sh's,
+waited for, an object waited for, a store folder filled, an image looked for. The runbook's sequence must be apply.sh's,
 and the first thing each tears down must be the same. Prints both sequences and exits 1 when they differ.
 """
 import re
@@ -36,6 +36,8 @@ def events(commands):
             out.append("rollout " + next(w for w in words[3:] if "/" in w))
         elif words[:3] == ["gcloud", "storage", "rsync"]:
             out.append("upload to " + words[-1])
+        elif words[:5] == ["gcloud", "artifacts", "docker", "images", "describe"]:
+            out.append("image " + words[5])
         elif words[:2] == ["kubectl", "wait"] and "deployment" not in words[2:3]:
             ref = next(w for w in words[2:] if "/" in w and not w.startswith("--"))
             out.append("wait " + ref)
@@ -63,11 +65,12 @@ def main():
     with open(out_dir + "/README.md") as f:
         readme = f.read()
     apply = traced(apply_trace)
-    up = [w for w in runbook_blocks(readme, "## Apply") if w[:1] != ["gcloud"]]  # the image check
+    up = runbook_blocks(readme, "## Apply")
     script = events(apply)
-    if [w[:3] for w in up] == [["kubectl", "apply", "-k"]]:
-        # One `apply -k`: nothing to wait for or install first, so apply.sh may only apply files.
-        book = [e for e in script if e.startswith("file ")]
+    if [w[:3] for w in up if w[:1] != ["gcloud"]] == [["kubectl", "apply", "-k"]]:
+        # One `apply -k` after the checks: nothing to wait for or install first, so apply.sh may
+        # only check and apply files.
+        book = [e for e in events(up) if not e.startswith("file ")] + [e for e in script if e.startswith("file ")]
     else:
         book = events(up)
     ok = book == script
