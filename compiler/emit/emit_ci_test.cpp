@@ -269,6 +269,58 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
       CHECK(s["with"]["install_components"].as<std::string>() == "gke-gcloud-auth-plugin,kubectl");
 }
 
+TEST_CASE("ci: the check job signs in to Google Cloud before it pulls a private trainc image") {
+  // The step index of the first step of `job` that uses `action` or whose run contains `part`.
+  auto index = [](const YAML::Node& job, const std::string& action, const std::string& part) {
+    int i = 0;
+    for (const auto& s : job["steps"]) {
+      if (!action.empty() && s["uses"] && s["uses"].as<std::string>() == action) return i;
+      if (!part.empty() && s["run"] && contains(s["run"].as<std::string>(), part)) return i;
+      ++i;
+    }
+    return -1;
+  };
+  YAML::Node check = parse(emit_ci(lowered(full_spec())), "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  CHECK(check["permissions"]["id-token"].as<std::string>() == "write");
+  CHECK(check["permissions"]["contents"].as<std::string>() == "read");
+  const int auth = index(check, catalog().ci().auth, "");
+  const int gcloud = index(check, catalog().ci().setup_gcloud, "");
+  const int configure = index(check, "", "gcloud auth configure-docker us-docker.pkg.dev --quiet");
+  const int pull = index(check, "", "docker run");
+  CHECK(index(check, catalog().ci().checkout, "") == 0);  // the auth action writes into the workspace
+  CHECK(0 < auth);
+  CHECK(auth < gcloud);
+  CHECK(gcloud < configure);
+  CHECK(configure < pull);
+  CHECK(!check["container"]);  // GitHub would pull a job's container before any step signs in
+
+  // A planner signs in for the check job too (it runs on pull requests); an image outside Google's
+  // registries needs no Google sign-in.
+  const std::string ci =
+      "  github:\n"
+      "    workloadIdentityProvider: projects/123/locations/global/workloadIdentityPools/gh/providers/repo\n"
+      "    traincImage: ghcr.io/my-org/trainc:0.1.0\n"
+      "    serviceAccount: deployer@my-proj.iam.gserviceaccount.com\n"
+      "    planServiceAccount: planner@my-proj.iam.gserviceaccount.com\n";
+  YAML::Node public_check = parse(emit_ci(lowered(full_spec(
+                                      "{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}}", ci))),
+                                  "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  CHECK(!public_check["permissions"]);
+  CHECK(index(public_check, catalog().ci().auth, "") == -1);
+  CHECK(index(public_check, "", "configure-docker") == -1);
+  std::string planner_ci = ci;
+  planner_ci.replace(planner_ci.find("ghcr.io/my-org"), 14, "europe-west4-docker.pkg.dev/tools-proj/tools");
+  YAML::Node planner_check =
+      parse(emit_ci(lowered(full_spec("{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}}",
+                                      planner_ci))),
+            "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  const int at = index(planner_check, catalog().ci().auth, "");
+  REQUIRE(at > 0);
+  CHECK(planner_check["steps"][at]["with"]["service_account"].as<std::string>() ==
+        "planner@my-proj.iam.gserviceaccount.com");
+  CHECK(index(planner_check, "", "gcloud auth configure-docker europe-west4-docker.pkg.dev --quiet") > at);
+}
+
 TEST_CASE("ci: every action is the catalog's pinned one, and no run script holds an expression") {
   System sys = lowered(full_spec());
   YAML::Node wf = parse(emit_ci(sys), "ci/.github/workflows/shop.yaml");
