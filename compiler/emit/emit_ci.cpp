@@ -409,6 +409,17 @@ struct CloudBuild {
 
   std::string location_sub() const { return zonal ? "${_ZONE}" : "${_REGION}"; }
 
+  /// A built image as the config's substitutions name it, so a build submitted with another
+  /// project or `_REGION` pushes there: the project is $PROJECT_ID, and the registry's location
+  /// ${_REGION} when it is the system's region (a registry placed elsewhere keeps its location).
+  std::string image(const Build& b) const {
+    const Gcp& gcp = *sys.gcp;
+    const std::string prefix = gcp.registry->host() + "/" + gcp.project + "/";
+    if (!b.image.starts_with(prefix)) return b.image;
+    const std::string host = gcp.registry->location == gcp.region ? "${_REGION}-docker.pkg.dev" : gcp.registry->host();
+    return host + "/$PROJECT_ID/" + b.image.substr(prefix.size());
+  }
+
   ojson env() const {
     ojson e = ojson::array({"PROJECT_ID=$PROJECT_ID", "REGION=${_REGION}"});
     if (zonal) e.push_back("ZONE=${_ZONE}");
@@ -497,7 +508,7 @@ struct CloudBuild {
       const std::string id = "image-" + name;
       ojson s = step(id, catalog().ci().docker_image, ojson::array({"terraform-apply"}));
       s["entrypoint"] = "bash";
-      s["env"] = ojson::array({"IMAGE=" + b.image});
+      s["env"] = ojson::array({"IMAGE=" + image(b)});
       s["args"] = ojson::array(
           {"-c", cloudbuild_script(lines(
                      {"set -euo pipefail", "if docker manifest inspect \"$IMAGE\" >/dev/null 2>&1; then",

@@ -386,6 +386,10 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
   CHECK(strings(steps[3]["waitFor"]) == std::vector<std::string>{"terraform-apply"});
   CHECK(steps[3]["name"].as<std::string>() == catalog().ci().docker_image);
   CHECK(contains(steps[3]["args"][1].as<std::string>(), "docker manifest inspect \"$$IMAGE\""));
+  // The image's path follows the substitutions (the spec's values are their defaults).
+  CHECK(sys.builds.at("train").image.starts_with("us-central1-docker.pkg.dev/my-proj/shop/train:"));
+  CHECK(strings(steps[3]["env"]) ==
+        std::vector<std::string>{"IMAGE=${_REGION}-docker.pkg.dev/$PROJECT_ID/shop/train:" + sys.builds.at("train").tag});
   CHECK(strings(steps[4]["waitFor"]) == std::vector<std::string>{"terraform-apply", "image-train"});
   const std::string apply = steps[4]["args"][1].as<std::string>();
   CHECK(contains(apply, "bash deploy/shop/scripts/apply.sh --services-only"));
@@ -413,6 +417,20 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
   CHECK(cfg["options"]["logging"].as<std::string>() == "CLOUD_LOGGING_ONLY");
   const std::string text = files.at("ci/cloudbuild.provision.yaml");
   CHECK(!contains(text, "roles/owner"));
+}
+
+TEST_CASE("ci: Cloud Build pushes to $PROJECT_ID, and to ${_REGION} only when the registry is in the region") {
+  System sys = lowered(full_spec("{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}, "
+                                 "registry: {repository: ml, location: us}}"));
+  YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild.provision.yaml");
+  bool seen = false;
+  for (const auto& s : cfg["steps"])
+    if (s["id"].as<std::string>() == "image-train") {
+      seen = true;
+      CHECK(strings(s["env"]) ==
+            std::vector<std::string>{"IMAGE=us-docker.pkg.dev/$PROJECT_ID/ml/train:" + sys.builds.at("train").tag});
+    }
+  CHECK(seen);
 }
 
 TEST_CASE("ci: Cloud Build destroy leaves alone an ingress gateway trainc did not install") {
