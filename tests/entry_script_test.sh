@@ -129,12 +129,49 @@ no_stray_processes() {
   if pgrep -f "$TMP/entrypoint.sh" >/dev/null; then echo "processes left:"; pgrep -af "$TMP/entrypoint.sh"; return 1; fi
 }
 
+# The step's log goes up with its outputs (outputs.log, on by default), with the trainer's lines
+# and the exit status; never with `log: false`; and it is never taken for a checkpoint, even by a
+# pattern that matches its name.
+log_uploaded() {
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  local up="$BUCKET/bkt/runs/out/trainc-train.log"
+  [ -f "$up" ] || { echo "the step's log is not in the bucket"; ls -R "$BUCKET/bkt/runs/out"; return 1; }
+  grep -q 'epoch 1 loss' "$up" || { echo "the trainer's output is not in the uploaded log"; cat "$up"; return 1; }
+  grep -q 'trainer exited with status 0' "$up" || { echo "the uploaded log stops before the end"; cat "$up"; return 1; }
+}
+log_not_a_checkpoint() {
+  sed -i 's|pattern: "\*.pt"|pattern: "*"|' "$TMP/spec.yaml"
+  compile_it || return 1
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }  # its restored log is the newest file
+  if grep -q 'trainc-train.log' "$TMP/log/resume_env"; then echo "resumed from the step's own log"; return 1; fi
+  grep -q 'ckpt-' "$TMP/log/resume_env" || { echo "not resumed from a checkpoint: $(cat "$TMP/log/resume_env")"; return 1; }
+}
+log_off() {
+  sed -i 's|every: 1h}|every: 1h, log: false}|' "$TMP/spec.yaml"
+  compile_it || return 1
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  ls "$BUCKET"/bkt/runs/out/ckpt-*.pt >/dev/null 2>&1 || { echo "outputs not synced to the bucket"; return 1; }
+  [ ! -e "$BUCKET/bkt/runs/out/trainc-train.log" ] || { echo "the log was uploaded with log: false"; return 1; }
+}
+restore_spec() {
+  sed -i -e 's|pattern: "\*"|pattern: "*.pt"|' -e 's|every: 1h, log: false}|every: 1h}|' "$TMP/spec.yaml"
+  compile_it
+}
+
 t "compile a spec with S3 inputs, outputs and checkpoints" compile_it
 t "first run syncs in, runs torchrun standalone, syncs out" first_run
 t "a restarted pod resumes from the newest checkpoint" resumed_run
 t "a failing trainer's exit status is kept and outputs still synced" failing_trainer
 t "SIGTERM reaches the trainer, then outputs are synced" sigterm_reaches_trainer
 t "no background process outlives the script" no_stray_processes
+t "the step's log is uploaded with its outputs" log_uploaded
+t "the uploaded log is never resumed from as a checkpoint" log_not_a_checkpoint
+t "outputs.log: false uploads no log" log_off
+t "the spec as it was compiles" restore_spec
 
 # Checkpoints in a folder the first run has not made yet (examples/prep-and-train's out/ckpt):
 # looking for the newest one must not stop the script under `set -euo pipefail`.
@@ -288,6 +325,15 @@ entry_run() {
   (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/bucket" \
     "${podenv[@]}" timeout 60 bash "$TMP/entry.sh") >"$TMP/entry.out" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
+  # A step that syncs outputs uploads its log with them (outputs.log, on by default).
+  local outlog
+  outlog=$(sed -n "s/^readonly OUTPUT_LOG=//p" "$TMP/entry.sh")
+  if [ -n "$outlog" ]; then
+    outlog=${outlog//\'/}
+    local up="$TMP/bucket/${from#s3://}/${outlog##*/}"
+    grep -q 'trainer exited with status 0' "$up" 2>/dev/null ||
+      { echo "the step's log did not reach the bucket as $up"; find "$TMP/bucket"; return 1; }
+  fi
   # A step on an RDMA pool sets NCCL up for gIB first (the pod's pool says so); no other step does.
   local rdma=no
   if grep -q 'networking.gke.io/interfaces' "$(dirname "$script")/${key#*/}-job.yaml" 2>/dev/null; then rdma=yes; fi

@@ -44,6 +44,9 @@ std::vector<std::string> trainer_words(const Step& step) {
       });
 }
 
+/// The name of the step's log in its outputs folder (a DNS label: no glob or shell character).
+std::string output_log_name(const Step& step) { return fmt::format("trainc-{}.log", step.name); }
+
 std::string entry_script(const System& sys, const Step& step) {
   ShellScript sh;
   const std::string state(k8s::kStateDir);
@@ -62,6 +65,9 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.line(fmt::format("readonly STATE={}", sh_quote(state)));
   sh.line(fmt::format("readonly LOG={}", sh_quote(state + "/step.log")));
   sh.line(fmt::format("readonly HEARTBEAT={}", sh_quote(step.heartbeat.file)));
+  const bool upload_log = step.outputs && step.outputs->log;
+  if (upload_log)  // the output sync carries it to the store
+    sh.line(fmt::format("readonly OUTPUT_LOG={}", sh_quote(step.outputs->path + "/" + output_log_name(step))));
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
   sh.line("touch \"$HEARTBEAT\"");
@@ -117,8 +123,10 @@ std::string entry_script(const System& sys, const Step& step) {
     const auto& c = *step.checkpoints;
     sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
     sh.comment("pipefail, find's failure would otherwise end the script).");
-    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
-                        sh_quote(c.path), sh_quote(c.pattern)));
+    // Never the step's own log, which each sync copies into the outputs (that folder may hold them).
+    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
+                        sh_quote(c.path), sh_quote(c.pattern),
+                        upload_log ? " ! -name " + sh_quote(output_log_name(step)) : ""));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line("log \"resuming from $TRAINC_RESUME_FROM\"")
@@ -142,6 +150,7 @@ std::string entry_script(const System& sys, const Step& step) {
       sh.line("if [ \"$NODE_RANK\" != 0 ] || [ \"$MEGASCALE_SLICE_ID\" != 0 ]; then return 0; fi");
     else if (only_rank0)
       sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
+    if (upload_log) sh.line("cp \"$LOG\" \"$OUTPUT_LOG\"");
     sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.path), sh_quote(o.to.url))));
     sh.close("}");
     sh.open("periodic_sync() {")
