@@ -379,4 +379,57 @@ for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
 done
 t "every expected step has an entry script (15)" test "$n_steps" -eq "${#EXPECT[@]}"
+
+# ---- The folders a step syncs into are writable by its user -----------------------------------
+# Each example step that runs as a non-root UID on an image trainc did not build (its Job mounts
+# scratch emptyDirs) runs as the cluster would make its pod: the image's workdir is root's and not
+# writable by the pod's runAsUser; the emptyDir volumes the pod mounts are (the kubelet makes them
+# world-writable, fsGroup the pod's). As root, the script runs as that UID (setpriv); otherwise the image's folder is
+# made read-only. A sync into a folder no volume covers then fails, as it would in the cluster.
+runs_as_its_user() {
+  local cm=$1 job=$2 root=$TMP/upod uid workdir m
+  uid=$(awk '$1 == "runAsUser:" { print $2; exit }' "$job")
+  workdir=$(awk '$1 == "workingDir:" { print $2; exit }' "$job")
+  [ -n "$uid" ] && [ "$uid" != 0 ] && [ -n "$workdir" ] || { echo "no runAsUser or workingDir in $job"; return 1; }
+  rm -rf "$root" "$TMP/ustubs" "$TMP/ubucket"
+  mkdir -p "$root/tmp" "$root/home-sandbox" "$TMP/ubucket"
+  stubs_install "$TMP/ustubs"
+  stub_entry_script "$cm" "$TMP/uentry.sh" "$root" || return 1
+  mkdir -p "$root$workdir"  # the image's workdir, as its Dockerfile left it: root's, 0755
+  while read -r m; do
+    mkdir -p "$root$m" && chmod 0777 "$root$m"
+    if [ "$(id -u)" = 0 ]; then chown "$uid:$uid" "$root$m"; fi  # as fsGroup leaves it to the pod
+  done < <(awk '$1 == "-" && $2 == "name:" { scratch = ($3 ~ /^scratch-/); next }
+                scratch && $1 == "mountPath:" { print $2 } { scratch = 0 }' "$job")
+  chmod 1777 "$root/tmp" "$root/home-sandbox"
+  # A file in the store behind every sync into the pod (inputs, and outputs restored), so each
+  # writes into its target.
+  local from
+  while read -r from; do
+    mkdir -p "$TMP/ubucket/${from#s3://}" && echo stored >"$TMP/ubucket/${from#s3://}/stored.txt"
+  done < <(sed -n "s/^s3 sync '\{0,1\}\(s3:[^' ]*\)'\{0,1\} .*/\1/p" "$TMP/uentry.sh")
+  local -a as_user=()
+  if [ "$(id -u)" = 0 ]; then
+    chmod a+rx "$TMP" && chmod -R a+rwX "$TMP/ustubs" && chown -R "$uid:$uid" "$TMP/ubucket"
+    as_user=(setpriv --reuid="$uid" --regid="$uid" --clear-groups)
+  else
+    chmod a-w "$root$workdir"
+  fi
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "$job" -job.yaml)")
+  local rc=0
+  (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" \
+    STUB_S3="$TMP/ubucket" "${podenv[@]}" timeout 60 bash "$TMP/uentry.sh") >"$TMP/uentry.out" 2>&1 || rc=$?
+  chmod -R u+w "$root"
+  [ "$rc" -eq 0 ] || { echo "exit $rc as uid $uid:"; tail -n 15 "$TMP/uentry.out"; return 1; }
+}
+n_user=0
+for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
+  job=${cm%-configmap.yaml}-job.yaml
+  [ -e "$job" ] && grep -q 'name: scratch-' "$job" || continue
+  ex=$(basename "$(dirname "$(dirname "$cm")")")
+  n_user=$((n_user + 1))
+  t "$ex/$(basename "$job" -job.yaml): syncs only into folders its user may write" runs_as_its_user "$cm" "$job"
+done
+t "steps on images trainc did not build were run as their user (3)" test "$n_user" -eq 3
 tap_done
