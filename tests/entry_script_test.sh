@@ -273,7 +273,7 @@ pod_env() {
   for f in "$1/$2"-job.yaml "$1/$2"-jobset.yaml; do
     [ -e "$f" ] || continue
     awk '$1 == "-" && $2 == "name:" { name = $3; next }
-         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
+         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT|DASK_SCHEDULER_ADDRESS)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
          name == "NODE_RANK" && $1 ~ /^value/ { print "NODE_RANK=0" }
          { name = "" }' "$f"
     return 0
@@ -379,6 +379,56 @@ for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
 done
 t "every expected step has an entry script (15)" test "$n_steps" -eq "${#EXPECT[@]}"
+
+# ---- A Dask client's heartbeat stays fresh while its cluster's workers are provisioned ---------
+# xgb-dask-a4's workers are on a flex-start pool, whose nodes may take hours to come. Its client
+# step runs under the stand-ins with a `python3` whose wait for the workers lasts until the test
+# says they are up. Meanwhile the heartbeat, aged past the liveness probe's limit, is touched again
+# (the keepalive's 30 s), so the probe, run as the Job writes it, passes again; the client's own
+# command starts only once the workers are up.
+client_alive_while_workers_come() {
+  local cm="$EX_OUT/xgb-dask-a4/k8s/train-configmap.yaml" job="$EX_OUT/xgb-dask-a4/k8s/train-job.yaml"
+  local root=$TMP/dpod probe
+  probe=$(sed -n 's|^ *- \(test .*stat -c %Y /tmp/trainc/.*\)$|\1|p' "$job" | head -n 1)
+  [ -n "$probe" ] || { echo "no heartbeat liveness probe in $job"; return 1; }
+  probe=${probe//\/tmp\/trainc/$root/tmp/trainc}
+  rm -rf "$root" "$TMP/dstubs" "$TMP/dbucket" "$TMP/workers-up" "$TMP/wait-args"
+  mkdir -p "$root" "$TMP/dbucket"
+  stubs_install "$TMP/dstubs"
+  stub_gib "$root"
+  stub_entry_script "$cm" "$TMP/dentry.sh" "$root" || return 1
+  cat >"$STUB_BIN/python3" <<'SH'
+#!/usr/bin/env bash
+# The wait for the Dask workers (a script on stdin): until $WORKERS_UP exists, a minute at most.
+[ "${1:-}" = - ] || { echo "stub python3: unexpected call: $*" >&2; exit 2; }
+cat >/dev/null
+printf '%s\n' "$@" >"$WAIT_ARGS"
+for _ in $(seq 600); do [ -e "$WORKERS_UP" ] && exit 0; sleep 0.1; done
+exit 1
+SH
+  chmod +x "$STUB_BIN/python3"
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" train)
+  (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/dbucket" \
+    WAIT_ARGS="$TMP/wait-args" WORKERS_UP="$TMP/workers-up" "${podenv[@]}" timeout 90 bash "$TMP/dentry.sh") \
+    >"$TMP/dentry.out" 2>&1 &
+  local pid=$! rc=0 alive=no
+  for _ in $(seq 100); do [ -e "$TMP/wait-args" ] && break; sleep 0.1; done
+  [ -e "$TMP/wait-args" ] || { echo "the client never waited for its workers:"; cat "$TMP/dentry.out"; kill "$pid"; return 1; }
+  if launcher_args python train.py >/dev/null; then echo "the command started before the workers were up"; kill "$pid"; return 1; fi
+  touch -d '-2 hours' "$root/tmp/trainc/step.log"
+  if sh -c "$probe"; then echo "the aged heartbeat passed the probe: $probe"; kill "$pid"; return 1; fi
+  for _ in $(seq 40); do sh -c "$probe" && { alive=yes; break; }; sleep 1; done
+  touch "$TMP/workers-up"
+  wait "$pid" || rc=$?
+  [ "$alive" = yes ] || { echo "the heartbeat went stale while the client waited for its workers"; return 1; }
+  [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/dentry.out"; return 1; }
+  [ "$(tr '\n' ' ' <"$TMP/wait-args")" = "- tcp://xgb-dask-a4-dask-scheduler:8786 2 " ] ||
+    { echo "waited with: $(tr '\n' ' ' <"$TMP/wait-args")"; return 1; }
+  launcher_args python train.py >/dev/null || { echo "the command never started; calls:"; stub_log; return 1; }
+}
+t "xgb-dask-a4/train: the client's heartbeat stays fresh while its workers are provisioned" client_alive_while_workers_come
+rm -rf "$STATE"
 
 # ---- The folders a step syncs into are writable by its user -----------------------------------
 # Each example step that runs as a non-root UID on an image trainc did not build (its Job mounts
