@@ -129,12 +129,49 @@ no_stray_processes() {
   if pgrep -f "$TMP/entrypoint.sh" >/dev/null; then echo "processes left:"; pgrep -af "$TMP/entrypoint.sh"; return 1; fi
 }
 
+# The step's log goes up with its outputs (outputs.log, on by default), with the trainer's lines
+# and the exit status; never with `log: false`; and it is never taken for a checkpoint, even by a
+# pattern that matches its name.
+log_uploaded() {
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  local up="$BUCKET/bkt/runs/out/trainc-train.log"
+  [ -f "$up" ] || { echo "the step's log is not in the bucket"; ls -R "$BUCKET/bkt/runs/out"; return 1; }
+  grep -q 'epoch 1 loss' "$up" || { echo "the trainer's output is not in the uploaded log"; cat "$up"; return 1; }
+  grep -q 'trainer exited with status 0' "$up" || { echo "the uploaded log stops before the end"; cat "$up"; return 1; }
+}
+log_not_a_checkpoint() {
+  sed -i 's|pattern: "\*.pt"|pattern: "*"|' "$TMP/spec.yaml"
+  compile_it || return 1
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }  # its restored log is the newest file
+  if grep -q 'trainc-train.log' "$TMP/log/resume_env"; then echo "resumed from the step's own log"; return 1; fi
+  grep -q 'ckpt-' "$TMP/log/resume_env" || { echo "not resumed from a checkpoint: $(cat "$TMP/log/resume_env")"; return 1; }
+}
+log_off() {
+  sed -i 's|every: 1h}|every: 1h, log: false}|' "$TMP/spec.yaml"
+  compile_it || return 1
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  ls "$BUCKET"/bkt/runs/out/ckpt-*.pt >/dev/null 2>&1 || { echo "outputs not synced to the bucket"; return 1; }
+  [ ! -e "$BUCKET/bkt/runs/out/trainc-train.log" ] || { echo "the log was uploaded with log: false"; return 1; }
+}
+restore_spec() {
+  sed -i -e 's|pattern: "\*"|pattern: "*.pt"|' -e 's|every: 1h, log: false}|every: 1h}|' "$TMP/spec.yaml"
+  compile_it
+}
+
 t "compile a spec with S3 inputs, outputs and checkpoints" compile_it
 t "first run syncs in, runs torchrun standalone, syncs out" first_run
 t "a restarted pod resumes from the newest checkpoint" resumed_run
 t "a failing trainer's exit status is kept and outputs still synced" failing_trainer
 t "SIGTERM reaches the trainer, then outputs are synced" sigterm_reaches_trainer
 t "no background process outlives the script" no_stray_processes
+t "the step's log is uploaded with its outputs" log_uploaded
+t "the uploaded log is never resumed from as a checkpoint" log_not_a_checkpoint
+t "outputs.log: false uploads no log" log_off
+t "the spec as it was compiles" restore_spec
 
 # Checkpoints in a folder the first run has not made yet (examples/prep-and-train's out/ckpt):
 # looking for the newest one must not stop the script under `set -euo pipefail`.
@@ -236,7 +273,7 @@ pod_env() {
   for f in "$1/$2"-job.yaml "$1/$2"-jobset.yaml; do
     [ -e "$f" ] || continue
     awk '$1 == "-" && $2 == "name:" { name = $3; next }
-         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
+         name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT|DASK_SCHEDULER_ADDRESS)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
          name == "NODE_RANK" && $1 ~ /^value/ { print "NODE_RANK=0" }
          { name = "" }' "$f"
     return 0
@@ -288,6 +325,15 @@ entry_run() {
   (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/bucket" \
     "${podenv[@]}" timeout 60 bash "$TMP/entry.sh") >"$TMP/entry.out" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
+  # A step that syncs outputs uploads its log with them (outputs.log, on by default).
+  local outlog
+  outlog=$(sed -n "s/^readonly OUTPUT_LOG=//p" "$TMP/entry.sh")
+  if [ -n "$outlog" ]; then
+    outlog=${outlog//\'/}
+    local up="$TMP/bucket/${from#s3://}/${outlog##*/}"
+    grep -q 'trainer exited with status 0' "$up" 2>/dev/null ||
+      { echo "the step's log did not reach the bucket as $up"; find "$TMP/bucket"; return 1; }
+  fi
   # A step on an RDMA pool sets NCCL up for gIB first (the pod's pool says so); no other step does.
   local rdma=no
   if grep -q 'networking.gke.io/interfaces' "$(dirname "$script")/${key#*/}-job.yaml" 2>/dev/null; then rdma=yes; fi
@@ -333,4 +379,107 @@ for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
 done
 t "every expected step has an entry script (15)" test "$n_steps" -eq "${#EXPECT[@]}"
+
+# ---- A Dask client's heartbeat stays fresh while its cluster's workers are provisioned ---------
+# xgb-dask-a4's workers are on a flex-start pool, whose nodes may take hours to come. Its client
+# step runs under the stand-ins with a `python3` whose wait for the workers lasts until the test
+# says they are up. Meanwhile the heartbeat, aged past the liveness probe's limit, is touched again
+# (the keepalive's 30 s), so the probe, run as the Job writes it, passes again; the client's own
+# command starts only once the workers are up.
+client_alive_while_workers_come() {
+  local cm="$EX_OUT/xgb-dask-a4/k8s/train-configmap.yaml" job="$EX_OUT/xgb-dask-a4/k8s/train-job.yaml"
+  local root=$TMP/dpod probe
+  probe=$(sed -n 's|^ *- \(test .*stat -c %Y /tmp/trainc/.*\)$|\1|p' "$job" | head -n 1)
+  [ -n "$probe" ] || { echo "no heartbeat liveness probe in $job"; return 1; }
+  probe=${probe//\/tmp\/trainc/$root/tmp/trainc}
+  rm -rf "$root" "$TMP/dstubs" "$TMP/dbucket" "$TMP/workers-up" "$TMP/wait-args"
+  mkdir -p "$root" "$TMP/dbucket"
+  stubs_install "$TMP/dstubs"
+  stub_gib "$root"
+  stub_entry_script "$cm" "$TMP/dentry.sh" "$root" || return 1
+  cat >"$STUB_BIN/python3" <<'SH'
+#!/usr/bin/env bash
+# The wait for the Dask workers (a script on stdin): until $WORKERS_UP exists, a minute at most.
+[ "${1:-}" = - ] || { echo "stub python3: unexpected call: $*" >&2; exit 2; }
+cat >/dev/null
+printf '%s\n' "$@" >"$WAIT_ARGS"
+for _ in $(seq 600); do [ -e "$WORKERS_UP" ] && exit 0; sleep 0.1; done
+exit 1
+SH
+  chmod +x "$STUB_BIN/python3"
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" train)
+  (cd "$root" && env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root" STUB_S3="$TMP/dbucket" \
+    WAIT_ARGS="$TMP/wait-args" WORKERS_UP="$TMP/workers-up" "${podenv[@]}" timeout 90 bash "$TMP/dentry.sh") \
+    >"$TMP/dentry.out" 2>&1 &
+  local pid=$! rc=0 alive=no
+  for _ in $(seq 100); do [ -e "$TMP/wait-args" ] && break; sleep 0.1; done
+  [ -e "$TMP/wait-args" ] || { echo "the client never waited for its workers:"; cat "$TMP/dentry.out"; kill "$pid"; return 1; }
+  if launcher_args python train.py >/dev/null; then echo "the command started before the workers were up"; kill "$pid"; return 1; fi
+  touch -d '-2 hours' "$root/tmp/trainc/step.log"
+  if sh -c "$probe"; then echo "the aged heartbeat passed the probe: $probe"; kill "$pid"; return 1; fi
+  for _ in $(seq 40); do sh -c "$probe" && { alive=yes; break; }; sleep 1; done
+  touch "$TMP/workers-up"
+  wait "$pid" || rc=$?
+  [ "$alive" = yes ] || { echo "the heartbeat went stale while the client waited for its workers"; return 1; }
+  [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/dentry.out"; return 1; }
+  [ "$(tr '\n' ' ' <"$TMP/wait-args")" = "- tcp://xgb-dask-a4-dask-scheduler:8786 2 " ] ||
+    { echo "waited with: $(tr '\n' ' ' <"$TMP/wait-args")"; return 1; }
+  launcher_args python train.py >/dev/null || { echo "the command never started; calls:"; stub_log; return 1; }
+}
+t "xgb-dask-a4/train: the client's heartbeat stays fresh while its workers are provisioned" client_alive_while_workers_come
+rm -rf "$STATE"
+
+# ---- The folders a step syncs into are writable by its user -----------------------------------
+# Each example step that runs as a non-root UID on an image trainc did not build (its Job mounts
+# scratch emptyDirs) runs as the cluster would make its pod: the image's workdir is root's and not
+# writable by the pod's runAsUser; the emptyDir volumes the pod mounts are (the kubelet makes them
+# world-writable, fsGroup the pod's). As root, the script runs as that UID (setpriv); otherwise the image's folder is
+# made read-only. A sync into a folder no volume covers then fails, as it would in the cluster.
+runs_as_its_user() {
+  local cm=$1 job=$2 root=$TMP/upod uid workdir m
+  uid=$(awk '$1 == "runAsUser:" { print $2; exit }' "$job")
+  workdir=$(awk '$1 == "workingDir:" { print $2; exit }' "$job")
+  [ -n "$uid" ] && [ "$uid" != 0 ] && [ -n "$workdir" ] || { echo "no runAsUser or workingDir in $job"; return 1; }
+  rm -rf "$root" "$TMP/ustubs" "$TMP/ubucket"
+  mkdir -p "$root/tmp" "$root/home-sandbox" "$TMP/ubucket"
+  stubs_install "$TMP/ustubs"
+  stub_entry_script "$cm" "$TMP/uentry.sh" "$root" || return 1
+  mkdir -p "$root$workdir"  # the image's workdir, as its Dockerfile left it: root's, 0755
+  while read -r m; do
+    mkdir -p "$root$m" && chmod 0777 "$root$m"
+    if [ "$(id -u)" = 0 ]; then chown "$uid:$uid" "$root$m"; fi  # as fsGroup leaves it to the pod
+  done < <(awk '$1 == "-" && $2 == "name:" { scratch = ($3 ~ /^scratch-/); next }
+                scratch && $1 == "mountPath:" { print $2 } { scratch = 0 }' "$job")
+  chmod 1777 "$root/tmp" "$root/home-sandbox"
+  # A file in the store behind every sync into the pod (inputs, and outputs restored), so each
+  # writes into its target.
+  local from
+  while read -r from; do
+    mkdir -p "$TMP/ubucket/${from#s3://}" && echo stored >"$TMP/ubucket/${from#s3://}/stored.txt"
+  done < <(sed -n "s/^s3 sync '\{0,1\}\(s3:[^' ]*\)'\{0,1\} .*/\1/p" "$TMP/uentry.sh")
+  local -a as_user=()
+  if [ "$(id -u)" = 0 ]; then
+    chmod a+rx "$TMP" && chmod -R a+rwX "$TMP/ustubs" && chown -R "$uid:$uid" "$TMP/ubucket"
+    as_user=(setpriv --reuid="$uid" --regid="$uid" --clear-groups)
+  else
+    chmod a-w "$root$workdir"
+  fi
+  local -a podenv
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "$job" -job.yaml)")
+  local rc=0
+  (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" \
+    STUB_S3="$TMP/ubucket" "${podenv[@]}" timeout 60 bash "$TMP/uentry.sh") >"$TMP/uentry.out" 2>&1 || rc=$?
+  chmod -R u+w "$root"
+  [ "$rc" -eq 0 ] || { echo "exit $rc as uid $uid:"; tail -n 15 "$TMP/uentry.out"; return 1; }
+}
+n_user=0
+for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
+  job=${cm%-configmap.yaml}-job.yaml
+  [ -e "$job" ] && grep -q 'name: scratch-' "$job" || continue
+  ex=$(basename "$(dirname "$(dirname "$cm")")")
+  n_user=$((n_user + 1))
+  t "$ex/$(basename "$job" -job.yaml): syncs only into folders its user may write" runs_as_its_user "$cm" "$job"
+done
+t "steps on images trainc did not build were run as their user (3)" test "$n_user" -eq 3
 tap_done

@@ -226,6 +226,16 @@ ojson setup_terraform() {
 
 ojson id_token_permissions() { return {{"contents", "read"}, {"id-token", "write"}}; }
 
+/// The registry host of `image` when it is a Google registry (Artifact Registry or Container
+/// Registry), which a job must sign in to before pulling; "" for any other registry.
+std::string google_registry_host(const std::string& image) {
+  const size_t slash = image.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string host = image.substr(0, slash);
+  if (host.ends_with("-docker.pkg.dev") || host == "gcr.io" || host.ends_with(".gcr.io")) return host;
+  return "";
+}
+
 /// The spec's folder, the output folder and the workflow's copy, each unless a folder already
 /// listed holds it.
 ojson paths_filter(const CiPaths& p) {
@@ -281,6 +291,17 @@ std::string github_workflow(const System& sys) {
   ojson jobs;
   {  // check: every event
     ojson steps = ojson::array({checkout()});
+    // trainc's image is private when it lives in a Google registry: the job signs in, then runs it
+    // with `docker run`. A job-level `container:` cannot be used: GitHub pulls it before any step,
+    // so before the auth action could sign in. It signs in as the planner when there is one (the
+    // job runs on pull requests), which needs read access to that repository.
+    const std::string trainc_host = google_registry_host(gh.trainc_image);
+    if (!trainc_host.empty()) {
+      steps.push_back(auth(gh, gh.plan_service_account.empty() ? gh.service_account : gh.plan_service_account));
+      steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud));
+      steps.push_back(step_run("Let docker pull trainc's image",
+                               cmd::gcloud({"auth", "configure-docker", trainc_host}).flag("--quiet").line()));
+    }
     steps.push_back(step_run("The committed output is what the spec compiles to (trainc diff)",
                              fmt::format("docker run --rm -v \"$PWD:/src\" -w /src {} diff {} --against {} "
                                          "--diagnostics=github",
@@ -295,7 +316,11 @@ std::string github_workflow(const System& sys) {
                "  exit 1", "fi"})));
     steps.push_back(setup_terraform());
     steps.push_back(step_run("terraform fmt", "terraform fmt -check -recursive", tf));
-    jobs["check"] = {{"runs-on", "ubuntu-latest"}, {"defaults", run_in_checkout()}, {"steps", steps}};
+    ojson job = {{"runs-on", "ubuntu-latest"}};
+    if (!trainc_host.empty()) job["permissions"] = id_token_permissions();
+    job["defaults"] = run_in_checkout();
+    job["steps"] = steps;
+    jobs["check"] = job;
   }
   {  // plan: pull requests
     // Pull requests plan as the read-only planner when there is one: a branch's code runs here.
@@ -383,6 +408,17 @@ struct CloudBuild {
   bool zonal = !sys.gcp->zone.empty();
 
   std::string location_sub() const { return zonal ? "${_ZONE}" : "${_REGION}"; }
+
+  /// A built image as the config's substitutions name it, so a build submitted with another
+  /// project or `_REGION` pushes there: the project is $PROJECT_ID, and the registry's location
+  /// ${_REGION} when it is the system's region (a registry placed elsewhere keeps its location).
+  std::string image(const Build& b) const {
+    const Gcp& gcp = *sys.gcp;
+    const std::string prefix = gcp.registry->host() + "/" + gcp.project + "/";
+    if (!b.image.starts_with(prefix)) return b.image;
+    const std::string host = gcp.registry->location == gcp.region ? "${_REGION}-docker.pkg.dev" : gcp.registry->host();
+    return host + "/$PROJECT_ID/" + b.image.substr(prefix.size());
+  }
 
   ojson env() const {
     ojson e = ojson::array({"PROJECT_ID=$PROJECT_ID", "REGION=${_REGION}"});
@@ -472,7 +508,7 @@ struct CloudBuild {
       const std::string id = "image-" + name;
       ojson s = step(id, catalog().ci().docker_image, ojson::array({"terraform-apply"}));
       s["entrypoint"] = "bash";
-      s["env"] = ojson::array({"IMAGE=" + b.image});
+      s["env"] = ojson::array({"IMAGE=" + image(b)});
       s["args"] = ojson::array(
           {"-c", cloudbuild_script(lines(
                      {"set -euo pipefail", "if docker manifest inspect \"$IMAGE\" >/dev/null 2>&1; then",

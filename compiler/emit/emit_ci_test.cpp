@@ -269,6 +269,58 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
       CHECK(s["with"]["install_components"].as<std::string>() == "gke-gcloud-auth-plugin,kubectl");
 }
 
+TEST_CASE("ci: the check job signs in to Google Cloud before it pulls a private trainc image") {
+  // The step index of the first step of `job` that uses `action` or whose run contains `part`.
+  auto index = [](const YAML::Node& job, const std::string& action, const std::string& part) {
+    int i = 0;
+    for (const auto& s : job["steps"]) {
+      if (!action.empty() && s["uses"] && s["uses"].as<std::string>() == action) return i;
+      if (!part.empty() && s["run"] && contains(s["run"].as<std::string>(), part)) return i;
+      ++i;
+    }
+    return -1;
+  };
+  YAML::Node check = parse(emit_ci(lowered(full_spec())), "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  CHECK(check["permissions"]["id-token"].as<std::string>() == "write");
+  CHECK(check["permissions"]["contents"].as<std::string>() == "read");
+  const int auth = index(check, catalog().ci().auth, "");
+  const int gcloud = index(check, catalog().ci().setup_gcloud, "");
+  const int configure = index(check, "", "gcloud auth configure-docker us-docker.pkg.dev --quiet");
+  const int pull = index(check, "", "docker run");
+  CHECK(index(check, catalog().ci().checkout, "") == 0);  // the auth action writes into the workspace
+  CHECK(0 < auth);
+  CHECK(auth < gcloud);
+  CHECK(gcloud < configure);
+  CHECK(configure < pull);
+  CHECK(!check["container"]);  // GitHub would pull a job's container before any step signs in
+
+  // A planner signs in for the check job too (it runs on pull requests); an image outside Google's
+  // registries needs no Google sign-in.
+  const std::string ci =
+      "  github:\n"
+      "    workloadIdentityProvider: projects/123/locations/global/workloadIdentityPools/gh/providers/repo\n"
+      "    traincImage: ghcr.io/my-org/trainc:0.1.0\n"
+      "    serviceAccount: deployer@my-proj.iam.gserviceaccount.com\n"
+      "    planServiceAccount: planner@my-proj.iam.gserviceaccount.com\n";
+  YAML::Node public_check = parse(emit_ci(lowered(full_spec(
+                                      "{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}}", ci))),
+                                  "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  CHECK(!public_check["permissions"]);
+  CHECK(index(public_check, catalog().ci().auth, "") == -1);
+  CHECK(index(public_check, "", "configure-docker") == -1);
+  std::string planner_ci = ci;
+  planner_ci.replace(planner_ci.find("ghcr.io/my-org"), 14, "europe-west4-docker.pkg.dev/tools-proj/tools");
+  YAML::Node planner_check =
+      parse(emit_ci(lowered(full_spec("{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}}",
+                                      planner_ci))),
+            "ci/.github/workflows/shop.yaml")["jobs"]["check"];
+  const int at = index(planner_check, catalog().ci().auth, "");
+  REQUIRE(at > 0);
+  CHECK(planner_check["steps"][at]["with"]["service_account"].as<std::string>() ==
+        "planner@my-proj.iam.gserviceaccount.com");
+  CHECK(index(planner_check, "", "gcloud auth configure-docker europe-west4-docker.pkg.dev --quiet") > at);
+}
+
 TEST_CASE("ci: every action is the catalog's pinned one, and no run script holds an expression") {
   System sys = lowered(full_spec());
   YAML::Node wf = parse(emit_ci(sys), "ci/.github/workflows/shop.yaml");
@@ -334,6 +386,10 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
   CHECK(strings(steps[3]["waitFor"]) == std::vector<std::string>{"terraform-apply"});
   CHECK(steps[3]["name"].as<std::string>() == catalog().ci().docker_image);
   CHECK(contains(steps[3]["args"][1].as<std::string>(), "docker manifest inspect \"$$IMAGE\""));
+  // The image's path follows the substitutions (the spec's values are their defaults).
+  CHECK(sys.builds.at("train").image.starts_with("us-central1-docker.pkg.dev/my-proj/shop/train:"));
+  CHECK(strings(steps[3]["env"]) ==
+        std::vector<std::string>{"IMAGE=${_REGION}-docker.pkg.dev/$PROJECT_ID/shop/train:" + sys.builds.at("train").tag});
   CHECK(strings(steps[4]["waitFor"]) == std::vector<std::string>{"terraform-apply", "image-train"});
   const std::string apply = steps[4]["args"][1].as<std::string>();
   CHECK(contains(apply, "bash deploy/shop/scripts/apply.sh --services-only"));
@@ -361,6 +417,20 @@ TEST_CASE("ci: Cloud Build provision: chained steps, substitutions with defaults
   CHECK(cfg["options"]["logging"].as<std::string>() == "CLOUD_LOGGING_ONLY");
   const std::string text = files.at("ci/cloudbuild.provision.yaml");
   CHECK(!contains(text, "roles/owner"));
+}
+
+TEST_CASE("ci: Cloud Build pushes to $PROJECT_ID, and to ${_REGION} only when the registry is in the region") {
+  System sys = lowered(full_spec("{project: my-proj, region: us-central1, state: {bucket: my-proj-tf}, "
+                                 "registry: {repository: ml, location: us}}"));
+  YAML::Node cfg = parse(emit_ci(sys), "ci/cloudbuild.provision.yaml");
+  bool seen = false;
+  for (const auto& s : cfg["steps"])
+    if (s["id"].as<std::string>() == "image-train") {
+      seen = true;
+      CHECK(strings(s["env"]) ==
+            std::vector<std::string>{"IMAGE=us-docker.pkg.dev/$PROJECT_ID/ml/train:" + sys.builds.at("train").tag});
+    }
+  CHECK(seen);
 }
 
 TEST_CASE("ci: Cloud Build destroy leaves alone an ingress gateway trainc did not install") {

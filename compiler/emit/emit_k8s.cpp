@@ -32,8 +32,9 @@ k8s::PodNeeds needs_of(const System& sys, const Step& step) {
 
 /// Folders a restricted step writes that its image may not let its UID write, as emptyDir volumes
 /// (name, path): for trainrt steps, whose image is read-only, /tmp and the workdir; for other steps
-/// whose image trainc did not build, where inputs are synced to and outputs written (not the
-/// workdir itself, which holds the image's code).
+/// whose image trainc did not build, where inputs are synced to and outputs written: the workdir
+/// too when a sync targets it, since the step then fills it from the store (the image's own
+/// workdir is its user's, often root's, and the sync would fail there).
 std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, const k8s::PodNeeds& n) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!n.restricted()) return out;
@@ -51,7 +52,7 @@ std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, 
   std::vector<std::string> kept;
   for (const auto& d : dirs) {
     auto inside = [&](const std::string& root) { return d == root || d.starts_with(root + "/"); };
-    if (d == step.workdir || d == "/" || inside("/tmp")) continue;
+    if (d == "/" || inside("/tmp")) continue;
     if (!kept.empty() && inside(kept.back())) continue;  // already under an earlier one
     kept.push_back(d);
   }

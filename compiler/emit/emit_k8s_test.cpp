@@ -124,6 +124,31 @@ TEST_CASE("a step on a pool of TPU slices may run on any of its node pools") {
   CHECK(in[0]["values"].as<std::vector<std::string>>() == std::vector<std::string>{"v5e-0", "v5e-1"});
 }
 
+TEST_CASE("TPU pods run as root, whatever their image's user, as the README's security table says") {
+  System sys = two_node_system();
+  Pool tpu;
+  tpu.name = "v5e";
+  tpu.machine = "ct5lp-hightpu-4t";
+  tpu.tpu = TpuSlice{"v5e", "tpu-v5-lite-podslice", "2x4", 4, 1};
+  tpu.nodes = 2;
+  sys.pools = {{"v5e", tpu}};
+  Step& step = sys.steps[0];
+  step.pool = "v5e";
+  step.gpus = 0;
+  step.security.level = PodSecurityLevel::kBaseline;
+  step.security.reason = "JAX opens the TPU devices";
+  sys.runtime_image = step.image;  // an image whose user trainc knows: 10001, not root
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+  new_runbook_emitter()->emit(sys, k8s::plan(sys), out);
+  YAML::Node pod = YAML::Load(out.files().at("k8s/train-jobset.yaml"))["spec"]["replicatedJobs"][0]["template"]
+                                                                           ["spec"]["template"]["spec"];
+  CHECK(pod["securityContext"]["runAsUser"].as<int>() == 0);
+  CHECK(pod["securityContext"]["runAsGroup"].as<int>() == 0);
+  CHECK(out.files().at("README.md").find("| step `train` | `jobset/mnist-train` | baseline | root (UID 0) |") !=
+        std::string::npos);
+}
+
 TEST_CASE("pods on RDMA pools set NCCL up for gIB first; pods elsewhere do not") {
   const std::string script = catalog().rdma().nccl_env_script;
   REQUIRE(script.starts_with("/usr/local/gib/"));

@@ -101,7 +101,7 @@ ojson step_json(const Step& s) {
     mounts.push_back({{"store", m.store}, {"bucket", m.bucket}, {"onlyDir", m.only_dir}, {"path", m.path}, {"readOnly", m.read_only}});
   j["mounts"] = mounts;
   j["outputs"] = s.outputs ? ojson{{"path", s.outputs->path}, {"to", ref_json(s.outputs->to)},
-                                   {"every", format_duration(s.outputs->every_seconds)}}
+                                   {"every", format_duration(s.outputs->every_seconds)}, {"log", s.outputs->log}}
                            : ojson(nullptr);
   j["checkpoints"] = s.checkpoints ? ojson{{"path", s.checkpoints->path}, {"pattern", s.checkpoints->pattern},
                                            {"resumeFlag", s.checkpoints->resume_flag}}

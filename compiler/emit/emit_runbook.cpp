@@ -396,12 +396,13 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
         if (k8s::makes_pods(o.role)) out.push_back(fmt::format("`{}`", k8s::kubectl_ref(o)));
   };
   auto add = [&](std::string what, std::vector<std::string> pods, const std::string& image, const PodSecurity& sec,
-                 const SecurityNeed& need) {
-    const int uid = k8s::needs_for(sys, nullptr, 0, "", nullptr, image, sec).uid;
+                 const SecurityNeed& need, const Pool* pool = nullptr) {
+    const int uid = k8s::needs_for(sys, pool, 0, "", nullptr, image, sec).uid;
     rows.push_back({std::move(what), std::move(pods), std::string(level_name(sec.level)),
-                    sec.restricted() ? fmt::format("UID {}", uid)
-                    : uid            ? fmt::format("the image's user ({})", uid)
-                                     : std::string("the image's user"),
+                    sec.restricted()                   ? fmt::format("UID {}", uid)
+                    : k8s::opens_tpu_as_root(pool, sec) ? std::string("root (UID 0)")
+                    : uid                               ? fmt::format("the image's user ({})", uid)
+                                                        : std::string("the image's user"),
                     sec.restricted() ? "" : md_text(sec.reason),
                     need.level == PodSecurityLevel::kRestricted ? "" : need.why});
   };
@@ -411,7 +412,7 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
     std::vector<std::string> pods;
     pods_of(plan.workload(st.name), pods);
     add(fmt::format("step `{}`", st.name), std::move(pods), st.image, st.security,
-        security_need(sys.pool(st.pool), st.multislice()));
+        security_need(sys.pool(st.pool), st.multislice()), sys.pool(st.pool));
   }
   for (const auto& [name, c] : sys.clusters) {
     std::vector<std::string> pods;
@@ -419,13 +420,17 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
     if (c.per_job())  // each RayJob on it brings the cluster's pods
       for (const auto& st : sys.steps)
         if (st.cluster == name) pods_of(plan.workload(st.name), pods);
-    add(fmt::format("cluster `{}`", name), std::move(pods), c.image, c.security, security_need(sys, c));
+    const Pool* pool = sys.pool(c.lead().pool);  // a TPU group's, whose pods run as root
+    for (const auto& g : c.workers)
+      if (const Pool* p = sys.pool(g.pool); p && p->tpu) pool = p;
+    add(fmt::format("cluster `{}`", name), std::move(pods), c.image, c.security, security_need(sys, c), pool);
   }
   for (const auto& [name, sv] : sys.services) {
     std::vector<std::string> pods;
     for (const auto& w : plan.services)
       if (w.name == name) pods_of(&w, pods);
-    add(fmt::format("service `{}`", name), std::move(pods), sv.image, sv.security, security_need(sys.pool(sv.pool), false));
+    add(fmt::format("service `{}`", name), std::move(pods), sv.image, sv.security, security_need(sys.pool(sv.pool), false),
+        sys.pool(sv.pool));
     if (sys.istio) {  // the pods as they run: the mesh adds its sidecar at admission
       Row& r = rows.back();
       r.level += ", `privileged` with Istio's sidecar";

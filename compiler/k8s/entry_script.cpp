@@ -44,6 +44,42 @@ std::vector<std::string> trainer_words(const Step& step) {
       });
 }
 
+namespace {
+
+/// A Dask client waits, with the heartbeat kept fresh, until a worker runs in every pod of its
+/// cluster: their nodes may take hours to come (a flex-start pool grows only when capacity is
+/// found), and a client that waits on its own (Client.wait_for_workers) prints nothing, so the
+/// liveness probe would kill it first. Pods are counted by host, whatever processes each runs.
+void wait_for_dask_workers(ShellScript& sh, const ComputeCluster& c) {
+  int pods = 0;
+  for (const auto& g : c.workers) pods += g.replicas;
+  sh.line(fmt::format("log {}", sh_quote(fmt::format("waiting for the {} Dask worker pods of cluster {}", pods, c.name))));
+  sh.line(fmt::format("python3 - \"$DASK_SCHEDULER_ADDRESS\" {} <<'PY' 2>&1 | tee -a \"$LOG\"", pods));
+  for (const char* l : {"import sys, time",
+                        "from urllib.parse import urlparse",
+                        "from distributed import Client",
+                        "address, want = sys.argv[1], int(sys.argv[2])",
+                        "while True:",
+                        "    try:",
+                        "        with Client(address, timeout='60s') as client:",
+                        "            while True:",
+                        "                up = len({urlparse(w).hostname for w in client.nthreads()})",
+                        "                if up >= want:",
+                        "                    sys.exit(0)",
+                        "                print(f'{up} of {want} Dask worker pods are up', flush=True)",
+                        "                time.sleep(60)",
+                        "    except OSError as e:",
+                        "        print(f'no Dask scheduler at {address} yet: {e}', flush=True)",
+                        "        time.sleep(15)",
+                        "PY"})
+    sh.line(l);
+}
+
+/// The name of the step's log in its outputs folder (a DNS label: no glob or shell character).
+std::string output_log_name(const Step& step) { return fmt::format("trainc-{}.log", step.name); }
+
+}  // namespace
+
 std::string entry_script(const System& sys, const Step& step) {
   ShellScript sh;
   const std::string state(k8s::kStateDir);
@@ -62,6 +98,9 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.line(fmt::format("readonly STATE={}", sh_quote(state)));
   sh.line(fmt::format("readonly LOG={}", sh_quote(state + "/step.log")));
   sh.line(fmt::format("readonly HEARTBEAT={}", sh_quote(step.heartbeat.file)));
+  const bool upload_log = step.outputs && step.outputs->log;
+  if (upload_log)  // the output sync carries it to the store
+    sh.line(fmt::format("readonly OUTPUT_LOG={}", sh_quote(step.outputs->path + "/" + output_log_name(step))));
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
   sh.line("touch \"$HEARTBEAT\"");
@@ -112,13 +151,18 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.line(fmt::format("log {}", sh_quote(fmt::format("restoring outputs from {}", o.to.url))));
     sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.to.url), sh_quote(o.path))));
   }
+  // A Dask client runs in a pod of its own, beside the workers it needs; a RayJob runs in its cluster.
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster))
+    match(c->engine, [](const Ray&) {}, [&](const Dask&) { wait_for_dask_workers(sh, *c); });
   if (!step.checkpoints) sh.line("TRAINC_RESUME_FROM=");
   if (step.checkpoints) {
     const auto& c = *step.checkpoints;
     sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
     sh.comment("pipefail, find's failure would otherwise end the script).");
-    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
-                        sh_quote(c.path), sh_quote(c.pattern)));
+    // Never the step's own log, which each sync copies into the outputs (that folder may hold them).
+    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
+                        sh_quote(c.path), sh_quote(c.pattern),
+                        upload_log ? " ! -name " + sh_quote(output_log_name(step)) : ""));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line("log \"resuming from $TRAINC_RESUME_FROM\"")
@@ -142,6 +186,7 @@ std::string entry_script(const System& sys, const Step& step) {
       sh.line("if [ \"$NODE_RANK\" != 0 ] || [ \"$MEGASCALE_SLICE_ID\" != 0 ]; then return 0; fi");
     else if (only_rank0)
       sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
+    if (upload_log) sh.line("cp \"$LOG\" \"$OUTPUT_LOG\"");
     sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.path), sh_quote(o.to.url))));
     sh.close("}");
     sh.open("periodic_sync() {")

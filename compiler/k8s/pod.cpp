@@ -81,10 +81,14 @@ std::optional<int> image_uid(const System& sys, const std::string& image) {
   return std::nullopt;
 }
 
+bool opens_tpu_as_root(const Pool* pool, const PodSecurity& sec) { return pool && pool->tpu && !sec.restricted(); }
+
 PodNeeds needs_for(const System& sys, const Pool* pool, int gpus, const std::string& shm,
                    const std::vector<Mount>* mounts, const std::string& image, const PodSecurity& sec) {
   const std::optional<int> own = image_uid(sys, image);
-  const int uid = sec.restricted() ? sec.run_as.value_or(own.value_or(1000)) : own.value_or(0);
+  const int uid = sec.restricted()                ? sec.run_as.value_or(own.value_or(1000))
+                  : opens_tpu_as_root(pool, sec) ? 0
+                                                 : own.value_or(0);
   PodNeeds n{pool, gpus, shm, mounts, uid};
   n.security = &sec;
   n.known_image = own.has_value();
@@ -99,6 +103,14 @@ void secure_pod(ojson& pod, const PodNeeds& n) {
     sc["runAsUser"] = n.uid;
     sc["runAsGroup"] = n.uid;
     sc["fsGroup"] = n.uid;  // emptyDir and CSI volumes writable by the pods' group
+  } else if (n.security && opens_tpu_as_root(n.pool, *n.security)) {
+    // TPU pods run as root whatever the image's USER, as the README says (model.cpp's
+    // security_need). GKE's "Deploy TPU workloads in GKE Standard" (docs/how-to/tpus) needs
+    // privileged mode only before GKE 1.28; from 1.28 its pods open the TPU devices through the
+    // google.com/tpu resource alone, and its samples do so as their images' root. Opening
+    // /dev/vfio (v5e, v6e) or /dev/accel* (v4, v5p) as another user is not documented.
+    sc["runAsUser"] = 0;
+    sc["runAsGroup"] = 0;
   }
   // RuntimeDefault is allowed at every level; privileged pods keep their runtime's default, as
   // GKE's host-network and RDMA setups are documented with it.

@@ -48,9 +48,12 @@ struct PodNeeds {
 /// The uid an image runs as when trainc knows it: 1000 for images built from a Dockerfile trainc
 /// generates, 10001 for the trainrt runtime image; nullopt for any other image.
 std::optional<int> image_uid(const System& sys, const std::string& image);
+/// Whether the pods open TPU devices as root: the pool has TPUs and the workload is not
+/// `restricted` (which TPU pods may not be: model.cpp's security_need).
+bool opens_tpu_as_root(const Pool* pool, const PodSecurity& sec);
 /// The needs of a workload's pods for `image` at level `sec`, with the uid they run as: at
 /// restricted the spec's runAsUser, else the image's own user, else 1000; at baseline and
-/// privileged the image's own user (0, root, when trainc does not know it).
+/// privileged the image's own user (0, root, when trainc does not know it), and root on TPUs.
 PodNeeds needs_for(const System& sys, const Pool* pool, int gpus, const std::string& shm,
                    const std::vector<Mount>* mounts, const std::string& image, const PodSecurity& sec);
 /// The pod's securityContext for its level, and automountServiceAccountToken off unless the pods

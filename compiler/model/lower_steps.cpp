@@ -77,6 +77,7 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
     std::string optr = ptr_key(ptr, "outputs");
     out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
                           duration(o, "every", 600, optr), optr};
+    out.outputs->log = get_or<bool>(o, "log", true);
   }
   if (s.contains("checkpoints")) {
     const json& c = s["checkpoints"];

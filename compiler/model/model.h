@@ -271,6 +271,7 @@ struct Outputs {
   StoreRef to;
   int every_seconds = 600;
   std::string ptr;
+  bool log = true;  ///< the step's log is copied into `path` before each sync, and so uploaded with it
 };
 
 struct Checkpoints {
