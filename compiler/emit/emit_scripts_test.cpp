@@ -155,7 +155,10 @@ TEST_CASE("every script is strict bash with --dry-run and one run function") {
 
 TEST_CASE("up.sh grants bucket roles on each bucket, never on the project") {
   auto up = emit(gcp_system()).at("scripts/up.sh");
-  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
+  // The one project role: GKE's least-privilege node role, for the nodes' own account.
+  CHECK(line_with(up, "projects add-iam-policy-binding").find("--role=roles/container.defaultNodeServiceAccount") !=
+        std::string::npos);
+  CHECK(up.find("projects add-iam-policy-binding") == up.rfind("projects add-iam-policy-binding"));
   auto ckpt = line_with(up, "buckets add-iam-policy-binding gs://mnist-ckpt");
   CHECK(ckpt.find("--role=roles/storage.objectUser") != std::string::npos);
   CHECK(ckpt.find("--member=\"serviceAccount:${GSA_EMAIL}\"") != std::string::npos);
@@ -231,9 +234,11 @@ TEST_CASE("down.sh deletes in the reverse order of up.sh's creates") {
   auto files = emit(gcp_system());
   auto made = resources(files.at("scripts/up.sh"), "create");
   auto deleted = resources(files.at("scripts/down.sh"), "delete");
-  CHECK(made == std::vector<std::string>{"container clusters \"$CLUSTER\"", "container node-pools gpu",
-                                         "container node-pools spot", "container node-pools tpu",
-                                         "storage buckets gs://mnist-ckpt", "iam service-accounts gsa"});
+  // The nodes' account comes first and goes last.
+  CHECK(made == std::vector<std::string>{"iam service-accounts gsa", "container clusters \"$CLUSTER\"",
+                                         "container node-pools gpu", "container node-pools spot",
+                                         "container node-pools tpu", "storage buckets gs://mnist-ckpt",
+                                         "iam service-accounts gsa"});
   std::reverse(made.begin(), made.end());
   CHECK(deleted == made);
 }
@@ -292,8 +297,9 @@ TEST_CASE("up.sh enables the system's APIs in one call before it makes anything"
   auto up = emit(gcp_system()).at("scripts/up.sh");
   auto enable = line_with(up, "run gcloud services enable");
   CHECK(enable ==
-        "run gcloud services enable compute.googleapis.com container.googleapis.com iam.googleapis.com "
-        "iamcredentials.googleapis.com storage.googleapis.com --project=\"$PROJECT_ID\"");
+        "run gcloud services enable cloudresourcemanager.googleapis.com compute.googleapis.com "
+        "container.googleapis.com iam.googleapis.com iamcredentials.googleapis.com storage.googleapis.com "
+        "--project=\"$PROJECT_ID\"");
   CHECK(pos(up, "run gcloud services enable") < pos(up, "run gcloud container clusters create"));
   CHECK(pos(up, "run gcloud services enable") < pos(up, "if missing gcloud"));
   CHECK(emit(gcp_system()).at("scripts/down.sh").find("services") == std::string::npos);  // APIs stay on
@@ -338,7 +344,7 @@ TEST_CASE("up.sh makes the spec's network and a VPC-native cluster on it; down.s
   // Reverse order, registry included.
   auto made = resources(up, "create");
   CHECK(made == std::vector<std::string>{"compute networks mnist-net", "compute networks subnets mnist-sub",
-                                         "container clusters \"$CLUSTER\"", "container node-pools gpu",
+                                         "iam service-accounts gsa", "container clusters \"$CLUSTER\"", "container node-pools gpu",
                                          "container node-pools spot", "container node-pools tpu",
                                          "storage buckets gs://mnist-ckpt", "artifacts repositories mnist-images",
                                          "iam service-accounts gsa"});
@@ -352,7 +358,8 @@ TEST_CASE("an existing network is only named by the cluster") {
   sys.gcp->network->create = false;
   auto files = emit(sys);
   const auto& up = files.at("scripts/up.sh");
-  CHECK(up.find("compute networks") == std::string::npos);
+  CHECK(up.find("compute networks create") == std::string::npos);
+  CHECK(up.find("compute networks subnets create") == std::string::npos);
   CHECK(line_with(up, "clusters create").find("--network=mnist-net --subnetwork=mnist-sub --enable-ip-alias") !=
         std::string::npos);
   CHECK(files.at("scripts/down.sh").find("compute networks") == std::string::npos);
@@ -369,11 +376,10 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   auto grant = line_with(up, "artifacts repositories add-iam-policy-binding mnist-images");
   CHECK(grant.rfind("retry gcloud", 0) == 0);
   CHECK(grant.find("--location=us") != std::string::npos);
-  CHECK(grant.find("--member=\"serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com\"") !=
+  CHECK(grant.find("--member=\"serviceAccount:mnist-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com\"") !=
         std::string::npos);
   CHECK(grant.find("--role=roles/artifactregistry.reader") != std::string::npos);
-  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
-  CHECK(pos(up, "PROJECT_NUMBER=$(gcloud projects describe") < pos(up, "add-iam-policy-binding mnist-images"));
+  CHECK(up.find("PROJECT_NUMBER") == std::string::npos);
   CHECK(pos(up, "\nretry() {") < pos(up, "add-iam-policy-binding mnist-images"));
 
   const auto& down = files.at("scripts/down.sh");
@@ -385,9 +391,12 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   System existing = environment_system();
   existing.gcp->registry->create = false;
   auto kept = emit(existing);
-  CHECK(kept.at("scripts/up.sh").find("artifacts repositories") == std::string::npos);
-  CHECK(kept.at("scripts/up.sh").find("PROJECT_NUMBER") == std::string::npos);
-  CHECK(kept.at("scripts/down.sh").find("artifacts repositories") == std::string::npos);
+  // An existing repository is only read by the nodes: granted by up.sh, the grant removed by down.sh.
+  CHECK(kept.at("scripts/up.sh").find("artifacts repositories create") == std::string::npos);
+  CHECK(line_with(kept.at("scripts/up.sh"), "artifacts repositories add-iam-policy-binding mnist-images").size() > 0);
+  CHECK(kept.at("scripts/down.sh").find("artifacts repositories delete") == std::string::npos);
+  CHECK(line_with(kept.at("scripts/down.sh"), "artifacts repositories remove-iam-policy-binding mnist-images").size() >
+        0);
   CHECK(kept.at("scripts/status.sh").find("gcloud artifacts repositories describe mnist-images") != std::string::npos);
 }
 
