@@ -400,4 +400,64 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   CHECK(kept.at("scripts/status.sh").find("gcloud artifacts repositories describe mnist-images") != std::string::npos);
 }
 
+TEST_CASE("up.sh stops before it makes anything when the network the cluster joins is missing") {
+  auto up = emit(gcp_system()).at("scripts/up.sh");
+  CHECK(line_with(up, "networks describe default") ==
+        "if ! present gcloud compute networks describe default --project=\"$PROJECT_ID\"; then");
+  CHECK(pos(up, "networks describe default") < pos(up, "if missing gcloud"));
+  CHECK(line_with(up, "has no VPC network 'default'").find("add gcp.network to the spec") != std::string::npos);
+  CHECK(line_with(up, "has no VPC network 'default'").rfind("  die ", 0) == 0);
+
+  System sys = environment_system();
+  sys.gcp->network->create = false;
+  auto kept = emit(sys).at("scripts/up.sh");
+  CHECK(kept.find("networks describe default") == std::string::npos);
+  CHECK(pos(kept, "if ! present gcloud compute networks describe mnist-net") < pos(kept, "if missing gcloud"));
+  CHECK(pos(kept, "if ! present gcloud compute networks subnets describe mnist-sub") < pos(kept, "if missing gcloud"));
+  // A network trainc makes is not checked first.
+  CHECK(emit(environment_system()).at("scripts/up.sh").find("if ! present") == std::string::npos);
+}
+
+TEST_CASE("the nodes' account: made and granted before the cluster, named by every create, deleted after") {
+  auto files = emit(gcp_system());
+  const auto& up = files.at("scripts/up.sh");
+  const std::string email = "\"mnist-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com\"";
+  CHECK(line_with(up, "run gcloud iam service-accounts create mnist-gke-nodes")
+            .find("--display-name='trainc nodes of cluster mnist-gke'") != std::string::npos);
+  auto role = line_with(up, "projects add-iam-policy-binding");
+  CHECK(role.rfind("retry ", 0) == 0);  // IAM may not know the new account yet
+  CHECK(pos(up, "iam service-accounts create mnist-gke-nodes") < pos(up, "projects add-iam-policy-binding"));
+  CHECK(pos(up, "projects add-iam-policy-binding") < pos(up, "clusters create"));
+  for (const auto& l : logical_lines(up))
+    if (l.find("clusters create") != std::string::npos || l.find("node-pools create") != std::string::npos) {
+      CAPTURE(l);
+      CHECK(l.find("--service-account=" + email + " --scopes=cloud-platform") != std::string::npos);
+    }
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(pos(down, "clusters delete") < pos(down, "projects remove-iam-policy-binding"));
+  CHECK(pos(down, "projects remove-iam-policy-binding") < pos(down, "service-accounts delete " + email));
+  CHECK(down.find("the nodes' service account mnist-gke-nodes") != std::string::npos);
+}
+
+TEST_CASE("RDMA pools get the second gVNIC NIC's network first, and lose it after the cluster") {
+  System sys = gcp_system();
+  sys.pools["gpu"].rdma = true;
+  auto files = emit(sys);
+  const auto& up = files.at("scripts/up.sh");
+  CHECK(pos(up, "networks create mnist-gke-gvnic") < pos(up, "networks create mnist-gke-rdma"));
+  CHECK(line_with(up, "networks create mnist-gke-gvnic").find("--subnet-mode=custom --mtu=8896") != std::string::npos);
+  CHECK(line_with(up, "subnets create mnist-gke-gvnic-sub").find("--network=mnist-gke-gvnic --range=192.168.64.0/18") !=
+        std::string::npos);
+  CHECK(line_with(up, "firewall-rules create mnist-gke-gvnic-internal")
+            .find("--network=mnist-gke-gvnic --allow=tcp:0-65535,udp:0-65535,icmp --source-ranges=192.168.64.0/18") !=
+        std::string::npos);
+  auto pool = line_with(up, "node-pools create gpu");
+  CHECK(pool.find("--additional-node-network=network=mnist-gke-gvnic,subnetwork=mnist-gke-gvnic-sub "
+                  "--additional-node-network=network=mnist-gke-rdma,subnetwork=mnist-gke-rdma-sub-0") !=
+        std::string::npos);
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(pos(down, "clusters delete") < pos(down, "firewall-rules delete mnist-gke-gvnic-internal"));
+  CHECK(pos(down, "firewall-rules delete mnist-gke-gvnic-internal") < pos(down, "networks delete mnist-gke-gvnic "));
+}
+
 }  // namespace trainc
