@@ -168,8 +168,9 @@ for spec in "${specs[@]}"; do
 done
 
 # The seed recipes granted roles/storage.objectAdmin on the whole project (000) and roles/owner
-# (004); trainc grants bucket roles. The one project-level role it grants is read-only monitoring,
-# for the metrics adapter behind the services' autoscalers.
+# (004); trainc grants bucket roles. The project-level roles it grants are read-only monitoring,
+# for the metrics adapter behind the services' autoscalers, and GKE's least-privilege node role,
+# for the nodes' own service account.
 no_project_storage_role() {
   local hits roles
   # The runbooks' CI sections list roles for the CI service account (never owner or editor); what
@@ -178,7 +179,7 @@ no_project_storage_role() {
   hits+=$(grep -rnE 'roles/(owner|editor)\b' --include=README.md golden/ | grep -vE 'never `?roles/owner' || true)
   if [ -n "$hits" ]; then echo "owner, editor, admin or cluster-admin grants in golden/:"; echo "$hits"; return 1; fi
   roles=$(grep -rhE -A6 --exclude=README.md 'google_project_iam_member|projects (add|remove)-iam-policy-binding' golden/ |
-    grep -oE 'roles/[A-Za-z.]+' | sort -u)
+    grep -oE 'roles/[A-Za-z.]+' | sort -u | grep -vx 'roles/container.defaultNodeServiceAccount')
   if [ -n "$roles" ] && [ "$roles" != roles/monitoring.viewer ]; then
     echo "project-level roles in golden/ other than roles/monitoring.viewer:"; echo "$roles"; return 1
   fi
@@ -186,7 +187,7 @@ no_project_storage_role() {
     echo "no bucket-level grant found in golden/ (expected in the GCS examples)"; return 1
   fi
 }
-t "no output grants a role on the project but read-only monitoring; buckets get their own" no_project_storage_role
+t "no output grants a role on the project but read-only monitoring and the nodes' role; buckets get their own" no_project_storage_role
 
 for dir in golden/*/; do
   [ -d "$dir" ] || continue

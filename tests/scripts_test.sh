@@ -120,6 +120,65 @@ dry_runs() {
 
 cluster_name() { sed -n 's/^CLUSTER=//p' "$1/scripts/up.sh"; }
 
+# The line number in the stand-ins' log of the first call matching the extended regex $1 (0: none).
+first_call() { grep -nE "$1" "$STUB_STATE/log" | head -n 1 | cut -d: -f1 || true; }
+
+# The nodes' own service account: up.sh makes it (from an empty fake project) and grants its
+# roles before the cluster, every `clusters create` and `node-pools create` names it, a second
+# up.sh makes nothing (life above), and down.sh deletes it after the cluster.
+node_account() {
+  local dir=$1 account made role cluster f project
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  account="$(cluster_name "$dir")-nodes"
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  stub_exists "iam service-accounts $account" || { echo "no service account $account"; cloud_state; return 1; }
+  made=$(first_call "^gcloud iam service-accounts create $account ")
+  role=$(first_call "^gcloud projects add-iam-policy-binding .*roles/container.defaultNodeServiceAccount")
+  cluster=$(first_call '^gcloud container clusters create ')
+  [ -n "$made" ] && [ -n "$role" ] && [ -n "$cluster" ] || { echo "account $made, role $role, cluster $cluster"; stub_log; return 1; }
+  [ "$made" -lt "$role" ] && [ "$role" -lt "$cluster" ] ||
+    { echo "the account (line $made) and its role (line $role) do not come before the cluster (line $cluster)"; return 1; }
+  project=$(sed -n 's/^PROJECT_ID="${PROJECT_ID:-\(.*\)}"$/\1/p' "$dir/scripts/up.sh")
+  for f in "$STUB_STATE/calls/"*-gcloud; do
+    tr '\0' '\n' <"$f" >"$TMP/args"
+    if grep -qx create "$TMP/args" && grep -qxE 'clusters|node-pools' "$TMP/args"; then
+      grep -qx -- "--service-account=$account@$project.iam.gserviceaccount.com" "$TMP/args" ||
+        { echo "a create without the nodes' account:"; tr '\n' ' ' <"$TMP/args"; echo; return 1; }
+    fi
+  done
+  # Read on each repository the manifests pull from, for the nodes' account.
+  local repo
+  for repo in $(grep -rhoE '[a-z0-9-]+-docker\.pkg\.dev/[a-z0-9-]+/[a-z0-9_-]+/' "$dir/k8s" | grep -v gce-ai-infra | sort -u); do
+    repo=${repo%/}; repo=${repo##*/}
+    grep -qE "^gcloud artifacts repositories add-iam-policy-binding $repo .*serviceAccount:$account@" "$STUB_STATE/log" ||
+      { echo "no read on repository $repo for $account"; return 1; }
+  done
+  stub_reset_calls
+  if grep -q -- '--delete-data)' "$dir/scripts/down.sh"; then run_script "$dir" down.sh --yes --delete-data
+  else run_script "$dir" down.sh --yes; fi
+  [ "$rc" -eq 0 ] || { echo "down.sh failed"; show; return 1; }
+  stub_exists "iam service-accounts $account" && { echo "down.sh left $account"; return 1; }
+  [ "$(first_call "^gcloud container clusters delete ")" -lt "$(first_call "^gcloud iam service-accounts delete .*$account@")" ] ||
+    { echo "the nodes' account went before the cluster"; stub_log; return 1; }
+}
+
+# Without a default network (org policy compute.skipDefaultNetworkCreation), up.sh of a system
+# that names no gcp.network stops with the fix before it makes anything.
+no_default_network() {
+  local dir=$1
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  STUB_NO_DEFAULT_NETWORK=1 run_script "$dir" up.sh
+  [ "$rc" -eq 1 ] || { echo "up.sh exit $rc without a default network"; show; return 1; }
+  grep -q "has no VPC network 'default': add gcp.network to the spec" "$TMP/stderr" || { echo "no reason given"; show; return 1; }
+  if grep -qE '^gcloud .* (create|add-iam-policy-binding) ' "$STUB_STATE/log"; then
+    echo "up.sh made something first:"; grep -E '^gcloud .* (create|add-iam-policy-binding) ' "$STUB_STATE/log"; return 1
+  fi
+  [ -z "$(cloud_state)" ] || { echo "the fake cloud holds:"; cloud_state; return 1; }
+}
+
 # Every example, compiled once; those on GKE (a gcp section) get scripts/.
 compile_all() {
   local spec
@@ -138,5 +197,11 @@ t "six examples have scripts" test "${#with_scripts[@]}" -ge 6
 for ex in "${with_scripts[@]}"; do
   t "$ex: up, apply and down each run twice, exit 0, and leave the fake cloud empty" life "$TMP/out/$ex"
   t "$ex: --dry-run of every script exits 0 and calls no tool" dry_runs "$TMP/out/$ex"
+  t "$ex: the nodes run as their own account, made and granted before the cluster, deleted after it" \
+    node_account "$TMP/out/$ex"
+  if ! grep -q '^  network = data.google_compute_network.default.name$' "$TMP/out/$ex/terraform/cluster.tf"; then continue; fi
+  t "$ex: without a default network up.sh stops before it makes anything" no_default_network "$TMP/out/$ex"
 done
+t "some example uses the project's default network" grep -qx '  network = data.google_compute_network.default.name' \
+  "$TMP"/out/*/terraform/cluster.tf
 tap_done

@@ -159,6 +159,12 @@ case "$group/$verb" in
   "container node-pools/list")
     for f in "$cloud"/container_node-pools_"${cluster}"_*; do [ -e "$f" ] && echo "${f##*_}"; done
     exit 0 ;;
+  "compute networks/describe")
+    # A project has its default network unless STUB_NO_DEFAULT_NETWORK is set, as under the
+    # organisation policy compute.skipDefaultNetworkCreation.
+    [ "$name" = default ] && [ -z "${STUB_NO_DEFAULT_NETWORK:-}" ] && { echo "name: default"; exit 0; }
+    [ -e "$file" ] || not_found
+    echo "name: $name"; exit 0 ;;
   */describe)
     [ -e "$file" ] || not_found
     echo "name: $name"; exit 0 ;;

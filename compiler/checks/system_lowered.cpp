@@ -38,12 +38,20 @@ void check_identity(const System& sys, const Identity& id, const Document& doc, 
                 "set either 'serviceAccount' (an existing account) or 'identity' (one trainc creates), not both",
                 Anchor::key, {doc.note(id.ptr, "'identity' is set here", Anchor::key)});
   }
-  if (id.gsa.size() >= 6 && id.gsa.size() <= 30) return;
   const bool gsa_written = written(doc, ptr_key(id.ptr, "gcpServiceAccount")) != nullptr;
   const bool ksa_written = written(doc, ptr_key(id.ptr, "serviceAccount")) != nullptr;
   const std::string at = gsa_written   ? ptr_key(id.ptr, "gcpServiceAccount")
                          : ksa_written ? ptr_key(id.ptr, "serviceAccount")
                                        : ptr_key("/services", id.of);
+  // The nodes' own account (NodeAccount) is named after the cluster; a workload's may not take it.
+  if (sys.gcp && id.gsa == node_account(sys).id)
+    doc.error(diags, at,
+              fmt::format("Google service account '{}' is the one trainc makes for the nodes of cluster '{}', which "
+                          "a workload must not run as: set {} to another",
+                          id.gsa, sys.cluster.name,
+                          id.of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),
+              gsa_written || ksa_written ? Anchor::value : Anchor::key);
+  if (id.gsa.size() >= 6 && id.gsa.size() <= 30) return;
   doc.error(diags, at,
             fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set {}", id.gsa, id.gsa.size(),
                         id.of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),

@@ -30,9 +30,6 @@ std::string ci_workflow_file(const System& sys);
 inline constexpr const char* kCloudBuildProvision = "ci/cloudbuild.provision.yaml";
 inline constexpr const char* kCloudBuildDestroy = "ci/cloudbuild.destroy.yaml";
 
-/// The node pools' service account (GKE's default: the Compute Engine default service account).
-inline constexpr const char* kNodeServiceAccount = "PROJECT_NUMBER-compute@developer.gserviceaccount.com";
-
 /// A role the CI service account needs, and why. `scope` is where it is granted: "" for the
 /// project, a bucket (gs://NAME), or a service account (its email, with PROJECT_NUMBER standing
 /// for the project's number).

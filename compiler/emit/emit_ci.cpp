@@ -86,11 +86,15 @@ std::vector<CiRole> ci_roles(const System& sys) {
                    "creates the GKE cluster and its node pools, and applies the Kubernetes objects, operators and "
                    "RBAC (scripts/apply.sh)",
                    ""});
+  // The nodes' own account does not exist before the first apply, so acting as it is granted on the project.
   roles.push_back({"roles/iam.serviceAccountUser",
-                   "the node pools run as the Compute Engine default service account: creating them acts as it",
-                   kNodeServiceAccount});
+                   "the cluster and its node pools run as the nodes' own service account, which Terraform creates: "
+                   "creating them acts as it",
+                   ""});
   const bool network = (sys.gcp && sys.gcp->network && sys.gcp->network->create) || sys.rdma_nics() > 0;
   if (network) roles.push_back({"roles/compute.networkAdmin", "creates the VPC network and subnets", ""});
+  if (sys.rdma_nics() > 0)
+    roles.push_back({"roles/compute.securityAdmin", "creates the firewall rule of the RDMA nodes' second gVNIC network", ""});
   if (!created_buckets(sys).empty())
     roles.push_back({"roles/storage.admin", "creates the buckets of `storage` and grants roles on them; reads and "
                                             "writes Terraform's state",
@@ -100,14 +104,18 @@ std::vector<CiRole> ci_roles(const System& sys) {
   if (created_buckets(sys).empty())  // else storage.admin on the project covers these buckets too
     for (const auto& b : granted_existing_buckets(sys))
       roles.push_back({"roles/storage.admin", "grants the workloads' service accounts roles on this bucket", "gs://" + b});
-  if (!sys.identities().empty())
-    roles.push_back({"roles/iam.serviceAccountAdmin",
-                     "creates the workloads' Google service accounts and their Workload Identity bindings", ""});
-  if (any_autoscaled(sys))
-    roles.push_back({"roles/resourcemanager.projectIamAdmin",
-                     "grants the metrics adapter roles/monitoring.viewer on the project (iam.tf); the binding can be "
-                     "limited with an IAM condition to that role",
-                     ""});
+  roles.push_back({"roles/iam.serviceAccountAdmin",
+                   sys.identities().empty() ? "creates the nodes' Google service account"
+                                            : "creates the nodes' and the workloads' Google service accounts and "
+                                              "the workloads' Workload Identity bindings",
+                   ""});
+  roles.push_back({"roles/resourcemanager.projectIamAdmin",
+                   any_autoscaled(sys) ? "grants the nodes roles/container.defaultNodeServiceAccount and the metrics "
+                                         "adapter roles/monitoring.viewer on the project (iam.tf); the binding can be "
+                                         "limited with an IAM condition to those roles"
+                                       : "grants the nodes roles/container.defaultNodeServiceAccount on the project "
+                                         "(iam.tf); the binding can be limited with an IAM condition to that role",
+                   ""});
   if (sys.gcp && sys.gcp->registry && sys.gcp->registry->create)
     roles.push_back({"roles/artifactregistry.admin", "creates the Artifact Registry repository and pushes images", ""});
   else if (!sys.builds.empty())

@@ -501,7 +501,8 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
   CHECK(has_role(roles, "roles/logging.logWriter"));
   CHECK(!has_role(roles, "roles/compute.networkAdmin"));
   for (const auto& r : roles) {
-    if (r.role == "roles/iam.serviceAccountUser") CHECK(r.scope == kNodeServiceAccount);  // not project-wide
+    // The nodes' own account is made by the first apply: acting as it is granted on the project.
+    if (r.role == "roles/iam.serviceAccountUser") CHECK(r.scope.empty());
     const bool cloudbuild_only = r.role == "roles/logging.logWriter";
     CHECK_MESSAGE(r.cloudbuild_only == cloudbuild_only, r.role);
   }
@@ -518,8 +519,8 @@ TEST_CASE("ci: least-privilege roles follow what the system creates") {
   roles = ci_roles(small);
   CHECK(has_role(roles, "roles/compute.networkAdmin"));
   CHECK(!has_role(roles, "roles/storage.admin"));
-  CHECK(!has_role(roles, "roles/iam.serviceAccountAdmin"));
-  CHECK(!has_role(roles, "roles/resourcemanager.projectIamAdmin"));
+  CHECK(has_role(roles, "roles/iam.serviceAccountAdmin"));           // the nodes' own account
+  CHECK(has_role(roles, "roles/resourcemanager.projectIamAdmin"));  // and its project role
   CHECK(!has_role(roles, "roles/artifactregistry.admin"));
   CHECK(has_role(roles, "roles/serviceusage.serviceUsageAdmin"));  // Terraform manages apis.tf
   auto state = std::find_if(roles.begin(), roles.end(), [](const CiRole& r) { return r.role == "roles/storage.objectUser"; });
@@ -554,9 +555,8 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
                      "--role=roles/serviceusage.serviceUsageAdmin"));
   CHECK(!contains(md, "--member=serviceAccount:deployer@my-proj.iam.gserviceaccount.com "
                       "--role=roles/logging.logWriter"));
-  CHECK(contains(md, "gcloud iam service-accounts add-iam-policy-binding \"${PROJECT_NUMBER}-compute@developer."
-                     "gserviceaccount.com\" --project=my-proj --member=serviceAccount:deployer@my-proj.iam."
-                     "gserviceaccount.com --role=roles/iam.serviceAccountUser"));
+  CHECK(contains(md, "gcloud projects add-iam-policy-binding my-proj --member=serviceAccount:deployer@my-proj.iam."
+                     "gserviceaccount.com --role=roles/iam.serviceAccountUser --condition=None"));
   CHECK(!contains(md, "roles/owner`"));
   CHECK(!contains(md, "--role=roles/owner"));
   CHECK(!contains(md, "--role=roles/editor"));

@@ -337,7 +337,10 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kNetworkParams: {
       ojson params = typed(obj);
       params["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "network"));
-      params["spec"] = {{"vpc", k8s::rdma_vpc(sys)}, {"vpcSubnet", k8s::rdma_subnet(sys, obj.nic)}, {"deviceMode", "RDMA"}};
+      if (obj.nic == k8s::kGvnicNic)  // a gVNIC NIC is a plain network device in the pod
+        params["spec"] = {{"vpc", k8s::gvnic_vpc(sys)}, {"vpcSubnet", k8s::gvnic_subnet(sys)}, {"deviceMode", "NetDevice"}};
+      else
+        params["spec"] = {{"vpc", k8s::rdma_vpc(sys)}, {"vpcSubnet", k8s::rdma_subnet(sys, obj.nic)}, {"deviceMode", "RDMA"}};
       return params;
     }
     case k8s::Role::kGibInstaller: return gib_installer(sys, obj);

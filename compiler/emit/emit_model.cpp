@@ -213,6 +213,12 @@ class ModelEmitter final : public Emitter {
     m["name"] = sys.name;
     m["gcp"] = sys.gcp ? gcp_json(*sys.gcp) : ojson(nullptr);
     m["cluster"] = {{"name", sys.cluster.name}, {"releaseChannel", sys.cluster.release_channel}};
+    if (sys.gcp) {  // the nodes' own account and the repositories it may read (NodeAccount)
+      const NodeAccount nodes = node_account(sys);
+      ojson repos = ojson::array();
+      for (const auto& r : nodes.repositories) repos.push_back(fmt::format("{}/{}/{}", r.host(), r.project, r.repository));
+      m["cluster"]["nodeServiceAccount"] = {{"email", nodes.email(*sys.gcp)}, {"readsRepositories", repos}};
+    }
     m["namespace"] = {{"name", sys.ns}, {"managedByTrainc", sys.owns_namespace}};
     m["serviceAccount"] = sys.pod_service_account().empty() ? ojson(nullptr) : ojson(sys.pod_service_account());
     m["identity"] = sys.identity && sys.gcp ? ojson{{"kubernetesServiceAccount", sys.identity->ksa},

@@ -44,6 +44,36 @@ std::string describe(const k8s::Plan& plan, const std::string& path) {
   return "";
 }
 
+/// The network the cluster joins when trainc does not make it, and the nodes' own service account
+/// with its roles.
+std::string node_account_notes(const System& sys) {
+  const Gcp& g = *sys.gcp;
+  std::string md;
+  if (!g.network)
+    md += "The cluster joins the project's `default` network, which projects under the organisation policy "
+          "`compute.skipDefaultNetworkCreation` do not have: `scripts/up.sh` and `terraform plan` stop first when it "
+          "is missing. Add `gcp.network` to the spec for a network trainc creates, or create `default`.\n\n";
+  const NodeAccount nodes = node_account(sys);
+  md += fmt::format("The nodes run as their own service account `{}`, not the Compute Engine default one (whose "
+                    "automatic Editor role organisations may block): it holds `roles/container.defaultNodeServiceAccount` "
+                    "on the project (logs and metrics) and nothing else project-wide. Tearing down deletes it.",
+                    nodes.email(g));
+  std::vector<std::string> repos, elsewhere;
+  for (const PulledRepository& r : nodes.repositories) {
+    repos.push_back(fmt::format("`{}/{}/{}`", r.host(), r.project, r.repository));
+    if (r.project != g.project) elsewhere.push_back(fmt::format("`{}` (project `{}`)", r.repository, r.project));
+  }
+  if (!repos.empty())
+    md += fmt::format(" To pull the pods' images it gets `roles/artifactregistry.reader` on each repository they come "
+                      "from, and no other: {}.",
+                      fmt::join(repos, ", "));
+  if (!elsewhere.empty())
+    md += fmt::format(" Granting read on {} needs the right to set that repository's IAM policy in its project "
+                      "(`roles/artifactregistry.admin` there, or its owner grants it).",
+                      fmt::join(elsewhere, ", "));
+  return md + "\n\n";
+}
+
 /// What the infrastructure section says besides how to run Terraform and up.sh: the state
 /// bucket to make first, the APIs, the network and the image repository.
 std::string infrastructure_notes(const System& sys) {
@@ -78,13 +108,10 @@ std::string infrastructure_notes(const System& sys) {
   }
   if (const auto& r = g.registry) {
     md += fmt::format("Built images are pushed to `{}/{}/{}` (Artifact Registry). ", r->host(), g.project, r->repository);
-    md += r->create ? "trainc creates the repository, and GKE's nodes, which pull as the Compute Engine default "
-                      "service account, get `roles/artifactregistry.reader` on that repository alone. Tearing down "
-                      "deletes the repository with every image in it.\n\n"
-                    : "The repository exists already (`create: false`): the nodes' service account (the Compute "
-                      "Engine default one, `PROJECT_NUMBER-compute@developer.gserviceaccount.com`) needs "
-                      "`roles/artifactregistry.reader` on it to pull.\n\n";
+    md += r->create ? "trainc creates the repository; tearing down deletes it with every image in it.\n\n"
+                    : "The repository exists already (`create: false`); trainc neither creates nor deletes it.\n\n";
   }
+  md += node_account_notes(sys);
   return md;
 }
 

@@ -83,6 +83,13 @@ Call bucket_call(std::string_view verb, const Store& s);
 Call gsa_call(std::string_view verb, const Identity& id);
 /// The metrics adapter's read-only project role (roles/monitoring.viewer).
 Call metrics_reader_binding(std::string_view verb);
+/// The nodes' own service account (emit_scripts_up.cpp), and its project role.
+Call node_account_call(std::string_view verb, const System& sys);
+Call node_role_binding(std::string_view verb, const System& sys);
+/// The nodes' read on one repository they pull from.
+Call reader_binding(std::string_view verb, const System& sys, const PulledRepository& repo);
+/// A VPC firewall rule.
+Call firewall_call(std::string_view verb, const std::string& name);
 
 // ---- what every script shares ---------------------------------------------------------------
 

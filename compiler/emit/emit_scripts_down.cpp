@@ -23,7 +23,16 @@ void down_network(ShellScript& sh, const Network& n) {
 
 void down_rdma_network(ShellScript& sh, const System& sys) {
   sh.line();
-  sh.comment("The GPUDirect RDMA network, once no node uses it.");
+  sh.comment("The GPUDirect RDMA networks, once no node uses them: the second gVNIC NIC's, then the RDMA VPC.");
+  open_if(sh, "present", firewall_call("describe", k8s::gvnic_firewall(sys)));
+  call(sh, firewall_call("delete", k8s::gvnic_firewall(sys)).flag("--quiet"));
+  sh.close("fi");
+  open_if(sh, "present", subnet_call("describe", k8s::gvnic_subnet(sys)));
+  call(sh, subnet_call("delete", k8s::gvnic_subnet(sys)).flag("--quiet"));
+  sh.close("fi");
+  open_if(sh, "present", network_call("describe", k8s::gvnic_vpc(sys)));
+  call(sh, network_call("delete", k8s::gvnic_vpc(sys)).flag("--quiet"));
+  sh.close("fi");
   for (int nic = sys.rdma_nics() - 1; nic >= 0; --nic) {
     open_if(sh, "present", subnet_call("describe", k8s::rdma_subnet(sys, nic)));
     call(sh, subnet_call("delete", k8s::rdma_subnet(sys, nic)).flag("--quiet"));
@@ -44,6 +53,22 @@ void down_registry(ShellScript& sh, const Registry& r) {
   sh.close("fi");
 }
 
+/// The nodes' account, once no node runs as it: its project role and its read on repositories
+/// that stay (a deleted repository takes its grants along), then the account itself.
+void down_node_account(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("The nodes' service account, once the cluster is gone: its roles first, which would outlive it.");
+  open_if(sh, "present", node_account_call("describe", sys));
+  call(sh, node_role_binding("remove-iam-policy-binding", sys), "run", " >/dev/null || log 'no node role left'");
+  for (const PulledRepository& repo : node_account(sys).repositories) {
+    if (repo.own && own_registry(sys)) continue;
+    call(sh, reader_binding("remove-iam-policy-binding", sys, repo), "run",
+         fmt::format(" >/dev/null || log {}", lit(fmt::format("no read left on repository {}", repo.repository))));
+  }
+  call(sh, node_account_call("delete", sys).flag("--quiet"));
+  sh.close("fi");
+}
+
 std::string down_summary(const System& sys) {
   std::vector<std::string> what{fmt::format("cluster {} with pools", sys.cluster.name)};
   for (const auto& [_, p] : sys.pools)
@@ -51,7 +76,8 @@ std::string down_summary(const System& sys) {
   for (const Store* s : gcs_stores(sys, true)) what.push_back("bucket gs://" + s->bucket);
   if (const Registry* r = own_registry(sys)) what.push_back("repository " + r->repository + " with its images");
   for (const Identity* id : sys.identities()) what.emplace_back("service account " + id->gsa);
-  if (sys.rdma_nics() > 0) what.emplace_back("network " + k8s::rdma_vpc(sys));
+  what.emplace_back("the nodes' service account " + node_account(sys).id);
+  if (sys.rdma_nics() > 0) what.emplace_back(fmt::format("networks {} and {}", k8s::gvnic_vpc(sys), k8s::rdma_vpc(sys)));
   if (const Network* n = own_network(sys)) what.push_back(fmt::format("network {} with subnet {}", n->name, n->subnet));
   return fmt::format("{}", fmt::join(what, ", "));
 }
@@ -162,11 +188,11 @@ std::vector<std::string> down_help(const System& sys) {
   std::vector<std::string> out;
   if (gcs_stores(sys, true).empty())
     out = {"Deletes what up.sh made, in reverse order: the service account (if any), the node",
-           "pools and the cluster."};
+           "pools and the cluster, then the nodes' service account."};
   else
     out = {"Deletes what up.sh made, in reverse order: the service account, the buckets trainc",
            "created (refusing any that holds data unless --delete-data), the node pools and the",
-           "cluster. Buckets the spec does not create are kept."};
+           "cluster, then the nodes' service account. Buckets the spec does not create are kept."};
   if (own_registry(sys)) out.emplace_back("The image repository goes too, with its images.");
   if (own_network(sys)) out.emplace_back("The network and subnet go after the cluster.");
   out.emplace_back("The Google APIs stay enabled. Safe to run again.");
@@ -200,6 +226,7 @@ std::string down_script(const System& sys, const Planned& plan) {
   auto buckets = gcs_stores(sys, true);
   for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) down_bucket(sh, **it);
   down_pools_and_cluster(sh, sys);
+  down_node_account(sh, sys);
   if (sys.rdma_nics() > 0) down_rdma_network(sh, sys);
   if (const Network* n = own_network(sys)) down_network(sh, *n);
   log_line(sh, "finished; run up.sh to make it all again");

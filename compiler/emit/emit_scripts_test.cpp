@@ -156,7 +156,10 @@ TEST_CASE("every script is strict bash with --dry-run and one run function") {
 
 TEST_CASE("up.sh grants bucket roles on each bucket, never on the project") {
   auto up = emit(gcp_system()).at("scripts/up.sh");
-  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
+  // The one project role: GKE's least-privilege node role, for the nodes' own account.
+  CHECK(line_with(up, "projects add-iam-policy-binding").find("--role=roles/container.defaultNodeServiceAccount") !=
+        std::string::npos);
+  CHECK(up.find("projects add-iam-policy-binding") == up.rfind("projects add-iam-policy-binding"));
   auto ckpt = line_with(up, "buckets add-iam-policy-binding gs://mnist-ckpt");
   CHECK(ckpt.find("--role=roles/storage.objectUser") != std::string::npos);
   CHECK(ckpt.find("--member=\"serviceAccount:${GSA_EMAIL}\"") != std::string::npos);
@@ -232,9 +235,11 @@ TEST_CASE("down.sh deletes in the reverse order of up.sh's creates") {
   auto files = emit(gcp_system());
   auto made = resources(files.at("scripts/up.sh"), "create");
   auto deleted = resources(files.at("scripts/down.sh"), "delete");
-  CHECK(made == std::vector<std::string>{"container clusters \"$CLUSTER\"", "container node-pools gpu",
-                                         "container node-pools spot", "container node-pools tpu",
-                                         "storage buckets gs://mnist-ckpt", "iam service-accounts gsa"});
+  // The nodes' account comes first and goes last.
+  CHECK(made == std::vector<std::string>{"iam service-accounts gsa", "container clusters \"$CLUSTER\"",
+                                         "container node-pools gpu", "container node-pools spot",
+                                         "container node-pools tpu", "storage buckets gs://mnist-ckpt",
+                                         "iam service-accounts gsa"});
   std::reverse(made.begin(), made.end());
   CHECK(deleted == made);
 }
@@ -293,8 +298,9 @@ TEST_CASE("up.sh enables the system's APIs in one call before it makes anything"
   auto up = emit(gcp_system()).at("scripts/up.sh");
   auto enable = line_with(up, "run gcloud services enable");
   CHECK(enable ==
-        "run gcloud services enable compute.googleapis.com container.googleapis.com iam.googleapis.com "
-        "iamcredentials.googleapis.com storage.googleapis.com --project=\"$PROJECT_ID\"");
+        "run gcloud services enable cloudresourcemanager.googleapis.com compute.googleapis.com "
+        "container.googleapis.com iam.googleapis.com iamcredentials.googleapis.com storage.googleapis.com "
+        "--project=\"$PROJECT_ID\"");
   CHECK(pos(up, "run gcloud services enable") < pos(up, "run gcloud container clusters create"));
   CHECK(pos(up, "run gcloud services enable") < pos(up, "if missing gcloud"));
   CHECK(emit(gcp_system()).at("scripts/down.sh").find("services") == std::string::npos);  // APIs stay on
@@ -339,7 +345,7 @@ TEST_CASE("up.sh makes the spec's network and a VPC-native cluster on it; down.s
   // Reverse order, registry included.
   auto made = resources(up, "create");
   CHECK(made == std::vector<std::string>{"compute networks mnist-net", "compute networks subnets mnist-sub",
-                                         "container clusters \"$CLUSTER\"", "container node-pools gpu",
+                                         "iam service-accounts gsa", "container clusters \"$CLUSTER\"", "container node-pools gpu",
                                          "container node-pools spot", "container node-pools tpu",
                                          "storage buckets gs://mnist-ckpt", "artifacts repositories mnist-images",
                                          "iam service-accounts gsa"});
@@ -353,7 +359,8 @@ TEST_CASE("an existing network is only named by the cluster") {
   sys.gcp->network->create = false;
   auto files = emit(sys);
   const auto& up = files.at("scripts/up.sh");
-  CHECK(up.find("compute networks") == std::string::npos);
+  CHECK(up.find("compute networks create") == std::string::npos);
+  CHECK(up.find("compute networks subnets create") == std::string::npos);
   CHECK(line_with(up, "clusters create").find("--network=mnist-net --subnetwork=mnist-sub --enable-ip-alias") !=
         std::string::npos);
   CHECK(files.at("scripts/down.sh").find("compute networks") == std::string::npos);
@@ -370,11 +377,10 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   auto grant = line_with(up, "artifacts repositories add-iam-policy-binding mnist-images");
   CHECK(grant.rfind("retry gcloud", 0) == 0);
   CHECK(grant.find("--location=us") != std::string::npos);
-  CHECK(grant.find("--member=\"serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com\"") !=
+  CHECK(grant.find("--member=\"serviceAccount:mnist-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com\"") !=
         std::string::npos);
   CHECK(grant.find("--role=roles/artifactregistry.reader") != std::string::npos);
-  CHECK(up.find("projects add-iam-policy-binding") == std::string::npos);
-  CHECK(pos(up, "PROJECT_NUMBER=$(gcloud projects describe") < pos(up, "add-iam-policy-binding mnist-images"));
+  CHECK(up.find("PROJECT_NUMBER") == std::string::npos);
   CHECK(pos(up, "\nretry() {") < pos(up, "add-iam-policy-binding mnist-images"));
 
   const auto& down = files.at("scripts/down.sh");
@@ -386,9 +392,12 @@ TEST_CASE("up.sh makes the registry and lets the nodes read that repository alon
   System existing = environment_system();
   existing.gcp->registry->create = false;
   auto kept = emit(existing);
-  CHECK(kept.at("scripts/up.sh").find("artifacts repositories") == std::string::npos);
-  CHECK(kept.at("scripts/up.sh").find("PROJECT_NUMBER") == std::string::npos);
-  CHECK(kept.at("scripts/down.sh").find("artifacts repositories") == std::string::npos);
+  // An existing repository is only read by the nodes: granted by up.sh, the grant removed by down.sh.
+  CHECK(kept.at("scripts/up.sh").find("artifacts repositories create") == std::string::npos);
+  CHECK(line_with(kept.at("scripts/up.sh"), "artifacts repositories add-iam-policy-binding mnist-images").size() > 0);
+  CHECK(kept.at("scripts/down.sh").find("artifacts repositories delete") == std::string::npos);
+  CHECK(line_with(kept.at("scripts/down.sh"), "artifacts repositories remove-iam-policy-binding mnist-images").size() >
+        0);
   CHECK(kept.at("scripts/status.sh").find("gcloud artifacts repositories describe mnist-images") != std::string::npos);
 }
 
@@ -479,6 +488,65 @@ TEST_CASE("the runbook's build section names build.sh, and CI as the other way")
   CHECK(md.find("with `ci:` in the spec") != std::string::npos);
   sys.ci = Ci{};
   CHECK(scripts::build_runbook_section(sys).find("the pipelines (below) build and push the same images") != std::string::npos);
+
+TEST_CASE("up.sh stops before it makes anything when the network the cluster joins is missing") {
+  auto up = emit(gcp_system()).at("scripts/up.sh");
+  CHECK(line_with(up, "networks describe default") ==
+        "if ! present gcloud compute networks describe default --project=\"$PROJECT_ID\"; then");
+  CHECK(pos(up, "networks describe default") < pos(up, "if missing gcloud"));
+  CHECK(line_with(up, "has no VPC network 'default'").find("add gcp.network to the spec") != std::string::npos);
+  CHECK(line_with(up, "has no VPC network 'default'").rfind("  die ", 0) == 0);
+
+  System sys = environment_system();
+  sys.gcp->network->create = false;
+  auto kept = emit(sys).at("scripts/up.sh");
+  CHECK(kept.find("networks describe default") == std::string::npos);
+  CHECK(pos(kept, "if ! present gcloud compute networks describe mnist-net") < pos(kept, "if missing gcloud"));
+  CHECK(pos(kept, "if ! present gcloud compute networks subnets describe mnist-sub") < pos(kept, "if missing gcloud"));
+  // A network trainc makes is not checked first.
+  CHECK(emit(environment_system()).at("scripts/up.sh").find("if ! present") == std::string::npos);
+}
+
+TEST_CASE("the nodes' account: made and granted before the cluster, named by every create, deleted after") {
+  auto files = emit(gcp_system());
+  const auto& up = files.at("scripts/up.sh");
+  const std::string email = "\"mnist-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com\"";
+  CHECK(line_with(up, "run gcloud iam service-accounts create mnist-gke-nodes")
+            .find("--display-name='trainc nodes of cluster mnist-gke'") != std::string::npos);
+  auto role = line_with(up, "projects add-iam-policy-binding");
+  CHECK(role.rfind("retry ", 0) == 0);  // IAM may not know the new account yet
+  CHECK(pos(up, "iam service-accounts create mnist-gke-nodes") < pos(up, "projects add-iam-policy-binding"));
+  CHECK(pos(up, "projects add-iam-policy-binding") < pos(up, "clusters create"));
+  for (const auto& l : logical_lines(up))
+    if (l.find("clusters create") != std::string::npos || l.find("node-pools create") != std::string::npos) {
+      CAPTURE(l);
+      CHECK(l.find("--service-account=" + email + " --scopes=cloud-platform") != std::string::npos);
+    }
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(pos(down, "clusters delete") < pos(down, "projects remove-iam-policy-binding"));
+  CHECK(pos(down, "projects remove-iam-policy-binding") < pos(down, "service-accounts delete " + email));
+  CHECK(down.find("the nodes' service account mnist-gke-nodes") != std::string::npos);
+}
+
+TEST_CASE("RDMA pools get the second gVNIC NIC's network first, and lose it after the cluster") {
+  System sys = gcp_system();
+  sys.pools["gpu"].rdma = true;
+  auto files = emit(sys);
+  const auto& up = files.at("scripts/up.sh");
+  CHECK(pos(up, "networks create mnist-gke-gvnic") < pos(up, "networks create mnist-gke-rdma"));
+  CHECK(line_with(up, "networks create mnist-gke-gvnic").find("--subnet-mode=custom --mtu=8896") != std::string::npos);
+  CHECK(line_with(up, "subnets create mnist-gke-gvnic-sub").find("--network=mnist-gke-gvnic --range=192.168.64.0/18") !=
+        std::string::npos);
+  CHECK(line_with(up, "firewall-rules create mnist-gke-gvnic-internal")
+            .find("--network=mnist-gke-gvnic --allow=tcp:0-65535,udp:0-65535,icmp --source-ranges=192.168.64.0/18") !=
+        std::string::npos);
+  auto pool = line_with(up, "node-pools create gpu");
+  CHECK(pool.find("--additional-node-network=network=mnist-gke-gvnic,subnetwork=mnist-gke-gvnic-sub "
+                  "--additional-node-network=network=mnist-gke-rdma,subnetwork=mnist-gke-rdma-sub-0") !=
+        std::string::npos);
+  const auto& down = files.at("scripts/down.sh");
+  CHECK(pos(down, "clusters delete") < pos(down, "firewall-rules delete mnist-gke-gvnic-internal"));
+  CHECK(pos(down, "firewall-rules delete mnist-gke-gvnic-internal") < pos(down, "networks delete mnist-gke-gvnic "));
 }
 
 }  // namespace trainc

@@ -19,6 +19,13 @@ std::string release_channel(const Cluster& c) {
   return out;
 }
 
+/// The nodes' own service account, with the cloud-platform scope GKE gives a custom account: what
+/// the nodes may do is then their IAM roles alone.
+void node_identity(Call& c, const System& sys) {
+  c.flag("--service-account", dq(node_account(sys).id + "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com"));
+  c.flag("--scopes", "cloud-platform");
+}
+
 void up_cluster(ShellScript& sh, const System& sys) {
   sh.comment("The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on");
   sh.comment("it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.");
@@ -37,6 +44,7 @@ void up_cluster(ShellScript& sh, const System& sys) {
         .flag("--services-secondary-range-name", lit(net->services_range()));
   if (sys.rdma_nics() > 0)  // RDMA pods attach extra NICs: multi-networking needs Dataplane V2
     c.flag("--enable-dataplane-v2").flag("--enable-multi-networking");
+  node_identity(c, sys);
   call(sh, c.flag("--num-nodes", "1"));
   const bool named_in_spec = std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& p) {
     const auto names = p.second.node_pools();
@@ -100,9 +108,30 @@ void up_network(ShellScript& sh, const Network& n) {
   call(sh, sub);
   sh.close("fi");
 }
+/// The second gVNIC NIC's VPC (eth1 of RDMA nodes), its subnet, and the rule that lets the nodes
+/// reach each other on it.
+void up_gvnic_network(ShellScript& sh, const System& sys, const RdmaLayout& r) {
+  sh.line();
+  sh.comment(fmt::format("RDMA nodes' second gVNIC NIC (eth1; pods name it {}): a regular VPC, since the RDMA",
+                         r.gvnic_network));
+  sh.comment("one takes RDMA NICs only; NCCL's bootstrap uses eth0 and eth1, so the nodes' eth1 reach each other.");
+  open_if(sh, "missing", network_call("describe", k8s::gvnic_vpc(sys)));
+  call(sh, network_call("create", k8s::gvnic_vpc(sys)).flag("--subnet-mode", "custom").flag("--mtu", std::to_string(r.gvnic_mtu)));
+  sh.close("fi");
+  open_if(sh, "missing", subnet_call("describe", k8s::gvnic_subnet(sys)));
+  call(sh, subnet_call("create", k8s::gvnic_subnet(sys)).flag("--network", lit(k8s::gvnic_vpc(sys))).flag("--range", lit(r.gvnic_range)));
+  sh.close("fi");
+  open_if(sh, "missing", firewall_call("describe", k8s::gvnic_firewall(sys)));
+  Call fw = firewall_call("create", k8s::gvnic_firewall(sys));
+  fw.flag("--network", lit(k8s::gvnic_vpc(sys))).flag("--allow", "tcp:0-65535,udp:0-65535,icmp");
+  call(sh, fw.flag("--source-ranges", lit(r.gvnic_range)));
+  sh.close("fi");
+}
+
 /// The RDMA VPC with the zone's RDMA network profile, and one subnet per RDMA NIC.
 void up_rdma_network(ShellScript& sh, const System& sys) {
   const RdmaLayout& r = catalog().rdma();
+  up_gvnic_network(sh, sys, r);
   sh.line();
   sh.comment("The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.");
   open_if(sh, "missing", network_call("describe", k8s::rdma_vpc(sys)));
@@ -136,10 +165,13 @@ Call pool_create(const System& sys, const Pool& p, const std::string& name) {
   if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
   if (p.rdma) {
     c.flag("--enable-gvnic");
+    c.flag("--additional-node-network", lit(fmt::format("network={},subnetwork={}", k8s::gvnic_vpc(sys),
+                                                        k8s::gvnic_subnet(sys))));
     for (int nic = 0; nic < (p.accelerator ? p.accelerator->count : 0); ++nic)
       c.flag("--additional-node-network",
              lit(fmt::format("network={},subnetwork={}", k8s::rdma_vpc(sys), k8s::rdma_subnet(sys, nic))));
   }
+  node_identity(c, sys);
   return c.flag("--workload-metadata", "GKE_METADATA");
 }
 
@@ -267,15 +299,85 @@ void up_registry(ShellScript& sh, const System& sys, const Registry& r) {
   c.flag("--repository-format", "docker").flag("--description", lit("Images of trainc system " + sys.name));
   call(sh, c);
   sh.close("fi");
-  sh.comment("GKE nodes pull images as the Compute Engine default service account: it may read this");
-  sh.comment("repository alone.");
-  Call b = repository_call("add-iam-policy-binding", r);
-  b.flag("--member", dq("serviceAccount:", Var{"PROJECT_NUMBER"}, "-compute@developer.gserviceaccount.com"))
-      .flag("--role", "roles/artifactregistry.reader");
-  call(sh, b, "retry", " >/dev/null");
+}
+
+/// Read on each repository the pods pull images from, for the nodes' account.
+void up_node_readers(ShellScript& sh, const System& sys) {
+  const NodeAccount nodes = node_account(sys);
+  if (nodes.repositories.empty()) return;
+  sh.line();
+  sh.comment("The nodes pull the pods' images: read on each repository they come from, never on the project.");
+  for (const PulledRepository& repo : nodes.repositories) call(sh, reader_binding("add-iam-policy-binding", sys, repo), "retry", " >/dev/null");
+}
+
+/// The nodes' own service account and GKE's least-privilege node role on the project, before the
+/// cluster whose nodes run as it.
+void up_node_account(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("The nodes' own service account, not the Compute Engine default one, whose automatic Editor");
+  sh.comment("role organisations may block; it holds GKE's least-privilege node role (logs, metrics).");
+  open_if(sh, "missing", node_account_call("describe", sys));
+  Call c = gcloud({"iam", "service-accounts", "create", lit(node_account(sys).id)});
+  call(sh, at(c, false).flag("--display-name", lit(node_account(sys).display_name())));
+  sh.close("fi");
+  call(sh, node_role_binding("add-iam-policy-binding", sys), "retry", " >/dev/null");
+}
+
+/// Stops before anything is made when the network the cluster joins, which trainc does not create,
+/// is missing: the project's default one (absent under the organisation policy
+/// compute.skipDefaultNetworkCreation) or the spec's existing one.
+void check_network(ShellScript& sh, const System& sys) {
+  const auto& net = sys.gcp->network;
+  if (net && net->create) return;
+  sh.line();
+  if (!net) {
+    sh.comment("The cluster joins the project's default network (the spec names no gcp.network), which");
+    sh.comment("projects under the organisation policy compute.skipDefaultNetworkCreation do not have.");
+    open_if(sh, "! present", network_call("describe", "default"));
+    const std::string create = gcloud({"compute", "networks", "create", "default"}).flag("--subnet-mode", "auto").line();
+    sh.line(fmt::format("die {}", dq("project ", Var{"PROJECT_ID"}, " has no VPC network 'default': add gcp.network to "
+                                     "the spec (trainc then creates one), or create it: " + create + " --project=",
+                                     Var{"PROJECT_ID"})));
+    sh.close("fi");
+    return;
+  }
+  sh.comment("The spec's existing network and subnet (create: false), which trainc does not make.");
+  open_if(sh, "! present", network_call("describe", net->name));
+  sh.line(fmt::format("die {}", dq("project ", Var{"PROJECT_ID"}, " has no VPC network '" + net->name +
+                                   "' (gcp.network, create: false): create it, or remove create: false so trainc does")));
+  sh.close("fi");
+  open_if(sh, "! present", subnet_call("describe", net->subnet));
+  sh.line(fmt::format("die {}", dq("network '" + net->name + "' has no subnet '" + net->subnet + "' in ", Var{"REGION"},
+                                   " with the secondary ranges " + net->pods_range() + " and " + net->services_range() +
+                                   ": create it, or remove create: false so trainc does")));
+  sh.close("fi");
 }
 
 }  // namespace
+
+Call firewall_call(std::string_view verb, const std::string& name) {
+  Call c = gcloud({"compute", "firewall-rules", std::string(verb), lit(name)});
+  return at(c, false);
+}
+
+Call node_account_call(std::string_view verb, const System& sys) {
+  Call c = gcloud({"iam", "service-accounts", std::string(verb),
+                   dq(node_account(sys).id + "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")});
+  return at(c, false);
+}
+
+Call node_role_binding(std::string_view verb, const System& sys) {
+  Call c = gcloud({"projects", std::string(verb), ref("PROJECT_ID")});
+  c.flag("--member", dq("serviceAccount:" + node_account(sys).id + "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com"));
+  return c.flag("--role", "roles/container.defaultNodeServiceAccount").flag("--condition", "None");
+}
+
+Call reader_binding(std::string_view verb, const System& sys, const PulledRepository& repo) {
+  Call c = gcloud({"artifacts", "repositories", std::string(verb), lit(repo.repository)});
+  c.flag("--location", lit(repo.location)).flag("--project", repo.own ? ref("PROJECT_ID") : lit(repo.project));
+  c.flag("--member", dq("serviceAccount:" + node_account(sys).id + "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com"));
+  return c.flag("--role", "roles/artifactregistry.reader");
+}
 
 std::string up_script(const System& sys, const Planned& plan) {
   ShellScript sh;
@@ -287,24 +389,27 @@ std::string up_script(const System& sys, const Planned& plan) {
              "credentials. Safe to run again: what exists is left alone."}},
            {}, {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
-  if (!sys.identities().empty() || own_registry(sys)) retry_function(sh);
+  retry_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
   up_apis(sh, sys);
   up_quota(sh, plan.resources);
-  if (autoscaled_services(sys) || own_registry(sys)) {
+  check_network(sh, sys);
+  if (autoscaled_services(sys)) {
     sh.line();
     sh.comment("The project's number, which IAM members below name.");
     project_number(sh);
   }
   if (const Network* n = own_network(sys)) up_network(sh, *n);
   if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
+  up_node_account(sh, sys);
   sh.line();
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);
+  up_node_readers(sh, sys);
   for (const Identity* id : sys.identities()) up_identity(sh, sys, *id);
   if (autoscaled_services(sys)) up_metrics_reader(sh);
   sh.line();

@@ -16,25 +16,54 @@
 #include "k8s/names.h"
 #include "model/catalog.h"
 #include "emit/hcl.h"
+#include "emit/terraform.h"
+
+namespace trainc::tf {
+
+using hcl::Block;
+using hcl::Value;
+
+std::string cluster_label(const System& sys) {
+  return hcl::identifier(sys.cluster.name.empty() ? sys.name : sys.cluster.name);
+}
+
+Value attr(std::string_view type, const std::string& label, std::string_view attribute) {
+  return hcl::ref(fmt::format("{}.{}.{}", type, label, attribute));
+}
+
+/// The google_project_service of an API: its name's first part (container.googleapis.com -> container).
+std::string api_label(std::string_view service) { return hcl::identifier(service.substr(0, service.find('.'))); }
+
+void depends_on_apis(Block& b, std::initializer_list<std::string_view> services) {
+  std::vector<Value> refs;
+  for (std::string_view s : services) refs.push_back(hcl::ref("google_project_service." + api_label(s)));
+  b.set("depends_on", hcl::list(std::move(refs)));
+}
+
+bool any_autoscaled(const System& sys) {
+  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
+}
+
+bool creates_registry(const System& sys) { return sys.gcp->registry && sys.gcp->registry->create; }
+
+Value bucket_name(const Store& store) {
+  return store.create ? attr("google_storage_bucket", hcl::identifier(store.name), "name") : hcl::str(store.bucket);
+}
+
+std::string service_account_label(const Identity& id) { return hcl::identifier(id.gsa); }
+
+}  // namespace trainc::tf
 
 namespace trainc {
 namespace {
 
+using namespace tf;
 using hcl::Block;
 using hcl::Body;
 using hcl::Value;
 
 /// The google provider version whose schema the oracle (and so trainc's output) is checked against.
 constexpr std::string_view kProviderVersion = "6.50.0";
-
-std::string cluster_label(const System& sys) {
-  return hcl::identifier(sys.cluster.name.empty() ? sys.name : sys.cluster.name);
-}
-
-/// `TYPE.LABEL.ATTR` as a reference.
-Value attr(std::string_view type, const std::string& label, std::string_view attribute) {
-  return hcl::ref(fmt::format("{}.{}.{}", type, label, attribute));
-}
 
 Value cluster_attr(const System& sys, std::string_view attribute) {
   return attr("google_container_cluster", cluster_label(sys), attribute);
@@ -49,12 +78,6 @@ std::vector<const Store*> gcs_stores(const System& sys) {
   return out;
 }
 
-/// The bucket's name: the created bucket's attribute, or the literal name of an existing bucket.
-Value bucket_name(const Store& store) {
-  return store.create ? attr("google_storage_bucket", hcl::identifier(store.name), "name") : hcl::str(store.bucket);
-}
-
-std::string service_account_label(const Identity& id) { return hcl::identifier(id.gsa); }
 
 Body versions_tf(const Gcp& gcp) {
   Body file;
@@ -71,16 +94,6 @@ Body versions_tf(const Gcp& gcp) {
   return file;
 }
 
-/// The google_project_service of an API: its name's first part (container.googleapis.com -> container).
-std::string api_label(std::string_view service) { return hcl::identifier(service.substr(0, service.find('.'))); }
-
-/// `depends_on` the given APIs' google_project_service resources: creating a resource through an
-/// API that is still off fails.
-void depends_on_apis(Block& b, std::initializer_list<std::string_view> services) {
-  std::vector<Value> refs;
-  for (std::string_view s : services) refs.push_back(hcl::ref("google_project_service." + api_label(s)));
-  b.set("depends_on", hcl::list(std::move(refs)));
-}
 
 Body apis_tf(const System& sys) {
   Body file;
@@ -112,15 +125,9 @@ Body variables_tf(const Gcp& gcp) {
   return file;
 }
 
-bool any_autoscaled(const System& sys) {
-  return std::any_of(sys.services.begin(), sys.services.end(), [](const auto& s) { return s.second.autoscaled(); });
-}
-
-/// Whether trainc creates the Artifact Registry repository (and grants the nodes read on it).
-bool creates_registry(const System& sys) { return sys.gcp->registry && sys.gcp->registry->create; }
 
 /// Whether a resource names the project's number, which `data.google_project.this` reads.
-bool needs_project_number(const System& sys) { return any_autoscaled(sys) || creates_registry(sys); }
+bool needs_project_number(const System& sys) { return any_autoscaled(sys); }
 
 Body providers_tf(const System& sys) {
   Body file;
@@ -128,15 +135,43 @@ Body providers_tf(const System& sys) {
   p.set("project", hcl::ref("var.project_id"));
   p.set("region", hcl::ref("var.region"));
   if (needs_project_number(sys)) {
-    file.comment("The project's number, which Workload Identity principals and the Compute Engine default\n"
-                 "service account's email hold.");
+    file.comment("The project's number, which the metrics adapter's Workload Identity principal holds.");
     depends_on_apis(file.block("data", {"google_project", "this"}), {"cloudresourcemanager.googleapis.com"});
   }
   return file;
 }
 
+/// The nodes' own service account, with the cloud-platform scope GKE gives a custom account: what
+/// the nodes may do is then their IAM roles alone.
+void node_identity(Block& nc, const System& sys) {
+  nc.set("service_account", node_account_email(sys));
+  nc.set("oauth_scopes", hcl::list({hcl::str("https://www.googleapis.com/auth/cloud-platform")}));
+}
+
+/// The network (and subnet) the cluster joins but trainc does not create, looked up so that `plan`
+/// stops with "not found" rather than the cluster's creation: the project's default network, which
+/// an organisation policy (compute.skipDefaultNetworkCreation) may have left out, or the spec's
+/// existing one.
+void existing_network(Body& file, const System& sys) {
+  const auto& net = sys.gcp->network;
+  if (net && net->create) return;
+  file.comment(net ? "The spec's existing network and subnet (create: false): trainc neither creates nor deletes them."
+                   : "The project's default network, which projects under the organisation policy\n"
+                     "compute.skipDefaultNetworkCreation do not have: add gcp.network to the spec for one trainc\n"
+                     "creates.");
+  Block& n = file.block("data", {"google_compute_network", net ? "cluster" : "default"});
+  n.set("name", hcl::str(net ? net->name : "default"));
+  depends_on_apis(n, {"compute.googleapis.com"});
+  if (!net) return;
+  Block& sub = file.block("data", {"google_compute_subnetwork", "cluster"});
+  sub.set("name", hcl::str(net->subnet));
+  sub.set("region", hcl::ref("var.region"));
+  depends_on_apis(sub, {"compute.googleapis.com"});
+}
+
 Body cluster_tf(const System& sys) {
   Body file;
+  existing_network(file, sys);
   Block& c = file.block("resource", {"google_container_cluster", cluster_label(sys)});
   c.set("name", hcl::str(sys.cluster.name.empty() ? sys.name : sys.cluster.name));
   c.set("location", hcl::ref(regional(sys) ? "var.region" : "var.zone"));
@@ -145,15 +180,22 @@ Body cluster_tf(const System& sys) {
   c.set("initial_node_count", hcl::number(1));
   c.comment("trainc's down path (terraform destroy) must be able to remove what its up path made.");
   c.set("deletion_protection", hcl::boolean(false));
+  c.comment("The first pool's nodes run as the nodes' own account too (iam.tf).");
+  node_identity(c.block("node_config"), sys);
   if (!sys.cluster.release_channel.empty())
     c.block("release_channel").set("channel", hcl::str(sys.cluster.release_channel));
   if (const auto& net = sys.gcp->network) {
     c.comment(net->create ? "VPC-native on the spec's network (network.tf): pods and Services take their IPs from the\n"
                             "subnet's secondary ranges."
-                          : "VPC-native on the spec's existing network: pods and Services take their IPs from the\n"
-                            "subnet's secondary ranges, which must exist under these names.");
-    c.set("network", net->create ? attr("google_compute_network", "cluster", "id") : hcl::str(net->name));
-    c.set("subnetwork", net->create ? attr("google_compute_subnetwork", "cluster", "id") : hcl::str(net->subnet));
+                          : "VPC-native on the spec's existing network (looked up above): pods and Services take their\n"
+                            "IPs from the subnet's secondary ranges, which must exist under these names.");
+    c.set("network", net->create ? attr("google_compute_network", "cluster", "id")
+                                 : attr("data.google_compute_network", "cluster", "name"));
+    c.set("subnetwork", net->create ? attr("google_compute_subnetwork", "cluster", "id")
+                                    : attr("data.google_compute_subnetwork", "cluster", "name"));
+  } else {
+    c.comment("The project's default network (looked up above).");
+    c.set("network", attr("data.google_compute_network", "default", "name"));
   }
   constexpr std::string_view rdma_note =
       "GPUDirect RDMA pods attach extra NICs: multi-networking, which needs Dataplane V2 and a\n"
@@ -177,13 +219,15 @@ Body cluster_tf(const System& sys) {
       .set("workload_pool", hcl::templ({hcl::ref("var.project_id"), hcl::str(".svc.id.goog")}));
   c.comment("Steps mount GCS buckets through the GCS FUSE CSI driver.");
   c.block("addons_config").block("gcs_fuse_csi_driver_config").set("enabled", hcl::boolean(true));
+  std::vector<Value> after{hcl::ref("google_project_service.compute"), hcl::ref("google_project_service.container")};
   if (!sys.services.empty()) {
     c.comment("Managed Service for Prometheus collects the services' metrics through their PodMonitoring objects.");
     c.block("monitoring_config").block("managed_prometheus").set("enabled", hcl::boolean(true));
-    depends_on_apis(c, {"compute.googleapis.com", "container.googleapis.com", "monitoring.googleapis.com"});
-  } else {
-    depends_on_apis(c, {"compute.googleapis.com", "container.googleapis.com"});
+    after.push_back(hcl::ref("google_project_service.monitoring"));
   }
+  c.comment("Nodes log and report metrics from the start: their account holds its role first.");
+  after.push_back(hcl::ref("google_project_iam_member.nodes"));
+  c.set("depends_on", hcl::list(std::move(after)));
   return file;
 }
 
@@ -228,7 +272,7 @@ void reservation_affinity(Block& nc, const Pool& pool) {
   }
 }
 
-void node_config(Block& np, const Pool& pool) {
+void node_config(Block& np, const System& sys, const Pool& pool) {
   Block& nc = np.block("node_config");
   nc.set("machine_type", hcl::str(pool.machine));
   if (pool.disk_gb > 0) nc.set("disk_size_gb", hcl::number(pool.disk_gb));
@@ -253,6 +297,7 @@ void node_config(Block& np, const Pool& pool) {
     tb.set("effect", hcl::str(taint_effect(t.effect)));
   }
   if (pool.rdma) nc.block("gvnic").set("enabled", hcl::boolean(true));
+  node_identity(nc, sys);
   nc.block("workload_metadata_config").set("mode", hcl::str("GKE_METADATA"));
 }
 
@@ -277,13 +322,41 @@ void cluster_network(Body& file, const Network& n) {
   }
 }
 
-/// The cluster's network (when trainc creates it) and the RDMA VPC (the zone's RDMA network
-/// profile) with one subnet per RDMA NIC.
+/// The second gVNIC NIC's VPC (eth1 of RDMA nodes, upstream's A4 layout): one subnet, and a rule
+/// that lets the nodes reach each other on it, since a new VPC admits nothing.
+void gvnic_network(Body& file, const System& sys, const RdmaLayout& r) {
+  file.comment("RDMA nodes' second gVNIC NIC (eth1; pods name it " + r.gvnic_network +
+               "): a regular VPC, since the RDMA one\ntakes RDMA NICs only.");
+  Block& net = file.block("resource", {"google_compute_network", "gvnic"});
+  net.set("name", hcl::str(k8s::gvnic_vpc(sys)));
+  net.set("auto_create_subnetworks", hcl::boolean(false));
+  net.set("mtu", hcl::number(r.gvnic_mtu));
+  depends_on_apis(net, {"compute.googleapis.com"});
+  Block& sub = file.block("resource", {"google_compute_subnetwork", "gvnic"});
+  sub.set("name", hcl::str(k8s::gvnic_subnet(sys)));
+  sub.set("network", attr("google_compute_network", "gvnic", "id"));
+  sub.set("region", hcl::ref("var.region"));
+  sub.set("ip_cidr_range", hcl::str(r.gvnic_range));
+  file.comment("NCCL's bootstrap uses eth0 and eth1: the nodes' eth1 addresses reach each other.");
+  Block& fw = file.block("resource", {"google_compute_firewall", "gvnic_internal"});
+  fw.set("name", hcl::str(k8s::gvnic_firewall(sys)));
+  fw.set("network", attr("google_compute_network", "gvnic", "name"));
+  fw.set("source_ranges", hcl::list({hcl::str(r.gvnic_range)}));
+  for (const char* protocol : {"tcp", "udp", "icmp"}) {
+    Block& allow = fw.block("allow");
+    allow.set("protocol", hcl::str(protocol));
+    if (std::string_view(protocol) != "icmp") allow.set("ports", hcl::list({hcl::str("0-65535")}));
+  }
+}
+
+/// The cluster's network (when trainc creates it), and for RDMA pools the second gVNIC NIC's VPC
+/// and the RDMA VPC (the zone's RDMA network profile) with one subnet per RDMA NIC.
 Body network_tf(const System& sys) {
   Body file;
   if (sys.gcp->network && sys.gcp->network->create) cluster_network(file, *sys.gcp->network);
   if (sys.rdma_nics() == 0) return file;
   const RdmaLayout& r = catalog().rdma();
+  gvnic_network(file, sys, r);
   Block& net = file.block("resource", {"google_compute_network", "rdma"});
   net.set("name", hcl::str(k8s::rdma_vpc(sys)));
   net.set("auto_create_subnetworks", hcl::boolean(false));
@@ -304,9 +377,13 @@ Body network_tf(const System& sys) {
   return file;
 }
 
-/// One extra node NIC per GPU on the RDMA VPC's subnets (the pods' rdma-N networks).
+/// The second gVNIC NIC (eth1), then one extra node NIC per GPU on the RDMA VPC's subnets (the
+/// pods' rdma-N networks).
 void rdma_network_config(Block& np, const Pool& pool) {
   Block& nc = np.block("network_config");
+  Block& gvnic = nc.block("additional_node_network_configs");
+  gvnic.set("network", attr("google_compute_network", "gvnic", "name"));
+  gvnic.set("subnetwork", attr("google_compute_subnetwork", "gvnic", "name"));
   for (int nic = 0; nic < (pool.accelerator ? pool.accelerator->count : 0); ++nic) {
     Block& extra = nc.block("additional_node_network_configs");
     extra.set("network", attr("google_compute_network", "rdma", "name"));
@@ -337,7 +414,7 @@ void node_pool(Body& file, const System& sys, const Pool& pool, const std::strin
     np.block("management").set("auto_repair", hcl::boolean(false));
   }
   if (pool.rdma) rdma_network_config(np, pool);
-  node_config(np, pool);
+  node_config(np, sys, pool);
 }
 
 Body node_pools_tf(const System& sys) {
@@ -368,121 +445,6 @@ Body storage_tf(const System& sys) {
     b.block("versioning").set("enabled", hcl::boolean(s->versioning));
     depends_on_apis(b, {"storage.googleapis.com"});
   }
-  return file;
-}
-
-Value gsa_member(const Identity& id) {
-  return hcl::templ({hcl::str("serviceAccount:"), attr("google_service_account", service_account_label(id), "email")});
-}
-
-/// The last part of a role, lower-cased: roles/storage.objectViewer -> objectviewer.
-std::string role_short_name(const std::string& role) {
-  std::string out = role.substr(role.find_last_of("./") + 1);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-/// The label of a grant's google_storage_bucket_iam_member. The system identity's is the store's
-/// name, as before services existed, so existing state keeps its addresses; a service's adds the
-/// service and the role, since a service holds two roles on one bucket. Labels joined from names
-/// can still meet (store a-b with service c, store a with service b-c): the later one gets a suffix.
-std::string grant_label(const Identity& id, const BucketGrant& grant, std::set<std::string>& taken) {
-  const std::string label = id.of.empty() ? hcl::identifier(grant.store)
-                                          : hcl::identifier(fmt::format("{}_{}_{}", grant.store, id.of,
-                                                                        role_short_name(grant.role)));
-  std::string out = label;
-  for (int n = 2; !taken.insert(out).second; ++n) out = fmt::format("{}_{}", label, n);
-  return out;
-}
-
-void bucket_grant(Body& file, const System& sys, const Identity& id, const BucketGrant& grant,
-                  std::set<std::string>& taken) {
-  Block& m = file.block("resource", {"google_storage_bucket_iam_member", grant_label(id, grant, taken)});
-  m.set("bucket", bucket_name(sys.stores.at(grant.store)));
-  m.set("role", hcl::str(grant.role));
-  m.set("member", gsa_member(id));
-}
-
-void depends_on_pool(Block& b, const System& sys) {
-  b.comment("The identity pool PROJECT.svc.id.goog exists once a cluster that uses it does.");
-  b.set("depends_on", hcl::list({hcl::ref("google_container_cluster." + cluster_label(sys))}));
-}
-
-void workload_identity_binding(Body& file, const System& sys, const Identity& id) {
-  file.comment(fmt::format("The Kubernetes service account {}/{} may act as the Google service account.", sys.ns, id.ksa));
-  const std::string label = id.of.empty() ? "workload_identity" : "workload_identity_" + hcl::identifier(id.of);
-  Block& b = file.block("resource", {"google_service_account_iam_member", label});
-  b.set("service_account_id", attr("google_service_account", service_account_label(id), "name"));
-  b.set("role", hcl::str("roles/iam.workloadIdentityUser"));
-  b.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("var.project_id"),
-                              hcl::str(fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa))}));
-  depends_on_pool(b, sys);
-}
-
-/// The Custom Metrics Stackdriver Adapter's own Kubernetes service account, as a Workload
-/// Identity Federation principal: it gets a role directly, with no Google service account.
-void metrics_adapter_role(Body& file, const System& sys) {
-  const Manifest& adapter = catalog().metrics_adapter();
-  file.comment("The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for\n"
-               "their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.");
-  Block& m = file.block("resource", {"google_project_iam_member", "metrics_adapter"});
-  m.set("project", hcl::ref("var.project_id"));
-  m.set("role", hcl::str("roles/monitoring.viewer"));
-  m.set("member", hcl::templ({hcl::str("principal://iam.googleapis.com/projects/"),
-                              hcl::ref("data.google_project.this.number"),
-                              hcl::str("/locations/global/workloadIdentityPools/"), hcl::ref("var.project_id"),
-                              hcl::str(fmt::format(".svc.id.goog/subject/ns/{}/sa/{}", adapter.ns,
-                                                   adapter.service_account))}));
-  depends_on_pool(m, sys);
-}
-
-Body iam_tf(const System& sys) {
-  Body file;
-  std::set<std::string> grant_labels;
-  for (const Identity* id : sys.identities()) {
-    Block& sa = file.block("resource", {"google_service_account", service_account_label(*id)});
-    sa.set("account_id", hcl::str(id->gsa));
-    sa.set("display_name", hcl::str(id->display_name(sys.name)));
-    depends_on_apis(sa, {"iam.googleapis.com"});
-    if (!id->grants.empty())
-      file.comment(id->of.empty() ? "Roles on each bucket, never on the project."
-                                  : "Roles on the service's buckets only, never on the project.");
-    for (const BucketGrant& g : id->grants) bucket_grant(file, sys, *id, g, grant_labels);
-    workload_identity_binding(file, sys, *id);
-  }
-  if (any_autoscaled(sys)) metrics_adapter_role(file, sys);
-  return file;
-}
-
-/// The repository's attribute, or what the spec says of an existing repository.
-Value registry_attr(const System& sys, std::string_view attribute, const std::string& literal) {
-  const Registry& r = *sys.gcp->registry;
-  return r.create ? attr("google_artifact_registry_repository", hcl::identifier(r.repository), attribute)
-                  : hcl::str(literal);
-}
-
-/// The Artifact Registry repository built images are pushed to, and the nodes' read on it alone.
-Body registry_tf(const System& sys) {
-  const Registry& r = *sys.gcp->registry;
-  const std::string label = hcl::identifier(r.repository);
-  Body file;
-  Block& repo = file.block("resource", {"google_artifact_registry_repository", label});
-  repo.set("project", hcl::ref("var.project_id"));
-  repo.comment("Fixed, not var.region: the manifests name images by this location's host.");
-  repo.set("location", hcl::str(r.location));
-  repo.set("repository_id", hcl::str(r.repository));
-  repo.set("format", hcl::str("DOCKER"));
-  repo.set("description", hcl::str(fmt::format("Images of trainc system {}", sys.name)));
-  depends_on_apis(repo, {"artifactregistry.googleapis.com"});
-  file.comment("GKE nodes pull images as their service account, the Compute Engine default one (node_pools.tf\n"
-               "names no other): it may read this repository, and no other.");
-  Block& m = file.block("resource", {"google_artifact_registry_repository_iam_member", "node_reader"});
-  m.set("project", attr("google_artifact_registry_repository", label, "project"));
-  m.set("location", attr("google_artifact_registry_repository", label, "location"));
-  m.set("repository", attr("google_artifact_registry_repository", label, "name"));
-  m.set("role", hcl::str("roles/artifactregistry.reader"));
-  m.set("member", hcl::templ({hcl::str("serviceAccount:"), hcl::ref("data.google_project.this.number"),
-                              hcl::str("-compute@developer.gserviceaccount.com")}));
   return file;
 }
 
@@ -555,19 +517,19 @@ class TerraformEmitter final : public Emitter {
     const bool own_network = sys.gcp->network && sys.gcp->network->create;
     if (own_network || sys.rdma_nics() > 0)
       add(out, sys, "network.tf", network_tf(sys),
-          !own_network           ? "The GPUDirect RDMA network"
+          !own_network           ? "The GPUDirect RDMA networks (the second gVNIC NIC's and the RDMA VPC)"
           : sys.rdma_nics() == 0 ? "The cluster's VPC network"
-                                 : "The cluster's VPC network and the GPUDirect RDMA network");
+                                 : "The cluster's VPC network and the GPUDirect RDMA networks");
     add(out, sys, "cluster.tf", cluster_tf(sys), "The GKE cluster");
     if (!sys.pools.empty()) add(out, sys, "node_pools.tf", node_pools_tf(sys), "Node pools", node_pools_note(sys));
     if (creates_registry(sys))
       add(out, sys, "registry.tf", registry_tf(sys), "The Artifact Registry repository of built images");
     Body storage = storage_tf(sys);
     if (!storage.items().empty()) add(out, sys, "storage.tf", storage, "GCS buckets");
-    if (!sys.identities().empty())
-      add(out, sys, "iam.tf", iam_tf(sys),
-          any_autoscaled(sys) ? "Workload identity, bucket roles and the metrics adapter's project role"
-                              : "Workload identity and bucket roles");
+    add(out, sys, "iam.tf", iam_tf(sys),
+        sys.identities().empty() ? "The nodes' service account and its roles"
+        : any_autoscaled(sys)    ? "Node and workload service accounts, bucket roles and the metrics adapter's role"
+                                 : "Node and workload service accounts and bucket roles");
     add(out, sys, "outputs.tf", outputs_tf(sys), "Outputs");
   }
 };
@@ -579,7 +541,7 @@ std::vector<GcpApi> gcp_apis(const System& sys) {
   std::vector<GcpApi> out{
       {"compute.googleapis.com", "VPC networks and the nodes' VMs."},
       {"container.googleapis.com", "The GKE cluster and its node pools."},
-      {"iam.googleapis.com", "The workloads' Google service accounts."},
+      {"iam.googleapis.com", "The nodes' and the workloads' Google service accounts."},
   };
   const bool github = sys.ci && sys.ci->github;
   if (!sys.identities().empty() || github)
@@ -598,8 +560,10 @@ std::vector<GcpApi> gcp_apis(const System& sys) {
   if (!sys.services.empty())
     out.push_back({"monitoring.googleapis.com",
                    "Managed Service for Prometheus stores the services' metrics; their autoscalers read them."});
-  if (needs_project_number(sys))
-    out.push_back({"cloudresourcemanager.googleapis.com", "Reads the project's number, which IAM members name."});
+  out.push_back({"cloudresourcemanager.googleapis.com",
+                 needs_project_number(sys) ? "The project's IAM policy (the nodes' role) and its number, which IAM members "
+                                             "name."
+                                           : "The project's IAM policy, which holds the nodes' role."});
   if (sys.ci && sys.ci->cloudbuild) out.push_back({"cloudbuild.googleapis.com", "Cloud Build runs the CI pipelines."});
   std::sort(out.begin(), out.end(), [](const GcpApi& a, const GcpApi& b) { return a.service < b.service; });
   return out;

@@ -200,7 +200,10 @@ TEST_CASE("terraform: every file is generated, headed and deterministic") {
     CHECK_MESSAGE(files.count(std::string("terraform/") + f) == 1, f);
   for (const auto& [path, text] : files) {
     CHECK_MESSAGE(text.rfind("# " + std::string(kGeneratedNotice) + "\n", 0) == 0, path);
-    CHECK_MESSAGE(text.find("google_project_iam") == std::string::npos, path);
+    // The one project role: GKE's least-privilege node role (iam.tf), which the cluster waits for.
+    CHECK_MESSAGE(count(text, "resource \"google_project_iam_member\"") ==
+                      count(text, "resource \"google_project_iam_member\" \"nodes\""),
+                  path);
     CHECK_MESSAGE(text.find("/work/") == std::string::npos, path);
   }
   CHECK(files == emit_terraform(zonal_system()));
@@ -327,7 +330,7 @@ TEST_CASE("terraform: a regional cluster counts autoscaling in totals") {
   System sys = regional_system();
   sys.pools["a4"].autoscaling = std::make_pair(2, 4);
   auto files = emit_terraform(sys);
-  CHECK(files.count("terraform/iam.tf") == 0);
+  CHECK(count(files["terraform/iam.tf"], "resource \"google_service_account\"") == 1);  // the nodes' alone
   CHECK(files["terraform/variables.tf"].find("variable \"zone\"") == std::string::npos);
   CHECK(has(block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"big\""), "location",
             "var.region"));
@@ -355,7 +358,14 @@ TEST_CASE("terraform: an RDMA pool gets the RDMA VPC, one subnet per NIC and mul
   for (size_t at = pools.find("additional_node_network_configs"); at != std::string::npos;
        at = pools.find("additional_node_network_configs", at + 1))
     ++configs;
-  CHECK(configs == 8);
+  CHECK(configs == 9);  // the second gVNIC NIC, then one per RDMA NIC
+  CHECK(pools.find("google_compute_network.gvnic.name") < pools.find("google_compute_network.rdma.name"));
+  CHECK(has(block(net, "resource \"google_compute_subnetwork\" \"gvnic\""), "ip_cidr_range", "\"192.168.64.0/18\""));
+  std::string fw = block(net, "resource \"google_compute_firewall\" \"gvnic_internal\"");
+  CHECK(has(fw, "network", "google_compute_network.gvnic.name"));
+  CHECK(has(fw, "source_ranges", "[\"192.168.64.0/18\"]"));
+  CHECK(count(fw, "allow {") == 3);
+  CHECK(net.find("resource \"google_compute_network\" \"gvnic\"") < net.find("resource \"google_compute_network\" \"rdma\""));
   CHECK(files.count("terraform/network.tf") == 1);
   sys.pools["a4"].rdma = false;
   CHECK(emit_terraform(sys).count("terraform/network.tf") == 0);
@@ -446,12 +456,12 @@ TEST_CASE("terraform: only autoscaled services give the metrics adapter a projec
             "workloadIdentityPools/${var.project_id}.svc.id.goog/subject/ns/custom-metrics/sa/"
             "custom-metrics-stackdriver-adapter\""));
   CHECK(has(adapter, "depends_on", "[google_container_cluster.shop]"));
-  CHECK(count(iam, "resource \"google_project_iam_member\"") == 1);
+  CHECK(count(iam, "resource \"google_project_iam_member\"") == 2);  // and the nodes' role
 
   sys.services["triton"].min = sys.services["triton"].max = 2;
   REQUIRE_FALSE(sys.services["triton"].autoscaled());
   iam = emit_terraform(sys)["terraform/iam.tf"];
-  CHECK(iam.find("google_project_iam") == std::string::npos);
+  CHECK(iam.find("metrics_adapter") == std::string::npos);
   CHECK(iam.find("data \"google_project\"") == std::string::npos);
   CHECK(emit_terraform(sys)["terraform/providers.tf"].find("google_project") == std::string::npos);
 }
@@ -484,15 +494,17 @@ static std::vector<std::string> apis(const std::string& apis_tf) {
 TEST_CASE("terraform: apis.tf enables the APIs the system uses and leaves them on at destroy") {
   auto files = emit_terraform(zonal_system());
   const std::string tf = files["terraform/apis.tf"];
-  CHECK(apis(tf) == std::vector<std::string>{"compute.googleapis.com", "container.googleapis.com", "iam.googleapis.com",
+  CHECK(apis(tf) == std::vector<std::string>{"cloudresourcemanager.googleapis.com", "compute.googleapis.com",
+                                             "container.googleapis.com", "iam.googleapis.com",
                                              "iamcredentials.googleapis.com", "storage.googleapis.com"});
   std::string container = block(tf, "resource \"google_project_service\" \"container\"");
   CHECK(has(container, "project", "var.project_id"));
   CHECK(has(container, "disable_on_destroy", "false"));
-  CHECK(count(tf, "  disable_on_destroy = false\n") == 5);
-  // What is made through an API waits for it.
+  CHECK(count(tf, "  disable_on_destroy = false\n") == 6);
+  // What is made through an API waits for it; the cluster also for its nodes' role.
   CHECK(has(block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"mnist_cluster\""),
-            "depends_on", "[google_project_service.compute, google_project_service.container]"));
+            "depends_on",
+            "[google_project_service.compute, google_project_service.container, google_project_iam_member.nodes]"));
   CHECK(has(block(files["terraform/storage.tf"], "resource \"google_storage_bucket\" \"data\""), "depends_on",
             "[google_project_service.storage]"));
   CHECK(has(block(files["terraform/iam.tf"], "resource \"google_service_account\" \"mnist_trainer\""),
@@ -503,7 +515,8 @@ TEST_CASE("terraform: apis.tf enables the APIs the system uses and leaves them o
   bare.identity.reset();
   bare.stores.clear();
   CHECK(apis(emit_terraform(bare)["terraform/apis.tf"]) ==
-        std::vector<std::string>{"compute.googleapis.com", "container.googleapis.com", "iam.googleapis.com"});
+        std::vector<std::string>{"cloudresourcemanager.googleapis.com", "compute.googleapis.com",
+                                 "container.googleapis.com", "iam.googleapis.com"});
 
   // Services bring Managed Prometheus (monitoring) and, autoscaled, the project number's lookup.
   auto served = emit_terraform(served_system());
@@ -511,7 +524,8 @@ TEST_CASE("terraform: apis.tf enables the APIs the system uses and leaves them o
   CHECK(std::count(served_apis.begin(), served_apis.end(), "monitoring.googleapis.com") == 1);
   CHECK(std::count(served_apis.begin(), served_apis.end(), "cloudresourcemanager.googleapis.com") == 1);
   CHECK(has(block(served["terraform/cluster.tf"], "resource \"google_container_cluster\" \"shop\""), "depends_on",
-            "[google_project_service.compute, google_project_service.container, google_project_service.monitoring]"));
+            "[google_project_service.compute, google_project_service.container, google_project_service.monitoring, "
+            "google_project_iam_member.nodes]"));
   CHECK(served["terraform/providers.tf"].find("data \"google_project\" \"this\" {\n  depends_on = "
                                               "[google_project_service.cloudresourcemanager]\n}") != std::string::npos);
   CHECK(served["terraform/iam.tf"].find("data \"google_project\"") == std::string::npos);
@@ -569,20 +583,29 @@ TEST_CASE("terraform: an existing network is named, never made") {
   auto files = emit_terraform(environment_system("  network: {name: shared-vpc, subnet: gke-subnet, create: false}\n"));
   CHECK(files.count("terraform/network.tf") == 0);
   std::string c = block(files["terraform/cluster.tf"], "resource \"google_container_cluster\" \"env\"");
-  CHECK(has(c, "network", "\"shared-vpc\""));
-  CHECK(has(c, "subnetwork", "\"gke-subnet\""));
+  // Looked up, so that plan stops when they are missing.
+  CHECK(has(c, "network", "data.google_compute_network.cluster.name"));
+  CHECK(has(c, "subnetwork", "data.google_compute_subnetwork.cluster.name"));
+  const std::string lookup = block(files["terraform/cluster.tf"], "data \"google_compute_network\" \"cluster\"");
+  CHECK(has(lookup, "name", "\"shared-vpc\""));
+  CHECK(has(lookup, "depends_on", "[google_project_service.compute]"));
+  const std::string sub = block(files["terraform/cluster.tf"], "data \"google_compute_subnetwork\" \"cluster\"");
+  CHECK(has(sub, "name", "\"gke-subnet\""));
+  CHECK(has(sub, "region", "var.region"));
   CHECK(has(c, "cluster_secondary_range_name", "\"gke-subnet-pods\""));
   CHECK(has(c, "services_secondary_range_name", "\"gke-subnet-services\""));
   CHECK(has(block(files["terraform/outputs.tf"], "output \"network\""), "value", "\"shared-vpc\""));
   for (const auto& [path, text] : files) {
     CAPTURE(path);
-    CHECK(text.find("google_compute_network") == std::string::npos);
-    CHECK(text.find("google_compute_subnetwork") == std::string::npos);
+    CHECK(text.find("resource \"google_compute_network\"") == std::string::npos);
+    CHECK(text.find("resource \"google_compute_subnetwork\"") == std::string::npos);
   }
-  // Without gcp.network: the project's default network, as before.
+  // Without gcp.network: the project's default network, looked up too.
   std::string plain = emit_terraform(environment_system())["terraform/cluster.tf"];
   CHECK(plain.find("ip_allocation_policy") == std::string::npos);
-  CHECK_FALSE(sets(plain, "network"));
+  CHECK(has(plain, "network", "data.google_compute_network.default.name"));
+  CHECK(has(block(plain, "data \"google_compute_network\" \"default\""), "name", "\"default\""));
+  CHECK_FALSE(sets(plain, "subnetwork"));
 }
 
 TEST_CASE("terraform: the cluster's network and the RDMA network share network.tf and one ip_allocation_policy") {
@@ -610,27 +633,32 @@ TEST_CASE("terraform: a created registry, readable by the nodes on that reposito
   CHECK(has(repo, "format", "\"DOCKER\""));
   CHECK(has(repo, "description", "\"Images of trainc system env\""));
   CHECK(has(repo, "depends_on", "[google_project_service.artifactregistry]"));
-  std::string grant = block(tf, "resource \"google_artifact_registry_repository_iam_member\" \"node_reader\"");
+  // The nodes' own account reads it (iam.tf).
+  std::string grant =
+      block(files["terraform/iam.tf"], "resource \"google_artifact_registry_repository_iam_member\" \"node_reader\"");
   CHECK(has(grant, "repository", "google_artifact_registry_repository.env_images.name"));
   CHECK(has(grant, "location", "google_artifact_registry_repository.env_images.location"));
   CHECK(has(grant, "role", "\"roles/artifactregistry.reader\""));
-  CHECK(has(grant, "member",
-            "\"serviceAccount:${data.google_project.this.number}-compute@developer.gserviceaccount.com\""));
-  CHECK(files["terraform/providers.tf"].find("data \"google_project\" \"this\"") != std::string::npos);
-  // The node pools name no service account: nodes are the Compute Engine default one.
-  CHECK(files["terraform/node_pools.tf"].find("service_account") == std::string::npos);
-  // Never a project-wide role.
+  CHECK(has(grant, "member", "\"serviceAccount:${google_service_account.env_nodes.email}\""));
+  CHECK(files["terraform/providers.tf"].find("data \"google_project\" \"this\"") == std::string::npos);
+  CHECK(has(files["terraform/node_pools.tf"], "service_account", "google_service_account.env_nodes.email"));
+  // Never a project-wide read.
   for (const auto& [path, text] : files) {
     CAPTURE(path);
-    CHECK(text.find("google_project_iam") == std::string::npos);
+    CHECK(text.find("google_project_iam_member\" \"node_reader") == std::string::npos);
   }
   CHECK(has(block(files["terraform/outputs.tf"], "output \"registry\""), "value",
             "\"${google_artifact_registry_repository.env_images.location}-docker.pkg.dev/${var.project_id}/"
             "${google_artifact_registry_repository.env_images.repository_id}\""));
 
-  // An existing repository: no resource, no grant, no project lookup; the output names it.
+  // An existing repository: no resource, no project lookup, the nodes' read on it; the output names it.
   auto existing = emit_terraform(environment_system("  registry: {repository: images, create: false}\n"));
   CHECK(existing.count("terraform/registry.tf") == 0);
+  const std::string kept =
+      block(existing["terraform/iam.tf"], "resource \"google_artifact_registry_repository_iam_member\" \"node_reader\"");
+  CHECK(has(kept, "project", "var.project_id"));
+  CHECK(has(kept, "location", "\"us-central1\""));
+  CHECK(has(kept, "repository", "\"images\""));
   CHECK(existing["terraform/providers.tf"].find("google_project\"") == std::string::npos);
   CHECK(has(block(existing["terraform/outputs.tf"], "output \"registry\""), "value",
             "\"us-central1-docker.pkg.dev/${var.project_id}/images\""));
@@ -661,7 +689,8 @@ TEST_CASE("terraform: every block of a full environment is well-formed") {
       CHECK_MESSAGE(addresses.count("resource.google_project_service." + (*it)[1].str()) == 1, (*it)[0].str());
   for (const char* address : {"resource.google_compute_network.cluster", "resource.google_compute_subnetwork.cluster",
                               "resource.google_artifact_registry_repository.env_images",
-                              "resource.google_project_service.cloudbuild", "data.google_project.this"})
+                              "resource.google_project_service.cloudbuild", "resource.google_service_account.env_nodes",
+                              "resource.google_project_iam_member.nodes"})
     CHECK_MESSAGE(addresses.count(address) == 1, address);
 }
 

@@ -12,6 +12,9 @@ std::string job_name(const System& sys, const Step& step) { return fmt::format("
 std::string rdma_vpc(const System& sys) { return sys.cluster.name + "-rdma"; }
 std::string rdma_subnet(const System& sys, int nic) { return fmt::format("{}-rdma-sub-{}", sys.cluster.name, nic); }
 std::string rdma_network(int nic) { return fmt::format("rdma-{}", nic); }
+std::string gvnic_vpc(const System& sys) { return sys.cluster.name + "-gvnic"; }
+std::string gvnic_subnet(const System& sys) { return sys.cluster.name + "-gvnic-sub"; }
+std::string gvnic_firewall(const System& sys) { return sys.cluster.name + "-gvnic-internal"; }
 
 std::string cluster_name(const System& sys, const ComputeCluster& c) { return fmt::format("{}-{}", sys.name, c.name); }
 

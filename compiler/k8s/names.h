@@ -41,6 +41,12 @@ std::string gateway_name(const System& sys);
 std::string rdma_vpc(const System& sys);
 std::string rdma_subnet(const System& sys, int nic);
 std::string rdma_network(int nic);
+/// The second gVNIC NIC (eth1) of RDMA nodes: its VPC, subnet and the firewall rule that lets the
+/// nodes reach each other on it (Terraform and up.sh make them); pods name it by the catalog's
+/// rdma.gvnic.network.
+std::string gvnic_vpc(const System& sys);
+std::string gvnic_subnet(const System& sys);
+std::string gvnic_firewall(const System& sys);
 /// The entry script's ConfigMap: "<job>-<content hash>", so a changed script rolls out.
 std::string configmap_name(const System& sys, const Step& step, std::string_view script);
 /// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".

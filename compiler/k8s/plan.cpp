@@ -166,7 +166,19 @@ Plan plan(const System& sys) {
   Plan p;
   if (sys.owns_namespace)
     p.shared.push_back({Role::kNamespace, "v1", "Namespace", sys.ns, std::string(kNamespaceFile), "namespace"});
-  // The networks GPUDirect RDMA pods name: one per NIC, cluster-scoped, made before any pod.
+  // The networks GPUDirect RDMA pods name: the second gVNIC NIC's, then one per RDMA NIC;
+  // cluster-scoped, made before any pod.
+  if (sys.rdma_nics() > 0) {
+    const std::string& name = catalog().rdma().gvnic_network;
+    Object params{Role::kNetworkParams, "networking.gke.io/v1", "GKENetworkParamSet", name,
+                  fmt::format("k8s/networkparams-{}.yaml", name), "the second gVNIC NIC: its VPC and subnet"};
+    params.nic = kGvnicNic;
+    p.shared.push_back(params);
+    Object network{Role::kNetwork, "networking.gke.io/v1", "Network", name, fmt::format("k8s/network-{}.yaml", name),
+                   "network of the second gVNIC NIC"};
+    network.nic = kGvnicNic;
+    p.shared.push_back(network);
+  }
   for (int nic = 0; nic < sys.rdma_nics(); ++nic) {
     Object params{Role::kNetworkParams, "networking.gke.io/v1", "GKENetworkParamSet", rdma_network(nic),
                   fmt::format("k8s/networkparams-{}.yaml", rdma_network(nic)),

@@ -62,6 +62,9 @@ enum class Ready {
   kJobSetCompleted,  ///< a JobSet's Completed condition (its Failed condition means it never will be)
 };
 
+/// The `nic` of the Network and GKENetworkParamSet of RDMA nodes' second gVNIC NIC (eth1).
+inline constexpr int kGvnicNic = -1;
+
 struct Object {
   Object(Role role, std::string api_version, std::string kind, std::string name, std::string file, std::string what,
          Ready ready = Ready::kApplied, std::string group = {})
@@ -73,7 +76,7 @@ struct Object {
   std::string what;  ///< the file header's description: "entry script of step 'train'"
   Ready ready = Ready::kApplied;
   std::string group;  ///< the cluster's pod group a kDaskWorkers object runs; the pool of a kResourceFlavor
-  int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object
+  int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object, or kGvnicNic
 };
 
 /// One workload (a pipeline step, a long-lived compute cluster or a service) and its objects, in

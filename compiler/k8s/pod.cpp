@@ -156,12 +156,15 @@ ojson gcsfuse_volume(const Mount& m, int uid) {
             {"volumeAttributes", {{"bucketName", m.bucket}, {"mountOptions", options}}}}}};
 }
 
-/// eth0 on the default network, then one NIC per GPU on the RDMA networks rdma-0, rdma-1, ...
+/// eth0 on the default network, eth1 on the second gVNIC network, then one NIC per GPU on the RDMA
+/// networks rdma-0, rdma-1, ... (eth2, eth3, ...), as upstream's A4 samples attach them.
 std::string rdma_interfaces(int gpus) {
   // Written with spaces after commas so the YAML writer can fold the line.
-  std::string out = R"([{"interfaceName": "eth0", "network": "default"})";
+  std::string out = fmt::format(R"([{{"interfaceName": "eth0", "network": "default"}}, )"
+                                R"({{"interfaceName": "eth1", "network": "{}"}})",
+                                catalog().rdma().gvnic_network);
   for (int i = 0; i < gpus; ++i)
-    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "{}"}})", i + 1, rdma_network(i));
+    out += fmt::format(R"(, {{"interfaceName": "eth{}", "network": "{}"}})", i + 2, rdma_network(i));
   return out + "]";
 }
 

@@ -135,6 +135,9 @@ Catalog Catalog::parse(const std::string& yaml_text) {
              get<std::string>(gib, "image", "rdma.gibInstaller"), get<std::string>(gib, "armSuffix", "rdma.gibInstaller"),
              get<std::string>(gib, "pause", "rdma.gibInstaller"), get<std::string>(gib, "cpu", "rdma.gibInstaller"),
              get<std::string>(rdma["ncclEnv"], "script", "rdma.ncclEnv")};
+  c.rdma_.gvnic_network = get<std::string>(rdma["gvnic"], "network", "rdma.gvnic");
+  c.rdma_.gvnic_range = get<std::string>(rdma["gvnic"], "subnetRange", "rdma.gvnic");
+  c.rdma_.gvnic_mtu = get<int>(rdma["gvnic"], "mtu", "rdma.gvnic");
   auto chart = [&](const char* key) -> Operator {
     const YAML::Node op = root["operators"][key];
     const std::string where = std::string("operators.") + key;

@@ -92,6 +92,9 @@ struct RdmaLayout {
   std::string gib_image, gib_arm_suffix, pause_image;  ///< the gIB NCCL plugin installer
   std::string gib_cpu;  ///< what the installer's pod requests (its DaemonSet, and every RDMA node's reserve)
   std::string nccl_env_script;  ///< sourced before the first NCCL user in every pod on an RDMA pool
+  /// The second gVNIC NIC (eth1) of RDMA nodes: a regular VPC with one subnet, the GKE network pods name.
+  std::string gvnic_network, gvnic_range;
+  int gvnic_mtu = 0;
   /// The CIDR of NIC `i`'s subnet: subnet_range split into /subnet_prefix blocks.
   std::string subnet_cidr(int i) const;
 };

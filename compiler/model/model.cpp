@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
+#include "common/fnv.h"
 #include "model/catalog.h"
 #include "model/placement.h"
 
@@ -292,6 +293,57 @@ std::vector<const Identity*> System::identities() const {
 
 bool System::uses_gateway() const {
   return std::any_of(services.begin(), services.end(), [](const auto& s) { return s.second.expose.gateway; });
+}
+
+std::optional<PulledRepository> pulled_repository(const std::string& image) {
+  constexpr std::string_view kSuffix = "-docker.pkg.dev";
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t slash = image.find('/', start);
+    parts.push_back(image.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  // HOST/PROJECT/REPOSITORY/IMAGE at least: an image sits below its repository.
+  if (parts.size() < 4 || !parts[0].ends_with(kSuffix) || parts[0].size() == kSuffix.size()) return std::nullopt;
+  if (parts[1].empty() || parts[2].empty()) return std::nullopt;
+  return PulledRepository{parts[0].substr(0, parts[0].size() - kSuffix.size()), parts[1], parts[2]};
+}
+
+std::string NodeAccount::display_name() const { return "trainc nodes of cluster " + cluster; }
+
+NodeAccount node_account(const System& sys) {
+  NodeAccount out;
+  out.cluster = sys.cluster.name;
+  // Account ids are 6 to 30 characters; cluster names up to 40. A long name keeps its start and
+  // gets a hash of the whole, so two long names that start alike stay apart.
+  constexpr std::string_view kSuffix = "-nodes";
+  const std::string& cluster = sys.cluster.name;
+  if (cluster.size() + kSuffix.size() <= 30) {
+    out.id = cluster + std::string(kSuffix);
+  } else {
+    std::string head = cluster.substr(0, 30 - kSuffix.size() - 5);
+    while (!head.empty() && head.back() == '-') head.pop_back();
+    out.id = fmt::format("{}-{:04x}{}", head, common::fnv1a64(cluster) & 0xffff, kSuffix);
+  }
+  if (!sys.gcp) return out;
+  if (const auto& r = sys.gcp->registry) out.repositories.push_back({r->location, sys.gcp->project, r->repository, true});
+  std::vector<PulledRepository> others;
+  auto add = [&](const std::string& image) {
+    auto repo = pulled_repository(image);
+    if (!repo || (sys.gcp->registry && repo->location == sys.gcp->registry->location &&
+                  repo->project == sys.gcp->project && repo->repository == sys.gcp->registry->repository))
+      return;
+    if (std::find(others.begin(), others.end(), *repo) == others.end()) others.push_back(*repo);
+  };
+  // The images the spec names; those trainc's catalog names (the gIB installer, pause) are public.
+  add(sys.runtime_image);
+  for (const auto& st : sys.steps) add(st.image);
+  for (const auto& [_, c] : sys.clusters) add(c.image);
+  for (const auto& [_, s] : sys.services) add(s.image);
+  std::sort(others.begin(), others.end());
+  out.repositories.insert(out.repositories.end(), others.begin(), others.end());
+  return out;
 }
 
 }  // namespace trainc

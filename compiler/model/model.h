@@ -703,4 +703,29 @@ struct System {
   bool uses_gateway() const;
 };
 
+/// An Artifact Registry repository the nodes pull images from, read as
+/// LOCATION-docker.pkg.dev/PROJECT/REPOSITORY/IMAGE.
+struct PulledRepository {
+  std::string location, project, repository;
+  bool own = false;  ///< the system's registry (gcp.registry), in the project the system deploys to
+  std::string host() const { return location + "-docker.pkg.dev"; }
+  auto operator<=>(const PulledRepository&) const = default;
+};
+
+/// The Google service account a cluster's nodes run as instead of the Compute Engine default one:
+/// roles/container.defaultNodeServiceAccount on the project, and read access on each repository
+/// its pods pull from, never on the project. Terraform and up.sh make it; down.sh deletes it.
+struct NodeAccount {
+  std::string cluster;  ///< the GKE cluster whose nodes run as it
+  std::string id;       ///< the account id: "<cluster>-nodes", shortened with a hash to fit 30 characters
+  std::vector<PulledRepository> repositories;  ///< the system's registry first, then the others in order
+  std::string email(const Gcp& gcp) const { return id + "@" + gcp.project + ".iam.gserviceaccount.com"; }
+  std::string display_name() const;
+};
+/// The nodes' account of a system with `gcp`.
+NodeAccount node_account(const System& sys);
+/// The Artifact Registry repository an image reference names, or nullopt for any other registry
+/// (gcr.io, Docker Hub, nvcr.io, ...), whose images need no grant.
+std::optional<PulledRepository> pulled_repository(const std::string& image);
+
 }  // namespace trainc

@@ -22,7 +22,7 @@ usage() {
   printf '%s\n' \
     'usage: down.sh [-y|--yes] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account (if any), the node' \
-    'pools and the cluster.' \
+    'pools and the cluster, then the nodes'\'' service account.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -73,7 +73,7 @@ present() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster jax-l4 with pools l4 system, service account jax-ksa"
+  log "in project ${PROJECT_ID}, this deletes: cluster jax-l4 with pools l4 system, service account jax-ksa, the nodes' service account jax-l4-nodes"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -116,6 +116,23 @@ if present gcloud container clusters describe "$CLUSTER" \
     --project="$PROJECT_ID"; then
   run gcloud container clusters delete "$CLUSTER" \
       --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud artifacts repositories remove-iam-policy-binding ml \
+      --location=us \
+      --project=my-project \
+      --member="serviceAccount:jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/artifactregistry.reader >/dev/null || log 'no read left on repository ml'
+  run gcloud iam service-accounts delete "jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
 fi

@@ -88,6 +88,7 @@ if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is 
 
 # The Google APIs the system uses, before anything is made through them.
 run gcloud services enable \
+    cloudresourcemanager.googleapis.com \
     compute.googleapis.com \
     container.googleapis.com \
     iam.googleapis.com \
@@ -121,6 +122,25 @@ check_quota() {
 }
 check_quota
 
+# The cluster joins the project's default network (the spec names no gcp.network), which
+# projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
+if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
+  die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
+fi
+
+# The nodes' own service account, not the Compute Engine default one, whose automatic Editor
+# role organisations may block; it holds GKE's least-privilege node role (logs, metrics).
+if missing gcloud iam service-accounts describe "jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts create jax-l4-nodes \
+      --project="$PROJECT_ID" \
+      --display-name='trainc nodes of cluster jax-l4'
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --member="serviceAccount:jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/container.defaultNodeServiceAccount \
+    --condition=None >/dev/null
+
 # The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
 # it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
@@ -131,6 +151,8 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
+      --service-account="jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -161,6 +183,8 @@ if missing gcloud container node-pools describe l4 \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=2 \
+      --service-account="jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -175,8 +199,17 @@ if missing gcloud container node-pools describe system \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-4 \
       --num-nodes=1 \
+      --service-account="jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
+
+# The nodes pull the pods' images: read on each repository they come from, never on the project.
+retry gcloud artifacts repositories add-iam-policy-binding ml \
+    --location=us \
+    --project=my-project \
+    --member="serviceAccount:jax-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/artifactregistry.reader >/dev/null
 
 # The workload's Google service account.
 if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then

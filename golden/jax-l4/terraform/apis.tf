@@ -2,6 +2,13 @@
 # Google APIs of system 'jax-l4'
 # Other systems in the project may use them too: destroy leaves them enabled.
 
+# The project's IAM policy, which holds the nodes' role.
+resource "google_project_service" "cloudresourcemanager" {
+  project            = var.project_id
+  service            = "cloudresourcemanager.googleapis.com"
+  disable_on_destroy = false
+}
+
 # VPC networks and the nodes' VMs.
 resource "google_project_service" "compute" {
   project            = var.project_id
@@ -16,7 +23,7 @@ resource "google_project_service" "container" {
   disable_on_destroy = false
 }
 
-# The workloads' Google service accounts.
+# The nodes' and the workloads' Google service accounts.
 resource "google_project_service" "iam" {
   project            = var.project_id
   service            = "iam.googleapis.com"

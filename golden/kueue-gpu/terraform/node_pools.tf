@@ -8,7 +8,9 @@ resource "google_container_node_pool" "cpu" {
   node_count = 1
 
   node_config {
-    machine_type = "e2-standard-8"
+    machine_type    = "e2-standard-8"
+    service_account = google_service_account.kueue_gpu_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"
@@ -38,6 +40,9 @@ resource "google_container_node_pool" "t4" {
         gpu_driver_version = "LATEST"
       }
     }
+
+    service_account = google_service_account.kueue_gpu_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"

@@ -21,7 +21,7 @@ usage() {
   printf '%s\n' \
     'usage: down.sh [-y|--yes] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account (if any), the node' \
-    'pools and the cluster.' \
+    'pools and the cluster, then the nodes'\'' service account.' \
     'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
@@ -73,7 +73,7 @@ present() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster demo with pools gpu-pool, repository mnist with its images"
+  log "in project ${PROJECT_ID}, this deletes: cluster demo with pools gpu-pool, repository mnist with its images, the nodes' service account demo-nodes"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -105,6 +105,18 @@ if present gcloud container clusters describe "$CLUSTER" \
     --project="$PROJECT_ID"; then
   run gcloud container clusters delete "$CLUSTER" \
       --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "demo-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:demo-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud iam service-accounts delete "demo-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
 fi

@@ -19,6 +19,9 @@ resource "google_container_node_pool" "gpu_pool" {
       }
     }
 
+    service_account = google_service_account.demo_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+
     workload_metadata_config {
       mode = "GKE_METADATA"
     }

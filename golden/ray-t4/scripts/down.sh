@@ -23,7 +23,7 @@ usage() {
     'usage: down.sh [-y|--yes] [--delete-data] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
-    'cluster. Buckets the spec does not create are kept.' \
+    'cluster, then the nodes'\'' service account. Buckets the spec does not create are kept.' \
     'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
@@ -84,7 +84,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster my-gke-cluster with pools gpu-node-pool head, bucket gs://gke-model-results, repository ray-t4 with its images, service account gke-training-wli"
+  log "in project ${PROJECT_ID}, this deletes: cluster my-gke-cluster with pools gpu-node-pool head, bucket gs://gke-model-results, repository ray-t4 with its images, service account gke-training-wli, the nodes' service account my-gke-cluster-nodes"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -145,6 +145,18 @@ if present gcloud container clusters describe "$CLUSTER" \
     --project="$PROJECT_ID"; then
   run gcloud container clusters delete "$CLUSTER" \
       --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud iam service-accounts delete "my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
 fi

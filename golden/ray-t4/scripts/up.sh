@@ -124,11 +124,24 @@ check_quota() {
 }
 check_quota
 
-# The project's number, which IAM members below name.
-if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
-  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
-    die "cannot read the number of project $PROJECT_ID"
+# The cluster joins the project's default network (the spec names no gcp.network), which
+# projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
+if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
+  die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
 fi
+
+# The nodes' own service account, not the Compute Engine default one, whose automatic Editor
+# role organisations may block; it holds GKE's least-privilege node role (logs, metrics).
+if missing gcloud iam service-accounts describe "my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts create my-gke-cluster-nodes \
+      --project="$PROJECT_ID" \
+      --display-name='trainc nodes of cluster my-gke-cluster'
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --member="serviceAccount:my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/container.defaultNodeServiceAccount \
+    --condition=None >/dev/null
 
 # The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
 # it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
@@ -140,6 +153,8 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --project="$PROJECT_ID" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
+      --service-account="my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -170,6 +185,8 @@ if missing gcloud container node-pools describe gpu-node-pool \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=1 \
+      --service-account="my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -187,6 +204,8 @@ if missing gcloud container node-pools describe head \
       --enable-autoscaling \
       --min-nodes=0 \
       --max-nodes=1 \
+      --service-account="my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -209,12 +228,12 @@ if missing gcloud artifacts repositories describe ray-t4 \
       --repository-format=docker \
       --description='Images of trainc system ray-t4'
 fi
-# GKE nodes pull images as the Compute Engine default service account: it may read this
-# repository alone.
+
+# The nodes pull the pods' images: read on each repository they come from, never on the project.
 retry gcloud artifacts repositories add-iam-policy-binding ray-t4 \
     --location=northamerica-northeast1 \
     --project="$PROJECT_ID" \
-    --member="serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com" \
+    --member="serviceAccount:my-gke-cluster-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
     --role=roles/artifactregistry.reader >/dev/null
 
 # The workload's Google service account.

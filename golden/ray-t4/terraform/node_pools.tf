@@ -24,6 +24,9 @@ resource "google_container_node_pool" "gpu_node_pool" {
       }
     }
 
+    service_account = google_service_account.my_gke_cluster_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+
     workload_metadata_config {
       mode = "GKE_METADATA"
     }
@@ -42,7 +45,9 @@ resource "google_container_node_pool" "head" {
   }
 
   node_config {
-    machine_type = "e2-standard-8"
+    machine_type    = "e2-standard-8"
+    service_account = google_service_account.my_gke_cluster_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"

@@ -5,9 +5,3 @@ provider "google" {
   project = var.project_id
   region  = var.region
 }
-
-# The project's number, which Workload Identity principals and the Compute Engine default
-# service account's email hold.
-data "google_project" "this" {
-  depends_on = [google_project_service.cloudresourcemanager]
-}

@@ -10,13 +10,3 @@ resource "google_artifact_registry_repository" "ray_t4" {
   description   = "Images of trainc system ray-t4"
   depends_on    = [google_project_service.artifactregistry]
 }
-
-# GKE nodes pull images as their service account, the Compute Engine default one (node_pools.tf
-# names no other): it may read this repository, and no other.
-resource "google_artifact_registry_repository_iam_member" "node_reader" {
-  project    = google_artifact_registry_repository.ray_t4.project
-  location   = google_artifact_registry_repository.ray_t4.location
-  repository = google_artifact_registry_repository.ray_t4.name
-  role       = "roles/artifactregistry.reader"
-  member     = "serviceAccount:${data.google_project.this.number}-compute@developer.gserviceaccount.com"
-}

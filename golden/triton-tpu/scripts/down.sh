@@ -25,7 +25,7 @@ usage() {
     'usage: down.sh [-y|--yes] [--delete-data] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
-    'cluster. Buckets the spec does not create are kept.' \
+    'cluster, then the nodes'\'' service account. Buckets the spec does not create are kept.' \
     'The network and subnet go after the cluster.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
@@ -87,7 +87,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa, network jk-gke-network with subnet jk-gke-subnet"
+  log "in project ${PROJECT_ID}, this deletes: cluster jk-ft-gke with pools system tpu-v5e-0 tpu-v5e-1 triton, bucket gs://jk-triton-repository, service account triton-sa, the nodes' service account jk-ft-gke-nodes, network jk-gke-network with subnet jk-gke-subnet"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -184,6 +184,23 @@ if present gcloud container clusters describe "$CLUSTER" \
     --project="$PROJECT_ID"; then
   run gcloud container clusters delete "$CLUSTER" \
       --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud artifacts repositories remove-iam-policy-binding training \
+      --location=us \
+      --project=jk-mlops-dev \
+      --member="serviceAccount:jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/artifactregistry.reader >/dev/null || log 'no read left on repository training'
+  run gcloud iam service-accounts delete "jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
 fi

@@ -144,6 +144,19 @@ if missing gcloud compute networks subnets describe jk-gke-subnet \
       --secondary-range=jk-gke-subnet-pods=10.4.0.0/14,jk-gke-subnet-services=10.8.0.0/20
 fi
 
+# The nodes' own service account, not the Compute Engine default one, whose automatic Editor
+# role organisations may block; it holds GKE's least-privilege node role (logs, metrics).
+if missing gcloud iam service-accounts describe "jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts create jk-ft-gke-nodes \
+      --project="$PROJECT_ID" \
+      --display-name='trainc nodes of cluster jk-ft-gke'
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --member="serviceAccount:jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/container.defaultNodeServiceAccount \
+    --condition=None >/dev/null
+
 # The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
 # it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
@@ -160,6 +173,8 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --enable-ip-alias \
       --cluster-secondary-range-name=jk-gke-subnet-pods \
       --services-secondary-range-name=jk-gke-subnet-services \
+      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -186,6 +201,8 @@ if missing gcloud container node-pools describe system \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-4 \
       --num-nodes=1 \
+      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -203,6 +220,8 @@ if missing gcloud container node-pools describe tpu-v5e-0 \
       --placement-type=COMPACT \
       --num-nodes=2 \
       --spot \
+      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 if missing gcloud container node-pools describe tpu-v5e-1 \
@@ -218,6 +237,8 @@ if missing gcloud container node-pools describe tpu-v5e-1 \
       --placement-type=COMPACT \
       --num-nodes=2 \
       --spot \
+      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -236,6 +257,8 @@ if missing gcloud container node-pools describe triton \
       --enable-autoscaling \
       --min-nodes=1 \
       --max-nodes=3 \
+      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -247,6 +270,13 @@ if missing gcloud storage buckets describe gs://jk-triton-repository; then
       --uniform-bucket-level-access \
       --public-access-prevention
 fi
+
+# The nodes pull the pods' images: read on each repository they come from, never on the project.
+retry gcloud artifacts repositories add-iam-policy-binding training \
+    --location=us \
+    --project=jk-mlops-dev \
+    --member="serviceAccount:jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/artifactregistry.reader >/dev/null
 
 # Service 'triton''s own Google service account.
 if missing gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \

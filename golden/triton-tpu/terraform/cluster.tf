@@ -9,6 +9,13 @@ resource "google_container_cluster" "jk_ft_gke" {
   initial_node_count       = 1
   # trainc's down path (terraform destroy) must be able to remove what its up path made.
   deletion_protection = false
+
+  # The first pool's nodes run as the nodes' own account too (iam.tf).
+  node_config {
+    service_account = google_service_account.jk_ft_gke_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+  }
+
   # VPC-native on the spec's network (network.tf): pods and Services take their IPs from the
   # subnet's secondary ranges.
   network         = google_compute_network.cluster.id
@@ -39,5 +46,6 @@ resource "google_container_cluster" "jk_ft_gke" {
     }
   }
 
-  depends_on = [google_project_service.compute, google_project_service.container, google_project_service.monitoring]
+  # Nodes log and report metrics from the start: their account holds its role first.
+  depends_on = [google_project_service.compute, google_project_service.container, google_project_service.monitoring, google_project_iam_member.nodes]
 }

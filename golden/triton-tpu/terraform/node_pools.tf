@@ -8,7 +8,9 @@ resource "google_container_node_pool" "system" {
   node_count = 1
 
   node_config {
-    machine_type = "e2-standard-4"
+    machine_type    = "e2-standard-4"
+    service_account = google_service_account.jk_ft_gke_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"
@@ -29,8 +31,10 @@ resource "google_container_node_pool" "tpu_v5e_0" {
   }
 
   node_config {
-    machine_type = "ct5lp-hightpu-4t"
-    spot         = true
+    machine_type    = "ct5lp-hightpu-4t"
+    spot            = true
+    service_account = google_service_account.jk_ft_gke_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"
@@ -51,8 +55,10 @@ resource "google_container_node_pool" "tpu_v5e_1" {
   }
 
   node_config {
-    machine_type = "ct5lp-hightpu-4t"
-    spot         = true
+    machine_type    = "ct5lp-hightpu-4t"
+    spot            = true
+    service_account = google_service_account.jk_ft_gke_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"
@@ -82,6 +88,9 @@ resource "google_container_node_pool" "triton" {
         gpu_driver_version = "LATEST"
       }
     }
+
+    service_account = google_service_account.jk_ft_gke_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"

@@ -6,8 +6,7 @@ provider "google" {
   region  = var.region
 }
 
-# The project's number, which Workload Identity principals and the Compute Engine default
-# service account's email hold.
+# The project's number, which the metrics adapter's Workload Identity principal holds.
 data "google_project" "this" {
   depends_on = [google_project_service.cloudresourcemanager]
 }

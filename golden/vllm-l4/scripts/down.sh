@@ -23,7 +23,7 @@ usage() {
   printf '%s\n' \
     'usage: down.sh [-y|--yes] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account (if any), the node' \
-    'pools and the cluster.' \
+    'pools and the cluster, then the nodes'\'' service account.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
@@ -75,7 +75,7 @@ present() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster vllm-l4 with pools l4 system, service account vllm-l4-chat"
+  log "in project ${PROJECT_ID}, this deletes: cluster vllm-l4 with pools l4 system, service account vllm-l4-chat, the nodes' service account vllm-l4-nodes"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -139,6 +139,18 @@ if present gcloud container clusters describe "$CLUSTER" \
     --project="$PROJECT_ID"; then
   run gcloud container clusters delete "$CLUSTER" \
       --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud iam service-accounts delete "vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
 fi

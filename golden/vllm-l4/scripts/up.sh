@@ -121,11 +121,30 @@ check_quota() {
 }
 check_quota
 
+# The cluster joins the project's default network (the spec names no gcp.network), which
+# projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
+if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
+  die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
+fi
+
 # The project's number, which IAM members below name.
 if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
   PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
     die "cannot read the number of project $PROJECT_ID"
 fi
+
+# The nodes' own service account, not the Compute Engine default one, whose automatic Editor
+# role organisations may block; it holds GKE's least-privilege node role (logs, metrics).
+if missing gcloud iam service-accounts describe "vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts create vllm-l4-nodes \
+      --project="$PROJECT_ID" \
+      --display-name='trainc nodes of cluster vllm-l4'
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --member="serviceAccount:vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/container.defaultNodeServiceAccount \
+    --condition=None >/dev/null
 
 # The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
 # it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
@@ -138,6 +157,8 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --workload-pool="${PROJECT_ID}.svc.id.goog" \
       --addons=HorizontalPodAutoscaling,HttpLoadBalancing,GcsFuseCsiDriver \
       --enable-managed-prometheus \
+      --service-account="vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -168,6 +189,8 @@ if missing gcloud container node-pools describe l4 \
       --enable-autoscaling \
       --min-nodes=1 \
       --max-nodes=3 \
+      --service-account="vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -182,6 +205,8 @@ if missing gcloud container node-pools describe system \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-4 \
       --num-nodes=1 \
+      --service-account="vllm-l4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 

@@ -2,7 +2,7 @@
 # Google APIs of system 'vllm-l4'
 # Other systems in the project may use them too: destroy leaves them enabled.
 
-# Reads the project's number, which IAM members name.
+# The project's IAM policy (the nodes' role) and its number, which IAM members name.
 resource "google_project_service" "cloudresourcemanager" {
   project            = var.project_id
   service            = "cloudresourcemanager.googleapis.com"
@@ -23,7 +23,7 @@ resource "google_project_service" "container" {
   disable_on_destroy = false
 }
 
-# The workloads' Google service accounts.
+# The nodes' and the workloads' Google service accounts.
 resource "google_project_service" "iam" {
   project            = var.project_id
   service            = "iam.googleapis.com"

@@ -24,6 +24,9 @@ resource "google_container_node_pool" "l4" {
       }
     }
 
+    service_account = google_service_account.vllm_l4_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+
     workload_metadata_config {
       mode = "GKE_METADATA"
     }
@@ -37,7 +40,9 @@ resource "google_container_node_pool" "system" {
   node_count = 1
 
   node_config {
-    machine_type = "e2-standard-4"
+    machine_type    = "e2-standard-4"
+    service_account = google_service_account.vllm_l4_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"

@@ -78,6 +78,8 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \
+    -f "${K8S_DIR}/network-gvnic-1.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-0.yaml" \
     -f "${K8S_DIR}/network-rdma-0.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-1.yaml" \

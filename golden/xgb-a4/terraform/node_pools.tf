@@ -20,6 +20,11 @@ resource "google_container_node_pool" "a4" {
 
   network_config {
     additional_node_network_configs {
+      network    = google_compute_network.gvnic.name
+      subnetwork = google_compute_subnetwork.gvnic.name
+    }
+
+    additional_node_network_configs {
       network    = google_compute_network.rdma.name
       subnetwork = google_compute_subnetwork.rdma_0.name
     }
@@ -81,6 +86,9 @@ resource "google_container_node_pool" "a4" {
       enabled = true
     }
 
+    service_account = google_service_account.ml_a4_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+
     workload_metadata_config {
       mode = "GKE_METADATA"
     }
@@ -94,7 +102,9 @@ resource "google_container_node_pool" "system" {
   node_count = 1
 
   node_config {
-    machine_type = "e2-standard-4"
+    machine_type    = "e2-standard-4"
+    service_account = google_service_account.ml_a4_nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
 
     workload_metadata_config {
       mode = "GKE_METADATA"

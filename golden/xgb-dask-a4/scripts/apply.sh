@@ -122,6 +122,8 @@ run gcloud container clusters get-credentials "$CLUSTER" \
 need_image us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
+    -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \
+    -f "${K8S_DIR}/network-gvnic-1.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-0.yaml" \
     -f "${K8S_DIR}/network-rdma-0.yaml" \
     -f "${K8S_DIR}/networkparams-rdma-1.yaml" \

@@ -24,7 +24,7 @@ usage() {
     'usage: down.sh [-y|--yes] [--delete-data] [--dry-run] [-h|--help]' \
     'Deletes what up.sh made, in reverse order: the service account, the buckets trainc' \
     'created (refusing any that holds data unless --delete-data), the node pools and the' \
-    'cluster. Buckets the spec does not create are kept.' \
+    'cluster, then the nodes'\'' service account. Buckets the spec does not create are kept.' \
     'The image repository goes too, with its images.' \
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
@@ -85,7 +85,7 @@ has_objects() {
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
-  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, repository xgb-dask-a4 with its images, service account zt-fuse-gsa, network ml-a4-rdma"
+  log "in project ${PROJECT_ID}, this deletes: cluster ml-a4 with pools a4 system, bucket gs://zt-dask-datagen, repository xgb-dask-a4 with its images, service account zt-fuse-gsa, the nodes' service account ml-a4-nodes, networks ml-a4-gvnic and ml-a4-rdma"
   read -r -p 'delete all of it? [y/N] ' answer
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
@@ -150,7 +150,33 @@ if present gcloud container clusters describe "$CLUSTER" \
       --quiet
 fi
 
-# The GPUDirect RDMA network, once no node uses it.
+# The nodes' service account, once the cluster is gone: its roles first, which would outlive it.
+if present gcloud iam service-accounts describe "ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
+      --member="serviceAccount:ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --role=roles/container.defaultNodeServiceAccount \
+      --condition=None >/dev/null || log 'no node role left'
+  run gcloud iam service-accounts delete "ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+
+# The GPUDirect RDMA networks, once no node uses them: the second gVNIC NIC's, then the RDMA VPC.
+if present gcloud compute firewall-rules describe ml-a4-gvnic-internal --project="$PROJECT_ID"; then
+  run gcloud compute firewall-rules delete ml-a4-gvnic-internal --project="$PROJECT_ID" --quiet
+fi
+if present gcloud compute networks subnets describe ml-a4-gvnic-sub \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets delete ml-a4-gvnic-sub \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --quiet
+fi
+if present gcloud compute networks describe ml-a4-gvnic --project="$PROJECT_ID"; then
+  run gcloud compute networks delete ml-a4-gvnic --project="$PROJECT_ID" --quiet
+fi
 if present gcloud compute networks subnets describe ml-a4-rdma-sub-7 \
     --region="$REGION" \
     --project="$PROJECT_ID"; then

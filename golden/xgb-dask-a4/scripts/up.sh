@@ -123,10 +123,35 @@ check_quota() {
 }
 check_quota
 
-# The project's number, which IAM members below name.
-if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
-  PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
-    die "cannot read the number of project $PROJECT_ID"
+# The cluster joins the project's default network (the spec names no gcp.network), which
+# projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
+if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
+  die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
+fi
+
+# RDMA nodes' second gVNIC NIC (eth1; pods name it gvnic-1): a regular VPC, since the RDMA
+# one takes RDMA NICs only; NCCL's bootstrap uses eth0 and eth1, so the nodes' eth1 reach each other.
+if missing gcloud compute networks describe ml-a4-gvnic --project="$PROJECT_ID"; then
+  run gcloud compute networks create ml-a4-gvnic \
+      --project="$PROJECT_ID" \
+      --subnet-mode=custom \
+      --mtu=8896
+fi
+if missing gcloud compute networks subnets describe ml-a4-gvnic-sub \
+    --region="$REGION" \
+    --project="$PROJECT_ID"; then
+  run gcloud compute networks subnets create ml-a4-gvnic-sub \
+      --region="$REGION" \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-gvnic \
+      --range=192.168.64.0/18
+fi
+if missing gcloud compute firewall-rules describe ml-a4-gvnic-internal --project="$PROJECT_ID"; then
+  run gcloud compute firewall-rules create ml-a4-gvnic-internal \
+      --project="$PROJECT_ID" \
+      --network=ml-a4-gvnic \
+      --allow=tcp:0-65535,udp:0-65535,icmp \
+      --source-ranges=192.168.64.0/18
 fi
 
 # The GPUDirect RDMA network: a VPC with the zone's RDMA profile, one subnet per RDMA NIC.
@@ -210,6 +235,19 @@ if missing gcloud compute networks subnets describe ml-a4-rdma-sub-7 \
       --range=192.168.184.0/21
 fi
 
+# The nodes' own service account, not the Compute Engine default one, whose automatic Editor
+# role organisations may block; it holds GKE's least-privilege node role (logs, metrics).
+if missing gcloud iam service-accounts describe "ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  run gcloud iam service-accounts create ml-a4-nodes \
+      --project="$PROJECT_ID" \
+      --display-name='trainc nodes of cluster ml-a4'
+fi
+retry gcloud projects add-iam-policy-binding "$PROJECT_ID" \
+    --member="serviceAccount:ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --role=roles/container.defaultNodeServiceAccount \
+    --condition=None >/dev/null
+
 # The cluster, with Workload Identity and the GCS FUSE CSI driver. --addons turns off every add-on
 # it does not name, so GKE's defaults (HPA, HTTP load balancing) are named too, as Terraform keeps them.
 if missing gcloud container clusters describe "$CLUSTER" \
@@ -223,6 +261,8 @@ if missing gcloud container clusters describe "$CLUSTER" \
       --enable-ip-alias \
       --enable-dataplane-v2 \
       --enable-multi-networking \
+      --service-account="ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --num-nodes=1
 fi
 # GKE makes a default pool with every cluster. As Terraform's remove_default_node_pool,
@@ -258,6 +298,7 @@ if missing gcloud container node-pools describe a4 \
       --reservation-affinity=none \
       --no-enable-autorepair \
       --enable-gvnic \
+      --additional-node-network=network=ml-a4-gvnic,subnetwork=ml-a4-gvnic-sub \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-0 \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-1 \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-2 \
@@ -266,6 +307,8 @@ if missing gcloud container node-pools describe a4 \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-5 \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-6 \
       --additional-node-network=network=ml-a4-rdma,subnetwork=ml-a4-rdma-sub-7 \
+      --service-account="ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -280,6 +323,8 @@ if missing gcloud container node-pools describe system \
       --project="$PROJECT_ID" \
       --machine-type=e2-standard-8 \
       --num-nodes=1 \
+      --service-account="ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+      --scopes=cloud-platform \
       --workload-metadata=GKE_METADATA
 fi
 
@@ -302,12 +347,12 @@ if missing gcloud artifacts repositories describe xgb-dask-a4 \
       --repository-format=docker \
       --description='Images of trainc system xgb-dask-a4'
 fi
-# GKE nodes pull images as the Compute Engine default service account: it may read this
-# repository alone.
+
+# The nodes pull the pods' images: read on each repository they come from, never on the project.
 retry gcloud artifacts repositories add-iam-policy-binding xgb-dask-a4 \
     --location=us-central1 \
     --project="$PROJECT_ID" \
-    --member="serviceAccount:${PROJECT_NUMBER}-compute@developer.gserviceaccount.com" \
+    --member="serviceAccount:ml-a4-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
     --role=roles/artifactregistry.reader >/dev/null
 
 # The workload's Google service account.

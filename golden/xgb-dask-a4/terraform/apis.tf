@@ -9,7 +9,7 @@ resource "google_project_service" "artifactregistry" {
   disable_on_destroy = false
 }
 
-# Reads the project's number, which IAM members name.
+# The project's IAM policy, which holds the nodes' role.
 resource "google_project_service" "cloudresourcemanager" {
   project            = var.project_id
   service            = "cloudresourcemanager.googleapis.com"
@@ -30,7 +30,7 @@ resource "google_project_service" "container" {
   disable_on_destroy = false
 }
 
-# The workloads' Google service accounts.
+# The nodes' and the workloads' Google service accounts.
 resource "google_project_service" "iam" {
   project            = var.project_id
   service            = "iam.googleapis.com"
