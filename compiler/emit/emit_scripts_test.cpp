@@ -488,6 +488,7 @@ TEST_CASE("the runbook's build section names build.sh, and CI as the other way")
   CHECK(md.find("with `ci:` in the spec") != std::string::npos);
   sys.ci = Ci{};
   CHECK(scripts::build_runbook_section(sys).find("the pipelines (below) build and push the same images") != std::string::npos);
+}
 
 TEST_CASE("up.sh stops before it makes anything when the network the cluster joins is missing") {
   auto up = emit(gcp_system()).at("scripts/up.sh");
