@@ -41,11 +41,11 @@ LocalS3::LocalS3(const fs::path& s3rver_js, const fs::path& data, std::string& e
 }
 
 std::map<std::string, std::string> LocalS3::env(const std::string& region) const {
-  // Only the server's own account: nothing of this shell's AWS profile may reach a real bucket.
+  // Only the server's own account: the shell's AWS config and credentials files are not read.
   return {{"AWS_ACCESS_KEY_ID", std::string(kLocalS3Key)},
           {"AWS_SECRET_ACCESS_KEY", std::string(kLocalS3Key)},
-          {"AWS_SESSION_TOKEN", ""},
-          {"AWS_PROFILE", ""},
+          {"AWS_CONFIG_FILE", "/dev/null"},
+          {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"},
           {"AWS_DEFAULT_REGION", region.empty() ? "us-east-1" : region},
           {"AWS_EC2_METADATA_DISABLED", "true"}};
 }
