@@ -192,7 +192,10 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   fmt::print("  ran {} as {} pod(s) with {} rank(s) in all, each pod's files in {}/<index>\n",
              torchrun ? "torchrun" : "the command", step.nodes, ranks, dir.string());
   if (step.outputs)
-    fmt::print("  outputs: {} synced to {} (pod 0's {})\n", step.outputs->path, step.outputs->to.url,
+    fmt::print("  outputs: {} synced to {}{} (pod 0's {})\n", step.outputs->path, step.outputs->to.url,
+               sys.store(step.outputs->to.store) && !sys.store(step.outputs->to.store)->endpoint.empty()
+                   ? " on " + sys.store(step.outputs->to.store)->endpoint
+                   : "",
                under(dir / "0", step.outputs->path).string());
   return rc;
 }
