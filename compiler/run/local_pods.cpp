@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/overloaded.h"
 #include "k8s/entry_script.h"
 #include "k8s/pod.h"
 #include "quoting/shell.h"
@@ -75,16 +76,22 @@ std::map<std::string, std::string> pod_env(const System& sys, const Step& step, 
 }  // namespace
 
 fs::path find_torch_python(const fs::path& given) {
-  if (!given.empty()) return imports_torch(given) ? given : fs::path();
-  if (const char* env = std::getenv("TRAINC_PYTHON"); env && *env) return imports_torch(env) ? fs::path(env) : fs::path();
+  fs::path chosen = given;
+  if (const char* env = std::getenv("TRAINC_PYTHON"); chosen.empty() && env && *env) chosen = env;
+  // Every python3 on PATH in order, or the chosen one there when it names no folder: the shims
+  // must name it by its full path, or the python3 shim would run itself.
+  const std::string name = chosen.empty() ? "python3" : chosen.string();
+  if (name.find('/') != std::string::npos) return imports_torch(chosen) ? fs::absolute(chosen) : fs::path();
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
   for (size_t start = 0; start <= dirs.size();) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
-    const fs::path candidate = fs::path(dirs.substr(start, end - start)) / "python3";
+    const fs::path candidate = fs::absolute(fs::path(dirs.substr(start, end - start)) / name);
     start = end + 1;
-    if (access(candidate.c_str(), X_OK) == 0 && imports_torch(candidate)) return candidate;
+    if (access(candidate.c_str(), X_OK) != 0) continue;
+    if (imports_torch(candidate)) return candidate;
+    if (!chosen.empty()) return {};  // the one PATH names does not import torch
   }
   return {};
 }
@@ -134,6 +141,12 @@ void write_python_shims(const fs::path& bin, const fs::path& python) {
                                         fs::perms::others_read | fs::perms::others_exec);
 }
 
+bool runs_torchrun(const Step& step) {
+  return match(
+      step.run, [](const Torchrun&) { return true; }, [](const Command&) { return false; },
+      [](const Datagen&) { return false; }, [](const XGBoost&) { return false; });
+}
+
 int local_procs_per_node(const Step& step, int max_ranks) {
   if (step.nodes * step.procs_per_node <= max_ranks) return step.procs_per_node;
   return std::max(1, max_ranks / step.nodes);
@@ -143,7 +156,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
                  const std::map<std::string, std::string>& env) {
   Step here = step;
   here.procs_per_node = local_procs_per_node(step, opt.max_ranks);
-  const bool torchrun = step.as<Torchrun>() != nullptr;
+  const bool torchrun = runs_torchrun(step);
   const int ranks = step.nodes * (torchrun ? here.procs_per_node : 1);
   if (torchrun && here.procs_per_node != step.procs_per_node)
     fmt::print("  ({} node(s) × {} processes is more than this machine runs at once (--max-ranks {}): each node runs {} "

@@ -266,6 +266,9 @@ int run_local(const System& sys, const LocalRunOptions& given) {
       fmt::print("skipping step '{}': it runs on {} cluster '{}', which runs only in Kubernetes\n", s.name,
                  sys.compute_cluster(s.cluster)->kind(), s.cluster);
     else if (pool && pool->tpu) fmt::print("skipping step '{}': it runs on TPUs, which only the cluster has\n", s.name);
+    else if (pool && pool->rdma)
+      fmt::print("skipping step '{}': its pool '{}' has RDMA, whose gIB NCCL setup its entry script sources exists only "
+                 "on those nodes\n", s.name, s.pool);
     else steps.push_back(&s);  // a torchrun or command step: its pods' entry scripts run here
   }
   if (steps.empty()) {
@@ -289,7 +292,7 @@ int run_local(const System& sys, const LocalRunOptions& given) {
     }
   // Pods run with the python that has torch first on PATH, and reach S3 stores on a local server.
   std::map<std::string, std::string> pod_env;
-  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->as<Torchrun>(); });
+  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return runs_torchrun(*s); });
   if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); })) {
     const fs::path python = find_torch_python(opt.python);
     if (!python.empty()) {
