@@ -40,6 +40,9 @@ struct Options {
   double scale = 1.0;
   int threads = 0;
   std::string workdir, trainrt, tracker;
+  std::string python, s3rver;            // run --local: torch's python, the S3 server's script
+  std::vector<std::string> seeds;        // run --local: STORE[:/PATH]=FOLDER
+  int max_ranks = 0;
   std::string out_dir = "out";
   std::string against;
   std::string diagnostics = "text";
@@ -357,7 +360,7 @@ fs::path find_beside(const char* argv0, const std::vector<std::string>& candidat
 
 int cmd_run(const Options& opt, const char* argv0) {
   if (!opt.local) {
-    fmt::print(stderr, "trainc: run needs --local (runs trainrt steps and Dask clusters on this machine); in a cluster, apply the "
+    fmt::print(stderr, "trainc: run needs --local (runs the steps and Dask clusters on this machine); in a cluster, apply the "
                        "compiled manifests\n");
     return kUsage;
   }
@@ -379,6 +382,16 @@ int cmd_run(const Options& opt, const char* argv0) {
   run.tracker = !opt.tracker.empty()
                     ? fs::path(opt.tracker)
                     : find_beside(argv0, {"../../runtime/train/tracker17.py", "../share/trainc/tracker17.py"});
+  run.python = opt.python;
+  run.s3rver = opt.s3rver;
+  run.max_ranks = opt.max_ranks;
+  for (const auto& text : opt.seeds) {
+    std::string error;
+    if (!parse_seed(text, run.seeds.emplace_back(), error)) {
+      fmt::print(stderr, "trainc: {}\n", error);
+      return kUsage;
+    }
+  }
   return run_local(sys, run);
 }
 
@@ -422,7 +435,7 @@ int run_cli(int argc, char** argv) {
                  "skip (with a note) files that are not trainc specs; a file inside a folder of DIR stands for "
                  "that folder's spec");
 
-  auto* run = app.add_subcommand("run", "run a spec's trainrt steps (datagen, xgboost) and Dask clusters with their client steps on this machine");
+  auto* run = app.add_subcommand("run", "run a spec's steps (datagen, xgboost, torchrun, commands) and Dask clusters with their client steps on this machine");
   run->add_option("spec", opt.spec, "the spec")->required();
   run->add_flag("--local", opt.local, "run here: ranks as local processes on loopback, stores as local folders");
   run->add_option("--scale", opt.scale, "multiply every datagen step's rows (e.g. 1e-6 turns 6TB into 6MB)")
@@ -431,6 +444,14 @@ int run_cli(int argc, char** argv) {
   run->add_option("--threads", opt.threads, "threads per trainrt process (default: all cores)");
   run->add_option("--trainrt", opt.trainrt, "the trainrt binary (default: beside trainc, else PATH)");
   run->add_option("--tracker", opt.tracker, "XGBoost 1.7's tracker script, for multi-rank steps");
+  run->add_option("--seed", opt.seeds,
+                  "STORE[:/PATH]=FOLDER: upload FOLDER into the store before the first step (repeatable)");
+  run->add_option("--python", opt.python,
+                  "a python3 with torch for torchrun steps (default: $TRAINC_PYTHON, else the first on PATH that has it)");
+  run->add_option("--s3rver", opt.s3rver,
+                  "s3rver's bin/s3rver.js, the local S3 server (default: $TRAINC_S3RVER, else where install-deps puts it)");
+  run->add_option("--max-ranks", opt.max_ranks,
+                  "most ranks a torchrun step runs at once; more processes per node are lowered (default: max(4, cores))");
 
   auto* plan = app.add_subcommand("plan", "print what a spec will hold before it is paid for: per pool the nodes, "
                                           "accelerators, quota metrics and price per hour; per workload the pods and "
@@ -476,6 +497,7 @@ int run_cli(int argc, char** argv) {
   if (*completion) {
     const ValueKinds values{{" --diagnostics", "text json github"}, {"compile --out", "dir"}, {"diff --against", "dir"},
                             {"run --workdir", "dir"}, {"run --scale", "none"}, {"run --threads", "none"},
+                            {"run --seed", "none"}, {"run --max-ranks", "none"},
                             {"plan --format", "text json"}, {"graph --out", "file"}, {"explain field", "paths"},
                             {"completion shell", "bash zsh"}, {"schema ", "none"}};
     fmt::print("{}", completion_script(app, opt.shell, values));

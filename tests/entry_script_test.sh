@@ -298,6 +298,9 @@ entry_run() {
   ckdir=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\1/p" "$TMP/entry.sh")
   pattern=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\2/p" "$TMP/entry.sh")
   resume_flag=$(sed -n 's/^  trainer+=(\([^ ]*\) "$TRAINC_RESUME_FROM")$/\1/p' "$TMP/entry.sh")
+  # The script names the pod's paths under its root ("$ROOT"), here $root.
+  to=${to//'"$ROOT"'/$root}
+  ckdir=${ckdir//'"$ROOT"'/$root}
   if [ "$scenario" = resumed ]; then
     if [ -n "$ckdir" ]; then
       [ -n "$from" ] || { echo "checkpoints without restored outputs"; return 1; }

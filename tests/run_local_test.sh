@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `trainc run --local` end to end (TAP): a spec's datagen step and a two-rank XGBoost step run on
-# this machine (ranks as processes on loopback, stores as folders), and an oversized table is
-# refused with a hint. Usage: tests/run_local_test.sh TRAINRT TRAINC
+# this machine (ranks as processes on loopback, stores as folders), an oversized table is refused
+# with a hint, and a two-node command step runs as two pods (their entry scripts). Usage: tests/run_local_test.sh TRAINRT TRAINC
 set -uo pipefail
 if [ "$#" -lt 2 ]; then echo "usage: $0 TRAINRT TRAINC" >&2; exit 2; fi
 case "$1" in /*) TRAINRT=$1 ;; */*) TRAINRT=$PWD/$1 ;; *) TRAINRT=$(command -v "$1" || printf '%s' "$1") ;; esac
@@ -61,8 +61,40 @@ needs_local_flag() {
   [ "$rc" -eq 2 ] || { echo "expected exit 2 without --local, got $rc"; return 1; }
 }
 
+# A command step on two nodes runs as two pods, each its entry script in a folder of its own with
+# the rendezvous variables the Job gives, on loopback; a seed fills a GCS store's folder first.
+command_step_as_pods() {
+  cat >"$TMP/cmd.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-cmd
+storage:
+  data: {gcs: {bucket: local-data, create: false}}
+pipeline:
+  - name: ranks
+    image: img
+    nodes: 2
+    env: {GREETING: hello}
+    command: [bash, -c, 'echo "$GREETING $NODE_RANK/$NNODES $MASTER_ADDR $NODE_HOSTS" >rank.txt']
+SPEC
+  mkdir -p "$TMP/seed" && echo seeded >"$TMP/seed/x.txt"
+  "$TRAINC" run "$TMP/cmd.yaml" --local --workdir "$TMP/cmd" --seed "data:/in=$TMP/seed" >"$TMP/cmd.log" 2>&1 ||
+    { echo "exit $?"; tail -n 30 "$TMP/cmd.log"; return 1; }
+  [ "$(cat "$TMP/cmd/stores/data/in/x.txt")" = seeded ] || { echo "the seed did not reach the store's folder"; return 1; }
+  grep -q 'no GCS emulator' "$TMP/cmd.log" || { echo "GCS stores as folders not said"; return 1; }
+  local i want
+  for i in 0 1; do
+    want="hello $i/2 127.0.0.1 local-cmd-ranks-0.local-cmd-ranks,local-cmd-ranks-1.local-cmd-ranks"
+    [ "$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>/dev/null)" = "$want" ] ||
+      { echo "pod $i wrote '$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>&1)', expected '$want'"; return 1; }
+    [ -f "$TMP/cmd/pods/ranks/$i/tmp/trainc/step.log" ] || { echo "pod $i's log is not in its own folder"; return 1; }
+  done
+  grep -q 'ran the command as 2 pod(s) with 2 rank(s)' "$TMP/cmd.log" || { echo "no summary:"; tail -n 5 "$TMP/cmd.log"; return 1; }
+}
+
 t "run --local: datagen then 2-rank XGBoost on loopback" run_pipeline
 t "run --local: the table holds the spec's rows" table_is_the_spec
 t "run --local refuses a 6TB table without --scale" refuses_huge_table
 t "run without --local is a usage error" needs_local_flag
+t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
 tap_done

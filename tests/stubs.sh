@@ -484,13 +484,14 @@ stub_reset_calls() {
 }
 
 # stub_entry_script CONFIGMAP OUT ROOT: writes the entry script that CONFIGMAP (a compiled
-# k8s/*-configmap.yaml) holds to OUT, with the absolute folders a pod owns (/workspace,
-# /tmp/trainc, /home, /mnt, /data) moved under ROOT by prefixing them, so that running it
-# writes nothing outside ROOT. The `cd` into the working folder first makes it, as the
-# container runtime does for the pod's workingDir.
+# k8s/*-configmap.yaml) holds to OUT, with its pod root (TRAINC_POD_ROOT, the prefix of every
+# absolute path it names) set to ROOT, so that running it writes nothing outside ROOT. trainrt's
+# own arguments name the stores' mounts (/mnt, /data): those are moved under ROOT by prefixing
+# them. The `cd` into the working folder first makes it, as the container runtime does for the
+# pod's workingDir.
 stub_entry_script() {
   awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' "$1" |
-    sed -E -e "s#(^|[ '\"=(])/(workspace|tmp/trainc|home|mnt|data|usr/local/gib)([/ '\"]|\$)#\\1$3/\\2\\3#g" \
+    sed -E -e "1a export TRAINC_POD_ROOT='$3'" -e "s#(^|[ '=(])/(mnt|data)([/ '\"]|\$)#\\1$3/\\2\\3#g" \
       -e 's#^cd (.*)$#mkdir -p \1 \&\& cd \1#' >"$2"
   [ -s "$2" ] || { echo "no entrypoint.sh in $1"; return 1; }
 }

@@ -303,25 +303,21 @@ cat "$call/err" >&2
 exit "$rc"
 STUB
   cat >"$POD/bash_env" <<'SHIM'
-# Sourced by the entry script's bash (BASH_ENV): an absolute `cd` (the pod's workdir, which does not
-# exist here) goes to the same path under $POD_ROOT.
+# Sourced by the entry script's bash (BASH_ENV): the pod's workdir under its root (TRAINC_POD_ROOT),
+# which the container runtime would make, is made before `cd` goes there.
 cd() {
-  if [ "$#" -eq 1 ] && [[ $1 == /* ]]; then
-    mkdir -p -- "$POD_ROOT$1" && builtin cd -- "$POD_ROOT$1"
-  else
-    builtin cd "$@"
-  fi
+  if [ "$#" -eq 1 ] && [[ $1 == "$POD_ROOT"/* ]]; then mkdir -p -- "$1"; fi
+  builtin cd "$@"
 }
 SHIM
   chmod +x "$POD/bin/trainrt"
   # The gIB plugin's NCCL settings, which the node's installer leaves on RDMA nodes.
   mkdir -p "$POD/root/usr/local/gib/scripts"
   echo 'export NCCL_NET=gIB' >"$POD/root/usr/local/gib/scripts/set_nccl_env.sh"
-  extract_script "$configmap" | sed -e "s|$STATE|$POD/root$STATE|g" -e "s| /usr/local/gib/| $POD/root/usr/local/gib/|g" \
-    >"$POD/entrypoint.sh"
+  extract_script "$configmap" >"$POD/entrypoint.sh"
   SCRIPT_RC=0
   timeout 300 env -i PATH="$POD/bin:/usr/local/bin:/usr/bin:/bin" HOME="$POD/home" TMPDIR="$POD/root/tmp" \
-    BASH_ENV="$POD/bash_env" POD_ROOT="$POD/root" REAL_TRAINRT="$TRAINRT" TRAINRT_CALLS="$POD/calls" \
+    BASH_ENV="$POD/bash_env" POD_ROOT="$POD/root" TRAINC_POD_ROOT="$POD/root" REAL_TRAINRT="$TRAINRT" TRAINRT_CALLS="$POD/calls" \
     NODE_RANK="$rank" NNODES="$nnodes" MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
     bash "$POD/entrypoint.sh" >"$POD/output" 2>&1 </dev/null &
   local pid=$!

@@ -20,11 +20,15 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # runbook with CommonMark's reference implementation to check that spec text stays text.
 # The shellcheck package: tests/injection_test.sh and tests/taint_test.sh lint every script a hostile
 # spec gives.
+# python3-torch (CPU, gloo), python3-torchvision and awscli: `trainc run --local` runs torchrun steps
+# with PyTorch and syncs S3 stores with the aws CLI (tests/run_local_torch_test.sh). Its S3 server,
+# s3rver, comes from npm into a cache folder (below), where the run looks for it.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
           python3-yaml libgraphviz-dev graphviz zsh libmimalloc-dev libzstd-dev libsnappy-dev libdeflate-dev zlib1g-dev
-          librsvg2-bin python3-pil fontconfig fonts-dejavu-core cmark shellcheck "$@")
+          librsvg2-bin python3-pil fontconfig fonts-dejavu-core cmark shellcheck
+          python3-torch python3-torchvision awscli "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -85,4 +89,12 @@ if [ ! -f "$valijson_dir/usr/include/valijson/validator.hpp" ]; then
   mkdir -p "$valijson_dir"
   dpkg -x "$tmp"/libvalijson-dev_*.deb "$valijson_dir"
   test -f "$valijson_dir/usr/include/valijson/validator.hpp"
+fi
+
+# s3rver (npm), the S3 server of `trainc run --local`, where the run finds it by default.
+s3rver_prefix=${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver
+if [ ! -f "$s3rver_prefix/node_modules/s3rver/bin/s3rver.js" ]; then
+  echo "install-deps: installing s3rver from npm into $s3rver_prefix" >&2
+  mkdir -p "$s3rver_prefix"
+  npm install --prefix "$s3rver_prefix" --no-audit --no-fund --silent s3rver@3 >&2
 fi

@@ -99,11 +99,8 @@ ojson container(const System& sys, const Step& step) {
                             fmt::format("{}:{}", k8s::jobset_coordinator(sys, step), port)));
       env.push_back(env_var("MEGASCALE_PORT", std::to_string(port)));
     }
-  } else if (step.distributed()) {
-    env.push_back(env_var("NNODES", std::to_string(step.nodes)));
-    env.push_back(k8s::env_field("NODE_RANK", "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
-    env.push_back(env_var("MASTER_ADDR", k8s::master_addr(sys, step)));
-    env.push_back(env_var("MASTER_PORT", std::to_string(rendezvous_port(step.run))));
+  } else {
+    k8s::add_env(env, k8s::rendezvous_env(sys, step));
   }
   std::set<std::string> regions, secrets;
   auto note_store = [&](const std::string& store) {

@@ -11,6 +11,15 @@
 #include "commands/trainrt_command.h"
 
 namespace trainc {
+namespace {
+
+/// A path in the pod as the entry script names it: an absolute one under "$ROOT", which is empty
+/// in the pod and the rank's own folder under `trainc run --local`.
+std::string pod_path(std::string_view path) {
+  return !path.empty() && path.front() == '/' ? "\"$ROOT\"" + sh_quote(path) : sh_quote(path);
+}
+
+}  // namespace
 
 std::vector<std::string> trainer_words(const Step& step) {
   return match(
@@ -38,7 +47,7 @@ std::vector<std::string> trainer_words(const Step& step) {
                                      "--master-addr=\"$MASTER_ADDR\"", "--master-port=\"$MASTER_PORT\""});
         }
         words.push_back(fmt::format("--nproc-per-node={}", step.procs_per_node));
-        words.push_back(sh_quote(t.script));
+        words.push_back(pod_path(t.script));
         for (const auto& a : t.args) words.push_back(sh_quote(a));
         return words;
       });
@@ -87,20 +96,23 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment(kGeneratedNotice);
   sh.comment(fmt::format("entry script of step '{}' in system '{}'", step.name, sys.name));
   sh.line("set -euo pipefail");
+  sh.comment("The root of every absolute path below: empty in a pod; `trainc run --local` sets it to the");
+  sh.comment("rank's own folder.");
+  sh.line("readonly ROOT=\"${TRAINC_POD_ROOT:-}\"");
   if (const Pool* pool = sys.pool(step.pool); pool && pool->rdma) {
     sh.comment("NCCL over the gIB plugin the node's installer put in /usr/local/gib (NCCL_NET=gIB, NCCL_IB_*,");
     sh.comment("the tuner), as GKE's A4 samples set it up; the upstream script may read unset variables.");
     sh.line("set +u");
-    sh.line(fmt::format(". {}", sh_quote(catalog().rdma().nccl_env_script)));
+    sh.line(fmt::format(". {}", pod_path(catalog().rdma().nccl_env_script)));
     sh.line("set -u");
   }
   sh.line();
-  sh.line(fmt::format("readonly STATE={}", sh_quote(state)));
-  sh.line(fmt::format("readonly LOG={}", sh_quote(state + "/step.log")));
-  sh.line(fmt::format("readonly HEARTBEAT={}", sh_quote(step.heartbeat.file)));
+  sh.line(fmt::format("readonly STATE={}", pod_path(state)));
+  sh.line(fmt::format("readonly LOG={}", pod_path(state + "/step.log")));
+  sh.line(fmt::format("readonly HEARTBEAT={}", pod_path(step.heartbeat.file)));
   const bool upload_log = step.outputs && step.outputs->log;
   if (upload_log)  // the output sync carries it to the store
-    sh.line(fmt::format("readonly OUTPUT_LOG={}", sh_quote(step.outputs->path + "/" + output_log_name(step))));
+    sh.line(fmt::format("readonly OUTPUT_LOG={}", pod_path(step.outputs->path + "/" + output_log_name(step))));
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
   sh.line("touch \"$HEARTBEAT\"");
@@ -142,14 +154,14 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.line("start_keepalive");
   for (const auto& in : step.inputs) {
     sh.line(fmt::format("log {}", sh_quote(fmt::format("syncing {} -> {}", in.from.url, in.to))));
-    sh.line(fmt::format("mkdir -p {}", sh_quote(in.to)));
-    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(in.from.url), sh_quote(in.to))));
+    sh.line(fmt::format("mkdir -p {}", pod_path(in.to)));
+    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(in.from.url), pod_path(in.to))));
   }
   if (step.outputs) {
     const auto& o = *step.outputs;
-    sh.line(fmt::format("mkdir -p {}", sh_quote(o.path)));
+    sh.line(fmt::format("mkdir -p {}", pod_path(o.path)));
     sh.line(fmt::format("log {}", sh_quote(fmt::format("restoring outputs from {}", o.to.url))));
-    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.to.url), sh_quote(o.path))));
+    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.to.url), pod_path(o.path))));
   }
   // A Dask client runs in a pod of its own, beside the workers it needs; a RayJob runs in its cluster.
   if (const ComputeCluster* c = sys.compute_cluster(step.cluster))
@@ -161,7 +173,7 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.comment("pipefail, find's failure would otherwise end the script).");
     // Never the step's own log, which each sync copies into the outputs (that folder may hold them).
     sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
-                        sh_quote(c.path), sh_quote(c.pattern),
+                        pod_path(c.path), sh_quote(c.pattern),
                         upload_log ? " ! -name " + sh_quote(output_log_name(step)) : ""));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
@@ -187,7 +199,7 @@ std::string entry_script(const System& sys, const Step& step) {
     else if (only_rank0)
       sh.line("if [ \"$NODE_RANK\" != 0 ]; then return 0; fi");
     if (upload_log) sh.line("cp \"$LOG\" \"$OUTPUT_LOG\"");
-    sh.line("s3 " + (fmt::format("sync {} {}", sh_quote(o.path), sh_quote(o.to.url))));
+    sh.line("s3 " + (fmt::format("sync {} {}", pod_path(o.path), sh_quote(o.to.url))));
     sh.close("}");
     sh.open("periodic_sync() {")
         .open(fmt::format("while sleep {}; do", o.every_seconds))
@@ -231,7 +243,7 @@ std::string entry_script(const System& sys, const Step& step) {
         .line(fmt::format("trainer+=({} \"$TRAINC_RESUME_FROM\")", sh_quote(step.checkpoints->resume_flag)))
         .close("fi");
   }
-  sh.line(fmt::format("cd {}", sh_quote(step.workdir)));
+  sh.line(fmt::format("cd {}", pod_path(step.workdir)));
   sh.line("log \"starting: ${trainer[*]}\"");
   sh.comment("Every line the trainer prints lands in $LOG, whose age the liveness probe checks.");
   sh.line("\"${trainer[@]}\" > >(tee -a \"$LOG\") 2>&1 &");

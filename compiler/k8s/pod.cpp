@@ -45,6 +45,19 @@ ojson env_field(const std::string& name, const std::string& field_path) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
 }
 
+std::vector<PodVar> rendezvous_env(const System& sys, const Step& step) {
+  const Pool* pool = sys.pool(step.pool);
+  if (!step.distributed() || (pool && pool->tpu)) return {};
+  return {{"NNODES", std::to_string(step.nodes), ""},
+          {"NODE_RANK", "", "metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+          {"MASTER_ADDR", master_addr(sys, step), ""},
+          {"MASTER_PORT", std::to_string(rendezvous_port(step.run)), ""}};
+}
+
+void add_env(ojson& env, const std::vector<PodVar>& vars) {
+  for (const auto& v : vars) env.push_back(v.field.empty() ? env_var(v.name, v.value) : env_field(v.name, v.field));
+}
+
 ojson resources(const Resources& r, const PodNeeds& n) {
   ojson requests = ojson::object(), limits = ojson::object();
   for (const auto& [k, v] : r.requests) requests[k] = v;

@@ -31,6 +31,17 @@ ojson env_var(const std::string& name, const std::string& value);
 /// An env var from the pod's own field, e.g. metadata.name.
 ojson env_field(const std::string& name, const std::string& field_path);
 
+/// A variable of a pod's environment: a literal `value`, or the pod's own `field` when set.
+struct PodVar {
+  std::string name, value, field;
+};
+/// The rendezvous every pod of a multi-node step (not on TPUs) gets: NNODES, NODE_RANK (the
+/// Job's completion index), MASTER_ADDR (pod 0's stable name) and MASTER_PORT; none for one
+/// node. `trainc run --local` gives its ranks these, with loopback for the address and port.
+std::vector<PodVar> rendezvous_env(const System& sys, const Step& step);
+/// `vars` as the container's env entries.
+void add_env(ojson& env, const std::vector<PodVar>& vars);
+
 /// What a pod asks of its node and brings along.
 struct PodNeeds {
   const Pool* pool = nullptr;

@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <thread>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -16,6 +18,8 @@
 #include "commands/dask_command.h"
 #include "quoting/shell.h"
 #include "commands/trainrt_command.h"
+#include "run/local_pods.h"
+#include "run/local_s3.h"
 #include "run/process.h"
 
 namespace fs = std::filesystem;
@@ -173,6 +177,7 @@ int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const Loca
     return 2;
   }
   while (true) {
+    if (const int sig = interrupted()) return 128 + sig;
     if (auto rc = client.poll()) return *rc;
     for (size_t i = 0; i < cluster.procs.size(); ++i)
       if (auto rc = cluster.procs[i].poll()) {
@@ -184,13 +189,68 @@ int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const Loca
   }
 }
 
+/// The S3 stores the steps sync with, and those the seeds fill.
+std::set<std::string> s3_stores_used(const System& sys, const std::vector<const Step*>& steps,
+                                     const LocalRunOptions& opt) {
+  std::set<std::string> used;
+  auto note = [&](const std::string& name) {
+    if (const Store* st = sys.store(name); st && st->kind == Store::Kind::s3) used.insert(name);
+  };
+  for (const Step* s : steps) {
+    if (s->uses_trainrt() || !s->cluster.empty()) continue;  // these do not run the entry script here
+    for (const auto& in : s->inputs) note(in.from.store);
+    if (s->outputs) note(s->outputs->to.store);
+  }
+  for (const auto& seed : opt.seeds) note(seed.store);
+  return used;
+}
+
+/// Uploads each seed folder into its store: an S3 store's through the local server, a GCS
+/// store's folder by copying.
+int plant_seeds(const System& sys, const LocalRunOptions& opt, LocalS3* s3) {
+  for (const auto& seed : opt.seeds) {
+    const Store* st = sys.store(seed.store);
+    if (!fs::is_directory(seed.folder)) {
+      fmt::print(stderr, "trainc: --seed {}: '{}' is not a folder\n", seed.store, seed.folder);
+      return 2;
+    }
+    if (st->kind == Store::Kind::s3) {
+      fmt::print("seeding {} from {}\n", s3_url(*st, seed.path), seed.folder);
+      if (int rc = s3->sync(seed.folder, s3_url(*st, seed.path)); rc != 0) return rc;
+    } else {
+      const fs::path to = local_path(opt, {seed.store, seed.path, "", ""});
+      fmt::print("seeding store '{}' ({}) from {}\n", seed.store, to.string(), seed.folder);
+      fs::create_directories(to);
+      fs::copy(seed.folder, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error) {
+  const auto eq = text.find('=');
+  const std::string target = text.substr(0, eq);
+  const auto colon = target.find(':');
+  seed.store = target.substr(0, colon);
+  seed.path = colon == std::string::npos ? "/" : target.substr(colon + 1);
+  seed.folder = eq == std::string::npos ? "" : text.substr(eq + 1);
+  if (seed.store.empty() || seed.folder.empty() || seed.path.empty() || seed.path.front() != '/') {
+    error = fmt::format("--seed '{}': expected STORE[:/PATH]=FOLDER, e.g. bucket:/code/=./code", text);
+    return false;
+  }
+  return true;
+}
 
 long long scaled_rows(const Datagen& d, double scale) {
   return std::max(1LL, static_cast<long long>(std::floor(static_cast<double>(d.rows) * scale)));
 }
 
-int run_local(const System& sys, const LocalRunOptions& opt) {
+int run_local(const System& sys, const LocalRunOptions& given) {
+  catch_interrupts();
+  LocalRunOptions opt = given;
+  if (opt.max_ranks <= 0) opt.max_ranks = std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<const Step*> steps;
   auto on_dask = [&](const Step& s) {
     const ComputeCluster* c = sys.compute_cluster(s.cluster);
@@ -200,16 +260,26 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     return local && s.command_line();
   };
   for (const auto& s : sys.steps) {
+    const Pool* pool = sys.pool(s.pool);
     if (s.uses_trainrt() || on_dask(s)) steps.push_back(&s);
     else if (!s.cluster.empty())
       fmt::print("skipping step '{}': it runs on {} cluster '{}', which runs only in Kubernetes\n", s.name,
                  sys.compute_cluster(s.cluster)->kind(), s.cluster);
-    else fmt::print("skipping step '{}': {} steps run only in the cluster\n", s.name, s.kind());
+    else if (pool && pool->tpu) fmt::print("skipping step '{}': it runs on TPUs, which only the cluster has\n", s.name);
+    else if (pool && pool->rdma)
+      fmt::print("skipping step '{}': its pool '{}' has RDMA, whose gIB NCCL setup its entry script sources exists only "
+                 "on those nodes\n", s.name, s.pool);
+    else steps.push_back(&s);  // a torchrun or command step: its pods' entry scripts run here
   }
   if (steps.empty()) {
-    fmt::print(stderr, "trainc: system '{}' has no datagen, xgboost or Dask client steps to run locally\n", sys.name);
+    fmt::print(stderr, "trainc: system '{}' has no steps that run locally\n", sys.name);
     return 2;
   }
+  for (const auto& seed : opt.seeds)
+    if (!sys.store(seed.store)) {
+      fmt::print(stderr, "trainc: --seed: system '{}' has no store '{}'\n", sys.name, seed.store);
+      return 2;
+    }
   for (const Step* s : steps)
     if (const Datagen* d = s->as<Datagen>()) {
       double bytes = scaled_rows(*d, opt.scale) * (d->features + 1) * 4.0;
@@ -220,6 +290,61 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
         return 2;
       }
     }
+  // Pods run with the python that has torch first on PATH, and reach S3 stores on a local server.
+  std::map<std::string, std::string> pod_env;
+  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return runs_torchrun(*s); });
+  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); })) {
+    const fs::path python = find_torch_python(opt.python);
+    if (!python.empty()) {
+      const fs::path bin = fs::absolute(opt.workdir / "bin");
+      write_python_shims(bin, python);
+      const char* path = std::getenv("PATH");
+      pod_env["PATH"] = bin.string() + ":" + (path ? path : "/usr/bin:/bin");
+      fmt::print("python: {} (imports torch; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
+                 python.string(), bin.string());
+    } else if (any_torchrun) {
+      fmt::print(stderr, "trainc: torchrun steps need a python3 that imports torch{}: install Debian's python3-torch "
+                         "(tools/install-deps.sh does), or pass --python or set TRAINC_PYTHON\n",
+                 opt.python.empty() ? " and none on PATH does" : fmt::format(" ('{}' does not)", opt.python.string()));
+      return 2;
+    }
+  }
+  System here = sys;
+  std::unique_ptr<LocalS3> s3;  // stopped on return
+  if (const auto used = s3_stores_used(sys, steps, opt); !used.empty()) {
+    const fs::path js = find_s3rver(opt.s3rver);
+    if (js.empty()) {
+      fmt::print(stderr, "trainc: S3 store(s) {} are served here by s3rver, which was not found{}: run "
+                         "tools/install-deps.sh (it installs s3rver from npm into {}), or pass --s3rver or set "
+                         "TRAINC_S3RVER to s3rver's bin/s3rver.js\n",
+                 fmt::join(used, ", "), opt.s3rver.empty() ? "" : fmt::format(" at '{}'", opt.s3rver.string()),
+                 s3rver_prefix().string());
+      return 2;
+    }
+    std::string error;
+    s3 = std::make_unique<LocalS3>(js, fs::absolute(opt.workdir / "s3"), error);
+    if (!s3->running()) {
+      fmt::print(stderr, "trainc: {}\n", error);
+      return 2;
+    }
+    fmt::print("S3 store(s) {} are on a local S3 server at {} for this run (its data in {})\n", fmt::join(used, ", "),
+               s3->endpoint(), fs::absolute(opt.workdir / "s3").string());
+    std::string region;
+    for (const auto& name : used) {
+      Store& st = here.stores.at(name);
+      st.endpoint = s3->endpoint();
+      if (region.empty()) region = st.region;
+      if (int rc = s3->ensure_bucket(st.bucket); rc != 0) return rc;
+    }
+    for (const auto& [k, v] : s3->env(region)) pod_env[k] = v;
+  }
+  for (const auto& [name, st] : sys.stores)
+    if (st.kind == Store::Kind::gcs) {
+      fmt::print("GCS stores are local folders under {} (no GCS emulator is packaged)\n",
+                 fs::absolute(opt.workdir / "stores").string());
+      break;
+    }
+  if (int rc = plant_seeds(sys, opt, s3.get()); rc != 0) return rc;
   std::map<std::string, std::unique_ptr<LocalDask>> dask_clusters;  // stopped on return
   int index = 0;
   for (const Step* s : steps) {
@@ -228,8 +353,9 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     fmt::print("[{}/{}] {} ({})\n", index, steps.size(), s->name, s->kind());
     std::fflush(stdout);
     const int rc = match(
-        s->run, [](const Torchrun&) { return 0; },  // not selected above
+        s->run, [&](const Torchrun&) { return run_pod_step(here, *s, opt, pod_env); },
         [&](const Command& cmd) {
+          if (s->cluster.empty()) return run_pod_step(here, *s, opt, pod_env);
           // A client of a Dask cluster: the cluster starts before its first client and stays up.
           const ComputeCluster& c = *sys.compute_cluster(s->cluster);
           auto it = dask_clusters.find(c.name);
@@ -254,7 +380,8 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     }
     fmt::print("[{}/{}] {} done in {:.1f}s\n", index, steps.size(), s->name, secs);
   }
-  fmt::print("stores are in {}\n", (opt.workdir / "stores").string());
+  if (fs::exists(opt.workdir / "stores")) fmt::print("stores are in {}\n", (opt.workdir / "stores").string());
+  if (s3) fmt::print("the local S3 server's data is in {}\n", fs::absolute(opt.workdir / "s3").string());
   return 0;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
-// `trainc run --local`: runs a spec's trainrt steps, and its Dask clusters with their client
-// steps, on this machine in dependency order, so a pipeline can be smoke-tested before renting
-// GPUs. Stores become folders; a multi-node step's ranks become local processes on loopback; a Dask
-// cluster is started on loopback with the command lines its pods run.
+// `trainc run --local`: runs a spec's trainrt steps, its torchrun and command steps, and its Dask
+// clusters with their client steps, on this machine in dependency order, so a pipeline can be
+// rehearsed before renting GPUs. GCS stores become folders, S3 stores live on a local S3 server
+// (run/local_s3.h); a multi-node step's ranks become local processes on loopback (torchrun and
+// command steps through their entry scripts, run/local_pods.h); a Dask cluster is started on
+// loopback with the command lines its pods run.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 
@@ -18,7 +21,18 @@ struct LocalRunOptions {
   std::filesystem::path spec_dir;      ///< where client steps of a Dask cluster run (their scripts)
   int threads = 0;                     ///< per process; 0 = trainrt's default
   double max_local_bytes = 2.0 * (1ull << 30);  ///< refuse bigger tables without --scale
+  std::filesystem::path python;        ///< a python3 with torch (--python); "" = find one
+  std::filesystem::path s3rver;        ///< s3rver's script (--s3rver); "" = find it
+  int max_ranks = 0;                   ///< most ranks a torchrun step runs at once; 0 = max(4, cores)
+  /// A folder uploaded into a store before the first step (`--seed STORE[:/PATH]=FOLDER`).
+  struct Seed {
+    std::string store, path, folder;
+  };
+  std::vector<Seed> seeds;
 };
+
+/// Parses `STORE[:/PATH]=FOLDER`; false (and `error`) when malformed.
+bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error);
 
 /// Runs the steps; returns 0 when all succeeded, else the failing step's exit code (or 2 for
 /// setup errors). Prints progress to stdout and errors to stderr.

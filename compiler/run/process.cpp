@@ -66,12 +66,34 @@ int Child::reap(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+namespace {
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+}  // namespace
+
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupted() { return g_signal; }
+
 int Child::wait() {
   int status = 0;
   if (pid_ <= 0) return 2;
-  while (waitpid(pid_, &status, 0) < 0)
-    if (errno != EINTR) return 2;
-  return reap(status);
+  while (true) {
+    if (const int sig = interrupted()) {
+      stop();
+      return 128 + sig;
+    }
+    const pid_t got = waitpid(pid_, &status, WNOHANG);
+    if (got == pid_) return reap(status);
+    if (got < 0 && errno != EINTR) return 2;
+    usleep(50000);
+  }
 }
 
 std::optional<int> Child::poll() {

@@ -25,7 +25,8 @@ class Child {
   Child& operator=(Child&&) = delete;
   ~Child() { stop(); }
   /// Waits for the process; its exit code, or 128 + signal. Whatever the process left running in
-  /// its group is stopped then.
+  /// its group is stopped then. An interrupt (catch_interrupts) stops the group and returns 128 +
+  /// the interrupt's signal.
   int wait();
   /// The exit code (or 128 + signal) if the process has ended, without waiting.
   std::optional<int> poll();
@@ -41,6 +42,13 @@ class Child {
   pid_t pid_ = -1;
   pid_t group_ = -1;
 };
+
+/// From now on SIGINT and SIGTERM only set a flag, which the waits here check: a wait then stops
+/// its child's group and returns 128 + the signal, so that trainc returns through the destructors
+/// that stop everything else it started rather than dying with its children still running.
+void catch_interrupts();
+/// The signal catch_interrupts caught, or 0.
+int interrupted();
 
 /// Runs argv to completion, printing it first as `  $ ENV... ARGV`; its exit code (2 if it could
 /// not start).

@@ -3,6 +3,10 @@
 torchrun sets RANK, LOCAL_RANK and WORLD_SIZE; the process group uses NCCL on GPUs and gloo
 otherwise. Each rank trains on its own shard of the training set (DistributedSampler); rank 0
 evaluates and saves the model.
+
+With --synthetic N (or MNIST_SYNTHETIC=N) it trains on N random images instead, which needs no
+download: `trainc run --local` (which sets TRAINC_LOCAL) uses 2048 of them when the data set the
+image build fetched is not there.
 """
 import argparse
 import os
@@ -12,12 +16,24 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-from torchvision import datasets, transforms
 
 DATA = os.environ.get("MNIST_DATA", "/workspace/data")
-TRANSFORM = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+
+
+def mnist(train, download=False):
+    # torchvision only for the real data set: the synthetic one needs nothing beyond torch.
+    from torchvision import datasets, transforms
+
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+    return datasets.MNIST(DATA, train=train, download=download, transform=transform)
+
+
+def synthetic(n, seed):
+    # The same images on every rank (a fixed seed), as every rank sees the same data set.
+    g = torch.Generator().manual_seed(seed)
+    return TensorDataset(torch.randn(n, 1, 28, 28, generator=g), torch.randint(0, 10, (n,), generator=g))
 
 
 class Net(nn.Module):
@@ -42,11 +58,15 @@ def main():
     p.add_argument("--log-interval", type=int, default=10)
     p.add_argument("--save", default="mnist_cnn.pt")
     p.add_argument("--download-only", action="store_true", help="fetch the data set and exit (image build)")
+    p.add_argument("--synthetic", type=int, default=int(os.environ.get("MNIST_SYNTHETIC", "0")),
+                   help="train and test on N random images instead of MNIST (no download)")
     args = p.parse_args()
     if args.download_only:
-        datasets.MNIST(DATA, train=True, download=True)
-        datasets.MNIST(DATA, train=False, download=True)
+        mnist(True, download=True)
+        mnist(False, download=True)
         return
+    if not args.synthetic and os.environ.get("TRAINC_LOCAL") and not os.path.isdir(os.path.join(DATA, "MNIST")):
+        args.synthetic = 2048
 
     cuda = torch.cuda.is_available()
     dist.init_process_group("nccl" if cuda else "gloo")
@@ -55,7 +75,9 @@ def main():
     if cuda:
         torch.cuda.set_device(device)
 
-    train = datasets.MNIST(DATA, train=True, transform=TRANSFORM)
+    if args.synthetic and rank == 0:
+        print(f"training on {args.synthetic} synthetic images (no MNIST download)", flush=True)
+    train = synthetic(args.synthetic, 0) if args.synthetic else mnist(True)
     sampler = DistributedSampler(train)
     loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
     model = DistributedDataParallel(Net().to(device), device_ids=[device.index] if cuda else None)
@@ -73,7 +95,7 @@ def main():
                 print(f"rank {rank} epoch {epoch} batch {i}/{len(loader)} loss {loss.item():.4f}", flush=True)
 
     if rank == 0:
-        test = DataLoader(datasets.MNIST(DATA, train=False, transform=TRANSFORM), batch_size=1000)
+        test = DataLoader(synthetic(args.synthetic // 4, 1) if args.synthetic else mnist(False), batch_size=1000)
         model.eval()
         correct = 0
         with torch.no_grad():

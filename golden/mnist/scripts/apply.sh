@@ -105,7 +105,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from the system's registry, before anything is applied.
-need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-482890d0bfb991f7 'build and push it with scripts/build.sh (or let CI do it)'
+need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-549d40aa8b137c9c 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/namespace.yaml"
 
 if [ "$SERVICES_ONLY" = 1 ]; then

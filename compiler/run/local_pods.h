@@ -1,0 +1,38 @@
+#pragma once
+// torchrun and command steps under `trainc run --local`: each of the step's pods becomes a copy
+// of its entry script (the bytes its ConfigMap carries) run by bash in a folder of its own, the
+// pod's root (TRAINC_POD_ROOT), with the environment the pod gets: the rendezvous variables of
+// k8s::rendezvous_env with loopback for the address, the step's env, and the local S3 server's
+// credentials. PyTorch runs with gloo on the CPU.
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "model/model.h"
+#include "run/local_runner.h"
+
+namespace trainc {
+
+/// A python3 that imports torch: `given` (--python), else $TRAINC_PYTHON, else the first python3
+/// on PATH that does; "" when there is none.
+std::filesystem::path find_torch_python(const std::filesystem::path& given);
+
+/// Writes python3, python and torchrun into `bin`, each running `python`, so that the entry
+/// scripts' `torchrun` (and a command's `python3`) is the one with torch.
+void write_python_shims(const std::filesystem::path& bin, const std::filesystem::path& python);
+
+/// Whether the step runs torchrun, which needs a python with torch and starts its processes per
+/// node itself.
+bool runs_torchrun(const Step& step);
+
+/// Processes per node a step runs with here: its own, lowered when nodes × processes exceed
+/// `max_ranks`, down to one per node (the nodes are kept: the rendezvous is what is rehearsed).
+int local_procs_per_node(const Step& step, int max_ranks);
+
+/// Runs `step` of `sys` (the run's copy, whose S3 stores point at the local server) as its pods;
+/// `env` is added to every pod's environment (credentials, PATH). Returns the first failing pod's
+/// exit code, else 0.
+int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
+                 const std::map<std::string, std::string>& env);
+
+}  // namespace trainc

@@ -1,0 +1,63 @@
+#include <doctest/doctest.h>
+
+#include "k8s/pod.h"
+#include "run/local_pods.h"
+#include "run/local_runner.h"
+
+namespace trainc {
+
+TEST_CASE("--seed reads STORE[:/PATH]=FOLDER") {
+  LocalRunOptions::Seed seed;
+  std::string error;
+  REQUIRE(parse_seed("bucket:/code/=examples/customgpt/code", seed, error));
+  CHECK(seed.store == "bucket");
+  CHECK(seed.path == "/code/");
+  CHECK(seed.folder == "examples/customgpt/code");
+  REQUIRE(parse_seed("data=./seed", seed, error));
+  CHECK(seed.store == "data");
+  CHECK(seed.path == "/");
+  CHECK(seed.folder == "./seed");
+  CHECK_FALSE(parse_seed("bucket:/code", seed, error));       // no folder
+  CHECK_FALSE(parse_seed("bucket:code=./code", seed, error));  // a path not from the store's root
+  CHECK_FALSE(parse_seed("=./code", seed, error));             // no store
+  CHECK(error.find("STORE[:/PATH]=FOLDER") != std::string::npos);
+}
+
+TEST_CASE("a local run keeps a step's nodes and lowers its processes per node to fit") {
+  Step step;
+  step.nodes = 1;
+  step.procs_per_node = 4;
+  CHECK(local_procs_per_node(step, 4) == 4);
+  CHECK(local_procs_per_node(step, 2) == 2);
+  step.nodes = 4;
+  step.procs_per_node = 8;
+  CHECK(local_procs_per_node(step, 4) == 1);
+  CHECK(local_procs_per_node(step, 16) == 4);
+  step.nodes = 8;
+  CHECK(local_procs_per_node(step, 4) == 1);  // never below one a node
+}
+
+TEST_CASE("the rendezvous variables a Job's pods get, which the local run gives its pods too") {
+  System sys;
+  sys.name = "mnist";
+  Step step;
+  step.name = "train";
+  step.run = Torchrun{"mnist.py", {}, 3389};
+  CHECK(k8s::rendezvous_env(sys, step).empty());  // one node: torchrun --standalone
+  step.nodes = 4;
+  const auto vars = k8s::rendezvous_env(sys, step);
+  REQUIRE(vars.size() == 4);
+  CHECK(vars[0].name == "NNODES");
+  CHECK(vars[0].value == "4");
+  CHECK(vars[1].name == "NODE_RANK");
+  CHECK(vars[1].field == "metadata.annotations['batch.kubernetes.io/job-completion-index']");
+  CHECK(vars[2].name == "MASTER_ADDR");
+  CHECK(vars[2].value == "mnist-train-0.mnist-train");
+  CHECK(vars[3].name == "MASTER_PORT");
+  CHECK(vars[3].value == "3389");
+  CHECK(runs_torchrun(step));
+  step.run = Command{{"python3", "train.py"}};
+  CHECK_FALSE(runs_torchrun(step));
+}
+
+}  // namespace trainc

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# `trainc run --local` with real PyTorch (gloo on the CPU) and a real S3 server (TAP): seed 002
+# (examples/mnist) runs as 4 ranks through its entry script; a torchrun step that syncs to a local
+# bucket is SIGKILLed mid-run and, run again, resumes from the newest checkpoint that reached the
+# bucket through the entry script's own resume path (and does not when that path is broken); no
+# process of a run outlives it and its ports close, after success, failure and SIGINT.
+# Needs python3-torch, awscli and s3rver (tools/install-deps.sh installs them); skips, saying
+# which, only when one is missing. Usage: tests/run_local_torch_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+
+S3RVER=${TRAINC_S3RVER:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver/node_modules/s3rver/bin/s3rver.js}
+missing=()
+torch_python=
+IFS=: read -ra path_dirs <<<"$PATH"
+for d in "${path_dirs[@]}"; do
+  if [ -x "$d/python3" ] && "$d/python3" -c 'import torch' 2>/dev/null; then torch_python=$d/python3; break; fi
+done
+[ -n "$torch_python" ] || missing+=("a python3 that imports torch (python3-torch)")
+command -v aws >/dev/null || missing+=("the aws CLI (awscli)")
+command -v node >/dev/null && [ -f "$S3RVER" ] || missing+=("s3rver at $S3RVER (npm)")
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "1..0 # SKIP missing ${missing[*]}; tools/install-deps.sh installs them"
+  exit 0
+fi
+
+# A step like seed 001's: code and data from the bucket, checkpoints synced out every 2s. Each
+# epoch waits 3s, so that a checkpoint reaches the bucket well before the step ends.
+cat >"$TMP/spec.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: resume
+storage:
+  runs: {s3: {bucket: bkt, prefix: runs}}
+pipeline:
+  - name: train
+    image: img
+    gpus: 2
+    workdir: /home/trainer/code
+    torchrun:
+      script: train.py
+      args: [--output_dir, out, --epochs, "6", --steps, "2", --pause, "3"]
+    inputs:
+      - {from: "runs:/code/", to: .}
+      - {from: "runs:/data/", to: data}
+    outputs: {path: out, to: "runs:/out/", every: 2s}
+    checkpoints: {path: out, pattern: "*.pt", resumeFlag: --resume}
+SPEC
+WORK=$TMP/work
+OBJECTS=$WORK/s3/bkt/runs/out   # where s3rver keeps the bucket's out/ objects
+SEEDS=(--seed runs:/code/=examples/customgpt/code --seed runs:/data/=examples/customgpt/data)
+
+# run_bg LOG ARGS...: starts `trainc run --local ARGS` in the background; PID is its pid.
+run_bg() {
+  local log=$1
+  shift
+  "$TRAINC" run --local "$@" >"$log" 2>&1 &
+  PID=$!
+}
+
+# groups_of PATTERN: the process groups of the processes whose command line holds PATTERN (the
+# pods' groups hold their keepalive's `sleep` too, which names no path).
+# trainc itself shares this script's group, which is left out.
+groups_of() {
+  local me
+  me=$(ps -o pgid= -p $$ | tr -d ' ')
+  ps -eo pgid=,args= | awk -v p="$1" -v me="$me" 'index($0, p) && !/awk/ && $1 != me { print $1 }' | sort -u
+}
+
+# no_leftovers GROUPS LOG: none of GROUPS has a process left, and the S3 server's and the
+# rendezvous' ports that LOG names accept no connection. Zombies do not count: they have exited,
+# and reaping orphans is the job of whoever adopts them (pid 1 here, which may be slow at it).
+no_leftovers() {
+  local g port left=0
+  for g in $1; do
+    if ps -eo pgid=,pid=,stat=,args= | awk -v g="$g" '$1 == g && $3 !~ /^Z/' | grep .; then left=1; fi
+  done
+  [ "$left" -eq 0 ] || { echo "processes of the run are left (above)"; return 1; }
+  while read -r port; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "port $port still accepts"; return 1; fi
+  done < <(grep -o '127\.0\.0\.1:[0-9]*\|MASTER_PORT=[0-9]*' "$2" | grep -o '[0-9]*$' | sort -u)
+}
+
+# wait_for SECONDS CMD...: polls CMD every half second.
+wait_for() {
+  local n=$(($1 * 2))
+  shift
+  while [ "$n" -gt 0 ]; do
+    if "$@"; then return 0; fi
+    sleep 0.5
+    n=$((n - 1))
+  done
+  return 1
+}
+
+mnist_runs() {
+  local rc=0 groups
+  run_bg "$TMP/mnist.log" examples/mnist/spec.yaml --workdir "$TMP/mnist"
+  wait_for 60 grep -q 'pod 3:' "$TMP/mnist.log"
+  groups=$(groups_of "$TMP/mnist")
+  wait "$PID" || rc=$?
+  [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/mnist.log"; return 1; }
+  for i in 0 1 2 3; do
+    grep -q "NODE_RANK=$i NNODES=4 MASTER_ADDR=127.0.0.1" "$TMP/mnist.log" || { echo "no pod with NODE_RANK=$i"; return 1; }
+  done
+  grep -q 'with 4 rank(s) in all' "$TMP/mnist.log" || { echo "no 4-rank summary"; tail -n 5 "$TMP/mnist.log"; return 1; }
+  grep -q 'synthetic images' "$TMP/mnist.log" || { echo "mnist.py did not train on synthetic data"; return 1; }
+  grep -q '^test accuracy' "$TMP/mnist.log" || { echo "rank 0 did not evaluate"; return 1; }
+  [ -s "$TMP/mnist/pods/train/0/workspace/mnist_cnn.pt" ] || { echo "no model in pod 0's workspace"; return 1; }
+  no_leftovers "$groups" "$TMP/mnist.log"
+}
+
+# The newest checkpoint in the bucket, by name (epochs are zero-padded).
+newest_in_bucket() { find "$OBJECTS" -name 'ckpt-epoch-*.pt._S3rver_object' -printf '%f\n' | sort | tail -n 1 | sed 's/\._S3rver_object$//'; }
+reached_bucket() { [ -n "$(find "$OBJECTS" -name 'ckpt-epoch-0002.pt._S3rver_object' 2>/dev/null)" ]; }
+
+killed_mid_run() {
+  local rc=0 pod groups
+  run_bg "$TMP/first.log" "$TMP/spec.yaml" --workdir "$WORK" "${SEEDS[@]}"
+  wait_for 240 reached_bucket || { echo "no checkpoint reached the bucket"; kill -INT "$PID"; wait "$PID"; tail -n 30 "$TMP/first.log"; return 1; }
+  groups=$(groups_of "$WORK")
+  # The pod dies as a preempted one does: its whole process group, at once.
+  pod=$(ps -eo pgid=,args= | awk -v p="$WORK/pods/train/entrypoint.sh" 'index($0, p) && !/awk/ { print $1; exit }')
+  [ -n "$pod" ] || { echo "no pod process"; return 1; }
+  kill -KILL -- "-$pod"
+  wait "$PID" || rc=$?
+  [ "$rc" -ne 0 ] || { echo "trainc succeeded although its step was killed"; return 1; }
+  grep -q 'epoch 6/6' "$TMP/first.log" && { echo "the step finished before it was killed"; return 1; }
+  newest_in_bucket >"$TMP/newest"
+  no_leftovers "$groups" "$TMP/first.log"
+}
+
+# resumed_from_newest LOG: the trainer of LOG's run continued from the newest checkpoint that was
+# in the bucket before it ($TMP/newest), passed by the entry script.
+resumed_from_newest() {
+  local newest epoch
+  newest=$(cat "$TMP/newest")
+  epoch=${newest#ckpt-epoch-}
+  epoch=$((10#${epoch%.pt}))
+  grep -q "resuming from .*/out/$newest\$" "$1" || { echo "the entry script did not resume from $newest"; return 1; }
+  grep -q "resumed from .*/out/$newest (epoch $epoch); continuing at epoch $((epoch + 1))" "$1" ||
+    { echo "the trainer did not continue after epoch $epoch"; return 1; }
+  if grep -q 'epoch 1/6' "$1"; then echo "trained epoch 1 again"; return 1; fi
+}
+
+resumes() {
+  local rc=0 groups
+  [ -s "$TMP/newest" ] || { echo "the killed run left no checkpoint"; return 1; }
+  run_bg "$TMP/second.log" "$TMP/spec.yaml" --workdir "$WORK"
+  wait_for 60 grep -q 'pod 0:' "$TMP/second.log"
+  groups=$(groups_of "$WORK")
+  wait "$PID" || rc=$?
+  [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/second.log"; return 1; }
+  resumed_from_newest "$TMP/second.log" || { tail -n 30 "$TMP/second.log"; return 1; }
+  grep -q 'epoch 6/6' "$TMP/second.log" || { echo "did not train to the end"; return 1; }
+  [ -n "$(find "$OBJECTS" -name 'ckpt-epoch-0006.pt._S3rver_object')" ] || { echo "the last checkpoint was not synced out"; return 1; }
+  no_leftovers "$groups" "$TMP/second.log"
+}
+
+# With a checkpoint pattern that matches nothing, the same check fails: it judges the resume path.
+broken_pattern_fails() {
+  sed -e 's/pattern: "\*\.pt"/pattern: "*.ckpt"/' -e 's/--pause, "3"/--pause, "0"/' "$TMP/spec.yaml" >"$TMP/broken.yaml"
+  "$TRAINC" run --local "$TMP/broken.yaml" --workdir "$WORK" >"$TMP/broken.log" 2>&1 || { echo "exit $?"; tail -n 20 "$TMP/broken.log"; return 1; }
+  if resumed_from_newest "$TMP/broken.log" >/dev/null; then echo "resumed although no checkpoint matches"; return 1; fi
+  grep -q 'epoch 1/6' "$TMP/broken.log" || { echo "expected a fresh start"; return 1; }
+}
+
+sigint_stops_everything() {
+  local rc=0 groups
+  run_bg "$TMP/int.log" "$TMP/spec.yaml" --workdir "$TMP/int" "${SEEDS[@]}"
+  wait_for 120 grep -q 'starting: torchrun' "$TMP/int.log" || { echo "the trainer never started"; kill -INT "$PID"; return 1; }
+  sleep 2
+  groups=$(groups_of "$TMP/int")
+  kill -INT "$PID"
+  wait "$PID" || rc=$?
+  [ "$rc" -eq 130 ] || { echo "expected exit 130, got $rc"; tail -n 20 "$TMP/int.log"; return 1; }
+  no_leftovers "$groups" "$TMP/int.log"
+}
+
+t "examples/mnist: 4 pods of one rank each train on synthetic data, nothing left behind" mnist_runs
+t "a step killed mid-run fails the run, with its checkpoints in the local bucket and nothing left behind" killed_mid_run
+t "run again, it resumes from the newest checkpoint in the bucket and syncs the rest out" resumes
+t "the resume check fails when the entry script finds no checkpoint (a pattern matching none)" broken_pattern_fails
+t "SIGINT of trainc during a step stops the S3 server and every pod process (exit 130)" sigint_stops_everything
+tap_done
