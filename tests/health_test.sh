@@ -285,6 +285,7 @@ check_apply_uploads() {
   stub_repin "$TMP/repinned"
   stubbed "$TMP/repinned" up.sh
   [ "$rc" -eq 0 ] || { show_stubbed; echo "up.sh failed"; return 1; }
+  stub_user_images "$TMP/repinned" >/dev/null  # the TPU steps' image is the user's to push
   stub_reset_calls
   stubbed "$TMP/repinned" apply.sh --services-only
   [ "$rc" -eq 0 ] || { show_stubbed; echo "apply.sh failed"; return 1; }
@@ -317,6 +318,7 @@ check_pin_mismatch() {
   stubs_install "$TMP/stubs"
   stubbed "$E2E/triton-tpu" up.sh
   [ "$rc" -eq 0 ] || { show_stubbed; return 1; }
+  stub_user_images "$E2E/triton-tpu" >/dev/null
   stub_reset_calls
   stubbed "$E2E/triton-tpu" apply.sh
   [ "$rc" -eq 1 ] || { show_stubbed; echo "expected exit 1"; return 1; }

@@ -56,7 +56,9 @@ life() {
   fi
   [ "$(cloud_state)" = "$before" ] || { echo "the second up.sh changed the cloud"; return 1; }
 
-  # The images apply.sh checks for (tests/build_test.sh tests build.sh itself).
+  # The images apply.sh checks for: the user's own, then trainc's (tests/build_test.sh tests
+  # build.sh itself).
+  stub_user_images "$dir" >/dev/null
   if [ -f "$dir/scripts/build.sh" ]; then
     run_script "$dir" build.sh
     [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
@@ -179,6 +181,58 @@ no_default_network() {
   [ -z "$(cloud_state)" ] || { echo "the fake cloud holds:"; cloud_state; return 1; }
 }
 
+# The line number in the stand-ins' log of the first call holding the fixed string $1 (0: none).
+first_call_with() { grep -nF -- "$1" "$STUB_STATE/log" | head -n 1 | cut -d: -f1 || true; }
+
+# Day 0 without CI: from an empty fake project, up.sh, build.sh, apply.sh and health.sh in the
+# runbook's order, the user having pushed only the images trainc does not build. Then every
+# Artifact Registry image the manifests name is in the registry, and those trainc builds were
+# pushed (by build.sh) before the first object was applied; every model health.sh looks for is in
+# its repository, uploaded before the server's Deployment was applied; and the nodes run as their
+# own account, which holds roles/container.defaultNodeServiceAccount.
+day0() {
+  local dir=$1 user image pushed first_apply account object upload deploy
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  stub_repin "$dir"  # the files apply.sh fetches are the curl stand-in's
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  user=$(stub_user_images "$dir")
+  if [ -f "$dir/scripts/build.sh" ]; then
+    run_script "$dir" build.sh
+    [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
+  fi
+  run_script "$dir" apply.sh
+  [ "$rc" -eq 0 ] || { echo "apply.sh failed"; show; return 1; }
+  if [ -f "$dir/scripts/health.sh" ]; then
+    run_script "$dir" health.sh
+    [ "$rc" -eq 0 ] || { echo "health.sh failed"; show; return 1; }
+  fi
+  first_apply=$(first_call '^kubectl .* apply ')
+  [ -n "$first_apply" ] || { echo "nothing was applied"; show; return 1; }
+  # Google's public images (the gIB installer's) are nobody's to push.
+  for image in $(grep -rhoE 'image: [a-z0-9-]+-docker\.pkg\.dev/[^ ]+' "$dir/k8s" | cut -d' ' -f2 | grep -v /gce-ai-infra/ | sort -u); do
+    stub_images | grep -qxF "$image" || { echo "the manifests name $image, which is not in the registry"; return 1; }
+    printf '%s\n' "$user" | grep -qxF "$image" && continue
+    pushed=$(first_call_with "--tag=$image")
+    [ -n "$pushed" ] || pushed=$(first_call_with " -t $image ")
+    [ -n "$pushed" ] || { echo "$image is in the registry, but no build pushed it"; stub_log; return 1; }
+    [ "$pushed" -lt "$first_apply" ] || { echo "$image was pushed (log line $pushed) after the first apply ($first_apply)"; return 1; }
+  done
+  # The models: health.sh looks for each model's config.pbtxt in its repository.
+  for object in $(sed -n 's|^run gcloud storage ls \(gs://[^ ]*/config\.pbtxt\) .*|\1|p' "$dir/scripts/health.sh" 2>/dev/null); do
+    [ -f "$STUB_STATE/cloud/objects/${object#gs://}" ] || { echo "$object was never uploaded"; ls -R "$STUB_STATE/cloud"; return 1; }
+    upload=$(first_call '^gcloud storage rsync ')
+    deploy=$(first_call '^kubectl .* apply .*-deployment\.yaml')
+    [ -n "$upload" ] && [ -n "$deploy" ] && [ "$upload" -lt "$deploy" ] ||
+      { echo "the repository was filled at log line ${upload:-never}, the server deployed at ${deploy:-never}"; return 1; }
+  done
+  account="$(cluster_name "$dir")-nodes"
+  stub_exists "iam service-accounts $account" || { echo "the nodes have no account of their own"; return 1; }
+  grep -qE "^gcloud projects add-iam-policy-binding .*serviceAccount:$account@.* --role=roles/container.defaultNodeServiceAccount" \
+    "$STUB_STATE/log" || { echo "$account was never granted roles/container.defaultNodeServiceAccount"; stub_log; return 1; }
+}
+
 # Every example, compiled once; those on GKE (a gcp section) get scripts/.
 compile_all() {
   local spec
@@ -197,6 +251,8 @@ t "six examples have scripts" test "${#with_scripts[@]}" -ge 6
 for ex in "${with_scripts[@]}"; do
   t "$ex: up, apply and down each run twice, exit 0, and leave the fake cloud empty" life "$TMP/out/$ex"
   t "$ex: --dry-run of every script exits 0 and calls no tool" dry_runs "$TMP/out/$ex"
+  t "$ex: day 0 without CI: up, build, apply and health leave every image and model the system names in place" \
+    day0 "$TMP/out/$ex"
   t "$ex: the nodes run as their own account, made and granted before the cluster, deleted after it" \
     node_account "$TMP/out/$ex"
   if ! grep -q '^  network = data.google_compute_network.default.name$' "$TMP/out/$ex/terraform/cluster.tf"; then continue; fi

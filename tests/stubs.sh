@@ -30,6 +30,7 @@
 # deletes its images. `docker buildx version` answers unless STUB_DOCKER=no-buildx. What each
 # Cloud Build uploaded is kept: $STUB_STATE/uploads/NAME:TAG.files (its paths) and .Dockerfile.
 #   stub_images            the images pushed so far, one a line, sorted
+#   stub_user_images OUT   pushes the images OUT's apply.sh checks for that trainc does not build
 #   stub_path_without_docker   a PATH holding the stand-ins and /usr/bin:/bin but no docker
 
 stubs_install() {
@@ -454,6 +455,18 @@ stub_last_args() {
 stub_log() { cat "$STUB_STATE/log"; }
 
 stub_images() { cat "$STUB_STATE/images/"* 2>/dev/null | sort; }
+
+# stub_user_images OUT: puts into the fake registry every image that scripts/apply.sh of output
+# folder OUT checks for and trainc does not build (the user's own images, the trainrt image), as
+# their owner would before apply; prints each. The images build.sh makes are left to build.sh.
+stub_user_images() {
+  local image why
+  sed -n "s/^need_image \([^ ]*\) '\(.*\)'\$/\1 \2/p" "$1/scripts/apply.sh" | while read -r image why; do
+    case "$why" in *scripts/build.sh*) continue ;; esac
+    printf '%s\n' "$image" >"$STUB_STATE/images/$(printf '%s' "$image" | tr '/:@' '___')"
+    printf '%s\n' "$image"
+  done
+}
 
 # A PATH with the stand-ins but without any docker (a copy of $STUB_BIN less docker, then
 # /usr/bin:/bin); fails when a docker is there all the same.

@@ -156,14 +156,11 @@ void apply_workload(ShellScript& sh, const RolloutStep& step) {
 
 /// The image check's function: a dry run prints the check, a real one asks quietly (as up.sh asks
 /// what exists) and stops at the first image missing, before anything is applied.
-void need_image_function(ShellScript& sh, const System& sys) {
-  const Registry& r = *sys.gcp->registry;
+void need_image_function(ShellScript& sh) {
   const std::string describe = gcloud({"artifacts", "docker", "images", "describe", "\"$1\""}).line();
   sh.line();
-  sh.comment("Stops unless image $1 is in the system's registry,");
-  sh.comment(fmt::format("{}/{}/{}; $2 says how to put it there. Images from elsewhere", r.host(), sys.gcp->project,
-                         r.repository));
-  sh.comment("(public ones, other projects') are not checked: they are not the system's to push.");
+  sh.comment("Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images");
+  sh.comment("elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.");
   sh.open("need_image() {")
       .open("if [ \"$DRY_RUN\" = 1 ]; then")
       .line("run " + describe)
@@ -176,11 +173,13 @@ void need_image_function(ShellScript& sh, const System& sys) {
 /// Every image of the system's registry the manifests name, checked before anything is applied.
 void check_images(ShellScript& sh, const RolloutStep& step) {
   sh.line();
-  sh.comment("The images the pods pull from the system's registry, before anything is applied.");
+  sh.comment("The images the pods pull from Artifact Registry, before anything is applied.");
   for (const RegistryImage& i : step.images)
     sh.line(fmt::format("need_image {} {}", lit(i.image),
-                        lit(i.build ? "build and push it with scripts/build.sh (or let CI do it)"
-                                    : "trainc does not build it; push it there")));
+                        lit(i.build     ? "build and push it with scripts/build.sh (or let CI do it)"
+                            : i.runtime ? "build it from docker/trainrt.Dockerfile (its build context is the trainc "
+                                          "source tree, see its header) and push it"
+                                        : "trainc does not build it; push it there")));
 }
 
 void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
@@ -249,7 +248,7 @@ std::vector<std::string> apply_help(const Planned& plan) {
                                      "services (waiting until they roll out and health.sh finds them serving), then each",
                                      "step once the steps it needs have completed. Run up.sh (or Terraform) first."};
   if (checks_images(plan.rollout))
-    help.insert(help.end(), {"It first checks that every image the pods pull from the system's registry is there",
+    help.insert(help.end(), {"It first checks that every image the pods pull from Artifact Registry is there",
                              "(build.sh, or CI, builds and pushes the images trainc builds)."});
   return help;
 }
@@ -269,7 +268,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
   const Rollout& r = plan.rollout;
   if (checks_images(r)) {
     check_functions(sh, false);
-    need_image_function(sh, sys);
+    need_image_function(sh);
   }
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");

@@ -32,18 +32,20 @@ RolloutStep apply(RolloutStep::Kind kind, const k8s::Workload& w) {
 }  // namespace
 
 std::vector<RegistryImage> registry_images(const System& sys) {
-  if (!sys.gcp || !sys.gcp->registry) return {};
-  const std::string prefix = sys.gcp->image_path("");
+  if (!sys.gcp) return {};
   std::set<std::string> named;
   for (const auto& s : sys.steps) named.insert(s.image);
   for (const auto& [_, c] : sys.clusters) named.insert(c.image);
   for (const auto& [_, s] : sys.services) named.insert(s.image);
   std::vector<RegistryImage> out;
   for (const auto& image : named) {
-    if (!image.starts_with(prefix)) continue;
+    const std::size_t host_end = image.find('/');
+    if (host_end == std::string::npos || !std::string_view(image).substr(0, host_end).ends_with("-docker.pkg.dev"))
+      continue;
     RegistryImage i{image};
     for (const auto& [_, b] : sys.builds)
       if (b.image == image) i.build = &b;
+    i.runtime = !i.build && image == sys.runtime_image;
     out.push_back(std::move(i));
   }
   return out;

@@ -25,11 +25,12 @@ enum class Addon {
 struct RegistryImage {
   std::string image;             ///< the full reference, as the manifests name it
   const Build* build = nullptr;  ///< the build that makes it (scripts/build.sh, CI); nullptr: none does
+  bool runtime = false;          ///< the trainrt image (`runtime.image`), built from docker/trainrt.Dockerfile
 };
 
 struct RolloutStep {
   enum class Kind {
-    kImages,    ///< every image in the system's registry that the manifests name is there
+    kImages,    ///< every Artifact Registry image that the manifests name is there
     kInstall,   ///< an addon: its charts (helm), or its pinned manifest (a controller's is waited for)
     kShared,    ///< the shared objects: the namespace first
     kCluster,   ///< a long-lived compute cluster's objects; steps on it wait until it is ready
@@ -75,9 +76,10 @@ struct Rollout {
 
 Rollout make_rollout(const System& sys, const k8s::Plan& plan);
 
-/// The images in the system's Artifact Registry repository that the pods name (steps, compute
-/// clusters, services), by reference; none without a registry. Images elsewhere (public ones,
-/// other projects' repositories) are not the system's to push.
+/// The Artifact Registry images (HOST-docker.pkg.dev/...) that the pods name (steps, compute
+/// clusters, services), by reference, for a system on GKE: the system's own registry's, the
+/// trainrt image, and any other repository's, which nodes can pull only once someone pushed them.
+/// Images elsewhere (Docker Hub, nvcr.io, gcr.io) are public or not Artifact Registry's.
 std::vector<RegistryImage> registry_images(const System& sys);
 
 }  // namespace trainc

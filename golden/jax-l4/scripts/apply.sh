@@ -26,6 +26,8 @@ usage() {
     'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
+    'It first checks that every image the pods pull from Artifact Registry is there' \
+    '(build.sh, or CI, builds and pushes the images trainc builds).' \
     '' \
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --dry-run      print the commands without running any' \
@@ -72,10 +74,37 @@ wait_job() {
   done
 }
 
+# Whether a describe command finds its resource (asked quietly); an error other than
+# "not found" (no login, no permission) stops the script.
+exists() {
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then return 0; fi
+  case "$err" in *NOT_FOUND* | *[Nn]ot\ found*) return 1 ;; esac
+  die "$* failed: $err"
+}
+# A dry run asks nothing and assumes the answer that shows the whole plan.
+present() {
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  exists "$@"
+}
+
+# Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images
+# elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.
+need_image() {
+  if [ "$DRY_RUN" = 1 ]; then
+    run gcloud artifacts docker images describe "$1"
+  elif ! exists gcloud artifacts docker images describe "$1"; then
+    die "image $1 is not in the registry: $2"
+  fi
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
+
+# The images the pods pull from Artifact Registry, before anything is applied.
+need_image us-docker.pkg.dev/my-project/ml/jax-cuda:0.4.35 'trainc does not build it; push it there'
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"

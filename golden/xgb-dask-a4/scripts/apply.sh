@@ -26,7 +26,7 @@ usage() {
     'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
-    'It first checks that every image the pods pull from the system'\''s registry is there' \
+    'It first checks that every image the pods pull from Artifact Registry is there' \
     '(build.sh, or CI, builds and pushes the images trainc builds).' \
     '' \
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
@@ -102,9 +102,8 @@ present() {
   exists "$@"
 }
 
-# Stops unless image $1 is in the system's registry,
-# us-central1-docker.pkg.dev/my-project/xgb-dask-a4; $2 says how to put it there. Images from elsewhere
-# (public ones, other projects') are not checked: they are not the system's to push.
+# Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images
+# elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.
 need_image() {
   if [ "$DRY_RUN" = 1 ]; then
     run gcloud artifacts docker images describe "$1"
@@ -118,7 +117,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
 
-# The images the pods pull from the system's registry, before anything is applied.
+# The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
