@@ -70,7 +70,8 @@ void workload_identity_binding(Body& file, const System& sys, const Identity& id
 void metrics_adapter_role(Body& file, const System& sys) {
   const Manifest& adapter = catalog().metrics_adapter();
   file.comment("The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for\n"
-               "their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.");
+               "their HorizontalPodAutoscalers; read-only, and with the nodes' role the only project-level roles\n"
+               "trainc grants.");
   Block& m = file.block("resource", {"google_project_iam_member", "metrics_adapter"});
   m.set("project", hcl::ref("var.project_id"));
   m.set("role", hcl::str("roles/monitoring.viewer"));

@@ -33,7 +33,8 @@ resource "google_service_account_iam_member" "workload_identity_chat" {
 }
 
 # The Custom Metrics Stackdriver Adapter reads the services' queue metric from Cloud Monitoring for
-# their HorizontalPodAutoscalers; read-only, the only project-level role trainc grants.
+# their HorizontalPodAutoscalers; read-only, and with the nodes' role the only project-level roles
+# trainc grants.
 resource "google_project_iam_member" "metrics_adapter" {
   project = var.project_id
   role    = "roles/monitoring.viewer"
