@@ -96,5 +96,5 @@ s3rver_prefix=${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver
 if [ ! -f "$s3rver_prefix/node_modules/s3rver/bin/s3rver.js" ]; then
   echo "install-deps: installing s3rver from npm into $s3rver_prefix" >&2
   mkdir -p "$s3rver_prefix"
-  npm install --prefix "$s3rver_prefix" --no-audit --no-fund --silent s3rver@3 >&2
+  npm install --prefix "$s3rver_prefix" --no-audit --no-fund --silent s3rver@3.7.1 >&2
 fi
