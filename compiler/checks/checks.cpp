@@ -20,6 +20,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_operators(sys, doc, diags);
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
+  check_topology(sys, doc, diags);  // its placement-dependent part only on a system without errors
   if (!diags.has_errors()) check_placement(sys, doc, diags);  // judges a system whose parts are right
   return diags.error_count() == before;
 }

@@ -184,6 +184,8 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   pod["volumes"] = volumes;
   ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
   if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
+  // One Kueue PodSet: the Job's pods, or all slices' pods of the JobSet's one replicated Job.
+  k8s::ask_topology(pod_meta, sys, sys.pool(step.pool), step.nodes * (jobset ? step.slices : 1));
   return {{"metadata", pod_meta}, {"spec", pod}};
 }
 
@@ -356,6 +358,7 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kPodMonitoring: return k8s::pod_monitoring(sys, *w->service, obj);
     case k8s::Role::kAutoscaler: return k8s::autoscaler(sys, *w->service, obj);
     case k8s::Role::kVirtualService: return k8s::virtual_service(sys, *w->service, obj);
+    case k8s::Role::kTopology: return k8s::topology(sys, obj);
     case k8s::Role::kResourceFlavor: return k8s::resource_flavor(sys, obj);
     case k8s::Role::kClusterQueue: return k8s::cluster_queue(sys, obj);
     case k8s::Role::kLocalQueue: return k8s::local_queue(sys, obj);

@@ -10,6 +10,7 @@
 #include "commands/command.h"
 #include "emit/emit_scripts.h"
 #include "emit/emitter.h"
+#include "emit/runbook.h"
 #include "k8s/clusters.h"
 #include "k8s/names.h"
 #include "k8s/pod.h"
@@ -20,9 +21,6 @@
 
 namespace trainc {
 namespace {
-
-/// How the runbook's commands act: on the current context, on files named from the output folder.
-KubeTarget runbook_target() { return {"", "", true}; }
 
 /// A kubectl command as inline code, for prose.
 std::string kubectl_code(std::initializer_list<std::string_view> literals) {
@@ -750,6 +748,7 @@ class RunbookEmitter final : public Emitter {
     md += scripts::build_runbook_section(sys);
     md += apply_section(sys, plan);
     md += watch_section(sys, plan);
+    md += queue_runbook_section(sys);
     md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);

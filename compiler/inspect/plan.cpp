@@ -117,6 +117,26 @@ PoolPlan plan_pool(const Pool& pool, const std::string& region) {
   return out;
 }
 
+/// Why the multi-pod queued steps on a pool are not placed by topology, as notes.
+void topology_notes(const System& sys, std::vector<std::string>& notes) {
+  if (!sys.queue) return;
+  for (const auto& [name, pool] : sys.pools) {
+    if (!pool.placement.why_none.empty()) {
+      notes.push_back(pool.placement.why_none + ".");
+      continue;
+    }
+    // A TPU slice is its own node pool, and a step's slice Jobs are placed one per node pool.
+    if (pool.tas() || pool.topology_labels || pool.tpu) continue;
+    for (const auto& st : sys.steps)
+      if (st.pool == name && st.cluster.empty() && st.nodes * st.slices > 1) {
+        notes.push_back(fmt::format("Pool '{}' is not placed by topology: GKE labels nodes with their block, sub-block "
+                                    "and host only on {}, not {}; Kueue admits its steps by quota alone.",
+                                    name, fmt::join(catalog().topology().machines, ", "), pool.machine));
+        break;
+      }
+  }
+}
+
 WorkloadPlan group_plan(const System& sys, std::string kind, std::string name, const PodGroup& g) {
   WorkloadPlan w;
   w.kind = std::move(kind);
@@ -198,6 +218,7 @@ ResourcePlan make_plan(const System& sys) {
     if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
     w.timeout_seconds = st.timeout_seconds;
     w.retries = st.retries;
+    if (st.cluster.empty()) w.topology = topology_request(sys, sys.pool(st.pool), st.nodes * st.slices).describe();
     const long long accelerators = static_cast<long long>(w.max_pods) * (w.gpus_per_pod + w.chips_per_pod);
     if (accelerators > 0) {
       if (st.timeout_seconds) {
@@ -224,7 +245,11 @@ ResourcePlan make_plan(const System& sys) {
   for (const auto& [name, cl] : sys.clusters) {
     const std::string kind = "cluster/" + cl.kind();
     plan.workloads.push_back(group_plan(sys, kind, name + "/" + std::string(cl.lead_name()), cl.lead()));
-    for (const auto& g : cl.workers) plan.workloads.push_back(group_plan(sys, kind, name + "/" + g.name, g));
+    if (cl.per_job()) plan.workloads.back().topology = topology_request(sys, sys.pool(cl.lead().pool), 1).describe();
+    for (const auto& g : cl.workers) {
+      plan.workloads.push_back(group_plan(sys, kind, name + "/" + g.name, g));
+      if (cl.per_job()) plan.workloads.back().topology = topology_request(sys, sys.pool(g.pool), g.replicas).describe();
+    }
     if (cl.per_job())
       plan.notes.push_back(
           fmt::format("Ray cluster '{}' is made per job: its pods exist only while a RayJob runs.", name));
@@ -239,6 +264,7 @@ ResourcePlan make_plan(const System& sys) {
     w.gpus_per_pod = s.gpus;
     plan.workloads.push_back(std::move(w));
   }
+  topology_notes(sys, plan.notes);
   return plan;
 }
 
@@ -308,6 +334,8 @@ std::string render_plan_text(const ResourcePlan& plan) {
   if (!plan.workloads.empty()) {
     out += "Workloads\n";
     std::vector<std::vector<std::string>> rows{{"kind", "name", "pool", "pods", "per pod", "time bound"}};
+    const bool topology = std::any_of(plan.workloads.begin(), plan.workloads.end(), [](const auto& w) { return !w.topology.empty(); });
+    if (topology) rows[0].push_back("topology (Kueue)");
     for (const auto& w : plan.workloads) {
       std::string per_pod = w.gpus_per_pod    ? fmt::format("{} GPU", w.gpus_per_pod)
                             : w.chips_per_pod ? fmt::format("{} TPU chips", w.chips_per_pod)
@@ -327,6 +355,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
                                 : !w.cluster.empty() ? "(client of " + w.cluster + ")"
                                                      : "(any)";
       rows.push_back({w.kind, w.name, where, range(w.min_pods, w.max_pods), per_pod, bound});
+      if (topology) rows.back().push_back(w.topology.empty() ? "-" : w.topology);
     }
     out += table(rows) + "\n";
   }
@@ -439,6 +468,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     if (w.kind.starts_with("step/")) o["cluster"] = w.cluster.empty() ? ojson(nullptr) : ojson(w.cluster);
     o["pods"] = {{"min", w.min_pods}, {"max", w.max_pods}};
     o["perPod"] = {{"gpus", w.gpus_per_pod}, {"tpuChips", w.chips_per_pod}};
+    o["topology"] = w.topology.empty() ? ojson(nullptr) : ojson(w.topology);
     if (w.kind.starts_with("step/")) {
       o["timeoutSeconds"] = opt(w.timeout_seconds);
       o["retries"] = w.retries;

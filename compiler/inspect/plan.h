@@ -54,6 +54,8 @@ struct WorkloadPlan {
   /// Job's activeDeadlineSeconds spans its retries; a TPU step's JobSet runs it once per restart).
   std::optional<double> accelerator_hours;
   std::optional<double> cost_bound;  ///< accelerator-hours priced at the pool's per-accelerator rate
+  /// What its Kueue PodSet asks of topology-aware placement (TopologyRequest::describe()); "" = nothing.
+  std::string topology;
 };
 
 struct ResourcePlan {

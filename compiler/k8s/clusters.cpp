@@ -200,6 +200,11 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
     spec["shutdownAfterJobFinishes"] = true;
     spec["ttlSecondsAfterFinished"] = r.ttl_after_finished;
     spec["rayClusterSpec"] = ray_cluster_spec(sys, c, obj.name);
+    // Kueue makes a PodSet of the head and of each worker group (at its replicas).
+    ask_topology(spec["rayClusterSpec"]["headGroupSpec"]["template"]["metadata"], sys, sys.pool(r.head.pool), 1);
+    for (size_t i = 0; i < c.workers.size(); ++i)
+      ask_topology(spec["rayClusterSpec"]["workerGroupSpecs"][i]["template"]["metadata"], sys, sys.pool(c.workers[i].pool),
+                   c.workers[i].replicas);
   } else {
     spec["clusterSelector"] = {{"ray.io/cluster", cluster_name(sys, c)}};
   }

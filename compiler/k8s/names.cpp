@@ -46,6 +46,8 @@ std::string resource_flavor_name(const System& sys, const Pool& pool) { return s
 
 std::string cluster_queue_name(const System& sys) { return sys.name; }
 
+std::string topology_name(const System& sys) { return sys.name; }
+
 std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }
 
 std::vector<GeneratedName> service_names(const System& sys, const Service& s) {

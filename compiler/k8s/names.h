@@ -29,6 +29,9 @@ std::string worker_group_name(const System& sys, const ComputeCluster& c, const 
 std::string ray_head_service(const System& sys, const ComputeCluster& c);
 /// "<system>-<service>": a service's Deployment, Service and the objects around them.
 std::string service_name(const System& sys, const Service& s);
+/// "<system>": the Kueue Topology the system's flavors with topology-aware placement name
+/// (cluster-scoped, and immutable once made, so each system has its own).
+std::string topology_name(const System& sys);
 /// "<system>-<pool>": the Kueue ResourceFlavor of a pool (cluster-scoped, so the system's name).
 std::string resource_flavor_name(const System& sys, const Pool& pool);
 /// The Kueue ClusterQueue: cluster-scoped, so named after the system (whose namespace it serves),

@@ -195,6 +195,9 @@ Plan plan(const System& sys) {
                         "k8s/gib-installer-daemonset.yaml", "the gIB NCCL plugin on RDMA nodes"});
   if (sys.queue) {  // admission before any workload: flavors, then the quota, then the namespace's queue
     p.needs_kueue = true;
+    if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
+      p.shared.push_back({Role::kTopology, "kueue.x-k8s.io/v1beta2", "Topology", topology_name(sys), "k8s/topology.yaml",
+                          "Kueue topology: GKE's blocks, sub-blocks and hosts"});
     for (const auto& [name, pool] : sys.pools)
       p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", resource_flavor_name(sys, pool),
                           fmt::format("k8s/flavor-{}.yaml", name), fmt::format("Kueue flavor of pool '{}'", name),
@@ -292,6 +295,7 @@ bool makes_pods(Role role) {
     case Role::kPodMonitoring:
     case Role::kAutoscaler:
     case Role::kVirtualService:
+    case Role::kTopology:
     case Role::kResourceFlavor:
     case Role::kClusterQueue:
     case Role::kLocalQueue: return false;
@@ -333,6 +337,7 @@ std::string logs_ref(const Object& o) {
     case Role::kPodMonitoring:
     case Role::kAutoscaler:
     case Role::kVirtualService:
+    case Role::kTopology:
     case Role::kResourceFlavor:
     case Role::kClusterQueue:
     case Role::kLocalQueue: return kubectl_ref(o);

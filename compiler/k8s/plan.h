@@ -37,6 +37,7 @@ enum class Role {
   kPodMonitoring,   ///< a Managed Prometheus PodMonitoring scraping the servers' metrics port
   kAutoscaler,      ///< a HorizontalPodAutoscaler on the servers' queue
   kVirtualService,  ///< the Istio VirtualService routing the gateway's traffic to the Service
+  kTopology,        ///< the Kueue Topology: GKE's block, sub-block, host and node levels
   kResourceFlavor,  ///< a Kueue ResourceFlavor: one pool's nodes
   kClusterQueue,    ///< the Kueue ClusterQueue holding the pools' capacity as quota
   kLocalQueue,      ///< the Kueue LocalQueue the system's workloads are labelled with

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "k8s/names.h"
+#include "model/catalog.h"
 
 namespace trainc::k8s {
 namespace {
@@ -44,6 +45,28 @@ ojson queued(const System& sys, ojson labels) {
   return labels;
 }
 
+void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods) {
+  const TopologyRequest r = topology_request(sys, pool, pods);
+  if (r.kind == TopologyRequest::Kind::kNone) return;
+  ojson& a = meta["annotations"];
+  if (!a.is_object()) a = ojson::object();
+  switch (r.kind) {
+    case TopologyRequest::Kind::kNone: break;
+    case TopologyRequest::Kind::kUnconstrained: a["kueue.x-k8s.io/podset-unconstrained-topology"] = "true"; break;
+    case TopologyRequest::Kind::kPreferred: a["kueue.x-k8s.io/podset-preferred-topology"] = r.label; break;
+    case TopologyRequest::Kind::kRequired: a["kueue.x-k8s.io/podset-required-topology"] = r.label; break;
+  }
+}
+
+ojson topology(const System& sys, const Object& obj) {
+  ojson t = typed(obj);
+  t["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  ojson levels = ojson::array();
+  for (const auto& l : catalog().topology().levels) levels.push_back({{"nodeLabel", l.label}});
+  t["spec"] = {{"levels", levels}};
+  return t;
+}
+
 ojson resource_flavor(const System& sys, const Object& obj) {
   const Pool& pool = sys.pools.at(obj.group);
   ojson rf = typed(obj);
@@ -61,6 +84,9 @@ ojson resource_flavor(const System& sys, const Object& obj) {
     taints.push_back(taint);
   }
   if (!taints.empty()) rf["spec"]["nodeTaints"] = taints;
+  // Kueue counts the flavor's nodes by the Topology's levels; the flavor's nodeLabels keep those
+  // nodes the pool's own (Kueue requires one with a topology).
+  if (pool.tas()) rf["spec"]["topologyName"] = topology_name(sys);
   return rf;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Kueue admission (spec `queue:`): a ResourceFlavor per pool, one ClusterQueue whose quotas are
-// the pools' capacity, a LocalQueue in the namespace, and the label that puts a workload in it.
+// the pools' capacity, a LocalQueue in the namespace, and the label that puts a workload in it;
+// with topology-aware placement (pools' `placement`) a Topology of GKE's node levels, which those
+// pools' flavors name, and the annotations that ask it on every PodSet placed there.
 #include "k8s/plan.h"
 #include "k8s/pod.h"
 
@@ -11,6 +13,11 @@ inline constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
 /// `labels` with the queue label when the system has a queue: for Jobs, JobSets and RayJobs.
 ojson queued(const System& sys, ojson labels);
 
+/// Has the pod template metadata `meta` of a Kueue PodSet of `pods` pods on `pool` ask for its
+/// topology_request() (model.h) with Kueue's annotations.
+void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods);
+
+ojson topology(const System& sys, const Object& obj);
 ojson resource_flavor(const System& sys, const Object& obj);
 ojson cluster_queue(const System& sys, const Object& obj);
 ojson local_queue(const System& sys, const Object& obj);

@@ -208,7 +208,36 @@ Catalog Catalog::parse(const std::string& yaml_text) {
     for (const auto& cnt : a["counts"]) gpu.max_vcpus[get<int>(cnt, "gpus", gpu.accelerator)] = get<int>(cnt, "maxVcpus", gpu.accelerator);
     c.attachable_.push_back(std::move(gpu));
   }
+  {
+    const YAML::Node topo = root["topology"];
+    for (const auto& l : topo["levels"])
+      c.topology_.levels.push_back({get<std::string>(l, "name", "topology.levels"), get<std::string>(l, "label", "topology.levels")});
+    if (c.topology_.levels.size() < 2 || c.topology_.levels.size() > 16 || c.topology_.levels.back().label != "kubernetes.io/hostname")
+      throw std::runtime_error("catalog: topology.levels must list 2 to 16 levels, kubernetes.io/hostname last (Kueue's Topology)");
+    c.topology_.machines = get<std::vector<std::string>>(topo, "machines", "topology");
+    for (const auto& type : c.topology_.machines) {
+      auto it = c.machines_.find(type);
+      if (it == c.machines_.end()) throw std::runtime_error("catalog: topology.machines names unknown machine " + type);
+      it->second.topology_labels = true;
+    }
+    c.topology_.default_level = get<std::string>(topo["default"], "level", "topology.default");
+    c.topology_.default_required = get<bool>(topo["default"], "required", "topology.default");
+    if (!c.topology_.level(c.topology_.default_level))
+      throw std::runtime_error("catalog: topology.default.level is no level: " + c.topology_.default_level);
+  }
   return c;
+}
+
+const TopologyLevel* TopologyModel::level(const std::string& name) const {
+  for (const auto& l : levels)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::vector<std::string> TopologyModel::placement_levels() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i + 1 < levels.size(); ++i) out.push_back(levels[i].name);
+  return out;
 }
 
 const MachineType* Catalog::machine(const std::string& type) const {

@@ -18,6 +18,7 @@ struct MachineType {
   int gpus = 0;
   std::string accelerator;  ///< gke-accelerator label, "" without built-in GPUs
   bool arm = false, rdma = false;
+  bool topology_labels = false;  ///< GKE labels its nodes with their block, sub-block and host (catalog `topology`)
   // TPU machines:
   int tpu_chips = 0;
   std::string tpu_generation, tpu_accelerator;
@@ -99,6 +100,22 @@ struct RdmaLayout {
   std::string subnet_cidr(int i) const;
 };
 
+/// One level of GKE's node topology: the name a spec's `placement.level` uses and the node label.
+struct TopologyLevel {
+  std::string name, label;
+};
+
+/// Kueue Topology-Aware Scheduling on GKE (catalog `topology`).
+struct TopologyModel {
+  std::vector<TopologyLevel> levels;  ///< widest first, kubernetes.io/hostname last
+  std::string default_level;          ///< what multi-pod workloads on a labelled pool ask for by default
+  bool default_required = false;
+  std::vector<std::string> machines;  ///< the machine types GKE labels
+  const TopologyLevel* level(const std::string& name) const;
+  /// The level names a spec may ask for: all but the last (the node itself).
+  std::vector<std::string> placement_levels() const;
+};
+
 class Catalog {
  public:
   /// Parses catalog YAML; throws std::runtime_error naming the row on malformed data.
@@ -112,6 +129,7 @@ class Catalog {
   /// The KubeRay operator that runs RayClusters and RayJobs.
   const Operator& kuberay() const { return kuberay_; }
   const RdmaLayout& rdma() const { return rdma_; }
+  const TopologyModel& topology() const { return topology_; }
   /// Istio's charts: CRDs (base), the control plane (istiod) and the ingress gateway.
   const Operator& istio_base() const { return istio_base_; }
   const Operator& istiod() const { return istiod_; }
@@ -165,6 +183,7 @@ class Catalog {
   std::vector<std::string> system_ns_prefixes_;
   std::map<std::string, std::string> server_images_;
   RdmaLayout rdma_;
+  TopologyModel topology_;
   CiTools ci_;
 };
 

@@ -69,7 +69,36 @@ Pool Lowerer::pool(const std::string& name, const json& p) {
   out.labels = string_map(p, "labels");
   if (p.contains("taints"))
     for (const auto& t : p["taints"]) out.taints.push_back({t["key"], get_or<std::string>(t, "value", ""), t["effect"]});
+  placement(out, p);
   return out;
+}
+
+void Lowerer::placement(Pool& out, const json& p) {
+  const MachineType* m = catalog().machine(out.machine);
+  out.topology_labels = m && m->topology_labels;
+  if (p.contains("placement")) {
+    const json& pl = p["placement"];
+    out.placement.ptr = ptr_key(out.ptr, "placement");
+    if (const std::string level = get_or<std::string>(pl, "level", "none"); level != "none") {
+      out.placement.level = level;
+      out.placement.required = get_or(pl, "required", false);
+    }
+    return;
+  }
+  if (!root_.contains("queue") || !out.topology_labels) return;
+  // Kueue's TAS counts only the nodes that exist: a pool that may be smaller than its largest
+  // would hold a queued Job suspended, podless, and so never scaled up for.
+  const Pool::NodeRange r = out.node_range();
+  if (r.min < r.max) {
+    out.placement.why_none = fmt::format(
+        "Pool '{}' gets no topology-aware placement: it may have {} node{} of its {}, and Kueue places by "
+        "topology only on nodes that exist, while the autoscaler adds none for a Job Kueue holds back; give it "
+        "a fixed size (`nodes`, e.g. from a reservation) and its multi-node steps prefer one {}",
+        out.name, r.min, r.min == 1 ? "" : "s", r.max, catalog().topology().default_level);
+    return;
+  }
+  out.placement.level = catalog().topology().default_level;
+  out.placement.required = catalog().topology().default_required;
 }
 
 void Lowerer::node_reserves(System& sys) {

@@ -108,6 +108,8 @@ class Lowerer {
   // lower_clusters.cpp: node pools and compute clusters.
 
   Pool pool(const std::string& name, const json& p);
+  /// The pool's topology-aware placement: spec `placement`, else the catalog's default.
+  void placement(Pool& out, const json& p);
 
   /// Each pool's DaemonSet reserve, from the catalog, once every pool is known.
   void node_reserves(System& sys);

@@ -141,6 +141,31 @@ Pool::NodeRange Pool::node_range() const {
   return {nodes, nodes, false};
 }
 
+std::string TopologyRequest::describe() const {
+  switch (kind) {
+    case Kind::kNone: return "";
+    case Kind::kUnconstrained: return "unconstrained";
+    case Kind::kPreferred: return "preferred " + level;
+    case Kind::kRequired: return "required " + level;
+  }
+  return "";
+}
+
+TopologyRequest topology_request(const System& sys, const Pool* pool, int pods) {
+  TopologyRequest r;
+  if (!sys.queue || !pool || !pool->tas()) return r;
+  if (pods <= 1) {
+    r.kind = TopologyRequest::Kind::kUnconstrained;
+    return r;
+  }
+  const TopologyLevel* level = catalog().topology().level(pool->placement.level);
+  if (!level) return r;  // a level the catalog lacks is an error of the spec (checks)
+  r.kind = pool->placement.required ? TopologyRequest::Kind::kRequired : TopologyRequest::Kind::kPreferred;
+  r.level = level->name;
+  r.label = level->label;
+  return r;
+}
+
 PoolCapacity capacity(const Pool& pool) {
   const long long nodes = static_cast<long long>(pool.node_range().max) * (pool.tpu ? pool.tpu->slices : 1);
   PoolCapacity c;

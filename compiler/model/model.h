@@ -116,6 +116,17 @@ struct Taint {
   std::string key, value, effect;  ///< effect: NoSchedule, PreferNoSchedule, NoExecute
 };
 
+/// How Kueue's Topology-Aware Scheduling (TAS) places a pool's multi-pod workloads: spec
+/// `placement`, else the catalog's default (`topology`) for a fixed-size pool on a machine GKE
+/// labels with its block, sub-block and host, behind a queue.
+struct TopologyPlacement {
+  std::string level;      ///< a catalog level (block, subblock, host); "" = the pool has no TAS
+  bool required = false;  ///< all pods in one domain at `level`, or else wait (false: prefer it)
+  std::string ptr;        ///< the spec's `placement`; "" when the catalog's default applies
+  /// Why a labelled pool behind a queue gets no TAS by default, as a sentence ("" otherwise).
+  std::string why_none;
+};
+
 struct Pool {
   std::string name, ptr;
   std::string machine;
@@ -126,6 +137,10 @@ struct Pool {
   std::string provisioning = "standard";           ///< standard, spot, flex-start, reservation
   std::string reservation;                          ///< with provisioning: reservation
   bool rdma = false;                                ///< GPUDirect RDMA multi-networking (A4, A3 Ultra)
+  bool topology_labels = false;  ///< GKE labels the nodes with their block, sub-block and host (catalog)
+  TopologyPlacement placement;
+  /// Whether the pool's Kueue flavor names the system's Topology (needs `queue`).
+  bool tas() const { return !placement.level.empty(); }
   int disk_gb = 0;                                  ///< 0 = GKE's default
   StringMap labels;
   std::vector<Taint> taints;
@@ -154,6 +169,21 @@ struct Pool {
   /// The GKE node pools this pool stands for: its own name, or <name>-0 ... <name>-<N-1> for N slices.
   std::vector<std::string> node_pools() const;
 };
+
+/// What one Kueue PodSet asks of Topology-Aware Scheduling (its pod template's annotations).
+struct TopologyRequest {
+  enum class Kind { kNone, kUnconstrained, kPreferred, kRequired };
+  Kind kind = Kind::kNone;
+  std::string level, label;  ///< preferred and required: the catalog level and its node label
+  /// "required subblock", "preferred block", "unconstrained", or "" for none.
+  std::string describe() const;
+};
+struct System;
+/// The request of a PodSet of `pods` pods on `pool` in a queued system: none off a TAS pool (or
+/// without a queue); on one, its placement when the PodSet has several pods, else unconstrained.
+/// Kueue gives a TAS flavor of a queue that also has others only to PodSets that ask for TAS, so
+/// every PodSet on a TAS pool asks.
+TopologyRequest topology_request(const System& sys, const Pool* pool, int pods);
 
 /// What a pool holds at its largest: every node's allocatable CPU (cores) and memory (bytes), GPUs
 /// and TPU chips. Kueue's quotas, and the checks against them.

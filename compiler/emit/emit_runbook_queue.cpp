@@ -1,0 +1,104 @@
+// The runbook's Kueue section: admission by quota, and on pools placed by topology what each
+// queued workload asks (model.h topology_request, the same the pod templates carry) and how to see
+// where its pods landed.
+#include <fmt/format.h>
+
+#include "emit/runbook.h"
+#include "k8s/names.h"
+#include "model/catalog.h"
+
+namespace trainc {
+namespace {
+
+struct Row {
+  std::string what;  ///< "step `x`", "Ray cluster `c` group `g`"
+  int pods = 0;
+  std::string pool;
+  TopologyRequest asks;
+};
+
+std::string meaning(const TopologyRequest& r, int pods) {
+  switch (r.kind) {
+    case TopologyRequest::Kind::kNone: return "";
+    case TopologyRequest::Kind::kUnconstrained: return "any node of the pool";
+    case TopologyRequest::Kind::kPreferred:
+      return fmt::format("one {} if any has room for all {} pods, else the next wider level, else spread", r.level, pods);
+    case TopologyRequest::Kind::kRequired:
+      return fmt::format("waits until one {} has room for all {} pods", r.level, pods);
+  }
+  return "";
+}
+
+std::vector<Row> rows(const System& sys) {
+  std::vector<Row> out;
+  for (const auto& st : sys.steps) {
+    if (st.cluster.empty()) {
+      const int pods = st.nodes * st.slices;
+      out.push_back({fmt::format("step `{}`", st.name), pods, st.pool, topology_request(sys, sys.pool(st.pool), pods)});
+      continue;
+    }
+    const ComputeCluster* c = sys.compute_cluster(st.cluster);
+    if (!c || !c->per_job()) continue;  // a shared cluster's pods are not queued
+    out.push_back({fmt::format("step `{}`: Ray head", st.name), 1, c->lead().pool,
+                   topology_request(sys, sys.pool(c->lead().pool), 1)});
+    for (const auto& g : c->workers)
+      out.push_back({fmt::format("step `{}`: Ray group `{}`", st.name, g.name), g.replicas, g.pool,
+                     topology_request(sys, sys.pool(g.pool), g.replicas)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string queue_runbook_section(const System& sys) {
+  if (!sys.queue) return "";
+  const KubeTarget kube = runbook_target();
+  const std::string& ns = sys.ns;
+  std::string md = fmt::format(
+      "## Queue\n\nKueue admits each Job, JobSet and RayJob with its own cluster labelled "
+      "`kueue.x-k8s.io/queue-name: {}` only when all of its pods fit the ClusterQueue `{}` (the pools' capacity at "
+      "their largest); until then it stays suspended and makes no pods.\n\n```sh\n{}\n{}\n{}\n```\n\n",
+      sys.queue->name, k8s::cluster_queue_name(sys), cmd::kubectl(kube, {"get", "clusterqueue", k8s::cluster_queue_name(sys)}).line(),
+      cmd::kubectl(kube, {"get", "workloads", "-n", ns}).line(),
+      cmd::kubectl(kube, {"describe", "workload", "-n", ns, "NAME"}).line() + "   # why one waits");
+
+  std::vector<const Pool*> placed;
+  for (const auto& [_, p] : sys.pools)
+    if (p.tas()) placed.push_back(&p);
+  for (const auto& [_, p] : sys.pools)
+    if (!p.placement.why_none.empty()) md += p.placement.why_none + ".\n\n";
+  if (placed.empty()) return md;
+
+  const auto& levels = catalog().topology().levels;
+  std::string labels, pools;
+  for (size_t i = 0; i + 1 < levels.size(); ++i) labels += (i ? "," : "") + levels[i].label;
+  for (const Pool* p : placed) pools += fmt::format("{}`{}` ({})", pools.empty() ? "" : ", ", p->name, p->machine);
+  md += fmt::format(
+      "### Placement by topology\n\nOn {} Kueue also places the pods by where the nodes sit in Google's data "
+      "centre: GKE labels each node with its block, sub-block and host, the Topology `{}` (`k8s/topology.yaml`) "
+      "lists those levels widest first, and {} it. Pods that share a block, and more so a "
+      "sub-block, reach each other over fewer network hops. Kueue counts only nodes that exist and are Ready, picks "
+      "a domain for the whole workload, and pins each pod to a node in it, in the order of the pods' completion "
+      "index; a node that fails under a running workload is replaced by a free one in the same domain when there is "
+      "one.\n\n| workload | pods | pool | asks | meaning |\n|---|---|---|---|---|\n",
+      pools, k8s::topology_name(sys), placed.size() == 1 ? "the pool's flavor names" : "the pools' flavors name");
+  for (const Row& r : rows(sys))
+    if (r.asks.kind != TopologyRequest::Kind::kNone)
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", r.what, r.pods, r.pool, r.asks.describe(), meaning(r.asks, r.pods));
+  md += "\nWhere they landed: the Workload's topology assignment (its name is Kueue's, from the list above), "
+        "then the nodes with their places and the pods on them:\n\n```sh\n";
+  md += cmd::kubectl(kube, {"get", "workload", "-n", ns, "NAME", "-o",
+                            "jsonpath={.status.admission.podSetAssignments[*].topologyAssignment}"})
+            .line() +
+        "\n";
+  for (const Pool* p : placed)
+    md += cmd::kubectl(kube, {"get", "nodes", "-l", "cloud.google.com/gke-nodepool=" + p->name, "-L", labels}).line() + "\n";
+  md += cmd::kubectl(kube, {"get", "pods", "-n", ns, "-l", "app.kubernetes.io/part-of=" + sys.name, "-o", "wide"}).line() +
+        "\n```\n\n";
+  md += "A required placement no domain can hold yet keeps the workload waiting, and `" +
+        cmd::kubectl(kube, {"describe", "workload", "-n", ns, "NAME"}).line() +
+        "` says which level was short. A preferred one never waits for room in one domain: it spreads instead.\n\n";
+  return md;
+}
+
+}  // namespace trainc

@@ -1,0 +1,18 @@
+#pragma once
+// Sections of the generated runbook (README.md) written beside emit_runbook.cpp.
+#include <string>
+
+#include "commands/command.h"
+#include "model/model.h"
+
+namespace trainc {
+
+/// How the runbook's commands act: on the current context, on files named from the output folder.
+inline KubeTarget runbook_target() { return {"", "", true}; }
+
+/// The runbook's Kueue section (emit_runbook_queue.cpp): what admission does and, on pools placed
+/// by topology, what each queued workload asks and how to see where its pods landed; "" without
+/// `queue`.
+std::string queue_runbook_section(const System& sys);
+
+}  // namespace trainc
