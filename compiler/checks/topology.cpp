@@ -7,6 +7,8 @@
 // domain of its level.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "base/data_path.h"
 #include "checks/checks.h"
 #include "model/catalog.h"
@@ -51,46 +53,115 @@ void check_setting(const System& sys, const Pool& pool, const Document& doc, Dia
               Anchor::key);
 }
 
+/// Why `pool` is not placed by topology, after "because".
+std::string why_not_placed(const System& sys, const Pool* pool) {
+  if (!pool) return "the step names no pool";
+  if (!sys.queue) return "the system has no `queue`, and topology-aware placement is Kueue's";
+  if (!pool->topology_labels)
+    return fmt::format("GKE labels nodes with their block, sub-block and host only on {}, not {}",
+                       fmt::join(catalog().topology().machines, ", "), pool->machine);
+  if (!pool->placement.why_none.empty())
+    return fmt::format("it may have fewer nodes than its largest, and Kueue places by topology only on nodes that exist");
+  return "its `placement` says `level: none`";
+}
+
+/// A step's own `placement` needs a pool placed by topology, whose flavor then names the Topology.
+void check_step_setting(const System& sys, const Step& st, const Document& doc, Diagnostics& diags) {
+  if (!st.placement) return;
+  const Pool* pool = sys.pool(st.pool);
+  if (pool && pool->tas() && sys.queue) return;
+  doc.error(diags, st.placement->ptr,
+            fmt::format("step '{}' asks for its own topology-aware placement, but {} is not placed by topology, "
+                        "because {}; a step's `placement` only replaces its pool's: place the pool (its `placement`) "
+                        "or remove the step's",
+                        st.name, pool ? fmt::format("its pool '{}'", pool->name) : "it", why_not_placed(sys, pool)),
+            Anchor::key);
+}
+
+/// One Kueue PodSet of a queued workload: its pods on one pool, and what it asks.
+struct PodSet {
+  std::string what;  ///< "step 'x'", "step 'x' (Ray group 'g')"
+  const Pool* pool = nullptr;
+  std::vector<FinalPod> pods;
+  TopologyRequest asks;
+  std::string asked_at;  ///< where its placement is written ("" for the catalog's default)
+};
+
+/// The PodSets of a step's queued workload: its Job's (a Dask client's too), or, for a RayJob that
+/// brings its own cluster, the head's and each worker group's; none for a RayJob on a shared
+/// cluster, which Kueue does not queue.
+std::vector<PodSet> pod_sets(const System& sys, const Step& st) {
+  std::vector<PodSet> out;
+  const ComputeCluster* c = sys.compute_cluster(st.cluster);
+  if (!c || c->steps_have_own_pods()) {
+    const Pool* pool = sys.pool(st.pool);
+    out.push_back({fmt::format("step '{}'", st.name), pool, step_pods(sys, st), topology_request(sys, st),
+                   st.placement ? st.placement->ptr : pool ? pool->placement.ptr : ""});
+    return out;
+  }
+  if (!c->per_job()) return out;
+  const std::vector<FinalPod> all = long_lived_pods(sys);
+  auto group = [&](const PodGroup& g, int pods) {
+    PodSet set{fmt::format("step '{}' (Ray group '{}')", st.name, g.name), sys.pool(g.pool), {},
+               topology_request(sys, sys.pool(g.pool), pods), ""};
+    for (const auto& p : all)
+      if (p.workload == c->name + "/" + g.name) set.pods.push_back(p);
+    if (set.pool) set.asked_at = set.pool->placement.ptr;
+    out.push_back(std::move(set));
+  };
+  group(c->lead(), 1);
+  for (const auto& g : c->workers) group(g, g.replicas);
+  return out;
+}
+
 }  // namespace
 
 void check_topology(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& [_, pool] : sys.pools) check_setting(sys, pool, doc, diags);
+  for (const auto& st : sys.steps) check_step_setting(sys, st, doc, diags);
   if (diags.has_errors() || !sys.queue) return;
   const Placement placed = place(sys);
   for (const auto& st : sys.steps) {
-    const Pool* pool = sys.pool(st.pool);
-    if (!pool || !pool->tas() || !st.cluster.empty()) continue;
-    const PoolPlacement* pp = placed.pool(pool->name);
-    const std::vector<FinalPod> pods = step_pods(sys, st);
-    if (!pp || pods.empty()) continue;
-    const std::string where = pool->placement.ptr.empty() ? pool->ptr : pool->placement.ptr;
-    const std::string asked = pool->placement.ptr.empty() ? "by default" : "as `placement` asks";
-    const Pool::NodeRange range = pool->node_range();
-    const int need = fewest_nodes(*pp, pods, pp->nodes);
-    if (need > 0 && range.min < need)
+    // Kueue admits a workload whole: its pods on one pool must all find nodes that exist.
+    std::map<std::string, std::vector<FinalPod>> by_pool;
+    const std::vector<PodSet> sets = pod_sets(sys, st);
+    for (const auto& set : sets)
+      if (set.pool && set.pool->tas()) by_pool[set.pool->name].insert(by_pool[set.pool->name].end(), set.pods.begin(), set.pods.end());
+    for (const auto& [name, pods] : by_pool) {
+      const Pool& pool = *sys.pool(name);
+      const PoolPlacement* pp = placed.pool(name);
+      const int need = pp ? fewest_nodes(*pp, pods, pp->nodes) : 0;
+      const Pool::NodeRange range = pool.node_range();
+      if (need == 0 || range.min >= need) continue;
       doc.error(diags, st.ptr,
                 fmt::format("step '{}' would never start: pool '{}' is placed by topology ({}), and Kueue places only "
                             "on nodes that exist, while the pool may have {} node{} and the step needs {}; the "
                             "autoscaler adds nodes only for Pending pods, and Kueue creates none before it admits the "
                             "step. Fix: give the pool at least {} nodes at its smallest (`autoscaling.min`, or a fixed "
                             "`nodes`), or set its `placement: {{level: none}}`",
-                            st.name, pool->name, asked, range.min, range.min == 1 ? "" : "s", need, need),
-                Anchor::key, {doc.note(where, fmt::format("pool '{}' placed by topology here", pool->name), Anchor::key)});
-    const TopologyRequest r = topology_request(sys, pool, st.nodes * st.slices);
-    if (r.kind != TopologyRequest::Kind::kRequired || need == 0) continue;
-    // One host holds one machine of the labelled families (each is a whole 8-GPU host, or A4X's
-    // 4-GPU tray); a block or sub-block holds at most the pool's nodes (their real size is the
-    // reservation's, which the spec does not say).
-    const int domain = r.level == "host" ? 1 : pp->nodes;
-    if (need > domain)
-      doc.error(diags, ptr_key(st.ptr, "nodes"),
-                fmt::format("step '{}' would never start: pool '{}' requires all of a step's pods in one {} "
-                            "(kueue.x-k8s.io/podset-required-topology: {}), which holds at most {} node{} of {}, and "
-                            "the step's {} pods need {}. Fix: fewer or smaller pods, a wider level, or "
-                            "`required: false` to prefer one {} and spread when it is full",
-                            st.name, pool->name, r.level, r.label, domain, domain == 1 ? "" : "s", pool->machine,
-                            pods.size(), need, r.level),
-                Anchor::key, {doc.note(where, fmt::format("pool '{}' requires one {} here", pool->name, r.level), Anchor::key)});
+                            st.name, name, pool.placement.ptr.empty() ? "by default" : "as `placement` asks", range.min,
+                            range.min == 1 ? "" : "s", need, need),
+                Anchor::key,
+                {doc.note(pool.placement.ptr.empty() ? pool.ptr : pool.placement.ptr,
+                          fmt::format("pool '{}' placed by topology here", name), Anchor::key)});
+    }
+    // A required host: one machine of the labelled families is a whole host (8 GPUs, or A4X's
+    // 4-GPU tray), so the PodSet's pods must fit one node. A block or sub-block holds as many
+    // machines as the reservation's, which the spec does not say: the placement check already
+    // holds the pods to the pool's size, and that is all trainc can know.
+    for (const auto& set : sets) {
+      if (set.asks.kind != TopologyRequest::Kind::kRequired || set.asks.level != "host" || !set.pool) continue;
+      const PoolPlacement* pp = placed.pool(set.pool->name);
+      if (!pp || set.pods.empty() || fits_in(*pp, set.pods, 1)) continue;
+      doc.error(diags, set.pods.front().ptr,
+                fmt::format("{} would never start: it requires all of its {} pods in one host "
+                            "(kueue.x-k8s.io/podset-required-topology: {}), and a host of pool '{}' is one node of {}, "
+                            "which does not hold them. Fix: fewer or smaller pods, a wider level, or `required: false` "
+                            "to prefer one host and spread when it is full",
+                            set.what, set.pods.size(), set.asks.label, set.pool->name, set.pool->machine),
+                Anchor::key,
+                {doc.note(set.asked_at.empty() ? set.pool->ptr : set.asked_at, "one host required here", Anchor::key)});
+    }
   }
 }
 

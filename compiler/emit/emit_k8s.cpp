@@ -185,7 +185,7 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   ojson pod_meta{{"labels", k8s::batch_pod_labels(sys, step_labels(sys, step))}};
   if (ojson annotations = k8s::pod_annotations(needs); !annotations.empty()) pod_meta["annotations"] = annotations;
   // One Kueue PodSet: the Job's pods, or all slices' pods of the JobSet's one replicated Job.
-  k8s::ask_topology(pod_meta, sys, sys.pool(step.pool), step.nodes * (jobset ? step.slices : 1));
+  k8s::ask_topology(pod_meta, topology_request(sys, step));
   return {{"metadata", pod_meta}, {"spec", pod}};
 }
 

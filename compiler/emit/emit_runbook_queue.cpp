@@ -32,13 +32,13 @@ std::string meaning(const TopologyRequest& r, int pods) {
 std::vector<Row> rows(const System& sys) {
   std::vector<Row> out;
   for (const auto& st : sys.steps) {
-    if (st.cluster.empty()) {
+    const ComputeCluster* c = sys.compute_cluster(st.cluster);
+    if (!c || c->steps_have_own_pods()) {  // the step's own Job (a Dask client's too)
       const int pods = st.nodes * st.slices;
-      out.push_back({fmt::format("step `{}`", st.name), pods, st.pool, topology_request(sys, sys.pool(st.pool), pods)});
+      out.push_back({fmt::format("step `{}`", st.name), pods, st.pool, topology_request(sys, st)});
       continue;
     }
-    const ComputeCluster* c = sys.compute_cluster(st.cluster);
-    if (!c || !c->per_job()) continue;  // a shared cluster's pods are not queued
+    if (!c->per_job()) continue;  // a RayJob on a shared cluster is not queued
     out.push_back({fmt::format("step `{}`: Ray head", st.name), 1, c->lead().pool,
                    topology_request(sys, sys.pool(c->lead().pool), 1)});
     for (const auto& g : c->workers)
@@ -80,11 +80,14 @@ std::string queue_runbook_section(const System& sys) {
       "sub-block, reach each other over fewer network hops. Kueue counts only nodes that exist and are Ready, picks "
       "a domain for the whole workload, and pins each pod to a node in it, in the order of the pods' completion "
       "index; a node that fails under a running workload is replaced by a free one in the same domain when there is "
-      "one.\n\n| workload | pods | pool | asks | meaning |\n|---|---|---|---|---|\n",
+      "one.\n\n",
       pools, k8s::topology_name(sys), placed.size() == 1 ? "the pool's flavor names" : "the pools' flavors name");
+  std::string table;
   for (const Row& r : rows(sys))
     if (r.asks.kind != TopologyRequest::Kind::kNone)
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", r.what, r.pods, r.pool, r.asks.describe(), meaning(r.asks, r.pods));
+      table += fmt::format("| {} | {} | {} | {} | {} |\n", r.what, r.pods, r.pool, r.asks.describe(), meaning(r.asks, r.pods));
+  md += table.empty() ? "No queued workload runs there (services and long-lived clusters are not queued).\n"
+                      : "| workload | pods | pool | asks | meaning |\n|---|---|---|---|---|\n" + table;
   md += "\nWhere they landed: the Workload's topology assignment (its name is Kueue's, from the list above), "
         "then the nodes with their places and the pods on them:\n\n```sh\n";
   md += cmd::kubectl(kube, {"get", "workload", "-n", ns, "NAME", "-o",

@@ -218,7 +218,9 @@ ResourcePlan make_plan(const System& sys) {
     if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
     w.timeout_seconds = st.timeout_seconds;
     w.retries = st.retries;
-    if (st.cluster.empty()) w.topology = topology_request(sys, sys.pool(st.pool), st.nodes * st.slices).describe();
+    // A step's own Job (a Dask client's too); a RayJob's pods are its cluster's, below.
+    if (const ComputeCluster* c = sys.compute_cluster(st.cluster); !c || c->steps_have_own_pods())
+      w.topology = topology_request(sys, st).describe();
     const long long accelerators = static_cast<long long>(w.max_pods) * (w.gpus_per_pod + w.chips_per_pod);
     if (accelerators > 0) {
       if (st.timeout_seconds) {

@@ -46,7 +46,10 @@ ojson queued(const System& sys, ojson labels) {
 }
 
 void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods) {
-  const TopologyRequest r = topology_request(sys, pool, pods);
+  ask_topology(meta, topology_request(sys, pool, pods));
+}
+
+void ask_topology(ojson& meta, const TopologyRequest& r) {
   if (r.kind == TopologyRequest::Kind::kNone) return;
   ojson& a = meta["annotations"];
   if (!a.is_object()) a = ojson::object();

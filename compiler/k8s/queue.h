@@ -16,6 +16,8 @@ ojson queued(const System& sys, ojson labels);
 /// Has the pod template metadata `meta` of a Kueue PodSet of `pods` pods on `pool` ask for its
 /// topology_request() (model.h) with Kueue's annotations.
 void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods);
+/// The same for a request made already.
+void ask_topology(ojson& meta, const TopologyRequest& r);
 
 ojson topology(const System& sys, const Object& obj);
 ojson resource_flavor(const System& sys, const Object& obj);

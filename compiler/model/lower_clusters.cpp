@@ -73,16 +73,21 @@ Pool Lowerer::pool(const std::string& name, const json& p) {
   return out;
 }
 
+TopologyPlacement Lowerer::placement_of(const json& pl, const std::string& ptr) {
+  TopologyPlacement out;
+  out.ptr = ptr;
+  if (const std::string level = get_or<std::string>(pl, "level", "none"); level != "none") {
+    out.level = level;
+    out.required = get_or(pl, "required", false);
+  }
+  return out;
+}
+
 void Lowerer::placement(Pool& out, const json& p) {
   const MachineType* m = catalog().machine(out.machine);
   out.topology_labels = m && m->topology_labels;
   if (p.contains("placement")) {
-    const json& pl = p["placement"];
-    out.placement.ptr = ptr_key(out.ptr, "placement");
-    if (const std::string level = get_or<std::string>(pl, "level", "none"); level != "none") {
-      out.placement.level = level;
-      out.placement.required = get_or(pl, "required", false);
-    }
+    out.placement = placement_of(p["placement"], ptr_key(out.ptr, "placement"));
     return;
   }
   if (!root_.contains("queue") || !out.topology_labels) return;

@@ -86,6 +86,7 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   }
   out.labels = string_map(s, "labels");
   out.annotations = string_map(s, "annotations");
+  if (s.contains("placement")) out.placement = placement_of(s["placement"], ptr_key(out.ptr, "placement"));
   out.security = pod_security(s, out.ptr);
   // A generated image runs as uid 1000: it must own the folders the entry script writes.
   if (auto b = builds_.find(out.name); s.contains("build") && b != builds_.end() && b->second.generated()) {

@@ -110,6 +110,8 @@ class Lowerer {
   Pool pool(const std::string& name, const json& p);
   /// The pool's topology-aware placement: spec `placement`, else the catalog's default.
   void placement(Pool& out, const json& p);
+  /// A `placement` as written at `ptr` (a pool's or a step's).
+  static TopologyPlacement placement_of(const json& pl, const std::string& ptr);
 
   /// Each pool's DaemonSet reserve, from the catalog, once every pool is known.
   void node_reserves(System& sys);

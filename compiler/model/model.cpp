@@ -151,19 +151,24 @@ std::string TopologyRequest::describe() const {
   return "";
 }
 
-TopologyRequest topology_request(const System& sys, const Pool* pool, int pods) {
+TopologyRequest topology_request(const System& sys, const Pool* pool, int pods, const TopologyPlacement* own) {
   TopologyRequest r;
   if (!sys.queue || !pool || !pool->tas()) return r;
-  if (pods <= 1) {
+  const TopologyPlacement& asked = own ? *own : pool->placement;
+  if (pods <= 1 || asked.level.empty()) {
     r.kind = TopologyRequest::Kind::kUnconstrained;
     return r;
   }
-  const TopologyLevel* level = catalog().topology().level(pool->placement.level);
+  const TopologyLevel* level = catalog().topology().level(asked.level);
   if (!level) return r;  // a level the catalog lacks is an error of the spec (checks)
-  r.kind = pool->placement.required ? TopologyRequest::Kind::kRequired : TopologyRequest::Kind::kPreferred;
+  r.kind = asked.required ? TopologyRequest::Kind::kRequired : TopologyRequest::Kind::kPreferred;
   r.level = level->name;
   r.label = level->label;
   return r;
+}
+
+TopologyRequest topology_request(const System& sys, const Step& step) {
+  return topology_request(sys, sys.pool(step.pool), step.nodes * step.slices, step.placement ? &*step.placement : nullptr);
 }
 
 PoolCapacity capacity(const Pool& pool) {

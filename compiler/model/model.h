@@ -183,7 +183,11 @@ struct System;
 /// without a queue); on one, its placement when the PodSet has several pods, else unconstrained.
 /// Kueue gives a TAS flavor of a queue that also has others only to PodSets that ask for TAS, so
 /// every PodSet on a TAS pool asks.
-TopologyRequest topology_request(const System& sys, const Pool* pool, int pods);
+/// `own`, when given, replaces the pool's placement (a step's `placement`; level "" = unconstrained).
+TopologyRequest topology_request(const System& sys, const Pool* pool, int pods, const TopologyPlacement* own = nullptr);
+struct Step;
+/// The request of a step's one PodSet: all of its pods (every slice's), by its own placement or its pool's.
+TopologyRequest topology_request(const System& sys, const Step& step);
 
 /// What a pool holds at its largest: every node's allocatable CPU (cores) and memory (bytes), GPUs
 /// and TPU chips. Kueue's quotas, and the checks against them.
@@ -455,6 +459,8 @@ struct Step {
   std::optional<Checkpoints> checkpoints;
   StringMap labels, annotations;
   PodSecurity security;
+  /// Spec `placement`: replaces its pool's topology-aware placement for this step's pods.
+  std::optional<TopologyPlacement> placement;
 
   bool distributed() const { return nodes > 1; }
   /// More than one TPU slice: the slices meet over the data-center network (megascale).
