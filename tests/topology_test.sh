@@ -74,6 +74,13 @@ machine_g2_upsh_only() { sed -i 's|--machine-type=a4-highgpu-8g|--machine-type=g
 slice_without_size() {
   sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\        kueue.x-k8s.io/podset-slice-required-topology: $SUB" k8s/pretrain-job.yaml
 }
+unnamed_topology() { sed -i '/^  topologyName:/d' k8s/flavor-a4.yaml; }
+flavor_unlabelled() { sed -i -e '/^  nodeLabels:$/d' -e '/^    cloud.google.com\/gke-nodepool: a4$/d' k8s/flavor-a4.yaml; }
+hostname_first() {
+  sed -i -e 's|nodeLabel: kubernetes.io/hostname|nodeLabel: HOLD|' \
+    -e 's|nodeLabel: cloud.google.com/gce-topology-block|nodeLabel: kubernetes.io/hostname|' \
+    -e 's|nodeLabel: HOLD|nodeLabel: cloud.google.com/gce-topology-block|' k8s/topology.yaml
+}
 unconstrained_many() {
   sed -i 's|kueue.x-k8s.io/podset-preferred-topology: .*|kueue.x-k8s.io/podset-unconstrained-topology: "true"|' k8s/pretrain-job.yaml
 }
@@ -96,6 +103,12 @@ t "a slice annotation without podset-slice-size fails the judge" \
   mutant slice 'k8s/pretrain-job.yaml: .*podset-slice-required-topology without kueue.x-k8s.io/podset-slice-size' slice_without_size
 t "a 4-pod PodSet marked unconstrained fails the judge" \
   mutant loose 'k8s/pretrain-job.yaml: .*a PodSet of 4 pods is unconstrained' unconstrained_many
+t "a Topology no flavor names fails the judge" \
+  mutant orphan 'k8s/topology.yaml: Topology gpt-a4-tas: no ResourceFlavor names it' unnamed_topology
+t "a flavor with a topologyName but no nodeLabels fails the judge (Kueue's CEL rule)" \
+  mutant unlabelled 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4: has a topologyName but no nodeLabels' flavor_unlabelled
+t "kubernetes.io/hostname as the first level fails the judge" \
+  mutant hostname 'k8s/topology.yaml: Topology gpt-a4-tas: kubernetes.io/hostname may only be the last' hostname_first
 
 # --- specs written here -----------------------------------------------------------------------------
 # spec NAME POOL-LINES NODES: a system NAME with an a3-ultragpu-8g pool `h200` (POOL-LINES under it,
@@ -302,12 +315,15 @@ oracle_accepts() {
 }
 # And it is no rubber stamp: hostname above another level breaks a CEL rule of the Topology.
 oracle_refuses_hostname_first() {
-  local bad="$TMP/topology-hostname-first.yaml"
-  sed -e 's|nodeLabel: kubernetes.io/hostname|nodeLabel: HOLD|' \
-      -e 's|nodeLabel: cloud.google.com/gce-topology-block|nodeLabel: kubernetes.io/hostname|' \
-      -e 's|nodeLabel: HOLD|nodeLabel: cloud.google.com/gce-topology-block|' "$GOLDEN/k8s/topology.yaml" >"$bad"
-  run "$ORACLE/k8s-validate" "$bad"
+  local bad="$TMP/hostname-first"
+  rm -rf "$bad"
+  mkdir -p "$bad/k8s"
+  cp "$GOLDEN/k8s/topology.yaml" "$bad/k8s/"
+  (cd "$bad" && hostname_first) || return 1
+  run "$ORACLE/k8s-validate" "$bad/k8s/topology.yaml"
   if [ "$rc" -eq 0 ]; then echo "k8s-validate accepted kubernetes.io/hostname as the first level:"; cat "$TMP/stdout"; return 1; fi
+  grep -q 'kubernetes.io/hostname label can only be used at the lowest level' "$TMP/stdout" ||
+    { echo "k8s-validate refused it for another reason:"; cat "$TMP/stdout" "$TMP/stderr"; return 1; }
 }
 if oracles_present "the Kueue CRD oracle accepts $GOLDEN/k8s/topology.yaml and flavor-a4.yaml" k8s-validate; then
   t "the Kueue CRD oracle accepts $GOLDEN/k8s/topology.yaml and flavor-a4.yaml" oracle_accepts
