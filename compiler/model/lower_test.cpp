@@ -203,4 +203,57 @@ TEST_CASE("a Triton repository's source: fetched files may bring what a model ne
   CHECK(text.find("services.t.triton.models[1]") != std::string::npos);
 }
 
+TEST_CASE("topology-aware placement: the catalog's default on fixed-size labelled pools behind a queue, the spec's otherwise") {
+  auto with = [](const std::string& queue, const std::string& a4, const std::string& step_extra) {
+    Diagnostics diags;
+    auto sys = lower_text("apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n" + queue +
+                              "cluster:\n  pools:\n    cpu: {machine: e2-standard-8}\n    a4: " + a4 + "\n"
+                              "pipeline:\n  - {name: big, image: i, pool: a4, nodes: 4, gpus: 8, torchrun: {script: t.py}" +
+                              step_extra + "}\n  - {name: one, image: i, pool: a4, gpus: 8, torchrun: {script: t.py}}\n"
+                              "  - {name: prep, image: i, pool: cpu, command: [x]}\n",
+                          diags);
+    REQUIRE_MESSAGE(sys, diags.render_text());
+    return *sys;
+  };
+  using K = TopologyRequest::Kind;
+  {  // fixed size, labelled machine, queue: prefers one block; a single pod asks for nothing in particular
+    const System sys = with("queue: {}\n", "{machine: a4-highgpu-8g, nodes: 4}", "");
+    CHECK(sys.pools.at("a4").tas());
+    CHECK(sys.pools.at("a4").placement.ptr.empty());
+    const TopologyRequest big = topology_request(sys, sys.steps[0]);
+    CHECK(big.kind == K::kPreferred);
+    CHECK(big.label == "cloud.google.com/gce-topology-block");
+    CHECK(topology_request(sys, sys.steps[1]).kind == K::kUnconstrained);
+    CHECK(!sys.pools.at("cpu").tas());
+    CHECK(topology_request(sys, sys.steps[2]).kind == K::kNone);
+  }
+  {  // no queue: nothing, whatever the machine
+    const System sys = with("", "{machine: a4-highgpu-8g, nodes: 4}", "");
+    CHECK(topology_request(sys, sys.steps[0]).kind == K::kNone);
+  }
+  {  // a pool that may be smaller than its largest: none by default, and the reason
+    const System sys = with("queue: {}\n", "{machine: a4-highgpu-8g, autoscaling: {min: 0, max: 4}}", "");
+    CHECK(!sys.pools.at("a4").tas());
+    CHECK(sys.pools.at("a4").placement.why_none.find("may have 0 nodes of its 4") != std::string::npos);
+  }
+  {  // the pool's own placement, and a step's replacing it
+    const System sys = with("queue: {}\n", "{machine: a4-highgpu-8g, nodes: 4, placement: {level: host}}",
+                            ", placement: {level: subblock, required: true}");
+    CHECK(sys.pools.at("a4").placement.level == "host");
+    const TopologyRequest big = topology_request(sys, sys.steps[0]);
+    CHECK(big.kind == K::kRequired);
+    CHECK(big.describe() == "required subblock");
+    CHECK(topology_request(sys, sys.pools.count("a4") ? &sys.pools.at("a4") : nullptr, 4).describe() == "preferred host");
+  }
+  {  // a step's level none: unconstrained, still asking (a mixed queue gives a TAS flavor only to those that ask)
+    const System sys = with("queue: {}\n", "{machine: a4-highgpu-8g, nodes: 4}", ", placement: {level: none}");
+    CHECK(topology_request(sys, sys.steps[0]).kind == K::kUnconstrained);
+  }
+  {  // the pool's level none: no Topology for it
+    const System sys = with("queue: {}\n", "{machine: a4-highgpu-8g, nodes: 4, placement: {level: none}}", "");
+    CHECK(!sys.pools.at("a4").tas());
+    CHECK(topology_request(sys, sys.steps[0]).kind == K::kNone);
+  }
+}
+
 }  // namespace trainc
