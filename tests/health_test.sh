@@ -281,18 +281,20 @@ compile "$(primary_spec examples/triton-tpu)" "$E2E" || exit 1
 check_apply_uploads() {
   rm -rf "$TMP/stubs" "$SANDBOX"
   stubs_install "$TMP/stubs"
-  # A copy as deep as the compiled folder: apply.sh names the models folder relative to itself.
-  mkdir -p "$TMP/repinned"
-  cp -R "$E2E/triton-tpu" "$TMP/repinned/triton-tpu"
-  stub_repin "$TMP/repinned/triton-tpu"
-  stubbed "$TMP/repinned/triton-tpu" up.sh
+  # A copy deeper than the compiled folder: apply.sh finds the spec's folder when it runs (from the
+  # output's manifest), so the output may move.
+  local moved="$TMP/repinned/moved/deeper/triton-tpu"
+  mkdir -p "$(dirname "$moved")"
+  cp -R "$E2E/triton-tpu" "$moved"
+  stub_repin "$moved"
+  stubbed "$moved" up.sh
   [ "$rc" -eq 0 ] || { show_stubbed; echo "up.sh failed"; return 1; }
-  stub_user_images "$TMP/repinned/triton-tpu" >/dev/null  # the TPU steps' image is the user's to push
+  stub_user_images "$moved" >/dev/null  # the TPU steps' image is the user's to push
   stub_reset_calls
-  stubbed "$TMP/repinned/triton-tpu" apply.sh --services-only
+  stubbed "$moved" apply.sh --services-only
   [ "$rc" -eq 0 ] || { show_stubbed; echo "apply.sh failed"; return 1; }
   local models m objects="$STUB_STATE/cloud/objects/jk-triton-repository"
-  models=$(sed -n 's|.*/v2/models/\([^/]*\)/ready.*|\1|p' "$TMP/repinned/triton-tpu/scripts/health.sh" | sort -u)
+  models=$(sed -n 's|.*/v2/models/\([^/]*\)/ready.*|\1|p' "$moved/scripts/health.sh" | sort -u)
   [ -n "$models" ] || { echo "health.sh asks for no model"; return 1; }
   for m in $models; do
     grep -q "^curl .*/v2/models/$m/ready" "$STUB_STATE/log" || { show_stubbed; echo "health.sh did not ask for $m"; return 1; }
@@ -308,7 +310,7 @@ check_apply_uploads() {
   [ "$upload" -lt "$deploy" ] && [ "$deploy" -lt "$asked" ] ||
     { show_stubbed; echo "the repository was filled at line $upload of the log, the Deployment applied at $deploy, the model asked at $asked"; return 1; }
   # Again: the upload adds and replaces, and apply.sh stays idempotent.
-  stubbed "$TMP/repinned/triton-tpu" apply.sh --services-only
+  stubbed "$moved" apply.sh --services-only
   [ "$rc" -eq 0 ] || { show_stubbed; echo "the second apply.sh failed"; return 1; }
 }
 t "apply.sh uploads every model the health check asks for before the server is deployed" check_apply_uploads

@@ -28,6 +28,10 @@ std::string contents_runbook_note(const System& sys, const Service& s);
 
 namespace scripts {
 
+/// Whether a service's contents come from a folder beside the spec: apply.sh then finds the spec's
+/// folder first (find_spec_dir).
+bool reads_spec_dir(const System& sys);
+
 /// apply.sh's kContents step: fetch and check the pinned files, then upload; or, without a
 /// source, die at once when a needed object is missing.
 void contents_step(ShellScript& sh, const System& sys, const Service& s);

@@ -1,7 +1,8 @@
 // The commands that fill a server's store folders before it starts, or look for what it needs
-// there (emit/contents.h). A folder beside the spec is named from where the output's files run
-// (Origin::spec_path_from), so the scripts work in any checkout of the repository; fetched files
-// go to a temporary folder and are checked against their SHA-256 before anything is uploaded.
+// there (emit/contents.h). apply.sh finds a folder beside the spec when it runs (find_spec_dir), so
+// it works in any checkout holding the spec and its output, moved or not; the runbook names the
+// folder from the output folder as compiled (Origin::spec_path_from). Fetched files go to a
+// temporary folder and are checked against their SHA-256 before anything is uploaded.
 #include "emit/contents.h"
 
 #include <fmt/format.h>
@@ -114,6 +115,13 @@ void lookups(ShellScript& sh, const Service& s, const StoreContents& c) {
 
 }  // namespace
 
+bool reads_spec_dir(const System& sys) {
+  for (const auto& [_, s] : sys.services)
+    for (const StoreContents& c : s.store_contents())
+      if (c.source && !c.source->folder.empty()) return true;
+  return false;
+}
+
 void contents_lookups(ShellScript& sh, const Service& s) {
   for (const StoreContents& c : s.store_contents()) lookups(sh, s, c);
 }
@@ -147,10 +155,8 @@ void contents_step(ShellScript& sh, const System& sys, const Service& s) {
       }
     }
     if (!src.folder.empty()) {
-      // Relative to the script, which may run from any folder (Cloud Build: the repository's root).
-      const std::string rel = sys.origin.spec_path_from("scripts", sys.name, src.folder);
-      const std::string from = "\"$(dirname \"$0\")/" + dq_part(rel) + "\"";
-      call(sh, cmd::storage_rsync(from, c.folder->url));
+      // Beside the spec, found when the script runs (find_spec_dir), from any folder and checkout.
+      call(sh, cmd::storage_rsync(in_spec_dir(src.folder), c.folder->url));
     } else if (!src.gcs.empty()) {
       call(sh, cmd::storage_rsync(lit(src.gcs), c.folder->url));
     }

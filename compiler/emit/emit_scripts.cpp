@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "emit/emitter.h"
+#include "io/tree_writer.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -229,6 +230,34 @@ void variables(ShellScript& sh, const System& sys, const Needs& n) {
   sh.line(fmt::format("readonly {}", fmt::join(names, " ")));
   sh.line();
 }
+
+}  // namespace
+
+void find_spec_dir(ShellScript& sh, std::string_view script) {
+  const std::string manifest = fmt::format("$OUT_DIR/{}", kManifestName);
+  sh.line();
+  sh.comment("The spec's folder, which files beside the spec are named from: the output's manifest names");
+  sh.comment("the spec relative to a folder above (the root of its git work tree), found by walking up.");
+  sh.line("OUT_DIR=\"$(dirname \"$0\")/..\"");
+  sh.line(fmt::format("[ -f \"{0}\" ] || die \"no {0}: compile the spec again\"", manifest));
+  sh.line(fmt::format("SPEC=$(sed -n 's/^# source: //p' \"{}\")", manifest));
+  sh.line(fmt::format("[ -n \"$SPEC\" ] || die \"{} names no spec: compile the spec again\"", manifest));
+  sh.line("SPEC_DIR=$(cd \"$OUT_DIR\" && pwd)");
+  sh.open("until [ -f \"${SPEC_DIR%/}/$SPEC\" ]; do")
+      .line(fmt::format("if [ \"$SPEC_DIR\" = / ]; then die \"no $SPEC above $OUT_DIR: {} reads files beside the spec; "
+                        "run it from a checkout holding both\"; fi",
+                        script))
+      .line("SPEC_DIR=$(dirname \"$SPEC_DIR\")")
+      .close("done");
+  sh.line("SPEC_DIR=$(dirname \"${SPEC_DIR%/}/$SPEC\")");
+  sh.line("readonly OUT_DIR SPEC SPEC_DIR");
+}
+
+std::string in_spec_dir(const std::string& path) {
+  return path == "." ? ref("SPEC_DIR") : dq(Var{"SPEC_DIR"}, "/", path);
+}
+
+namespace {
 
 void usage(ShellScript& sh, std::string_view script, const std::vector<std::string>& about,
            const std::vector<Option>& opts, const Needs& needs) {

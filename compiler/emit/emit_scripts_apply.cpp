@@ -270,6 +270,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
     check_functions(sh, false);
     need_image_function(sh);
   }
+  if (reads_spec_dir(sys)) find_spec_dir(sh, "apply.sh");
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));

@@ -14,11 +14,6 @@
 namespace trainc::scripts {
 namespace {
 
-/// A path under the spec's folder ($SPEC_DIR) as one shell word.
-std::string in_spec_dir(const std::string& path) {
-  return path == "." ? ref("SPEC_DIR") : dq(Var{"SPEC_DIR"}, "/", path);
-}
-
 /// The Dockerfile a build uses as one shell word: a generated one is in the output folder.
 std::string dockerfile_word(const Build& b) {
   if (b.generated()) return dq(Var{"OUT_DIR"}, "/", b.output_dockerfile());
@@ -47,26 +42,9 @@ std::string platforms(const System& sys, const Build& b) {
   return arm ? "linux/arm64" : "linux/amd64";
 }
 
-/// The spec's folder, which the build contexts are relative to, found at run time: the output's
-/// manifest names the spec relative to a folder above it (its git work tree's root), which is
-/// searched for upwards, as trainc finds a recorded spec. So the script names no path that
-/// depends on where the spec was compiled from, and works from any checkout holding both.
+/// The spec's folder, which the build contexts are relative to (find_spec_dir), and the upload's.
 void paths(ShellScript& sh) {
-  const std::string manifest = fmt::format("$OUT_DIR/{}", kManifestName);
-  sh.line();
-  sh.comment("The spec's folder, which the build contexts are relative to: the output's manifest names the");
-  sh.comment("spec relative to a folder above (the root of its git work tree), found by walking up.");
-  sh.line("OUT_DIR=\"$(dirname \"$0\")/..\"");
-  sh.line(fmt::format("[ -f \"{0}\" ] || die \"no {0}: compile the spec again\"", manifest));
-  sh.line(fmt::format("SPEC=$(sed -n 's/^# source: //p' \"{}\")", manifest));
-  sh.line(fmt::format("[ -n \"$SPEC\" ] || die \"{} names no spec: compile the spec again\"", manifest));
-  sh.line("SPEC_DIR=$(cd \"$OUT_DIR\" && pwd)");
-  sh.open("until [ -f \"${SPEC_DIR%/}/$SPEC\" ]; do")
-      .line("if [ \"$SPEC_DIR\" = / ]; then die \"no $SPEC above $OUT_DIR: build.sh builds from a checkout holding the spec\"; fi")
-      .line("SPEC_DIR=$(dirname \"$SPEC_DIR\")")
-      .close("done");
-  sh.line("SPEC_DIR=$(dirname \"${SPEC_DIR%/}/$SPEC\")");
-  sh.line("readonly OUT_DIR SPEC SPEC_DIR");
+  find_spec_dir(sh, "build.sh");
   sh.comment("Cloud Build's upload of the image being built, removed on exit.");
   sh.line("STAGE=''");
   sh.line("trap 'if [ -n \"$STAGE\" ]; then rm -rf \"$STAGE\"; fi' EXIT");

@@ -72,15 +72,15 @@ present() {
   exists "$@"
 }
 
-# The spec's folder, which the build contexts are relative to: the output's manifest names the
-# spec relative to a folder above (the root of its git work tree), found by walking up.
+# The spec's folder, which files beside the spec are named from: the output's manifest names
+# the spec relative to a folder above (the root of its git work tree), found by walking up.
 OUT_DIR="$(dirname "$0")/.."
 [ -f "$OUT_DIR/.trainc-manifest" ] || die "no $OUT_DIR/.trainc-manifest: compile the spec again"
 SPEC=$(sed -n 's/^# source: //p' "$OUT_DIR/.trainc-manifest")
 [ -n "$SPEC" ] || die "$OUT_DIR/.trainc-manifest names no spec: compile the spec again"
 SPEC_DIR=$(cd "$OUT_DIR" && pwd)
 until [ -f "${SPEC_DIR%/}/$SPEC" ]; do
-  if [ "$SPEC_DIR" = / ]; then die "no $SPEC above $OUT_DIR: build.sh builds from a checkout holding the spec"; fi
+  if [ "$SPEC_DIR" = / ]; then die "no $SPEC above $OUT_DIR: build.sh reads files beside the spec; run it from a checkout holding both"; fi
   SPEC_DIR=$(dirname "$SPEC_DIR")
 done
 SPEC_DIR=$(dirname "${SPEC_DIR%/}/$SPEC")

@@ -119,6 +119,20 @@ need_image() {
   fi
 }
 
+# The spec's folder, which files beside the spec are named from: the output's manifest names
+# the spec relative to a folder above (the root of its git work tree), found by walking up.
+OUT_DIR="$(dirname "$0")/.."
+[ -f "$OUT_DIR/.trainc-manifest" ] || die "no $OUT_DIR/.trainc-manifest: compile the spec again"
+SPEC=$(sed -n 's/^# source: //p' "$OUT_DIR/.trainc-manifest")
+[ -n "$SPEC" ] || die "$OUT_DIR/.trainc-manifest names no spec: compile the spec again"
+SPEC_DIR=$(cd "$OUT_DIR" && pwd)
+until [ -f "${SPEC_DIR%/}/$SPEC" ]; do
+  if [ "$SPEC_DIR" = / ]; then die "no $SPEC above $OUT_DIR: apply.sh reads files beside the spec; run it from a checkout holding both"; fi
+  SPEC_DIR=$(dirname "$SPEC_DIR")
+done
+SPEC_DIR=$(dirname "${SPEC_DIR%/}/$SPEC")
+readonly OUT_DIR SPEC SPEC_DIR
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
@@ -180,7 +194,7 @@ if [ "$DRY_RUN" = 0 ]; then
   sha256sum --check --status <<<"79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51  ${FETCHED}/densenet_onnx/1/model.onnx" ||
     die "https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/densenet-121/model/densenet-7.onnx is not the file services.triton.triton.source.fetch pins (SHA-256 79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51); nothing was uploaded"
 fi
-run gcloud storage rsync --recursive "$(dirname "$0")/../../../examples/triton-tpu/models" gs://jk-triton-repository
+run gcloud storage rsync --recursive "${SPEC_DIR}/models" gs://jk-triton-repository
 run gcloud storage rsync --recursive "$FETCHED" gs://jk-triton-repository
 rm -rf "$FETCHED"
 
