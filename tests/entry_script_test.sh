@@ -135,8 +135,10 @@ no_stray_processes() {
 log_uploaded() {
   rm -rf "$BUCKET/bkt/runs/out"
   run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
-  local up="$BUCKET/bkt/runs/out/trainc-train.log"
-  [ -f "$up" ] || { echo "the step's log is not in the bucket"; ls -R "$BUCKET/bkt/runs/out"; return 1; }
+  local logs up
+  logs=$(find "$BUCKET/bkt/runs/out" -name 'trainc-train-*.log')
+  [ "$(printf '%s\n' "$logs" | grep -c .)" = 1 ] || { echo "not one log of the step in the bucket: $logs"; ls -R "$BUCKET/bkt/runs/out"; return 1; }
+  up=$logs
   grep -q 'epoch 1 loss' "$up" || { echo "the trainer's output is not in the uploaded log"; cat "$up"; return 1; }
   grep -q 'trainer exited with status 0' "$up" || { echo "the uploaded log stops before the end"; cat "$up"; return 1; }
 }
@@ -146,8 +148,22 @@ log_not_a_checkpoint() {
   rm -rf "$BUCKET/bkt/runs/out"
   run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
   run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }  # its restored log is the newest file
-  if grep -q 'trainc-train.log' "$TMP/log/resume_env"; then echo "resumed from the step's own log"; return 1; fi
+  if grep -q 'trainc-train-.*\.log' "$TMP/log/resume_env"; then echo "resumed from the step's own log"; return 1; fi
   grep -q 'ckpt-' "$TMP/log/resume_env" || { echo "not resumed from a checkpoint: $(cat "$TMP/log/resume_env")"; return 1; }
+}
+# A retry is a new pod: its log is a file of its own, and the failed attempt's stays.
+log_per_attempt() {
+  rm -rf "$BUCKET/bkt/runs/out"
+  run_pod fail && { echo "the failing trainer's pod exited 0"; return 1; }
+  sleep 1  # the logs are named by the second their attempt started
+  run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
+  local logs
+  logs=$(find "$BUCKET/bkt/runs/out" -name 'trainc-train-*.log' | sort)
+  [ "$(printf '%s\n' "$logs" | grep -c .)" = 2 ] || { echo "not two logs for two attempts: $logs"; return 1; }
+  grep -q 'trainer exited with status 3' "$(printf '%s\n' "$logs" | head -n 1)" ||
+    { echo "the first attempt's log does not say it failed"; return 1; }
+  grep -q 'trainer exited with status 0' "$(printf '%s\n' "$logs" | tail -n 1)" ||
+    { echo "the second attempt's log does not say it succeeded"; return 1; }
 }
 log_off() {
   sed -i 's|every: 1h}|every: 1h, log: false}|' "$TMP/spec.yaml"
@@ -155,7 +171,7 @@ log_off() {
   rm -rf "$BUCKET/bkt/runs/out"
   run_pod ok || { echo "exit $?"; cat "$TMP/log/stdout"; return 1; }
   ls "$BUCKET"/bkt/runs/out/ckpt-*.pt >/dev/null 2>&1 || { echo "outputs not synced to the bucket"; return 1; }
-  [ ! -e "$BUCKET/bkt/runs/out/trainc-train.log" ] || { echo "the log was uploaded with log: false"; return 1; }
+  [ -z "$(find "$BUCKET/bkt/runs/out" -name 'trainc-train-*.log')" ] || { echo "the log was uploaded with log: false"; return 1; }
 }
 restore_spec() {
   sed -i -e 's|pattern: "\*"|pattern: "*.pt"|' -e 's|every: 1h, log: false}|every: 1h}|' "$TMP/spec.yaml"
@@ -170,6 +186,7 @@ t "SIGTERM reaches the trainer, then outputs are synced" sigterm_reaches_trainer
 t "no background process outlives the script" no_stray_processes
 t "the step's log is uploaded with its outputs" log_uploaded
 t "the uploaded log is never resumed from as a checkpoint" log_not_a_checkpoint
+t "each attempt uploads a log of its own" log_per_attempt
 t "outputs.log: false uploads no log" log_off
 t "the spec as it was compiles" restore_spec
 
@@ -335,8 +352,11 @@ entry_run() {
   local outlog
   outlog=$(sed -n "s/^readonly OUTPUT_LOG=//p" "$TMP/entry.sh")
   if [ -n "$outlog" ]; then
+    # trainc-<step>-"$(date ...)".log: one per attempt, named by when it started
     outlog=${outlog//\'/}
-    local up="$TMP/bucket/${from#s3://}/${outlog##*/}"
+    outlog=${outlog//\"/}
+    local name=${outlog##*/} up
+    up=$(find "$TMP/bucket/${from#s3://}" -maxdepth 1 -name "${name%%\$*}*.log" | head -n 1)
     grep -q 'trainer exited with status 0' "$up" 2>/dev/null ||
       { echo "the step's log did not reach the bucket as $up"; find "$TMP/bucket"; return 1; }
   fi

@@ -84,8 +84,9 @@ void wait_for_dask_workers(ShellScript& sh, const ComputeCluster& c) {
     sh.line(l);
 }
 
-/// The name of the step's log in its outputs folder (a DNS label: no glob or shell character).
-std::string output_log_name(const Step& step) { return fmt::format("trainc-{}.log", step.name); }
+/// The step's logs in its outputs folder, one per attempt: trainc-<step>-<UTC start>.log (the step's
+/// name is a DNS label: no glob or shell character).
+std::string output_log_glob(const Step& step) { return fmt::format("trainc-{}-*.log", step.name); }
 
 }  // namespace
 
@@ -111,8 +112,11 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.line(fmt::format("readonly LOG={}", pod_path(state + "/step.log")));
   sh.line(fmt::format("readonly HEARTBEAT={}", pod_path(step.heartbeat.file)));
   const bool upload_log = step.outputs && step.outputs->log;
-  if (upload_log)  // the output sync carries it to the store
-    sh.line(fmt::format("readonly OUTPUT_LOG={}", pod_path(step.outputs->path + "/" + output_log_name(step))));
+  if (upload_log) {  // the output sync carries it to the store; a retry's pod starts a file of its own
+    sh.comment("The log's copy the output sync uploads: one per attempt, named by when it started.");
+    sh.line(fmt::format("readonly OUTPUT_LOG={}\"$(date -u +%Y%m%dT%H%M%SZ)\".log",
+                        pod_path(fmt::format("{}/trainc-{}-", step.outputs->path, step.name))));
+  }
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
   sh.line("touch \"$HEARTBEAT\"");
@@ -171,10 +175,10 @@ std::string entry_script(const System& sys, const Step& step) {
     const auto& c = *step.checkpoints;
     sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
     sh.comment("pipefail, find's failure would otherwise end the script).");
-    // Never the step's own log, which each sync copies into the outputs (that folder may hold them).
+    // Never the step's own logs, which each sync copies into the outputs (that folder may hold them).
     sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
                         pod_path(c.path), sh_quote(c.pattern),
-                        upload_log ? " ! -name " + sh_quote(output_log_name(step)) : ""));
+                        upload_log ? " ! -name " + sh_quote(output_log_glob(step)) : ""));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line("log \"resuming from $TRAINC_RESUME_FROM\"")
