@@ -87,6 +87,19 @@ WarmUp::WarmUp() {
 
 WarmUp::~WarmUp() { wait_background(); }
 
+std::optional<System> lower_whole(const SourcePtr& source, Diagnostics& diags) {
+  diags.add_source(source);
+  auto doc = is_jsonnet(source->name()) ? load_jsonnet(source, diags) : load_yaml(source, diags);
+  if (!doc || check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
+  const size_t before = diags.reported().size();
+  auto system = lower_for_checks(*doc, diags, check_lowered);
+  if (!system || diags.has_errors_since(before)) return std::nullopt;
+  bool whole = false;
+  run_checks(*system, *doc, diags, {}, &whole);
+  if (!whole) return std::nullopt;
+  return system;
+}
+
 std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin,
                                        const CheckOptions& checks) {
   diags.add_source(source);

@@ -47,6 +47,11 @@ class WarmUp {
 std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& diags, const Origin& origin = {},
                                        const CheckOptions& checks = {});
 
+/// The spec's system when its only errors are where its pods would run (the topology and
+/// placement checks, run_checks' `whole`): for `trainc plan`, which shows the placement then.
+/// nullopt otherwise. Its diagnostics go to `diags`.
+std::optional<System> lower_whole(const SourcePtr& source, Diagnostics& diags);
+
 /// One spec of compile_many, and what compiling it gave.
 struct SpecJob {
   SourcePtr source;

@@ -277,17 +277,32 @@ std::optional<Compiled> compile_one(const Options& opt, int& rc) {
   return std::move(results[0]);
 }
 
-int cmd_plan(const Options& opt) {
-  int rc = kOk;
-  auto c = compile_one(opt, rc);
-  if (!c) return rc;
+void print_plan(const Options& opt, const System& sys) {
   g_activity = fmt::format("planning '{}'", opt.spec);
-  const ResourcePlan plan = make_plan(c->system);
+  const ResourcePlan plan = make_plan(sys);
   if (opt.format == "json")
     fmt::print("{}\n", plan_json(plan).dump(2));
   else
     fmt::print("{}", render_plan_text(plan));
-  return kOk;
+}
+
+int cmd_plan(const Options& opt) {
+  int rc = kOk;
+  if (auto c = compile_one(opt, rc)) {
+    print_plan(opt, c->system);
+    return kOk;
+  }
+  if (rc != kSpecError) return rc;
+  // A spec right in its parts whose pods would not run where it puts them: the plan shows where
+  // each pod lands and what is left, which is what the errors above are about.
+  std::string io_error;
+  const SourcePtr src = read_source(opt.spec, io_error);
+  Diagnostics again;  // reported above already
+  if (auto sys = src ? lower_whole(src, again) : std::nullopt) {
+    print_plan(opt, *sys);
+    fmt::print(stderr, "trainc: the plan above would not run as written: see the errors before it\n");
+  }
+  return rc;
 }
 
 int cmd_graph(const Options& opt) {

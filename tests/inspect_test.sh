@@ -195,6 +195,21 @@ plan_of_bad_spec() {
 }
 t "plan of a spec with errors prints its diagnostics and no plan" plan_of_bad_spec
 
+# A spec right in its parts whose pods would not run where it puts them: the plan still shows
+# each node and the pods that would stay Pending, after the errors, and the exit says it failed.
+plan_of_unplaceable_spec() {
+  run "$TRAINC" plan tests/errors/cluster-workers-exceed-pool/spec.yaml
+  [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; return 1; }
+  grep -q "error: cluster/ray 'ray/gpu' would stay Pending" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  grep -q "the plan above would not run as written" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
+  grep -q "would stay Pending: ray/gpu\[1\]" "$TMP/stdout" || { echo "no Pending pod in the plan:"; cat "$TMP/stdout"; return 1; }
+  run "$TRAINC" plan --format json tests/errors/topology-required-host-too-small/spec.yaml
+  [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; return 1; }
+  python3 -c 'import json,sys; w=[x for x in json.load(sys.stdin)["workloads"] if x["name"]=="train"][0]; assert w["topology"]=="required host", w' <"$TMP/stdout" ||
+    { echo "the JSON plan does not show the required host"; return 1; }
+}
+t "plan of a spec whose pods would not fit prints the errors, then the plan with what stays Pending" plan_of_unplaceable_spec
+
 explain_cli() {
   run "$TRAINC" explain pipeline.checkpoints.pattern
   [ "$rc" -eq 0 ] && grep -q '^DEFAULT:  \*$' "$TMP/stdout" || { echo "exit $rc"; cat "$TMP/stdout" "$TMP/stderr"; return 1; }

@@ -9,7 +9,7 @@ void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
   check_step_settings(sys, doc, diags);
 }
 
-bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts) {
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts, bool* whole) {
   size_t before = diags.error_count();
   check_pools(sys, doc, diags);
   check_names(sys, doc, diags);
@@ -20,6 +20,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_operators(sys, doc, diags);
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
+  if (whole) *whole = !diags.has_errors();
   check_topology(sys, doc, diags);  // its placement-dependent part only on a system without errors
   if (!diags.has_errors()) check_placement(sys, doc, diags);  // judges a system whose parts are right
   return diags.error_count() == before;

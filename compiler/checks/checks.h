@@ -31,8 +31,11 @@ void check_step_settings(const System& sys, const Document& doc, Diagnostics& di
 /// The value the spec wrote at `ptr`, or nullptr: for settings judged on how they were written.
 const nlohmann::json* written(const Document& doc, const std::string& ptr);
 
-/// Runs every family; returns true when none reported an error.
-bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts = {});
+/// Runs every family; returns true when none reported an error. `whole`, when given, is set to
+/// whether every family before the topology and placement ones passed: the system is right in its
+/// parts, and only where its pods would run is wrong (what `trainc plan` can still show).
+bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts = {},
+                bool* whole = nullptr);
 
 /// Pools agree with the hardware catalog: GPUs, TPU topologies, provisioning (hardware.cpp).
 void check_pools(const System& sys, const Document& doc, Diagnostics& diags);

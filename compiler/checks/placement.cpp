@@ -89,7 +89,7 @@ void report(const System& sys, const PoolPlacement& pp, const Phase& phase, cons
     doc.error(diags, pod.ptr,
               fmt::format("{} would stay Pending: {} of its {} pod(s) find no room on pool '{}' ({} node(s) of {} at "
                           "most, each leaving {} for pods after GKE's reserve and its {}DaemonSets). A pod asks for "
-                          "{}{}; {}{}. {}{} (`trainc plan` shows each node once every pod fits)",
+                          "{}{}; {}{}. {}{} (`trainc plan` shows each node, and what would stay Pending)",
                           what, missing, pod.of, pool.name, pp.nodes, pool.machine,
                           asks(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips),
                           pool.reserve.daemonsets.empty() ? "" : fmt::format("{} ", pool.reserve.daemonsets.size()),
@@ -117,7 +117,7 @@ void check_placement(const System& sys, const Document& doc, Diagnostics& diags)
                 fmt::format("{} ({} pod(s) of {}) would stay Pending: it runs on untainted nodes without "
                             "accelerators, and none of this system's has room for it next to what is there first "
                             "(its DaemonSets and the other system pods); add a small CPU pool, e.g. system: "
-                            "{{machine: e2-standard-4}}, or make room on one (`trainc plan` shows each node once every pod fits)",
+                            "{{machine: e2-standard-4}}, or make room on one (`trainc plan` shows each node, and what would stay Pending)",
                             pod.workload, pod.of, asks(pod.cores(), pod.bytes(), 0, 0)),
                 Anchor::key);
     } else
