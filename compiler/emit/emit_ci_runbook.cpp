@@ -11,6 +11,29 @@
 namespace trainc {
 namespace {
 
+/// The check job pulls trainc's image (`traincImage`) from Artifact Registry as the account it
+/// signs in as (the planner when there is one): a read grant on that repository alone; "" when the
+/// image is elsewhere (a public registry needs none; for gcr.io, grant it on the gcr.io repository).
+std::string trainc_image_reader(const GithubCi& gh) {
+  const std::string& image = gh.trainc_image;
+  const auto slash = image.find('/');
+  const std::string host = image.substr(0, slash);
+  constexpr std::string_view kSuffix = "-docker.pkg.dev";
+  if (slash == std::string::npos || !host.ends_with(kSuffix)) return "";
+  const auto second = image.find('/', slash + 1);
+  const auto third = second == std::string::npos ? second : image.find('/', second + 1);
+  if (third == std::string::npos) return "";
+  const std::string location = host.substr(0, host.size() - kSuffix.size());
+  const std::string project = image.substr(slash + 1, second - slash - 1);
+  const std::string repository = image.substr(second + 1, third - second - 1);
+  const std::string& checker = gh.plan_service_account.empty() ? gh.service_account : gh.plan_service_account;
+  CommandLine c = cmd::gcloud({"artifacts", "repositories", "add-iam-policy-binding", repository});
+  c.opt("--project", project).opt("--location", location).next_line();
+  c.opt("--member", "serviceAccount:" + checker).opt("--role", "roles/artifactregistry.reader");
+  return fmt::format("The check job runs trainc's image `{}` as `{}`, which needs to read its repository:\n\n```sh\n{}\n```\n\n",
+                     image, checker, c.line());
+}
+
 /// The part of a Workload Identity provider's name after `key/` ("" when absent).
 std::string provider_part(const std::string& provider, const std::string& key) {
   const std::string mark = key + "/";
@@ -145,6 +168,7 @@ std::string ci_runbook_section(const System& sys) {
                         "to `{}` may act as the deployer.\n\n",
                         gh.plan_service_account, gh.branch);
     }
+    md += trainc_image_reader(gh);
     md += fmt::format("The provider's project number is the one in `workloadIdentityProvider`; `{}` prints it.\n\n",
                       cmd::project_number("PROJECT").line());
   }

@@ -557,6 +557,9 @@ TEST_CASE("ci: the runbook lists the CI files, the setup and the roles") {
                       "--role=roles/logging.logWriter"));
   CHECK(contains(md, "gcloud projects add-iam-policy-binding my-proj --member=serviceAccount:deployer@my-proj.iam."
                      "gserviceaccount.com --role=roles/iam.serviceAccountUser --condition=None"));
+  // The check job pulls trainc's image as the deployer (no planner here): a read grant on its repository.
+  CHECK(contains(md, "gcloud artifacts repositories add-iam-policy-binding tools --project=my-proj --location=us"));
+  CHECK(contains(md, "--member=serviceAccount:deployer@my-proj.iam.gserviceaccount.com --role=roles/artifactregistry.reader"));
   CHECK(!contains(md, "roles/owner`"));
   CHECK(!contains(md, "--role=roles/owner"));
   CHECK(!contains(md, "--role=roles/editor"));
