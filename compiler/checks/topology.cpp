@@ -25,9 +25,10 @@ bool fits_in(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int k) 
   return nodes_needed(p, pods, k).has_value();
 }
 
-/// The fewest nodes of the pool that hold `pods` on their own, up to `limit`; 0 when none do.
-int fewest_nodes(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int limit) {
-  for (int k = 1; k <= limit; ++k)
+/// The fewest nodes of the pool above `from` that hold `pods` on their own, up to `limit`; 0 when
+/// none do.
+int fewest_nodes(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int from, int limit) {
+  for (int k = from + 1; k <= limit; ++k)
     if (fits_in(pp, pods, k)) return k;
   return 0;
 }
@@ -61,7 +62,7 @@ std::string why_not_placed(const System& sys, const Pool* pool) {
     return fmt::format("GKE labels nodes with their block, sub-block and host only on {}, not {}",
                        fmt::join(catalog().topology().machines, ", "), pool->machine);
   if (!pool->placement.why_none.empty())
-    return fmt::format("it may have fewer nodes than its largest, and Kueue places by topology only on nodes that exist");
+    return "it may have fewer nodes than its largest, and Kueue places by topology only on nodes that exist";
   return "its `placement` says `level: none`";
 }
 
@@ -130,9 +131,11 @@ void check_topology(const System& sys, const Document& doc, Diagnostics& diags) 
     for (const auto& [name, pods] : by_pool) {
       const Pool& pool = *sys.pool(name);
       const PoolPlacement* pp = placed.pool(name);
-      const int need = pp ? fewest_nodes(*pp, pods, pp->nodes) : 0;
       const Pool::NodeRange range = pool.node_range();
-      if (need == 0 || range.min >= need) continue;
+      if (!pp || fits_in(*pp, pods, range.min)) continue;
+      // Pods no size of the pool holds are the placement check's to report.
+      const int need = fewest_nodes(*pp, pods, range.min, pp->nodes);
+      if (need == 0) continue;
       doc.error(diags, st.ptr,
                 fmt::format("step '{}' would never start: pool '{}' is placed by topology ({}), and Kueue places only "
                             "on nodes that exist, while the pool may have {} node{} and the step needs {}; the "
