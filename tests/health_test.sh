@@ -315,6 +315,29 @@ check_apply_uploads() {
 }
 t "apply.sh uploads every model the health check asks for before the server is deployed" check_apply_uploads
 
+# A pool placed by topology: apply.sh reads its nodes' GKE topology labels before applying anything,
+# and stops, naming the node, when one lacks them (Kueue would leave every step there waiting).
+TAS="$TMP/tas"
+compile "$(primary_spec examples/gpt-a4-tas)" "$TAS" || exit 1
+check_topology_labels() {
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  stubbed "$TAS/gpt-a4-tas" up.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "up.sh failed"; return 1; }
+  stub_user_images "$TAS/gpt-a4-tas" >/dev/null
+  stub_reset_calls
+  STUB_NODES='gke-a4-1|b1|s1|h1\ngke-a4-2|||\n' stubbed "$TAS/gpt-a4-tas" apply.sh
+  [ "$rc" -eq 1 ] || { show_stubbed; echo "expected exit 1 on a node without topology labels"; return 1; }
+  grep -q "error: node(s) gke-a4-2 of pool a4 lack GKE's topology labels (cloud.google.com/gce-topology-block" "$TMP/stderr" ||
+    { show_stubbed; echo "the failure does not name the node"; return 1; }
+  if grep -qE "^kubectl .* apply " "$STUB_STATE/log"; then show_stubbed; echo "applied before the labels were checked"; return 1; fi
+  stub_reset_calls
+  STUB_NODES='gke-a4-1|b1|s1|h1\ngke-a4-2|b1|s2|h7\n' stubbed "$TAS/gpt-a4-tas" apply.sh
+  [ "$rc" -eq 0 ] || { show_stubbed; echo "apply.sh failed with every node labelled"; return 1; }
+  grep -q "^kubectl .* apply .*topology.yaml" "$STUB_STATE/log" || { show_stubbed; echo "the Topology was not applied"; return 1; }
+}
+t "apply.sh stops before applying anything when a node of a pool placed by topology lacks GKE's labels" check_topology_labels
+
 # The compiled pin, against the stand-in's download: the SHA-256 differs, and apply.sh stops
 # before anything is uploaded or the server deployed.
 check_pin_mismatch() {

@@ -234,6 +234,8 @@ case "${args[0]:-}" in
       *" --raw "*/v1/models" "*) "${0%/*}/.models"; exit 0 ;;
       *" --raw "*) echo '{}'; exit 0 ;;
       *" service "*) printf '%s' "${STUB_GATEWAY_IP-203.0.113.7}"; exit 0 ;;
+      # The nodes a jsonpath lists, as STUB_NODES gives them (printf %b: \n ends a node); none by default.
+      *" nodes "*) printf '%b' "${STUB_NODES-}"; exit 0 ;;
       *) exit 0 ;;  # jsonpath of a condition that is not set: empty
     esac ;;
 esac

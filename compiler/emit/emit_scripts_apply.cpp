@@ -1,6 +1,8 @@
 // scripts/apply.sh: applies the Kubernetes objects in the rollout's order (k8s/rollout.h,
 // emit_scripts.h): the operators and controllers, the shared objects, the clusters, the services
 // and their health check, then each step once what it waits for is done.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "emit/contents.h"
@@ -39,6 +41,41 @@ void wait_function(ShellScript& sh) {
             "\"; fi")
       .line("log \"job/$1 is still running\"")
       .close("done")
+      .close("}");
+}
+
+/// Kueue places a pool's pods by the nodes' topology labels, and a workload asking for a level no
+/// node has waits for ever (Kueue does not refuse it): with a pool placed by topology, apply.sh
+/// looks at the labels of its nodes first and stops, naming the nodes, when one lacks any.
+void topology_labels_function(ShellScript& sh) {
+  const auto& levels = catalog().topology().levels;
+  std::string path = "jsonpath={range .items[*]}{.metadata.name}";
+  std::string names, empty;
+  for (size_t i = 0; i + 1 < levels.size(); ++i) {  // the last, kubernetes.io/hostname, every node has
+    std::string key = levels[i].label;
+    for (size_t at = key.find('.'); at != std::string::npos; at = key.find('.', at + 2)) key.insert(at, "\\");
+    path += "{\"|\"}{.metadata.labels." + key + "}";
+    names += (names.empty() ? "" : ", ") + levels[i].label;
+    empty += fmt::format("{}${} == \"\"", empty.empty() ? "" : " || ", i + 2);
+  }
+  path += "{\"\\n\"}{end}";
+  Call nodes = kubectl({"get", "nodes", "-l", "\"cloud.google.com/gke-nodepool=$1\""});
+  nodes.next_line().opt("-o", path);
+  const auto n = nodes.parts();
+  sh.line();
+  sh.comment("Kueue places pool $1's pods by its nodes' topology labels, and a workload asking for a level");
+  sh.comment("no node has would wait for ever: stop now when a node of the pool lacks one.");
+  sh.open("need_topology_labels() {")
+      .line("local nodes unlabelled")
+      .line("nodes=$(run " + n.front())
+      .line("  " + n.back() + ") || die \"cannot list the nodes of pool $1\"")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("if [ -z \"$nodes\" ]; then log \"pool $1 has no nodes yet: their topology labels are not checked\"; return 0; fi")
+      .line("unlabelled=$(awk -F'|' '" + empty + " { print $1 }' <<<\"$nodes\" | paste -sd, -)")
+      .line("[ -z \"$unlabelled\" ] || die \"node(s) $unlabelled of pool $1 lack GKE's topology labels (" + names +
+            "), which Kueue places the pool's steps by: none of them would start. GKE sets them from version 1.31 "
+            "on " + fmt::format("{}", fmt::join(catalog().topology().machines, ", ")) +
+            " (upgrade the cluster), or set the pool's placement: {level: none}\"")
       .close("}");
 }
 
@@ -270,10 +307,14 @@ std::string apply_script(const System& sys, const Planned& plan) {
     check_functions(sh, false);
     need_image_function(sh);
   }
+  if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
+    topology_labels_function(sh);
   if (reads_spec_dir(sys)) find_spec_dir(sh, "apply.sh");
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
+  for (const auto& [name, pool] : sys.pools)
+    if (pool.tas()) sh.line("need_topology_labels " + lit(name));
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     if (i == r.services_end()) services_only_exit(sh, plan);
     apply_step(sh, sys, r.steps[i]);

@@ -98,10 +98,23 @@ need_image() {
   fi
 }
 
+# Kueue places pool $1's pods by its nodes' topology labels, and a workload asking for a level
+# no node has would wait for ever: stop now when a node of the pool lacks one.
+need_topology_labels() {
+  local nodes unlabelled
+  nodes=$(run kubectl --context "$KUBE_CONTEXT" get nodes -l "cloud.google.com/gke-nodepool=$1" \
+    -o='jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.labels.cloud\.google\.com/gce-topology-block}{"|"}{.metadata.labels.cloud\.google\.com/gce-topology-subblock}{"|"}{.metadata.labels.cloud\.google\.com/gce-topology-host}{"\n"}{end}') || die "cannot list the nodes of pool $1"
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  if [ -z "$nodes" ]; then log "pool $1 has no nodes yet: their topology labels are not checked"; return 0; fi
+  unlabelled=$(awk -F'|' '$2 == "" || $3 == "" || $4 == "" { print $1 }' <<<"$nodes" | paste -sd, -)
+  [ -z "$unlabelled" ] || die "node(s) $unlabelled of pool $1 lack GKE's topology labels (cloud.google.com/gce-topology-block, cloud.google.com/gce-topology-subblock, cloud.google.com/gce-topology-host), which Kueue places the pool's steps by: none of them would start. GKE sets them from version 1.31 on a4x-highgpu-4g, a4-highgpu-8g, a3-ultragpu-8g, a3-megagpu-8g, a3-highgpu-8g (upgrade the cluster), or set the pool's placement: {level: none}"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
+need_topology_labels a4
 
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-docker.pkg.dev/my-project/ml/gpt:1.0 'trainc does not build it; push it there'
