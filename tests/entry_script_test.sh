@@ -350,7 +350,7 @@ entry_run() {
   [ "$rc" -eq 0 ] || { echo "exit $rc:"; tail -n 15 "$TMP/entry.out"; return 1; }
   # A step that syncs outputs uploads its log with them (outputs.log, on by default).
   local outlog
-  outlog=$(sed -n "s/^readonly OUTPUT_LOG=//p" "$TMP/entry.sh")
+  outlog=$(sed -n "s/^OUTPUT_LOG=//p" "$TMP/entry.sh")
   if [ -n "$outlog" ]; then
     # trainc-<step>-"$(date ...)".log: one per attempt, named by when it started
     outlog=${outlog//\'/}

@@ -114,8 +114,9 @@ std::string entry_script(const System& sys, const Step& step) {
   const bool upload_log = step.outputs && step.outputs->log;
   if (upload_log) {  // the output sync carries it to the store; a retry's pod starts a file of its own
     sh.comment("The log's copy the output sync uploads: one per attempt, named by when it started.");
-    sh.line(fmt::format("readonly OUTPUT_LOG={}\"$(date -u +%Y%m%dT%H%M%SZ)\".log",
+    sh.line(fmt::format("OUTPUT_LOG={}\"$(date -u +%Y%m%dT%H%M%SZ)\".log",
                         pod_path(fmt::format("{}/trainc-{}-", step.outputs->path, step.name))));
+    sh.line("readonly OUTPUT_LOG");
   }
   sh.line("mkdir -p \"$STATE\" \"$(dirname \"$HEARTBEAT\")\"");
   sh.line(": >>\"$LOG\"");
