@@ -363,6 +363,13 @@ def main(argv):
                             f"(no {QUEUE_LABEL} label on a Job, JobSet, RayJob or RayCluster)")
                 continue
             if not on:
+                # A template that names no node pool may be given any flavor; when Kueue can only give
+                # it flavors with a Topology it must ask, and trainc asks nothing but unconstrained.
+                free = NODEPOOL not in node_constraints(template) and tas_flavors
+                if free and present == [UNCONSTRAINED] and not slice_present:
+                    if str(ann[UNCONSTRAINED]) != "true":
+                        problem(where, f"{UNCONSTRAINED} is {ann[UNCONSTRAINED]!r}, not \"true\"")
+                    continue
                 if present or slice_present:
                     problem(where, f"carries {present + slice_present}, but its pods run on no pool whose flavor has a Topology")
                 continue

@@ -295,6 +295,31 @@ spec:
 EOF
   run python3 "$JUDGE" "$dir"
 }
+# A GPU step that names no pool, where the only pool with GPUs is placed by topology: Kueue can only
+# give it that flavor, which takes PodSets that ask, so the Job asks (unconstrained).
+pool_less() {
+  cat >"$TMP/pool-less.yaml" <<'EOF'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: pool-less
+gcp: {project: my-project, region: us-central1, zone: us-central1-b}
+queue: {}
+cluster:
+  pools:
+    cpu: {machine: e2-standard-8}
+    a4: {machine: a4-highgpu-8g, nodes: 2}
+pipeline:
+  - {name: gpu, image: us-docker.pkg.dev/my-project/ml/x:1, gpus: 8, command: [x], resources: {requests: {cpu: "100", memory: 1000Gi}}}
+  - {name: cpu, image: us-docker.pkg.dev/my-project/ml/x:1, command: [x]}
+EOF
+  compiled pool-less || return 1
+  grep -qx '        kueue.x-k8s.io/podset-unconstrained-topology: "true"' "$TMP/out/pool-less/k8s/gpu-job.yaml" ||
+    { echo "the pool-less GPU step does not ask:"; grep -n kueue "$TMP/out/pool-less/k8s/gpu-job.yaml"; return 1; }
+  if grep -q 'podset-' "$TMP/out/pool-less/k8s/cpu-job.yaml"; then echo "the CPU step asks for topology"; return 1; fi
+  judge_passes "$TMP/out/pool-less"
+}
+t "a GPU step naming no pool, whose only GPU pool is placed by topology, asks unconstrained; a CPU one asks nothing" pool_less
+
 jobset_judged() {
   jobset_on_a4 "kueue.x-k8s.io/podset-required-topology: $SUB"
   if [ "$rc" -ne 0 ]; then echo "exit $rc on a JobSet requiring one sub-block:"; cat "$TMP/stdout"; return 1; fi

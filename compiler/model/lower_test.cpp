@@ -256,4 +256,17 @@ TEST_CASE("topology-aware placement: the catalog's default on fixed-size labelle
   }
 }
 
+TEST_CASE("topology: a step that names no pool asks unconstrained when every pool it could use is placed by topology") {
+  Diagnostics diags;
+  auto sys = lower_text("apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\nqueue: {}\n"
+                        "cluster:\n  pools:\n    cpu: {machine: e2-standard-8}\n    a4: {machine: a4-highgpu-8g, nodes: 2}\n"
+                        "pipeline:\n  - {name: gpu, image: i, gpus: 8, command: [x]}\n  - {name: cpu, image: i, command: [x]}\n",
+                        diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  // GPUs only on the placed pool: it must ask to be given that flavor.
+  CHECK(topology_request(*sys, sys->steps[0]).kind == TopologyRequest::Kind::kUnconstrained);
+  // The CPU pool is there for a step without GPUs: it asks nothing (Kueue gives it a flavor without a topology).
+  CHECK(topology_request(*sys, sys->steps[1]).kind == TopologyRequest::Kind::kNone);
+}
+
 }  // namespace trainc

@@ -168,6 +168,22 @@ TopologyRequest topology_request(const System& sys, const Pool* pool, int pods, 
 }
 
 TopologyRequest topology_request(const System& sys, const Step& step) {
+  if (step.pool.empty() && sys.queue) {
+    // A step that names no pool may take any flavor whose pool it tolerates and that has what it
+    // asks for. When all of those are placed by topology, it must ask too (a flavor with a
+    // topology takes only PodSets that ask, in a queue that has others), and asks for nothing
+    // more: it names no level.
+    bool any = false, all = true;
+    for (const auto& name : open_pools(sys, step.gpus)) {
+      const Pool& p = sys.pools.at(name);
+      if (step.gpus > 0 && !p.accelerator) continue;
+      any = true;
+      all = all && p.tas();
+    }
+    TopologyRequest r;
+    if (any && all) r.kind = TopologyRequest::Kind::kUnconstrained;
+    return r;
+  }
   return topology_request(sys, sys.pool(step.pool), step.nodes * step.slices, step.placement ? &*step.placement : nullptr);
 }
 

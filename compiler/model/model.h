@@ -186,7 +186,9 @@ struct System;
 /// `own`, when given, replaces the pool's placement (a step's `placement`; level "" = unconstrained).
 TopologyRequest topology_request(const System& sys, const Pool* pool, int pods, const TopologyPlacement* own = nullptr);
 struct Step;
-/// The request of a step's one PodSet: all of its pods (every slice's), by its own placement or its pool's.
+/// The request of a step's one PodSet: all of its pods (every slice's), by its own placement or its
+/// pool's; for a step that names no pool, unconstrained when every pool it could run on is placed
+/// by topology, else nothing.
 TopologyRequest topology_request(const System& sys, const Step& step);
 
 /// What a pool holds at its largest: every node's allocatable CPU (cores) and memory (bytes), GPUs
