@@ -92,9 +92,57 @@ SPEC
   grep -q 'ran the command as 2 pod(s) with 2 rank(s)' "$TMP/cmd.log" || { echo "no summary:"; tail -n 5 "$TMP/cmd.log"; return 1; }
 }
 
+# A failed attempt starts the step's pods again, fresh, up to `retries` times, as the Job would.
+retries_as_the_job() {
+  local mark="$TMP/retry-mark"
+  rm -f "$mark"
+  cat >"$TMP/retry.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-retry
+pipeline:
+  - name: flaky
+    image: img
+    retries: 1
+    env: {MARK: "$mark"}
+    command: [bash, -c, 'if [ -e "\$MARK" ]; then echo second >attempt.txt; else touch "\$MARK"; exit 3; fi']
+SPEC
+  "$TRAINC" run "$TMP/retry.yaml" --local --workdir "$TMP/retry" >"$TMP/retry.log" 2>&1 ||
+    { echo "exit $?"; tail -n 20 "$TMP/retry.log"; return 1; }
+  grep -q "retrying step 'flaky' (attempt 2 of 2" "$TMP/retry.log" || { echo "no retry said:"; tail -n 20 "$TMP/retry.log"; return 1; }
+  [ "$(cat "$TMP/retry/pods/flaky/0/workspace/attempt.txt" 2>/dev/null)" = second ] ||
+    { echo "the second attempt did not run"; return 1; }
+  # With no retries left, the failure ends the run.
+  rm -f "$mark"
+  sed -i 's/retries: 1/retries: 0/' "$TMP/retry.yaml"
+  local rc=0
+  "$TRAINC" run "$TMP/retry.yaml" --local --workdir "$TMP/retry" >"$TMP/retry.log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || { echo "a failing step with retries: 0 passed"; return 1; }
+  if grep -q "retrying" "$TMP/retry.log"; then echo "retried with retries: 0"; return 1; fi
+}
+
+# A step past its timeout is stopped, and not retried: the Job's deadline spans its retries.
+timeout_as_the_job() {
+  cat >"$TMP/timeout.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-timeout
+pipeline:
+  - {name: slow, image: img, timeout: 2s, retries: 2, command: [sleep, "60"]}
+SPEC
+  local rc=0 t0=$SECONDS
+  "$TRAINC" run "$TMP/timeout.yaml" --local --workdir "$TMP/timeout" >"$TMP/timeout.log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] || { echo "a step past its timeout passed"; return 1; }
+  [ $((SECONDS - t0)) -lt 30 ] || { echo "the step was not stopped at its timeout"; return 1; }
+  grep -q "step 'slow' ran past its timeout (2 s" "$TMP/timeout.log" || { echo "no timeout said:"; tail -n 20 "$TMP/timeout.log"; return 1; }
+  if grep -q "retrying" "$TMP/timeout.log"; then echo "retried after the timeout"; return 1; fi
+}
+
 t "run --local: datagen then 2-rank XGBoost on loopback" run_pipeline
 t "run --local: the table holds the spec's rows" table_is_the_spec
 t "run --local refuses a 6TB table without --scale" refuses_huge_table
 t "run without --local is a usage error" needs_local_flag
 t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
+t "run --local: a failed attempt is retried with fresh pods, up to retries" retries_as_the_job
+t "run --local: a step past its timeout is stopped and not retried" timeout_as_the_job
 tap_done

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -72,6 +73,15 @@ std::map<std::string, std::string> pod_env(const System& sys, const Step& step, 
   env["TRAINC_LOCAL"] = "1";
   return env;
 }
+
+/// What run_attempt returns for an attempt stopped at the step's timeout (not a process status).
+constexpr int kTimedOut = -1;
+
+/// One attempt at the step: its pods started fresh, waited for; the first failure's status, 0,
+/// 128 + an interrupt's signal, or kTimedOut once `started` is further back than the timeout.
+int run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
+                const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
+                std::chrono::steady_clock::time_point started);
 
 }  // namespace
 
@@ -167,6 +177,35 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   fs::create_directories(dir);
   const fs::path script = dir / "entrypoint.sh";
   std::ofstream(script) << entry_script(sys, here);
+  // As the Job: a failed attempt starts the step's pods again, fresh, up to `retries` times, all
+  // within `timeout` (activeDeadlineSeconds spans the retries).
+  const auto started = std::chrono::steady_clock::now();
+  int rc = 0;
+  for (int attempt = 0; attempt <= step.retries; ++attempt) {
+    if (attempt > 0)
+      fmt::print("  retrying step '{}' (attempt {} of {}: `retries: {}`), its pods fresh, as the Job would\n", step.name,
+                 attempt + 1, step.retries + 1, step.retries);
+    rc = run_attempt(sys, step, here, opt, env, dir, script, started);
+    if (rc == 0 || rc == kTimedOut || rc > 128) break;
+  }
+  if (rc == kTimedOut) rc = 1;
+  std::fflush(stdout);
+  fmt::print("  ran {} as {} pod(s) with {} rank(s) in all, each pod's files in {}/<index>\n",
+             torchrun ? "torchrun" : "the command", step.nodes, ranks, dir.string());
+  if (step.outputs)
+    fmt::print("  outputs: {} synced to {}{} (pod 0's {})\n", step.outputs->path, step.outputs->to.url,
+               sys.store(step.outputs->to.store) && !sys.store(step.outputs->to.store)->endpoint.empty()
+                   ? " on " + sys.store(step.outputs->to.store)->endpoint
+                   : "",
+               under(dir / "0", step.outputs->path).string());
+  return rc;
+}
+
+namespace {
+
+int run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
+                const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
+                std::chrono::steady_clock::time_point started) {
   const int port = free_port();
   std::vector<Child> pods;
   for (int i = 0; i < step.nodes; ++i) {
@@ -185,11 +224,18 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       return 2;
     }
   }
-  // As an Indexed Job with no retries here: the first pod that fails ends the step (the others
-  // would wait for it at the rendezvous).
+  // As an Indexed Job: the first pod that fails ends the attempt (the others would wait for it at
+  // the rendezvous), and a step past its timeout is stopped, as its Job's deadline stops it.
   int rc = 0;
   for (size_t left = pods.size(); left > 0 && rc == 0;) {
     if (const int sig = interrupted()) return 128 + sig;
+    if (step.timeout_seconds &&
+        std::chrono::steady_clock::now() - started > std::chrono::seconds(*step.timeout_seconds)) {
+      for (auto& p : pods) p.stop();
+      fmt::print(stderr, "trainc: step '{}' ran past its timeout ({} s, the Job's activeDeadlineSeconds): its pods are "
+                 "stopped and it is not retried\n", step.name, *step.timeout_seconds);
+      return kTimedOut;
+    }
     for (size_t i = 0; i < pods.size(); ++i)
       if (pods[i].started())
         if (auto done = pods[i].poll()) {
@@ -201,16 +247,9 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
         }
     if (rc == 0 && left > 0) usleep(100000);
   }
-  std::fflush(stdout);
-  fmt::print("  ran {} as {} pod(s) with {} rank(s) in all, each pod's files in {}/<index>\n",
-             torchrun ? "torchrun" : "the command", step.nodes, ranks, dir.string());
-  if (step.outputs)
-    fmt::print("  outputs: {} synced to {}{} (pod 0's {})\n", step.outputs->path, step.outputs->to.url,
-               sys.store(step.outputs->to.store) && !sys.store(step.outputs->to.store)->endpoint.empty()
-                   ? " on " + sys.store(step.outputs->to.store)->endpoint
-                   : "",
-               under(dir / "0", step.outputs->path).string());
   return rc;
 }
+
+}  // namespace
 
 }  // namespace trainc
