@@ -1,5 +1,7 @@
 #include "checks/checks.h"
 
+#include "model/placement.h"
+
 namespace trainc {
 
 void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
@@ -21,8 +23,13 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
   if (whole) *whole = !diags.has_errors();
-  check_topology(sys, doc, diags);  // its placement-dependent part only on a system without errors
-  if (!diags.has_errors()) check_placement(sys, doc, diags);  // judges a system whose parts are right
+  check_topology_settings(sys, doc, diags);
+  // Where the pods land is judged on a system whose parts are right, with one packing of them.
+  if (!diags.has_errors()) {
+    const Placement placed = place(sys);
+    check_topology(sys, placed, doc, diags);
+    if (!diags.has_errors()) check_placement(sys, placed, doc, diags);
+  }
   return diags.error_count() == before;
 }
 

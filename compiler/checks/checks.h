@@ -55,11 +55,16 @@ void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, c
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 /// What the pinned KubeRay, JobSet and Kueue refuse of the objects trainc writes (operators.cpp).
 void check_operators(const System& sys, const Document& doc, Diagnostics& diags);
-/// Topology-aware placement has a queue, labelled machines, nodes that exist and, when required,
-/// one domain that holds each step (topology.cpp).
-void check_topology(const System& sys, const Document& doc, Diagnostics& diags);
+/// Topology-aware placement has a queue and labelled machines, and a step's own placement a pool
+/// placed by topology (topology.cpp).
+void check_topology_settings(const System& sys, const Document& doc, Diagnostics& diags);
+
+struct Placement;
+/// On `placed` (model/placement.h, place(sys)): a pool placed by topology has each queued
+/// workload's nodes even at its smallest, and a required host holds its PodSet (topology.cpp).
+void check_topology(const System& sys, const Placement& placed, const Document& doc, Diagnostics& diags);
 /// Every pod, as the cluster runs it, finds room on its pool next to what runs at the same time
-/// (placement.cpp); judged only when the checks above found nothing.
-void check_placement(const System& sys, const Document& doc, Diagnostics& diags);
+/// (placement.cpp).
+void check_placement(const System& sys, const Placement& placed, const Document& doc, Diagnostics& diags);
 
 }  // namespace trainc

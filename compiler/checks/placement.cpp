@@ -104,8 +104,7 @@ void report(const System& sys, const PoolPlacement& pp, const Phase& phase, cons
 
 }  // namespace
 
-void check_placement(const System& sys, const Document& doc, Diagnostics& diags) {
-  const Placement placed = place(sys);
+void check_placement(const System& sys, const Placement& placed, const Document& doc, Diagnostics& diags) {
   for (const auto& pp : placed.pools)
     for (const auto& phase : pp.phases) report(sys, pp, phase, doc, diags);
   std::set<std::string> done;

@@ -117,11 +117,13 @@ std::vector<PodSet> pod_sets(const System& sys, const Step& st) {
 
 }  // namespace
 
-void check_topology(const System& sys, const Document& doc, Diagnostics& diags) {
+void check_topology_settings(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& [_, pool] : sys.pools) check_setting(sys, pool, doc, diags);
   for (const auto& st : sys.steps) check_step_setting(sys, st, doc, diags);
-  if (diags.has_errors() || !sys.queue) return;
-  const Placement placed = place(sys);
+}
+
+void check_topology(const System& sys, const Placement& placed, const Document& doc, Diagnostics& diags) {
+  if (!sys.queue) return;
   for (const auto& st : sys.steps) {
     // Kueue admits a workload whole: its pods on one pool must all find nodes that exist.
     std::map<std::string, std::vector<FinalPod>> by_pool;
