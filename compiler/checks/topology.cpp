@@ -19,18 +19,7 @@ namespace {
 
 /// Whether `pods` fit `k` nodes of the pool, on their own.
 bool fits_in(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int k) {
-  if (k <= 0) return pods.empty();
-  PoolPlacement p = pp;
-  p.nodes = k;
-  return nodes_needed(p, pods, k).has_value();
-}
-
-/// The fewest nodes of the pool above `from` that hold `pods` on their own, up to `limit`; 0 when
-/// none do.
-int fewest_nodes(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int from, int limit) {
-  for (int k = from + 1; k <= limit; ++k)
-    if (fits_in(pp, pods, k)) return k;
-  return 0;
+  return k <= 0 ? pods.empty() : nodes_needed(pp, pods, k, k).has_value();
 }
 
 void check_setting(const System& sys, const Pool& pool, const Document& doc, Diagnostics& diags) {
@@ -136,8 +125,9 @@ void check_topology(const System& sys, const Placement& placed, const Document& 
       const Pool::NodeRange range = pool.node_range();
       if (!pp || fits_in(*pp, pods, range.min)) continue;
       // Pods no size of the pool holds are the placement check's to report.
-      const int need = fewest_nodes(*pp, pods, range.min, pp->nodes);
-      if (need == 0) continue;
+      const auto found = nodes_needed(*pp, pods, pp->nodes, range.min + 1);
+      if (!found) continue;
+      const int need = *found;
       doc.error(diags, st.ptr,
                 fmt::format("step '{}' would never start: pool '{}' is placed by topology ({}), and Kueue places only "
                             "on nodes that exist, while the pool may have {} node{} and the step needs {}; the "

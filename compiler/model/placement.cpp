@@ -312,8 +312,8 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
   return out;
 }
 
-std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit) {
-  for (int n = std::max(1, p.nodes); n <= limit; ++n) {
+std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit, int from) {
+  for (int n = std::max(1, from > 0 ? from : p.nodes); n <= limit; ++n) {
     Phase empty{"", std::vector<NodeLoad>(static_cast<size_t>(n)), {}, true};
     pack(p, empty, pods);  // the pool's room per node; the node count is the phase's
     if (empty.unplaced.empty()) return n;

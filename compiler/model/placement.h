@@ -103,6 +103,7 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step);
 Placement place(const System& sys);
 /// The fewest nodes pool `p` needs to hold `pods` (its current pods included), up to `limit`;
 /// nullopt when even `limit` nodes do not.
-std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit);
+/// Counts are tried from `from` nodes up (0: from the pool's own count).
+std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit, int from = 0);
 
 }  // namespace trainc
