@@ -202,7 +202,7 @@ plan_of_unplaceable_spec() {
   [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; return 1; }
   grep -q "error: cluster/ray 'ray/gpu' would stay Pending" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
   grep -q "the plan above would not run as written" "$TMP/stderr" || { cat "$TMP/stderr"; return 1; }
-  grep -q "would stay Pending: ray/gpu\[1\]" "$TMP/stdout" || { echo "no Pending pod in the plan:"; cat "$TMP/stdout"; return 1; }
+  grep -q "would stay Pending: 2 of ray/gpu\[1-2\]" "$TMP/stdout" || { echo "no Pending pod in the plan:"; cat "$TMP/stdout"; return 1; }
   run "$TRAINC" plan --format json tests/errors/topology-required-host-too-small/spec.yaml
   [ "$rc" -eq 1 ] || { echo "exit $rc (expected 1)"; return 1; }
   python3 -c 'import json,sys; w=[x for x in json.load(sys.stdin)["workloads"] if x["name"]=="train"][0]; assert w["topology"]=="required host", w' <"$TMP/stdout" ||

@@ -546,10 +546,15 @@ def read_placement(plan):
         return {"cpu": F(str(d.get("cpu", 0))), "memory": F(str(d.get("memory", 0))),
                 "gpus": int(d.get("gpus", 0)), "tpuChips": int(d.get("tpuChips", 0))}
 
-    def pod(p):
+    def pods(entry, t=0):
+        """The single pods an entry stands for: on node t of its run, or unplaced (t = 0)."""
+        n = entry.get("count", 1)
+        return [pod(entry, entry["index"] + t * n + i) for i in range(n)]
+
+    def pod(p, index):
         r = res(p)
         # An unplaced pod may come without its kind and containers.
-        r.update(workload=p["workload"], kind=p.get("kind"), index=p["index"],
+        r.update(workload=p["workload"], kind=p.get("kind"), index=index,
                  containers=[dict(name=c["name"], cpu=F(str(c.get("cpu", 0))), memory=F(str(c.get("memory", 0))),
                                   addedBy=c.get("addedBy", ""), init=c.get("init", False))
                             for c in p["containers"]] if "containers" in p else None)
@@ -562,8 +567,11 @@ def read_placement(plan):
         ds["names"] = [ds_name(n) for n in ds.get("names", [])]
         phases = {}
         for ph in entry["phases"]:
-            nodes = [([pod(p) for p in n["pods"]], res(n["headroom"])) for n in ph["nodes"]]
-            phases[ph["name"]] = (nodes, [pod(p) for p in ph.get("unplaced", [])])
+            # A run of `count` identical nodes: node t holds, of each entry, the pods numbered
+            # index + t * count onwards (schemas/plan.v1.schema.json).
+            nodes = [([q for p in n["pods"] for q in pods(p, t)], res(n["headroom"]))
+                     for n in ph["nodes"] for t in range(n.get("count", 1))]
+            phases[ph["name"]] = (nodes, [q for p in ph.get("unplaced", []) for q in pods(p)])
         out[entry["pool"]] = {"machine": entry["machine"], "nodes": entry["nodes"],
                               "allocatable": res(entry["allocatable"]), "room": res(entry["room"]),
                               "daemonSets": dict(res(ds), names=ds.get("names", [])), "phases": phases}

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/data_path.h"
 #include "checks/checks.h"
@@ -34,7 +35,45 @@ std::string reserved_label(const std::string& key) {
   return "";
 }
 
+/// The Kueue annotations a step may set: those whose values trainc validates as Kueue's webhooks do
+/// (checks/operators.cpp, check_kueue_annotations).
+constexpr std::string_view kStepKueueAnnotations[] = {
+    "kueue.x-k8s.io/elastic-job", "kueue.x-k8s.io/prebuilt-workload-name", "kueue.x-k8s.io/admission-gated-by",
+    "kueue.x-k8s.io/job-min-parallelism", "kueue.x-k8s.io/job-completions-equal-parallelism"};
+
+/// Why a step's annotation may not use `key` ("" when it may): the operators read their own
+/// domains' annotations as they read labels. Kueue takes its queue from the
+/// kueue.x-k8s.io/queue-name annotation when the label is absent, so a step could run on another
+/// team's quota; Istio's and KubeRay's change what they inject and manage.
+std::string reserved_annotation(const std::string& key) {
+  for (const auto allowed : kStepKueueAnnotations)
+    if (key == allowed) return "";
+  const auto slash = key.find('/');
+  const std::string_view prefix = slash == std::string::npos ? std::string_view() : std::string_view(key).substr(0, slash);
+  if (key == "kueue.x-k8s.io/queue-name")
+    return "Kueue queues a workload by it when the label is absent; the queue comes from 'queue'";
+  if (prefix.ends_with("x-k8s.io") || in_domain(prefix, "sigs.k8s.io"))
+    return fmt::format("the x-k8s.io and sigs.k8s.io prefixes are Kubernetes projects' (Kueue, JobSet), which read "
+                       "them; the Kueue "
+                       "annotations a step may set are {}", fmt::join(kStepKueueAnnotations, ", "));
+  if (in_domain(prefix, "istio.io")) return "Istio reads it to decide its sidecar, which trainc decides";
+  if (in_domain(prefix, "ray.io")) return "KubeRay reads the ray.io annotations to manage a cluster and its jobs";
+  return "";
+}
+
 }  // namespace
+
+/// Step annotations: none with a key an operator reads, but the Kueue ones trainc validates.
+void check_annotation_keys(const System& sys, const Document& doc, Diagnostics& diags) {
+  for (const auto& step : sys.steps)
+    for (const auto& [key, _] : step.annotations)
+      if (const std::string why = reserved_annotation(key); !why.empty())
+        doc.error(diags, ptr_key(ptr_key(step.ptr, "annotations"), key),
+                  fmt::format("annotation '{}' of step '{}' is not the spec's to set: {}; remove it, or use a key of "
+                              "your own domain (e.g. example.com/{})",
+                              key, step.name, why, key.substr(key.find('/') + 1)),
+                  Anchor::key);
+}
 
 /// User labels: none with a key another component reads (reserved_label).
 void check_label_keys(const System& sys, const Document& doc, Diagnostics& diags) {
@@ -56,6 +95,7 @@ void check_label_keys(const System& sys, const Document& doc, Diagnostics& diags
 
 void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
   check_label_keys(sys, doc, diags);
+  check_annotation_keys(sys, doc, diags);
   // The namespace the pods run in: never one the cluster or an installed operator owns, whose
   // Secrets and service accounts the system's pods would share.
   if (const std::string why = catalog().system_namespace(sys.ns); !why.empty()) {

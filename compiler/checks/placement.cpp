@@ -9,8 +9,12 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "base/data_path.h"
+#include "base/embedded.h"
 #include "checks/checks.h"
+#include "model/catalog.h"
 #include "model/placement.h"
 
 namespace trainc {
@@ -27,6 +31,15 @@ std::string asks(double cores, double bytes, long long gpus, long long chips) {
   return s;
 }
 
+/// The most nodes a pool may have: the schema's bound on its `nodes` (GKE's, per node pool).
+long long most_nodes() {
+  static const long long most = [] {
+    const auto schema = nlohmann::json::parse(find_embedded("schemas/trainc.v1.schema.json")->data);
+    return schema["definitions"]["pool"]["properties"]["nodes"]["maximum"].get<long long>();
+  }();
+  return most;
+}
+
 std::string containers(const FinalPod& p) {
   std::string s;
   for (const auto& c : p.containers)
@@ -36,10 +49,10 @@ std::string containers(const FinalPod& p) {
 
 /// The workloads that share the phase's nodes, other than `self`: "dask/scheduler (1 pod), ...".
 std::string neighbours(const Phase& phase, const std::string& self) {
-  std::map<std::string, int> count;
+  std::map<std::string, long long> count;
   for (const auto& n : phase.nodes)
     for (const auto& p : n.pods)
-      if (p.workload != self) ++count[p.workload];
+      if (p.workload != self) count[p.workload] += p.count * n.count;
   std::string s;
   for (const auto& [w, c] : count) s += fmt::format("{}{} ({} pod{})", s.empty() ? "" : ", ", w, c, c == 1 ? "" : "s");
   return s;
@@ -54,7 +67,7 @@ std::string best_left(const PoolPlacement& pp, const Phase& phase) {
   std::string s = "the node with most room left has " + asks(pp.room_cores - best->cores, pp.room_bytes - best->bytes, 0, 0);
   if (pp.room_gpus > 0) s += fmt::format(", {} GPU(s)", pp.room_gpus - best->gpus);
   if (pp.room_chips > 0) s += fmt::format(", {} TPU chip(s)", pp.room_chips - best->chips);
-  return s;
+  return s + fmt::format(" and room for {} more pod(s)", pp.room_pods - best->slots);
 }
 
 void report(const System& sys, const PoolPlacement& pp, const Phase& phase, const Document& doc, Diagnostics& diags) {
@@ -62,16 +75,24 @@ void report(const System& sys, const PoolPlacement& pp, const Phase& phase, cons
   const Pool& pool = *pp.pool;
   for (const auto& pod : phase.unplaced) {
     if (!done.insert(pod.workload).second) continue;
-    int missing = 0;
-    for (const auto& p : phase.unplaced) missing += p.workload == pod.workload;
+    long long missing = 0;
+    for (const auto& p : phase.unplaced) missing += p.workload == pod.workload ? p.count : 0;
     // The nodes that would hold everything that runs at once on this pool.
     std::vector<FinalPod> all = phase.unplaced;
-    for (const auto& n : phase.nodes) all.insert(all.end(), n.pods.begin(), n.pods.end());
+    for (const auto& n : phase.nodes)
+      for (auto p : n.pods) {
+        p.count *= n.count;
+        all.push_back(std::move(p));
+      }
     std::string fix;
     const bool slice = pool.tpu.has_value();
     if (slice) {
       fix = "use a larger slice or fewer pods";
-    } else if (auto need = nodes_needed(pp, all, pp.nodes + static_cast<int>(all.size())); need && *need > pp.nodes) {
+    } else if (auto need = nodes_needed(pp, all, pp.nodes + pod_count(all)); need && *need > most_nodes()) {
+      fix = fmt::format("no pool of {} holds it: it would take {} nodes, and a pool has at most {} (GKE's limit per "
+                        "node pool); use bigger machines, ask for less, or spread the work over fewer pods",
+                        pool.machine, *need, most_nodes());
+    } else if (need && *need > pp.nodes) {
       fix = fmt::format("raise the pool's {} to {}", pool.autoscaling ? "autoscaling.max" : "nodes", *need);
     } else {
       fix = "use bigger machines or ask for less";
@@ -88,10 +109,11 @@ void report(const System& sys, const PoolPlacement& pp, const Phase& phase, cons
                                                             : fmt::format("{} '{}'", pod.kind, pod.workload);
     doc.error(diags, pod.ptr,
               fmt::format("{} would stay Pending: {} of its {} pod(s) find no room on pool '{}' ({} node(s) of {} at "
-                          "most, each leaving {} for pods after GKE's reserve and its {}DaemonSets). A pod asks for "
+                          "most, each leaving {} and {} of GKE's {} pods per node after GKE's reserve and its {}DaemonSets). A pod asks for "
                           "{}{}; {}{}. {}{} (`trainc plan` shows each node, and what would stay Pending)",
                           what, missing, pod.of, pool.name, pp.nodes, pool.machine,
-                          asks(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips),
+                          asks(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips), pp.room_pods,
+                          catalog().pods_per_node(),
                           pool.reserve.daemonsets.empty() ? "" : fmt::format("{} ", pool.reserve.daemonsets.size()),
                           asks(pod.cores(), pod.bytes(), pod.gpus, pod.chips), containers(pod), best_left(pp, phase),
                           others.empty() ? "" : "; the pool also holds " + others,

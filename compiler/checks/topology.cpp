@@ -18,7 +18,7 @@ namespace trainc {
 namespace {
 
 /// Whether `pods` fit `k` nodes of the pool, on their own.
-bool fits_in(const PoolPlacement& pp, const std::vector<FinalPod>& pods, int k) {
+bool fits_in(const PoolPlacement& pp, const std::vector<FinalPod>& pods, long long k) {
   return k <= 0 ? pods.empty() : nodes_needed(pp, pods, k, k).has_value();
 }
 
@@ -127,7 +127,7 @@ void check_topology(const System& sys, const Placement& placed, const Document& 
       // Pods no size of the pool holds are the placement check's to report.
       const auto found = nodes_needed(*pp, pods, pp->nodes, range.min + 1);
       if (!found) continue;
-      const int need = *found;
+      const long long need = *found;
       doc.error(diags, st.ptr,
                 fmt::format("step '{}' would never start: pool '{}' is placed by topology ({}), and Kueue places only "
                             "on nodes that exist, while the pool may have {} node{} and the step needs {}; the "
@@ -153,7 +153,7 @@ void check_topology(const System& sys, const Placement& placed, const Document& 
                             "(kueue.x-k8s.io/podset-required-topology: {}), and a host of pool '{}' is one node of {}, "
                             "which does not hold them. Fix: fewer or smaller pods, a wider level, or `required: false` "
                             "to prefer one host and spread when it is full",
-                            set.what, set.pods.size(), set.asks.label, set.pool->name, set.pool->machine),
+                            set.what, pod_count(set.pods), set.asks.label, set.pool->name, set.pool->machine),
                 Anchor::key,
                 {doc.note(set.asked_at.empty() ? set.pool->ptr : set.asked_at, "one host required here", Anchor::key)});
     }

@@ -399,6 +399,17 @@ std::string github_workflow(const System& sys) {
     job["steps"] = steps;
     jobs["deploy"] = job;
   }
+  // A job that runs long (a hostile spec, a hung tool) stops at its bound, not GitHub's six hours.
+  for (auto& [name, job] : jobs.items()) {
+    const auto it = catalog().ci().job_minutes.find(name);
+    if (it == catalog().ci().job_minutes.end()) throw std::logic_error("catalog ci.jobTimeoutMinutes lacks job " + name);
+    ojson bounded;
+    for (auto& [k, v] : job.items()) {
+      if (k == "steps") bounded["timeout-minutes"] = it->second;
+      bounded[k] = v;
+    }
+    job = bounded;
+  }
   wf["jobs"] = jobs;
   refuse_expressions_in_scripts(wf);
   return to_yaml(wf, fmt::format("{}\nCopy to {} (the check job fails while the copy differs).\n"

@@ -166,6 +166,13 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   std::vector<std::string> names;
   for (const auto& j : jobs) names.push_back(j.first.as<std::string>());
   CHECK(names == std::vector<std::string>{"check", "plan", "images", "deploy"});
+  // Each job stops at its bound, not GitHub's six hours: a hostile spec holds no runner.
+  for (const auto& j : jobs) {
+    REQUIRE_MESSAGE(j.second["timeout-minutes"], j.first.as<std::string>());
+    CHECK(j.second["timeout-minutes"].as<int>() >= 10);
+    CHECK(j.second["timeout-minutes"].as<int>() <= 360);
+  }
+  CHECK(jobs["check"]["timeout-minutes"].as<int>() <= 15);
 
   YAML::Node check = jobs["check"];
   CHECK(!check["needs"]);

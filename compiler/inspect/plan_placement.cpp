@@ -22,8 +22,14 @@ std::string amounts(double cores, double bytes, long long gpus, long long chips)
   return s;
 }
 
-std::string pod_line(const FinalPod& p) {
-  std::string s = fmt::format("{}[{}] {}", p.workload, p.index, amounts(p.cores(), p.bytes(), p.gpus, p.chips));
+/// One entry of pods on a run of `nodes` nodes: "w[3] ..." for one pod on one node, else "2 of
+/// w[0-7] ..." (each node of the run takes the next `count` of them); amounts are one pod's.
+std::string pod_line(const FinalPod& p, long long nodes = 1) {
+  const long long last = p.index + p.count * nodes - 1;
+  std::string s = p.count == 1 && nodes == 1
+                      ? fmt::format("{}[{}] ", p.workload, p.index)
+                      : fmt::format("{} of {}[{}-{}] ", p.count, p.workload, p.index, last);
+  s += amounts(p.cores(), p.bytes(), p.gpus, p.chips);
   std::string added;
   for (const auto& c : p.containers)
     if (!c.added_by.empty())
@@ -42,7 +48,7 @@ ojson amounts_json(double c, double b, long long gpus, long long chips) {
 }
 
 ojson pod_json(const FinalPod& p) {
-  ojson o = {{"workload", p.workload}, {"kind", p.kind}, {"index", p.index}};
+  ojson o = {{"workload", p.workload}, {"kind", p.kind}, {"index", p.index}, {"count", p.count}};
   const ojson amounts = amounts_json(p.cores(), p.bytes(), p.gpus, p.chips);  // alive through the loop
   for (const auto& [k, v] : amounts.items()) o[k] = v;
   o["containers"] = ojson::array();
@@ -70,16 +76,18 @@ std::string render_placement_text(const Placement& placed) {
     for (size_t ph = 0; ph < pp.phases.size(); ++ph) {
       const Phase& phase = pp.phases[ph];
       out += fmt::format("    {}:\n", phase.name);
-      for (size_t i = 0; i < phase.nodes.size(); ++i) {
-        const NodeLoad& n = phase.nodes[i];
+      long long first = 1;  // the run's first node
+      for (const NodeLoad& n : phase.nodes) {
+        const long long at = first;
+        first += n.count;
         // A step's phase shows only the nodes its pods go to; the rest are as in the long-lived one.
         std::vector<const FinalPod*> shown;
         for (const auto& pod : n.pods)
           if (ph == 0 || "step " + pod.workload == phase.name) shown.push_back(&pod);
         if (ph > 0 && shown.empty()) continue;
-        out += fmt::format("      node {}: ", i + 1);
+        out += n.count == 1 ? fmt::format("      node {}: ", at) : fmt::format("      nodes {}-{}, each: ", at, first - 1);
         if (shown.empty()) out += "empty";
-        for (size_t k = 0; k < shown.size(); ++k) out += (k ? "; " : "") + pod_line(*shown[k]);
+        for (size_t k = 0; k < shown.size(); ++k) out += (k ? "; " : "") + pod_line(*shown[k], n.count);
         out += fmt::format("; headroom {}\n", amounts(pp.room_cores - n.cores, pp.room_bytes - n.bytes,
                                                       pp.room_gpus - n.gpus, pp.room_chips - n.chips));
       }
@@ -106,7 +114,7 @@ nlohmann::ordered_json placement_json(const Placement& placed) {
     for (const auto& phase : pp.phases) {
       ojson ph = {{"name", phase.name}, {"nodes", ojson::array()}, {"unplaced", ojson::array()}};
       for (const auto& n : phase.nodes) {
-        ojson node = {{"pods", ojson::array()}};
+        ojson node = {{"count", n.count}, {"pods", ojson::array()}};
         for (const auto& pod : n.pods) node["pods"].push_back(pod_json(pod));
         node["headroom"] = amounts_json(pp.room_cores - n.cores, pp.room_bytes - n.bytes, pp.room_gpus - n.gpus,
                                         pp.room_chips - n.chips);

@@ -104,6 +104,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.memory_tiers_ = tiers(alloc["memoryReserve"], "upToGiB");
   c.cpu_tiers_ = tiers(alloc["cpuReserve"], "upToCores");
   c.eviction_mib_ = get<double>(alloc, "evictionMemoryMiB", "allocatable");
+  c.pods_per_node_ = get<int>(alloc, "podsPerNode", "allocatable");
   const YAML::Node ds = root["daemonSets"];
   {
     const Sidecar margin = sidecar(ds["margin"], "daemonSets.margin");
@@ -170,6 +171,8 @@ Catalog Catalog::parse(const std::string& yaml_text) {
              get<std::string>(a, "setupTerraform", "ci.actions"), get<std::string>(ci, "terraformVersion", "ci"),
              get<std::string>(ci, "cloudSdkImage", "ci"), get<std::string>(ci, "terraformImage", "ci"),
              get<std::string>(ci, "dockerImage", "ci"), get<std::string>(ci, "helmVersion", "ci")};
+    for (const auto& j : ci["jobTimeoutMinutes"])
+      c.ci_.job_minutes[j.first.as<std::string>()] = j.second.as<int>();
   }
   for (const auto& s : root["servers"])
     c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());

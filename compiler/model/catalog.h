@@ -82,6 +82,8 @@ struct Manifest {
 struct CiTools {
   std::string checkout, auth, setup_gcloud, gke_credentials, setup_terraform;
   std::string terraform_version, cloud_sdk_image, terraform_image, docker_image, helm_version;
+  /// timeout-minutes of each generated GitHub Actions job, by job name.
+  std::map<std::string, int> job_minutes;
 };
 
 /// How trainc lays out the RDMA VPC of A4 / A3 Ultra pools.
@@ -157,6 +159,8 @@ class Catalog {
   double allocatable_cpu(const MachineType& m) const;
   /// Bytes a node of `m` leaves for pods after GKE's reserve and the eviction threshold.
   double allocatable_memory(const MachineType& m) const;
+  /// Pods a node runs at most, its DaemonSets' included (GKE's maximum pods per node).
+  int pods_per_node() const { return pods_per_node_; }
   /// What the DaemonSets on a node of configuration `c` request, with the margin.
   NodeReserve node_reserve(const NodeConfig& c) const;
   /// The system's Deployments that land on untainted nodes, each with its conditions.
@@ -167,6 +171,7 @@ class Catalog {
   std::vector<AttachableGpu> attachable_;
   std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
   double eviction_mib_ = 0;
+  int pods_per_node_ = 0;
   struct DaemonSet {
     std::string name;
     std::vector<std::string> when;

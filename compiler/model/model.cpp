@@ -202,9 +202,10 @@ PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* 
   // The long-lived pods as the cluster runs them: with their sidecars and the operators' containers.
   for (const auto& pod : long_lived_pods(sys)) {
     if (pod.pool != pool.name || (except && pod.ptr == except->ptr)) continue;
-    c.cpu = std::max(0.0, c.cpu - pod.cores());
-    c.memory = std::max(0.0, c.memory - pod.bytes());
-    c.gpus = std::max(0LL, c.gpus - pod.gpus);
+    const auto n = static_cast<double>(pod.count);
+    c.cpu = std::max(0.0, c.cpu - pod.cores() * n);
+    c.memory = std::max(0.0, c.memory - pod.bytes() * n);
+    c.gpus = std::max(0LL, c.gpus - pod.gpus * pod.count);
   }
   return c;
 }

@@ -1,6 +1,7 @@
 #include "model/placement.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -10,8 +11,10 @@ namespace trainc {
 namespace {
 
 constexpr double kCoreSlack = 1e-9, kByteSlack = 0.5;
-/// How many placements the exact search tries before it gives up deciding.
+/// How many placements one exact search tries before it gives up deciding.
 constexpr long kSearchBudget = 200000;
+/// How many all the exact searches for one system try together (place() and the checks).
+constexpr long kSystemBudget = 2000000;
 
 PodContainer own(const std::string& name, const Resources& r, PodSecurityLevel level) {
   return {name, r.requested("cpu"), r.requested("memory"), "", level, false};
@@ -33,20 +36,11 @@ long long chips_on(const System& sys, const std::string& pool) {
   return p && p->tpu ? p->tpu->chips_per_host : 0;
 }
 
-void add_pods(std::vector<FinalPod>& out, FinalPod pod, int count) {
-  pod.of = count;
-  for (int i = 0; i < count; ++i) {
-    pod.index = i;
-    out.push_back(pod);
-  }
-}
-
-void add(NodeLoad& n, const FinalPod& p) {
-  n.cores += p.cores();
-  n.bytes += p.bytes();
-  n.gpus += p.gpus;
-  n.chips += p.chips;
-  n.pods.push_back(p);
+void add_pods(std::vector<FinalPod>& out, FinalPod pod, long long count) {
+  if (count <= 0) return;
+  pod.of = pod.count = count;
+  pod.index = 0;
+  out.push_back(std::move(pod));
 }
 
 /// Larger pods first: accelerators, then CPU, then memory.
@@ -54,13 +48,21 @@ bool larger(const FinalPod& a, const FinalPod& b) {
   return std::make_tuple(a.gpus + a.chips, a.cores(), a.bytes()) > std::make_tuple(b.gpus + b.chips, b.cores(), b.bytes());
 }
 
-/// Exact search: can `pods[i..]` go onto `nodes`? Fills `where` with each pod's node.
+/// `count` empty nodes, as one run.
+std::vector<NodeLoad> empty_nodes(long long count) {
+  std::vector<NodeLoad> out;
+  if (count > 0) out.push_back(NodeLoad{{}, 0, 0, 0, 0, count, 0});
+  return out;
+}
+
+/// Exact search over single pods and single nodes: can `pods[i..]` go onto `nodes`? Fills
+/// `where` with each pod's node.
 struct Search {
   const PoolPlacement& pool;
   const std::vector<FinalPod>& pods;
   std::vector<NodeLoad>& nodes;
   std::vector<int>& where;
-  long budget = kSearchBudget;
+  long budget;
   bool run(size_t i) {
     if (i == pods.size()) return true;
     if (--budget < 0) return false;
@@ -74,46 +76,224 @@ struct Search {
       bool same_as_earlier = false;  // equal nodes are interchangeable: try one of them
       for (size_t k = from; k < j && !same_as_earlier; ++k)
         same_as_earlier = nodes[k].cores == n.cores && nodes[k].bytes == n.bytes && nodes[k].gpus == n.gpus &&
-                          nodes[k].chips == n.chips;
+                          nodes[k].chips == n.chips && nodes[k].slots == n.slots;
       if (same_as_earlier || !pool.fits(n, pods[i])) continue;
       n.cores += pods[i].cores();
       n.bytes += pods[i].bytes();
       n.gpus += pods[i].gpus;
       n.chips += pods[i].chips;
+      ++n.slots;
       where[i] = static_cast<int>(j);
       if (run(i + 1)) return true;
       n.cores -= pods[i].cores();
       n.bytes -= pods[i].bytes();
       n.gpus -= pods[i].gpus;
       n.chips -= pods[i].chips;
+      --n.slots;
       if (budget < 0) return false;
     }
     return false;
   }
 };
 
-/// Packs `pods` onto the phase's nodes, on top of what they hold.
-void pack(const PoolPlacement& pool, Phase& phase, std::vector<FinalPod> pods) {
-  std::stable_sort(pods.begin(), pods.end(), larger);
-  std::vector<NodeLoad> start = phase.nodes;
-  std::vector<FinalPod> left;
-  for (const auto& p : pods) {
-    auto it = std::find_if(phase.nodes.begin(), phase.nodes.end(), [&](const NodeLoad& n) { return pool.fits(n, p); });
-    if (it == phase.nodes.end()) left.push_back(p);
-    else add(*it, p);
-  }
-  if (left.empty()) return;
-  // First fit left some out: search every placement for one that holds them all.
-  std::vector<NodeLoad> nodes = start;
-  std::vector<int> where(pods.size(), 0);
-  Search search{pool, pods, nodes, where};
-  if (search.run(0)) {
-    phase.nodes = std::move(start);
-    for (size_t i = 0; i < pods.size(); ++i) add(phase.nodes[static_cast<size_t>(where[i])], pods[i]);
+/// Adds `k` pods like `p` to each of the nodes `n` stands for, node t taking first + t * k onwards.
+void add(NodeLoad& n, const FinalPod& p, long long first, long long k) {
+  n.cores += p.cores() * static_cast<double>(k);
+  n.bytes += p.bytes() * static_cast<double>(k);
+  n.gpus += p.gpus * k;
+  n.chips += p.chips * k;
+  n.slots += k;
+  if (n.count == 1 && !n.pods.empty() && n.pods.back().workload == p.workload &&
+      n.pods.back().index + n.pods.back().count == first) {
+    n.pods.back().count += k;  // the next pods of the same workload on one node: one entry
     return;
   }
-  phase.proven = search.budget >= 0;
+  FinalPod held = p;
+  held.index = first;
+  held.count = k;
+  n.pods.push_back(std::move(held));
+}
+
+/// Nodes `from` to `from + count - 1` of the run `n` stands for, with their pods' numbers.
+NodeLoad slice(const NodeLoad& n, long long from, long long count) {
+  NodeLoad out = n;
+  out.count = count;
+  for (auto& p : out.pods) p.index += from * p.count;
+  return out;
+}
+
+/// Whether run `b` continues run `a`: the same load, and each workload's numbering carried on.
+bool continues(const NodeLoad& a, const NodeLoad& b) {
+  if (a.cores != b.cores || a.bytes != b.bytes || a.gpus != b.gpus || a.chips != b.chips || a.slots != b.slots ||
+      a.pods.size() != b.pods.size())
+    return false;
+  for (size_t i = 0; i < a.pods.size(); ++i)
+    if (a.pods[i].workload != b.pods[i].workload || a.pods[i].count != b.pods[i].count ||
+        b.pods[i].index != a.pods[i].index + a.count * a.pods[i].count)
+      return false;
+  return true;
+}
+
+/// Joins neighbouring runs of nodes that hold the same.
+void coalesce(std::vector<NodeLoad>& nodes) {
+  std::vector<NodeLoad> out;
+  for (auto& n : nodes) {
+    if (n.count <= 0) continue;
+    if (!out.empty() && continues(out.back(), n)) out.back().count += n.count;
+    else out.push_back(std::move(n));
+  }
+  nodes = std::move(out);
+}
+
+/// The pods a run of nodes holds, as entries of the pods' own.
+std::vector<FinalPod> flatten(const NodeLoad& n) {
+  std::vector<FinalPod> out;
+  for (auto p : n.pods) {
+    p.count *= n.count;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+/// First fit of the pods `g` stands for onto `nodes` in order, a run of nodes at a time; what
+/// finds no room stays in `g`.
+void first_fit(const PoolPlacement& pool, std::vector<NodeLoad>& nodes, FinalPod& g) {
+  for (size_t j = 0; j < nodes.size() && g.count > 0; ++j) {
+    const long long k = pool.room_for(nodes[j], g);
+    if (k == 0) continue;
+    const NodeLoad n = nodes[j];
+    const long long full = std::min(n.count, g.count / k);  // nodes that take k each
+    const long long rest = full < n.count ? g.count - full * k : 0;  // fewer than k, for the next
+    std::vector<NodeLoad> parts;
+    if (full > 0) {
+      parts.push_back(slice(n, 0, full));
+      add(parts.back(), g, g.index, k);
+    }
+    if (rest > 0) {
+      parts.push_back(slice(n, full, 1));
+      add(parts.back(), g, g.index + full * k, rest);
+    }
+    const long long used = full + (rest > 0 ? 1 : 0);
+    if (used < n.count) parts.push_back(slice(n, used, n.count - used));
+    const long long placed = full * k + rest;
+    g.index += placed;
+    g.count -= placed;
+    nodes.erase(nodes.begin() + static_cast<long>(j));
+    nodes.insert(nodes.begin() + static_cast<long>(j), parts.begin(), parts.end());
+    j += parts.size() - 1;
+  }
+}
+
+/// First fit decreasing of `pods` onto `nodes`; returns what finds no room.
+std::vector<FinalPod> first_fit_decreasing(const PoolPlacement& pool, std::vector<NodeLoad>& nodes,
+                                           std::vector<FinalPod> pods) {
+  std::stable_sort(pods.begin(), pods.end(), larger);
+  std::vector<FinalPod> left;
+  for (auto& g : pods) {
+    first_fit(pool, nodes, g);
+    if (g.count > 0) left.push_back(std::move(g));
+  }
+  coalesce(nodes);
+  return left;
+}
+
+long long node_count(const std::vector<NodeLoad>& nodes) {
+  long long n = 0;
+  for (const auto& r : nodes) n += r.count;
+  return n;
+}
+
+/// Whether no placement of `pods` onto `nodes` exists, known without searching: a workload whose
+/// pods alone find fewer places, or more asked in all than the nodes have left together.
+bool surely_out(const PoolPlacement& pool, const std::vector<NodeLoad>& nodes, const std::vector<FinalPod>& pods) {
+  double cores = 0, bytes = 0;
+  long long gpus = 0, chips = 0, slots = 0;
+  for (const auto& n : nodes) {
+    const auto c = static_cast<double>(n.count);
+    slots += (pool.room_pods - n.slots) * n.count;
+    cores += (pool.room_cores - n.cores) * c;
+    bytes += (pool.room_bytes - n.bytes) * c;
+    gpus += (pool.room_gpus - n.gpus) * n.count;
+    chips += (pool.room_chips - n.chips) * n.count;
+  }
+  std::map<std::string, std::pair<const FinalPod*, long long>> workloads;  // its entries' pods together
+  for (const auto& p : pods) {
+    auto& [one, count] = workloads.try_emplace(p.kind + " " + p.workload, &p, 0).first->second;
+    count += p.count;
+  }
+  for (const auto& [_, w] : workloads) {
+    // Alone, a workload's pods find at most so many places.
+    long long places = 0;
+    for (const auto& n : nodes) places = std::min(PoolPlacement::kMany, places + pool.room_for(n, *w.first) * n.count);
+    if (places < w.second) return true;
+  }
+  for (const auto& p : pods) {
+    const auto c = static_cast<double>(p.count);
+    cores -= p.cores() * c;
+    bytes -= p.bytes() * c;
+    gpus -= p.gpus * p.count;
+    chips -= p.chips * p.count;
+    slots -= p.count;
+  }
+  const double eps = 1e-6 * std::max(1.0, static_cast<double>(node_count(nodes)));
+  return cores < -eps || bytes < -kByteSlack * static_cast<double>(node_count(nodes)) - 1 || gpus < 0 || chips < 0 || slots < 0;
+}
+
+/// The largest case the exact search takes, counted in single pods and nodes.
+constexpr long long kSearchPods = 64, kSearchNodes = 32;
+
+/// The exact search over single pods and nodes, within the system's budget: the nodes holding
+/// every pod, or nullopt; `proven` is false when it stopped at the budget.
+std::optional<std::vector<NodeLoad>> search_exactly(const PoolPlacement& pool, const std::vector<NodeLoad>& start,
+                                                    const std::vector<FinalPod>& groups, bool& proven) {
+  std::vector<NodeLoad> nodes;
+  for (const auto& n : start)
+    for (long long t = 0; t < n.count; ++t) nodes.push_back(slice(n, t, 1));
+  std::vector<FinalPod> pods;
+  for (const auto& g : groups)
+    for (long long i = 0; i < g.count; ++i) {
+      FinalPod one = g;
+      one.index = g.index + i;
+      one.count = 1;
+      pods.push_back(std::move(one));
+    }
+  std::stable_sort(pods.begin(), pods.end(), larger);
+  long own = kSearchBudget;
+  long& budget = pool.budget ? pool.budget->left : own;
+  std::vector<NodeLoad> work = nodes;
+  std::vector<int> where(pods.size(), 0);
+  Search search{pool, pods, work, where, std::min(kSearchBudget, budget)};
+  const long before = search.budget;
+  const bool found = budget > 0 && search.run(0);
+  budget -= before - std::max(0L, search.budget);
+  if (!found) {
+    proven = search.budget >= 0 && budget > 0;
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < pods.size(); ++i) add(nodes[static_cast<size_t>(where[i])], pods[i], pods[i].index, 1);
+  coalesce(nodes);
+  return nodes;
+}
+
+/// Packs `pods` onto the phase's nodes, on top of what they hold.
+void pack(const PoolPlacement& pool, Phase& phase, std::vector<FinalPod> pods) {
+  const std::vector<NodeLoad> start = phase.nodes;
+  std::vector<FinalPod> left = first_fit_decreasing(pool, phase.nodes, pods);
+  if (left.empty()) return;
   phase.unplaced.insert(phase.unplaced.end(), left.begin(), left.end());
+  // First fit left some out: none fits when a pod or the sum does not; else search, when small.
+  if (surely_out(pool, start, pods)) return;
+  if (pod_count(pods) > kSearchPods || node_count(start) > kSearchNodes) {
+    phase.proven = false;
+    return;
+  }
+  bool proven = true;
+  if (auto nodes = search_exactly(pool, start, pods, proven)) {
+    phase.nodes = std::move(*nodes);
+    phase.unplaced.resize(phase.unplaced.size() - left.size());
+    return;
+  }
+  phase.proven = phase.proven && proven;
 }
 
 /// When `phase` left pods out: could the pool hold everything the phase holds, arranged anew? The
@@ -123,8 +303,9 @@ void pack(const PoolPlacement& pool, Phase& phase, std::vector<FinalPod> pods) {
 bool rearrange(const PoolPlacement& pool, Phase& phase) {
   if (phase.unplaced.empty()) return false;
   std::vector<FinalPod> all = phase.unplaced;
-  for (const auto& n : phase.nodes) all.insert(all.end(), n.pods.begin(), n.pods.end());
-  Phase fresh{phase.name, std::vector<NodeLoad>(phase.nodes.size()), {}, true};
+  for (const auto& n : phase.nodes)
+    for (auto& p : flatten(n)) all.push_back(std::move(p));
+  Phase fresh{phase.name, empty_nodes(node_count(phase.nodes)), {}, true};
   pack(pool, fresh, std::move(all));
   if (!fresh.unplaced.empty()) {
     phase.proven = phase.proven && fresh.proven;
@@ -142,23 +323,19 @@ bool relocate_system(const PoolPlacement& pool, Phase& phase, std::vector<PoolPl
   if (phase.unplaced.empty() || others.empty()) return false;
   std::vector<FinalPod> system, rest = phase.unplaced;
   for (const auto& n : phase.nodes)
-    for (const auto& p : n.pods) (p.kind == "system" ? system : rest).push_back(p);
+    for (auto& p : flatten(n)) (p.kind == "system" ? system : rest).push_back(std::move(p));
   if (system.empty()) return false;
-  Phase fresh{phase.name, std::vector<NodeLoad>(phase.nodes.size()), {}, true};
+  Phase fresh{phase.name, empty_nodes(node_count(phase.nodes)), {}, true};
   pack(pool, fresh, std::move(rest));
   if (!fresh.unplaced.empty()) return false;
   std::vector<Phase> lived;
   for (PoolPlacement* o : others) lived.push_back(o->phases.front());
-  for (const auto& pod : system) {
-    bool placed = false;
-    for (size_t i = 0; i < others.size() && !placed; ++i)
-      for (auto& n : lived[i].nodes)
-        if (others[i]->fits(n, pod)) {
-          add(n, pod);
-          placed = true;
-          break;
-        }
-    if (!placed) return false;
+  for (auto pod : system) {
+    for (size_t i = 0; i < others.size() && pod.count > 0; ++i) {
+      first_fit(*others[i], lived[i].nodes, pod);
+      coalesce(lived[i].nodes);
+    }
+    if (pod.count > 0) return false;
   }
   if (move)
     for (size_t i = 0; i < others.size(); ++i) others[i]->phases.front() = std::move(lived[i]);
@@ -174,7 +351,8 @@ PoolPlacement make_pool(const Pool& p) {
   out.room_bytes = p.room_memory();
   out.room_gpus = p.accelerator ? p.accelerator->count : 0;
   out.room_chips = p.tpu ? p.tpu->chips_per_host : 0;
-  Phase lived{"long-lived", std::vector<NodeLoad>(static_cast<size_t>(std::max(0, out.nodes))), {}, true};
+  out.room_pods = catalog().pods_per_node() - static_cast<long long>(p.reserve.daemonsets.size());
+  Phase lived{"long-lived", empty_nodes(out.nodes), {}, true};
   out.phases.push_back(std::move(lived));
   return out;
 }
@@ -195,7 +373,33 @@ double FinalPod::bytes() const {
 
 bool PoolPlacement::fits(const NodeLoad& n, const FinalPod& p) const {
   return n.cores + p.cores() <= room_cores + kCoreSlack && n.bytes + p.bytes() <= room_bytes + kByteSlack &&
-         n.gpus + p.gpus <= room_gpus && n.chips + p.chips <= room_chips;
+         n.gpus + p.gpus <= room_gpus && n.chips + p.chips <= room_chips && n.slots + 1 <= room_pods;
+}
+
+long long PoolPlacement::room_for(const NodeLoad& n, const FinalPod& p) const {
+  if (!fits(n, p)) return 0;
+  long long k = kMany;
+  // The most q with used + q * ask within the room, as fits() judges one more pod.
+  auto most = [&](double used, double ask, double room) {
+    if (ask <= 0) return;
+    const double f = std::floor((room - used) / ask);
+    long long q = f <= 0 ? 0 : f >= static_cast<double>(kMany) ? kMany : static_cast<long long>(f);
+    while (q > 0 && used + ask * static_cast<double>(q) > room) --q;
+    while (q < kMany && used + ask * static_cast<double>(q + 1) <= room) ++q;
+    k = std::min(k, q);
+  };
+  most(n.cores, p.cores(), room_cores + kCoreSlack);
+  most(n.bytes, p.bytes(), room_bytes + kByteSlack);
+  if (p.gpus > 0) k = std::min(k, (room_gpus - n.gpus) / p.gpus);
+  if (p.chips > 0) k = std::min(k, (room_chips - n.chips) / p.chips);
+  k = std::min(k, room_pods - n.slots);
+  return std::max(1LL, k);
+}
+
+long long pod_count(const std::vector<FinalPod>& pods) {
+  long long n = 0;
+  for (const auto& p : pods) n += p.count;
+  return n;
 }
 
 const PoolPlacement* Placement::pool(const std::string& name) const {
@@ -236,8 +440,8 @@ std::pair<double, double> system_share(const System& sys, const Pool& pool) {
   if (std::find(open.begin(), open.end(), pool.name) == open.end()) return {0, 0};
   double cores = 0, bytes = 0;
   for (const auto& p : system_pods(sys, addons_of(sys))) {
-    cores += p.cores();
-    bytes += p.bytes();
+    cores += p.cores() * static_cast<double>(p.count);
+    bytes += p.bytes() * static_cast<double>(p.count);
   }
   return {cores, bytes};
 }
@@ -312,25 +516,90 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
   return out;
 }
 
-std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit, int from) {
-  for (int n = std::max(1, from > 0 ? from : p.nodes); n <= limit; ++n) {
-    Phase empty{"", std::vector<NodeLoad>(static_cast<size_t>(n)), {}, true};
-    pack(p, empty, pods);  // the pool's room per node; the node count is the phase's
-    if (empty.unplaced.empty()) return n;
-    if (!empty.proven) return std::nullopt;
+namespace {
+
+/// Whether `pods` fit `n` empty nodes of the pool: first fit decreasing, then the exact search
+/// when small; `proven` is false when neither could decide.
+bool fit_on(const PoolPlacement& p, const std::vector<FinalPod>& pods, long long n, bool& proven) {
+  Phase trial{"", empty_nodes(n), {}, true};
+  pack(p, trial, pods);
+  proven = trial.proven;
+  return trial.unplaced.empty();
+}
+
+/// The fewest nodes holding what the pods ask in all, one dimension at a time, and each
+/// workload's pods alone.
+long long lower_bound(const PoolPlacement& p, const std::vector<FinalPod>& pods) {
+  double cores = 0, bytes = 0;
+  long long gpus = 0, chips = 0, slots = 0, alone = 0;
+  const NodeLoad empty;
+  std::map<std::string, long long> workloads;  // its entries' pods together
+  for (const auto& g : pods) {
+    // Each workload alone: its pods over as many as one node holds.
+    const long long per_node = std::max(1LL, p.room_for(empty, g));
+    const long long count = workloads[g.kind + " " + g.workload] += g.count;
+    alone = std::max(alone, (count + per_node - 1) / per_node);
+    slots += g.count;
+    cores += g.cores() * static_cast<double>(g.count);
+    bytes += g.bytes() * static_cast<double>(g.count);
+    gpus += g.gpus * g.count;
+    chips += g.chips * g.count;
   }
-  return std::nullopt;
+  auto need = [](double ask, double room) -> long long {
+    if (ask <= 0) return 0;
+    if (room <= 0) return PoolPlacement::kMany;
+    return static_cast<long long>(std::ceil(ask / room - 1e-9));
+  };
+  return std::max({alone, need(cores, p.room_cores), need(bytes, p.room_bytes), need(static_cast<double>(gpus), p.room_gpus),
+                   need(static_cast<double>(chips), p.room_chips),
+                   need(static_cast<double>(slots), p.room_pods)});
+}
+
+}  // namespace
+
+std::optional<long long> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, long long limit,
+                                      long long from) {
+  long long lo = std::max(1LL, from > 0 ? from : p.nodes);
+  const NodeLoad empty;
+  for (const auto& g : pods)
+    if (!p.fits(empty, g)) return std::nullopt;  // not even an empty node holds one
+  lo = std::max(lo, lower_bound(p, pods));
+  if (lo > limit) return std::nullopt;
+  // First fit decreasing onto `limit` nodes: were it given fewer, it would fill the first ones
+  // the same way, so the nodes it uses are the fewest it needs.
+  std::vector<NodeLoad> nodes = empty_nodes(limit);
+  long long hi = limit;
+  if (first_fit_decreasing(p, nodes, pods).empty()) {
+    hi = 0;
+    for (const auto& n : nodes) hi += n.pods.empty() ? 0 : n.count;
+    hi = std::max(hi, lo);
+  } else {
+    bool proven = true;
+    if (!fit_on(p, pods, limit, proven)) return std::nullopt;
+  }
+  // Fewer may do when the exact search places what first fit could not: halve the gap.
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo) / 2;
+    bool proven = true;
+    if (fit_on(p, pods, mid, proven)) hi = mid;
+    else if (!proven) break;  // undecided: keep the count known to hold them
+    else lo = mid + 1;
+  }
+  return hi;
 }
 
 Placement place(const System& sys) {
   std::map<std::string, PoolPlacement> pools;
+  Placement out;
+  if (sys.pools.empty()) return out;  // an existing cluster: nothing to judge it by
+  auto budget = std::make_shared<SearchBudget>(SearchBudget{kSystemBudget});
   auto get = [&](const std::string& name) -> PoolPlacement* {
     const Pool* p = sys.pool(name);
     if (!p) return nullptr;
-    return &pools.try_emplace(name, make_pool(*p)).first->second;
+    auto [it, fresh] = pools.try_emplace(name, make_pool(*p));
+    if (fresh) it->second.budget = budget;
+    return &it->second;
   };
-  Placement out;
-  if (sys.pools.empty()) return out;  // an existing cluster: nothing to judge it by
   // The other pools the system pods may use than `name`.
   auto others = [&](const std::string& name) {
     std::vector<PoolPlacement*> o;
@@ -341,20 +610,36 @@ Placement place(const System& sys) {
 
   // The system pods are there before trainc's: each goes to the untainted node with the most room
   // left, as the scheduler's default scoring (least allocated) puts it.
-  for (const auto& pod : system_pods(sys, addons_of(sys))) {
-    NodeLoad* best = nullptr;
-    double best_left = -1;
-    for (const auto& name : open_pools(sys, pod.gpus)) {
-      PoolPlacement* pp = get(name);
-      for (auto& n : pp->phases.front().nodes)
-        if (pp->fits(n, pod) && pp->room_cores - n.cores > best_left) {
-          best = &n;
-          best_left = pp->room_cores - n.cores;
-        }
+  for (const auto& pods : system_pods(sys, addons_of(sys)))
+    for (long long i = 0; i < pods.count; ++i) {
+      FinalPod pod = pods;
+      pod.index += i;
+      pod.count = 1;
+      std::vector<NodeLoad>* in = nullptr;
+      size_t best = 0;
+      double best_left = -1;
+      for (const auto& name : open_pools(sys, pod.gpus)) {
+        PoolPlacement* pp = get(name);
+        auto& nodes = pp->phases.front().nodes;
+        for (size_t j = 0; j < nodes.size(); ++j)
+          if (pp->fits(nodes[j], pod) && pp->room_cores - nodes[j].cores > best_left) {
+            in = &nodes;
+            best = j;
+            best_left = pp->room_cores - nodes[j].cores;
+          }
+      }
+      if (!in) {
+        out.nowhere.push_back({"system", pod});
+        continue;
+      }
+      // The first node of the run takes it.
+      const NodeLoad run = (*in)[best];
+      std::vector<NodeLoad> parts{slice(run, 0, 1)};
+      add(parts.front(), pod, pod.index, 1);
+      if (run.count > 1) parts.push_back(slice(run, 1, run.count - 1));
+      in->erase(in->begin() + static_cast<long>(best));
+      in->insert(in->begin() + static_cast<long>(best), parts.begin(), parts.end());
     }
-    if (best) add(*best, pod);
-    else out.nowhere.push_back({"system", pod});
-  }
 
   // Long-lived pods: those that name a pool, pool by pool, then the others onto the open pools.
   std::map<std::string, std::vector<FinalPod>> by_pool;
@@ -375,18 +660,14 @@ Placement place(const System& sys) {
                           "their own to be sure");
   }
   std::stable_sort(anywhere.begin(), anywhere.end(), larger);
-  for (const auto& pod : anywhere) {
-    bool placed = false;
+  for (auto pod : anywhere) {
     for (const auto& name : open_pools(sys, pod.gpus)) {
+      if (pod.count == 0) break;
       PoolPlacement* pp = get(name);
-      Phase& lived = pp->phases.front();
-      auto it = std::find_if(lived.nodes.begin(), lived.nodes.end(), [&](const NodeLoad& n) { return pp->fits(n, pod); });
-      if (it == lived.nodes.end()) continue;
-      add(*it, pod);
-      placed = true;
-      break;
+      first_fit(*pp, pp->phases.front().nodes, pod);
+      coalesce(pp->phases.front().nodes);
     }
-    if (!placed) out.nowhere.push_back({"long-lived", pod});
+    if (pod.count > 0) out.nowhere.push_back({"long-lived", pod});
   }
 
   // Each step on top of the long-lived pods; a step that names no pool goes to the first open

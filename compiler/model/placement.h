@@ -9,10 +9,16 @@
 // Pending: the cluster autoscaler adds no node for a pod that would not fit an empty one, and a
 // pool at its maximum gets no more nodes.
 //
-// Packing is first-fit decreasing, and when that leaves a pod out an exact search (bounded; the
-// nodes of a pool are interchangeable, so equal nodes are tried once) decides whether any
-// placement exists. Selectors and taints decide the pools: a pod that names a pool runs there; one
+// Pods and nodes are counted, not listed: a workload's identical pods are one entry with a count,
+// and a pool's identical nodes one entry with a count, so the work grows with the kinds of pods,
+// not with how many a spec asks for (a step of 100,000 pods is one entry). Packing is first-fit
+// decreasing, done a run of identical pods at a time; when that leaves pods out, a pod no empty
+// node holds or more than all the nodes hold together is proven out at once, and a small enough
+// case is searched exactly (the nodes of a pool are interchangeable, so equal nodes are tried
+// once) within one work budget for the whole system; past it the result says it is unproven. Selectors and taints decide the pools: a pod that names a pool runs there; one
 // that names none runs on a pool whose taints it tolerates (GKE taints GPU and TPU nodes).
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,24 +35,32 @@ struct PodContainer {
   bool init = false;  ///< an init container: its requests do not add to the pod's
 };
 
+/// `count` identical pods of one workload, numbered from `index`; cores() and the rest are one pod's.
 struct FinalPod {
   std::string kind;      ///< step/<kind>, cluster/<engine>, service/<server>
   std::string workload;  ///< the step, "<cluster>/<group>", or the service
   std::string ptr;       ///< where the spec declares what the pod asks for
   std::string pool;      ///< "" = any pool whose taints it tolerates
-  int index = 0, of = 1;  ///< this pod's number among its workload's pods
+  long long index = 0, of = 1;  ///< the first pod's number among its workload's `of` pods
   long long gpus = 0, chips = 0;
   std::vector<PodContainer> containers;
+  long long count = 1;  ///< how many pods this entry stands for
   double cores() const;
   double bytes() const;
 };
 
-/// What a node of a pool holds and what is on it.
+/// `count` identical nodes of a pool, and what each holds: node t of them (from 0) holds, of
+/// each entry of `pods`, the pods numbered index + t * count to index + (t + 1) * count - 1.
 struct NodeLoad {
   std::vector<FinalPod> pods;
-  double cores = 0, bytes = 0;
+  double cores = 0, bytes = 0;  ///< one node's
   long long gpus = 0, chips = 0;
+  long long count = 1;
+  long long slots = 0;  ///< pods one node holds (each takes one of the node's pods)
 };
+
+/// How many pods the entries stand for.
+long long pod_count(const std::vector<FinalPod>& pods);
 
 /// One moment of the system's life on one pool: the long-lived pods, or those and one step's.
 struct Phase {
@@ -56,13 +70,23 @@ struct Phase {
   bool proven = true;  ///< false when the exact search stopped at its bound before deciding
 };
 
+/// The work the exact searches of one system may do together, shared by place() and the checks.
+struct SearchBudget {
+  long left = 0;
+};
+
 struct PoolPlacement {
   const Pool* pool = nullptr;
+  std::shared_ptr<SearchBudget> budget;  ///< the system's; null: a budget of its own per search
   int nodes = 0;  ///< at the pool's largest, over all of its node pools
   double room_cores = 0, room_bytes = 0;  ///< per node: allocatable less the DaemonSet reserve
   long long room_gpus = 0, room_chips = 0;
+  long long room_pods = 0;  ///< GKE's maximum pods per node less the DaemonSets'
   std::vector<Phase> phases;
   bool fits(const NodeLoad& n, const FinalPod& p) const;
+  /// How many more pods like `p` one node loaded as `n` holds (kMany for a pod that asks nothing).
+  long long room_for(const NodeLoad& n, const FinalPod& p) const;
+  static constexpr long long kMany = 1LL << 50;
 };
 
 struct Placement {
@@ -101,9 +125,11 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step);
 /// scheduler spreads them (onto the node with most room), then the long-lived pods, then each
 /// step's on top of them.
 Placement place(const System& sys);
-/// The fewest nodes pool `p` needs to hold `pods` (its current pods included), up to `limit`;
-/// nullopt when even `limit` nodes do not.
-/// Counts are tried from `from` nodes up (0: from the pool's own count).
-std::optional<int> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, int limit, int from = 0);
+/// The fewest nodes, at least `from` (0: the pool's own count) and at most `limit`, of pool `p`
+/// that hold `pods` (its current pods included); nullopt when none does, or none is found within
+/// the search budget. Bounded below by what the pods ask together and above by first fit
+/// decreasing, never by trying each count.
+std::optional<long long> nodes_needed(const PoolPlacement& p, const std::vector<FinalPod>& pods, long long limit,
+                                      long long from = 0);
 
 }  // namespace trainc

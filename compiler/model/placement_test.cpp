@@ -145,3 +145,78 @@ TEST_CASE("a CPU pod that names no pool never goes to a tainted pool, nor to a G
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+TEST_CASE("a step of many pods is one entry, packed a run of nodes at a time, numbered in order") {
+  // 1000 nodes; 2500 pods of 40% of a node's room: first fit puts 2 on each of 1250... only 1000
+  // nodes, so 2000 placed, 2 per node, as one run; 500 left.
+  const System probe = lowered(spec(1, {1}));
+  const double room = probe.pools.at("cpu").room_cpu();
+  const std::string cores = std::to_string(std::floor(room * 0.4 * 1000) / 1000);
+  const System sys = lowered(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "cluster:\n  pools:\n    sys: {machine: e2-standard-4}\n"
+      "    cpu: {machine: e2-standard-8, nodes: 1000, taints: [{key: dedicated, value: d, effect: NoSchedule}]}\n"
+      "pipeline:\n  - {name: s, image: i, command: [x], pool: cpu, nodes: 2500, resources: {requests: {cpu: '" +
+      cores + "'}}}\n");
+  const std::vector<FinalPod> pods = step_pods(sys, sys.steps.front());
+  REQUIRE(pods.size() == 1);
+  CHECK(pods.front().count == 2500);
+  const Placement p = place(sys);
+  const PoolPlacement& pool = *p.pool("cpu");
+  REQUIRE(pool.phases.size() == 2);
+  const Phase& step = pool.phases[1];
+  REQUIRE(step.nodes.size() == 1);
+  CHECK(step.nodes[0].count == 1000);
+  REQUIRE(step.nodes[0].pods.size() == 1);
+  CHECK(step.nodes[0].pods[0].count == 2);  // node t holds s[2t] and s[2t+1]
+  CHECK(step.nodes[0].pods[0].index == 0);
+  REQUIRE(step.unplaced.size() == 1);
+  CHECK(step.unplaced[0].count == 500);
+  CHECK(step.unplaced[0].index == 2000);
+  CHECK(step.proven);  // more than the nodes hold of them alone: known without a search
+  // The nodes that would hold them: 1250, from the sum, not by trying each count.
+  CHECK(nodes_needed(pool, pods, 100000) == 1250);
+  CHECK_FALSE(nodes_needed(pool, pods, 1249).has_value());
+}
+
+TEST_CASE("a node runs at most GKE's pods per node, its DaemonSets' included") {
+  const System sys = lowered(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "cluster:\n  pools:\n    cpu: {machine: e2-standard-8, nodes: 1}\n"
+      "pipeline:\n  - {name: s, image: i, command: [x], pool: cpu, nodes: 500}\n");
+  const Placement p = place(sys);
+  const PoolPlacement& pool = *p.pool("cpu");
+  const Pool& cpu = sys.pools.at("cpu");
+  CHECK(pool.room_pods == 110 - static_cast<long long>(cpu.reserve.daemonsets.size()));
+  const Phase& step = pool.phases[1];
+  REQUIRE(step.nodes.size() == 1);
+  CHECK(step.nodes[0].slots == pool.room_pods);  // the system pods and as many of the step's as fit
+  CHECK(pod_count(step.unplaced) == 500 - (pool.room_pods - pool.phases[0].nodes[0].slots));
+}
+
+TEST_CASE("first fit over runs of nodes places exactly as pod by pod over single nodes") {
+  // Pods of 30% and 45% on 3 nodes: 45, 45 | 45, 45 | 30, 30, 30 by first fit decreasing.
+  const System probe = lowered(spec(1, {1}));
+  const double room = probe.pools.at("cpu").room_cpu();
+  auto share = [&](double f) { return std::floor(room * f * 1000) / 1000; };
+  std::string s = spec(3, {});
+  s += "      big: {pool: cpu, replicas: 4, resources: {requests: {cpu: '" + std::to_string(share(0.45)) +
+       "', memory: 1Gi}}}\n      small: {pool: cpu, replicas: 3, resources: {requests: {cpu: '" +
+       std::to_string(share(0.3)) + "', memory: 1Gi}}}\n";
+  const Placement p = place(lowered(s));
+  const Phase& ph = lived(p, "cpu");
+  CHECK(ph.unplaced.empty());
+  REQUIRE(ph.nodes.size() == 2);
+  CHECK(ph.nodes[0].count == 2);
+  REQUIRE(ph.nodes[0].pods.size() == 1);
+  CHECK(ph.nodes[0].pods[0].workload == "d/big");
+  CHECK(ph.nodes[0].pods[0].count == 2);
+  CHECK(ph.nodes[1].count == 1);
+  REQUIRE(ph.nodes[1].pods.size() == 1);
+  CHECK(ph.nodes[1].pods[0].workload == "d/small");
+  CHECK(ph.nodes[1].pods[0].count == 3);
+}
+
+}  // namespace trainc
