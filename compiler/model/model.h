@@ -607,6 +607,7 @@ struct Vllm {
   std::string served_name;        ///< what requests name and /v1/models lists
   int tensor_parallel = 1;        ///< GPUs one copy of the model spans: all of the pod's
   std::vector<std::string> args;  ///< further `vllm serve` flags
+  std::string args_reason;        ///< why the risky flags of `args` are acceptable ("" = none given)
 
   // Facts (model/kinds/vllm.cpp).
   static std::vector<ServerPort> ports();
@@ -616,6 +617,8 @@ struct Vllm {
   static ScalingMetric scaling_metric();
   static MetricsEndpoint metrics();
   static std::vector<std::string_view> reserved_flags();
+  /// Flags vLLM's own docs call risky, each with what it lets happen; they need `argsReason`.
+  static std::vector<std::pair<std::string_view, std::string_view>> risky_flags();
   std::vector<const StoreRef*> store_refs() const;
   std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
   std::vector<HealthCheck> health_checks() const;

@@ -44,6 +44,13 @@ std::vector<std::string_view> Vllm::reserved_flags() {
           "--revision", "--load-format", "--hf-token"};
 }
 
+// vLLM's docs warn of both (docs.vllm.ai usage/security, "--trust-remote-code" and
+// "--allowed-local-media-path" under the engine arguments).
+std::vector<std::pair<std::string_view, std::string_view>> Vllm::risky_flags() {
+  return {{"--trust-remote-code", "runs the Python code of the model's repository inside the server"},
+          {"--allowed-local-media-path", "lets any request that reaches the server read files under that path"}};
+}
+
 std::vector<const StoreRef*> Vllm::store_refs() const {
   if (weights.store.empty()) return {};
   return {&weights};
