@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
+#include "commands/dask_command.h"
 #include "k8s/pod.h"
 #include "run/local_pods.h"
 #include "run/local_runner.h"
@@ -58,6 +61,21 @@ TEST_CASE("the rendezvous variables a Job's pods get, which the local run gives 
   CHECK(runs_torchrun(step));
   step.run = Command{{"python3", "train.py"}};
   CHECK_FALSE(runs_torchrun(step));
+}
+
+TEST_CASE("Dask's command lines listen on loopback alone when the local run gives the host, on every interface in a pod") {
+  const auto scheduler = trainrt::argv(dask::scheduler(8786, 8787));
+  CHECK(scheduler == std::vector<std::string>{"dask", "scheduler", "--port=8786", "--dashboard-address=:8787"});
+  CHECK(trainrt::argv(dask::scheduler(8786, 8787, "127.0.0.1")) ==
+        std::vector<std::string>{"dask", "scheduler", "--host=127.0.0.1", "--port=8786",
+                                 "--dashboard-address=127.0.0.1:8787"});
+  PodGroup group;
+  group.name = "cpu";
+  const auto worker = trainrt::argv(dask::worker(Dask{}, group, "tcp://127.0.0.1:8786", "127.0.0.1"), {{"POD_NAME", "w"}});
+  CHECK(worker.back() == "--dashboard-address=127.0.0.1:0");  // the worker's own dashboard, else every interface
+  CHECK(std::find(worker.begin(), worker.end(), "--host=127.0.0.1") != worker.end());
+  const auto in_pod = trainrt::argv(dask::worker(Dask{}, group, "tcp://s:8786"), {{"POD_NAME", "w"}});
+  CHECK(std::none_of(in_pod.begin(), in_pod.end(), [](const std::string& a) { return a.starts_with("--host"); }));
 }
 
 }  // namespace trainc
