@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "commands/dask_command.h"
 #include "k8s/pod.h"
 #include "run/local_pods.h"
 #include "run/local_runner.h"
+#include "run/process.h"
 
 namespace trainc {
 
@@ -76,6 +78,20 @@ TEST_CASE("Dask's command lines listen on loopback alone when the local run give
   CHECK(std::find(worker.begin(), worker.end(), "--host=127.0.0.1") != worker.end());
   const auto in_pod = trainrt::argv(dask::worker(Dask{}, group, "tcp://s:8786"), {{"POD_NAME", "w"}});
   CHECK(std::none_of(in_pod.begin(), in_pod.end(), [](const std::string& a) { return a.starts_with("--host"); }));
+}
+
+TEST_CASE("a child started with Inherit::nothing sees only the environment it is given") {
+  ::setenv("TRAINC_UNIT_MARKER", "leaked", 1);
+  const std::map<std::string, std::string> env{{"PATH", "/usr/bin:/bin"}, {"GIVEN", "yes"}};
+  std::string error;
+  Child clean({"sh", "-c", "[ -z \"${TRAINC_UNIT_MARKER+set}\" ] && [ \"$GIVEN\" = yes ]"}, error, env, {},
+              Inherit::nothing);
+  REQUIRE(clean.started());
+  CHECK(clean.wait() == 0);
+  Child inherited({"sh", "-c", "[ \"$TRAINC_UNIT_MARKER\" = leaked ] && [ \"$GIVEN\" = yes ]"}, error, env);
+  REQUIRE(inherited.started());
+  CHECK(inherited.wait() == 0);
+  ::unsetenv("TRAINC_UNIT_MARKER");
 }
 
 }  // namespace trainc

@@ -37,7 +37,8 @@ struct LocalRunOptions {
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error);
 
 /// Runs the steps; returns 0 when all succeeded, else the failing step's exit code (or 2 for
-/// setup errors). Prints progress to stdout and errors to stderr.
+/// setup errors). Prints progress to stdout and errors to stderr. Nothing the run started outlives
+/// it, however it detached itself.
 int run_local(const System& sys, const LocalRunOptions& opt);
 
 /// Rows a datagen step makes at `scale` (lowering resolved `size` into rows).
