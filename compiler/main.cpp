@@ -363,7 +363,7 @@ int cmd_explain(const Options& opt) {
   return kOk;
 }
 
-/// trainrt and its tracker script, found next to this binary (build tree or install) or on PATH.
+/// trainrt, its tracker script and the loopback preload, found next to this binary (build tree or install) or on PATH.
 fs::path find_beside(const char* argv0, const std::vector<std::string>& candidates) {
   std::error_code ec;
   fs::path self = fs::canonical("/proc/self/exe", ec);
@@ -397,6 +397,7 @@ int cmd_run(const Options& opt, const char* argv0) {
   run.tracker = !opt.tracker.empty()
                     ? fs::path(opt.tracker)
                     : find_beside(argv0, {"../../runtime/train/tracker17.py", "../share/trainc/tracker17.py"});
+  run.loopback_preload = find_beside(argv0, {"libtrainc-loopback.so", "../lib/trainc/libtrainc-loopback.so"});
   run.python = opt.python;
   run.s3rver = opt.s3rver;
   run.max_ranks = opt.max_ranks;

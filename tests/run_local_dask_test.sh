@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `trainc run --local` with a Dask cluster (TAP): examples/dask-cpu's scheduler and two workers
 # start on loopback from the command lines their pods run (Debian's python3-distributed), the
-# client step computes through them and checks its answer, and everything is stopped afterwards.
+# client step computes through them and checks its answer, and everything is stopped afterwards;
+# while the cluster is up, nothing of the run listens beyond loopback (tests/listeners.py).
 # A `dask` stand-in that renames one generated flag shows that a broken command line fails the run.
 # Usage: tests/run_local_dask_test.sh TRAINC
 set -uo pipefail
@@ -26,7 +27,7 @@ runs_and_computes() {
   out=$("$TRAINC" run --local "$SPEC" --workdir "$TMP/work" 2>"$TMP/stderr") || {
     echo "run failed:"; printf '%s\n' "$out"; tail -n 30 "$TMP/stderr"; return 1; }
   printf '%s\n' "$out" >"$TMP/stdout"
-  grep -q '^  \$ dask scheduler --port=[0-9]* --dashboard-address=:[0-9]* &$' "$TMP/stdout" ||
+  grep -q '^  \$ dask scheduler --host=127.0.0.1 --port=[0-9]* --dashboard-address=127.0.0.1:[0-9]* &$' "$TMP/stdout" ||
     { echo "no scheduler command line:"; cat "$TMP/stdout"; return 1; }
   [ "$(grep -c '^  \$ dask worker tcp://127.0.0.1:[0-9]* --name=dask-cpu-[01] --nthreads=1 ' "$TMP/stdout")" = 2 ] ||
     { echo "expected two worker command lines:"; cat "$TMP/stdout"; return 1; }
@@ -42,6 +43,57 @@ nothing_left() {
   if [ -n "$pids" ]; then echo "still running:"; ps -o pid,args -p "$pids"; return 1; fi
 }
 t "no Dask process is left running" nothing_left
+
+# While the cluster is up, every socket the run listens on is on loopback: an unauthenticated Dask
+# scheduler runs any client's code. The client holds the run until the sockets have been read.
+only_loopback() {
+  cat >"$TMP/hold.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: dask-hold
+cluster:
+  pools:
+    cpu: {machine: n2-standard-8, nodes: 3}
+clusters:
+  dask:
+    engine: dask
+    image: ghcr.io/dask/dask:2024.12.1
+    scheduler: {pool: cpu}
+    workers:
+      cpu: {pool: cpu, replicas: 2}
+pipeline:
+  - name: hold
+    cluster: dask
+    env: {READY: "$TMP/ready", GO: "$TMP/go"}
+    command:
+      - python3
+      - -c
+      - |
+        import os, time
+        from distributed import Client
+        with Client() as client:
+            client.wait_for_workers(2)
+            open(os.environ["READY"], "w").close()
+            while not os.path.exists(os.environ["GO"]):
+                time.sleep(0.2)
+SPEC
+  rm -f "$TMP/ready" "$TMP/go"
+  "$TRAINC" run --local "$TMP/hold.yaml" --workdir "$TMP/hold" >"$TMP/hold.log" 2>&1 &
+  local pid=$! rc=0 n=600
+  while [ ! -e "$TMP/ready" ] && [ "$n" -gt 0 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; n=$((n - 1)); done
+  if [ ! -e "$TMP/ready" ]; then
+    echo "the client never saw two workers"; kill -INT "$pid"; wait "$pid"; tail -n 20 "$TMP/hold.log"; return 1
+  fi
+  /usr/bin/python3 tests/listeners.py "$pid" >"$TMP/listeners" || rc=1
+  touch "$TMP/go"
+  wait "$pid" || { echo "the run failed (exit $?)"; tail -n 20 "$TMP/hold.log"; return 1; }
+  cat "$TMP/listeners"
+  [ "$rc" -eq 0 ] || { echo "the run listened beyond loopback (lines with !)"; return 1; }
+  # The scheduler and its dashboard, each worker and its nanny: the check saw the cluster.
+  [ "$(wc -l <"$TMP/listeners")" -ge 6 ] || { echo "expected at least 6 listening sockets"; return 1; }
+}
+t "every socket the run listens on while its Dask cluster is up is on loopback" only_loopback
+t "no Dask process is left after that run" nothing_left
 
 broken_flag_fails() {
   mkdir -p "$TMP/bin"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `trainc run --local` end to end (TAP): a spec's datagen step and a two-rank XGBoost step run on
 # this machine (ranks as processes on loopback, stores as folders), an oversized table is refused
-# with a hint, and a two-node command step runs as two pods (their entry scripts). Usage: tests/run_local_test.sh TRAINRT TRAINC
+# with a hint, and a two-node command step runs as two pods (their entry scripts), each with an
+# environment of its own, and nothing a step detaches outlives the run. Usage: tests/run_local_test.sh TRAINRT TRAINC
 set -uo pipefail
 if [ "$#" -lt 2 ]; then echo "usage: $0 TRAINRT TRAINC" >&2; exit 2; fi
 case "$1" in /*) TRAINRT=$1 ;; */*) TRAINRT=$PWD/$1 ;; *) TRAINRT=$(command -v "$1" || printf '%s' "$1") ;; esac
@@ -138,6 +139,59 @@ SPEC
   if grep -q "retrying" "$TMP/timeout.log"; then echo "retried after the timeout"; return 1; fi
 }
 
+# A pod's environment is its own: the step's env, its secrets, PATH and a HOME under the workdir,
+# and nothing else of the caller's shell (here a marker the spec never names).
+clean_environment() {
+  cat >"$TMP/env.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-env
+pipeline:
+  - name: show
+    image: img
+    env:
+      GREETING: hello
+      TOKEN: {secretRef: {name: tok, key: token}}
+    command: [bash, -c, 'env >env.txt']
+SPEC
+  TRAINC_TEST_MARKER=leaked TOKEN=from-the-shell "$TRAINC" run "$TMP/env.yaml" --local --workdir "$TMP/env" \
+    >"$TMP/env.log" 2>&1 || { echo "exit $?"; tail -n 20 "$TMP/env.log"; return 1; }
+  local env=$TMP/env/pods/show/0/workspace/env.txt home
+  [ -s "$env" ] || { echo "the step wrote no env.txt"; tail -n 20 "$TMP/env.log"; return 1; }
+  if grep '^TRAINC_TEST_MARKER=' "$env"; then echo "a variable of the caller's shell reached the pod (above)"; return 1; fi
+  grep -qx 'GREETING=hello' "$env" || { echo "the step's env is missing:"; cat "$env"; return 1; }
+  grep -qx 'TOKEN=from-the-shell' "$env" || { echo "the named secret is missing:"; cat "$env"; return 1; }
+  grep -q '^PATH=.' "$env" || { echo "no PATH:"; cat "$env"; return 1; }
+  home=$(sed -n 's/^HOME=//p' "$env")
+  case "$home" in "$(cd "$TMP/env" && pwd)"/pods/show/0/*) ;; *) echo "HOME is '$home', not under the pod's folder"; return 1 ;; esac
+  [ -d "$home" ] || { echo "HOME $home does not exist"; return 1; }
+}
+
+# A process a step detached from its pod (setsid) is stopped when the run ends.
+reaps_escaped() {
+  cat >"$TMP/escape.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-escape
+pipeline:
+  - name: detach
+    image: img
+    env: {PIDFILE: "$TMP/escaped.pid"}
+    command: [bash, -c, 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo \$! >"\$PIDFILE"']
+SPEC
+  rm -f "$TMP/escaped.pid"
+  "$TRAINC" run "$TMP/escape.yaml" --local --workdir "$TMP/escape" >"$TMP/escape.log" 2>&1 ||
+    { echo "exit $?"; tail -n 20 "$TMP/escape.log"; return 1; }
+  local pid
+  pid=$(cat "$TMP/escaped.pid" 2>/dev/null)
+  [ -n "$pid" ] || { echo "the step wrote no pid"; tail -n 20 "$TMP/escape.log"; return 1; }
+  if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+    echo "the detached process $pid outlived the run: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+    kill "$pid"
+    return 1
+  fi
+}
+
 t "run --local: datagen then 2-rank XGBoost on loopback" run_pipeline
 t "run --local: the table holds the spec's rows" table_is_the_spec
 t "run --local refuses a 6TB table without --scale" refuses_huge_table
@@ -145,4 +199,6 @@ t "run without --local is a usage error" needs_local_flag
 t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
 t "run --local: a failed attempt is retried with fresh pods, up to retries" retries_as_the_job
 t "run --local: a step past its timeout is stopped and not retried" timeout_as_the_job
+t "run --local: a pod gets its own env, secrets, PATH and HOME, and no other variable of the caller's shell" clean_environment
+t "run --local: a process a step detached with setsid does not outlive the run" reaps_escaped
 tap_done

@@ -3,7 +3,8 @@
 # (examples/mnist) runs as 4 ranks through its entry script; a torchrun step that syncs to a local
 # bucket is SIGKILLed mid-run and, run again, resumes from the newest checkpoint that reached the
 # bucket through the entry script's own resume path (and does not when that path is broken); no
-# process of a run outlives it and its ports close, after success, failure and SIGINT.
+# process of a run outlives it and its ports close, after success, failure and SIGINT; nothing of a
+# run listens beyond loopback (tests/listeners.py).
 # Needs python3-torch, awscli and s3rver (tools/install-deps.sh installs them); skips, saying
 # which, only when one is missing. Usage: tests/run_local_torch_test.sh TRAINC
 set -uo pipefail
@@ -179,9 +180,49 @@ sigint_stops_everything() {
   no_leftovers "$groups" "$TMP/int.log"
 }
 
+# While two torchrun pods are in their process group, every socket the run listens on is on
+# loopback: torchrun's rendezvous store binds every interface unless kept from it.
+torch_only_loopback() {
+  mkdir -p "$TMP/hold/code"
+  printf 'FROM python:3.11\nCOPY . /workspace\n' >"$TMP/hold/code/Dockerfile"
+  cat >"$TMP/hold/code/hold.py" <<'PY'
+import os, time
+import torch.distributed as dist
+dist.init_process_group("gloo")
+open(os.environ["READY"] + str(dist.get_rank()), "w").close()
+while not os.path.exists(os.environ["GO"]):
+    time.sleep(0.2)
+dist.barrier()
+PY
+  cat >"$TMP/hold/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: hold
+gcp: {project: my-project, region: us-central1, zone: us-central1-c}
+pipeline:
+  - name: train
+    build: {context: code, dockerfile: Dockerfile}
+    nodes: 2
+    torchrun: {script: hold.py}
+    env: {READY: "$TMP/hold/ready", GO: "$TMP/hold/go"}
+SPEC
+  local rc=0
+  run_bg "$TMP/hold.log" "$TMP/hold/spec.yaml" --workdir "$TMP/hold/work"
+  wait_for 240 test -e "$TMP/hold/ready1" -a -e "$TMP/hold/ready0" ||
+    { echo "the ranks never joined the group"; kill -INT "$PID"; wait "$PID"; tail -n 20 "$TMP/hold.log"; return 1; }
+  /usr/bin/python3 tests/listeners.py "$PID" >"$TMP/listeners" || rc=1
+  touch "$TMP/hold/go"
+  wait "$PID" || { echo "the run failed (exit $?)"; tail -n 20 "$TMP/hold.log"; return 1; }
+  cat "$TMP/listeners"
+  [ "$rc" -eq 0 ] || { echo "the run listened beyond loopback (lines with !)"; return 1; }
+  grep -q " $(grep -o 'MASTER_PORT=[0-9]*' "$TMP/hold.log" | head -n 1 | cut -d= -f2) " "$TMP/listeners" ||
+    { echo "the rendezvous store's port is not among the listeners"; return 1; }
+}
+
 t "examples/mnist: 4 pods of one rank each train on synthetic data, nothing left behind" mnist_runs
 t "a step killed mid-run fails the run, with its checkpoints in the local bucket and nothing left behind" killed_mid_run
 t "run again, it resumes from the newest checkpoint in the bucket and syncs the rest out" resumes
 t "the resume check fails when the entry script finds no checkpoint (a pattern matching none)" broken_pattern_fails
 t "SIGINT of trainc during a step stops the S3 server and every pod process (exit 130)" sigint_stops_everything
+t "while two torchrun pods train, nothing of the run listens beyond loopback" torch_only_loopback
 tap_done

@@ -7,10 +7,11 @@
 
 namespace trainc::dask {
 
-trainrt::Command scheduler(int port, int dashboard_port) {
+trainrt::Command scheduler(int port, int dashboard_port, const std::string& host) {
   trainrt::Command c{{"dask", "scheduler"}, {}};
+  if (!host.empty()) c.flags.push_back({"host", {trainrt::lit(host)}});
   c.flags.push_back({"port", {trainrt::lit(std::to_string(port))}});
-  c.flags.push_back({"dashboard-address", {trainrt::lit(":" + std::to_string(dashboard_port))}});
+  c.flags.push_back({"dashboard-address", {trainrt::lit(host + ":" + std::to_string(dashboard_port))}});
   return c;
 }
 
@@ -21,7 +22,7 @@ long long worker_memory_limit(const PodGroup& group) {
   return static_cast<long long>(std::floor(bytes / std::max(1, group.gpus)));
 }
 
-trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address) {
+trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address, const std::string& host) {
   trainrt::Command c;
   c.words = group.gpus > 0 ? std::vector<std::string>{"dask", "cuda", "worker", address}
                            : std::vector<std::string>{"dask", "worker", address};
@@ -38,6 +39,10 @@ trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string&
   // A worker whose scheduler is gone for a minute exits, and its Deployment starts a fresh one.
   c.flags.push_back({"death-timeout", {trainrt::lit("60")}});
   if (group.gpus > 0 && !d.rmm_pool_size.empty()) c.flags.push_back({"rmm-pool-size", {trainrt::lit(d.rmm_pool_size)}});
+  if (!host.empty()) {
+    c.flags.push_back({"host", {trainrt::lit(host)}});
+    c.flags.push_back({"dashboard-address", {trainrt::lit(host + ":0")}});  // the worker's own, else on every interface
+  }
   return c;
 }
 

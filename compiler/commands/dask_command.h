@@ -14,11 +14,14 @@ inline constexpr int kDashboardPort = 8787;
 /// The pod's name, which each worker takes as its Dask name.
 inline constexpr std::string_view kPodNameVar = "POD_NAME";
 
-/// `dask scheduler` listening on the comm and dashboard ports.
-trainrt::Command scheduler(int port = kCommPort, int dashboard_port = kDashboardPort);
+/// `dask scheduler` listening on the comm and dashboard ports; on `host` alone when given (a pod
+/// listens on every interface, as its peers are other pods; a local run on loopback alone).
+trainrt::Command scheduler(int port = kCommPort, int dashboard_port = kDashboardPort, const std::string& host = "");
 /// `dask worker` (CPU pools) or `dask cuda worker` (one worker process per GPU) of `group`,
-/// connecting to `address` (tcp://host:port).
-trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address);
+/// connecting to `address` (tcp://host:port); its nanny, worker and dashboard listen on `host`
+/// alone when given.
+trainrt::Command worker(const Dask& d, const PodGroup& group, const std::string& address,
+                        const std::string& host = "");
 /// Memory one worker process may use: the pod's memory limit split over its processes (bytes).
 long long worker_memory_limit(const PodGroup& group);
 

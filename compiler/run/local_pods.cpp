@@ -32,6 +32,12 @@ fs::path under(const fs::path& root, const std::string& pod_path) {
   return root / fs::path(pod_path).relative_path();
 }
 
+}  // namespace
+
+fs::path pod_home(const fs::path& root) { return root / ".home"; }
+
+namespace {
+
 /// The pod's filesystem before its entry script runs: the image's files in the working folder
 /// (a build's context, what its Dockerfile copies) and the stores it mounts, as links to the
 /// run's store folders.
@@ -39,6 +45,7 @@ void prepare_root(const System& sys, const Step& step, const LocalRunOptions& op
   fs::remove_all(root);  // a new pod starts from its image, not from what an earlier one left
   const fs::path work = under(root, step.workdir);
   fs::create_directories(work);
+  fs::create_directories(pod_home(root));
   if (auto b = sys.builds.find(step.name); b != sys.builds.end() && b->second.of == "step") {
     const fs::path context = opt.spec_dir / b->second.context;
     fs::copy(context, work, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
@@ -54,10 +61,12 @@ void prepare_root(const System& sys, const Step& step, const LocalRunOptions& op
 }
 
 /// The environment of pod `index`: what its container's env holds, with loopback for the
-/// rendezvous address.
+/// rendezvous address, on top of `base` (the run's PATH and plumbing), and nothing of this shell
+/// but the secrets the step names.
 std::map<std::string, std::string> pod_env(const System& sys, const Step& step, int index, int port,
                                            const fs::path& root, const std::map<std::string, std::string>& base) {
   std::map<std::string, std::string> env = base;
+  env["HOME"] = pod_home(root).string();
   env["PYTHONUNBUFFERED"] = "1";
   for (const auto& v : k8s::rendezvous_env(sys, step)) {
     if (!v.field.empty()) env[v.name] = std::to_string(index);  // the Job's completion index
@@ -218,7 +227,7 @@ int run_attempt(const System& sys, const Step& step, const Step& here, const Loc
     fmt::print("  pod {}: $ {}TRAINC_POD_ROOT={} bash {} &\n", i, shown, sh_quote(root.string()), sh_quote(script.string()));
     std::fflush(stdout);
     std::string error;
-    pods.emplace_back(std::vector<std::string>{"bash", script.string()}, error, penv, root);
+    pods.emplace_back(std::vector<std::string>{"bash", script.string()}, error, penv, root, Inherit::nothing);
     if (!pods.back().started()) {
       fmt::print(stderr, "trainc: {}\n", error);
       return 2;

@@ -29,9 +29,13 @@ bool runs_torchrun(const Step& step);
 /// `max_ranks`, down to one per node (the nodes are kept: the rendezvous is what is rehearsed).
 int local_procs_per_node(const Step& step, int max_ranks);
 
+/// HOME of a process run from `root` (a pod's folder): a folder of its own, as this shell's home is
+/// not the pod's.
+std::filesystem::path pod_home(const std::filesystem::path& root);
+
 /// Runs `step` of `sys` (the run's copy, whose S3 stores point at the local server) as its pods;
-/// `env` is added to every pod's environment (credentials, PATH). Returns the first failing pod's
-/// exit code, else 0.
+/// each pod's environment is `env` (PATH, credentials, the run's plumbing) and its own, and
+/// nothing else of this shell's. Returns the first failing pod's exit code, else 0.
 int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
                  const std::map<std::string, std::string>& env);
 

@@ -1,8 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "commands/dask_command.h"
 #include "k8s/pod.h"
 #include "run/local_pods.h"
 #include "run/local_runner.h"
+#include "run/process.h"
 
 namespace trainc {
 
@@ -58,6 +63,35 @@ TEST_CASE("the rendezvous variables a Job's pods get, which the local run gives 
   CHECK(runs_torchrun(step));
   step.run = Command{{"python3", "train.py"}};
   CHECK_FALSE(runs_torchrun(step));
+}
+
+TEST_CASE("Dask's command lines listen on loopback alone when the local run gives the host, on every interface in a pod") {
+  const auto scheduler = trainrt::argv(dask::scheduler(8786, 8787));
+  CHECK(scheduler == std::vector<std::string>{"dask", "scheduler", "--port=8786", "--dashboard-address=:8787"});
+  CHECK(trainrt::argv(dask::scheduler(8786, 8787, "127.0.0.1")) ==
+        std::vector<std::string>{"dask", "scheduler", "--host=127.0.0.1", "--port=8786",
+                                 "--dashboard-address=127.0.0.1:8787"});
+  PodGroup group;
+  group.name = "cpu";
+  const auto worker = trainrt::argv(dask::worker(Dask{}, group, "tcp://127.0.0.1:8786", "127.0.0.1"), {{"POD_NAME", "w"}});
+  CHECK(worker.back() == "--dashboard-address=127.0.0.1:0");  // the worker's own dashboard, else every interface
+  CHECK(std::find(worker.begin(), worker.end(), "--host=127.0.0.1") != worker.end());
+  const auto in_pod = trainrt::argv(dask::worker(Dask{}, group, "tcp://s:8786"), {{"POD_NAME", "w"}});
+  CHECK(std::none_of(in_pod.begin(), in_pod.end(), [](const std::string& a) { return a.starts_with("--host"); }));
+}
+
+TEST_CASE("a child started with Inherit::nothing sees only the environment it is given") {
+  ::setenv("TRAINC_UNIT_MARKER", "leaked", 1);
+  const std::map<std::string, std::string> env{{"PATH", "/usr/bin:/bin"}, {"GIVEN", "yes"}};
+  std::string error;
+  Child clean({"sh", "-c", "[ -z \"${TRAINC_UNIT_MARKER+set}\" ] && [ \"$GIVEN\" = yes ]"}, error, env, {},
+              Inherit::nothing);
+  REQUIRE(clean.started());
+  CHECK(clean.wait() == 0);
+  Child inherited({"sh", "-c", "[ \"$TRAINC_UNIT_MARKER\" = leaked ] && [ \"$GIVEN\" = yes ]"}, error, env);
+  REQUIRE(inherited.started());
+  CHECK(inherited.wait() == 0);
+  ::unsetenv("TRAINC_UNIT_MARKER");
 }
 
 }  // namespace trainc

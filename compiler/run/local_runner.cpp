@@ -119,21 +119,27 @@ struct LocalDask {
   std::string address;
 };
 
-/// Starts `c` with the command lines its pods run (commands/dask_command.h), scaled to this machine:
-/// one thread and 1GiB per worker unless --threads says otherwise, GPU groups as CPU workers, at
-/// most two workers per group.
-int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& opt, LocalDask& out) {
+/// Starts `c` with the command lines its pods run (commands/dask_command.h), listening on loopback
+/// alone and scaled to this machine: one thread and 1GiB per worker unless --threads says otherwise,
+/// GPU groups as CPU workers, at most two workers per group. Each process's environment is `env`
+/// and a HOME of its own: the workers run the clients' code.
+int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& opt,
+               const std::map<std::string, std::string>& env, LocalDask& out) {
   const int port = free_port(), dashboard = free_port();
+  const std::string host = "127.0.0.1";
   std::string error;
-  auto start = [&](const std::vector<std::string>& argv) {
+  auto start = [&](const std::vector<std::string>& argv, const std::string& name) {
     fmt::print("  $ {} &\n", sh_join(argv));
     std::fflush(stdout);
-    out.procs.emplace_back(argv, error);
+    auto penv = env;
+    penv["HOME"] = pod_home(fs::absolute(opt.workdir / "pods" / c.name / name)).string();
+    fs::create_directories(penv["HOME"]);
+    out.procs.emplace_back(argv, error, penv, fs::path(), Inherit::nothing);
     out.names.push_back(fmt::format("{} {}", argv[0], argv[1]));
     if (!out.procs.back().started()) fmt::print(stderr, "trainc: {}\n", error);
     return out.procs.back().started();
   };
-  if (!start(trainrt::argv(dask::scheduler(port, dashboard)))) return 2;
+  if (!start(trainrt::argv(dask::scheduler(port, dashboard, host)), "scheduler")) return 2;
   if (!accepts(port, 60)) {
     fmt::print(stderr, "trainc: the Dask scheduler of cluster '{}' did not listen on port {} within 60s "
                        "(is python3-distributed installed?)\n", c.name, port);
@@ -147,17 +153,21 @@ int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& op
     if (g.gpus > 0) fmt::print("  (worker group '{}' has GPUs in the cluster; here it runs as CPU workers)\n", g.name);
     local.gpus = 0;
     local.resources.limits = {{"cpu", "1"}, {"memory", "1Gi"}};
-    for (int i = 0; i < std::min(g.replicas, 2); ++i)
-      if (!start(trainrt::argv(dask::worker(here, local, out.address),
-                               {{std::string(dask::kPodNameVar), fmt::format("{}-{}-{}", c.name, g.name, i)}})))
+    for (int i = 0; i < std::min(g.replicas, 2); ++i) {
+      const std::string pod = fmt::format("{}-{}-{}", c.name, g.name, i);
+      if (!start(trainrt::argv(dask::worker(here, local, out.address, host), {{std::string(dask::kPodNameVar), pod}}),
+                 pod))
         return 2;
+    }
   }
   return 0;
 }
 
-/// A step on a Dask cluster: its command in the spec's folder, with the scheduler's address. A
-/// cluster process that exits meanwhile fails the step at once, naming it.
-int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const LocalRunOptions& opt) {
+/// A step on a Dask cluster: its command in the spec's folder, with the scheduler's address, its
+/// env on top of `base` and nothing else of this shell's but its secrets. A cluster process that
+/// exits meanwhile fails the step at once, naming it.
+int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const LocalRunOptions& opt,
+               const std::map<std::string, std::string>& base) {
   if (!s.mounts.empty() || !s.inputs.empty() || s.outputs)
     fmt::print("  (step '{}' reads or writes stores in the cluster; here they are not mounted)\n", s.name);
   std::map<std::string, std::string> env(s.env.begin(), s.env.end());
@@ -170,8 +180,11 @@ int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const Loca
     if (const char* v = std::getenv(k.c_str())) env[k] = v;
   fmt::print("  $ {}{}\n", shown, sh_join(cmd.argv));
   std::fflush(stdout);
+  for (const auto& [k, v] : base) env.emplace(k, v);
+  env["HOME"] = pod_home(fs::absolute(opt.workdir / "pods" / s.name / "0")).string();
+  fs::create_directories(env["HOME"]);
   std::string error;
-  Child client(cmd.argv, error, env, opt.spec_dir);
+  Child client(cmd.argv, error, env, opt.spec_dir, Inherit::nothing);
   if (!client.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
     return 2;
@@ -227,6 +240,41 @@ int plant_seeds(const System& sys, const LocalRunOptions& opt, LocalS3* s3) {
   return 0;
 }
 
+/// What every process running the spec's code starts from instead of this shell's environment:
+/// PATH (the python with torch first), and listeners kept on loopback (the preload, gloo on lo).
+/// False, saying why, when a torchrun step has no python with torch.
+bool clean_env(const std::vector<const Step*>& steps, const LocalRunOptions& opt,
+               std::map<std::string, std::string>& env) {
+  const char* path = std::getenv("PATH");
+  env["PATH"] = path ? path : "/usr/bin:/bin";
+  // gloo listens on the address of the interface it is given, else on the one the host name has.
+  env["GLOO_SOCKET_IFNAME"] = "lo";
+  if (std::all_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); })) return true;
+  if (!opt.loopback_preload.empty()) env["LD_PRELOAD"] = fs::absolute(opt.loopback_preload).string();
+  else
+    fmt::print("(libtrainc-loopback.so was not found beside trainc: a process that listens on every interface, as "
+               "torchrun's rendezvous store does, is reachable from the network during this run)\n");
+  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return runs_torchrun(*s); });
+  if (std::none_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); }))
+    return true;
+  const fs::path python = find_torch_python(opt.python);
+  if (!python.empty()) {
+    const fs::path bin = fs::absolute(opt.workdir / "bin");
+    write_python_shims(bin, python);
+    env["PATH"] = bin.string() + ":" + env["PATH"];
+    fmt::print("python: {} (imports torch; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
+               python.string(), bin.string());
+  } else if (any_torchrun) {
+    fmt::print(stderr, "trainc: torchrun steps need a python3 that imports torch{}: install Debian's python3-torch "
+                       "(tools/install-deps.sh does), or pass --python or set TRAINC_PYTHON\n",
+               opt.python.empty() ? " and none on PATH does" : fmt::format(" ('{}' does not)", opt.python.string()));
+    return false;
+  }
+  return true;
+}
+
+int run_steps(const System& sys, const LocalRunOptions& given);
+
 }  // namespace
 
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error) {
@@ -247,8 +295,20 @@ long long scaled_rows(const Datagen& d, double scale) {
   return std::max(1LL, static_cast<long long>(std::floor(static_cast<double>(d.rows) * scale)));
 }
 
-int run_local(const System& sys, const LocalRunOptions& given) {
+int run_local(const System& sys, const LocalRunOptions& opt) {
   catch_interrupts();
+  const std::set<pid_t> before = adopt_orphans();
+  const int rc = run_steps(sys, opt);
+  // A pod's process group goes with it; this is for what left its group (setsid, a daemon).
+  if (const auto left = end_descendants(before); !left.empty())
+    fmt::print(stderr, "trainc: stopped {} process(es) that the run's steps had left running outside their pods (pids {})\n",
+               left.size(), fmt::join(left, ", "));
+  return rc;
+}
+
+namespace {
+
+int run_steps(const System& sys, const LocalRunOptions& given) {
   LocalRunOptions opt = given;
   if (opt.max_ranks <= 0) opt.max_ranks = std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<const Step*> steps;
@@ -292,23 +352,7 @@ int run_local(const System& sys, const LocalRunOptions& given) {
     }
   // Pods run with the python that has torch first on PATH, and reach S3 stores on a local server.
   std::map<std::string, std::string> pod_env;
-  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return runs_torchrun(*s); });
-  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); })) {
-    const fs::path python = find_torch_python(opt.python);
-    if (!python.empty()) {
-      const fs::path bin = fs::absolute(opt.workdir / "bin");
-      write_python_shims(bin, python);
-      const char* path = std::getenv("PATH");
-      pod_env["PATH"] = bin.string() + ":" + (path ? path : "/usr/bin:/bin");
-      fmt::print("python: {} (imports torch; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
-                 python.string(), bin.string());
-    } else if (any_torchrun) {
-      fmt::print(stderr, "trainc: torchrun steps need a python3 that imports torch{}: install Debian's python3-torch "
-                         "(tools/install-deps.sh does), or pass --python or set TRAINC_PYTHON\n",
-                 opt.python.empty() ? " and none on PATH does" : fmt::format(" ('{}' does not)", opt.python.string()));
-      return 2;
-    }
-  }
+  if (!clean_env(steps, opt, pod_env)) return 2;
   System here = sys;
   std::unique_ptr<LocalS3> s3;  // stopped on return
   if (const auto used = s3_stores_used(sys, steps, opt); !used.empty()) {
@@ -361,9 +405,10 @@ int run_local(const System& sys, const LocalRunOptions& given) {
           auto it = dask_clusters.find(c.name);
           if (it == dask_clusters.end()) {
             it = dask_clusters.emplace(c.name, std::make_unique<LocalDask>()).first;
-            if (int started = start_dask(c, std::get<Dask>(c.engine), opt, *it->second); started != 0) return started;
+            if (int started = start_dask(c, std::get<Dask>(c.engine), opt, pod_env, *it->second); started != 0)
+              return started;
           }
-          return run_client(*s, cmd, *it->second, opt);
+          return run_client(*s, cmd, *it->second, opt, pod_env);
         },
         [&](const Datagen& d) {
           fs::create_directories(local_path(opt, d.to));
@@ -384,5 +429,7 @@ int run_local(const System& sys, const LocalRunOptions& given) {
   if (s3) fmt::print("the local S3 server's data is in {}\n", fs::absolute(opt.workdir / "s3").string());
   return 0;
 }
+
+}  // namespace
 
 }  // namespace trainc

@@ -24,6 +24,8 @@ struct LocalRunOptions {
   std::filesystem::path python;        ///< a python3 with torch (--python); "" = find one
   std::filesystem::path s3rver;        ///< s3rver's script (--s3rver); "" = find it
   int max_ranks = 0;                   ///< most ranks a torchrun step runs at once; 0 = max(4, cores)
+  /// libtrainc-loopback.so, preloaded into what runs a spec's code; "" = not found
+  std::filesystem::path loopback_preload;
   /// A folder uploaded into a store before the first step (`--seed STORE[:/PATH]=FOLDER`).
   struct Seed {
     std::string store, path, folder;
@@ -35,7 +37,8 @@ struct LocalRunOptions {
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error);
 
 /// Runs the steps; returns 0 when all succeeded, else the failing step's exit code (or 2 for
-/// setup errors). Prints progress to stdout and errors to stderr.
+/// setup errors). Prints progress to stdout and errors to stderr. Nothing the run started outlives
+/// it, however it detached itself.
 int run_local(const System& sys, const LocalRunOptions& opt);
 
 /// Rows a datagen step makes at `scale` (lowering resolved `size` into rows).

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -22,17 +26,42 @@ namespace fs = std::filesystem;
 
 namespace trainc {
 
-Child::Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env,
-             const fs::path& cwd) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+namespace {
+
+/// `name` as the first executable in `path`'s folders, or `name` itself (posix_spawnp then looks
+/// it up on this process's PATH).
+std::string on_path(const std::string& name, const std::string& path) {
+  if (name.find('/') != std::string::npos) return name;
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const fs::path candidate = fs::path(path.substr(start, end - start)) / name;
+    start = end + 1;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return name;
+}
+
+std::vector<std::string> environment(const std::map<std::string, std::string>& env, Inherit inherit) {
   std::vector<std::string> vars;
-  for (char** e = environ; *e; ++e) {
+  for (char** e = environ; inherit == Inherit::caller && *e; ++e) {
     std::string_view v(*e);
     if (!env.count(std::string(v.substr(0, v.find('='))))) vars.emplace_back(v);
   }
   for (const auto& [k, v] : env) vars.push_back(k + "=" + v);
+  return vars;
+}
+
+}  // namespace
+
+Child::Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env,
+             const fs::path& cwd, Inherit inherit) {
+  const auto path = env.find("PATH");
+  const std::string program = path == env.end() ? argv[0] : on_path(argv[0], path->second);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> vars = environment(env, inherit);
   std::vector<char*> envp;
   for (auto& v : vars) envp.push_back(v.data());
   envp.push_back(nullptr);
@@ -43,7 +72,7 @@ Child::Child(const std::vector<std::string>& argv, std::string& error, const std
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, named by its pid
-  if (int rc = posix_spawnp(&pid_, args[0], &actions, &attr, args.data(), envp.data()); rc != 0) {
+  if (int rc = posix_spawnp(&pid_, program.c_str(), &actions, &attr, args.data(), envp.data()); rc != 0) {
     error = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
     pid_ = -1;
   } else {
@@ -136,6 +165,79 @@ int run_one(const std::vector<std::string>& argv, const std::map<std::string, st
     return 2;
   }
   return child.wait();
+}
+
+namespace {
+
+/// The processes below this one outside `spare` and their subtrees: those still running, and its
+/// own children that have exited and wait to be reaped.
+struct Below {
+  std::vector<pid_t> live, exited_children;
+};
+
+Below below(const std::set<pid_t>& spare) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::set<pid_t> zombies;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    char state = 0;
+    pid_t ppid = 0;
+    if (close == std::string::npos || std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+    const pid_t pid = std::stoi(name);
+    children[ppid].push_back(pid);
+    if (state == 'Z' || state == 'X') zombies.insert(pid);
+  }
+  Below found;
+  for (pid_t child : children[getpid()])
+    if (zombies.count(child) && !spare.count(child)) found.exited_children.push_back(child);
+  for (std::vector<pid_t> todo{getpid()}; !todo.empty();) {
+    const pid_t pid = todo.back();
+    todo.pop_back();
+    for (pid_t child : children[pid]) {
+      if (spare.count(child)) continue;
+      if (!zombies.count(child)) found.live.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return found;
+}
+
+/// Reaps this process's exited children outside `spare` (a Child reaps its own by pid).
+void reap_exited(const std::set<pid_t>& spare) {
+  int status = 0;
+  for (pid_t pid : below(spare).exited_children) waitpid(pid, &status, WNOHANG);
+}
+
+}  // namespace
+
+std::set<pid_t> adopt_orphans() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const auto now = below({}).live;
+  return {now.begin(), now.end()};
+}
+
+std::vector<pid_t> end_descendants(const std::set<pid_t>& spare, int grace_ms) {
+  const std::vector<pid_t> left = below(spare).live;
+  for (pid_t pid : left) ::kill(pid, SIGTERM);
+  for (int waited = 0; waited < grace_ms && !below(spare).live.empty(); waited += 50) {
+    reap_exited(spare);
+    usleep(50000);
+  }
+  // What ignored TERM, and anything it started meanwhile.
+  for (int round = 0; round < 20; ++round) {
+    const std::vector<pid_t> still = below(spare).live;
+    if (still.empty()) break;
+    for (pid_t pid : still) ::kill(pid, SIGKILL);
+    usleep(50000);
+    reap_exited(spare);
+  }
+  reap_exited(spare);
+  return left;
 }
 
 int free_port() {

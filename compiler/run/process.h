@@ -7,20 +7,25 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace trainc {
 
+/// What a child's environment starts from: this process's (tools trainc runs itself), or nothing
+/// (a spec's code, which must not read the caller's shell).
+enum class Inherit { caller, nothing };
+
 /// A running child process, leader of its own process group; the whole group is stopped (TERM,
 /// then KILL after a grace period) if still running when dropped.
 class Child {
  public:
-  /// Starts argv[0] (looked up on PATH unless it has a '/'), with `env` added to this process's
-  /// environment and in `cwd` when given. On failure
-  /// `started()` is false and `error` says why.
+  /// Starts argv[0] (looked up on `env`'s PATH, else this process's, unless it has a '/'), with
+  /// `env` added to this process's environment (or alone, with Inherit::nothing) and in `cwd` when
+  /// given. On failure `started()` is false and `error` says why.
   Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env = {},
-        const std::filesystem::path& cwd = {});
+        const std::filesystem::path& cwd = {}, Inherit inherit = Inherit::caller);
   Child(Child&& o) noexcept : pid_(o.pid_), group_(o.group_) { o.pid_ = o.group_ = -1; }
   Child& operator=(Child&&) = delete;
   ~Child() { stop(); }
@@ -54,6 +59,16 @@ int interrupted();
 /// not start).
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
             const std::filesystem::path& cwd = {});
+
+/// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER): a process
+/// a step detaches (setsid, a double fork) is then still below it, to be found and stopped.
+/// Returns the processes already below it (trainc's own, such as a Jsonnet server), to spare.
+std::set<pid_t> adopt_orphans();
+
+/// Stops every process below this one but `spare` and their subtrees (TERM, then KILL after
+/// `grace_ms`), and reaps them and its other exited children; the pids it had to stop. For when
+/// no Child is left alive.
+std::vector<pid_t> end_descendants(const std::set<pid_t>& spare, int grace_ms = 2000);
 
 /// A TCP port on loopback that nothing listens on (the kernel's pick, released for the caller).
 int free_port();
