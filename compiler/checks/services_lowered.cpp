@@ -67,7 +67,7 @@ void check_vllm(const Service& s, const Vllm& v, const std::string& ptr, const D
   for (size_t i = 0; i < v.args.size(); ++i) {
     const std::string flag = v.args[i].substr(0, v.args[i].find('='));
     for (const auto& [risky, what] : Vllm::risky_flags())
-      if (flag.size() > 2 && std::string_view(risky).starts_with(flag))  // argparse takes a prefix
+      if (flag.size() > 2 && risky.starts_with(flag))  // argparse takes an unambiguous prefix
         doc.error(diags, ptr_index(ptr_key(ptr, "args"), i),
                   fmt::format("'{}' {} (vLLM's docs call it a security risk); say why that is acceptable for "
                               "service '{}' in `vllm.argsReason` (it goes into the runbook), or remove it",

@@ -486,14 +486,11 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
                                       "because: {}",
                                       account, md_text(sys.service_account_token_reason)));
   }
-  // vLLM flags its own docs call risky, with the spec's reason for each server that takes them.
+  // Flags the server's own docs call risky, with the spec's reason for each.
   for (const auto& [name, svc] : sys.services)
-    if (const auto* v = std::get_if<Vllm>(&svc.server); v && !v->args_reason.empty())
-      for (const auto& a : v->args)
-        for (const auto& [risky, what] : Vllm::risky_flags())
-          if (a.substr(0, a.find('=')).size() > 2 && std::string_view(risky).starts_with(a.substr(0, a.find('='))))
-            tokens += fmt::format("Service `{}` runs vLLM with `{}`, which {}; the spec accepts that because: {}\n\n",
-                                  name, risky, what, md_text(v->args_reason));
+    for (const auto& r : svc.accepted_risks())
+      tokens += fmt::format("Service `{}` runs {} with `{}`, which {}; the spec accepts that because: {}\n\n", name,
+                            svc.kind(), r.flag, r.what, md_text(r.reason));
   if (rows.empty() && tokens.empty()) return "";
   std::string md = "## Pod security\n\n";
   md += "Pods run under the Kubernetes *restricted* Pod Security Standard unless listed otherwise below: a non-root "

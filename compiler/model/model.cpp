@@ -310,6 +310,9 @@ MetricsEndpoint Service::metrics() const {
 std::vector<std::string_view> Service::reserved_flags() const {
   return std::visit([](const auto& k) { return k.reserved_flags(); }, server);
 }
+std::vector<AcceptedRisk> Service::accepted_risks() const {
+  return std::visit([](const auto& k) { return k.accepted_risks(); }, server);
+}
 std::vector<const StoreRef*> Service::store_refs() const {
   return std::visit([](const auto& k) { return k.store_refs(); }, server);
 }

@@ -595,6 +595,8 @@ struct Triton {
   std::vector<UserWords> user_words() const { return {{&args, "args"}}; }
   std::vector<HealthCheck> health_checks() const;
   std::vector<StoreContents> store_contents() const;
+  /// Triton's flags carry no risk its docs single out.
+  std::vector<AcceptedRisk> accepted_risks() const { return {}; }
   CallingExamples calling_examples(const std::string& image) const;
 };
 
@@ -624,6 +626,8 @@ struct Vllm {
   std::vector<HealthCheck> health_checks() const;
   /// The weights are the user's to put in the store (or Hugging Face's): nothing is checked.
   std::vector<StoreContents> store_contents() const { return {}; }
+  /// The flags of `args` that risky_flags() names, each with `args_reason`.
+  std::vector<AcceptedRisk> accepted_risks() const;
   CallingExamples calling_examples(const std::string& image) const;
 };
 
@@ -674,6 +678,7 @@ struct Service {
   std::vector<HealthCheck> health_checks() const;
   std::vector<StoreContents> store_contents() const;
   CallingExamples calling_examples() const;  ///< for the service's image
+  std::vector<AcceptedRisk> accepted_risks() const;
 };
 
 /// Kueue admission for the system's batch workloads.

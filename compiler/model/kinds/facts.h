@@ -105,6 +105,11 @@ struct GatewayClient {
 };
 
 /// The runbook's examples of calling a server.
+/// A flag the server's own docs call risky that the spec passes, with the spec's reason for it.
+struct AcceptedRisk {
+  std::string flag, what, reason;
+};
+
 struct CallingExamples {
   std::string ready_path;  ///< a GET any HTTP client can make that says whether it serves
   std::optional<GatewayClient> client;
@@ -154,6 +159,10 @@ concept MetricsEndpointFact = requires {
 template <class T>
 concept ReservedFlagsFact = requires {
   { T::reserved_flags() } -> std::same_as<std::vector<std::string_view>>;
+};
+template <class T>
+concept AcceptedRisksFact = requires(const T& k) {
+  { k.accepted_risks() } -> std::same_as<std::vector<AcceptedRisk>>;
 };
 template <class T>
 concept ServerStoreRefsFact = requires(const T& k) {
@@ -283,6 +292,8 @@ struct CheckServerFacts {
   static_assert(MetricsEndpointFact<T>, "server kind lacks its metrics endpoint: static MetricsEndpoint metrics()");
   static_assert(ReservedFlagsFact<T>,
                 "server kind lacks its reserved flags: static std::vector<std::string_view> reserved_flags()");
+  static_assert(AcceptedRisksFact<T>, "server kind lacks the risky flags it takes: std::vector<AcceptedRisk> "
+                                      "accepted_risks() const");
   static_assert(ServerStoreRefsFact<T>,
                 "server kind lacks its store references: std::vector<const StoreRef*> store_refs() const");
   static_assert(UserWordsFact<T>,

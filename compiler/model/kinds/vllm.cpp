@@ -51,6 +51,17 @@ std::vector<std::pair<std::string_view, std::string_view>> Vllm::risky_flags() {
           {"--allowed-local-media-path", "lets any request that reaches the server read files under that path"}};
 }
 
+std::vector<AcceptedRisk> Vllm::accepted_risks() const {
+  std::vector<AcceptedRisk> out;
+  for (const auto& a : args) {
+    const std::string flag = a.substr(0, a.find('='));
+    for (const auto& [risky, what] : risky_flags())
+      if (flag.size() > 2 && risky.starts_with(flag))  // argparse takes an unambiguous prefix
+        out.push_back({std::string(risky), std::string(what), args_reason});
+  }
+  return out;
+}
+
 std::vector<const StoreRef*> Vllm::store_refs() const {
   if (weights.store.empty()) return {};
   return {&weights};
