@@ -280,6 +280,13 @@ std::string Origin::spec_path_from(const std::string& from, const std::string& s
   return s.empty() ? "." : s;
 }
 
+std::string Origin::root_from(const std::string& system) const {
+  std::string up;
+  for (const auto& part : (std::filesystem::path(out.empty() ? "." : out) / system).lexically_normal())
+    if (!part.empty() && part != ".") up += up.empty() ? ".." : "/..";
+  return up.empty() ? "." : up;
+}
+
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }
 
 }  // namespace trainc

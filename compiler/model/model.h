@@ -698,10 +698,16 @@ struct Origin {
   std::string out;   ///< the output root given to compile -o / diff --against, e.g. golden
   /// Why no pipeline can name these paths ("" when it can): CI files are then not written.
   std::string outside_repository;
+  /// SHA-256 of the spec file's bytes: scripts that read files beside the spec check it first.
+  std::string spec_sha256;
+  /// Whether the spec's folder is the output root or inside it, where compiled output would hide it.
+  bool spec_in_output = false;
   /// `rel` (relative to the spec's folder) as a path from `from`, a folder relative to the system's
   /// output folder ("scripts", or "" for the folder itself): how the outputs name a file beside
   /// the spec, in a checkout of the repository wherever it lies.
   std::string spec_path_from(const std::string& from, const std::string& system, const std::string& rel) const;
+  /// The folder paths are recorded relative to, as a path from the system's output folder ("../..").
+  std::string root_from(const std::string& system) const;
 };
 
 struct System {
