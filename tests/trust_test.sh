@@ -6,6 +6,8 @@
 #   spec missing there, changed since, or replaced by a symbolic link stops them, saying why;
 # - `trainc diff` reports every file under the output root it did not generate, and `compile`
 #   refuses an output root that holds the spec's own folder;
+# - up.sh binds Workload Identity only to accounts it created (their description says so) and
+#   down.sh deletes only those;
 # - a Triton model folder holding a symbolic link is refused, and every upload skips links;
 # - build.sh's Cloud Build upload holds only the files git tracks.
 # Usage: tests/trust_test.sh TRAINC
@@ -167,6 +169,38 @@ compile_refuses_spec_in_output() {
   [ ! -e "$REPO/examples/mnist/mnist" ] && [ ! -e "$REPO/mnist" ] || { echo "output was written"; return 1; }
 }
 
+# up.sh finds the workload's account made by someone else (no description of up.sh's): it stops
+# before making anything, naming it, and binds nothing to it; down.sh leaves it in place.
+foreign_account() {
+  setup || return 1
+  fresh_cloud
+  local account
+  account=$(sed -n 's/^GSA_EMAIL="\([^@]*\)@.*/\1/p' "$REPO/golden/jax-l4/scripts/up.sh")
+  [ -n "$account" ] || { echo "no GSA_EMAIL in jax-l4's up.sh"; return 1; }
+  echo 'the deployer' >"$STUB_STATE/cloud/iam_service-accounts_$account"
+  run_script jax-l4 up.sh
+  [ "$rc" -eq 1 ] || { echo "up.sh exited $rc with a foreign $account"; show; return 1; }
+  grep -q "service account $account@.* exists, and up.sh did not create it" "$TMP/stderr" ||
+    { echo "up.sh does not name the account:"; show; return 1; }
+  if grep -q "iam service-accounts add-iam-policy-binding $account@" "$STUB_STATE/log"; then
+    echo "up.sh bound Workload Identity to it:"; stub_log; return 1
+  fi
+  if grep -qE '^gcloud .* create ' "$STUB_STATE/log"; then echo "up.sh made something first:"; stub_log; return 1; fi
+  run_script jax-l4 down.sh --yes
+  [ "$rc" -eq 0 ] || { echo "down.sh exited $rc"; show; return 1; }
+  stub_exists "iam service-accounts $account" || { echo "down.sh deleted the foreign $account"; return 1; }
+  grep -q "service account $account not deleted" "$TMP/stderr" || { echo "down.sh does not say so:"; show; return 1; }
+  # Its own: made with the description, bound, and deleted by down.sh.
+  rm -f "$STUB_STATE/cloud/iam_service-accounts_$account"
+  run_script jax-l4 up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed on an empty project"; show; return 1; }
+  run_script jax-l4 up.sh
+  [ "$rc" -eq 0 ] || { echo "a second up.sh refused the account it made"; show; return 1; }
+  run_script jax-l4 down.sh --yes
+  [ "$rc" -eq 0 ] || { echo "down.sh failed"; show; return 1; }
+  ! stub_exists "iam service-accounts $account" || { echo "down.sh left the account up.sh made"; return 1; }
+}
+
 # A symbolic link in a Triton model folder is refused, naming it; every upload skips links.
 model_folder_links() {
   setup || return 1
@@ -216,6 +250,7 @@ t "build.sh and apply.sh stop when the spec changed since it was compiled" stops
 t "build.sh and apply.sh stop when the spec is a symbolic link" stops_when link 'no spec at .*not a symbolic link'
 t "trainc diff reports files under the output root it did not generate" diff_reports_planted
 t "trainc compile refuses an output root holding the spec's folder" compile_refuses_spec_in_output
+t "up.sh stops at a workload account it did not create; down.sh leaves it, deletes its own" foreign_account
 t "a symbolic link in a Triton model folder is refused; uploads skip links" model_folder_links
 t "build.sh --cloud-build uploads only the files git tracks" cloud_build_tracked_only
 tap_done

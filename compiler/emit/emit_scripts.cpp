@@ -130,7 +130,6 @@ bool needs_region(const System& sys) {
   return false;
 }
 
-/// The identity's Google service account email as one shell word: $GSA_EMAIL for the system's.
 std::string gsa_email(const Identity& id) {
   return id.of.empty() ? ref("GSA_EMAIL") : dq(id.gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com");
 }

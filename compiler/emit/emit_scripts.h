@@ -81,6 +81,8 @@ bool autoscaled_services(const System& sys);
 Call bucket_binding(std::string_view verb, const Identity& id, const Store& s, const std::string& role);
 Call bucket_call(std::string_view verb, const Store& s);
 Call gsa_call(std::string_view verb, const Identity& id);
+/// The identity's Google service account e-mail as one shell word ($GSA_EMAIL for the system's).
+std::string gsa_email(const Identity& id);
 /// The metrics adapter's read-only project role (roles/monitoring.viewer).
 Call metrics_reader_binding(std::string_view verb);
 /// The nodes' own service account (emit_scripts_up.cpp), and its project role.

@@ -128,6 +128,11 @@ std::string Identity::display_name(const std::string& system) const {
                     : fmt::format("trainc identity of service {} of {}", of, system);
 }
 
+std::string Identity::description(const std::string& system) const {
+  return fmt::format("made by trainc for system {}: its up.sh binds and its down.sh deletes only accounts described so",
+                     system);
+}
+
 double Resources::requested(const std::string& key) const {
   auto it = requests.find(key);
   return it == requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);

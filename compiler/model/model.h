@@ -246,6 +246,9 @@ struct Identity {
   std::string gsa_email(const Gcp& gcp) const { return gsa + "@" + gcp.project + ".iam.gserviceaccount.com"; }
   /// The Google service account's display name (Terraform and up.sh give the same).
   std::string display_name(const std::string& system) const;
+  /// The description up.sh and Terraform give the account: up.sh binds Workload Identity, and
+  /// down.sh deletes, only an account carrying it, never one someone else made.
+  std::string description(const std::string& system) const;
 };
 
 /// An environment variable read from a key of a Kubernetes Secret (valueFrom.secretKeyRef).
