@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/background.h"
+#include "base/sha256.h"
 #include "checks/checks.h"
 #include "emit/emitter.h"
 #include "emit/verify_objects.h"
@@ -68,7 +69,10 @@ Origin make_origin(const std::string& spec, const std::string& out_dir) {
     return Origin{relative_to(spec, root), "out", ""};
   }
   const RecordRoot root = record_root(spec, out_dir);
-  return Origin{relative_to(spec, root.dir), relative_to(out_dir, root.dir), root.outside_repository};
+  Origin o{relative_to(spec, root.dir), relative_to(out_dir, root.dir), root.outside_repository};
+  const fs::path inside = fs::path(o.spec).parent_path().lexically_relative(fs::path(o.out));
+  o.spec_in_output = !inside.empty() && *inside.begin() != "..";
+  return o;
 }
 
 WarmUp::WarmUp() {
@@ -119,12 +123,23 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
                                 "comments and CI pipelines); rename the folder",
                                 what, path),
                     {}});
+  // Scripts find the spec at the place the output records; inside the output root, a folder
+  // there that `trainc diff` cannot tell from output could stand in for it.
+  if (origin.spec_in_output)
+    diags.report({Severity::error, source->name(), {}, "",
+                  fmt::format("the spec's folder is inside the output folder '{}' (the spec is '{}'): compiled output "
+                              "must not hold its own sources, and `trainc diff` reports every file there it did not "
+                              "generate; compile into a folder beside the spec's, e.g. '-o out' at the repository's "
+                              "root",
+                              origin.out, origin.spec),
+                  {}});
   if (check_schema(*doc, diags) == SchemaVerdict::invalid) return std::nullopt;
   auto system = lower_for_checks(*doc, diags, check_lowered);
   if (system) run_checks(*system, *doc, diags, checks);
   if (!system || diags.has_errors_since(before)) return std::nullopt;
   Compiled out{std::move(*system), {}};
   out.system.origin = origin;
+  out.system.origin.spec_sha256 = sha256_hex(source->text());
   if (out.system.ci && !origin.outside_repository.empty())
     diags.report({Severity::warning, source->name(), doc->loc("/ci", Anchor::key), "/ci",
                   fmt::format("the CI pipelines are not written: they name the spec and the output folder as paths "

@@ -254,6 +254,22 @@ int cmd_diff(const Options& opt) {
       commands += github_command("error", (fs::path(folder) / kManifestName).generic_string(), 0, 0, "trainc", message);
     failed = true;
   }
+  // Whatever else lies under DIR: scripts never search it, but a reviewer could take it for output.
+  g_activity = fmt::format("looking for files trainc did not generate in '{}'", opt.against);
+  std::set<std::string> compared_folders;
+  for (const auto& [_, name] : compiled) compared_folders.insert(name);
+  for (const auto& u : unknown_entries(opt.against, compared_folders)) {
+    const std::string path = (fs::path(opt.against) / u.path).generic_string();
+    std::string message =
+        u.first.empty() && u.files == 0 ? fmt::format("'{}' is not trainc's output; remove it", path)
+        : u.first.empty()               ? fmt::format("'{}' is not trainc's output (trainc did not generate it); remove it", path)
+                                        : fmt::format("'{}' is not trainc's output: it holds '{}'{}; remove it", path,
+                                                      (fs::path(opt.against) / u.first).generic_string(),
+                                                      u.files > 1 ? fmt::format(" and {} more file(s)", u.files - 1) : "");
+    orphans.push_back("trainc: " + message);
+    if (github) commands += github_command("error", path, 0, 0, "trainc", message);
+    failed = true;
+  }
   std::fputs(summaries.c_str(), stdout);
   if (!summaries.empty() && !diffs.empty()) std::fputs("\n", stdout);
   std::fputs(diffs.c_str(), stdout);

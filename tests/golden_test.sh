@@ -18,7 +18,7 @@ failed_compile() {
 }
 
 # A Jsonnet twin of an example's spec.yaml compiles to the same bytes, but for the spec its
-# .trainc-manifest records.
+# .trainc-manifest records and the spec and SHA-256 its scripts check.
 is_twin() {
   [ "$1" != "$(primary_spec "$(dirname "$1")")" ]
 }
@@ -33,6 +33,11 @@ golden_repo() {
   cp -a examples "$copy/"
   cp -a "golden/$name" "$copy/golden/"
   sed -i "s|^# source: .*|# source: $spec|" "$copy/golden/$name/.trainc-manifest"
+  local sum f
+  sum=$(sha256sum <"$spec" | cut -d ' ' -f 1)
+  for f in "$copy/golden/$name"/scripts/*.sh; do
+    [ -f "$f" ] && sed -i -e "s|^SPEC=.*|SPEC=$spec|" -e "s|^SPEC_SHA256=.*|SPEC_SHA256=$sum|" "$f"
+  done
   echo "$copy"
 }
 

@@ -175,7 +175,7 @@ check_internal_empty() {
   [ "$rc" -eq 1 ] || { show; return 1; }
   grep -q "error: model 'ensemble' of service 'llm' is not in gs://my-models/repo (no ensemble/config.pbtxt): the store folder is empty or incomplete, and nothing fills it" "$TMP/stderr" ||
     { show; return 1; }
-  grep -q "services.llm.triton.source (a folder beside the spec, or gs://...), which scripts/apply.sh uploads, or upload them yourself: gcloud storage rsync --recursive FOLDER gs://my-models/repo$" "$TMP/stderr" ||
+  grep -q "services.llm.triton.source (a folder beside the spec, or gs://...), which scripts/apply.sh uploads, or upload them yourself: gcloud storage rsync --recursive --ignore-symlinks FOLDER gs://my-models/repo$" "$TMP/stderr" ||
     { show; echo "the failure does not say how to fill the repository"; return 1; }
   if grep -q '^kubectl' "$TMP/log"; then show; echo "asked the server although its model is missing"; return 1; fi
 }
@@ -281,9 +281,9 @@ compile "$(primary_spec examples/triton-tpu)" "$E2E" || exit 1
 check_apply_uploads() {
   rm -rf "$TMP/stubs" "$SANDBOX"
   stubs_install "$TMP/stubs"
-  # A copy deeper than the compiled folder: apply.sh finds the spec's folder when it runs (from the
-  # output's manifest), so the output may move.
-  local moved="$TMP/repinned/moved/deeper/triton-tpu"
+  # A copy as deep as the compiled folder: apply.sh reads the spec at the place the compile recorded
+  # relative to the output folder (never searched for), so a copy at that depth finds it too.
+  local moved="$TMP/repinned/triton-tpu"
   mkdir -p "$(dirname "$moved")"
   cp -R "$E2E/triton-tpu" "$moved"
   stub_repin "$moved"

@@ -45,13 +45,26 @@ def events(commands):
 
 
 def runbook_blocks(text, heading):
-    """The commands of the first ```sh block under `heading`, as word lists."""
+    """The commands of the first ```sh block under `heading`, as word lists; commands chained with
+    `&&` (one per line, the line ending in `&&`) are listed one by one."""
     at = text.find("\n" + heading + "\n")
     if at < 0:
         return None
     block = re.search(r"```sh\n(.*?)```", text[at:], re.S)
     lines = [l for l in block.group(1).splitlines() if l and not l.startswith("#")]
-    return [shlex.split(l, comments=True) for l in lines]
+    commands = []
+    for line in lines:
+        current = []
+        for word in shlex.split(line, comments=True):
+            if word == "&&":
+                if current:
+                    commands.append(current)
+                current = []
+            else:
+                current.append(word)
+        if current:
+            commands.append(current)
+    return commands
 
 
 def traced(path):

@@ -98,4 +98,28 @@ PY
 }
 t "spec text in the runbook renders as text (cmark): no heading, code, HTML, link or image from it" markdown_stays_text
 
+# The runbook's downloads of a server's files: staged in a fresh folder of mktemp's (no fixed /tmp
+# folder another user could make first), and chained so that, pasted as a block, a download whose
+# SHA-256 differs stops the uploads after it. Run here with the stand-ins, whose curl downloads
+# other bytes than the pin.
+# shellcheck source=tests/stubs.sh
+. tests/stubs.sh
+staged_downloads() {
+  "$TRAINC" compile examples/triton-tpu/spec.jsonnet -o "$TMP/rb" >"$TMP/compile.log" 2>&1 || { cat "$TMP/compile.log"; return 1; }
+  local readme=$TMP/rb/triton-tpu/README.md block
+  grep -q 'sha256sum --check' "$readme" || { echo "the runbook fetches nothing: update this test"; return 1; }
+  if grep -n '/tmp/' "$readme"; then echo "the runbook names a fixed folder in /tmp (above)"; return 1; fi
+  # The lines from the staging folder (or the first download) to the last upload after them.
+  block=$(awk '/mktemp -d|^curl -fsSL/ { on = 1 } on { print } on && !/&& *$/ { exit }' "$readme")
+  grep -q 'mktemp -d' <<<"$block" || { echo "no mktemp -d before the downloads:"; echo "$block"; return 1; }
+  stubs_install "$TMP/rb-stubs"
+  mkdir -p "$TMP/rb-tmp"
+  (cd "$TMP/rb/triton-tpu" && PATH="$STUB_BIN:$PATH" TMPDIR="$TMP/rb-tmp" bash -s) <<<"$block" >"$TMP/rb.out" 2>&1
+  grep -q '^curl ' "$STUB_STATE/log" || { echo "the block downloaded nothing:"; echo "$block"; cat "$TMP/rb.out"; return 1; }
+  if grep -q 'storage rsync' "$STUB_STATE/log"; then
+    echo "an upload ran after the failed check:"; echo "$block"; stub_log; return 1
+  fi
+}
+t "the runbook stages downloads in mktemp -d and stops at a failed check, before any upload" staged_downloads
+
 tap_done

@@ -11,7 +11,8 @@
 # holding spaces, quotes or newlines is checked whole, and appends a readable line to
 # $STUB_STATE/log.
 #
-# gcloud is a small fake cloud: `describe` finds what `create` made (printing `name: X`) and
+# gcloud is a small fake cloud: `describe` finds what `create` made (printing `name: X`, or with
+# --format='value(description)' the --description it was created with) and
 # otherwise fails as gcloud does (`ERROR: (gcloud.…) … not found`, exit 1); `create` of what
 # exists fails with ALREADY_EXISTS and `delete` of what is missing with NOT_FOUND, so a script
 # that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
@@ -168,10 +169,13 @@ case "$group/$verb" in
     echo "name: $name"; exit 0 ;;
   */describe)
     [ -e "$file" ] || not_found
+    # A service account's description: what `create --description` gave it (the file's text).
+    for a in "$@"; do [ "$a" = '--format=value(description)' ] && { cat "$file"; exit 0; }; done
     echo "name: $name"; exit 0 ;;
   */create)
     if [ -e "$file" ]; then echo "ERROR: ($command_name) ALREADY_EXISTS: $name already exists." >&2; exit 1; fi
     : >"$file"
+    for a in "$@"; do case "$a" in --description=*) printf '%s\n' "${a#--description=}" >"$file" ;; esac; done
     [ "$group" = "container clusters" ] && : >"$cloud/container_node-pools_${name}_default-pool"
     echo "Created [$name]." >&2; exit 0 ;;
   */delete)

@@ -1,6 +1,8 @@
 // Settings that need another part of the spec: what deploys to Google Cloud needs `gcp`, an
 // identity is one account, of an id Google accepts; and each workload's `security` is consistent.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,19 @@ void check_ci(const System& sys, const Ci& ci, const Document& doc, Diagnostics&
               "'ci' runs Terraform on machines that forget local state: set 'gcp.state' (a GCS bucket for "
               "Terraform's state, e.g. state: {bucket: my-project-tf-state})",
               Anchor::key);
+}
+
+/// The Google service accounts the `ci:` section names, with their spec positions.
+std::vector<std::pair<std::string, std::string>> ci_accounts(const Ci& ci) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (const auto& g = ci.github) {
+    out.emplace_back(ptr_key(g->ptr, "serviceAccount"), g->service_account);
+    if (!g->plan_service_account.empty())
+      out.emplace_back(ptr_key(g->ptr, "planServiceAccount"), g->plan_service_account);
+  }
+  if (const auto& b = ci.cloudbuild; b && !b->service_account.empty())
+    out.emplace_back(ptr_key(b->ptr, "serviceAccount"), b->service_account);
+  return out;
 }
 
 /// The system's identity (`of` empty) or a service's.
@@ -51,6 +66,19 @@ void check_identity(const System& sys, const Identity& id, const Document& doc, 
                           id.gsa, sys.cluster.name,
                           id.of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),
               gsa_written || ksa_written ? Anchor::value : Anchor::key);
+  // CI's own accounts: pods bound to one act with the deployer's rights, and down.sh deletes it.
+  if (sys.ci)
+    for (const auto& [ci_ptr, email] : ci_accounts(*sys.ci)) {
+      if (email.substr(0, email.find('@')) != id.gsa) continue;
+      doc.error(diags, at,
+                fmt::format("Google service account '{}' is the one CI signs in as ('{}' is {}): pods running as it "
+                            "would hold CI's rights, and down.sh would delete it; set {} to an account of the "
+                            "workload's own",
+                            id.gsa, ptr_display(ci_ptr), email,
+                            id.of.empty() ? "'gcpServiceAccount'" : "'identity.gcpServiceAccount'"),
+                gsa_written || ksa_written ? Anchor::value : Anchor::key,
+                {doc.note(ci_ptr, "CI's account is named here", Anchor::value)});
+    }
   if (id.gsa.size() >= 6 && id.gsa.size() <= 30) return;
   doc.error(diags, at,
             fmt::format("Google service account ids are 6 to 30 characters; '{}' has {}: set {}", id.gsa, id.gsa.size(),

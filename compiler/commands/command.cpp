@@ -194,7 +194,8 @@ CommandLine region_quotas(const std::string& region_word, const std::string& pro
 }
 
 CommandLine storage_rsync(const std::string& from_word, const std::string& to) {
-  CommandLine c = gcloud({"storage", "rsync", "--recursive"});
+  // Explicit, whatever gcloud's default: a link is never followed out of the folder uploaded.
+  CommandLine c = gcloud({"storage", "rsync", "--recursive", "--ignore-symlinks"});
   c.word(from_word);
   return c.arg(to);
 }

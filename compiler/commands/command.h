@@ -93,7 +93,7 @@ CommandLine region_quotas(const std::string& region_word, const std::string& pro
 CommandLine builds_submit(const std::string& config, const std::string& region, const std::string& substitutions);
 
 /// Copies the folder `from_word` (a shell word: a local path or gs://…) into `to` (gs://…),
-/// adding and replacing objects, deleting none.
+/// adding and replacing objects, deleting none; symbolic links are skipped, never followed.
 CommandLine storage_rsync(const std::string& from_word, const std::string& to);
 /// Lists the object `url` (gs://…): fails when there is none.
 CommandLine storage_ls(const std::string& url);

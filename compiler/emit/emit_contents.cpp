@@ -1,8 +1,8 @@
 // The commands that fill a server's store folders before it starts, or look for what it needs
-// there (emit/contents.h). apply.sh finds a folder beside the spec when it runs (find_spec_dir), so
-// it works in any checkout holding the spec and its output, moved or not; the runbook names the
-// folder from the output folder as compiled (Origin::spec_path_from). Fetched files go to a
-// temporary folder and are checked against their SHA-256 before anything is uploaded.
+// there (emit/contents.h). apply.sh reads a folder beside the spec where the compile recorded the
+// spec (find_spec_dir), so it works in any checkout holding the spec and its output; the runbook
+// names the folder from the output folder as compiled (Origin::spec_path_from). Fetched files go
+// to a fresh temporary folder and are checked against their SHA-256 before anything is uploaded.
 #include "emit/contents.h"
 
 #include <fmt/format.h>
@@ -23,10 +23,8 @@ std::string source_text(const ContentSource& src) {
   return src.gcs.empty() ? fmt::format("the folder '{}' beside the spec", src.folder) : src.gcs;
 }
 
-/// The staging folder the runbook fetches into.
-std::string runbook_staging(const System& sys, const Service& s) {
-  return fmt::format("/tmp/trainc-{}-{}", sys.name, s.name);
-}
+/// The shell variable holding the folder the runbook fetches into (made by mktemp -d).
+constexpr std::string_view kRunbookStaging = "TRAINC_STAGE";
 
 CommandLine fetch_call(const FetchedFile& f, const std::string& file_word) {
   CommandLine c;
@@ -57,17 +55,25 @@ std::string contents_runbook_commands(const System& sys, const Service& s) {
       for (const NeededObject& n : c.needs) md += cmd::storage_ls(needed_url(c, n)).line() + "\n";
       continue;
     }
-    const std::string staging = runbook_staging(sys, s);
+    // One command chained with &&: pasted as a block, a failed download or check stops the
+    // uploads after it. Downloads go to a fresh folder of mktemp's, which no other user can
+    // have made beforehand.
+    std::vector<std::string> chain;
+    const bool fetches = !c.source->fetch.empty();
+    if (fetches) chain.push_back(std::string(kRunbookStaging) + "=$(mktemp -d)");
     for (const FetchedFile& f : c.source->fetch) {
-      const std::string file = staging + "/" + f.to;
-      md += fetch_call(f, sh_quote(file)).line() + "\n";
-      md += "sha256sum --check <<<" + sh_quote(f.sha256 + "  " + file) + "\n";
+      chain.push_back(fetch_call(f, scripts::dq(scripts::Var{kRunbookStaging}, "/" + f.to)).line());
+      chain.push_back("sha256sum --check <<<" + scripts::dq(f.sha256 + "  ", scripts::Var{kRunbookStaging}, "/" + f.to));
     }
     const std::string from = c.source->gcs.empty() ? sys.origin.spec_path_from("", sys.name, c.source->folder)
                                                    : c.source->gcs;
     if (!c.source->folder.empty() || !c.source->gcs.empty())
-      md += cmd::storage_rsync(sh_quote(from), c.folder->url).line() + "\n";
-    if (!c.source->fetch.empty()) md += cmd::storage_rsync(sh_quote(staging), c.folder->url).line() + "\n";
+      chain.push_back(cmd::storage_rsync(sh_quote(from), c.folder->url).line());
+    if (fetches) {
+      chain.push_back(cmd::storage_rsync(scripts::ref(kRunbookStaging), c.folder->url).line());
+      chain.push_back("rm -rf " + scripts::ref(kRunbookStaging));
+    }
+    md += fmt::format("{}\n", fmt::join(chain, " &&\n"));
   }
   return md;
 }
@@ -155,7 +161,7 @@ void contents_step(ShellScript& sh, const System& sys, const Service& s) {
       }
     }
     if (!src.folder.empty()) {
-      // Beside the spec, found when the script runs (find_spec_dir), from any folder and checkout.
+      // Beside the spec, at the place recorded at compile time (find_spec_dir), from any checkout.
       call(sh, cmd::storage_rsync(in_spec_dir(src.folder), c.folder->url));
     } else if (!src.gcs.empty()) {
       call(sh, cmd::storage_rsync(lit(src.gcs), c.folder->url));

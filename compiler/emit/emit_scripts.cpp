@@ -130,7 +130,6 @@ bool needs_region(const System& sys) {
   return false;
 }
 
-/// The identity's Google service account email as one shell word: $GSA_EMAIL for the system's.
 std::string gsa_email(const Identity& id) {
   return id.of.empty() ? ref("GSA_EMAIL") : dq(id.gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com");
 }
@@ -233,24 +232,39 @@ void variables(ShellScript& sh, const System& sys, const Needs& n) {
 
 }  // namespace
 
-void find_spec_dir(ShellScript& sh, std::string_view script) {
-  const std::string manifest = fmt::format("$OUT_DIR/{}", kManifestName);
+void find_spec_dir(ShellScript& sh, const System& sys, std::string_view script) {
+  const Origin& o = sys.origin;
+  const std::string root = o.root_from(sys.name);
+  const std::string at = "${ROOT%/}/$SPEC";
   sh.line();
-  sh.comment("The spec's folder, which files beside the spec are named from: the output's manifest names");
-  sh.comment("the spec relative to a folder above (the root of its git work tree), found by walking up.");
-  sh.line("OUT_DIR=\"$(dirname \"$0\")/..\"");
-  sh.line(fmt::format("[ -f \"{0}\" ] || die \"no {0}: compile the spec again\"", manifest));
-  sh.line(fmt::format("SPEC=$(sed -n 's/^# source: //p' \"{}\")", manifest));
-  sh.line(fmt::format("[ -n \"$SPEC\" ] || die \"{} names no spec: compile the spec again\"", manifest));
-  sh.line("SPEC_DIR=$(cd \"$OUT_DIR\" && pwd)");
-  sh.open("until [ -f \"${SPEC_DIR%/}/$SPEC\" ]; do")
-      .line(fmt::format("if [ \"$SPEC_DIR\" = / ]; then die \"no $SPEC above $OUT_DIR: {} reads files beside the spec; "
-                        "run it from a checkout holding both\"; fi",
-                        script))
-      .line("SPEC_DIR=$(dirname \"$SPEC_DIR\")")
-      .close("done");
-  sh.line("SPEC_DIR=$(dirname \"${SPEC_DIR%/}/$SPEC\")");
-  sh.line("readonly OUT_DIR SPEC SPEC_DIR");
+  sh.comment("The spec's folder, which files beside the spec are named from. Where the spec lies (from a");
+  sh.comment("folder above this output folder) and its SHA-256 were recorded when it was compiled: nothing");
+  sh.comment("is searched for, so no other file (one planted under the output folder, say) stands in for it,");
+  sh.comment("and a spec changed since is refused.");
+  sh.open("spec_sha256() {")
+      .line(R"sh(if command -v sha256sum >/dev/null; then sha256sum <"$1"; else shasum -a 256 <"$1"; fi | cut -d ' ' -f 1)sh")
+      .close("}");
+  sh.line(R"sh(OUT_DIR=$(cd -P "$(dirname "$0")/.." && pwd) || die 'cannot enter the output folder')sh");
+  sh.line(fmt::format("ROOT=$(cd -P {} && pwd) || die {}", dq(Var{"OUT_DIR"}, "/" + root),
+                      lit(fmt::format("cannot enter {}, the folder the spec's path is recorded from", root))));
+  sh.line("SPEC=" + lit(o.spec));
+  sh.line("SPEC_SHA256=" + lit(o.spec_sha256));
+  sh.open(fmt::format(R"sh(if [ ! -f "{0}" ] || [ -L "{0}" ]; then)sh", at))
+      .line(fmt::format(R"sh(die "no spec at {}, where it was compiled from (a file, not a symbolic link): {} reads files )sh"
+                        R"sh(beside it; run it from a checkout holding both, or compile the spec again")sh",
+                        at, script))
+      .close("fi");
+  sh.line(fmt::format(R"sh(SPEC_DIR=$(cd -P "$(dirname "{}")" && pwd) || die "cannot enter the folder of $SPEC")sh", at));
+  sh.open(R"sh(case "$SPEC_DIR/" in)sh")
+      .line(R"sh("${ROOT%/}/"*) ;;)sh")
+      .line(R"sh(*) die "the folder of $SPEC leads out of $ROOT through a symbolic link, to $SPEC_DIR" ;;)sh")
+      .close("esac");
+  sh.open(fmt::format(R"sh(if [ "$(spec_sha256 "{}")" != "$SPEC_SHA256" ]; then)sh", at))
+      .line(fmt::format(R"sh(die "{} is not the spec this folder was compiled from (its SHA-256 differs): compile it )sh"
+                        R"sh(again, review the output's changes, then run {}")sh",
+                        at, script))
+      .close("fi");
+  sh.line("readonly OUT_DIR ROOT SPEC SPEC_SHA256 SPEC_DIR");
 }
 
 std::string in_spec_dir(const std::string& path) {

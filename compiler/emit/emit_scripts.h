@@ -81,6 +81,8 @@ bool autoscaled_services(const System& sys);
 Call bucket_binding(std::string_view verb, const Identity& id, const Store& s, const std::string& role);
 Call bucket_call(std::string_view verb, const Store& s);
 Call gsa_call(std::string_view verb, const Identity& id);
+/// The identity's Google service account e-mail as one shell word ($GSA_EMAIL for the system's).
+std::string gsa_email(const Identity& id);
 /// The metrics adapter's read-only project role (roles/monitoring.viewer).
 Call metrics_reader_binding(std::string_view verb);
 /// The nodes' own service account (emit_scripts_up.cpp), and its project role.
@@ -115,12 +117,10 @@ void prologue(ShellScript& sh, const System& sys, const About& about, std::vecto
 void check_functions(ShellScript& sh, bool with_missing);
 /// PROJECT_NUMBER, which IAM members name; a dry run prints the placeholder instead.
 void project_number(ShellScript& sh);
-/// OUT_DIR (the output folder), SPEC and SPEC_DIR (the spec's folder, found at run time): the
-/// output's manifest names the spec relative to a folder above the output (its git work tree's
-/// root), which is searched for upwards, as trainc finds a recorded spec. A script that reads files
-/// beside the spec so names no path that depends on where the spec was compiled from, and works
-/// from any checkout holding both; `script` dies naming itself when the spec is not above it.
-void find_spec_dir(ShellScript& sh, std::string_view script);
+/// OUT_DIR (the output folder), SPEC and SPEC_DIR (the spec's folder): at the place the compile
+/// recorded, relative to the output folder, never searched for, and checked to be a regular file
+/// inside that root with the SHA-256 the compile recorded; `script` dies naming itself otherwise.
+void find_spec_dir(ShellScript& sh, const System& sys, std::string_view script);
 /// A path under the spec's folder ($SPEC_DIR, find_spec_dir) as one shell word.
 std::string in_spec_dir(const std::string& path);
 

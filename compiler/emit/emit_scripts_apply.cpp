@@ -309,7 +309,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
   }
   if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
     topology_labels_function(sh);
-  if (reads_spec_dir(sys)) find_spec_dir(sh, "apply.sh");
+  if (reads_spec_dir(sys)) find_spec_dir(sh, sys, "apply.sh");
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));

@@ -43,8 +43,8 @@ std::string platforms(const System& sys, const Build& b) {
 }
 
 /// The spec's folder, which the build contexts are relative to (find_spec_dir), and the upload's.
-void paths(ShellScript& sh) {
-  find_spec_dir(sh, "build.sh");
+void paths(ShellScript& sh, const System& sys) {
+  find_spec_dir(sh, sys, "build.sh");
   sh.comment("Cloud Build's upload of the image being built, removed on exit.");
   sh.line("STAGE=''");
   sh.line("trap 'if [ -n \"$STAGE\" ]; then rm -rf \"$STAGE\"; fi' EXIT");
@@ -100,17 +100,35 @@ void builder(ShellScript& sh, const System& sys) {
       .close("}");
 }
 
+/// The copy of a context Cloud Build gets: what git tracks, as the content tag digests it.
+void stage_context_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("Copies build context $1 into folder $2. In a git work tree only the files git tracks go, as");
+  sh.comment("compiled output digests them (a checkout holds nothing else); elsewhere every file in it.");
+  sh.open("stage_context() {")
+      .open("if git -C \"$1\" rev-parse --is-inside-work-tree >/dev/null 2>&1; then")
+      .line("git -C \"$1\" ls-files -z --cached -- . | (cd \"$1\" && tar --null -T - -cf -) | tar -C \"$2\" -xf - ||")
+      .line("  die \"cannot copy the files git tracks in $1 (one deleted but not from git?)\"")
+      .branch("else")
+      .line("log \"$1 is in no git work tree: uploading every file in it\"")
+      .line("cp -a \"$1/.\" \"$2/\"")
+      .close("fi")
+      .close("}");
+}
+
 /// Cloud Build's path: `gcloud builds submit --tag` of a staged copy of the context.
 void cloud_build_function(ShellScript& sh) {
+  stage_context_function(sh);
   sh.line();
   sh.comment("Builds image $1 with Cloud Build from context $2 and Dockerfile $3, for platform $4.");
   sh.comment("gcloud's `builds submit --tag IMAGE` runs `docker build -t IMAGE .` in the folder it uploads,");
   sh.comment("which must hold the Dockerfile as ./Dockerfile; a generated Dockerfile lives outside its");
   sh.comment("context, and a user's may have another name. So the context is copied to a temporary folder");
-  sh.comment("with the Dockerfile as ./Dockerfile. The context's .dockerignore comes along and filters the");
-  sh.comment("remote build as it filters a local one; the .gcloudignore written there keeps gcloud from");
-  sh.comment("leaving .gitignored files out of the upload, which docker buildx would send. A --config of");
-  sh.comment("our own would need the same copy and a config file besides, for the same docker build.");
+  sh.comment("with the Dockerfile as ./Dockerfile: in a git work tree only the files git tracks, which the");
+  sh.comment("content tag digests, so no untracked file (a local .env, say) goes up. The context's .dockerignore");
+  sh.comment("comes along and filters the remote build as it filters a local one; the .gcloudignore written");
+  sh.comment("there keeps gcloud from filtering the upload again. A --config of our own would need the same");
+  sh.comment("copy and a config file besides, for the same docker build.");
   Call submit = gcloud({"builds", "submit", "\"$folder\""});
   submit.flag("--tag", "\"$1\"").flag("--region", ref("REGION"));
   at(submit, false);
@@ -123,7 +141,7 @@ void cloud_build_function(ShellScript& sh) {
       .open("if [ \"$DRY_RUN\" = 0 ]; then")
       .line("STAGE=$(mktemp -d)")
       .line("folder=$STAGE")
-      .line("cp -a \"$2/.\" \"$folder/\"")
+      .line("stage_context \"$2\" \"$folder\"")
       .line("rm -rf \"$folder/Dockerfile\"")
       .line("cp \"$3\" \"$folder/Dockerfile\"")
       .line("printf '%s\\n' '# build.sh: upload all; the .dockerignore filters the build' .gcloudignore >\"$folder/.gcloudignore\"")
@@ -178,7 +196,7 @@ std::string build_script(const System& sys) {
             {"--cloud-build", "CLOUD_BUILD", "build with Cloud Build even where docker is"}},
            {.region = true, .cluster = false});
   check_functions(sh, false);
-  paths(sh);
+  paths(sh, sys);
   builder(sh, sys);
   cloud_build_function(sh);
   build_function(sh);

@@ -115,19 +115,35 @@ void refuse_data_loss(ShellScript& sh, const System& sys) {
 
 void down_identity(ShellScript& sh, const System& sys, const Identity& id) {
   sh.line();
-  sh.comment("Grants on buckets that stay; a deleted bucket takes its grants along, and the service");
-  sh.comment("account takes its Workload Identity binding along.");
+  sh.comment(fmt::format("Service account {}, when up.sh made it (its description says so): its grants on", id.gsa));
+  sh.comment("buckets that stay (a deleted bucket takes its grants along), then the account, which takes its");
+  sh.comment("Workload Identity binding along. An account someone else made is left alone.");
+  sh.open(fmt::format("if ours {} {}; then", gsa_email(id), lit(id.description(sys.name))));
   for (const auto& g : id.grants) {
     const Store* s = sys.store(g.store);
     if (!s || s->create) continue;
-    open_if(sh, "present", gsa_call("describe", id));
     call(sh, bucket_binding("remove-iam-policy-binding", id, *s, g.role), "run",
          fmt::format(" || log {}", lit(fmt::format("no grant left on gs://{}", s->bucket))));
-    sh.close("fi");
   }
-  open_if(sh, "present", gsa_call("describe", id));
   call(sh, gsa_call("delete", id).flag("--quiet"));
+  sh.branch("else");
+  log_line(sh, fmt::format("service account {} not deleted: it is gone, or up.sh did not create it", id.gsa));
   sh.close("fi");
+}
+
+/// ours: whether a service account is one up.sh made.
+void ours_function(ShellScript& sh) {
+  Call describe = gcloud({"iam", "service-accounts", "describe", "\"$1\""});
+  at(describe, false).flag("--format", lit("value(description)"));
+  sh.line();
+  sh.comment("Whether service account $1 exists and carries description $2, which up.sh gives the accounts");
+  sh.comment("it creates (a dry run assumes so): down.sh deletes no account someone else made.");
+  sh.open("ours() {")
+      .line("local description")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("description=$(" + describe.line() + " 2>/dev/null) || return 1")
+      .line("[ \"$description\" = \"$2\" ]")
+      .close("}");
 }
 
 /// The project role of the metrics adapter, which outlives the cluster otherwise.
@@ -215,6 +231,7 @@ std::string down_script(const System& sys, const Planned& plan) {
            {.region = sys.rdma_nics() > 0 || own_network(sys), .gsa = sys.identity.has_value(), .kube = gateway != nullptr});
   check_functions(sh, false);
   if (!gcs_stores(sys, true).empty()) has_objects_function(sh);
+  if (!sys.identities().empty()) ours_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi");
   confirm(sh, sys);

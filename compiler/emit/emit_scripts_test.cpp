@@ -441,7 +441,9 @@ TEST_CASE("build.sh builds each image trainc builds from the spec's folder, unle
   CHECK(stmt_with(build, "docker buildx build") == "run docker buildx build --push --platform \"$4\" -f \"$3\" -t \"$1\" \"$2\"");
   CHECK(stmt_with(build, "run gcloud builds submit") ==
         "run gcloud builds submit \"$folder\" --tag=\"$1\" --region=\"$REGION\" --project=\"$PROJECT_ID\"");
-  CHECK(pos(build, "cp -a \"$2/.\" \"$folder/\"") < pos(build, "cp \"$3\" \"$folder/Dockerfile\""));
+  CHECK(pos(build, "stage_context \"$2\" \"$folder\"") < pos(build, "cp \"$3\" \"$folder/Dockerfile\""));
+  CHECK(stmt_with(build, "git -C \"$1\" ls-files") ==
+        "git -C \"$1\" ls-files -z --cached -- . | (cd \"$1\" && tar --null -T - -cf -) | tar -C \"$2\" -xf - ||");
   CHECK(build.find("trap 'if [ -n \"$STAGE\" ]; then rm -rf \"$STAGE\"; fi' EXIT") != std::string::npos);
   CHECK(stmt_with(build, "run gcloud auth configure-docker") == "run gcloud auth configure-docker us-docker.pkg.dev --quiet");
   // The repository and the project first: no build without them.
@@ -459,6 +461,24 @@ TEST_CASE("build.sh builds each image trainc builds from the spec's folder, unle
         "build " + image + " \"$SPEC_DIR\" \"${SPEC_DIR}/docker/Train.Dockerfile\" linux/arm64");
   sys.gcp->registry->create = false;
   CHECK(emit(sys).at("scripts/build.sh").find("the spec names it as existing (create: false)") != std::string::npos);
+}
+
+TEST_CASE("build.sh reads the spec where the compile recorded it, and checks its SHA-256; nothing is searched for") {
+  System sys = built_system();
+  sys.origin.spec = "examples/mnist/spec.yaml";
+  sys.origin.out = "golden";
+  sys.origin.spec_sha256 = std::string(64, 'a');
+  const auto build = emit(sys).at("scripts/build.sh");
+  CHECK(line_with(build, "ROOT=") ==
+        "ROOT=$(cd -P \"${OUT_DIR}/../..\" && pwd) || die 'cannot enter ../.., the folder the spec'\\''s path is recorded from'");
+  CHECK(line_with(build, "SPEC=") == "SPEC=examples/mnist/spec.yaml");
+  CHECK(line_with(build, "SPEC_SHA256=") == "SPEC_SHA256=" + std::string(64, 'a'));
+  CHECK(build.find("if [ ! -f \"${ROOT%/}/$SPEC\" ] || [ -L \"${ROOT%/}/$SPEC\" ]; then") != std::string::npos);
+  CHECK(build.find("if [ \"$(spec_sha256 \"${ROOT%/}/$SPEC\")\" != \"$SPEC_SHA256\" ]; then") != std::string::npos);
+  CHECK(build.find("until ") == std::string::npos);  // no search upwards
+  CHECK(pos(build, "SPEC_DIR=") < pos(build, "\nbuild "));
+  sys.origin.out = ".";  // the output root is the work tree's root
+  CHECK(line_with(emit(sys).at("scripts/build.sh"), "ROOT=").starts_with("ROOT=$(cd -P \"${OUT_DIR}/..\" && pwd)"));
 }
 
 TEST_CASE("apply.sh checks every image of the system's registry before it applies anything") {

@@ -207,7 +207,7 @@ void up_identity(ShellScript& sh, const System& sys, const Identity& id) {
                            : fmt::format("Service '{}''s own Google service account.", id.of));
   open_if(sh, "missing", gsa_call("describe", id));
   Call c = gcloud({"iam", "service-accounts", "create", lit(id.gsa)});
-  at(c, false).flag("--display-name", lit(id.display_name(sys.name)));
+  at(c, false).flag("--display-name", lit(id.display_name(sys.name))).flag("--description", lit(id.description(sys.name)));
   call(sh, c);
   sh.close("fi");
   sh.comment(id.of.empty() ? "Its roles, granted on each bucket and never on the project."
@@ -219,6 +219,39 @@ void up_identity(ShellScript& sh, const System& sys, const Identity& id) {
   wi.flag("--role", "roles/iam.workloadIdentityUser")
       .flag("--member", dq("serviceAccount:", Var{"PROJECT_ID"}, fmt::format(".svc.id.goog[{}/{}]", sys.ns, id.ksa)));
   call(sh, wi, "retry");
+}
+
+/// Stops at an existing account up.sh did not create: the spec may name any account of the project
+/// (the deployer's own), and Workload Identity on it would hand its rights to the workload's pods.
+void own_account_function(ShellScript& sh) {
+  Call describe = gcloud({"iam", "service-accounts", "describe", "\"$1\""});
+  at(describe, false).flag("--format", lit("value(description)"));
+  sh.line();
+  sh.comment("Dies unless service account $1 carries description $2, which up.sh gives the accounts it");
+  sh.comment("creates: Workload Identity is bound only to those, never to one someone else made.");
+  sh.open("own_account() {")
+      .line("local description")
+      .line("description=$(" + describe.line() + ") ||")
+      .line("  die \"cannot read service account $1\"")
+      .line("if [ \"$description\" = \"$2\" ]; then return 0; fi")
+      .line("log \"service account $1 exists, and up.sh did not create it: its description is not \\\"$2\\\"\"")
+      .line("die \"up.sh binds Workload Identity only to accounts it created; name another in the spec "
+            "(identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it "
+            "that description (gcloud iam service-accounts update --description)\"")
+      .close("}");
+}
+
+/// Before anything is made: each workload account that exists already must be one up.sh created.
+void up_own_accounts(ShellScript& sh, const System& sys) {
+  if (sys.identities().empty()) return;
+  sh.line();
+  sh.comment("The workloads' Google service accounts that exist already must be up.sh's own (checked before");
+  sh.comment("anything is made): it binds Workload Identity to no account someone else made.");
+  for (const Identity* id : sys.identities()) {
+    open_if(sh, "! missing", gsa_call("describe", *id));
+    sh.line(fmt::format("own_account {} {}", gsa_email(*id), lit(id->description(sys.name))));
+    sh.close("fi");
+  }
 }
 
 void retry_function(ShellScript& sh) {
@@ -390,6 +423,7 @@ std::string up_script(const System& sys, const Planned& plan) {
            {}, {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
   retry_function(sh);
+  if (!sys.identities().empty()) own_account_function(sh);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
@@ -401,6 +435,7 @@ std::string up_script(const System& sys, const Planned& plan) {
     sh.comment("The project's number, which IAM members below name.");
     project_number(sh);
   }
+  up_own_accounts(sh, sys);
   if (const Network* n = own_network(sys)) up_network(sh, *n);
   if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
   up_node_account(sh, sys);

@@ -141,9 +141,11 @@ Body iam_tf(const System& sys) {
   node_account(file, sys);
   std::set<std::string> grant_labels;
   for (const Identity* id : sys.identities()) {
+    // Created here, never adopted: an existing account of that id fails the apply (409) until imported.
     Block& sa = file.block("resource", {"google_service_account", service_account_label(*id)});
     sa.set("account_id", hcl::str(id->gsa));
     sa.set("display_name", hcl::str(id->display_name(sys.name)));
+    sa.set("description", hcl::str(id->description(sys.name)));
     depends_on_apis(sa, {"iam.googleapis.com"});
     if (!id->grants.empty())
       file.comment(id->of.empty() ? "Roles on each bucket, never on the project."

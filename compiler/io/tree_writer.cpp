@@ -24,10 +24,11 @@ namespace fs = std::filesystem;
 namespace trainc {
 namespace {
 
+/// Every entry of `dir` but folders, recursively; a symbolic link (to a folder too) is an entry.
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (!e.is_directory()) out.insert(fs::relative(e.path(), dir).generic_string());
+    if (e.is_symlink() || !e.is_directory()) out.insert(e.path().lexically_relative(dir).generic_string());
   return out;
 }
 
@@ -178,6 +179,38 @@ std::vector<OutputFolder> output_folders(const fs::path& root) {
     out.push_back({e.path().filename().string(), manifest_source(*manifest)});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<UnknownEntry> unknown_entries(const fs::path& root, const std::set<std::string>& compared) {
+  std::vector<UnknownEntry> out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return out;
+  std::set<std::string> ours;
+  for (const auto& f : output_folders(root)) ours.insert(f.name);
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(root, ec)) entries.push_back(e.path());
+  std::sort(entries.begin(), entries.end());
+  for (const auto& p : entries) {
+    const std::string name = p.filename().string();
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ours.count(name) && !fs::is_symlink(st)) {
+      if (compared.count(name)) continue;  // compare_tree reports what it holds
+      const auto listed = manifest_entries(read_file(p / kManifestName).value_or(""));
+      for (const auto& f : files_in(p))
+        if (f != kManifestName && !listed.count(f)) out.push_back({(fs::path(name) / f).generic_string(), {}, 1});
+      continue;
+    }
+    UnknownEntry u{name, {}, 0};
+    if (fs::is_directory(st)) {
+      for (const auto& f : files_in(p)) {
+        if (u.files++ == 0) u.first = (fs::path(name) / f).generic_string();
+      }
+    } else {
+      u.files = 1;
+    }
+    out.push_back(std::move(u));
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 // and renamed into place, and only over a folder trainc made itself.
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ struct OutputFolder {
 
 /// trainc's folders directly under `root`, by name; none when `root` does not exist.
 std::vector<OutputFolder> output_folders(const std::filesystem::path& root);
+
+/// Something under an output root that trainc did not generate.
+struct UnknownEntry {
+  std::string path;   ///< relative to the root: a file in one of trainc's folders, or an entry of the root
+  std::string first;  ///< for a folder that is not trainc's: the first file in it ("" when empty)
+  size_t files = 0;   ///< how many files it holds (1 for a file)
+};
+
+/// What `root` holds that trainc did not generate: every entry that is not one of its folders
+/// (a symbolic link to one included), and in each of its folders not named in `compared` (whose
+/// extra files compare_tree reports), every file its manifest does not list.
+std::vector<UnknownEntry> unknown_entries(const std::filesystem::path& root, const std::set<std::string>& compared);
 
 /// Writes `files` to `root/name`, replacing a previous trainc output there. Returns an error
 /// message (and writes nothing) when the folder holds anything trainc did not generate. The files

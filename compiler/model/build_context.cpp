@@ -1,7 +1,6 @@
 #include "model/build_context.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/sha256.h"
 #include "base/embedded.h"
 #include "base/spelling.h"
 
@@ -23,31 +23,6 @@ extern char** environ;
 
 namespace trainc {
 namespace {
-
-/// SHA-256 through OpenSSL's EVP interface, fed in pieces.
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("SHA-256 unavailable");
-  }
-  void update(std::string_view bytes) { EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()); }
-  /// A length-prefixed field, so that no two different inputs feed the same bytes.
-  void field(std::string_view bytes) {
-    update(fmt::format("{}:", bytes.size()));
-    update(bytes);
-  }
-  std::string hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(ctx_.get(), md, &n);
-    std::string out;
-    for (unsigned int i = 0; i < n; ++i) out += fmt::format("{:02x}", md[i]);
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
 
 struct Walk {
   std::vector<std::pair<std::string, fs::path>> files;  ///< context-relative name, path on disk

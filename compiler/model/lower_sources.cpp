@@ -4,6 +4,7 @@
 // misspelled model fails the compile instead of the health check an hour later.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,6 +29,30 @@ std::vector<std::string> folders_in(const fs::path& dir) {
     if (it->is_directory(ec)) out.push_back(it->path().filename().generic_string());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// The first symbolic link or special file in `folder` (shown as `shown`), as the reason to refuse
+/// it; nullopt when it holds only folders and regular files.
+std::optional<std::string> link_in(const fs::path& folder, const std::string& shown) {
+  std::error_code ec;
+  std::vector<std::string> found;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::none, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::file_status st = it->symlink_status(ec);
+    if (fs::is_directory(st) || fs::is_regular_file(st)) continue;
+    found.push_back((fs::path(shown) / it->path().lexically_relative(folder)).generic_string());
+  }
+  if (ec) return fmt::format("cannot read the folder '{}': {}", shown, ec.message());
+  if (found.empty()) return std::nullopt;
+  std::sort(found.begin(), found.end());
+  const fs::path first = fs::path(folder) / fs::path(found[0]).lexically_relative(shown);
+  const fs::file_status st = fs::symlink_status(first, ec);
+  if (fs::is_symlink(st))
+    return fmt::format("'{}' is a symbolic link (to '{}'): the scripts upload the folder to GCS, which holds no links, "
+                       "and skip them; put the file itself there",
+                       found[0], fs::read_symlink(first, ec).generic_string());
+  return fmt::format("'{}' is {}, not a file the scripts can upload; move it out of the folder", found[0],
+                     fs::is_fifo(st) ? "a FIFO (named pipe)" : fs::is_socket(st) ? "a socket" : "a special file");
 }
 
 }  // namespace
@@ -92,6 +117,12 @@ ContentSource Lowerer::content_source(const json& j, const std::string& ptr, con
                    fmt::format("'{}' leads out of the spec's folder through a symbolic link; copy the files into "
                                "the spec's folder",
                                out.folder));
+        return out;
+      }
+      // GCS holds no links: the upload skips them (--ignore-symlinks), so the model would lack what
+      // one stands for, and a link followed could upload a file from anywhere on the machine.
+      if (auto why = link_in(folder, out.folder)) {
+        doc_.error(diags_, from_ptr, *why);
         return out;
       }
     } else {

@@ -128,6 +128,11 @@ std::string Identity::display_name(const std::string& system) const {
                     : fmt::format("trainc identity of service {} of {}", of, system);
 }
 
+std::string Identity::description(const std::string& system) const {
+  return fmt::format("made by trainc for system {}: its up.sh binds and its down.sh deletes only accounts described so",
+                     system);
+}
+
 double Resources::requested(const std::string& key) const {
   auto it = requests.find(key);
   return it == requests.end() ? 0.0 : parse_quantity(it->second).value_or(0);
@@ -279,6 +284,13 @@ std::string Origin::spec_path_from(const std::string& from, const std::string& s
       (spec_dir / rel).lexically_normal().lexically_relative(here.lexically_normal()).lexically_normal().generic_string();
   while (s.size() > 1 && s.ends_with("/")) s.pop_back();
   return s.empty() ? "." : s;
+}
+
+std::string Origin::root_from(const std::string& system) const {
+  std::string up;
+  for (const auto& part : (std::filesystem::path(out.empty() ? "." : out) / system).lexically_normal())
+    if (!part.empty() && part != ".") up += up.empty() ? ".." : "/..";
+  return up.empty() ? "." : up;
 }
 
 std::string System::pod_service_account() const { return identity ? identity->ksa : service_account; }

@@ -246,6 +246,9 @@ struct Identity {
   std::string gsa_email(const Gcp& gcp) const { return gsa + "@" + gcp.project + ".iam.gserviceaccount.com"; }
   /// The Google service account's display name (Terraform and up.sh give the same).
   std::string display_name(const std::string& system) const;
+  /// The description up.sh and Terraform give the account: up.sh binds Workload Identity, and
+  /// down.sh deletes, only an account carrying it, never one someone else made.
+  std::string description(const std::string& system) const;
 };
 
 /// An environment variable read from a key of a Kubernetes Secret (valueFrom.secretKeyRef).
@@ -706,10 +709,16 @@ struct Origin {
   std::string out;   ///< the output root given to compile -o / diff --against, e.g. golden
   /// Why no pipeline can name these paths ("" when it can): CI files are then not written.
   std::string outside_repository;
+  /// SHA-256 of the spec file's bytes: scripts that read files beside the spec check it first.
+  std::string spec_sha256;
+  /// Whether the spec's folder is the output root or inside it, where compiled output would hide it.
+  bool spec_in_output = false;
   /// `rel` (relative to the spec's folder) as a path from `from`, a folder relative to the system's
   /// output folder ("scripts", or "" for the folder itself): how the outputs name a file beside
   /// the spec, in a checkout of the repository wherever it lies.
   std::string spec_path_from(const std::string& from, const std::string& system, const std::string& rel) const;
+  /// The folder paths are recorded relative to, as a path from the system's output folder ("../..").
+  std::string root_from(const std::string& system) const;
 };
 
 struct System {

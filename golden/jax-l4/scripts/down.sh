@@ -70,6 +70,15 @@ present() {
   exists "$@"
 }
 
+# Whether service account $1 exists and carries description $2, which up.sh gives the accounts
+# it creates (a dry run assumes so): down.sh deletes no account someone else made.
+ours() {
+  local description
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  description=$(gcloud iam service-accounts describe "$1" --project="$PROJECT_ID" --format='value(description)' 2>/dev/null) || return 1
+  [ "$description" = "$2" ]
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
@@ -78,15 +87,16 @@ if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   case "$answer" in y|Y|yes) ;; *) die 'nothing deleted' ;; esac
 fi
 
-# Grants on buckets that stay; a deleted bucket takes its grants along, and the service
-# account takes its Workload Identity binding along.
-if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
+# Service account jax-ksa, when up.sh made it (its description says so): its grants on
+# buckets that stay (a deleted bucket takes its grants along), then the account, which takes its
+# Workload Identity binding along. An account someone else made is left alone.
+if ours "$GSA_EMAIL" 'made by trainc for system jax-l4: its up.sh binds and its down.sh deletes only accounts described so'; then
   run gcloud storage buckets remove-iam-policy-binding gs://my-jax-data \
       --member="serviceAccount:${GSA_EMAIL}" \
       --role=roles/storage.objectViewer || log 'no grant left on gs://my-jax-data'
-fi
-if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts delete "$GSA_EMAIL" --project="$PROJECT_ID" --quiet
+else
+  log 'service account jax-ksa not deleted: it is gone, or up.sh did not create it'
 fi
 
 if present gcloud container node-pools describe system \

@@ -29,6 +29,7 @@ resource "google_artifact_registry_repository_iam_member" "node_reader_my_projec
 resource "google_service_account" "jax_ksa" {
   account_id   = "jax-ksa"
   display_name = "trainc workload identity of jax-l4"
+  description  = "made by trainc for system jax-l4: its up.sh binds and its down.sh deletes only accounts described so"
   depends_on   = [google_project_service.iam]
 }
 

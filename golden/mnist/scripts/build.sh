@@ -72,19 +72,29 @@ present() {
   exists "$@"
 }
 
-# The spec's folder, which files beside the spec are named from: the output's manifest names
-# the spec relative to a folder above (the root of its git work tree), found by walking up.
-OUT_DIR="$(dirname "$0")/.."
-[ -f "$OUT_DIR/.trainc-manifest" ] || die "no $OUT_DIR/.trainc-manifest: compile the spec again"
-SPEC=$(sed -n 's/^# source: //p' "$OUT_DIR/.trainc-manifest")
-[ -n "$SPEC" ] || die "$OUT_DIR/.trainc-manifest names no spec: compile the spec again"
-SPEC_DIR=$(cd "$OUT_DIR" && pwd)
-until [ -f "${SPEC_DIR%/}/$SPEC" ]; do
-  if [ "$SPEC_DIR" = / ]; then die "no $SPEC above $OUT_DIR: build.sh reads files beside the spec; run it from a checkout holding both"; fi
-  SPEC_DIR=$(dirname "$SPEC_DIR")
-done
-SPEC_DIR=$(dirname "${SPEC_DIR%/}/$SPEC")
-readonly OUT_DIR SPEC SPEC_DIR
+# The spec's folder, which files beside the spec are named from. Where the spec lies (from a
+# folder above this output folder) and its SHA-256 were recorded when it was compiled: nothing
+# is searched for, so no other file (one planted under the output folder, say) stands in for it,
+# and a spec changed since is refused.
+spec_sha256() {
+  if command -v sha256sum >/dev/null; then sha256sum <"$1"; else shasum -a 256 <"$1"; fi | cut -d ' ' -f 1
+}
+OUT_DIR=$(cd -P "$(dirname "$0")/.." && pwd) || die 'cannot enter the output folder'
+ROOT=$(cd -P "${OUT_DIR}/../.." && pwd) || die 'cannot enter ../.., the folder the spec'\''s path is recorded from'
+SPEC=examples/mnist/spec.yaml
+SPEC_SHA256=bddebd07f9fcb09c4852c34d68a566631daa080a3278f7c337a07fea86d7c8ac
+if [ ! -f "${ROOT%/}/$SPEC" ] || [ -L "${ROOT%/}/$SPEC" ]; then
+  die "no spec at ${ROOT%/}/$SPEC, where it was compiled from (a file, not a symbolic link): build.sh reads files beside it; run it from a checkout holding both, or compile the spec again"
+fi
+SPEC_DIR=$(cd -P "$(dirname "${ROOT%/}/$SPEC")" && pwd) || die "cannot enter the folder of $SPEC"
+case "$SPEC_DIR/" in
+  "${ROOT%/}/"*) ;;
+  *) die "the folder of $SPEC leads out of $ROOT through a symbolic link, to $SPEC_DIR" ;;
+esac
+if [ "$(spec_sha256 "${ROOT%/}/$SPEC")" != "$SPEC_SHA256" ]; then
+  die "${ROOT%/}/$SPEC is not the spec this folder was compiled from (its SHA-256 differs): compile it again, review the output's changes, then run build.sh"
+fi
+readonly OUT_DIR ROOT SPEC SPEC_SHA256 SPEC_DIR
 # Cloud Build's upload of the image being built, removed on exit.
 STAGE=''
 trap 'if [ -n "$STAGE" ]; then rm -rf "$STAGE"; fi' EXIT
@@ -114,14 +124,27 @@ prepare() {
   fi
 }
 
+# Copies build context $1 into folder $2. In a git work tree only the files git tracks go, as
+# compiled output digests them (a checkout holds nothing else); elsewhere every file in it.
+stage_context() {
+  if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$1" ls-files -z --cached -- . | (cd "$1" && tar --null -T - -cf -) | tar -C "$2" -xf - ||
+      die "cannot copy the files git tracks in $1 (one deleted but not from git?)"
+  else
+    log "$1 is in no git work tree: uploading every file in it"
+    cp -a "$1/." "$2/"
+  fi
+}
+
 # Builds image $1 with Cloud Build from context $2 and Dockerfile $3, for platform $4.
 # gcloud's `builds submit --tag IMAGE` runs `docker build -t IMAGE .` in the folder it uploads,
 # which must hold the Dockerfile as ./Dockerfile; a generated Dockerfile lives outside its
 # context, and a user's may have another name. So the context is copied to a temporary folder
-# with the Dockerfile as ./Dockerfile. The context's .dockerignore comes along and filters the
-# remote build as it filters a local one; the .gcloudignore written there keeps gcloud from
-# leaving .gitignored files out of the upload, which docker buildx would send. A --config of
-# our own would need the same copy and a config file besides, for the same docker build.
+# with the Dockerfile as ./Dockerfile: in a git work tree only the files git tracks, which the
+# content tag digests, so no untracked file (a local .env, say) goes up. The context's .dockerignore
+# comes along and filters the remote build as it filters a local one; the .gcloudignore written
+# there keeps gcloud from filtering the upload again. A --config of our own would need the same
+# copy and a config file besides, for the same docker build.
 cloud_build() {
   local folder=TEMPORARY_FOLDER
   if [ "$4" != linux/amd64 ]; then
@@ -131,7 +154,7 @@ cloud_build() {
   if [ "$DRY_RUN" = 0 ]; then
     STAGE=$(mktemp -d)
     folder=$STAGE
-    cp -a "$2/." "$folder/"
+    stage_context "$2" "$folder"
     rm -rf "$folder/Dockerfile"
     cp "$3" "$folder/Dockerfile"
     printf '%s\n' '# build.sh: upload all; the .dockerignore filters the build' .gcloudignore >"$folder/.gcloudignore"

@@ -81,6 +81,15 @@ has_objects() {
   [ -n "$(gcloud storage ls --all-versions "gs://$1" 2>/dev/null | head -n 1)" ]
 }
 
+# Whether service account $1 exists and carries description $2, which up.sh gives the accounts
+# it creates (a dry run assumes so): down.sh deletes no account someone else made.
+ours() {
+  local description
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  description=$(gcloud iam service-accounts describe "$1" --project="$PROJECT_ID" --format='value(description)' 2>/dev/null) || return 1
+  [ "$description" = "$2" ]
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
@@ -92,10 +101,13 @@ if [ "$DELETE_DATA" != 1 ]; then
   if has_objects gke-model-results; then die 'gs://gke-model-results holds data; pass --delete-data to delete it too (nothing deleted)'; fi
 fi
 
-# Grants on buckets that stay; a deleted bucket takes its grants along, and the service
-# account takes its Workload Identity binding along.
-if present gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
+# Service account gke-training-wli, when up.sh made it (its description says so): its grants on
+# buckets that stay (a deleted bucket takes its grants along), then the account, which takes its
+# Workload Identity binding along. An account someone else made is left alone.
+if ours "$GSA_EMAIL" 'made by trainc for system ray-t4: its up.sh binds and its down.sh deletes only accounts described so'; then
   run gcloud iam service-accounts delete "$GSA_EMAIL" --project="$PROJECT_ID" --quiet
+else
+  log 'service account gke-training-wli not deleted: it is gone, or up.sh did not create it'
 fi
 
 # The Artifact Registry repository, with every image in it: they are lost (CI builds them

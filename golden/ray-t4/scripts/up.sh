@@ -84,6 +84,17 @@ retry() {
   run "$@"
 }
 
+# Dies unless service account $1 carries description $2, which up.sh gives the accounts it
+# creates: Workload Identity is bound only to those, never to one someone else made.
+own_account() {
+  local description
+  description=$(gcloud iam service-accounts describe "$1" --project="$PROJECT_ID" --format='value(description)') ||
+    die "cannot read service account $1"
+  if [ "$description" = "$2" ]; then return 0; fi
+  log "service account $1 exists, and up.sh did not create it: its description is not \"$2\""
+  die "up.sh binds Workload Identity only to accounts it created; name another in the spec (identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it that description (gcloud iam service-accounts update --description)"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
 
 # The Google APIs the system uses, before anything is made through them.
@@ -128,6 +139,12 @@ check_quota
 # projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
 if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
   die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
+fi
+
+# The workloads' Google service accounts that exist already must be up.sh's own (checked before
+# anything is made): it binds Workload Identity to no account someone else made.
+if ! missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
+  own_account "$GSA_EMAIL" 'made by trainc for system ray-t4: its up.sh binds and its down.sh deletes only accounts described so'
 fi
 
 # The nodes' own service account, not the Compute Engine default one, whose automatic Editor
@@ -240,7 +257,8 @@ retry gcloud artifacts repositories add-iam-policy-binding ray-t4 \
 if missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create gke-training-wli \
       --project="$PROJECT_ID" \
-      --display-name='trainc workload identity of ray-t4'
+      --display-name='trainc workload identity of ray-t4' \
+      --description='made by trainc for system ray-t4: its up.sh binds and its down.sh deletes only accounts described so'
 fi
 # Its roles, granted on each bucket and never on the project.
 retry gcloud storage buckets add-iam-policy-binding gs://gke-model-results \

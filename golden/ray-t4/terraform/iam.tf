@@ -29,6 +29,7 @@ resource "google_artifact_registry_repository_iam_member" "node_reader" {
 resource "google_service_account" "gke_training_wli" {
   account_id   = "gke-training-wli"
   display_name = "trainc workload identity of ray-t4"
+  description  = "made by trainc for system ray-t4: its up.sh binds and its down.sh deletes only accounts described so"
   depends_on   = [google_project_service.iam]
 }
 

@@ -119,19 +119,29 @@ need_image() {
   fi
 }
 
-# The spec's folder, which files beside the spec are named from: the output's manifest names
-# the spec relative to a folder above (the root of its git work tree), found by walking up.
-OUT_DIR="$(dirname "$0")/.."
-[ -f "$OUT_DIR/.trainc-manifest" ] || die "no $OUT_DIR/.trainc-manifest: compile the spec again"
-SPEC=$(sed -n 's/^# source: //p' "$OUT_DIR/.trainc-manifest")
-[ -n "$SPEC" ] || die "$OUT_DIR/.trainc-manifest names no spec: compile the spec again"
-SPEC_DIR=$(cd "$OUT_DIR" && pwd)
-until [ -f "${SPEC_DIR%/}/$SPEC" ]; do
-  if [ "$SPEC_DIR" = / ]; then die "no $SPEC above $OUT_DIR: apply.sh reads files beside the spec; run it from a checkout holding both"; fi
-  SPEC_DIR=$(dirname "$SPEC_DIR")
-done
-SPEC_DIR=$(dirname "${SPEC_DIR%/}/$SPEC")
-readonly OUT_DIR SPEC SPEC_DIR
+# The spec's folder, which files beside the spec are named from. Where the spec lies (from a
+# folder above this output folder) and its SHA-256 were recorded when it was compiled: nothing
+# is searched for, so no other file (one planted under the output folder, say) stands in for it,
+# and a spec changed since is refused.
+spec_sha256() {
+  if command -v sha256sum >/dev/null; then sha256sum <"$1"; else shasum -a 256 <"$1"; fi | cut -d ' ' -f 1
+}
+OUT_DIR=$(cd -P "$(dirname "$0")/.." && pwd) || die 'cannot enter the output folder'
+ROOT=$(cd -P "${OUT_DIR}/../.." && pwd) || die 'cannot enter ../.., the folder the spec'\''s path is recorded from'
+SPEC=examples/triton-tpu/spec.jsonnet
+SPEC_SHA256=46460936b094253fc81e4697a46abc4c5b30bca8e1cb690e566ba9d2d92db033
+if [ ! -f "${ROOT%/}/$SPEC" ] || [ -L "${ROOT%/}/$SPEC" ]; then
+  die "no spec at ${ROOT%/}/$SPEC, where it was compiled from (a file, not a symbolic link): apply.sh reads files beside it; run it from a checkout holding both, or compile the spec again"
+fi
+SPEC_DIR=$(cd -P "$(dirname "${ROOT%/}/$SPEC")" && pwd) || die "cannot enter the folder of $SPEC"
+case "$SPEC_DIR/" in
+  "${ROOT%/}/"*) ;;
+  *) die "the folder of $SPEC leads out of $ROOT through a symbolic link, to $SPEC_DIR" ;;
+esac
+if [ "$(spec_sha256 "${ROOT%/}/$SPEC")" != "$SPEC_SHA256" ]; then
+  die "${ROOT%/}/$SPEC is not the spec this folder was compiled from (its SHA-256 differs): compile it again, review the output's changes, then run apply.sh"
+fi
+readonly OUT_DIR ROOT SPEC SPEC_SHA256 SPEC_DIR
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
@@ -194,8 +204,8 @@ if [ "$DRY_RUN" = 0 ]; then
   sha256sum --check --status <<<"79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51  ${FETCHED}/densenet_onnx/1/model.onnx" ||
     die "https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/densenet-121/model/densenet-7.onnx is not the file services.triton.triton.source.fetch pins (SHA-256 79c3bc0974696a2ea9efd2f7bca19fdd630834bd0086f1b4a1c3db3dce3b2a51); nothing was uploaded"
 fi
-run gcloud storage rsync --recursive "${SPEC_DIR}/models" gs://jk-triton-repository
-run gcloud storage rsync --recursive "$FETCHED" gs://jk-triton-repository
+run gcloud storage rsync --recursive --ignore-symlinks "${SPEC_DIR}/models" gs://jk-triton-repository
+run gcloud storage rsync --recursive --ignore-symlinks "$FETCHED" gs://jk-triton-repository
 rm -rf "$FETCHED"
 
 # Service 'triton' (triton).

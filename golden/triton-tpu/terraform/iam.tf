@@ -29,6 +29,7 @@ resource "google_artifact_registry_repository_iam_member" "node_reader_jk_mlops_
 resource "google_service_account" "triton_sa" {
   account_id   = "triton-sa"
   display_name = "trainc identity of service triton of triton-tpu"
+  description  = "made by trainc for system triton-tpu: its up.sh binds and its down.sh deletes only accounts described so"
   depends_on   = [google_project_service.iam]
 }
 

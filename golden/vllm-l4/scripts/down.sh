@@ -72,6 +72,15 @@ present() {
   exists "$@"
 }
 
+# Whether service account $1 exists and carries description $2, which up.sh gives the accounts
+# it creates (a dry run assumes so): down.sh deletes no account someone else made.
+ours() {
+  local description
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  description=$(gcloud iam service-accounts describe "$1" --project="$PROJECT_ID" --format='value(description)' 2>/dev/null) || return 1
+  [ "$description" = "$2" ]
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as present'; fi
 if [ "$DRY_RUN" != 1 ] && [ "$YES" != 1 ]; then
   [ -t 0 ] || die 'no terminal to confirm on; pass --yes to delete without asking'
@@ -103,13 +112,15 @@ run gcloud projects remove-iam-policy-binding "$PROJECT_ID" \
     --member="principal://iam.googleapis.com/projects/${PROJECT_NUMBER}/locations/global/workloadIdentityPools/${PROJECT_ID}.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter" \
     --condition=None >/dev/null || log 'no metrics adapter role left'
 
-# Grants on buckets that stay; a deleted bucket takes its grants along, and the service
-# account takes its Workload Identity binding along.
-if present gcloud iam service-accounts describe "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" \
-    --project="$PROJECT_ID"; then
+# Service account vllm-l4-chat, when up.sh made it (its description says so): its grants on
+# buckets that stay (a deleted bucket takes its grants along), then the account, which takes its
+# Workload Identity binding along. An account someone else made is left alone.
+if ours "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" 'made by trainc for system vllm-l4: its up.sh binds and its down.sh deletes only accounts described so'; then
   run gcloud iam service-accounts delete "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" \
       --project="$PROJECT_ID" \
       --quiet
+else
+  log 'service account vllm-l4-chat not deleted: it is gone, or up.sh did not create it'
 fi
 
 if present gcloud container node-pools describe system \

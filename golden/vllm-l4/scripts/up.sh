@@ -83,6 +83,17 @@ retry() {
   run "$@"
 }
 
+# Dies unless service account $1 carries description $2, which up.sh gives the accounts it
+# creates: Workload Identity is bound only to those, never to one someone else made.
+own_account() {
+  local description
+  description=$(gcloud iam service-accounts describe "$1" --project="$PROJECT_ID" --format='value(description)') ||
+    die "cannot read service account $1"
+  if [ "$description" = "$2" ]; then return 0; fi
+  log "service account $1 exists, and up.sh did not create it: its description is not \"$2\""
+  die "up.sh binds Workload Identity only to accounts it created; name another in the spec (identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it that description (gcloud iam service-accounts update --description)"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
 
 # The Google APIs the system uses, before anything is made through them.
@@ -131,6 +142,13 @@ fi
 if [ "$DRY_RUN" = 1 ]; then PROJECT_NUMBER=PROJECT_NUMBER; else
   PROJECT_NUMBER=$(gcloud projects describe "$PROJECT_ID" --format='value(projectNumber)') ||
     die "cannot read the number of project $PROJECT_ID"
+fi
+
+# The workloads' Google service accounts that exist already must be up.sh's own (checked before
+# anything is made): it binds Workload Identity to no account someone else made.
+if ! missing gcloud iam service-accounts describe "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" \
+    --project="$PROJECT_ID"; then
+  own_account "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" 'made by trainc for system vllm-l4: its up.sh binds and its down.sh deletes only accounts described so'
 fi
 
 # The nodes' own service account, not the Compute Engine default one, whose automatic Editor
@@ -215,7 +233,8 @@ if missing gcloud iam service-accounts describe "vllm-l4-chat@${PROJECT_ID}.iam.
     --project="$PROJECT_ID"; then
   run gcloud iam service-accounts create vllm-l4-chat \
       --project="$PROJECT_ID" \
-      --display-name='trainc identity of service chat of vllm-l4'
+      --display-name='trainc identity of service chat of vllm-l4' \
+      --description='made by trainc for system vllm-l4: its up.sh binds and its down.sh deletes only accounts described so'
 fi
 # Its roles: read-only, on the model repository's bucket alone.
 # Workload Identity: pods running as vllm-l4/chat-server act as the Google service account.

@@ -20,6 +20,7 @@ resource "google_project_iam_member" "nodes" {
 resource "google_service_account" "vllm_l4_chat" {
   account_id   = "vllm-l4-chat"
   display_name = "trainc identity of service chat of vllm-l4"
+  description  = "made by trainc for system vllm-l4: its up.sh binds and its down.sh deletes only accounts described so"
   depends_on   = [google_project_service.iam]
 }
 

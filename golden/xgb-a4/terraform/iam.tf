@@ -29,6 +29,7 @@ resource "google_artifact_registry_repository_iam_member" "node_reader_my_projec
 resource "google_service_account" "zt_fuse_gsa" {
   account_id   = "zt-fuse-gsa"
   display_name = "trainc workload identity of xgb-a4"
+  description  = "made by trainc for system xgb-a4: its up.sh binds and its down.sh deletes only accounts described so"
   depends_on   = [google_project_service.iam]
 }
 
