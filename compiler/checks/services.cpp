@@ -113,6 +113,16 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
                 fmt::format("service '{}' asks for {} GPU(s) but names no pool; set 'pool' to a GPU pool", name, s.gpus),
                 Anchor::key);
     if (!s.expose.gateway) continue;
+    // Not an error: a demo may want it; the runbook says how to close it.
+    doc.warning(diags, s.expose.ptr,
+                fmt::format("service '{}' is exposed on the Istio ingress gateway, a public load balancer (HTTP on "
+                              "port 80) that trainc puts no authentication on{}: anyone who finds the address can "
+                              "call it; restrict it before real traffic (the runbook's Services section says how)",
+                              name,
+                              std::find(s.expose.hosts.begin(), s.expose.hosts.end(), "*") != s.expose.hosts.end()
+                                  ? ", for any host name (hosts: *)"
+                                  : ""),
+                Anchor::key);
     if (!sys.istio)
       doc.error(diags, s.expose.ptr,
                 fmt::format("service '{}' is exposed through the Istio ingress gateway, but the system does not enable "

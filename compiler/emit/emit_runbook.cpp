@@ -306,6 +306,22 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
                       "`scripts/health.sh` finds the address and asks every service and model whether it is ready."
                       "\n\n```sh\nGATEWAY_IP=$({})\n```\n\n",
                       fmt::join(apis, "; "), cmd::load_balancer_ip(runbook_target(), gw.release, gw.ns).line());
+    std::vector<std::string> open, any_host;
+    for (const auto& [name, s] : sys.services)
+      if (s.expose.gateway) {
+        open.push_back(fmt::format("`{}`", name));
+        if (std::find(s.expose.hosts.begin(), s.expose.hosts.end(), "*") != s.expose.hosts.end())
+          any_host.push_back(fmt::format("`{}`", name));
+      }
+    md += fmt::format("**Who can call them.** The gateway is a public load balancer: plain HTTP on port 80, no TLS, "
+                      "and trainc adds no authentication, so anyone who finds the address can call {}. {}Before real traffic, restrict it: an Istio `AuthorizationPolicy` (or "
+                      "`RequestAuthentication` with JWTs) on the gateway, or `loadBalancerSourceRanges` on its Service.\n\n",
+                      fmt::join(open, ", "),
+                      any_host.empty() ? ""
+                                       : fmt::format("{} answer{} any host name (`hosts` is `*`, the default), so the "
+                                                     "bare IP reaches {}. ",
+                                                     fmt::join(any_host, ", "), any_host.size() == 1 ? "s" : "",
+                                                     any_host.size() == 1 ? "it" : "them"));
   }
   for (const auto& w : plan.services) {
     const Service& s = *w.service;

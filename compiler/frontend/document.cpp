@@ -24,6 +24,10 @@ void Document::error(Diagnostics& diags, const std::string& ptr, std::string mes
                 std::move(notes)});
 }
 
+void Document::warning(Diagnostics& diags, const std::string& ptr, std::string message, Anchor anchor) const {
+  diags.report({Severity::warning, file ? file->name() : "", loc(ptr, anchor), ptr, std::move(message), {}});
+}
+
 bool Document::invalid_at(const std::string& ptr) const {
   auto it = invalid.lower_bound(ptr);
   return it != invalid.end() && (*it == ptr || it->starts_with(ptr + "/"));

@@ -36,6 +36,8 @@ struct Document {
   /// Reports an error at `ptr`.
   void error(Diagnostics& diags, const std::string& ptr, std::string message, Anchor anchor = Anchor::value,
              std::vector<Note> notes = {}) const;
+  /// Reports a warning at `ptr`: something that works but that the user should know before apply.
+  void warning(Diagnostics& diags, const std::string& ptr, std::string message, Anchor anchor = Anchor::value) const;
   /// A note pointing at `ptr`, for conflicts that involve two places.
   Note note(const std::string& ptr, std::string message, Anchor anchor = Anchor::value) const;
 };
