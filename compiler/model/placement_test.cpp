@@ -149,8 +149,8 @@ TEST_CASE("a CPU pod that names no pool never goes to a tainted pool, nor to a G
 namespace trainc {
 
 TEST_CASE("a step of many pods is one entry, packed a run of nodes at a time, numbered in order") {
-  // 1000 nodes; 2500 pods of 40% of a node's room: first fit puts 2 on each of 1250... only 1000
-  // nodes, so 2000 placed, 2 per node, as one run; 500 left.
+  // 1000 nodes; 2500 pods of 40% of a node's room: two fit a node, so 2000 are placed, two per
+  // node, as one run of 1000 nodes, and 500 are left.
   const System probe = lowered(spec(1, {1}));
   const double room = probe.pools.at("cpu").room_cpu();
   const std::string cores = std::to_string(std::floor(room * 0.4 * 1000) / 1000);
