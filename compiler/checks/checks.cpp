@@ -19,6 +19,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_clusters(sys, doc, diags);
   check_services(sys, doc, diags);
   check_resources(sys, doc, diags);
+  check_images(sys, doc, diags);
   check_operators(sys, doc, diags);
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);

@@ -51,6 +51,9 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags);
 void check_security(const System& sys, const Document& doc, Diagnostics& diags);
 /// No value that looks like a credential is written in plain text (secrets.cpp).
 void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts);
+/// The images' known facts (stdlib/images.yaml): the tools the pods call, kernels for the pools'
+/// GPUs, a driver the pools can give (images.cpp).
+void check_images(const System& sys, const Document& doc, Diagnostics& diags);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
 void check_resources(const System& sys, const Document& doc, Diagnostics& diags);
 /// What the pinned KubeRay, JobSet and Kueue refuse of the objects trainc writes (operators.cpp).

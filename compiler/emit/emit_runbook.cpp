@@ -511,7 +511,9 @@ std::string security_section(const System& sys, const k8s::Plan& plan) {
   std::string md = "## Pod security\n\n";
   md += "Pods run under the Kubernetes *restricted* Pod Security Standard unless listed otherwise below: a non-root "
         "UID, no privilege escalation, every capability dropped, the RuntimeDefault seccomp profile, and no service "
-        "account token unless the pod talks to the Kubernetes API. An image trainc did not build gets `HOME=/tmp`, "
+        "account token unless the pod talks to the Kubernetes API. A pod whose UID the image's `/etc/passwd` does "
+        "not name (an image trainc neither builds nor knows from `stdlib/images.yaml`) gets `HOME=/tmp` and "
+        "`USER=LOGNAME=trainc`, so caches have a writable home and Python's `getpass` finds a name; "
         "and the folders its step syncs inputs to or writes outputs and checkpoints in are emptyDir volumes, since "
         "the image may not let that UID write there; steps that run trainrt keep a read-only root file system. A "
         "workload that cannot run so says why in its spec (`security:`); the table gives that reason and, apart "

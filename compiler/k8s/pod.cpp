@@ -6,6 +6,7 @@
 
 #include "k8s/names.h"
 #include "model/catalog.h"
+#include "model/images.h"
 #include "model/placement.h"
 #include "quoting/shell.h"
 
@@ -87,12 +88,32 @@ void add_volume_mounts(ojson& mounts, const PodNeeds& n) {
   }
 }
 
+bool built_by_trainc(const System& sys, const std::string& image) {
+  for (const auto& [_, b] : sys.builds)
+    if (b.generated() && b.image == image) return true;
+  return !image.empty() && image == sys.runtime_image;
+}
+
 std::optional<int> image_uid(const System& sys, const std::string& image) {
   for (const auto& [_, b] : sys.builds)
-    if (b.generated() && b.image == image) return 1000;
+    if (b.generated() && b.image == image) return 1000;  // stdlib/docker/image.Dockerfile.in
   if (!image.empty() && image == sys.runtime_image) return 10001;  // stdlib/docker/trainrt.Dockerfile.in
+  if (const auto f = image_book().facts(image); f && f->uid && *f->uid != 0) return f->uid;
   return std::nullopt;
 }
+
+namespace {
+
+/// Whether the image's /etc/passwd names `uid` with a home: Python's getpass.getuser() (torch's
+/// and vLLM's cache setup) raises KeyError for a uid it does not name, unless USER or LOGNAME is set.
+bool uid_has_home(const System& sys, const std::string& image, int uid) {
+  if (uid == 0) return true;
+  if (built_by_trainc(sys, image)) return image_uid(sys, image) == uid;
+  const auto f = image_book().facts(image);
+  return f && f->knows_uid(uid);
+}
+
+}  // namespace
 
 bool opens_tpu_as_root(const Pool* pool, const PodSecurity& sec) { return pool && pool->tpu && !sec.restricted(); }
 
@@ -104,7 +125,8 @@ PodNeeds needs_for(const System& sys, const Pool* pool, int gpus, const std::str
                                                  : own.value_or(0);
   PodNeeds n{pool, gpus, shm, mounts, uid};
   n.security = &sec;
-  n.known_image = own.has_value();
+  n.known_image = built_by_trainc(sys, image);
+  n.uid_has_home = uid_has_home(sys, image, uid);
   return n;
 }
 
@@ -255,9 +277,15 @@ void add_secret_env(ojson& env, const SecretEnvMap& secrets) {
 
 void add_node_env(ojson& env, const PodNeeds& n, const StringMap& user_env) {
   if (n.rdma()) env.push_back(env_var("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"));
-  // An image trainc did not build may have no home for the UID it runs as (HOME would be /, not
-  // writable): caches and tool configs (pip, Hugging Face, gcloud, aws) go to /tmp.
-  if (n.restricted() && !n.known_image && !user_env.count("HOME")) env.push_back(env_var("HOME", "/tmp"));
+  if (n.uid_has_home) return;
+  // A uid the image's /etc/passwd does not name (or an image trainc knows nothing of) has no home:
+  // HOME would be /, not writable, so caches and tool configs (pip, Hugging Face, torch, gcloud,
+  // aws) go to /tmp. Python's getpass.getuser() reads LOGNAME and USER before it asks the passwd
+  // database, which would raise KeyError for this uid (vLLM and torch's cache setup call it; vLLM's
+  // own non-root entrypoint sets both for this reason).
+  if (!user_env.count("HOME")) env.push_back(env_var("HOME", "/tmp"));
+  for (const char* name : {"USER", "LOGNAME"})
+    if (!user_env.count(name)) env.push_back(env_var(name, "trainc"));
 }
 
 }  // namespace trainc::k8s

@@ -51,14 +51,20 @@ struct PodNeeds {
   int uid = 0;  ///< the user the pods run as (pod_uid); GCS FUSE mounts are owned by it when not root
   const PodSecurity* security = nullptr;  ///< the workload's level; nullptr = restricted
   bool known_image = false;               ///< trainc knows the image's user (it builds the image)
+  bool uid_has_home = false;              ///< the image's /etc/passwd names `uid`, with a home (images trainc
+                                          ///< builds, and those stdlib/images.yaml knows)
   bool api_access = false;                ///< the pods talk to the Kubernetes API (keep the token)
   bool rdma() const { return pool && pool->rdma; }
   bool restricted() const { return !security || security->restricted(); }
 };
 
 /// The uid an image runs as when trainc knows it: 1000 for images built from a Dockerfile trainc
-/// generates, 10001 for the trainrt runtime image; nullopt for any other image.
+/// generates, 10001 for the trainrt runtime image, the non-root USER stdlib/images.yaml gives its
+/// family (rayproject/ray's 1000); nullopt for any other image, and for images that run as root.
 std::optional<int> image_uid(const System& sys, const std::string& image);
+/// Whether trainc builds `image` (from a Dockerfile it generates) or it is the trainrt image: the
+/// folders a step writes are its user's.
+bool built_by_trainc(const System& sys, const std::string& image);
 /// Whether the pods open TPU devices as root: the pool has TPUs and the workload is not
 /// `restricted` (which TPU pods may not be: model.cpp's security_need).
 bool opens_tpu_as_root(const Pool* pool, const PodSecurity& sec);

@@ -52,7 +52,7 @@ std::string Lowerer::built_image(const System& sys, const json& w, const std::st
     if (b.base.find('@') == std::string::npos && (last.find(':') == std::string::npos || last.ends_with(":latest")))
       doc_.error(diags_, ptr_key(ptr, "base"),
                  fmt::format("base image '{}' is not pinned: name a version tag or digest (e.g. "
-                             "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime), so a rebuild gives the same image",
+                             "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime), so a rebuild gives the same image",
                              b.base));
   }
   auto inside = [&](const std::string& rel, const std::string& at, std::string_view folder) {

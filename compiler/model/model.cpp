@@ -87,6 +87,10 @@ bool Step::gpu_preflight() const {
   return std::visit([](const auto& k) { return k.gpu_preflight(); }, run);
 }
 
+std::string Step::program() const {
+  return std::visit([](const auto& k) { return k.program(); }, run);
+}
+
 int rendezvous_port(const StepKind& kind) {
   return std::visit([](const auto& k) { return k.rendezvous_port(); }, kind);
 }

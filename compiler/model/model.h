@@ -349,6 +349,8 @@ struct Torchrun {
   std::optional<int> shard_count() const { return std::nullopt; }
   static bool runs_tracker() { return false; }
   static bool gpu_preflight() { return false; }
+  /// The program the pod's entry script launches, which the image must have on PATH.
+  std::string program() const { return "torchrun"; }
 };
 
 /// The port trainrt's XGBoost tracker and user launchers meet on: torchrun's default.
@@ -369,6 +371,7 @@ struct Command {
   std::optional<int> shard_count() const { return std::nullopt; }
   static bool runs_tracker() { return false; }
   static bool gpu_preflight() { return false; }
+  std::string program() const { return argv.empty() ? std::string() : argv.front(); }
 };
 
 /// A trainrt datagen step: make_classification / make_regression semantics.
@@ -395,6 +398,7 @@ struct Datagen {
   std::optional<int> shard_count() const { return shards; }
   static bool runs_tracker() { return false; }
   static bool gpu_preflight() { return false; }
+  std::string program() const { return "trainrt"; }
 };
 
 /// A trainrt XGBoost training step.
@@ -415,6 +419,7 @@ struct XGBoost {
   static bool runs_tracker() { return true; }
   /// A bad GPU or a rank that cannot reach the others fails in seconds, not hours into training.
   static bool gpu_preflight() { return true; }
+  std::string program() const { return "trainrt"; }
 };
 
 /// What a step runs: exactly one of these, filled by lowering.
@@ -479,6 +484,8 @@ struct Step {
   std::optional<int> shard_count() const;
   bool runs_tracker() const;
   bool gpu_preflight() const;
+  /// The program the pod launches (torchrun, a command's first word, trainrt); "" for none.
+  std::string program() const;
   /// The run as `T`, or nullptr when the step runs something else.
   template <class T>
   const T* as() const { return std::get_if<T>(&run); }

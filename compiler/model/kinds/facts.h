@@ -265,9 +265,14 @@ concept PreflightFact = requires {
 };
 
 template <class T>
+concept ProgramFact = requires(const T& k) {
+  { k.program() } -> std::same_as<std::string>;
+};
+
+template <class T>
 concept StepFacts = Named<T> && UsesTrainrtFact<T> && RendezvousPortFact<T> && StoreLocsFact<T> && StoreReadsFact<T> &&
                     UserWordsFact<T> &&
-                    CommandLineFact<T> && ShardsFact<T> && TrackerFact<T> && PreflightFact<T>;
+                    CommandLineFact<T> && ShardsFact<T> && TrackerFact<T> && PreflightFact<T> && ProgramFact<T>;
 
 // ---- the checks --------------------------------------------------------------------------------
 // Instantiating Check<T> asserts each fact of T on its own line, with a message naming it.
@@ -344,6 +349,7 @@ struct CheckStepFacts {
   static_assert(TrackerFact<T>, "step kind lacks whether rank 0 runs a tracker: static bool runs_tracker()");
   static_assert(PreflightFact<T>,
                 "step kind lacks whether its GPUs are checked before it runs: static bool gpu_preflight()");
+  static_assert(ProgramFact<T>, "step kind lacks the program its pod launches: std::string program() const");
   static constexpr bool value = StepFacts<T>;
 };
 

@@ -118,7 +118,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from Artifact Registry, before anything is applied.
-need_image northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-81c67523a6271cb3 'build and push it with scripts/build.sh (or let CI do it)'
+need_image northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2954374270b0c6ee 'build and push it with scripts/build.sh (or let CI do it)'
 
 # The KubeRay operator 1.7.0 (CRDs included), before any RayCluster.
 run helm upgrade --install kuberay-operator kuberay-operator \

@@ -118,7 +118,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from Artifact Registry, before anything is applied.
-need_image us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe 'build and push it with scripts/build.sh (or let CI do it)'
+need_image us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-bbb9c630ca834b1a 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \

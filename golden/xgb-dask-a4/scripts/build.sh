@@ -199,7 +199,7 @@ if ! present gcloud artifacts repositories describe xgb-dask-a4 \
 fi
 
 # The image of cluster 'dask'.
-build us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-a7a2057030556fbe "${SPEC_DIR}/image" \
+build us-central1-docker.pkg.dev/my-project/xgb-dask-a4/dask:c-bbb9c630ca834b1a "${SPEC_DIR}/image" \
   "${OUT_DIR}/docker/dask.Dockerfile" linux/amd64
 
 if [ "$DRY_RUN" = 1 ]; then

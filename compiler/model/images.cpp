@@ -1,0 +1,205 @@
+#include "model/images.h"
+
+#include <algorithm>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "base/embedded.h"
+#include "base/yaml_tree.h"
+
+namespace trainc {
+namespace {
+
+std::string str(const YAML::Node& n, const char* key) {
+  return n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
+}
+
+std::vector<int> ints(const YAML::Node& n, const char* key) {
+  std::vector<int> out;
+  if (n[key]) out = n[key].as<std::vector<int>>();
+  return out;
+}
+
+std::set<std::string> words(const YAML::Node& n, const char* key) {
+  std::set<std::string> out;
+  if (n[key])
+    for (const auto& w : n[key]) out.insert(w.as<std::string>());
+  return out;
+}
+
+std::vector<long> driver_parts(const std::string& v) {
+  std::vector<long> parts;
+  size_t i = 0;
+  while (i < v.size()) {
+    size_t j = v.find('.', i);
+    if (j == std::string::npos) j = v.size();
+    parts.push_back(std::stol(v.substr(i, j - i)));
+    i = j + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+int compare_driver(const std::string& a, const std::string& b) {
+  const auto pa = driver_parts(a), pb = driver_parts(b);
+  for (size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
+    const long x = i < pa.size() ? pa[i] : 0, y = i < pb.size() ? pb[i] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+std::optional<bool> ImageFacts::runs_on(int cc) const {
+  if (archs.empty()) return std::nullopt;
+  for (int a : archs)
+    if (a == cc) return true;
+  // The driver compiles PTX for any newer architecture; a native sm_XY cubin runs on sm_XZ with
+  // Z >= Y of the same major (binary compatibility within a major version, CUDA C Programming
+  // Guide, 'Binary Compatibility').
+  if (ptx && *ptx <= cc) return true;
+  for (int a : archs)
+    if (a / 10 == cc / 10 && a <= cc) return true;
+  return false;
+}
+
+std::string ImageFacts::arch_list() const {
+  std::string out;
+  for (int a : archs) out += fmt::format("{}sm_{}", out.empty() ? "" : ", ", a);
+  if (ptx) out += fmt::format(" (+PTX sm_{})", *ptx);
+  return out;
+}
+
+std::string image_repository(const std::string& reference, std::string* tag) {
+  std::string ref = reference;
+  if (auto at = ref.find('@'); at != std::string::npos) ref.resize(at);
+  std::string t;
+  const auto slash = ref.rfind('/');
+  const auto colon = ref.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    t = ref.substr(colon + 1);
+    ref.resize(colon);
+  }
+  for (std::string_view prefix : {"docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/"})
+    if (ref.starts_with(prefix)) {
+      ref = ref.substr(prefix.size());
+      break;
+    }
+  if (tag) *tag = t;
+  return ref;
+}
+
+ImageBook ImageBook::parse(const std::string& yaml_text) {
+  ImageBook b;
+  const YAML::Node root = read_yaml_tree(yaml_text);
+  for (const auto& kv : root["cudaDrivers"]) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "source") b.cuda_drivers_[key] = kv.second.as<std::string>();
+  }
+  for (const auto& kv : root["computeCapabilities"]) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "source") b.capabilities_[key] = kv.second.as<int>();
+  }
+  b.gke_latest_ = str(root["gkeLatestDriver"], "version");
+  b.gke_latest_source_ = str(root["gkeLatestDriver"], "source");
+  for (const auto& f : root["families"]) {
+    Family fam;
+    ImageFacts& base = fam.base;
+    base.family = str(f, "name");
+    base.repository = str(f, "repository");
+    base.source = str(f, "source");
+    if (base.family.empty() || base.repository.empty() || base.source.empty())
+      throw std::runtime_error(fmt::format("images: family '{}' needs name, repository and source", base.family));
+    base.user = str(f, "user");
+    if (f["uid"]) base.uid = f["uid"].as<int>();
+    base.home = str(f, "home");
+    if (base.uid) base.users[*base.uid] = base.home;
+    base.users.emplace(0, "/root");
+    if (f["users"])
+      for (const auto& u : f["users"]) base.users[u.first.as<int>()] = u.second.as<std::string>();
+    base.tools = words(f, "tools");
+    base.lacks = words(f, "lacks");
+    for (const auto& r : f["tags"]) {
+      Row row{str(r, "match"), str(r, "cuda"), str(r, "minDriver"), str(r, "example"), ints(r, "archs"), std::nullopt};
+      if (r["ptx"]) row.ptx = r["ptx"].as<int>();
+      try {
+        (void)std::regex(row.match, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        throw std::runtime_error(fmt::format("images: family '{}' tag pattern '{}': {}", base.family, row.match, e.what()));
+      }
+      fam.rows.push_back(std::move(row));
+    }
+    b.families_.push_back(std::move(fam));
+  }
+  return b;
+}
+
+std::string ImageBook::cuda_driver(const std::string& cuda) const {
+  if (cuda.empty()) return "";
+  const std::string major = cuda.substr(0, cuda.find('.'));
+  auto it = cuda_drivers_.find(major);
+  return it == cuda_drivers_.end() ? "" : it->second;
+}
+
+std::string ImageBook::with_kernels_for(const ImageFacts& f, int cc) const {
+  for (const auto& fam : families_) {
+    if (fam.base.family != f.family) continue;
+    for (const auto& row : fam.rows)
+      if (!row.example.empty() && std::find(row.archs.begin(), row.archs.end(), cc) != row.archs.end())
+        return f.repository + ":" + row.example;
+  }
+  return "";
+}
+
+std::string ImageBook::runs_on_driver(const ImageFacts& f, const std::string& driver) const {
+  for (const auto& fam : families_) {
+    if (fam.base.family != f.family) continue;
+    for (const auto& row : fam.rows) {
+      const std::string need = row.min_driver.empty() ? cuda_driver(row.cuda) : row.min_driver;
+      if (!row.example.empty() && !need.empty() && compare_driver(need, driver) <= 0)
+        return f.repository + ":" + row.example;
+    }
+  }
+  return "";
+}
+
+std::optional<int> ImageBook::compute_capability(const std::string& accelerator) const {
+  auto it = capabilities_.find(accelerator);
+  if (it == capabilities_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
+  std::string tag;
+  const std::string repo = image_repository(reference, &tag);
+  for (const auto& fam : families_) {
+    if (fam.base.repository != repo) continue;
+    ImageFacts out = fam.base;
+    out.tag = tag;
+    for (const auto& row : fam.rows) {
+      std::smatch m;
+      if (!std::regex_match(tag, m, std::regex(row.match, std::regex::ECMAScript))) continue;
+      out.cuda = row.cuda.empty() && m.size() > 1 ? m[1].str() : row.cuda;
+      out.archs = row.archs;
+      out.ptx = row.ptx;
+      out.min_driver = row.min_driver.empty() ? cuda_driver(out.cuda) : row.min_driver;
+      break;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+const ImageBook& image_book() {
+  static const ImageBook b = [] {
+    const auto* f = find_embedded("stdlib/images.yaml");
+    if (!f) throw std::logic_error("stdlib/images.yaml is not embedded");
+    return ImageBook::parse(std::string(f->data));
+  }();
+  return b;
+}
+
+}  // namespace trainc
