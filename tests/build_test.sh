@@ -240,4 +240,29 @@ skipped_caught() {
   cp "golden/$ex/scripts/build.sh" "$CHECKOUT/golden/$ex/scripts/build.sh"
 }
 t "a build.sh that skips an image fails the comparison" skipped_caught
+# The user the generated Dockerfiles make: their RUN that adds uid 1000, run as sh would run it in
+# the build against a copy of a base's /etc (paths moved under a scratch root). A base without
+# uid 1000 gets trainc's entry and a home; one that has it (rayproject/ray's ray) keeps its own.
+user_block() {
+  awk '/^RUN if ! grep -q .\^\[\^:\]\*:\[\^:\]\*:1000:. \/etc\/group/ { on = 1 } on { print } on && !/\\$/ { exit }' "$1"
+}
+makes_user() {
+  local base_passwd=$1 want=$2 root="$TMP/userroot" block
+  rm -rf "$root" && mkdir -p "$root/etc" "$root/home"
+  printf '%s\n' "root:x:0:0:root:/root:/bin/bash" "$base_passwd" | sed '/^$/d' >"$root/etc/passwd"
+  printf '%s\n' "root:x:0:" >"$root/etc/group"
+  block=$(user_block golden/ray-t4/docker/ray.Dockerfile | sed -e '1s/^RUN //' -e "s#/etc/#$root/etc/#g" \
+    -e "s#/home/trainc#$root/home/trainc#g" -e 's#/workspace#'"$root"'/workspace#g' -e 's/chown 1000:1000/true/')
+  [ -n "$block" ] || { echo "no user block in the Dockerfile" >&2; return 1; }
+  sh -c "$block" || return 1
+  [ -d "$root/home/trainc" ] || { echo "no home made" >&2; return 1; }
+  [ "$(grep -c '^[^:]*:[^:]*:1000:' "$root/etc/passwd")" = 1 ] || { cat "$root/etc/passwd" >&2; return 1; }
+  grep -q "^$want:[^:]*:1000:" "$root/etc/passwd" || { cat "$root/etc/passwd" >&2; return 1; }
+  grep -q '^[^:]*:[^:]*:1000:' "$root/etc/group"
+}
+t "a generated Dockerfile gives uid 1000 a passwd entry on a base without one" makes_user "" trainc
+t "a generated Dockerfile keeps a base's own uid 1000 (rayproject/ray's ray)" \
+  makes_user "ray:x:1000:100::/home/ray:/bin/bash" ray
+t "the generated Dockerfile sets HOME to the home it makes" grep -qx 'ENV HOME=/home/trainc' golden/ray-t4/docker/ray.Dockerfile
+
 tap_done

@@ -107,7 +107,10 @@ TEST_CASE("docker: a build with a base gets docker/<name>.Dockerfile; a user's D
   CHECK(contains(d, "COPY [\"requirements.txt\", \"/tmp/requirements.txt\"]\nRUN python3 -m pip install"));
   CHECK(contains(d, "COPY --chown=1000:1000 [\"prep.py\", \"/work dir/prep.py\"]"));
   CHECK(contains(d, "COPY --chown=1000:1000 [\"conf/\", \"/work dir/conf/\"]"));
-  CHECK(contains(d, "RUN mkdir -p '/work dir' /data/in && chown 1000:1000 '/work dir' /data/in"));
+  CHECK(contains(d, " && mkdir -p /home/trainc '/work dir' /data/in && chown 1000:1000 /home/trainc '/work dir' /data/in\n"));
+  // uid 1000 gets a passwd entry unless the base has one, and a home of its own.
+  CHECK(contains(d, "echo 'trainc:x:1000:1000:trainc:/home/trainc:/bin/sh' >> /etc/passwd"));
+  CHECK(contains(d, "\nENV HOME=/home/trainc\n"));
   CHECK(contains(d, "docker build -f golden/xgb/docker/prep.Dockerfile"));
   CHECK(contains(d, " examples/xgb/image\n"));
   CHECK(d.substr(d.size() - 15) == "USER 1000:1000\n");
