@@ -1,9 +1,13 @@
 // What the images hold, judged before apply from their facts (stdlib/images.yaml): the tools the
 // pod's entry script calls, kernels for the pool's GPUs and a driver the pool can give. An image no
 // family matches is unknown and not judged here; its pod's preflight checks it in the pod.
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/embedded.h"
 #include "checks/checks.h"
 #include "model/images.h"
 
@@ -33,28 +37,57 @@ std::string kernels_fix(const ImageFacts& f, int cc) {
   return fmt::format("use a build of {} with sm_{} kernels (a newer CUDA build of the same image)", f.repository, cc);
 }
 
+/// The image the trainrt Dockerfile (stdlib/docker/trainrt.Dockerfile.in) runs on: its last FROM.
+std::string trainrt_base_image() {
+  const auto* f = find_embedded("stdlib/docker/trainrt.Dockerfile.in");
+  if (!f) return "";
+  std::string base;
+  std::string_view text = f->data;
+  for (size_t at = text.find("\nFROM "); at != std::string_view::npos; at = text.find("\nFROM ", at + 1)) {
+    const size_t start = at + 6, end = text.find_first_of(" \n", start);
+    base = std::string(text.substr(start, end - start));
+  }
+  return base;
+}
+
 /// The image a workload's pods run, as far as its facts go: an image trainc builds from `base` is
 /// its base's, unless a requirements file may have added tools or replaced its libraries.
 std::optional<ImageFacts> facts_of(const System& sys, const std::string& image, std::string* shown) {
-  *shown = image;
+  *shown = "'" + image + "'";
+  if (!image.empty() && image == sys.runtime_image) {
+    // The trainrt image: its Dockerfile's last FROM, with trainrt's user and binary.
+    const std::string base = trainrt_base_image();
+    std::optional<ImageFacts> f = image_book().facts(base);
+    if (!f) return std::nullopt;
+    *shown = fmt::format("'{}' (trainrt, built FROM {})", image, base);
+    f->family = "trainrt";
+    f->uid = 10001;
+    f->users[10001] = "/workspace";
+    f->tools.insert("trainrt");
+    return f;
+  }
   for (const auto& [_, b] : sys.builds) {
     if (b.image != image) continue;
     if (!b.generated() || !b.requirements.empty()) return std::nullopt;
-    *shown = fmt::format("{} (built FROM {})", image, b.base);
+    *shown = fmt::format("'{}' (built FROM {})", image, b.base);
     return image_book().facts(b.base);
   }
   return image_book().facts(image);
 }
 
-void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostics& diags) {
+/// Images already warned of, with their pool: one driver warning each.
+using Warned = std::set<std::pair<std::string, std::string>>;
+
+void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostics& diags, Warned& warned) {
   std::string image;
   const std::optional<ImageFacts> f = facts_of(sys, u.image, &image);
   if (!f) return;
-  const std::string at = image_ptr(doc, u.ptr);
+  const bool runtime = !u.image.empty() && u.image == sys.runtime_image && written(doc, "/runtime/image");
+  const std::string at = runtime ? std::string("/runtime/image") : image_ptr(doc, u.ptr);
   for (const auto& [tool, why] : u.tools) {
     if (!f->lacks.count(tool)) continue;
     doc.error(diags, at,
-              fmt::format("{} runs image '{}', which has no `{}` (stdlib/images.yaml, {} family), yet {} calls "
+              fmt::format("{} runs image {}, which has no `{}` (stdlib/images.yaml, {} family), yet {} calls "
                           "it: the pod would exit 127 in its first minute. Use an image that has `{}`{}",
                           u.what, image, tool, f->family, why, tool,
                           tool == "aws" ? ", or `build: {base: ..., requirements: ...}` FROM this one with awscli "
@@ -66,16 +99,17 @@ void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostic
   if (!cc) return;
   if (std::optional<bool> runs = f->runs_on(*cc); runs && !*runs)
     doc.error(diags, at,
-              fmt::format("{} runs image '{}' on pool '{}' ({} GPUs, sm_{}), but the image has GPU kernels only "
+              fmt::format("{} runs image {} on pool '{}' ({} GPUs, sm_{}), but the image has GPU kernels only "
                           "for {} (CUDA {}): every kernel launch would fail with 'no kernel image is available for "
                           "execution on the device': {}",
                           u.what, image, u.pool->name, u.pool->accelerator->type, *cc, f->arch_list(), f->cuda,
                           kernels_fix(*f, *cc)));
   const std::string& latest = image_book().gke_latest_driver();
-  if (!f->min_driver.empty() && !latest.empty() && compare_driver(f->min_driver, latest) > 0) {
+  if (!f->min_driver.empty() && !latest.empty() && compare_driver(f->min_driver, latest) > 0 &&
+      warned.emplace(u.image, u.pool->name).second) {
     const std::string older = image_book().runs_on_driver(*f, latest);
     doc.warning(diags, at,
-                fmt::format("{} runs image '{}', a CUDA {} build that needs NVIDIA driver {} or newer; pool '{}' "
+                fmt::format("{} runs image {}, a CUDA {} build that needs NVIDIA driver {} or newer; pool '{}' "
                             "asks GKE for its LATEST driver, which the newest source trainc has maps to {}. On "
                             "an older driver the pod fails at its first CUDA call (cudaErrorInsufficientDriver): "
                             "run a GKE version whose LATEST driver is {} or newer, or {}",
@@ -88,6 +122,7 @@ void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostic
 }  // namespace
 
 void check_images(const System& sys, const Document& doc, Diagnostics& diags) {
+  Warned warned;
   for (const auto& st : sys.steps) {
     const ComputeCluster* c = sys.compute_cluster(st.cluster);
     if (c && !c->steps_have_own_pods()) continue;  // runs in the cluster's pods: judged with the cluster
@@ -97,17 +132,17 @@ void check_images(const System& sys, const Document& doc, Diagnostics& diags) {
     if (const std::string p = st.program(); !p.empty() && p.find('/') == std::string::npos)
       u.tools.emplace_back(p, "the step's command");
     if (c) u.tools.emplace_back("python3", "its wait for the Dask workers");
-    judge(sys, u, doc, diags);
+    judge(sys, u, doc, diags, warned);
   }
   for (const auto& [_, c] : sys.clusters) {
-    judge(sys, {fmt::format("cluster '{}'", c.name), c.ptr, c.image, sys.pool(c.lead().pool), c.lead().gpus, {}}, doc, diags);
+    judge(sys, {fmt::format("cluster '{}'", c.name), c.ptr, c.image, sys.pool(c.lead().pool), c.lead().gpus, {}}, doc, diags, warned);
     for (const auto& g : c.workers)
       judge(sys, {fmt::format("cluster '{}' workers '{}'", c.name, g.name), c.ptr, c.image, sys.pool(g.pool), g.gpus, {}},
-            doc, diags);
+            doc, diags, warned);
   }
   for (const auto& [_, s] : sys.services)
     // A service without `image` runs its server kind's pinned one: point at the kind.
-    judge(sys, {fmt::format("service '{}'", s.name), written(doc, ptr_key(s.ptr, "image")) ? s.ptr : ptr_key(s.ptr, s.kind()), s.image, sys.pool(s.pool), s.gpus, {}}, doc, diags);
+    judge(sys, {fmt::format("service '{}'", s.name), written(doc, ptr_key(s.ptr, "image")) ? s.ptr : ptr_key(s.ptr, s.kind()), s.image, sys.pool(s.pool), s.gpus, {}}, doc, diags, warned);
 }
 
 }  // namespace trainc
