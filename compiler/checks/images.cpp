@@ -90,9 +90,9 @@ void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostic
               fmt::format("{} runs image {}, which has no `{}` (stdlib/images.yaml, {} family), yet {} calls "
                           "it: the pod would exit 127 in its first minute. Use an image that has `{}`{}",
                           u.what, image, tool, f->family, why, tool,
-                          tool == "aws" ? ", or `build: {base: ..., requirements: ...}` FROM this one with awscli "
-                                          "in the requirements"
-                                        : ""));
+                          tool == "aws" || tool == "python3" || tool == "python"
+                              ? ", or `build: {base: ..., requirements: ...}` FROM one that has it"
+                              : ""));
   }
   if (!u.pool || !u.pool->accelerator || u.gpus <= 0) return;
   const std::optional<int> cc = image_book().compute_capability(u.pool->accelerator->type);
@@ -127,7 +127,8 @@ void check_images(const System& sys, const Document& doc, Diagnostics& diags) {
     const ComputeCluster* c = sys.compute_cluster(st.cluster);
     if (c && !c->steps_have_own_pods()) continue;  // runs in the cluster's pods: judged with the cluster
     ImageUse u{fmt::format("step '{}'", st.name), st.ptr, st.image, sys.pool(st.pool), st.gpus, {}};
-    if (!st.inputs.empty() || st.outputs)
+    // The S3 syncs' AWS CLI comes with the pod when the image may lack it (injected_tools).
+    if ((!st.inputs.empty() || st.outputs) && injected_tools(sys, st).empty())
       u.tools.emplace_back("aws", "its entry script's S3 sync of inputs and outputs");
     if (const std::string p = st.program(); !p.empty() && p.find('/') == std::string::npos)
       u.tools.emplace_back(p, "the step's command");

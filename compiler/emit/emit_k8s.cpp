@@ -12,6 +12,8 @@
 #include "k8s/names.h"
 #include "model/catalog.h"
 #include "k8s/pod.h"
+#include "model/images.h"
+#include "model/images.h"
 #include "k8s/queue.h"
 #include "k8s/services.h"
 #include "quoting/shell.h"
@@ -177,8 +179,32 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   k8s::secure_pod(pod, needs);
   // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
   if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
-  pod["containers"] = ojson::array({container(sys, step)});
+  ojson main = container(sys, step);
+  const std::vector<const InjectedTool*> tools = injected_tools(sys, step);
+  if (!tools.empty()) {
+    // Tools the image may lack (the AWS CLI for the S3 syncs), copied from trainc's pinned images into
+    // a folder the step's container mounts; its entry script uses them only when the image has none.
+    ojson inits = ojson::array();
+    for (const InjectedTool* t : tools) {
+      ojson c;
+      c["name"] = "trainc-tools-" + t->name;
+      c["image"] = t->image;
+      c["imagePullPolicy"] = "IfNotPresent";
+      c["command"] = {"/bin/sh", "-c",
+                      fmt::format("cp -R {} {}", sh_quote(t->copy), sh_quote(fmt::format("{}/{}", k8s::kToolsDir, t->bin)))};
+      ojson req{{"cpu", t->cpu}, {"memory", t->memory}};
+      c["resources"] = {{"requests", req}, {"limits", req}};
+      c["securityContext"] = k8s::container_security(needs);
+      c["volumeMounts"] = ojson::array({{{"name", "trainc-tools"}, {"mountPath", std::string(k8s::kToolsDir)}}});
+      inits.push_back(c);
+    }
+    pod["initContainers"] = inits;
+    main["volumeMounts"].push_back(
+        {{"name", "trainc-tools"}, {"mountPath", std::string(k8s::kToolsDir)}, {"readOnly", true}});
+  }
+  pod["containers"] = ojson::array({main});
   ojson volumes = ojson::array({{{"name", "entrypoint"}, {"configMap", {{"name", configmap}, {"defaultMode", 0555}}}}});
+  if (!tools.empty()) volumes.push_back({{"name", "trainc-tools"}, {"emptyDir", ojson::object()}});
   k8s::add_volumes(volumes, needs);
   for (const auto& [name, _] : scratch_dirs(step, needs)) volumes.push_back({{"name", name}, {"emptyDir", ojson::object()}});
   pod["volumes"] = volumes;

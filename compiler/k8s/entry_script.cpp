@@ -6,6 +6,7 @@
 #include "base/units.h"
 #include "k8s/names.h"
 #include "model/catalog.h"
+#include "model/images.h"
 #include "base/output_sink.h"
 #include "quoting/shell.h"
 #include "commands/trainrt_command.h"
@@ -100,6 +101,13 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment("The root of every absolute path below: empty in a pod; `trainc run --local` sets it to the");
   sh.comment("rank's own folder.");
   sh.line("readonly ROOT=\"${TRAINC_POD_ROOT:-}\"");
+  for (const InjectedTool* t : injected_tools(sys, step)) {
+    // Copied into the pod by trainc's init container (model/images.h): used when the image has none.
+    const std::string bin = fmt::format("{}/{}", k8s::kToolsDir, t->bin);
+    sh.open(fmt::format("if ! command -v {} >/dev/null 2>&1 && [ -x {} ]; then", t->name, sh_quote(bin + "/" + t->name)))
+        .line(fmt::format("PATH={}:\"$PATH\"", sh_quote(bin)))
+        .close("fi");
+  }
   if (const Pool* pool = sys.pool(step.pool); pool && pool->rdma) {
     sh.comment("NCCL over the gIB plugin the node's installer put in /usr/local/gib (NCCL_NET=gIB, NCCL_IB_*,");
     sh.comment("the tuner), as GKE's A4 samples set it up; the upstream script may read unset variables.");

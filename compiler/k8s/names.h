@@ -12,6 +12,8 @@ namespace trainc::k8s {
 inline constexpr int kHashLength = 10;
 inline constexpr std::string_view kEntrypointDir = "/opt/trainc";
 inline constexpr std::string_view kStateDir = "/tmp/trainc";
+/// Where the tools trainc brings into a pod (model/images.h injected_tools) are copied.
+inline constexpr std::string_view kToolsDir = "/opt/trainc-tools";
 inline constexpr std::string_view kPortName = "torchrun";
 /// Files under k8s/ that are not a step's.
 inline constexpr std::string_view kNamespaceFile = "k8s/namespace.yaml";

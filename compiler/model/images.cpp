@@ -9,6 +9,7 @@
 
 #include "base/embedded.h"
 #include "base/yaml_tree.h"
+#include "model/model.h"
 
 namespace trainc {
 namespace {
@@ -103,6 +104,14 @@ ImageBook ImageBook::parse(const std::string& yaml_text) {
     const std::string key = kv.first.as<std::string>();
     if (key != "source") b.capabilities_[key] = kv.second.as<int>();
   }
+  for (const auto& kv : root["injected"]) {
+    const YAML::Node& t = kv.second;
+    InjectedTool tool{kv.first.as<std::string>(), str(t, "image"), str(t, "copy"), str(t, "bin"), str(t, "cpu"),
+                      str(t, "memory"), str(t, "source")};
+    if (tool.image.empty() || tool.copy.empty() || tool.bin.empty() || tool.source.empty())
+      throw std::runtime_error(fmt::format("images: injected tool '{}' needs image, copy, bin and source", tool.name));
+    b.injected_[tool.name] = tool;
+  }
   b.gke_latest_ = str(root["gkeLatestDriver"], "version");
   b.gke_latest_source_ = str(root["gkeLatestDriver"], "source");
   for (const auto& f : root["families"]) {
@@ -166,6 +175,11 @@ std::string ImageBook::runs_on_driver(const ImageFacts& f, const std::string& dr
   return "";
 }
 
+const InjectedTool* ImageBook::injected(const std::string& name) const {
+  auto it = injected_.find(name);
+  return it == injected_.end() ? nullptr : &it->second;
+}
+
 std::optional<int> ImageBook::compute_capability(const std::string& accelerator) const {
   auto it = capabilities_.find(accelerator);
   if (it == capabilities_.end()) return std::nullopt;
@@ -191,6 +205,16 @@ std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
     return out;
   }
   return std::nullopt;
+}
+
+std::vector<const InjectedTool*> injected_tools(const System& sys, const Step& step) {
+  std::vector<const InjectedTool*> out;
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster); c && !c->steps_have_own_pods()) return out;
+  if (step.inputs.empty() && !step.outputs) return out;
+  const auto f = image_book().facts(step.image);
+  if (f && f->tools.count("aws")) return out;
+  if (const InjectedTool* aws = image_book().injected("aws")) out.push_back(aws);
+  return out;
 }
 
 const ImageBook& image_book() {

@@ -35,6 +35,12 @@ struct ImageFacts {
 /// docker.io/library/; `tag` gets the tag ("" when the reference has none).
 std::string image_repository(const std::string& reference, std::string* tag = nullptr);
 
+/// A tool trainc brings into a pod (images.yaml `injected`): an init container of `image` copies the
+/// folder `copy` to <tools folder>/`bin`, which holds the program `name`.
+struct InjectedTool {
+  std::string name, image, copy, bin, cpu, memory, source;
+};
+
 class ImageBook {
  public:
   /// Parses images YAML; throws std::runtime_error naming the row on malformed data.
@@ -50,6 +56,8 @@ class ImageBook {
   std::string with_kernels_for(const ImageFacts& f, int cc) const;
   /// An image of the same family that runs on driver `driver` ("" when the family names none).
   std::string runs_on_driver(const ImageFacts& f, const std::string& driver) const;
+  /// The tool `name` trainc can bring into a pod; nullptr when it brings none of that name.
+  const InjectedTool* injected(const std::string& name) const;
   /// The compute capability (sm_XY as XY) of GKE accelerator `accelerator`; nullopt when unknown.
   std::optional<int> compute_capability(const std::string& accelerator) const;
 
@@ -67,10 +75,17 @@ class ImageBook {
   std::map<std::string, std::string> cuda_drivers_;  ///< CUDA major -> driver
   std::string gke_latest_, gke_latest_source_;
   std::map<std::string, int> capabilities_;
+  std::map<std::string, InjectedTool> injected_;
 };
 
 /// The embedded image facts, parsed once.
 const ImageBook& image_book();
+
+struct System;
+struct Step;
+/// The tools trainc brings into `step`'s pods: the AWS CLI when the entry script syncs with S3 and
+/// the image is not known to have `aws` on PATH.
+std::vector<const InjectedTool*> injected_tools(const System& sys, const Step& step);
 
 /// Compares NVIDIA driver versions ("570.133.20" < "580.65.06"); negative, zero or positive.
 int compare_driver(const std::string& a, const std::string& b);

@@ -6,6 +6,8 @@
 #include <tuple>
 
 #include "model/catalog.h"
+#include "model/images.h"
+#include "base/units.h"
 
 namespace trainc {
 namespace {
@@ -511,6 +513,9 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step) {
   FinalPod pod{"step/" + step.kind(), step.name, step.ptr, step.pool, 0, 1, step.gpus, chips_on(sys, step.pool),
                {own(step.name, step.resources, step.security.level)}};
   if (!step.mounts.empty()) pod.containers.push_back(gcsfuse());
+  for (const InjectedTool* t : injected_tools(sys, step))
+    pod.containers.push_back({"trainc-tools-" + t->name, parse_quantity(t->cpu).value_or(0),
+                              parse_quantity(t->memory).value_or(0), "trainc, for tools the image lacks", step.security.level, true});
   std::vector<FinalPod> out;
   add_pods(out, std::move(pod), step.nodes * step.slices);
   return out;
