@@ -258,4 +258,59 @@ TEST_CASE("Ray pods on RDMA pools source the gIB NCCL settings before ray start"
   CHECK(rc["spec"]["workerGroupSpecs"][0]["template"]["metadata"]["annotations"]["networking.gke.io/interfaces"]);
 }
 
+
+TEST_CASE("a step that syncs with S3 gets the AWS CLI from trainc's init container unless its image has it") {
+  System sys = two_node_system();
+  Store bucket;
+  bucket.name = "bucket";
+  bucket.bucket = "b";
+  sys.stores["bucket"] = bucket;
+  Step& step = sys.steps[0];
+  step.inputs.push_back({{"bucket", "/data/", "s3://b/data/", ""}, "/workspace/data", ""});
+  auto pod_of = [&] {
+    OutputSink out;
+    new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+    return YAML::Load(out.files().at("k8s/train-job.yaml"))["spec"]["template"]["spec"];
+  };
+  YAML::Node pod = pod_of();
+  REQUIRE(pod["initContainers"].size() == 1);
+  CHECK(pod["initContainers"][0]["image"].as<std::string>().starts_with("amazon/aws-cli:"));
+  CHECK(pod["initContainers"][0]["resources"]["requests"]["memory"]);
+  bool mounted = false;
+  for (const auto& m : pod["containers"][0]["volumeMounts"])
+    mounted |= m["mountPath"].as<std::string>() == std::string(k8s::kToolsDir);
+  CHECK(mounted);
+  CHECK(entry_script(sys, step).find("PATH=/opt/trainc-tools/aws:\"$PATH\"") != std::string::npos);
+  // The same step with nothing to sync brings nothing.
+  step.inputs.clear();
+  CHECK_FALSE(pod_of()["initContainers"]);
+  CHECK(entry_script(sys, step).find("trainc-tools") == std::string::npos);
+}
+
+TEST_CASE("a pod whose uid its image does not name gets HOME, USER and LOGNAME; one whose image names it does not") {
+  System sys = two_node_system();
+  auto env_of = [&] {
+    OutputSink out;
+    new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+    std::map<std::string, std::string> env;
+    for (const auto& e : YAML::Load(out.files().at("k8s/train-job.yaml"))["spec"]["template"]["spec"]["containers"][0]["env"])
+      if (e["value"]) env[e["name"].as<std::string>()] = e["value"].as<std::string>();
+    return env;
+  };
+  sys.steps[0].image = "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime";  // root only: uid 1000 unknown to it
+  auto env = env_of();
+  CHECK(env["HOME"] == "/tmp");
+  CHECK(env["USER"] == "trainc");
+  CHECK(env["LOGNAME"] == "trainc");
+  sys.steps[0].image = "rayproject/ray:2.52.0-py310-gpu";  // runs as ray, uid 1000, HOME /home/ray
+  env = env_of();
+  CHECK(env.count("HOME") == 0);
+  CHECK(env.count("USER") == 0);
+  sys.steps[0].env["USER"] = "me";  // the spec's own value wins
+  sys.steps[0].image = "img";
+  env = env_of();
+  CHECK(env["USER"] == "me");
+  CHECK(env["LOGNAME"] == "trainc");
+}
+
 }  // namespace trainc
