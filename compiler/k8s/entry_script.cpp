@@ -114,7 +114,7 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
   if (const ComputeCluster* c = sys.compute_cluster(step.cluster))
     match(c->engine, [](const Ray&) {}, [&](const Dask&) {
       tool("python3", "to wait for the workers of the Dask cluster",
-           "use an image with python3 and Dask's distributed package, e.g. the cluster's own image");
+           "use an image with python3 and the distributed package of Dask, e.g. the image of the cluster");
       p.python = true;
     });
   if (step.checkpoints)
@@ -126,7 +126,7 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
   if (program == "torchrun")
     tool("torchrun", "to launch the processes", "use an image with PyTorch (torchrun comes with torch), e.g. pytorch/pytorch");
   else if (program == "trainrt")
-    tool("trainrt", "to run the step", "use trainc's runtime image (runtime.image, built from docker/trainrt.Dockerfile)");
+    tool("trainrt", "to run the step", "use the trainrt image (runtime.image, built from docker/trainrt.Dockerfile)");
   else if (program.find('/') == std::string::npos)  // a path may be what the inputs sync brings
     tool(program, "to run the command", "install it in the image, or name it by its full path in the command");
   p.python = p.python || runs_python(launcher);
