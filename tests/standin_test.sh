@@ -16,7 +16,7 @@ tap_init "$@"
 # ---- the images ----------------------------------------------------------------------------
 # In the words of stdlib/images.yaml: user, uid, home, tools (beyond the base every Debian or
 # Ubuntu image has: bash, coreutils, findutils, getent), and the GPU architectures (sm_XY as XY)
-# its torch has kernels for.
+# its torch has kernels for (compute_XY: PTX).
 declare -A REF USER_OF UID_OF HOME_OF TOOLS ARCHS
 image() {  # image NAME REFERENCE USER UID HOME TOOLS ARCHS
   REF[$1]=$2 USER_OF[$1]=$3 UID_OF[$1]=$4 HOME_OF[$1]=$5 TOOLS[$1]=$6 ARCHS[$1]=$7
@@ -27,6 +27,8 @@ image pytorch pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime root 0 /root "python
 image pytorch-aws registry.test/ml/pytorch-aws:2.5.1 root 0 /root "python3 python pip torchrun aws" "50 60 70 75 80 86 90"
 # An image with a user of its own, its home, the AWS CLI and a torch built through Blackwell.
 image trainer registry.test/ml/trainer:1.0 trainer 1000 /home/trainer "python3 python torchrun aws" "80 86 90 100 120"
+# Kernels up to sm_86, and PTX of sm_90 that the driver compiles for newer GPUs.
+image ptx registry.test/ml/ptx:1.0 root 0 /root "python3 torchrun aws" "80 86 compute_90"
 # vllm/vllm-openai: root only; a pod run as uid 1000 has no passwd entry.
 image vllm vllm/vllm-openai:v0.31.0 root 0 /root "python3 vllm" ""
 # A user whose home is / (useradd --no-create-home, no HOME): uid 1000 cannot write there.
@@ -187,14 +189,14 @@ class cuda:
         return int(os.environ["FAKE_GPUS"])
     @staticmethod
     def get_arch_list():
-        return [f"sm_{a}" for a in os.environ["FAKE_ARCHS"].split()]
+        return [a if a.startswith("compute_") else f"sm_{a}" for a in os.environ["FAKE_ARCHS"].split()]
     @staticmethod
     def get_device_capability(i):
         cc = int(os.environ["FAKE_CC"])
         return cc // 10, cc % 10
     @staticmethod
     def get_device_name(i):
-        return {"100": "NVIDIA B200", "90": "NVIDIA H100 80GB HBM3"}.get(os.environ["FAKE_CC"], "GPU")
+        return {"100": "NVIDIA B200", "90": "NVIDIA H100 80GB HBM3", "89": "NVIDIA L4"}.get(os.environ["FAKE_CC"], "GPU")
 PY
 chmod -R a+rX "$TMP/torch"
 
@@ -253,6 +255,21 @@ too_few_gpus() {
 }
 t "torch seeing fewer GPUs than the pod was given stops it" too_few_gpus
 
+# Kernels of the same major version and a lower minor one run (sm_86 on an L4, sm_89); PTX runs on
+# any newer GPU (compute_90 on a B200); nothing runs on a GPU newer than every cubin without PTX.
+kernel_compatibility() {
+  script_of s3 "${REF[ptx]}" "$S3_SCRIPT" || return 1
+  standin ptx 0 4 89 "$S3_SCRIPT"
+  [ "$rc" = 0 ] || { echo "sm_86 kernels on sm_89: exit $rc"; cat "$TMP/pod.out"; return 1; }
+  standin ptx 0 4 100 "$S3_SCRIPT"
+  [ "$rc" = 0 ] || { echo "compute_90 PTX on sm_100: exit $rc"; cat "$TMP/pod.out"; return 1; }
+  standin pytorch-aws 0 4 89 "$S3_SCRIPT"
+  [ "$rc" = 0 ] || { echo "sm_86 of pytorch on sm_89: exit $rc"; cat "$TMP/pod.out"; return 1; }
+  standin trainer 1000 4 75 "$S3_SCRIPT"  # a T4 (sm_75) under a torch built from sm_80
+  [ "$rc" = 78 ] || { echo "sm_80 kernels on sm_75: exit $rc, not 78"; cat "$TMP/pod.out"; return 1; }
+}
+t "cubins run on the same major version and a newer minor one, PTX on any newer GPU, nothing on an older GPU" kernel_compatibility
+
 # What the stand-in must show for the preflight to matter: Python's getpass fails for a uid the
 # image's passwd lacks, unless USER or LOGNAME is set.
 getpass_fails_without_entry() {
@@ -279,6 +296,18 @@ unknown_uid_named() {
   [ "$(cat "$POD/workspace/user.txt" 2>/dev/null)" = vllm ] || { echo "the command did not run as 'vllm':"; cat "$TMP/pod.out"; return 1; }
 }
 t "the same uid with USER and LOGNAME set passes, and getpass answers" unknown_uid_named
+
+# An image without getent: the script reads /etc/passwd itself.
+unknown_uid_without_getent() {
+  local BASE_TOOLS=${BASE_TOOLS/ getent/}
+  script_of py "${REF[vllm]}" "$PY_SCRIPT" || return 1
+  standin vllm 1000 0 0 "$PY_SCRIPT" HOME=/tmp
+  [ ! -e "$POD/bin/getent" ] || { echo "getent is on the stand-in's PATH"; return 1; }
+  stopped "uid 1000 has no passwd entry" || return 1
+  standin vllm 0 0 0 "$PY_SCRIPT"  # root has an entry
+  [ "$rc" = 0 ] || { echo "root without getent: exit $rc"; cat "$TMP/pod.out"; return 1; }
+}
+t "without getent, a uid missing from the image's /etc/passwd stops, and root passes" unknown_uid_without_getent
 
 unwritable_home() {
   script_of py "${REF[homeless]}" "$PY_SCRIPT" || return 1
