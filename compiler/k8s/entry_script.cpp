@@ -85,7 +85,7 @@ void wait_for_dask_workers(ShellScript& sh, const ComputeCluster& c) {
     sh.line(l);
 }
 
-/// Whether `program` (a command's first word) runs Python: an interpreter, a Python tool that
+/// Whether a command line runs Python: its program is an interpreter or a Python tool that
 /// launches one, or a shell whose script mentions python.
 bool runs_python(const std::vector<std::string>& argv) {
   if (argv.empty()) return false;
