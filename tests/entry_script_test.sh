@@ -308,7 +308,7 @@ entry_run() {
   local tool=${want[0]}
   want=("${want[@]:1}")
   rm -rf "$root" "$TMP/stubs" "$TMP/bucket"
-  mkdir -p "$root" "$TMP/bucket"
+  mkdir -p "$root" "$TMP/bucket" "$root/home-sandbox"  # HOME, which a pod has
   stubs_install "$TMP/stubs"
   stub_gib "$root"
   stub_entry_script "$script" "$TMP/entry.sh" "$root" || return 1
@@ -419,7 +419,7 @@ client_alive_while_workers_come() {
   [ -n "$probe" ] || { echo "no heartbeat liveness probe in $job"; return 1; }
   probe=${probe//\/tmp\/trainc/$root/tmp/trainc}
   rm -rf "$root" "$TMP/dstubs" "$TMP/dbucket" "$TMP/workers-up" "$TMP/wait-args"
-  mkdir -p "$root" "$TMP/dbucket"
+  mkdir -p "$root" "$TMP/dbucket" "$root/home-sandbox"
   stubs_install "$TMP/dstubs"
   stub_gib "$root"
   stub_entry_script "$cm" "$TMP/dentry.sh" "$root" || return 1

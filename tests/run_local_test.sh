@@ -122,6 +122,35 @@ SPEC
   if grep -q "retrying" "$TMP/retry.log"; then echo "retried with retries: 0"; return 1; fi
 }
 
+# The entry script's preflight runs here too: a step whose program this machine (standing in for
+# its image) lacks stops within its first second, with one line naming the image, the missing tool
+# and the fix, exit 78, before any work (no state folder), and is not retried.
+preflight_stops_at_once() {
+  cat >"$TMP/pf.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-preflight
+pipeline:
+  - {name: lacking, image: registry.test/img:1, retries: 2, command: [trainc-no-such-tool, --run]}
+SPEC
+  local rc=0
+  "$TRAINC" run "$TMP/pf.yaml" --local --workdir "$TMP/pf" >"$TMP/pf.log" 2>&1 || rc=$?
+  [ "$rc" -eq 78 ] || { echo "expected exit 78, got $rc"; tail -n 20 "$TMP/pf.log"; return 1; }
+  local line
+  line=$(grep '^trainc preflight: ' "$TMP/pf.log")
+  [ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] || { echo "not one preflight line:"; cat "$TMP/pf.log"; return 1; }
+  case "$line" in
+    *"this machine (standing in for image 'registry.test/img:1' under trainc run --local) cannot run step 'lacking': no 'trainc-no-such-tool' on PATH"*": install it in the image"*) ;;
+    *) echo "the line does not name the image, the tool and the fix: $line"; return 1 ;;
+  esac
+  if grep -q "retrying" "$TMP/pf.log"; then echo "retried after the preflight failed"; return 1; fi
+  grep -q "stopped in its preflight (exit 78); it is not retried" "$TMP/pf.log" || { echo "no word of no retry:"; cat "$TMP/pf.log"; return 1; }
+  [ ! -e "$TMP/pf/pods/lacking/0/tmp/trainc" ] || { echo "the script did work before its preflight stopped it"; return 1; }
+  local secs
+  secs=$(sed -n "s/^trainc: step 'lacking' failed (exit 78) after \([0-9.]*\)s.*/\1/p" "$TMP/pf.log")
+  [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s < 1) }' || { echo "not stopped within a second (${secs:-?}s)"; return 1; }
+}
+
 # A step past its timeout is stopped, and not retried: the Job's deadline spans its retries.
 timeout_as_the_job() {
   cat >"$TMP/timeout.yaml" <<'SPEC'
@@ -199,6 +228,7 @@ t "run without --local is a usage error" needs_local_flag
 t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
 t "run --local: a failed attempt is retried with fresh pods, up to retries" retries_as_the_job
 t "run --local: a step past its timeout is stopped and not retried" timeout_as_the_job
+t "run --local: a step lacking its program stops in its preflight within a second, with one line, not retried" preflight_stops_at_once
 t "run --local: a pod gets its own env, secrets, PATH and HOME, and no other variable of the caller's shell" clean_environment
 t "run --local: a process a step detached with setsid does not outlive the run" reaps_escaped
 tap_done

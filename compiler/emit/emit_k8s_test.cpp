@@ -159,7 +159,7 @@ TEST_CASE("pods on RDMA pools set NCCL up for gIB first; pods elsewhere do not")
   const std::string entry = entry_script(sys, sys.steps[0]);
   const size_t at = entry.find(". \"$ROOT\"" + script);
   REQUIRE(at != std::string::npos);
-  CHECK(at < entry.find("python3"));  // before the first NCCL user
+  CHECK(at < entry.find("\"${trainer[@]}\""));  // before the first NCCL user, the trainer
   CHECK(entry.find("set +u") < at);   // the upstream script may read unset variables
 }
 

@@ -5,6 +5,7 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "k8s/names.h"
+#include "k8s/preflight.h"
 #include "model/catalog.h"
 #include "model/images.h"
 #include "base/output_sink.h"
@@ -85,6 +86,59 @@ void wait_for_dask_workers(ShellScript& sh, const ComputeCluster& c) {
     sh.line(l);
 }
 
+/// Whether a command line runs Python: its program is an interpreter or a Python tool that
+/// launches one, or a shell whose script mentions python.
+bool runs_python(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  const std::string program = argv.front().substr(argv.front().rfind('/') + 1);
+  if (program.rfind("python", 0) == 0) return true;
+  for (const char* tool : {"torchrun", "accelerate", "deepspeed", "uv", "pip", "pip3", "vllm", "jupyter"})
+    if (program == tool) return true;
+  if (program == "bash" || program == "sh")
+    for (const auto& w : argv)
+      if (w.find("python") != std::string::npos) return true;
+  return false;
+}
+
+/// What the script's preflight checks: every program the script calls beyond bash and coreutils,
+/// and, for a step that runs Python, the uid's passwd entry; for torchrun on GPUs, torch's view
+/// of them.
+k8s::Preflight preflight_of(const System& sys, const Step& step) {
+  k8s::Preflight p{step.image, step.name, {}, false, 0};
+  auto tool = [&](std::string name, std::string why, std::string fix) {
+    for (const auto& t : p.tools)
+      if (t.name == name) return;
+    p.tools.push_back({std::move(name), std::move(why), std::move(fix)});
+  };
+  if (!step.inputs.empty() || step.outputs)
+    tool("aws", "to sync S3 inputs and outputs",
+         injected_tools(sys, step).empty()
+             ? "add the AWS CLI to the image (pip install awscli, or the AWS CLI v2 installer)"
+             : "the AWS CLI trainc copies in (/opt/trainc-tools/aws) runs only on glibc images: use one, or add the "
+               "AWS CLI to the image");
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster))
+    match(c->engine, [](const Ray&) {}, [&](const Dask&) {
+      tool("python3", "to wait for the workers of the Dask cluster",
+           "use an image with python3 and the distributed package of Dask, e.g. the image of the cluster");
+      p.python = true;
+    });
+  if (step.checkpoints)
+    tool("find", "to find the newest checkpoint", "add findutils to the image");
+  std::vector<std::string> launcher;
+  if (const auto* argv = step.command_line()) launcher = *argv;
+  else launcher = {trainer_words(step).front()};  // torchrun or trainrt: a bare word
+  const std::string& program = launcher.front();
+  if (program == "torchrun")
+    tool("torchrun", "to launch the processes", "use an image with PyTorch (torchrun comes with torch), e.g. pytorch/pytorch");
+  else if (program == "trainrt")
+    tool("trainrt", "to run the step", "use the trainrt image (runtime.image, built from docker/trainrt.Dockerfile)");
+  else if (program.find('/') == std::string::npos)  // a path may be what the inputs sync brings
+    tool(program, "to run the command", "install it in the image, or name it by its full path in the command");
+  p.python = p.python || runs_python(launcher);
+  if (program == "torchrun" && step.gpus > 0) p.torch_gpus = step.gpus;
+  return p;
+}
+
 /// The step's logs in its outputs folder, one per attempt: trainc-<step>-<UTC start>.log (the step's
 /// name is a DNS label: no glob or shell character).
 std::string output_log_glob(const Step& step) { return fmt::format("trainc-{}-*.log", step.name); }
@@ -108,6 +162,8 @@ std::string entry_script(const System& sys, const Step& step) {
         .line(fmt::format("PATH={}:\"$PATH\"", sh_quote(bin)))
         .close("fi");
   }
+  sh.line();
+  k8s::write_preflight(sh, preflight_of(sys, step));
   if (const Pool* pool = sys.pool(step.pool); pool && pool->rdma) {
     sh.comment("NCCL over the gIB plugin the node's installer put in /usr/local/gib (NCCL_NET=gIB, NCCL_IB_*,");
     sh.comment("the tuner), as GKE's A4 samples set it up; the upstream script may read unset variables.");

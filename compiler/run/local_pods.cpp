@@ -13,6 +13,7 @@
 #include "base/overloaded.h"
 #include "k8s/entry_script.h"
 #include "k8s/pod.h"
+#include "k8s/preflight.h"
 #include "quoting/shell.h"
 #include "run/process.h"
 
@@ -196,6 +197,10 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
                  attempt + 1, step.retries + 1, step.retries);
     rc = run_attempt(sys, step, here, opt, env, dir, script, started);
     if (rc == 0 || rc == kTimedOut || rc > 128) break;
+    if (rc == k8s::kPreflightExit) {  // the image or the spec, which another attempt would not change
+      fmt::print(stderr, "trainc: step '{}' stopped in its preflight (exit {}); it is not retried\n", step.name, rc);
+      break;
+    }
   }
   if (rc == kTimedOut) rc = 1;
   std::fflush(stdout);
