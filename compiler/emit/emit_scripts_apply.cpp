@@ -244,8 +244,8 @@ void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
 void prerequisite_functions(ShellScript& sh, const System& sys) {
   Call get = kubectl({"get", "\"$1\"", "-n", ref("NAMESPACE"), "-o", "name"});
   // The names of a Secret's keys, one a line; never its values.
-  Call keys = kubectl({"get", "\"secret/$1\"", "-n", ref("NAMESPACE")});
-  keys.opt("-o", "go-template={{range $k, $v := .data}}{{$k}}{{\"\\n\"}}{{end}}");
+  Call keys = kubectl({"get", "\"secret/$name\"", "-n", ref("NAMESPACE")});
+  keys.opt("--output", "go-template={{range $k, $v := .data}}{{$k}}{{\"\\n\"}}{{end}}");
   sh.line();
   sh.comment("What the pods name that trainc does not create must be there before anything is applied:");
   sh.comment("a pod naming a missing Secret waits in CreateContainerConfigError until the waits give up.");
