@@ -85,7 +85,7 @@ done
 # ---- facts ---------------------------------------------------------------------------------
 # Each fact of each interface, as the function the kind provides. Compiling anything that includes
 # the extended model.h must fail with a static assertion naming each of them for the new kind.
-SERVER_FACTS="ports argv probes routes scaling_metric metrics reserved_flags store_refs user_words health_checks store_contents calling_examples"
+SERVER_FACTS="ports argv probes routes scaling_metric metrics reserved_flags store_refs user_words health_checks store_contents calling_examples model_memory"
 ENGINE_FACTS="lead added_containers lead_uses_api per_job_cluster workers_autoscale steps_have_own_pods steps_read_secrets addon"
 STEP_FACTS="uses_trainrt rendezvous_port store_locs store_reads user_words command_line shard_count runs_tracker gpu_preflight"
 

@@ -233,6 +233,47 @@ day0() {
     "$STUB_STATE/log" || { echo "$account was never granted roles/container.defaultNodeServiceAccount"; stub_log; return 1; }
 }
 
+# Prerequisites (tests/prerequisites/spec.yaml names a Secret every way a pod can): apply.sh with
+# none of them there stops before it applies anything, naming each with the command that makes
+# it; the runbook's commands (values typed at their prompts) make them all, and then apply.sh goes
+# on; a Secret without a key the pods read stops it again.
+prerequisites() {
+  local dir=$1 name secrets make
+  rm -rf "$TMP/stubs" "$SANDBOX"
+  stubs_install "$TMP/stubs"
+  stub_repin "$dir"
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  stub_user_images "$dir" >/dev/null
+  secrets=$(sed -n 's/^need_secret \([^ ]*\) .*/\1/p' "$dir/scripts/apply.sh")
+  [ "$(wc -w <<<"$secrets")" -eq 5 ] || { echo "apply.sh asks for: $secrets"; return 1; }
+  stub_reset_calls
+  run_script "$dir" apply.sh
+  [ "$rc" -eq 1 ] || { echo "apply.sh exit $rc with no Secret there"; show; return 1; }
+  for name in $secrets; do
+    grep -qF "secret/$name is missing; make it: kubectl create secret generic $name -n prereqs " "$TMP/stderr" ||
+      { echo "secret/$name not named with its command"; show; return 1; }
+  done
+  grep -q "5 object(s) the pods need are missing; nothing was applied" "$TMP/stderr" || { echo "no summary"; show; return 1; }
+  if grep -qE '^(kubectl .* apply|helm) ' "$STUB_STATE/log"; then echo "applied before stopping:"; stub_log; return 1; fi
+  # The runbook's commands, a value typed at each prompt (aws-creds asks two).
+  make=$(sed -n 's/^  \(kubectl create secret generic .*\)$/\1/p' "$dir/README.md")
+  [ "$(wc -l <<<"$make")" -eq 5 ] || { echo "the runbook makes: $make"; return 1; }
+  (cd "$SANDBOX" && PATH="$STUB_BIN:$PATH" bash -c "$make" <<<$'k1\ns1\nt1\np1\nt2\nw1') >"$TMP/stdout" 2>&1 ||
+    { echo "the runbook's commands failed:"; cat "$TMP/stdout"; return 1; }
+  grep -q 's1' "$STUB_STATE/k8s/secrets/"* && { echo "a Secret's value was kept"; return 1; }
+  [ "$(cat "$STUB_STATE/k8s/secrets/aws-creds")" = $'AWS_ACCESS_KEY_ID\nAWS_SECRET_ACCESS_KEY' ] ||
+    { echo "aws-creds holds:"; cat "$STUB_STATE/k8s/secrets/aws-creds"; return 1; }
+  stub_reset_calls
+  run_script "$dir" apply.sh
+  [ "$rc" -eq 0 ] || { echo "apply.sh failed with every Secret there"; show; return 1; }
+  # A Secret without the key the pods read.
+  echo other >"$STUB_STATE/k8s/secrets/db"
+  run_script "$dir" apply.sh
+  [ "$rc" -eq 1 ] && grep -qF "secret/db has no key password; delete it and make it again: kubectl create secret" "$TMP/stderr" ||
+    { echo "a Secret without its key was let through"; show; return 1; }
+}
+
 # Every example, compiled once; those on GKE (a gcp section) get scripts/.
 compile_all() {
   local spec
@@ -258,6 +299,9 @@ for ex in "${with_scripts[@]}"; do
   if ! grep -q '^  network = data.google_compute_network.default.name$' "$TMP/out/$ex/terraform/cluster.tf"; then continue; fi
   t "$ex: without a default network up.sh stops before it makes anything" no_default_network "$TMP/out/$ex"
 done
+"$TRAINC" compile tests/prerequisites/spec.yaml -o "$TMP/prereq-out" >/dev/null 2>"$TMP/compile.err" || cat "$TMP/compile.err"
+t "apply.sh stops before applying anything while a Secret the pods read is missing, names each with its command" \
+  prerequisites "$TMP/prereq-out/prereqs"
 t "some example uses the project's default network" grep -qx '  network = data.google_compute_network.default.name' \
   "$TMP"/out/*/terraform/cluster.tf
 tap_done

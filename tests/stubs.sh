@@ -17,7 +17,8 @@
 # exists fails with ALREADY_EXISTS and `delete` of what is missing with NOT_FOUND, so a script
 # that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
 # takes its pools along when deleted. kubectl remembers what was applied; `wait` on an object
-# never applied fails as kubectl does. helm remembers releases. curl answers every request.
+# never applied fails as kubectl does; `create secret generic` keeps a Secret's key names (never
+# its values), which `get secret/NAME` lists, one a line (NotFound for a Secret never made). helm remembers releases. curl answers every request.
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
 # `ray job submit … -- WORDS` runs WORDS as Ray does (list2cmdline, then `sh -c`).
 # The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
@@ -233,7 +234,25 @@ case "${args[0]:-}" in
     fi
     echo "Error from server (NotFound): ${kind}s \"$obj\" not found" >&2; exit 1 ;;
   rollout) echo "deployment \"${args[2]#*/}\" successfully rolled out"; exit 0 ;;
+  create)
+    # create secret generic NAME --from-literal=KEY=VALUE...: remembers the keys, never the values.
+    if [ "${args[1]:-} ${args[2]:-}" = "secret generic" ]; then
+      mkdir -p "$k8s/secrets"
+      f="$k8s/secrets/${args[3]}"
+      [ -f "$f" ] && { echo "error: failed to create secret secrets \"${args[3]}\" already exists" >&2; exit 1; }
+      : >"$f"
+      for a in "${args[@]:4}"; do case "$a" in --from-literal=*) a=${a#--from-literal=}; echo "${a%%=*}" >>"$f" ;; esac; done
+      echo "secret/${args[3]} created"; exit 0
+    fi ;;
   get)
+    # A Secret: the names of its keys (the go-template apply.sh asks with), as `create secret`
+    # made it; NotFound otherwise.
+    case "${args[1]:-}" in
+      secret/*)
+        f="$k8s/secrets/${args[1]#secret/}"
+        [ -f "$f" ] || { echo "Error from server (NotFound): secrets \"${args[1]#secret/}\" not found" >&2; exit 1; }
+        cat "$f"; exit 0 ;;
+    esac
     case " ${args[*]} " in
       *" --raw "*/v1/models" "*) "${0%/*}/.models"; exit 0 ;;
       *" --raw "*) echo '{}'; exit 0 ;;

@@ -1,5 +1,6 @@
 // Model servers: their pods fit the pools they are placed on, as many of them as the pools can
 // hold, and the gateway they are exposed through exists and routes each host to one service.
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
@@ -81,6 +82,79 @@ void check_placement(const System& sys, const Service& s, const Document& doc, D
                         fmt::format("pool '{}' size", pool->name), Anchor::key)});
 }
 
+/// A machine of the catalog with GPUs, as the model-fit message offers it.
+struct GpuMachine {
+  std::string what;  ///< "a2-ultragpu-2g", or "an n1 machine with 4 x nvidia-tesla-t4"
+  std::string accelerator;
+  int gpus = 0;
+  double gib = 0;  ///< per GPU
+  int vcpus = 0;   ///< 0 for attached GPUs (the host is the user's choice)
+};
+
+/// The catalog's GPU machines (and N1 hosts with attached GPUs) whose memory is known.
+std::vector<GpuMachine> gpu_machines() {
+  std::vector<GpuMachine> out;
+  for (const auto& type : catalog().machine_names()) {
+    const MachineType* m = catalog().machine(type);
+    if (m && m->gpus > 0 && m->gpu_memory_gib > 0)
+      out.push_back({type, m->accelerator, m->gpus, m->gpu_memory_gib, m->vcpus});
+  }
+  for (const auto& a : catalog().attachable_gpus())
+    if (a.memory_gib > 0)
+      for (const auto& [count, _] : a.max_vcpus)
+        out.push_back({fmt::format("an {} machine with {} x {}", a.machine_family, count, a.accelerator),
+                       a.accelerator, count, a.memory_gib, 0});
+  return out;
+}
+
+/// vLLM's weights plus its KV-cache floor must fit the pod's GPUs at its tensor parallelism;
+/// else the smallest machine of the catalog that holds them is named. A model whose size is
+/// unknown is a warning, or an error when the spec asks (ModelMemory::require_known).
+void check_model_fits(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
+  const ModelMemory mm = s.model_memory();
+  const ServerMemory* sm = catalog().server_memory(s.kind());
+  if (!mm.sized || !sm || s.gpus == 0) return;
+  const std::string at = ptr_key(s.ptr, s.kind());
+  if (mm.weight_bytes <= 0) {
+    const std::string msg = fmt::format(
+        "trainc cannot tell whether the model of service '{}' fits its GPUs: {}; give its size, e.g. '{}: 7B'{}", s.name,
+        mm.how, mm.params_key, mm.require_known ? "" : " (with 'requireFit: true' this is an error)");
+    if (mm.require_known) doc.error(diags, at, msg, Anchor::key);
+    else doc.warning(diags, at, msg, Anchor::key);
+    return;
+  }
+  const Pool* pool = sys.pool(s.pool);
+  if (!pool || !pool->accelerator) return;  // no GPU pool: reported with the placement
+  const double gib = catalog().gpu_memory_gib(pool->accelerator->type);
+  if (gib <= 0) return;  // the catalog does not know this GPU's memory
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const double util = mm.utilization > 0 ? mm.utilization : sm->utilization;
+  auto need = [&](int gpus) { return mm.weight_bytes + gpus * sm->kv_floor_gib * kGiB; };
+  auto have = [&](int gpus, double per_gpu) { return gpus * per_gpu * kGiB * util; };
+  if (need(s.gpus) <= have(s.gpus, gib)) return;
+  const GpuMachine* best = nullptr;
+  const auto machines = gpu_machines();
+  for (const auto& m : machines) {
+    if (need(m.gpus) > have(m.gpus, m.gib)) continue;
+    if (std::find(sm->unsupported.begin(), sm->unsupported.end(), m.accelerator) != sm->unsupported.end()) continue;
+    auto key = [](const GpuMachine& g) { return std::tuple(g.gpus * g.gib, g.gpus, g.vcpus == 0, g.vcpus, g.what); };
+    if (!best || key(m) < key(*best)) best = &m;
+  }
+  const std::string fix =
+      best ? fmt::format("the smallest machine in the catalog that holds it is {} ({} x {:g} GiB; tensor parallelism {}): "
+                         "place the service on a pool of it with gpus: {}, or serve a smaller or quantized model "
+                         "('dtype')",
+                         best->what, best->gpus, best->gib, best->gpus, best->gpus)
+           : std::string("no machine in the catalog holds it: serve a smaller or quantized model ('dtype')");
+  doc.error(diags, at,
+            fmt::format("the model of service '{}' cannot load: its weights take {:.1f} GiB ({}), and with vLLM's "
+                        "KV-cache floor of {:g} GiB per GPU it needs {:.1f} GiB, but {} x {} ({:g} GiB each) on pool "
+                        "'{}' ({}) give vLLM {:.1f} GiB at --gpu-memory-utilization={:g}; {}",
+                        s.name, mm.weight_bytes / kGiB, mm.how, sm->kv_floor_gib, need(s.gpus) / kGiB, s.gpus,
+                        pool->accelerator->type, gib, pool->name, pool->machine, have(s.gpus, gib) / kGiB, util, fix),
+            Anchor::key, {doc.note(pool->ptr, fmt::format("pool '{}' declared here", pool->name), Anchor::key)});
+}
+
 }  // namespace
 
 void check_services(const System& sys, const Document& doc, Diagnostics& diags) {
@@ -108,6 +182,7 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
     const auto& name = entry.first;
     const auto& s = entry.second;
     check_placement(sys, s, doc, diags);
+    check_model_fits(sys, s, doc, diags);
     if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)
       doc.error(diags, s.ptr,
                 fmt::format("service '{}' asks for {} GPU(s) but names no pool; set 'pool' to a GPU pool", name, s.gpus),

@@ -10,6 +10,7 @@
 #include "emit/emitter.h"
 #include "k8s/clusters.h"
 #include "k8s/names.h"
+#include "k8s/prerequisites.h"
 #include "model/catalog.h"
 #include "k8s/pod.h"
 #include "model/images.h"
@@ -104,12 +105,9 @@ ojson container(const System& sys, const Step& step) {
   } else {
     k8s::add_env(env, k8s::rendezvous_env(sys, step));
   }
-  std::set<std::string> regions, secrets;
+  std::set<std::string> regions;
   auto note_store = [&](const std::string& store) {
-    if (const auto* s = sys.store(store)) {
-      if (!s->region.empty()) regions.insert(s->region);
-      if (!s->credentials_secret.empty()) secrets.insert(s->credentials_secret);
-    }
+    if (const auto* s = sys.store(store); s && !s->region.empty()) regions.insert(s->region);
   };
   for (const auto& in : step.inputs) note_store(in.from.store);
   if (step.outputs) note_store(step.outputs->to.store);
@@ -124,7 +122,8 @@ ojson container(const System& sys, const Step& step) {
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;
-  if (!secrets.empty()) {
+  // The S3 stores' credentials, every key an environment variable the AWS CLI reads.
+  if (const std::set<std::string> secrets = k8s::store_secrets(sys, step); !secrets.empty()) {
     ojson from = ojson::array();
     for (const auto& s : secrets) from.push_back(ojson{{"secretRef", {{"name", s}}}});
     c["envFrom"] = from;

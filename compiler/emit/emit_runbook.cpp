@@ -14,6 +14,7 @@
 #include "k8s/clusters.h"
 #include "k8s/names.h"
 #include "k8s/pod.h"
+#include "k8s/prerequisites.h"
 #include "quoting/shell.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
@@ -572,15 +573,51 @@ std::string capacity_section(const System& sys, const ResourcePlan& resources) {
   return md + "```text\n" + render_plan_text(resources) + "```\n\n";
 }
 
+/// The objects the pods name that trainc does not create (k8s/prerequisites.h), each with the
+/// command that makes it; `scripts/apply.sh` checks them before it applies anything.
+std::string prerequisites_list(const System& sys) {
+  const auto prereqs = k8s::prerequisites(sys);
+  std::string md, secrets;
+  for (const auto& p : prereqs) {
+    const std::string make = "`" + k8s::create_command(runbook_target(), sys, p).line() + "`";
+    switch (p.kind) {
+      case k8s::Prerequisite::Kind::kNamespace:
+        md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it); else {}.\n",
+                          p.name, make);
+        break;
+      case k8s::Prerequisite::Kind::kServiceAccount:
+        md += fmt::format("- The service account `{}` exists in `{}` (trainc neither creates nor deletes it); else "
+                          "{}.\n",
+                          p.name, sys.ns, make);
+        break;
+      case k8s::Prerequisite::Kind::kSecret: {
+        std::vector<std::string> keys;
+        for (const auto& k : p.keys) keys.push_back("`" + k + "`");
+        secrets += fmt::format("- The Secret `{}` in `{}` with {} {}{}, read by {}. Make it (each value is asked for at a "
+                          "prompt, so none lands in a file or the shell's history):\n\n  ```sh\n  {}\n  ```\n",
+                          p.name, sys.ns, keys.size() == 1 ? "key" : "keys", fmt::join(keys, " and "),
+                          p.whole ? " (every key of it becomes an environment variable)" : "", fmt::join(p.users, ", "),
+                          k8s::create_command(runbook_target(), sys, p).line());
+        break;
+      }
+    }
+  }
+  if (!secrets.empty() && sys.owns_namespace)
+    md += fmt::format("- The Secrets live in the namespace trainc creates: make it first from its manifest, {}, which "
+                      "apply.sh applies again unchanged.\n",
+                      kubectl_code({"apply", "-f", std::string(k8s::kNamespaceFile)}));
+  md += secrets;
+  if (!prereqs.empty() && sys.gcp)
+    md += "- `scripts/apply.sh` checks each of these before it applies anything, and stops naming every one "
+          "missing.\n";
+  return md;
+}
+
 /// What must hold before anything is applied.
 std::string before_section(const System& sys, const k8s::Plan& plan) {
-  const std::string& ns = sys.ns;
   std::string md = "## Before you apply\n\n";
   md += fmt::format("- {} names the cluster to deploy to.\n", kubectl_code({"config", "current-context"}));
-  if (!sys.owns_namespace)
-    md += fmt::format("- The namespace `{}` exists already (trainc neither creates nor deletes it).\n", ns);
-  if (!sys.service_account.empty())
-    md += fmt::format("- The service account `{}` exists in `{}`.\n", sys.service_account, ns);
+  md += prerequisites_list(sys);
   bool s3 = false;
   for (const auto& st : sys.steps) s3 = s3 || !st.inputs.empty() || st.outputs;
   bool entry_scripts = false, ray_jobs = false;

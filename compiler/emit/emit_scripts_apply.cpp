@@ -8,6 +8,7 @@
 #include "emit/contents.h"
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
+#include "k8s/prerequisites.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -238,6 +239,66 @@ void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
   }
 }
 
+/// The prerequisites' check (k8s/prerequisites.h): need_object and need_secret note what is
+/// missing, then check_prerequisites stops naming every one, each with the command that makes it.
+void prerequisite_functions(ShellScript& sh, const System& sys) {
+  Call get = kubectl({"get", "\"$1\"", "-n", ref("NAMESPACE"), "-o", "name"});
+  // The names of a Secret's keys, one a line; never its values.
+  Call keys = kubectl({"get", "\"secret/$name\"", "-n", ref("NAMESPACE")});
+  keys.opt("--output", "go-template={{range $k, $v := .data}}{{$k}}{{\"\\n\"}}{{end}}");
+  sh.line();
+  sh.comment("What the pods name that trainc does not create must be there before anything is applied:");
+  sh.comment("a pod naming a missing Secret waits in CreateContainerConfigError until the waits give up.");
+  sh.comment("need_object KIND/NAME HOW and need_secret NAME HOW KEY... note each one missing (HOW makes it);");
+  sh.comment("check_prerequisites then stops naming them all. A dry run only prints the questions.");
+  sh.line("MISSING=()");
+  sh.open("need_object() {")
+      .line("local err")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then run " + get.line() + "; return 0; fi")
+      .line("if err=$(" + get.line() + " 2>&1 >/dev/null); then return 0; fi")
+      .line("case \"$err\" in *NotFound* | *[Nn]ot\\ found*) MISSING+=(\"$1 is missing; make it: $2\") ;; *) die \"cannot read $1: $err\" ;; esac")
+      .close("}");
+  sh.open("need_secret() {")
+      .line("local name=$1 how=$2 found key")
+      .line("shift 2")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then run " + keys.line() + "; return 0; fi")
+      .open("if ! found=$(" + keys.line() + " 2>&1); then")
+      .line("case \"$found\" in *NotFound* | *[Nn]ot\\ found*) ;; *) die \"cannot read secret/$name: $found\" ;; esac")
+      .line("MISSING+=(\"secret/$name is missing; make it: $how\")")
+      .line("return 0")
+      .close("fi")
+      .open("for key in \"$@\"; do")
+      .line("grep -qxF -- \"$key\" <<<\"$found\" || MISSING+=(\"secret/$name has no key $key; delete it and make it again: $how\")")
+      .close("done")
+      .close("}");
+  const std::string ns_hint =
+      sys.owns_namespace ? fmt::format(" (the namespace comes first: {})", hint({"apply", "-f", "${K8S_DIR}/namespace.yaml"}))
+                         : "";
+  sh.open("check_prerequisites() {")
+      .line("[ \"${#MISSING[@]}\" -eq 0 ] && return 0")
+      .line("log \"missing in namespace $NAMESPACE of context $KUBE_CONTEXT" + ns_hint + ":\"")
+      .line("printf '  %s\\n' \"${MISSING[@]}\" >&2")
+      .line("die \"${#MISSING[@]} object(s) the pods need are missing; nothing was applied (see README.md, Before you apply)\"")
+      .close("}");
+}
+
+/// Each prerequisite asked for, then the stop when any is missing.
+void check_prerequisites(ShellScript& sh, const System& sys) {
+  sh.line();
+  sh.comment("What the pods name that trainc does not create (README.md, Before you apply).");
+  for (const auto& p : k8s::prerequisites(sys)) {
+    const std::string how = lit(k8s::create_command(KubeTarget{}, sys, p).line());
+    if (p.kind != k8s::Prerequisite::Kind::kSecret) {
+      sh.line(fmt::format("need_object {} {}", lit(p.ref()), how));
+      continue;
+    }
+    std::string line = fmt::format("need_secret {} {}", lit(p.name), how);
+    for (const auto& key : p.keys) line += " " + lit(key);
+    sh.line(line);
+  }
+  sh.line("check_prerequisites");
+}
+
 /// Where `--services-only` (CI's deploy) stops: before the first pipeline step.
 void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
   sh.line();
@@ -309,10 +370,12 @@ std::string apply_script(const System& sys, const Planned& plan) {
   }
   if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
     topology_labels_function(sh);
+  if (!k8s::prerequisites(sys).empty()) prerequisite_functions(sh, sys);
   if (reads_spec_dir(sys)) find_spec_dir(sh, sys, "apply.sh");
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
+  if (!k8s::prerequisites(sys).empty()) check_prerequisites(sh, sys);
   for (const auto& [name, pool] : sys.pools)
     if (pool.tas()) sh.line("need_topology_labels " + lit(name));
   for (std::size_t i = 0; i < r.steps.size(); ++i) {

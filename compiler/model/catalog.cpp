@@ -174,8 +174,14 @@ Catalog Catalog::parse(const std::string& yaml_text) {
     for (const auto& j : ci["jobTimeoutMinutes"])
       c.ci_.job_minutes[j.first.as<std::string>()] = j.second.as<int>();
   }
-  for (const auto& s : root["servers"])
-    c.server_images_[s.first.as<std::string>()] = get<std::string>(s.second, "image", "servers." + s.first.as<std::string>());
+  for (const auto& s : root["servers"]) {
+    const std::string kind = s.first.as<std::string>();
+    c.server_images_[kind] = get<std::string>(s.second, "image", "servers." + kind);
+    if (const YAML::Node m = s.second["memory"])
+      c.server_memory_[kind] = {get<double>(m, "gpuMemoryUtilization", "servers." + kind + ".memory"),
+                                get<double>(m, "kvCacheFloorGiB", "servers." + kind + ".memory"),
+                                get_or<std::vector<std::string>>(m, "unsupportedAccelerators", {})};
+  }
   for (const auto& fam : root["gpuFamilies"]) {
     std::string id = get<std::string>(fam, "family", "a gpuFamilies row");
     for (const auto& m : fam["machines"]) {
@@ -184,6 +190,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
       row.accelerator = get<std::string>(fam, "accelerator", id);
       row.arm = get_or<bool>(fam, "arm", false);
       row.rdma = get_or<bool>(fam, "rdma", false);
+      row.gpu_memory_gib = get_or<double>(fam, "gpuMemoryGiB", 0);
       add(std::move(row));
     }
   }
@@ -208,6 +215,7 @@ Catalog Catalog::parse(const std::string& yaml_text) {
     AttachableGpu gpu;
     gpu.accelerator = get<std::string>(a, "accelerator", "an attachableGpus row");
     gpu.machine_family = get<std::string>(a, "machineFamily", gpu.accelerator);
+    gpu.memory_gib = get_or<double>(a, "gpuMemoryGiB", 0);
     for (const auto& cnt : a["counts"]) gpu.max_vcpus[get<int>(cnt, "gpus", gpu.accelerator)] = get<int>(cnt, "maxVcpus", gpu.accelerator);
     c.attachable_.push_back(std::move(gpu));
   }
@@ -246,6 +254,18 @@ std::vector<std::string> TopologyModel::placement_levels() const {
 const MachineType* Catalog::machine(const std::string& type) const {
   auto it = machines_.find(type);
   return it == machines_.end() ? nullptr : &it->second;
+}
+
+const ServerMemory* Catalog::server_memory(const std::string& kind) const {
+  auto it = server_memory_.find(kind);
+  return it == server_memory_.end() ? nullptr : &it->second;
+}
+
+double Catalog::gpu_memory_gib(const std::string& accelerator) const {
+  if (const AttachableGpu* a = attachable(accelerator)) return a->memory_gib;
+  for (const auto& [_, m] : machines_)
+    if (m.accelerator == accelerator) return m.gpu_memory_gib;
+  return 0;
 }
 
 const AttachableGpu* Catalog::attachable(const std::string& accelerator) const {

@@ -18,6 +18,7 @@ struct MachineType {
   int gpus = 0;
   std::string accelerator;  ///< gke-accelerator label, "" without built-in GPUs
   bool arm = false, rdma = false;
+  double gpu_memory_gib = 0;  ///< per built-in GPU (catalog gpuMemoryGiB); 0 = unknown
   bool topology_labels = false;  ///< GKE labels its nodes with their block, sub-block and host (catalog `topology`)
   // TPU machines:
   int tpu_chips = 0;
@@ -31,6 +32,15 @@ struct MachineType {
 struct AttachableGpu {
   std::string accelerator, machine_family;
   std::map<int, int> max_vcpus;  ///< allowed GPU count -> most vCPUs the machine may have
+  double memory_gib = 0;         ///< per GPU (catalog gpuMemoryGiB); 0 = unknown
+};
+
+/// What the check that a server's model fits its GPUs assumes of a server kind (catalog
+/// servers.<kind>.memory).
+struct ServerMemory {
+  double utilization = 0;   ///< the share of each GPU's memory the server takes
+  double kv_floor_gib = 0;  ///< the least KV cache per GPU beside the weights
+  std::vector<std::string> unsupported;  ///< gke-accelerator labels the server cannot run on
 };
 
 struct ReserveTier {
@@ -154,6 +164,10 @@ class Catalog {
   std::string system_namespace(const std::string& ns) const;
   /// The pinned image of a server kind ("triton"); throws for a kind the catalog lacks.
   const std::string& server_image(const std::string& kind) const;
+  /// What a server kind takes of its GPUs' memory; nullptr when the catalog says nothing of it.
+  const ServerMemory* server_memory(const std::string& kind) const;
+  /// Memory per GPU of a gke-accelerator label, built in or attachable; 0 when unknown.
+  double gpu_memory_gib(const std::string& accelerator) const;
 
   /// Cores a node of `m` leaves for pods after GKE's reserve.
   double allocatable_cpu(const MachineType& m) const;
@@ -169,6 +183,7 @@ class Catalog {
  private:
   std::map<std::string, MachineType> machines_;
   std::vector<AttachableGpu> attachable_;
+  std::map<std::string, ServerMemory> server_memory_;
   std::vector<ReserveTier> memory_tiers_, cpu_tiers_;
   double eviction_mib_ = 0;
   int pods_per_node_ = 0;

@@ -95,6 +95,9 @@ Vllm Lowerer::vllm(const System& sys, const json& s, const std::string& ptr, Ser
   out.tensor_parallel = integer(v, "tensorParallelSize", std::max(1, svc.gpus), ptr);
   if (v.contains("args")) out.args = string_list(v["args"]);
   out.args_reason = get_or<std::string>(v, "argsReason", "");
+  out.params = get_or<std::string>(v, "params", "");
+  out.dtype = get_or<std::string>(v, "dtype", "");
+  out.require_fit = get_or<bool>(v, "requireFit", false);
   if (!s.contains("startupTimeout")) svc.startup_seconds = kVllmStartupSeconds;
   return out;
 }

@@ -341,6 +341,9 @@ std::vector<HealthCheck> Service::health_checks() const {
 std::vector<StoreContents> Service::store_contents() const {
   return std::visit([](const auto& k) { return k.store_contents(); }, server);
 }
+ModelMemory Service::model_memory() const {
+  return std::visit([](const auto& k) { return k.model_memory(); }, server);
+}
 CallingExamples Service::calling_examples() const {
   return std::visit([&](const auto& k) { return k.calling_examples(image); }, server);
 }

@@ -608,6 +608,8 @@ struct Triton {
   /// Triton's flags carry no risk its docs single out.
   std::vector<AcceptedRisk> accepted_risks() const { return {}; }
   CallingExamples calling_examples(const std::string& image) const;
+  /// Triton serves a repository of models of any kind: their memory is not judged.
+  ModelMemory model_memory() const { return {}; }
 };
 
 /// vLLM's OpenAI-compatible server, serving one language model from Hugging Face or a GCS store.
@@ -620,6 +622,9 @@ struct Vllm {
   int tensor_parallel = 1;        ///< GPUs one copy of the model spans: all of the pod's
   std::vector<std::string> args;  ///< further `vllm serve` flags
   std::string args_reason;        ///< why the risky flags of `args` are acceptable ("" = none given)
+  std::string params;             ///< the parameter count as the spec gives it ("72B"); "" = from the name
+  std::string dtype;              ///< the weights' data type as the spec gives it; "" = from the name or args
+  bool require_fit = false;       ///< an unknown model size is an error, not a warning
 
   // Facts (model/kinds/vllm.cpp).
   static std::vector<ServerPort> ports();
@@ -639,6 +644,8 @@ struct Vllm {
   /// The flags of `args` that risky_flags() names, each with `args_reason`.
   std::vector<AcceptedRisk> accepted_risks() const;
   CallingExamples calling_examples(const std::string& image) const;
+  /// The weights from `params` and `dtype`, else from the model's name and args (vllm.cpp).
+  ModelMemory model_memory() const;
 };
 
 using ServerKind = std::variant<Triton, Vllm>;
@@ -689,6 +696,7 @@ struct Service {
   std::vector<StoreContents> store_contents() const;
   CallingExamples calling_examples() const;  ///< for the service's image
   std::vector<AcceptedRisk> accepted_risks() const;
+  ModelMemory model_memory() const;
 };
 
 /// Kueue admission for the system's batch workloads.

@@ -110,6 +110,18 @@ struct AcceptedRisk {
   std::string flag, what, reason;
 };
 
+/// What a server's model needs of the pod's GPU memory, as far as the spec and the model's name
+/// tell: the weights, and the share of each GPU the server takes. The check that it fits
+/// (checks/services.cpp) adds the server's KV-cache floor (catalog servers.<kind>.memory).
+struct ModelMemory {
+  bool sized = false;       ///< the server loads one model whose size can be judged (vLLM); false: not judged
+  double weight_bytes = 0;  ///< 0 when the size is unknown
+  std::string how;          ///< how weight_bytes was found, or why it is unknown, in words
+  std::string params_key;   ///< the spec key below the kind's that gives the size ("params")
+  bool require_known = false;  ///< an unknown size is an error (the spec asks), not a warning
+  double utilization = 0;      ///< the share of each GPU's memory it takes; 0 = the catalog's default
+};
+
 struct CallingExamples {
   std::string ready_path;  ///< a GET any HTTP client can make that says whether it serves
   std::optional<GatewayClient> client;
@@ -186,10 +198,15 @@ concept CallingExamplesFact = requires(const T& k, const std::string& image) {
 };
 
 template <class T>
+concept ModelMemoryFact = requires(const T& k) {
+  { k.model_memory() } -> std::same_as<ModelMemory>;
+};
+
+template <class T>
 concept ServerFacts = Named<T> && ServerPortsFact<T> && ServerArgvFact<T> && ServerProbesFact<T> &&
                       GatewayRoutesFact<T> && ScalingMetricFact<T> && MetricsEndpointFact<T> &&
                       ReservedFlagsFact<T> && ServerStoreRefsFact<T> && UserWordsFact<T> && HealthChecksFact<T> &&
-                      StoreContentsFact<T> && CallingExamplesFact<T>;
+                      StoreContentsFact<T> && CallingExamplesFact<T> && ModelMemoryFact<T>;
 
 /// Engine facts.
 template <class T>
@@ -309,6 +326,8 @@ struct CheckServerFacts {
                                       "store_contents() const");
   static_assert(CallingExamplesFact<T>, "server kind lacks its calling examples: CallingExamples "
                                         "calling_examples(const std::string& image) const");
+  static_assert(ModelMemoryFact<T>, "server kind lacks what its model needs of the GPUs' memory: ModelMemory "
+                                    "model_memory() const");
   static constexpr bool value = ServerFacts<T>;
 };
 

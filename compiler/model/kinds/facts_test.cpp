@@ -108,3 +108,44 @@ TEST_CASE("step kinds: trainrt, store places in flag order, the words the secret
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+TEST_CASE("vLLM's model memory: the size from params, else from the name; the bytes from dtype, flags or name") {
+  auto weights = [](const std::string& model, std::vector<std::string> args = {}, std::string params = "",
+                    std::string dtype = "") {
+    Vllm v;
+    v.model = model;
+    v.args = std::move(args);
+    v.params = std::move(params);
+    v.dtype = std::move(dtype);
+    const ModelMemory m = v.model_memory();
+    CHECK(m.sized);
+    return m.weight_bytes;
+  };
+  CHECK(weights("Qwen/Qwen2.5-72B-Instruct") == doctest::Approx(144e9));  // 72B x bfloat16
+  CHECK(weights("Qwen/Qwen2.5-0.5B-Instruct") == doctest::Approx(1e9));
+  CHECK(weights("meta-llama/Llama-2-7b-chat-hf") == doctest::Approx(14e9));
+  CHECK(weights("HuggingFaceTB/SmolLM-135M") == doctest::Approx(0.27e9));
+  CHECK(weights("mistralai/Mixtral-8x7B-Instruct-v0.1") == doctest::Approx(112e9));  // every expert whole
+  CHECK(weights("Qwen/Qwen3-30B-A3B") == doctest::Approx(60e9));                     // the total, not the active
+  CHECK(weights("Qwen/Qwen2.5-72B-Instruct-AWQ") == doctest::Approx(36e9));          // 4-bit, from the name
+  CHECK(weights("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8") == doctest::Approx(8e9));
+  CHECK(weights("Qwen/Qwen2.5-72B-Instruct", {"--quantization=fp8"}) == doctest::Approx(72e9));
+  CHECK(weights("Qwen/Qwen2.5-72B-Instruct", {"--dtype=float32"}) == doctest::Approx(288e9));
+  CHECK(weights("Qwen/Qwen2.5-72B-Instruct", {}, "7B", "int8") == doctest::Approx(7e9));  // the spec wins
+  CHECK(weights("microsoft/Phi-3-mini-4k-instruct") == 0);  // "4k" is a context length, not a size
+  CHECK(weights("deepseek-ai/DeepSeek-V3") == 0);
+  Vllm gcs;
+  gcs.weights = {"models", "/llama-3.1-8b", "gs://b/llama-3.1-8b", ""};
+  gcs.args = {"--gpu-memory-utilization=0.8"};
+  gcs.require_fit = true;
+  const ModelMemory m = gcs.model_memory();
+  CHECK(m.weight_bytes == doctest::Approx(16e9));
+  CHECK(m.utilization == doctest::Approx(0.8));
+  CHECK(m.require_known);
+  CHECK(m.how.find("'models:/llama-3.1-8b'") != std::string::npos);
+  CHECK_FALSE(Triton{}.model_memory().sized);  // a repository of models of any kind is not judged
+}
+
+}  // namespace trainc
