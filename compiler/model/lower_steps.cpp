@@ -114,11 +114,11 @@ void Lowerer::size_steps(System& sys) {
     const Sidecar& fuse = catalog().gcsfuse_sidecar();
     const double added_cores = st.mounts.empty() ? 0 : fuse.cores, added_bytes = st.mounts.empty() ? 0 : fuse.bytes;
     // A pod with accelerators: its share of the node by GPUs (a TPU pod takes all of its host's chips).
-    const double fraction = !pool                                         ? 0
-                            : pool->tpu                                   ? 1
-                            : pool->accelerator && st.gpus > 0            ? std::min(1.0, static_cast<double>(st.gpus) /
-                                                                                          pool->accelerator->count)
-                                                                          : 0;
+    const double fraction = !pool                              ? 0
+                            : pool->tpu                        ? 1
+                            : pool->accelerator && st.gpus > 0 ? static_cast<double>(st.gpus) / pool->accelerator->count
+                                                               : 0;
+    if (fraction > 1) continue;  // more GPUs than a node has: the checks refuse it, nothing to size
     double cores = catalog().cpu_pod().cores, bytes = catalog().cpu_pod().bytes;
     if (pool && pool->vcpus > 0) {
       if (fraction > 0) {
@@ -132,6 +132,11 @@ void Lowerer::size_steps(System& sys) {
       }
     }
     if (cores <= 0 || bytes <= 0) continue;  // a node too small for anything: the checks say so
+    // /dev/shm is memory the container is charged for: a default that it would fill asks for the
+    // process's own memory on top of it.
+    const double shm = parse_quantity(st.shm).value_or(0);
+    if (shm >= bytes && (!pool || pool->vcpus == 0 || shm + catalog().cpu_pod().bytes <= share(sys, *pool, 1.0).second))
+      bytes = shm + catalog().cpu_pod().bytes;
     // The spec's own keys win; a key with only a limit asks for it (as Kubernetes would default it).
     auto fill = [&](const std::string& key, const std::string& value, bool limit) {
       if (st.resources.requests.count(key)) return;
