@@ -41,7 +41,12 @@ plans its own model makes (which must pass) and their mutations (which must fail
 PLACEMENT_PLANT_RESERVE_CPU=C (cores) adds C to the judge's DaemonSet reserve: a planted error,
 which tests/placement_test.sh requires to be caught.
 
+Every compiled variant and example is also held to requests: each container of each pod trainc
+emits requests CPU and memory (no pod is BestEffort), and a step's container asks what the plan
+places it with. --requests-of OUT judges only that, on a compiled output.
+
 Usage: placement_property.py TRAINC [N] [--seed S] [--self-check] [--catalog stdlib/catalog.yaml]
+       placement_property.py - --requests-of OUT
 """
 import argparse
 import copy
@@ -1324,7 +1329,15 @@ def main():
                          "mutations fail")
     ap.add_argument("--catalog", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdlib",
                                                        "catalog.yaml"))
+    ap.add_argument("--requests-of", metavar="OUT",
+                    help="only hold a compiled output (OUT/<system>/k8s) to every container requesting CPU and "
+                         "memory: its problems, exit 1 when there are any")
     args = ap.parse_args()
+    if args.requests_of:
+        problems = requests_problems(args.requests_of, None)
+        for text in problems:
+            print(f"# {text}")
+        return 1 if problems else 0
     cat = Catalog(args.catalog)
     global CPU_POD
     CPU_POD = cat.cpu_pod
