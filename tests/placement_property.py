@@ -41,7 +41,12 @@ plans its own model makes (which must pass) and their mutations (which must fail
 PLACEMENT_PLANT_RESERVE_CPU=C (cores) adds C to the judge's DaemonSet reserve: a planted error,
 which tests/placement_test.sh requires to be caught.
 
+Every compiled variant and example is also held to requests: each container of each pod trainc
+emits requests CPU and memory (no pod is BestEffort), and a step's container asks what the plan
+places it with. --requests-of OUT judges only that, on a compiled output.
+
 Usage: placement_property.py TRAINC [N] [--seed S] [--self-check] [--catalog stdlib/catalog.yaml]
+       placement_property.py - --requests-of OUT
 """
 import argparse
 import copy
@@ -108,6 +113,9 @@ class Catalog:
         self.fuse = data["sidecars"]["gcsfuse"]
         self.istio = data["sidecars"]["istioProxy"]
         self.system = (data.get("systemPods") or {}).get("entries") or []
+        defaults = data["podDefaults"]
+        self.cpu_pod = (quantity(defaults["cpuPod"]["cpu"]), quantity(defaults["cpuPod"]["memory"]))
+        self.slack = (quantity(defaults["wholeNodeSlack"]["cpu"]), quantity(defaults["wholeNodeSlack"]["memory"]))
         plant = os.environ.get("PLACEMENT_PLANT_RESERVE_CPU")
         self.plant = F(plant) if plant else F(0)
 
@@ -174,6 +182,7 @@ def scheduled(containers, key):
     return max([sum(c[key] for c in containers if not c.get("init"))] +
                [c[key] for c in containers if c.get("init")])
 FUSE_NAME = "gke-gcsfuse-sidecar"
+CPU_POD = (F(0), F(0))  # stdlib/catalog.yaml podDefaults.cpuPod, set by main() from the catalog
 LEAD_ON_GPU = (F(2), 8 * GIB)                                 # docs/spec-v1.md: a lead off CPU pools
 
 # ---- the generator ----------------------------------------------------------------------------
@@ -219,10 +228,14 @@ class Pool:
 class Pod:
     """A pod as the cluster will run it: trainc's containers and those added beside them."""
 
-    def __init__(self, workload, kind, index, pool, cpu, mem, gpus, added, whole):
+    def __init__(self, workload, kind, index, pool, cpu, mem, gpus, added, whole, fraction=None, capped=None):
         self.workload, self.kind, self.index, self.pool = workload, kind, index, pool
         self.own = (cpu, mem)
         self.gpus, self.added, self.whole = gpus, added, whole
+        # Sized by trainc once the system pods are known (draft's last pass): `fraction` of a node's
+        # room less the slack (and the system pods on an open pool), less the added containers; or
+        # `capped`, the catalog's CPU pod default at most the same whole-node figure.
+        self.fraction, self.capped = fraction, capped
 
     # What the scheduler counts: the sum of the containers, or the biggest init container if larger.
     @property
@@ -290,8 +303,8 @@ def client_step(rng, step, pools, fuse, security):
         added = [fuse]
     if security:
         step["security"] = security
-    if rng.random() < 0.5:
-        return [Pod(step["name"], "step/command", 0, None, F(0), F(0), 0, added, False)]
+    if rng.random() < 0.5:  # the catalog's CPU pod default, uncapped: it names no pool
+        return [Pod(step["name"], "step/command", 0, None, *CPU_POD, 0, added, False)]
     pool = rng.choice(pools)
     res = explicit(rng, pool.gen_room, added, None)
     step.update(pool=pool.name, gpus=0, resources={"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}})
@@ -396,21 +409,17 @@ def draft(rng, cat, n, own_ds):
         if lead_res:
             own, whole = lead_res, False
         elif lead_pool.gpus == 0:
-            own = (lead_pool.room[0] - sum(a[1] for a in lead_added), lead_pool.room[1] - sum(a[2] for a in lead_added))
-            whole = True
+            own, whole = (F(0), F(0)), True  # sized below, once the system pods are known
         else:
             own, whole = LEAD_ON_GPU, False
-        expected.append(Pod(f"{cname}/{lead_key}", kind, 0, lead_pool.name, *own, 0, lead_added, whole))
+        expected.append(Pod(f"{cname}/{lead_key}", kind, 0, lead_pool.name, *own, 0, lead_added, whole,
+                            fraction=1 if whole else None))
         for gname, (g, pool, count, gpus, res) in groups.items():
             added = ([fuse] if mounts else []) + ([WAIT_GCS] if engine == "ray" else [])
-            if res:
-                own, whole = res, False
-            else:
-                own = (pool.room[0] - sum(a[1] for a in added if not is_init(a)),
-                       pool.room[1] - sum(a[2] for a in added if not is_init(a)))
-                whole = True
+            own, whole = (res, False) if res else ((F(0), F(0)), True)  # a whole node: sized below
             for i in range(count):
-                expected.append(Pod(f"{cname}/{gname}", kind, i, pool.name, *own, gpus, added, whole))
+                expected.append(Pod(f"{cname}/{gname}", kind, i, pool.name, *own, gpus, added, whole,
+                                    fraction=1 if whole else None))
         step = {"name": f"on-{cname}", "cluster": cname, "command": ["python", "job.py"]}
         if engine == "ray":  # a RayJob, submitted over HTTP: no pod of its own
             step["retries"] = 0
@@ -435,6 +444,11 @@ def draft(rng, cat, n, own_ds):
         res = explicit(rng, pool.gen_room, added, None)
         st = {"name": name, "pool": pool.name, "image": "python:3.12-slim", "command": ["python", "step.py"],
               "gpus": gpus, "resources": {"requests": {"cpu": cores_text(res[0]), "memory": mem_text(res[1])}}}
+        sized = {}
+        if rng.random() < 0.4:  # no resources: trainc sizes the pod (catalog podDefaults)
+            del st["resources"]
+            res = (F(0), F(0))
+            sized = {"fraction": F(gpus, pool.gpus)} if gpus else {"capped": CPU_POD}
         if nodes > 1:
             st["nodes"] = nodes
         if smounts:
@@ -444,7 +458,8 @@ def draft(rng, cat, n, own_ds):
         if steps and rng.random() < 0.5:
             st["needs"] = [steps[-1]["name"]]
         steps.append(st)
-        step_pods[name] = [Pod(name, "step/command", i, pool.name, *res, gpus, added, False) for i in range(nodes)]
+        step_pods[name] = [Pod(name, "step/command", i, pool.name, *res, gpus, added, bool(sized), **sized)
+                           for i in range(nodes)]
     spec["pipeline"] = steps
     # GKE's own Deployments and the operators' land on pools without accelerators or taints.
     svc = (spec.get("services") or {}).values()
@@ -452,12 +467,21 @@ def draft(rng, cat, n, own_ds):
         "always": True, "dataplaneV2": dpv2, "managedPrometheus": services, "istio": "istio" in spec,
         "kuberay": any(c["engine"] == "ray" for c in clusters.values()), "jobset": False, "kueue": False,
         "metricsAdapter": any("autoscaling" in v for v in svc)})
-    # A whole-node pod on a pool the system pods may use leaves room for all of them.
+    # A pod trainc sizes from its node leaves the catalog's slack and, on a pool the system pods may
+    # use, room for all of them.
     system = [p for p in expected if p.kind == "system"]
     share = (sum(p.cpu for p in system), sum(p.mem for p in system))
-    for p in expected:
-        if p.whole and p.pool in open_pools(by_name):
-            p.own = (p.own[0] - share[0], p.own[1] - share[1])
+    for p in expected + [q for st in step_pods.values() for q in st]:
+        if p.fraction is None and p.capped is None:
+            continue
+        pool = by_name[p.pool]
+        shared = share if p.pool in open_pools(by_name) else (0, 0)
+        base = [pool.room[k] - cat.slack[k] - shared[k] for k in (0, 1)]
+        added = [sum(a[1 + k] for a in p.added if not is_init(a)) for k in (0, 1)]
+        if p.fraction is not None:
+            p.own = tuple(base[k] * p.fraction - added[k] for k in (0, 1))
+        else:
+            p.own = tuple(min(p.capped[k], base[k] - added[k]) for k in (0, 1))
     # Most variants get pools of the fewest nodes (up to 3) that hold their pods; the others one pool
     # a node short: placement is judged on both sides of the line.
     short = rng.choice(list(by_name)) if rng.random() < 0.3 else None
@@ -471,7 +495,8 @@ def size_pool(pool, expected, step_pods, short):
     """Gives the pool the fewest nodes, up to 3, that hold its pods (less one when `short`), sized from
     the room without the planted error; a pool that 3 nodes cannot hold keeps its size."""
     def size(p):
-        return (p.cpu + pool.gen_room[0] - pool.room[0], p.mem, p.gpus) if p.whole else (p.cpu, p.mem, p.gpus)
+        f = p.fraction if p.fraction is not None else (1 if p.whole else 0)
+        return (p.cpu + (pool.gen_room[0] - pool.room[0]) * f, p.mem, p.gpus)
     pods = [size(p) for p in expected if p.pool == pool.name]
     steps = [[size(p) for p in st if p.pool == pool.name] for st in step_pods.values()]
 
@@ -1060,6 +1085,64 @@ def emitted_daemonsets(trainc, tmp, always=False):
     return own
 
 
+def pod_templates(doc):
+    """(name, pod spec) of every pod an emitted object makes: Jobs, Deployments, DaemonSets, JobSets'
+    Jobs, RayClusters' and RayJobs' groups."""
+    kind, spec = doc.get("kind"), doc.get("spec") or {}
+    if kind in ("Job", "Deployment", "StatefulSet", "DaemonSet"):
+        yield doc["metadata"]["name"], spec["template"]["spec"]
+    elif kind == "JobSet":
+        for r in spec.get("replicatedJobs") or []:
+            yield f"{doc['metadata']['name']}/{r['name']}", r["template"]["spec"]["template"]["spec"]
+    elif kind in ("RayCluster", "RayJob"):
+        rc = spec if kind == "RayCluster" else spec.get("rayClusterSpec") or {}
+        if rc:
+            yield f"{doc['metadata']['name']}/head", rc["headGroupSpec"]["template"]["spec"]
+            for g in rc.get("workerGroupSpecs") or []:
+                yield f"{doc['metadata']['name']}/{g['groupName']}", g["template"]["spec"]
+        if spec.get("submitterPodTemplate"):
+            yield f"{doc['metadata']['name']}/submitter", spec["submitterPodTemplate"]["spec"]
+
+
+def requests_problems(outdir, placement):
+    """Every container of every pod trainc emits requests CPU and memory, so that no pod is BestEffort
+    and the scheduler counts what it uses (a GPU or TPU request does not count for QoS). trainc's own
+    DaemonSet (the gIB installer) is held only to not being BestEffort: its requests are the upstream
+    manifest's and feed the node reserve. A step's container asks what the plan's pod says it asks."""
+    problems = []
+    planned = {}  # a step's workload -> its own container's (cpu, memory) in the plan
+    for entry in (placement or {}).values():
+        for nodes, unplaced in entry["phases"].values():
+            for q in [x for nd in nodes for x in nd[0]] + unplaced:
+                for c in q["containers"] or []:
+                    if not c["addedBy"] and (q["kind"] or "").startswith("step/"):
+                        planned[(q["workload"], c["name"])] = (c["cpu"], c["memory"])
+    for f in sorted(glob.glob(os.path.join(outdir, "*", "k8s", "*.yaml"))):
+        for doc in yaml.safe_load_all(open(f)):
+            if not isinstance(doc, dict):
+                continue
+            for name, pod in pod_templates(doc):
+                containers = (pod.get("initContainers") or []) + (pod.get("containers") or [])
+                asks = [((c.get("resources") or {}).get("requests") or {}) for c in containers]
+                if doc.get("kind") == "DaemonSet":
+                    if not any("cpu" in r or "memory" in r for r in asks):
+                        problems.append(f"{doc['kind']} {name}: BestEffort, no container requests CPU or memory")
+                    continue
+                for c, r in zip(containers, asks):
+                    missing = [k for k in ("cpu", "memory") if k not in r]
+                    if missing:
+                        problems.append(f"{doc['kind']} {name} container {c['name']}: requests no "
+                                        f"{' and no '.join(missing)}")
+                    for (workload, cname), want in planned.items():
+                        if cname == c["name"] and name.endswith("-" + workload) and not missing:
+                            got = (quantity(r["cpu"]), quantity(r["memory"]))
+                            if not near(got[0], want[0], CPU_EPS) or not near(got[1], want[1], MEM_EPS):
+                                problems.append(f"{doc['kind']} {name} container {c['name']}: asks {fmt(got[0])} "
+                                                f"cores, {int(got[1])} bytes; the plan places it with {fmt(want[0])}"
+                                                f" cores, {int(want[1])} bytes")
+    return problems
+
+
 # ---- the driver -----------------------------------------------------------------------------------
 
 
@@ -1097,6 +1180,12 @@ def judge_variant(trainc, cat, rng, n, tmp):
         else:
             placed, _ = judge.run(placement)
             steps_fit = judge.steps_fit
+            outdir = os.path.join(tmp, "variant")
+            shutil.rmtree(outdir, ignore_errors=True)
+            crc, co, ce = run(trainc, "compile", path, "-o", outdir)
+            if crc == 0:
+                for text in requests_problems(outdir, placement):
+                    judge.bad(text)
             verdict["plan"] = ("every long-lived pod placed" if placed else "pods left unplaced") + \
                 ("" if judge.steps_fit else ", a step's pods unplaced")
     rc, out, err = run(trainc, "check", path)
@@ -1130,6 +1219,7 @@ def judge_example(trainc, cat, path, tmp):
     rc, o, e = run(trainc, "compile", path, "-o", outdir)
     if rc != 0:
         return problems + [f"`trainc compile` fails: {(o + e).strip()[:400]}"]
+    problems += requests_problems(outdir, placement)
     pools = (spec.get("cluster") or {}).get("pools") or {}
     own = {}
     for f in sorted(glob.glob(os.path.join(outdir, "*", "k8s", "*.yaml"))):
@@ -1239,8 +1329,18 @@ def main():
                          "mutations fail")
     ap.add_argument("--catalog", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stdlib",
                                                        "catalog.yaml"))
+    ap.add_argument("--requests-of", metavar="OUT",
+                    help="only hold a compiled output (OUT/<system>/k8s) to every container requesting CPU and "
+                         "memory: its problems, exit 1 when there are any")
     args = ap.parse_args()
+    if args.requests_of:
+        problems = requests_problems(args.requests_of, None)
+        for text in problems:
+            print(f"# {text}")
+        return 1 if problems else 0
     cat = Catalog(args.catalog)
+    global CPU_POD
+    CPU_POD = cat.cpu_pod
     rng = random.Random(args.seed)
     failed = feasible_n = caught_n = 0
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")

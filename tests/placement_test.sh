@@ -2,7 +2,8 @@
 # The placement property test can fail (TAP). tests/placement_property.py passes the plans its own
 # model makes and catches each of their mutations (--self-check); and with a planted error, one core
 # more in its DaemonSet reserve (PLACEMENT_PLANT_RESERVE_CPU), it fails against trainc, naming the
-# room and the whole-node requests it expected, and on the examples.
+# room and the whole-node requests it expected, and on the examples; and a compiled step that
+# requests only its GPUs (BestEffort) fails its requests property.
 # Usage: tests/placement_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -21,5 +22,28 @@ planted() {
   grep -q '^not ok [0-9]* - example xgb-dask-a4:' "$TMP/stdout" || { echo "the example xgb-dask-a4 passed:"; grep example "$TMP/stdout"; return 1; }
 }
 t "a DaemonSet reserve one core off in the judge fails on the room, the whole-node pods and the examples" planted
+
+# An output whose step asks only for its GPUs (as trainc's did before steps got default requests)
+# must fail the requests property.
+besteffort() {
+  run "$TRAINC" compile examples/mnist/spec.yaml -o "$TMP/out"
+  [ "$rc" -eq 0 ] || { cat "$TMP/stderr"; return 1; }
+  python3 - "$TMP/out/mnist/k8s/train-job.yaml" <<'PY' || return 1
+import sys, yaml
+path = sys.argv[1]
+docs = list(yaml.safe_load_all(open(path)))
+for d in docs:
+    for c in d["spec"]["template"]["spec"]["containers"]:
+        for part in ("requests", "limits"):
+            for k in ("cpu", "memory"):
+                (c.get("resources") or {}).get(part, {}).pop(k, None)
+yaml.safe_dump_all(docs, open(path, "w"))
+PY
+  run python3 tests/placement_property.py - --requests-of "$TMP/out"
+  [ "$rc" -eq 1 ] || { echo "exit $rc on a step that requests only GPUs"; cat "$TMP/stdout"; return 1; }
+  grep -q '^# Job mnist-train container train: requests no cpu and no memory' "$TMP/stdout" ||
+    { echo "the GPU-only step was not named:"; cat "$TMP/stdout"; return 1; }
+}
+t "a step whose container requests only GPUs fails the requests property" besteffort
 
 tap_done

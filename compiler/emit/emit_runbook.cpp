@@ -13,6 +13,7 @@
 #include "emit/runbook.h"
 #include "k8s/clusters.h"
 #include "k8s/names.h"
+#include "k8s/services.h"
 #include "k8s/pod.h"
 #include "k8s/prerequisites.h"
 #include "quoting/shell.h"
@@ -278,10 +279,12 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
                        s.replicas);
   out += fmt::format(
       "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
-      "{} minutes. To serve another model or revision, change the spec and apply it: a rolling update replaces the "
-      "pods while the others serve. To roll back, {} until the spec is fixed and "
-      "applied again.\n\n",
-      (s.startup_seconds + 59) / 60, kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
+      "{} minutes; the Deployment's progress deadline ({} minutes: that window and time for the node and the image "
+      "pull) is when a rollout counts as failed, and `scripts/apply.sh` waits that long. To serve another model or "
+      "revision, change the spec and apply it: a rolling update replaces the pods while the others serve. To roll "
+      "back, {} until the spec is fixed and applied again.\n\n",
+      (s.startup_seconds + 59) / 60, (k8s::rollout_timing(s).progress_deadline + 59) / 60,
+      kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
+#include "k8s/services.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -166,7 +167,7 @@ void apply_service(ShellScript& sh, const RolloutStep& step) {
   sh.line();
   sh.comment(fmt::format("Service '{}' ({}).", w.name, w.service->kind()));
   call(sh, cmd::apply_files(kube_target(), step.files));
-  sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), w.service->startup_seconds + 600));
+  sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), k8s::rollout_timing(*w.service).wait));
 }
 
 void health_check(ShellScript& sh) {

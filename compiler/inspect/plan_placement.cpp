@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "inspect/plan.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
@@ -68,11 +69,15 @@ std::string render_placement_text(const Placement& placed) {
   for (const auto& pp : placed.pools) {
     const Pool& p = *pp.pool;
     out += fmt::format("  pool {}: {} node(s) of {}\n", p.name, pp.nodes, p.machine);
-    out += fmt::format("    per node: allocatable {}; DaemonSets {} ({}; margin {}); room {}\n",
+    const Sidecar& slack = catalog().whole_node_slack();
+    out += fmt::format("    per node: allocatable {}; DaemonSets {} ({}; margin {}); room {}; a pod sized by "
+                       "trainc to the whole node (or its GPUs' share of it) leaves {} of it free beyond that, "
+                       "for pods the model does not know and the autoscaler's node template\n",
                        amounts(p.allocatable_cpu, p.allocatable_memory, pp.room_gpus, pp.room_chips),
                        amounts(p.reserve.cores, p.reserve.bytes, 0, 0), fmt::join(p.reserve.daemonsets, ", "),
                        amounts(p.reserve.margin_cores, p.reserve.margin_bytes, 0, 0),
-                       amounts(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips));
+                       amounts(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips),
+                       amounts(slack.cores, slack.bytes, 0, 0));
     for (size_t ph = 0; ph < pp.phases.size(); ++ph) {
       const Phase& phase = pp.phases[ph];
       out += fmt::format("    {}:\n", phase.name);
@@ -110,6 +115,8 @@ nlohmann::ordered_json placement_json(const Placement& placed) {
                        {"names", p.reserve.daemonsets},
                        {"margin", {{"cpu", cores(p.reserve.margin_cores)}, {"memory", bytes(p.reserve.margin_bytes)}}}};
     o["room"] = amounts_json(pp.room_cores, pp.room_bytes, pp.room_gpus, pp.room_chips);
+    const Sidecar& slack = catalog().whole_node_slack();
+    o["slack"] = {{"cpu", cores(slack.cores)}, {"memory", bytes(slack.bytes)}};
     o["phases"] = ojson::array();
     for (const auto& phase : pp.phases) {
       ojson ph = {{"name", phase.name}, {"nodes", ojson::array()}, {"unplaced", ojson::array()}};

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "k8s/names.h"
+#include "model/catalog.h"
 
 namespace trainc::k8s {
 namespace {
@@ -59,7 +60,8 @@ ojson server_container(const System& sys, const Service& s) {
   // Loading models may take minutes: the startup probe gives it `startupTimeout` before liveness
   // may restart the pod.
   const ServerProbes probes = s.probes();
-  c["startupProbe"] = http_probe(probes.startup, 10, std::max(1, (s.startup_seconds + 9) / 10));
+  const RolloutTiming t = rollout_timing(s);
+  c["startupProbe"] = http_probe(probes.startup, RolloutTiming::kProbePeriod, t.probe_failures);
   c["readinessProbe"] = http_probe(probes.readiness, 5, 3);
   c["livenessProbe"] = http_probe(probes.liveness, 10, 3);
   ojson mounts = ojson::array();
@@ -69,6 +71,15 @@ ojson server_container(const System& sys, const Service& s) {
 }
 
 }  // namespace
+
+RolloutTiming rollout_timing(const Service& s) {
+  RolloutTiming t;
+  t.probe_failures = std::max(1, (s.startup_seconds + RolloutTiming::kProbePeriod - 1) / RolloutTiming::kProbePeriod);
+  t.startup_window = t.probe_failures * RolloutTiming::kProbePeriod;
+  t.progress_deadline = t.startup_window + catalog().pull_margin_seconds();
+  t.wait = t.progress_deadline + 60;
+  return t;
+}
 
 ojson service_account(const System& sys, const Service& s, const Object& obj) {
   ojson sa = typed(obj);
@@ -86,6 +97,9 @@ ojson server_deployment(const System& sys, const Service& s, const Object& obj) 
   // every apply.
   if (!s.autoscaled()) spec["replicas"] = s.replicas;
   spec["selector"] = {{"matchLabels", selector(sys, s)}};
+  // Kubernetes' default (600 s) would fail the rollout while the startup probe still waits for
+  // the model to load: the deadline covers the probe's window and the pull (rollout_timing).
+  spec["progressDeadlineSeconds"] = rollout_timing(s).progress_deadline;
   // A rolling update starts a new pod before it stops an old one. When the pool's GPUs are all
   // taken at the service's largest size, that pod could never be placed and the rollout would
   // hang: replace pods one at a time instead.

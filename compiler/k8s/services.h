@@ -12,6 +12,18 @@ namespace trainc::k8s {
 /// The pod label value that selects the Istio ingress gateway's pods (the chart derives it from
 /// the release name, stdlib/catalog.yaml).
 inline constexpr std::string_view kIngressGatewayLabel = "ingressgateway";
+/// How long a service's rollout may take, in seconds, all from one place: the startup probe's
+/// window (its period times its failures, at least the spec's `startupTimeout`); the Deployment's
+/// progressDeadlineSeconds, that window plus the catalog's pull margin (a node to come up, the
+/// image to be pulled), so the deadline never fails a pod its probe still waits for; and how long
+/// scripts/apply.sh's `kubectl rollout status` waits, the deadline plus a minute, so the
+/// Deployment's own verdict ("exceeded its progress deadline") comes before the wait gives up.
+struct RolloutTiming {
+  static constexpr int kProbePeriod = 10;
+  int probe_failures = 1;
+  int startup_window = 0, progress_deadline = 0, wait = 0;
+};
+RolloutTiming rollout_timing(const Service& s);
 ojson service_account(const System& sys, const Service& s, const Object& obj);
 ojson server_deployment(const System& sys, const Service& s, const Object& obj);
 ojson server_service(const System& sys, const Service& s, const Object& obj);

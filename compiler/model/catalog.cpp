@@ -126,6 +126,10 @@ Catalog Catalog::parse(const std::string& yaml_text) {
         throw std::runtime_error("catalog: systemPods " + name + ": unknown condition '" + w + "'");
     c.system_pods_.push_back(std::move(pod));
   }
+  const YAML::Node defaults = root["podDefaults"];
+  c.cpu_pod_ = sidecar(defaults["cpuPod"], "podDefaults.cpuPod");
+  c.whole_node_slack_ = sidecar(defaults["wholeNodeSlack"], "podDefaults.wholeNodeSlack");
+  c.pull_margin_seconds_ = get<int>(defaults, "pullMarginSeconds", "podDefaults");
   const YAML::Node fuse = root["sidecars"]["gcsfuse"];
   c.gcsfuse_ = sidecar(fuse, "sidecars.gcsfuse");
   c.gcsfuse_.ephemeral_storage = get_or<std::string>(fuse, "ephemeralStorage", "");

@@ -150,6 +150,13 @@ class Catalog {
   const Sidecar& istio_proxy() const { return istio_proxy_; }
   /// Istio's init container, which needs NET_ADMIN and NET_RAW without the Istio CNI.
   const Sidecar& istio_init() const { return istio_init_; }
+  /// What a pod without accelerators asks for when its spec gives no resources (podDefaults.cpuPod).
+  const Sidecar& cpu_pod() const { return cpu_pod_; }
+  /// What a whole-node pod (or a GPU pod's share of a node) leaves beyond the modelled reserve,
+  /// for pods the model does not know and the autoscaler's node template (podDefaults.wholeNodeSlack).
+  const Sidecar& whole_node_slack() const { return whole_node_slack_; }
+  /// Time for a node to come up and the image to be pulled, beyond a Deployment's startup window.
+  int pull_margin_seconds() const { return pull_margin_seconds_; }
   const Manifest& metrics_adapter() const { return metrics_adapter_; }
   /// The JobSet controller, which runs TPU steps.
   const Manifest& jobset() const { return jobset_; }
@@ -198,6 +205,8 @@ class Catalog {
   Sidecar gcsfuse_;
   Operator kuberay_, istio_base_, istiod_, istio_gateway_;
   Sidecar istio_proxy_, istio_init_;
+  Sidecar cpu_pod_, whole_node_slack_;
+  int pull_margin_seconds_ = 0;
   Manifest metrics_adapter_, jobset_, kueue_;
   int megascale_port_ = 0;
   std::vector<std::string> system_ns_prefixes_;

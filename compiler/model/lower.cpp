@@ -136,6 +136,7 @@ System Lowerer::run() {
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys.steps);
   size_whole_nodes(sys);
+  size_steps(sys);
   sys.builds = std::move(builds_);
   finish_builds(sys, doc_, diags_);
   default_versioning(sys);

@@ -128,8 +128,11 @@ void Lowerer::size_whole_nodes(System& sys) {
       const Pool* pool = sys.pool(g.pool);
       if (!g.whole_node || !pool) return;
       // The containers the engine's operator adds to the group's pods (KubeRay's autoscaler
-      // beside the head), and, on a pool the system pods may use, room for all of them.
+      // beside the head), and, on a pool the system pods may use, room for all of them; and the
+      // catalog's slack, so a pod the model does not know still fits beside it.
       auto [cores, bytes] = system_share(sys, *pool);
+      cores += catalog().whole_node_slack().cores;
+      bytes += catalog().whole_node_slack().bytes;
       for (const AddedContainer& a : added) {
         if (a.group != g.name || a.init) continue;  // an init container's requests do not add
         const Resources r{a.requests, a.limits};
@@ -158,6 +161,14 @@ void Lowerer::cluster_ref(const System& sys, const std::string& name, const std:
   const auto names = declared(sys.clusters, "clusters");
   doc_.error(diags_, ptr, fmt::format("unknown cluster '{}'{}", name,
                                       names.empty() ? "; declare it under 'clusters'" : did_you_mean(name, names)));
+}
+
+std::pair<double, double> Lowerer::share(const System& sys, const Pool& pool, double fraction) {
+  if (pool.vcpus == 0) return {0, 0};
+  const auto [sys_cores, sys_bytes] = system_share(sys, pool);
+  const Sidecar& slack = catalog().whole_node_slack();
+  return {std::max(0.0, (pool.room_cpu() - slack.cores - sys_cores) * fraction),
+          std::max(0.0, (pool.room_memory() - slack.bytes - sys_bytes) * fraction)};
 }
 
 std::optional<Resources> Lowerer::whole_node(const Pool* pool, bool lead, bool fuse, double cores, double bytes) {

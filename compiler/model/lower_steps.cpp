@@ -7,12 +7,14 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
 #include "base/spelling.h"
 #include "base/units.h"
+#include "model/catalog.h"
 
 namespace trainc::lowering {
 
@@ -99,6 +101,57 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
         b->second.writable.push_back(d);
   }
   return out;
+}
+
+void Lowerer::size_steps(System& sys) {
+  auto millis = [](double cores) { return fmt::format("{}m", static_cast<long long>(std::floor(cores * 1000))); };
+  auto mebis = [](double bytes) { return fmt::format("{}Mi", static_cast<long long>(std::floor(bytes / (1 << 20)))); };
+  for (Step& st : sys.steps) {
+    // A RayJob runs in its cluster's pods: no pod of its own to size.
+    if (const ComputeCluster* c = sys.compute_cluster(st.cluster); c && !c->steps_have_own_pods()) continue;
+    const Pool* pool = sys.pool(st.pool);
+    // What is added beside the step's container: the GCS FUSE sidecar.
+    const Sidecar& fuse = catalog().gcsfuse_sidecar();
+    const double added_cores = st.mounts.empty() ? 0 : fuse.cores, added_bytes = st.mounts.empty() ? 0 : fuse.bytes;
+    // A pod with accelerators: its share of the node by GPUs (a TPU pod takes all of its host's chips).
+    const double fraction = !pool                              ? 0
+                            : pool->tpu                        ? 1
+                            : pool->accelerator && st.gpus > 0 ? static_cast<double>(st.gpus) / pool->accelerator->count
+                                                               : 0;
+    if (fraction > 1) continue;  // more GPUs than a node has: the checks refuse it, nothing to size
+    double cores = catalog().cpu_pod().cores, bytes = catalog().cpu_pod().bytes;
+    if (pool && pool->vcpus > 0) {
+      if (fraction > 0) {
+        std::tie(cores, bytes) = share(sys, *pool, fraction);
+        cores -= added_cores;
+        bytes -= added_bytes;
+      } else {  // at most what a node leaves it
+        const auto [room_cores, room_bytes] = share(sys, *pool, 1.0);
+        cores = std::min(cores, room_cores - added_cores);
+        bytes = std::min(bytes, room_bytes - added_bytes);
+      }
+    }
+    if (cores <= 0 || bytes <= 0) continue;  // a node too small for anything: the checks say so
+    // /dev/shm is memory the container is charged for: a default that it would fill asks for the
+    // process's own memory on top of it.
+    const double shm = parse_quantity(st.shm).value_or(0);
+    if (shm >= bytes && (!pool || pool->vcpus == 0 || shm + catalog().cpu_pod().bytes <= share(sys, *pool, 1.0).second))
+      bytes = shm + catalog().cpu_pod().bytes;
+    // The spec's own keys win; a key with only a limit asks for it (as Kubernetes would default it).
+    auto fill = [&](const std::string& key, const std::string& value, bool limit) {
+      if (st.resources.requests.count(key)) return;
+      if (auto it = st.resources.limits.find(key); it != st.resources.limits.end()) {
+        st.resources.requests[key] = it->second;
+        return;
+      }
+      st.resources.requests[key] = value;
+      if (limit) st.resources.limits[key] = value;
+    };
+    // The catalog's own words when its default stands ("2", "8Gi"), else whole millicores and MiB.
+    const Sidecar& dflt = catalog().cpu_pod();
+    fill("cpu", fraction == 0 && cores == dflt.cores ? dflt.cpu : millis(cores), false);
+    fill("memory", fraction == 0 && bytes == dflt.bytes ? dflt.memory : mebis(bytes), true);  // see podDefaults
+  }
 }
 
 StepKind Lowerer::kind(const System& sys, const json& s, const std::string& ptr, const Step& step) {

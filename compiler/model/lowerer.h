@@ -118,6 +118,14 @@ class Lowerer {
   /// Whole-node pod groups, once the whole system is known: the room their node leaves less the
   /// operator's containers and, on pools the system pods may use, those pods.
   void size_whole_nodes(System& sys);
+  /// Steps whose spec gives no (or partial) `resources`, once the whole system is known: a pod
+  /// with GPUs or TPU chips asks for its share of a node (share()), one without the catalog's
+  /// podDefaults.cpuPod, at most a node's room; memory's limit equals its request.
+  void size_steps(System& sys);
+  /// `fraction` of what a node of `pool` leaves one pod by default: the room (allocatable less
+  /// the DaemonSet reserve) less the catalog's whole-node slack and, on a pool the system pods may
+  /// use, those pods; cores and bytes. {0, 0} for a machine the catalog does not size.
+  static std::pair<double, double> share(const System& sys, const Pool& pool, double fraction);
   /// A pool named at `ptr`, or nullptr after reporting it unknown.
   const Pool* pool_ref(const System& sys, const std::string& name, const std::string& ptr);
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend/yaml_loader.h"
+#include "model/catalog.h"
 #include "model/lower.h"
 
 namespace trainc {
@@ -114,9 +115,10 @@ TEST_CASE("whole-node pods fill their node's room exactly, with their sidecars a
   CHECK(autoscaler);
   CHECK(fuse);
   const Pool& pool = sys.pools.at("head");
-  // It leaves room for every system pod that may land on its pool, and fills the rest.
-  const double share = system_share(sys, pool).first;
-  CHECK(share > 0);
+  // It leaves room for every system pod that may land on its pool and the catalog's slack, and
+  // fills the rest.
+  const double share = system_share(sys, pool).first + catalog().whole_node_slack().cores;
+  CHECK(share > catalog().whole_node_slack().cores);
   CHECK(pod.cores() <= pool.room_cpu() - share + 1e-9);
   CHECK(pod.cores() > pool.room_cpu() - share - 0.001);  // whole millicores
   CHECK(head.nodes[0].cores <= pool.room_cpu() + 1e-9);
@@ -185,7 +187,8 @@ TEST_CASE("a node runs at most GKE's pods per node, its DaemonSets' included") {
   const System sys = lowered(
       "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
       "cluster:\n  pools:\n    cpu: {machine: e2-standard-8, nodes: 1}\n"
-      "pipeline:\n  - {name: s, image: i, command: [x], pool: cpu, nodes: 500}\n");
+      "pipeline:\n  - {name: s, image: i, command: [x], pool: cpu, nodes: 500,\n"
+      "     resources: {requests: {cpu: 1m, memory: 1Mi}}}\n");  // pods that ask next to nothing
   const Placement p = place(sys);
   const PoolPlacement& pool = *p.pool("cpu");
   const Pool& cpu = sys.pools.at("cpu");

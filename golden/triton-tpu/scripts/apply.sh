@@ -217,7 +217,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/service-triton-podmonitoring.yaml" \
     -f "${K8S_DIR}/service-triton-hpa.yaml" \
     -f "${K8S_DIR}/service-triton-virtualservice.yaml"
-wait_rollout deployment/triton-tpu-triton 1200s
+wait_rollout deployment/triton-tpu-triton 1560s
 
 # Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is
 # exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).

@@ -124,7 +124,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/service-chat-podmonitoring.yaml" \
     -f "${K8S_DIR}/service-chat-hpa.yaml" \
     -f "${K8S_DIR}/service-chat-virtualservice.yaml"
-wait_rollout deployment/vllm-l4-chat 1800s
+wait_rollout deployment/vllm-l4-chat 2160s
 
 # Ask every service whether it serves, as a client would. KUBE_CONTEXT is readonly: it is
 # exported (a `KUBE_CONTEXT=... health.sh` prefix would be an assignment, which bash refuses).
