@@ -688,25 +688,6 @@ std::string apply_section(const System& sys, const Planned& plan) {
   return md;
 }
 
-/// How to follow a RayJob. KubeRay submits it to the head's job API (HTTPMode, k8s/clusters.cpp):
-/// no Job or submitter pod exists, so its state is the RayJob's status and its output is in Ray's
-/// job logs on the head, read with `ray job logs` there by the submission id KubeRay recorded.
-std::string ray_job_watch(const System& sys, const KubeTarget& kube, const Step& st, const k8s::Object& done) {
-  const std::string& ns = sys.ns;
-  const ComputeCluster& c = *sys.compute_cluster(st.cluster);
-  auto status = [&](std::string_view field) {
-    return "\"$(" + cmd::kubectl(kube, {"get", "rayjob", "-n", ns, done.name, "-o", fmt::format("jsonpath={{.status.{}}}", field)}).line() +
-           ")\"";
-  };
-  CommandLine logs = cmd::kubectl(kube, {"exec", "-n", ns});
-  // A per-job cluster's name is KubeRay's to choose; the RayJob's status records it.
-  if (c.per_job()) logs.word("\"service/$(" + cmd::kubectl(kube, {"get", "rayjob", "-n", ns, done.name, "-o",
-                                                                   "jsonpath={.status.rayClusterName}"}).line() + ")-head-svc\"");
-  else logs.arg("service/" + k8s::ray_head_service(sys, c));
-  logs.arg("--").arg("ray").arg("job").arg("logs").arg("--address").arg("http://127.0.0.1:8265").arg("--follow").word(status("jobId"));
-  return "\n" + cmd::kubectl(kube, {"get", "rayjob", "-n", ns, done.name, "-w"}).line() + "\n" + logs.line();
-}
-
 /// How to follow the steps: their Jobs, pods and logs, and what a TPU step's JobSet does.
 std::string watch_section(const System& sys, const k8s::Plan& plan) {
   if (plan.workloads.empty()) return "";
@@ -717,7 +698,7 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
   for (const auto& w : plan.workloads) {
     const k8s::Object& done = w.done();
     if (done.role == k8s::Role::kRayJob)
-      md += ray_job_watch(sys, kube, *w.step, done);
+      md += "\n" + ray_job_watch(sys, *w.step, done);
     else if (w.step->distributed())  // the pods carry their workload's name as the instance label
       md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", "-l", "app.kubernetes.io/instance=" + done.name, "--prefix",
                                         fmt::format("--max-log-requests={}", w.step->nodes * w.step->slices)})
@@ -728,11 +709,7 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
   md += "\n```\n\n";
   for (const auto& w : plan.workloads)
     if (w.done().role == k8s::Role::kRayJob) {
-      md += "A step on a Ray cluster is a RayJob that KubeRay submits to the head's job API (`submissionMode: HTTPMode`): "
-            "it makes no Job and no submitter pod, so `kubectl logs job/…` finds nothing. The RayJob's "
-            "`status.jobStatus` and `status.jobDeploymentStatus` say where it stands, and the job's output is in Ray's "
-            "job logs on the head (`ray job logs` with the submission id KubeRay records in `status.jobId`; the head "
-            "pod's own log shows the cluster, not the job).\n\n";
+      md += ray_job_watch_note();
       break;
     }
   for (const auto& w : plan.workloads) {
