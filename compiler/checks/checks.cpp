@@ -9,6 +9,7 @@ void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
   check_cluster_settings(sys, doc, diags);
   check_service_settings(sys, doc, diags);
   check_step_settings(sys, doc, diags);
+  check_step_security(sys, doc, diags);
 }
 
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts, bool* whole) {

@@ -51,13 +51,16 @@ void check_borrowed_token(const System& sys, const Document& doc, Diagnostics& d
 
 }  // namespace
 
-void check_security(const System& sys, const Document& doc, Diagnostics& diags) {
-  check_borrowed_token(sys, doc, diags);
+void check_step_security(const System& sys, const Document& doc, Diagnostics& diags) {
   for (const auto& step : sys.steps) {
     if (!step.cluster.empty()) continue;  // its pods are the cluster's
     check_level(doc, diags, fmt::format("step '{}'", step.name), step.ptr, step.security,
                 security_need(sys.pool(step.pool), step.multislice()));
   }
+}
+
+void check_security(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_borrowed_token(sys, doc, diags);
   for (const auto& [name, c] : sys.clusters) {
     check_level(doc, diags, fmt::format("cluster '{}'", name), c.ptr, c.security, security_need(sys, c));
   }
