@@ -79,6 +79,13 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
       out.mounts.push_back(mount(sys, m, mptr));
     }
   }
+  // A client of a cluster whose steps run pods of their own (Dask) sees the cluster's mounts at
+  // the same paths, as its workers do: dask.dataframe reads a dataset's metadata (Parquet footers,
+  // the file list) in the client, so a client without them fails on data the workers can read.
+  if (const ComputeCluster* c = sys.compute_cluster(out.cluster); c && c->steps_have_own_pods())
+    for (const Mount& m : c->mounts)
+      if (std::none_of(out.mounts.begin(), out.mounts.end(), [&](const Mount& own) { return own.path == m.path; }))
+        out.mounts.push_back(m);
   if (s.contains("outputs")) {
     const json& o = s["outputs"];
     std::string optr = ptr_key(ptr, "outputs");
