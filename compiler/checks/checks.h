@@ -47,12 +47,13 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
 void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
 /// Services fit their pools, their gateway has a mesh and each host one service (services.cpp).
 void check_services(const System& sys, const Document& doc, Diagnostics& diags);
-/// Each cluster's and service's Pod Security level covers what its pods do (security.cpp).
+/// Each workload's Pod Security level covers what its pods do (security.cpp).
 void check_security(const System& sys, const Document& doc, Diagnostics& diags);
-/// Each step's Pod Security level covers what its pods do on its pool (security.cpp). Judged on
-/// the lowered steps (check_lowered), so a step's other errors, which leave it out of the later
-/// checks, do not hide this one until they are fixed.
-void check_step_security(const System& sys, const Document& doc, Diagnostics& diags);
+/// Each step's Pod Security level covers what its pods do on its pool; only the steps named in
+/// `only` when given. check_lowered judges the steps that lowering errors leave out of the later
+/// checks (and those that need them), so those errors do not hide this one until they are fixed.
+void check_step_security(const System& sys, const Document& doc, Diagnostics& diags,
+                         const std::set<std::string>* only = nullptr);
 /// No value that looks like a credential is written in plain text (secrets.cpp).
 void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts);
 /// GPUs, nodes and memory fit the pools and limits declared (resources.cpp).
