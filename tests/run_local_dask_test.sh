@@ -104,7 +104,7 @@ client_in_build_context() {
 apiVersion: trainc/v1
 kind: TrainingSystem
 name: dask-ctx
-gcp: {project: my-project, region: us-central1}
+gcp: {project: my-project, region: us-central1, zone: us-central1-b}
 cluster:
   pools:
     cpu: {machine: n2-standard-8, nodes: 3}
