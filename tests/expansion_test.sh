@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Spec text reaches the container as written (TAP). The kubelet expands `$(VAR)` and turns `$$`
-# into `$` in a container's env values, command and args (and KubeRay runs a RayJob's entrypoint as
-# its submitter's args); tests/kubelet_expansion.py applies those rules, written from the Kubernetes
+# into `$` in a container's env values, command and args; tests/kubelet_expansion.py applies those rules, written from the Kubernetes
 # API reference, to every container of every example compiled with spec values that hold `$(VAR)`
 # naming a variable the container defines, `$$`, an unterminated `$(` and a trailing `$`. A Ray
-# entrypoint then goes through both shells that read it (bash, then `sh -c` of list2cmdline).
+# entrypoint, which KubeRay's HTTPMode posts to the job API as written, goes through the one shell
+# Ray's job supervisor runs it with (`sh -c`).
 # Usage: tests/expansion_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -88,7 +88,6 @@ check_example() {
   python3 - "$TMP/$name.seen" "$TMP/repo/$spec" <<'PY'
 import json, os, subprocess, sys
 literal, arg = os.environ["LITERAL"], os.environ["ARG"]
-JOIN = "%s -c 'import subprocess, sys; sys.stdout.write(subprocess.list2cmdline(sys.argv[1:]))'" % sys.executable
 ARGV = "%s -c 'import json, sys; print(json.dumps(sys.argv[1:]))'" % sys.executable
 checked = bad = 0
 args_expected = 0
@@ -100,13 +99,11 @@ for line in open(sys.argv[1]):
         if c["env"]["XZ_LITERAL"] != literal:
             print("%s: XZ_LITERAL arrives as %r, written %r" % (who, c["env"]["XZ_LITERAL"], literal)); bad += 1
     words = c["argv"]
-    if c["container"] == "submitter":
-        # KubeRay's bash splits the entrypoint into words; Ray's CLI joins them with list2cmdline
-        # and its job supervisor runs that with `sh -c`: both shells, for real.
-        joined = subprocess.run(["bash", "-c", JOIN + " " + words[2]], capture_output=True, text=True, check=True).stdout
-        words = json.loads(subprocess.run(["sh", "-c", ARGV + " " + joined], capture_output=True, text=True,
+    if c["container"] == "ray-job":
+        # Ray's job supervisor runs the entrypoint with `sh -c`: one shell, for real.
+        words = json.loads(subprocess.run(["sh", "-c", ARGV + " " + words[2]], capture_output=True, text=True,
                                           check=True).stdout)
-    if c["container"] in ("triton", "submitter"):
+    if c["container"] in ("triton", "ray-job"):
         args_expected += 1
         if arg not in words:
             near = [w for w in words if w.startswith(arg.split("=")[0])]

@@ -248,19 +248,18 @@ t "aws got the hostile store paths intact" \
 # A RayJob's entrypoint is one string that Ray runs through a shell: run it so, with the stand-ins.
 ray_entrypoint() {
   if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
-  # KubeRay's submitter runs it as its container's args, which the kubelet expands first.
-  python3 -c 'import sys, yaml; sys.path.insert(0, "tests"); from kubelet_expansion import expand
-sys.stdout.write(expand(yaml.safe_load(open(sys.argv[1]))["spec"]["entrypoint"], {}))' \
-    "$OUT/hostile/k8s/rjob-rayjob.yaml" >"$TMP/ray-entrypoint" || return 1
+  python3 -c 'import sys, yaml; doc = yaml.safe_load(open(sys.argv[1]))["spec"]
+assert doc["submissionMode"] == "HTTPMode", doc["submissionMode"]
+sys.stdout.write(doc["entrypoint"])' "$OUT/hostile/k8s/rjob-rayjob.yaml" >"$TMP/ray-entrypoint" || return 1
   stub_reset_calls
-  # KubeRay's submitter: bash -c "ray job submit … -- ENTRYPOINT"; the ray stand-in joins the words
-  # as Ray's CLI does and runs them with `sh -c`, as Ray's job supervisor does: two shells.
-  run_in_sandbox bash -c "ray job submit --address http://127.0.0.1:8265 -- $(cat "$TMP/ray-entrypoint")"
+  # HTTPMode: KubeRay posts the string to the job API as written, and Ray's job supervisor runs it
+  # with one `sh -c` (the ray-job stand-in).
+  run_in_sandbox ray-job "$(cat "$TMP/ray-entrypoint")"
   [ "$rc" -eq 0 ] || { echo "the entrypoint exited $rc:"; cat "$TMP/ray-entrypoint"; cat "$TMP/stderr"; return 1; }
   intact python "\$(touch $PWNED/ray)" "\`touch $PWNED/ray-bt\`" "it's; touch $PWNED/ray-semi" $'r\nn' \
     "q \"\$(touch $PWNED/ray-dq)\" \`touch $PWNED/ray-dq-bt\`" 'b\"s \' 'bare\"$HOME' $'tab\there' ''
 }
-t "a RayJob entrypoint run through KubeRay's and Ray's shells passes every hostile argument intact" ray_entrypoint
+t "a RayJob entrypoint run through the one shell of Ray's job supervisor passes every hostile argument intact" ray_entrypoint
 
 # The shell liveness probe, run as the kubelet runs it (its exec command, here with the pod's
 # /tmp/trainc under the sandbox): a fresh heartbeat passes, an old one fails, nothing is injected.

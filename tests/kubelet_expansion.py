@@ -12,8 +12,9 @@ Written from the Kubernetes API reference (Container.env[].value, .command, .arg
 
 Usage: kubelet_expansion.py MANIFEST... prints one JSON object per container of every pod template:
 {"object": KIND/NAME, "container": NAME, "env": {NAME: VALUE, ...}, "argv": [...]} where values are
-as the process receives them; a RayJob's entrypoint is reported as the argv KubeRay's submitter
-container runs it with (`bash -c ENTRYPOINT`), expanded the same way.
+as the process receives them; a RayJob's entrypoint is reported as the argv Ray's job supervisor
+runs it with (`/bin/sh -c ENTRYPOINT`): KubeRay's HTTPMode posts it to the job API as written, so
+no kubelet expands it.
 """
 import json
 import sys
@@ -90,11 +91,14 @@ def main(paths):
                         env, argv = container_view(c)
                         print(json.dumps({"object": obj, "where": where, "container": c.get("name"), "env": env,
                                           "argv": argv}))
-                if doc.get("kind") == "RayJob" and "entrypoint" in doc.get("spec", {}):
-                    # KubeRay's submitter runs `bash -c "ray job submit ... -- ENTRYPOINT"` as its
-                    # container's args; its env holds only what KubeRay sets (no user variables).
-                    print(json.dumps({"object": obj, "where": "spec.entrypoint", "container": "submitter", "env": {},
-                                      "argv": ["/bin/bash", "-c", expand(doc["spec"]["entrypoint"], {})]}))
+                spec = doc.get("spec") or {}
+                if doc.get("kind") == "RayJob" and "entrypoint" in spec:
+                    if spec.get("submissionMode") != "HTTPMode":
+                        raise SystemExit("%s: submissionMode %r; only HTTPMode is modelled" % (obj, spec.get("submissionMode")))
+                    # KubeRay posts the entrypoint to the head's job API as written; Ray's job
+                    # supervisor runs it with subprocess.Popen(entrypoint, shell=True).
+                    print(json.dumps({"object": obj, "where": "spec.entrypoint", "container": "ray-job", "env": {},
+                                      "argv": ["/bin/sh", "-c", spec["entrypoint"]]}))
 
 
 if __name__ == "__main__":

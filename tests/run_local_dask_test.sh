@@ -95,6 +95,41 @@ SPEC
 t "every socket the run listens on while its Dask cluster is up is on loopback" only_loopback
 t "no Dask process is left after that run" nothing_left
 
+# A client step runs in its image's build context (here the cluster's build), where the image holds
+# its files, not in the spec's folder.
+client_in_build_context() {
+  mkdir -p "$TMP/ctx/app"
+  printf '%s\n' 'import os' 'open(os.environ["WHERE"], "w").write(os.getcwd())' >"$TMP/ctx/app/where.py"
+  cat >"$TMP/ctx/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: dask-ctx
+gcp: {project: my-project, region: us-central1, zone: us-central1-b}
+cluster:
+  pools:
+    cpu: {machine: n2-standard-8, nodes: 3}
+clusters:
+  dask:
+    engine: dask
+    build: {context: app, base: "ghcr.io/dask/dask:2024.12.1", copy: [where.py]}
+    scheduler: {pool: cpu}
+    workers:
+      cpu: {pool: cpu, replicas: 1}
+pipeline:
+  - name: where
+    cluster: dask
+    env: {WHERE: "$TMP/where.txt"}
+    command: [python3, where.py]
+SPEC
+  rm -f "$TMP/where.txt"
+  timeout 300 "$TRAINC" run --local "$TMP/ctx/spec.yaml" --workdir "$TMP/ctx-work" >"$TMP/ctx.log" 2>&1 ||
+    { echo "run failed (exit $?):"; tail -n 20 "$TMP/ctx.log"; return 1; }
+  [ "$(cat "$TMP/where.txt")" = "$(cd "$TMP/ctx/app" && pwd -P)" ] ||
+    { echo "the client ran in '$(cat "$TMP/where.txt" 2>&1)', not its build context"; tail -n 20 "$TMP/ctx.log"; return 1; }
+}
+t "a client step runs in its image's build context" client_in_build_context
+t "no Dask process is left after that run" nothing_left
+
 broken_flag_fails() {
   mkdir -p "$TMP/bin"
   # Passes everything to the real dask, but renames --nthreads as a broken generator would.

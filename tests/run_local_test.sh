@@ -151,6 +151,30 @@ SPEC
   [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s < 1) }' || { echo "not stopped within a second (${secs:-?}s)"; return 1; }
 }
 
+# A pod killed from outside (SIGKILL, 137: what the OOM killer does) is a failure like any other
+# and retried; only trainc's own interruption (Ctrl-C) ends the run without a retry.
+killed_pod_retried() {
+  local mark="$TMP/killed-mark"
+  rm -f "$mark"
+  cat >"$TMP/killed.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: local-killed
+pipeline:
+  - name: oom
+    image: img
+    retries: 1
+    env: {MARK: "$mark"}
+    command: [bash, -c, 'if [ -e "\$MARK" ]; then echo second >attempt.txt; else touch "\$MARK"; kill -KILL \$\$; fi']
+SPEC
+  "$TRAINC" run "$TMP/killed.yaml" --local --workdir "$TMP/killed" >"$TMP/killed.log" 2>&1 ||
+    { echo "exit $?"; tail -n 20 "$TMP/killed.log"; return 1; }
+  grep -q "exited with status 137" "$TMP/killed.log" || { echo "the first attempt did not die with 137:"; tail -n 20 "$TMP/killed.log"; return 1; }
+  grep -q "retrying step 'oom' (attempt 2 of 2" "$TMP/killed.log" || { echo "not retried:"; tail -n 20 "$TMP/killed.log"; return 1; }
+  [ "$(cat "$TMP/killed/pods/oom/0/workspace/attempt.txt" 2>/dev/null)" = second ] ||
+    { echo "the second attempt did not run"; return 1; }
+}
+
 # A step past its timeout is stopped, and not retried: the Job's deadline spans its retries.
 timeout_as_the_job() {
   cat >"$TMP/timeout.yaml" <<'SPEC'
@@ -227,6 +251,7 @@ t "run --local refuses a 6TB table without --scale" refuses_huge_table
 t "run without --local is a usage error" needs_local_flag
 t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
 t "run --local: a failed attempt is retried with fresh pods, up to retries" retries_as_the_job
+t "run --local: a pod killed from outside (137) is retried like any failed pod" killed_pod_retried
 t "run --local: a step past its timeout is stopped and not retried" timeout_as_the_job
 t "run --local: a step lacking its program stops in its preflight within a second, with one line, not retried" preflight_stops_at_once
 t "run --local: a pod gets its own env, secrets, PATH and HOME, and no other variable of the caller's shell" clean_environment

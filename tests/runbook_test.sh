@@ -23,6 +23,48 @@ while read -r dir; do
   if grep -q '^kubectl scale ' "$TMP/out/$(basename "$dir")/README.md" 2>/dev/null; then checked=$((checked + 1)); fi
 done < <(for d in examples/*/; do printf '%s\n' "${d%/}"; done)
 
+# Every `kubectl logs … job/NAME` the runbook and apply.sh suggest names a Job the output makes (or
+# one of a JobSet's Jobs); a RayJob, which KubeRay submits over HTTP with no Job, is followed with
+# `kubectl get rayjob` and `ray job logs` on its head instead.
+logs_name_jobs() {
+  local spec=$1 name
+  name=$(basename "$(dirname "$spec")")
+  python3 - "$TMP/out/$name" <<'PY'
+import glob, os, re, sys, yaml
+out = sys.argv[1]
+jobs, jobsets, rayjobs = set(), set(), set()
+for path in glob.glob(os.path.join(out, "k8s", "*.yaml")):
+    for doc in yaml.safe_load_all(open(path)):
+        if isinstance(doc, dict):
+            kind, n = doc.get("kind"), (doc.get("metadata") or {}).get("name")
+            {"Job": jobs, "JobSet": jobsets, "RayJob": rayjobs}.get(kind, set()).add(n)
+bad, seen = [], 0
+for f in ("README.md", "scripts/apply.sh"):
+    if not os.path.exists(os.path.join(out, f)):
+        continue  # no apply.sh without 'gcp'
+    text = open(os.path.join(out, f)).read()
+    for m in re.finditer(r"kubectl [^\n]*?\blogs\b[^\n]*?\bjob/([a-z0-9-]+)", text):
+        seen += 1
+        n = m.group(1)
+        if n not in jobs and not any(n.startswith(js + "-") for js in jobsets):
+            bad.append("%s: %s names no Job of the output" % (f, m.group(0)))
+readme = open(os.path.join(out, "README.md")).read()
+for rj in sorted(rayjobs):
+    if not re.search(r"kubectl get rayjob -n \S+ %s -w" % re.escape(rj), readme):
+        bad.append("README.md: no `kubectl get rayjob … %s -w`" % rj)
+    if not re.search(r"ray job logs .*jsonpath=\{\.status\.jobId\}", readme):
+        bad.append("README.md: no `ray job logs` of RayJob %s's submission id" % rj)
+for b in bad: print(b)
+print("%d kubectl logs of a Job, %d RayJob(s)" % (seen, len(rayjobs)))
+sys.exit(1 if bad else 0)
+PY
+}
+while read -r dir; do
+  spec=$(primary_spec "$dir")
+  "$TRAINC" compile "$spec" -o "$TMP/out" >/dev/null 2>&1 || continue
+  t "every kubectl logs in $spec's runbook and apply.sh follows a Job it makes" logs_name_jobs "$spec"
+done < <(for d in examples/*/; do printf '%s\n' "${d%/}"; done)
+
 at_least_two() { [ "$checked" -ge 2 ] || { echo "only $checked example runbooks suggest a kubectl scale"; return 1; }; }
 t "the examples' runbooks suggest scaling worker groups (checked: at least two)" at_least_two
 

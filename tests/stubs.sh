@@ -20,7 +20,8 @@
 # never applied fails as kubectl does; `create secret generic` keeps a Secret's key names (never
 # its values), which `get secret/NAME` lists, one a line (NotFound for a Secret never made). helm remembers releases. curl answers every request.
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
-# `ray job submit … -- WORDS` runs WORDS as Ray does (list2cmdline, then `sh -c`).
+# `ray-job ENTRYPOINT` runs a RayJob's entrypoint as Ray's job supervisor runs the string KubeRay's
+# HTTPMode posts to the job API: subprocess.Popen(entrypoint, shell=True), one `sh -c`.
 # The entry scripts' tools: `aws s3 sync` maps s3://B/K to $STUB_S3/B/K; torchrun, trainrt,
 # python and python3 only record their arguments (and $TRAINC_RESUME_FROM and their working
 # folder), then exit with $STUB_EXIT (default 0).
@@ -418,21 +419,19 @@ exec "${0%/*}/.images" docker "$@"
 SH
   chmod +x "$STUB_BIN/.images"
 
-  # ray: `ray job submit … -- WORDS` does with WORDS what Ray's CLI and job supervisor do: joins them
-  # with Python's subprocess.list2cmdline and runs that with shell=True (a second shell).
+  # ray-job ENTRYPOINT: what Ray's job supervisor does with the entrypoint KubeRay's HTTPMode posts
+  # (dashboard/modules/job/job_supervisor.py): subprocess.Popen(entrypoint, shell=True), one `sh -c`.
   local python
-  # The interpreter itself: a pyenv shim would put its own python first on the second shell's PATH.
+  # The interpreter itself: a pyenv shim would put its own python first on the shell's PATH.
   python=$(python3 -c 'import sys; print(sys.executable)')
-  cat >"$STUB_BIN/ray" <<SH
+  cat >"$STUB_BIN/ray-job" <<SH
 #!/usr/bin/env bash
 set -euo pipefail
 # shellcheck source=/dev/null
 . "\${0%/*}/.record"
-stub_record ray "\$@"
-[ "\$1" = job ] && [ "\$2" = submit ] || { echo "stub ray: unexpected call: \$*" >&2; exit 2; }
-while [ "\$#" -gt 0 ] && [ "\$1" != -- ]; do shift; done
-shift
-exec '$python' -c 'import subprocess, sys; sys.exit(subprocess.call(subprocess.list2cmdline(sys.argv[1:]), shell=True))' "\$@"
+stub_record ray-job "\$@"
+[ "\$#" -eq 1 ] || { echo "stub ray-job: one entrypoint string, not \$#" >&2; exit 2; }
+exec '$python' -c 'import subprocess, sys; sys.exit(subprocess.call(sys.argv[1], shell=True))' "\$1"
 SH
 
   # The trainers and launchers: record argv, the resume variable and the working folder.

@@ -23,12 +23,14 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # python3-torch (CPU, gloo), python3-torchvision and awscli: `trainc run --local` runs torchrun steps
 # with PyTorch and syncs S3 stores with the aws CLI (tests/run_local_torch_test.sh). Its S3 server,
 # s3rver, comes from npm into a cache folder (below), where the run looks for it.
+# procps (ps, pgrep): tests/run_local_torch_test.sh, run_local_dask_test.sh and entry_script_test.sh
+# find the processes a run leaves; a debootstrap minbase root has no ps.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev python3 diffutils
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
           python3-yaml libgraphviz-dev graphviz zsh libmimalloc-dev libzstd-dev libsnappy-dev libdeflate-dev zlib1g-dev
           librsvg2-bin python3-pil fontconfig fonts-dejavu-core cmark shellcheck
-          python3-torch python3-torchvision awscli "$@")
+          python3-torch python3-torchvision awscli procps "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

@@ -1,5 +1,7 @@
 #include "checks/checks.h"
 
+#include <algorithm>
+
 #include "model/placement.h"
 
 namespace trainc {
@@ -9,6 +11,20 @@ void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
   check_cluster_settings(sys, doc, diags);
   check_service_settings(sys, doc, diags);
   check_step_settings(sys, doc, diags);
+  // The steps an error above leaves out of run_checks, and those that need them, get their
+  // security judged here; the rest get it there, beside their other checks.
+  std::set<std::string> left_out;
+  for (const auto& st : sys.steps)
+    for (const auto& d : diags.reported())
+      if (d.severity == Severity::error && (d.path == st.ptr || d.path.starts_with(st.ptr + "/"))) left_out.insert(st.name);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& st : sys.steps)
+      if (!left_out.count(st.name) &&
+          std::any_of(st.needs.begin(), st.needs.end(), [&](const std::string& n) { return left_out.count(n) > 0; }))
+        grew = left_out.insert(st.name).second;
+  }
+  check_step_security(sys, doc, diags, &left_out);
 }
 
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts, bool* whole) {

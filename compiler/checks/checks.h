@@ -49,6 +49,11 @@ void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);
 void check_services(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each workload's Pod Security level covers what its pods do (security.cpp).
 void check_security(const System& sys, const Document& doc, Diagnostics& diags);
+/// Each step's Pod Security level covers what its pods do on its pool; only the steps named in
+/// `only` when given. check_lowered judges the steps that lowering errors leave out of the later
+/// checks (and those that need them), so those errors do not hide this one until they are fixed.
+void check_step_security(const System& sys, const Document& doc, Diagnostics& diags,
+                         const std::set<std::string>* only = nullptr);
 /// No value that looks like a credential is written in plain text (secrets.cpp).
 void check_secrets(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts);
 /// The images' known facts (stdlib/images.yaml): the tools the pods call, kernels for the pools'

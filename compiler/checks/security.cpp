@@ -51,13 +51,20 @@ void check_borrowed_token(const System& sys, const Document& doc, Diagnostics& d
 
 }  // namespace
 
-void check_security(const System& sys, const Document& doc, Diagnostics& diags) {
-  check_borrowed_token(sys, doc, diags);
+void check_step_security(const System& sys, const Document& doc, Diagnostics& diags, const std::set<std::string>* only) {
   for (const auto& step : sys.steps) {
     if (!step.cluster.empty()) continue;  // its pods are the cluster's
+    if (only && !only->count(step.name)) continue;
+    // Slices take the host network only on a TPU pool; elsewhere 'slices' is an error of its own.
+    const Pool* pool = sys.pool(step.pool);
     check_level(doc, diags, fmt::format("step '{}'", step.name), step.ptr, step.security,
-                security_need(sys.pool(step.pool), step.multislice()));
+                security_need(pool, step.multislice() && pool && pool->tpu));
   }
+}
+
+void check_security(const System& sys, const Document& doc, Diagnostics& diags) {
+  check_borrowed_token(sys, doc, diags);
+  check_step_security(sys, doc, diags);
   for (const auto& [name, c] : sys.clusters) {
     check_level(doc, diags, fmt::format("cluster '{}'", name), c.ptr, c.security, security_need(sys, c));
   }

@@ -739,7 +739,9 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
   md += cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "app.kubernetes.io/part-of=" + sys.name, "-w"}).line();
   for (const auto& w : plan.workloads) {
     const k8s::Object& done = w.done();
-    if (w.step->distributed())  // the pods carry their workload's name as the instance label
+    if (done.role == k8s::Role::kRayJob)
+      md += "\n" + ray_job_watch(sys, *w.step, done);
+    else if (w.step->distributed())  // the pods carry their workload's name as the instance label
       md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", "-l", "app.kubernetes.io/instance=" + done.name, "--prefix",
                                         fmt::format("--max-log-requests={}", w.step->nodes * w.step->slices)})
                         .line();
@@ -747,6 +749,11 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
       md += "\n" + cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line();
   }
   md += "\n```\n\n";
+  for (const auto& w : plan.workloads)
+    if (w.done().role == k8s::Role::kRayJob) {
+      md += ray_job_watch_note();
+      break;
+    }
   for (const auto& w : plan.workloads) {
     const k8s::Object& done = w.done();
     if (done.role != k8s::Role::kJobSet) continue;

@@ -331,8 +331,13 @@ void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
   // Kubernetes names only: nothing in them needs quoting, inside double quotes or out.
   sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "get", "jobs,pods", "-n", "${NAMESPACE}", "-l",
                                           selector, "-w"})));
-  sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "logs", "-f",
-                                          k8s::logs_ref(plan.workloads.back().done()), "-n", "${NAMESPACE}"})));
+  const k8s::Object& last = plan.workloads.back().done();
+  // A RayJob (HTTPMode) has no pod of its own to follow: its status says where it stands.
+  if (last.role == k8s::Role::kRayJob)
+    sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "get", "rayjob", last.name, "-n", "${NAMESPACE}", "-w"})));
+  else
+    sh.line(fmt::format("log \"  {}\"", hint({"--context", "${KUBE_CONTEXT}", "logs", "-f", k8s::logs_ref(last), "-n",
+                                            "${NAMESPACE}"})));
 }
 
 /// Whether the rollout starts with the image check.

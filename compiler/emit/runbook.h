@@ -3,6 +3,7 @@
 #include <string>
 
 #include "commands/command.h"
+#include "k8s/plan.h"
 #include "model/model.h"
 
 namespace trainc {
@@ -14,5 +15,11 @@ inline KubeTarget runbook_target() { return {"", "", true}; }
 /// by topology, what each queued workload asks and how to see where its pods landed; "" without
 /// `queue`.
 std::string queue_runbook_section(const System& sys);
+
+/// How to follow RayJob `done` of step `st` (emit_runbook_ray.cpp): `kubectl get rayjob -w`, and
+/// `ray job logs` on the head by the submission id the RayJob's status records.
+std::string ray_job_watch(const System& sys, const Step& st, const k8s::Object& done);
+/// Why a RayJob has no Job to follow, and where its state and output are.
+std::string ray_job_watch_note();
 
 }  // namespace trainc

@@ -47,6 +47,20 @@ std::optional<double> pick(const Price& p, const std::string& provisioning, std:
   return p.on_demand;
 }
 
+/// Whether GKE's or the add-ons' system pods run on pool `pool` once the system is up (the
+/// long-lived phase of the placement): they keep at least one of its nodes from scaling down. The
+/// placement spreads them over the pool at its largest, so it says where, not how few.
+bool holds_system_pods(const Placement& placement, const std::string& pool) {
+  const PoolPlacement* p = placement.pool(pool);
+  if (!p) return false;
+  for (const Phase& phase : p->phases)
+    if (phase.name == "long-lived")
+      for (const NodeLoad& n : phase.nodes)
+        for (const FinalPod& pod : n.pods)
+          if (pod.kind == "system") return true;
+  return false;
+}
+
 PoolPlan plan_pool(const Pool& pool, const std::string& region) {
   const PriceBook& book = price_book();
   PoolPlan out;
@@ -176,6 +190,13 @@ ResourcePlan make_plan(const System& sys) {
 
   std::map<std::string, const PoolPlan*> by_name;
   for (const auto& [name, pool] : sys.pools) plan.pools.push_back(plan_pool(pool, plan.region));
+  for (auto& p : plan.pools) {
+    p.floor_nodes = std::max(p.min_nodes, holds_system_pods(plan.placement, p.name) ? 1 : 0);
+    if (p.floor_nodes > p.min_nodes)
+      plan.notes.push_back(fmt::format("Pool {} may scale to {} node(s), but GKE's system pods (kube-dns and the "
+                                       "controllers) run on it and keep {} node(s) up: the minimum price counts them.",
+                                       p.name, p.min_nodes, p.floor_nodes));
+  }
   for (const auto& p : plan.pools) {
     by_name[p.name] = &p;
     plan.min_nodes += p.min_nodes;
@@ -185,7 +206,7 @@ ResourcePlan make_plan(const System& sys) {
     plan.max_vcpus += static_cast<long long>(p.vcpus_per_node) * p.max_nodes;
     for (const auto& q : p.quota) add_need(plan.quota, q.metric, q.amount, p.name);
     if (p.node_price) {
-      plan.min_price += *p.node_price * p.min_nodes;
+      plan.min_price += *p.node_price * p.floor_nodes;
       plan.max_price += *p.node_price * p.max_nodes;
     } else {
       plan.unpriced.push_back(p.name);
@@ -378,7 +399,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
         rows.push_back({p.name, "no price", "-", "-", "-", "-"});
         continue;
       }
-      rows.push_back({p.name, money(*p.node_price), money(*p.node_price * p.min_nodes),
+      rows.push_back({p.name, money(*p.node_price), money(*p.node_price * p.floor_nodes),
                       money(*p.node_price * p.max_nodes), p.price_basis.substr(0, p.price_basis.find(' ')),
                       p.price_date});
     }
@@ -452,7 +473,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     o["quota"] = quota(p.quota);
     if (p.node_price)
       o["price"] = {{"perNodeHour", usd(*p.node_price)},
-                    {"minHour", usd(*p.node_price * p.min_nodes)},
+                    {"minHour", usd(*p.node_price * p.floor_nodes)},
                     {"maxHour", usd(*p.node_price * p.max_nodes)},
                     {"basis", p.price_basis},
                     {"source", p.price_source},

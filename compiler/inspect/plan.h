@@ -25,6 +25,9 @@ struct PoolPlan {
   std::string name, machine, provisioning;
   std::vector<std::string> node_pools;  ///< GKE node pools (one per TPU slice)
   int min_nodes = 0, max_nodes = 0;     ///< over all of its node pools
+  /// The nodes that stay up at the least: min_nodes, and at least one when the pool holds GKE's
+  /// system pods (kube-dns, the controllers), which keep the node they run on from scaling down.
+  int floor_nodes = 0;
   int vcpus_per_node = 0;
   double memory_gib_per_node = 0;
   std::string accelerator;  ///< GPU label or TPU accelerator label; "" for CPU pools

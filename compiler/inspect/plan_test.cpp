@@ -104,6 +104,25 @@ pipeline:
   CHECK(render_plan_text(plan).find("unbounded") != std::string::npos);
 }
 
+TEST_CASE("plan: a pool that scales to zero but holds the system pods is priced at the nodes they keep up") {
+  const System sys = compile_text(kHeader + R"(cluster:
+  pools:
+    system: {machine: e2-standard-4, autoscaling: {min: 0, max: 3}}
+    t4: {machine: n1-standard-8, accelerator: {type: nvidia-tesla-t4, count: 1}, autoscaling: {min: 0, max: 2}}
+pipeline:
+  - {name: train, image: x/y:1, pool: t4, command: [run]}
+)");
+  const ResourcePlan plan = make_plan(sys);
+  const PoolPlan& system = pool_named(plan, "system");
+  const PoolPlan& t4 = pool_named(plan, "t4");
+  CHECK(system.min_nodes == 0);  // as Terraform sizes it
+  CHECK(system.floor_nodes == 1);  // kube-dns and the controllers run there (the GPU nodes are tainted)
+  CHECK(t4.floor_nodes == 0);
+  REQUIRE(system.node_price);
+  CHECK(plan.min_price == doctest::Approx(*system.node_price));
+  CHECK(render_plan_text(plan).find("Pool system may scale to 0 node(s), but GKE's system pods") != std::string::npos);
+}
+
 TEST_CASE("plan: TPU slices count chips per slice, and a region without prices says so") {
   const System sys = compile_text(
       "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"

@@ -182,6 +182,35 @@ ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj)
   return rc;
 }
 
+namespace {
+
+/// How KubeRay hands a RayJob's entrypoint to Ray (spec.submissionMode).
+enum class RaySubmission {
+  /// The operator posts the string to the head's job API (v1.7.0 utils/dashboard_httpclient.go,
+  /// SubmitJob: `entrypoint` as written), and Ray's job supervisor runs it with
+  /// subprocess.Popen(entrypoint, shell=True) (dashboard/modules/job/job_supervisor.py): one `sh -c`.
+  kHttp,
+  /// A submitter Job runs `bash -c "ray job submit … -- ENTRYPOINT"` as its container's args (the
+  /// kubelet expands them first); Ray's CLI joins the words with list2cmdline for the same `sh -c`.
+  kK8sJob,
+};
+
+/// The mode trainc asks for: the submitter Job of K8sJobMode gets no securityContext, nodeSelector
+/// or tolerations from KubeRay (v1.7.0 common/job.go, GetDefaultSubmitterContainer), so a
+/// restricted namespace refuses it and on tainted GPU pools it has nowhere to run.
+constexpr RaySubmission kRaySubmission = RaySubmission::kHttp;
+
+/// `argv` as the entrypoint string that arrives at Ray's `sh -c` as those words under `mode`.
+std::string ray_entrypoint(const std::vector<std::string>& argv, RaySubmission mode) {
+  switch (mode) {
+    case RaySubmission::kHttp: return sh_join(argv);
+    case RaySubmission::kK8sJob: return literal(sh_join_twice(argv));
+  }
+  throw std::logic_error("unknown Ray submission mode");
+}
+
+}  // namespace
+
 ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   const ComputeCluster& c = *sys.compute_cluster(step.cluster);
   const std::vector<std::string>* argv = step.command_line();
@@ -193,8 +222,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   ojson labels = labels_for(sys, step.name, obj.name, "ray-job", step.labels);
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
-  // Two shells read it (sh_join_twice), after the kubelet expanded it as the submitter's args.
-  spec["entrypoint"] = literal(sh_join_twice(*argv));
+  spec["entrypoint"] = ray_entrypoint(*argv, kRaySubmission);
   if (r.per_job) {
     // The job's own cluster: made with the job, deleted `ttl` after it finishes.
     spec["shutdownAfterJobFinishes"] = true;
@@ -216,11 +244,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   // KubeRay refuses backoffLimit with clusterSelector (checks/clusters.cpp): only a job that brings
   // its own cluster is retried.
   if (r.per_job) spec["backoffLimit"] = step.retries;
-  // The operator submits the job to the head's dashboard itself. The default, K8sJobMode, runs a
-  // submitter Job whose pod KubeRay writes with no securityContext, nodeSelector or tolerations
-  // (v1.7.0 common/job.go, GetDefaultSubmitterContainer): a restricted namespace refuses it, and on
-  // tainted GPU pools it has nowhere to run.
-  spec["submissionMode"] = "HTTPMode";
+  spec["submissionMode"] = kRaySubmission == RaySubmission::kHttp ? "HTTPMode" : "K8sJobMode";
   if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
   j["spec"] = spec;
   return j;

@@ -315,7 +315,8 @@ namespace trainc::k8s {
 
 std::string logs_ref(const Object& o) {
   switch (o.role) {
-    case Role::kRayJob: return "job/" + o.name;
+    case Role::kRayJob:  // HTTPMode: no Job, no submitter pod (the runbook's Watch says what to run instead)
+      throw std::logic_error("RayJob '" + o.name + "' has no pod `kubectl logs` can follow");
     case Role::kJobSet: return fmt::format("job/{}-{}-0", o.name, kSliceJob);  // slice 0: its host 0 coordinates
     case Role::kNamespace:
     case Role::kServiceAccount:

@@ -130,8 +130,8 @@ Plan plan(const System& sys);
 std::string_view wait_condition(Ready ready);
 /// How kubectl names the object: "job/mnist-train".
 std::string kubectl_ref(const Object& o);
-/// What `kubectl logs` follows for the object: a Job itself; for a RayJob, the submitter Job
-/// KubeRay makes under the same name.
+/// What `kubectl logs` follows for the object: a Job itself; for a JobSet, its first slice's Job.
+/// A RayJob has none (KubeRay submits it over HTTP, with no submitter Job): it throws.
 std::string logs_ref(const Object& o);
 
 }  // namespace trainc::k8s

@@ -60,11 +60,18 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   json hb = s.value("heartbeat", json::object());
   out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
   out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
+  // The step's mounts as written ({store, path}): a GCS store named where a sync belongs is
+  // answered with a mount at a path they leave free (store_ref).
+  std::vector<std::pair<std::string, std::string>> mounted;
+  if (s.contains("mounts"))
+    for (const json& m : s["mounts"])
+      if (m.is_object() && m.contains("store") && m.contains("path") && m["store"].is_string() && m["path"].is_string())
+        mounted.emplace_back(m["store"].get<std::string>(), pod_path("/", m["path"]));
   if (s.contains("inputs")) {
     for (size_t i = 0; i < s["inputs"].size(); ++i) {
       const json& in = s["inputs"][i];
       std::string iptr = ptr_index(ptr_key(ptr, "inputs"), i);
-      out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from")), pod_path(out.workdir, in["to"]), iptr});
+      out.inputs.push_back(Sync{store_ref(sys, in["from"], ptr_key(iptr, "from"), mounted), pod_path(out.workdir, in["to"]), iptr});
     }
   }
   if (s.contains("mounts")) {
@@ -74,10 +81,17 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
       out.mounts.push_back(mount(sys, m, mptr));
     }
   }
+  // A client of a cluster whose steps run pods of their own (Dask) sees the cluster's mounts at
+  // the same paths, as its workers do: dask.dataframe reads a dataset's metadata (Parquet footers,
+  // the file list) in the client, so a client without them fails on data the workers can read.
+  if (const ComputeCluster* c = sys.compute_cluster(out.cluster); c && c->steps_have_own_pods())
+    for (const Mount& m : c->mounts)
+      if (std::none_of(out.mounts.begin(), out.mounts.end(), [&](const Mount& own) { return own.path == m.path; }))
+        out.mounts.push_back(m);
   if (s.contains("outputs")) {
     const json& o = s["outputs"];
     std::string optr = ptr_key(ptr, "outputs");
-    out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to")),
+    out.outputs = Outputs{pod_path(out.workdir, o["path"]), store_ref(sys, o["to"], ptr_key(optr, "to"), mounted),
                           duration(o, "every", 600, optr), optr};
     out.outputs->log = get_or<bool>(o, "log", true);
   }

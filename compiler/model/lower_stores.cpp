@@ -158,16 +158,46 @@ void Lowerer::unknown_store(const System& sys, const std::string& store, const s
                           : fmt::format("unknown store '{}' in '{}'{}", store, text, hint));
 }
 
-StoreRef Lowerer::store_ref(const System& sys, const std::string& text, const std::string& ptr) {
+namespace {
+
+/// Whether the pod paths `a` and `b` overlap: one is the other or holds it.
+bool overlaps(std::string_view a, std::string_view b) {
+  auto within = [](std::string_view in, std::string_view out) {
+    return in == out || out == "/" || (in.starts_with(out) && in.size() > out.size() && in[out.size()] == '/');
+  };
+  return within(a, b) || within(b, a);
+}
+
+/// A path to mount store `store` at that overlaps none of the step's mounts.
+std::string free_mount_path(const std::string& store, const std::vector<std::pair<std::string, std::string>>& mounted) {
+  auto free = [&](const std::string& p) {
+    return std::none_of(mounted.begin(), mounted.end(), [&](const auto& m) { return overlaps(p, m.second); });
+  };
+  for (const std::string& p : {std::string("/data"), "/mnt/" + store})
+    if (free(p)) return p;
+  for (int i = 2;; ++i)
+    if (const std::string p = fmt::format("/mnt/{}-{}", store, i); free(p)) return p;
+}
+
+}  // namespace
+
+StoreRef Lowerer::store_ref(const System& sys, const std::string& text, const std::string& ptr,
+                            const std::vector<std::pair<std::string, std::string>>& mounted) {
   StoreRef ref;
   ref.ptr = ptr;
   const Store* s = split_store_ref(sys, text, ptr, ref.store, ref.path);
   if (!s) return ref;
   if (s->kind == Store::Kind::gcs) {
+    const auto here = std::find_if(mounted.begin(), mounted.end(), [&](const auto& m) { return m.first == ref.store; });
     doc_.error(diags_, ptr,
-               fmt::format("store '{}' is a GCS bucket, which steps reach through 'mounts' (GCS FUSE), not by "
-                           "syncing; mount it with mounts: [{{store: {}, path: /data}}]",
-                           ref.store, ref.store));
+               here != mounted.end()
+                   ? fmt::format("store '{}' is a GCS bucket, which steps reach through 'mounts' (GCS FUSE), not by "
+                                 "syncing; the step mounts it at '{}' already: read and write there (checkpoints "
+                                 "under '{}' need no 'outputs')",
+                                 ref.store, here->second, here->second)
+                   : fmt::format("store '{}' is a GCS bucket, which steps reach through 'mounts' (GCS FUSE), not by "
+                                 "syncing; mount it with mounts: [{{store: {}, path: {}}}]",
+                                 ref.store, ref.store, free_mount_path(ref.store, mounted)));
     return ref;
   }
   ref.url = fmt::format("s3://{}{}{}", s->bucket, s->prefix.empty() ? "" : "/" + s->prefix, ref.path);

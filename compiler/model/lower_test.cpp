@@ -42,6 +42,28 @@ TEST_CASE("defaults come from the pool and the step") {
   CHECK(s.heartbeat.max_age_seconds == 3600);
 }
 
+TEST_CASE("a Dask client step gets its cluster's mounts, but where it mounts a path itself") {
+  Diagnostics diags;
+  auto sys = lower_text(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"
+      "gcp: {project: my-project, region: us-central1}\nidentity: {serviceAccount: trainer}\n"
+      "cluster:\n  pools:\n    cpu: {machine: n2-standard-8, nodes: 3}\n"
+      "storage:\n  data: {gcs: {bucket: d}}\n  out: {gcs: {bucket: o}}\n"
+      "clusters:\n  dask:\n    engine: dask\n    image: ghcr.io/dask/dask:2024.12.1\n    scheduler: {pool: cpu}\n"
+      "    workers: {cpu: {pool: cpu, replicas: 2}}\n"
+      "    mounts: [{store: data, path: /data}, {store: data, path: /results}]\n"
+      "pipeline:\n  - name: client\n    cluster: dask\n    command: [python3, c.py]\n"
+      "    mounts: [{store: out, path: /results}]\n",
+      diags);
+  REQUIRE_MESSAGE(sys, diags.render_text());
+  const Step& s = sys->steps[0];
+  REQUIRE(s.mounts.size() == 2);
+  CHECK(s.mounts[0].store == "out");  // its own, at /results
+  CHECK(s.mounts[0].path == "/results");
+  CHECK(s.mounts[1].store == "data");  // the cluster's /data
+  CHECK(s.mounts[1].path == "/data");
+}
+
 TEST_CASE("a TPU pool is one node pool, or one per slice") {
   Diagnostics diags;
   auto sys = lower_text(

@@ -95,7 +95,11 @@ class Lowerer {
   /// the bucket; a bucket's name written for a store's gets that store.
   void unknown_store(const System& sys, const std::string& store, const std::string& ptr, const std::string& text);
 
-  StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr);
+  /// A store a step syncs with (an S3 store). A GCS store is refused with the mount to add
+  /// instead: at a path none of `mounted` ({store, path} of the step's mounts) takes, or, when the
+  /// step mounts that store already, its path there.
+  StoreRef store_ref(const System& sys, const std::string& text, const std::string& ptr,
+                     const std::vector<std::pair<std::string, std::string>>& mounted = {});
 
   /// "<store>:/path" in a GCS store, as a gs:// address.
   StoreRef gcs_ref(const System& sys, const std::string& text, const std::string& ptr, std::string_view who);

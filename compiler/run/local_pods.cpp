@@ -196,7 +196,10 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       fmt::print("  retrying step '{}' (attempt {} of {}: `retries: {}`), its pods fresh, as the Job would\n", step.name,
                  attempt + 1, step.retries + 1, step.retries);
     rc = run_attempt(sys, step, here, opt, env, dir, script, started);
-    if (rc == 0 || rc == kTimedOut || rc > 128) break;
+    // Only trainc's own interruption (interrupted(): set when it caught SIGINT or SIGTERM and
+    // stopped the pods) ends the retries; a pod killed from outside (137: SIGKILL, the OOM killer)
+    // exits with the same status and is a failed pod like any other.
+    if (rc == 0 || rc == kTimedOut || interrupted()) break;
     if (rc == k8s::kPreflightExit) {  // the image or the spec, which another attempt would not change
       fmt::print(stderr, "trainc: step '{}' stopped in its preflight (exit {}); it is not retried\n", step.name, rc);
       break;

@@ -163,10 +163,18 @@ int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& op
   return 0;
 }
 
-/// A step on a Dask cluster: its command in the spec's folder, with the scheduler's address, its
-/// env on top of `base` and nothing else of this shell's but its secrets. A cluster process that
-/// exits meanwhile fails the step at once, naming it.
-int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const LocalRunOptions& opt,
+/// The folder a client step's command runs in here: the build context of its image (its own
+/// build, else its cluster's), whose files the image holds in its working folder; else the spec's.
+fs::path client_folder(const System& sys, const Step& s, const LocalRunOptions& opt) {
+  for (const auto& [name, of] : {std::pair{s.name, "step"}, std::pair{s.cluster, "cluster"}})
+    if (auto b = sys.builds.find(name); b != sys.builds.end() && b->second.of == of) return opt.spec_dir / b->second.context;
+  return opt.spec_dir;
+}
+
+/// A step on a Dask cluster: its command in its build context (client_folder), with the
+/// scheduler's address, its env on top of `base` and nothing else of this shell's but its secrets.
+/// A cluster process that exits meanwhile fails the step at once, naming it.
+int run_client(const System& sys, const Step& s, const Command& cmd, LocalDask& cluster, const LocalRunOptions& opt,
                const std::map<std::string, std::string>& base) {
   if (!s.mounts.empty() || !s.inputs.empty() || s.outputs)
     fmt::print("  (step '{}' reads or writes stores in the cluster; here they are not mounted)\n", s.name);
@@ -184,7 +192,9 @@ int run_client(const Step& s, const Command& cmd, LocalDask& cluster, const Loca
   env["HOME"] = pod_home(fs::absolute(opt.workdir / "pods" / s.name / "0")).string();
   fs::create_directories(env["HOME"]);
   std::string error;
-  Child client(cmd.argv, error, env, opt.spec_dir, Inherit::nothing);
+  const fs::path folder = client_folder(sys, s, opt);
+  if (folder != opt.spec_dir) fmt::print("  (in {}, the build context of its image)\n", folder.string());
+  Child client(cmd.argv, error, env, folder, Inherit::nothing);
   if (!client.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
     return 2;
@@ -408,7 +418,7 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
             if (int started = start_dask(c, std::get<Dask>(c.engine), opt, pod_env, *it->second); started != 0)
               return started;
           }
-          return run_client(*s, cmd, *it->second, opt, pod_env);
+          return run_client(here, *s, cmd, *it->second, opt, pod_env);
         },
         [&](const Datagen& d) {
           fs::create_directories(local_path(opt, d.to));
