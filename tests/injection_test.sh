@@ -47,7 +47,7 @@ cluster:
   name: hc
   pools:
     gpu: {machine: n1-standard-4, accelerator: {type: nvidia-tesla-t4, count: 1}, nodes: 3}
-    cpu: {machine: e2-standard-4, nodes: 2}
+    cpu: {machine: e2-standard-4, nodes: 3}
 storage:
   runs: {s3: {bucket: bkt, prefix: runs}}
   models: {gcs: {bucket: hostile-models}}

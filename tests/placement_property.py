@@ -295,11 +295,15 @@ def service(rng, cat, spec, pool):
     return [Pod("chat", "service/vllm", i, pool.name, *res, gpus, added, False) for i in range(count)]
 
 
-def client_step(rng, step, pools, fuse, security):
-    """Fills in a Dask client step; its one pod. One that names no pool asks for nothing."""
+def client_step(rng, step, pools, fuse, security, cluster_mounts):
+    """Fills in a Dask client step; its one pod. One that names no pool asks for nothing. A client
+    step gets its cluster's mounts too (the client reads what the workers read), so a cluster that
+    mounts a bucket gives its client the GCS FUSE sidecar whether the step mounts one or not."""
     added = []
     if fuse and rng.random() < 0.5:
         step["mounts"] = [{"store": "data", "path": "/data"}]
+        added = [fuse]
+    if fuse and cluster_mounts:
         added = [fuse]
     if security:
         step["security"] = security
@@ -424,7 +428,7 @@ def draft(rng, cat, n, own_ds):
         if engine == "ray":  # a RayJob, submitted over HTTP: no pod of its own
             step["retries"] = 0
         else:  # a Dask client Job: on a pool with requests, or on none (a pool without GPUs) with none
-            step_pods[step["name"]] = client_step(rng, step, pools, fuse if fuse_any else None, security)
+            step_pods[step["name"]] = client_step(rng, step, pools, fuse if fuse_any else None, security, mounts)
         steps.append(step)
     spec["clusters"] = clusters
     gpu_pools = [p for p in pools if p.gpus and not p.rdma]

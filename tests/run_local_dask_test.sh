@@ -58,7 +58,7 @@ clusters:
   dask:
     engine: dask
     image: ghcr.io/dask/dask:2024.12.1
-    scheduler: {pool: cpu}
+    scheduler: {pool: cpu, resources: {requests: {cpu: "2", memory: 8Gi}, limits: {memory: 8Gi}}}
     workers:
       cpu: {pool: cpu, replicas: 2}
 pipeline:

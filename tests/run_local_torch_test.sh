@@ -28,7 +28,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # A step like seed 001's: code and data from the bucket, checkpoints synced out every 2s. Each
-# epoch waits 3s, so that a checkpoint reaches the bucket well before the step ends.
+# epoch waits 3s, so that a checkpoint reaches the bucket well before the step ends. No retries: a
+# killed pod is retried like any failed one, and here the killed run must end so that the next run
+# is the one that resumes.
 cat >"$TMP/spec.yaml" <<'SPEC'
 apiVersion: trainc/v1
 kind: TrainingSystem
@@ -39,6 +41,7 @@ pipeline:
   - name: train
     image: img
     gpus: 2
+    retries: 0
     workdir: /home/trainer/code
     torchrun:
       script: train.py

@@ -28,7 +28,7 @@ std::string ray_job_watch(const System& sys, const Step& st, const k8s::Object& 
 
 std::string ray_job_watch_note() {
   return "A step on a Ray cluster is a RayJob that KubeRay submits to the head's job API (`submissionMode: HTTPMode`): "
-         "it makes no Job and no submitter pod, so `kubectl logs job/…` finds nothing. The RayJob's `status.jobStatus` "
+         "it makes no Job and no submitter pod, so there is no Job whose logs to read. The RayJob's `status.jobStatus` "
          "and `status.jobDeploymentStatus` say where it stands, and the job's output is in Ray's job logs on the head "
          "(`ray job logs` with the submission id KubeRay records in `status.jobId`; the head pod's own log shows the "
          "cluster, not the job).\n\n";

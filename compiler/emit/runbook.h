@@ -22,4 +22,9 @@ std::string ray_job_watch(const System& sys, const Step& st, const k8s::Object& 
 /// Why a RayJob has no Job to follow, and where its state and output are.
 std::string ray_job_watch_note();
 
+/// The runbook's Pod security section (emit_runbook_security.cpp): the Pod Security Standard each
+/// workload's pods meet and every pod that is not `restricted`, with the spec's reason and what
+/// trainc found the pods do; "" when every pod is restricted and no risk is accepted.
+std::string security_runbook_section(const System& sys, const k8s::Plan& plan);
+
 }  // namespace trainc

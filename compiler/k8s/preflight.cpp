@@ -83,8 +83,8 @@ void write_preflight(ShellScript& sh, const Preflight& p) {
   sh.open("if [ -z \"${HOME:-}\" ]; then")
       .line("PREFLIGHT_PROBLEMS+=('HOME is not set: set env HOME on the step to a folder its user can write (e.g. /tmp)')")
       .branch("elif ! { : >\"$HOME/.trainc-preflight.$$\"; } 2>/dev/null; then")
-      .line("PREFLIGHT_PROBLEMS+=(\"HOME ($HOME) is not a folder uid $(id -u) can write (caches and tool settings go there): \"'set env "
-            "HOME on the step to a writable folder (e.g. /tmp), or use an image whose user owns its home')")
+      .line("PREFLIGHT_PROBLEMS+=(\"HOME ($HOME) is not writable by uid $(id -u), yet caches go there: \"'set env HOME on "
+            "the step (e.g. /tmp), or use an image whose user owns its home')")
       .branch("else")
       .line("rm -f \"$HOME/.trainc-preflight.$$\"")
       .close("fi");
@@ -100,9 +100,8 @@ void write_preflight(ShellScript& sh, const Preflight& p) {
         .close("}");
     sh.line("PREFLIGHT_UID=$(id -u)");
     sh.open("if [ -z \"${USER:-}\" ] && [ -z \"${LOGNAME:-}\" ] && ! preflight_uid_known \"$PREFLIGHT_UID\"; then")
-        .line("PREFLIGHT_PROBLEMS+=(\"uid $PREFLIGHT_UID has no passwd entry and neither USER nor LOGNAME is set (Python's "
-              "getpass.getuser() fails with KeyError: 'getpwuid(): uid not found'): set env USER and LOGNAME on the step, or "
-              "run it as a user the image names (security.runAsUser)\")")
+        .line("PREFLIGHT_PROBLEMS+=(\"uid $PREFLIGHT_UID has no passwd entry and neither USER nor LOGNAME is set "
+              "(getpass raises KeyError): set env USER and LOGNAME, or run as a user the image names\")")
         .close("fi");
   }
   sh.line("preflight_done");

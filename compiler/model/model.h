@@ -349,7 +349,6 @@ struct Torchrun {
   std::optional<int> shard_count() const { return std::nullopt; }
   static bool runs_tracker() { return false; }
   static bool gpu_preflight() { return false; }
-  /// The program the pod's entry script launches, which the image must have on PATH.
   std::string program() const { return "torchrun"; }
 };
 
