@@ -312,7 +312,7 @@ t "without getent, a uid missing from the image's /etc/passwd stops, and root pa
 unwritable_home() {
   script_of py "${REF[homeless]}" "$PY_SCRIPT" || return 1
   standin homeless 1000 0 0 "$PY_SCRIPT"
-  stopped "image '${REF[homeless]}' cannot run step 'whoami'" "is not a folder uid 1000 can write" "set env HOME on the step"
+  stopped "image '${REF[homeless]}' cannot run step 'whoami'" "is not writable by uid 1000" "set env HOME on the step"
 }
 t "a HOME the uid cannot write (/) stops with the fix" unwritable_home
 
