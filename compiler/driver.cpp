@@ -15,6 +15,7 @@
 #include "base/sha256.h"
 #include "checks/checks.h"
 #include "emit/emitter.h"
+#include "emit/runs.h"
 #include "emit/verify_objects.h"
 #include "frontend/jsonnet_loader.h"
 #include "frontend/limits.h"
@@ -147,6 +148,7 @@ std::optional<Compiled> compile_source(const SourcePtr& source, Diagnostics& dia
                               "(e.g. '-o out' at its root) to get them",
                               origin.outside_repository),
                   {}});
+  name_runs(out.system);  // each step's run, named by what it runs
   const Planned plan(out.system, k8s::plan(out.system));  // once: every emitter reads it
   for (const auto& emitter : emitters()) emitter->emit(out.system, plan, out.files);
   // Verify before writing: an object the API server would reject is a bug (InvalidObjectError).

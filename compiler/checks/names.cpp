@@ -115,9 +115,10 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
       if (n.name.size() <= kMaxLabel) continue;
       size_t budget = kMaxLabel - (n.name.size() - sys.name.size() - step.name.size());
       doc.error(diags, ptr_key(step.ptr, "name"),
-                fmt::format("the {} '{}' would be {} characters, over the limit of {}; shorten the system name "
-                            "and the step name to {} characters together",
-                            n.what, n.name, n.name.size(), kMaxLabel, budget),
+                fmt::format("the {} '{}' would be {} characters (the x's stand for the run's {}-character "
+                            "content hash), over the limit of {}; shorten the system name and the step name to {} "
+                            "characters together",
+                            n.what, n.name, n.name.size(), k8s::kHashLength, kMaxLabel, budget),
                 Anchor::value, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
       break;  // one report per step: the longest name decides
     }

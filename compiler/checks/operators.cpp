@@ -61,13 +61,15 @@ void check_ray_cluster_name(const System& sys, const ComputeCluster& c, const Do
 }
 
 void check_ray_job_name(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
-  const std::string name = k8s::job_name(sys, step);
-  if (name.size() <= kMaxRayJobName || name.size() > kMaxLabel) return;
+  const std::string name = k8s::planned_job_name(sys, step);
+  if (name.size() <= kMaxRayJobName) return;
   doc.error(diags, ptr_key(step.ptr, "name"),
-            fmt::format("step '{}' would be the RayJob '{}' ({} characters), but KubeRay v1.7.0 refuses a RayJob "
-                        "name over {} characters, as the RayCluster it makes adds 6 (validation.go, "
-                        "ValidateRayJobMetadata); shorten the system and step names to {} characters together",
-                        step.name, name, name.size(), kMaxRayJobName, kMaxRayJobName - 1),
+            fmt::format("step '{}' would be the RayJob '{}' ({} characters; the x's stand for the run's content "
+                        "hash), but KubeRay v1.7.0 refuses a RayJob name over {} characters, as the RayCluster it "
+                        "makes adds 6 (validation.go, ValidateRayJobMetadata); shorten the system and step names to "
+                        "{} characters together",
+                        step.name, name, name.size(), kMaxRayJobName,
+                        kMaxRayJobName - (name.size() - sys.name.size() - step.name.size())),
             Anchor::value, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
 }
 
@@ -221,16 +223,18 @@ void check_queued_resources(const Resources& r, const std::string& owner, const 
 /// or pods' names could pass 63 characters: "<jobset>-<replicatedJob>-<job index>" and that with
 /// "-<pod index>-abcde" after it (pkg/util/placement/placement.go, GenJobName and GenPodName).
 void check_jobset_names(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
-  const std::string js = k8s::job_name(sys, step);
+  const std::string js = k8s::planned_job_name(sys, step);
   if (js.size() > kMaxLabel) return;  // reported by checks/names.cpp
   const std::string pod = fmt::format("{}-{}-{}-{}-abcde", js, k8s::kSliceJob, step.slices - 1, step.nodes - 1);
   if (pod.size() <= kMaxLabel) return;
-  const size_t budget = kMaxLabel - (pod.size() - js.size()) - 1;  // the system and step names, less the '-'
+  // The system and step names: what is left of the pod name's limit beyond the rest of it.
+  const size_t budget = kMaxLabel - (pod.size() - sys.name.size() - step.name.size());
   doc.error(diags, ptr_key(step.ptr, "name"),
-            fmt::format("step '{}' is the JobSet '{}', whose last pod would be named '{}' ({} characters with the "
-                        "5 random ones); JobSet v0.12.0 refuses a JobSet whose pod names can pass {} (\"JobSet name "
-                        "is too long, pod names generated for this JobSet will exceed 63 characters\", "
-                        "jobset_webhook.go); shorten the system and step names to {} characters together",
+            fmt::format("step '{}' is the JobSet '{}' (the x's stand for the run's content hash), whose last pod "
+                        "would be named '{}' ({} characters with the 5 random ones); JobSet v0.12.0 refuses a "
+                        "JobSet whose pod names can pass {} (\"JobSet name is too long, pod names generated for "
+                        "this JobSet will exceed 63 characters\", jobset_webhook.go); shorten the system and step "
+                        "names to {} characters together",
                         step.name, js, pod, pod.size(), kMaxLabel, budget),
             Anchor::value, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
 }

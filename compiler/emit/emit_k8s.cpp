@@ -63,9 +63,7 @@ std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, 
   return out;
 }
 
-ojson step_labels(const System& sys, const Step& step) {
-  return labels_for(sys, step.name, k8s::job_name(sys, step), step.kind(), step.labels);
-}
+ojson step_labels(const System& sys, const Step& step) { return k8s::run_labels(sys, step, step.kind()); }
 
 std::string header(const System& sys, std::string_view what) {
   return fmt::format("{}\n{} of system '{}'", kGeneratedNotice, what, sys.name);
@@ -423,5 +421,9 @@ class K8sEmitter final : public Emitter {
 }  // namespace
 
 std::unique_ptr<Emitter> new_k8s_emitter() { return std::make_unique<K8sEmitter>(); }
+
+nlohmann::ordered_json k8s_object(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
+  return build(sys, obj, w);
+}
 
 }  // namespace trainc

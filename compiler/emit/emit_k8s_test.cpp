@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "emit/emitter.h"
+#include "emit/runs.h"
 #include "k8s/entry_script.h"
 #include "k8s/names.h"
 #include "frontend/yaml_loader.h"
@@ -163,14 +164,45 @@ TEST_CASE("pods on RDMA pools set NCCL up for gIB first; pods elsewhere do not")
   CHECK(entry.find("set +u") < at);   // the upstream script may read unset variables
 }
 
-TEST_CASE("the entry-script ConfigMap name follows the script's content") {
+TEST_CASE("a step's run is named by what it runs, and by the runs of the steps it needs") {
   System sys = two_node_system();
-  std::string a = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
+  Step eval = sys.steps[0];
+  eval.name = "eval";
+  eval.nodes = 1;
+  eval.needs = {"train"};
+  sys.steps.push_back(eval);
+  Step other = sys.steps[0];
+  other.name = "other";
+  other.nodes = 1;
+  sys.steps.push_back(other);
+  auto runs = [&] {
+    name_runs(sys);
+    std::vector<std::string> out;
+    for (const auto& st : sys.steps) out.push_back(st.run_id);
+    return out;
+  };
+  const auto first = runs();
+  for (const auto& r : first) CHECK(r.size() == size_t(k8s::kHashLength));
+  CHECK(runs() == first);  // the same spec names the same runs
+  CHECK(k8s::job_name(sys, sys.steps[0]) == "mnist-train-" + first[0]);
+  CHECK(k8s::configmap_name(sys, sys.steps[0]) == k8s::job_name(sys, sys.steps[0]));
+  // A changed step is a new run, and so is every step after it; a step beside it is not.
   std::get<Torchrun>(sys.steps[0].run).args.push_back("--lr=0.1");
-  std::string b = k8s::configmap_name(sys, sys.steps[0], entry_script(sys, sys.steps[0]));
-  CHECK(a != b);
-  CHECK(a.rfind("mnist-train-", 0) == 0);
-  CHECK(a.size() == std::string("mnist-train-").size() + k8s::kHashLength);
+  const auto second = runs();
+  CHECK(second[0] != first[0]);
+  CHECK(second[1] != first[1]);
+  CHECK(second[2] == first[2]);
+  // Its objects name the run: the Job, the ConfigMap its pods mount, the pods' labels.
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
+  CHECK(job["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
+  CHECK(job["metadata"]["labels"]["trainc.dev/run"].as<std::string>() == second[0]);
+  CHECK(job["metadata"]["labels"]["trainc.dev/step"].as<std::string>() == "train");
+  CHECK(job["spec"]["template"]["metadata"]["labels"]["trainc.dev/run"].as<std::string>() == second[0]);
+  CHECK(job["spec"]["template"]["spec"]["subdomain"].as<std::string>() == "mnist-train-" + second[0]);
+  YAML::Node cm = YAML::Load(out.files().at("k8s/train-configmap.yaml"));
+  CHECK(cm["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
 }
 
 TEST_CASE("torchrun flags derive from nodes and GPUs") {

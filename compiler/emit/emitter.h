@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "k8s/plan.h"
 #include "base/output_sink.h"
 #include "k8s/rollout.h"
@@ -46,6 +48,9 @@ std::unique_ptr<Emitter> new_model_emitter();
 std::unique_ptr<Emitter> new_runbook_emitter();
 std::unique_ptr<Emitter> new_scripts_emitter();
 std::unique_ptr<Emitter> new_terraform_emitter();
+/// One object of the plan as the k8s emitter builds it (emit_k8s.cpp); `w` is the workload it
+/// belongs to, nullptr for a shared object.
+nlohmann::ordered_json k8s_object(const System& sys, const k8s::Object& obj, const k8s::Workload* w);
 /// Whether the system runs trainrt steps, and so needs docker/trainrt.Dockerfile (emit_docker.cpp).
 bool uses_trainrt(const System& sys);
 

@@ -219,7 +219,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   // Kueue admits a RayJob that brings its own cluster; one submitted to a shared, long-lived
   // cluster asks for no resources of its own, so it is not queued.
   const Ray& r = std::get<Ray>(c.engine);
-  ojson labels = labels_for(sys, step.name, obj.name, "ray-job", step.labels);
+  ojson labels = run_labels(sys, step, "ray-job");
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
   spec["entrypoint"] = ray_entrypoint(*argv, kRaySubmission);

@@ -7,7 +7,16 @@
 
 namespace trainc::k8s {
 
-std::string job_name(const System& sys, const Step& step) { return fmt::format("{}-{}", sys.name, step.name); }
+std::string step_base_name(const System& sys, const Step& step) { return fmt::format("{}-{}", sys.name, step.name); }
+
+std::string job_name(const System& sys, const Step& step) {
+  return step.run_id.empty() ? step_base_name(sys, step) : fmt::format("{}-{}", step_base_name(sys, step), step.run_id);
+}
+
+std::string planned_job_name(const System& sys, const Step& step) {
+  return step.run_id.empty() ? fmt::format("{}-{}", step_base_name(sys, step), std::string(kHashLength, 'x'))
+                             : job_name(sys, step);
+}
 
 std::string rdma_vpc(const System& sys) { return sys.cluster.name + "-rdma"; }
 std::string rdma_subnet(const System& sys, int nic) { return fmt::format("{}-rdma-sub-{}", sys.cluster.name, nic); }
@@ -60,9 +69,7 @@ std::string content_hash(std::string_view data) {
   return fmt::format("{:016x}", h).substr(0, kHashLength);
 }
 
-std::string configmap_name(const System& sys, const Step& step, std::string_view script) {
-  return fmt::format("{}-{}", job_name(sys, step), content_hash(script));
-}
+std::string configmap_name(const System& sys, const Step& step) { return job_name(sys, step); }
 
 std::string pod_hostname(const System& sys, const Step& step, int index) {
   return fmt::format("{}-{}", job_name(sys, step), index);
@@ -76,10 +83,18 @@ std::string mount_volume(const Mount& m) { return "gcs-" + m.store; }
 
 std::vector<GeneratedName> step_names(const System& sys, const Step& step) {
   // ConfigMap names may run to 253 characters; only these are labels of at most 63.
-  std::vector<GeneratedName> out{{job_name(sys, step), "Job name (also the value of its 'job-name' label)"}};
-  if (step.distributed()) {
-    out.push_back({job_name(sys, step), "headless Service name"});
-    out.push_back({pod_hostname(sys, step, step.nodes - 1), "hostname of the last pod"});
+  // A RayJob's name has KubeRay's shorter limit, and a JobSet's pods their own hostnames: the
+  // operator checks (checks/operators.cpp) judge those.
+  bool ray = false;
+  if (const ComputeCluster* c = sys.compute_cluster(step.cluster))
+    match(c->engine, [&](const Ray&) { ray = true; }, [](const Dask&) {});
+  if (ray) return {};
+  const Pool* pool = sys.pool(step.pool);
+  const std::string job = planned_job_name(sys, step);
+  std::vector<GeneratedName> out{{job, "Job name (also the value of its 'job-name' label)"}};
+  if (step.distributed() && !(pool && pool->tpu)) {
+    out.push_back({job, "headless Service name"});
+    out.push_back({fmt::format("{}-{}", job, step.nodes - 1), "hostname of the last pod"});
   }
   return out;
 }

@@ -19,8 +19,19 @@ inline constexpr std::string_view kPortName = "torchrun";
 inline constexpr std::string_view kNamespaceFile = "k8s/namespace.yaml";
 inline constexpr std::string_view kServiceAccountFile = "k8s/serviceaccount.yaml";
 
-/// "<system>-<step>": the Job, its headless Service and the pods' instance label.
+/// "<system>-<step>": what every run of a step starts with (its runs' labels name the step alone).
+std::string step_base_name(const System& sys, const Step& step);
+/// The labels that find a step's runs: every run object carries the step's name and its run id.
+inline constexpr std::string_view kStepLabel = "trainc.dev/step";
+inline constexpr std::string_view kRunLabel = "trainc.dev/run";
+/// "<system>-<step>-<run>": the step's current run, named by what it runs (Step::run_id), so the
+/// same output applied again starts nothing and a changed step is a new run beside the old ones.
+/// Its Job (or JobSet, RayJob), entry-script ConfigMap, headless Service and the pods' instance
+/// label. "<system>-<step>" before name_runs has set the run.
 std::string job_name(const System& sys, const Step& step);
+/// job_name as it will be once the run is named: before, its run id is a stand-in of the same
+/// length ("<system>-<step>-xxxxxxxxxx"), so the checks judge the lengths the emitter writes.
+std::string planned_job_name(const System& sys, const Step& step);
 /// "<system>-<cluster>": a compute cluster's objects start with it (and the RayCluster is named it).
 std::string cluster_name(const System& sys, const ComputeCluster& c);
 /// "<system>-<cluster>-scheduler": a Dask scheduler's Deployment and Service.
@@ -52,8 +63,8 @@ std::string rdma_network(int nic);
 std::string gvnic_vpc(const System& sys);
 std::string gvnic_subnet(const System& sys);
 std::string gvnic_firewall(const System& sys);
-/// The entry script's ConfigMap: "<job>-<content hash>", so a changed script rolls out.
-std::string configmap_name(const System& sys, const Step& step, std::string_view script);
+/// The entry script's ConfigMap: the run's name (the script is part of what names the run).
+std::string configmap_name(const System& sys, const Step& step);
 /// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".
 std::string pod_hostname(const System& sys, const Step& step, int index);
 /// The replicated Job of a TPU step's JobSet: one per slice.
@@ -74,7 +85,8 @@ struct GeneratedName {
   std::string what;  ///< "Job", "pod hostname", ...
 };
 
-/// Every name the emitter will produce for `step` that must fit a 63-character DNS label.
+/// Every name the emitter will produce for `step` that must fit a 63-character DNS label (with the
+/// run id's stand-in before the run is named).
 std::vector<GeneratedName> step_names(const System& sys, const Step& step);
 /// The same for a service.
 std::vector<GeneratedName> service_names(const System& sys, const Service& s);

@@ -19,7 +19,7 @@ std::string step_file(const Step& step, std::string_view what) { return fmt::for
 /// pods must find each other, and the Job.
 void batch_step(const System& sys, const Step& step, Workload& w) {
   w.entry_script = entry_script(sys, step);
-  w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step, w.entry_script),
+  w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step),
                        step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
   if (step.distributed())
     w.objects.push_back({Role::kRendezvous, "v1", "Service", job_name(sys, step), step_file(step, "service"),
@@ -32,7 +32,7 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
 /// makes the headless Service its pods resolve each other by.
 void jobset_step(const System& sys, const Step& step, Workload& w) {
   w.entry_script = entry_script(sys, step);
-  w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step, w.entry_script),
+  w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step),
                        step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
   w.objects.push_back({Role::kJobSet, "jobset.x-k8s.io/v1alpha2", "JobSet", job_name(sys, step), step_file(step, "jobset"),
                        fmt::format("step '{}' on {} TPU slice(s)", step.name, step.slices), Ready::kJobSetCompleted});

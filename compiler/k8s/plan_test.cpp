@@ -52,12 +52,15 @@ TEST_CASE("the plan lists each workload's objects in dependency order") {
   CHECK(plan.object_in("k8s/nothing.yaml") == nullptr);
 }
 
-TEST_CASE("the entry script's ConfigMap is named by the script the plan holds") {
+TEST_CASE("the entry script's ConfigMap is named as the step's run, and holds the script") {
   System sys = lowered(kTwoSteps);
+  for (auto& st : sys.steps)
+    if (st.name == "prep") st.run_id = "0123456789";
   const k8s::Plan plan = k8s::plan(sys);
   const k8s::Workload* prep = plan.workload("prep");
   CHECK(prep->objects.front().role == k8s::Role::kEntryScript);
-  CHECK(prep->objects.front().name.starts_with("sys-prep-"));
+  CHECK(prep->objects.front().name == "sys-prep-0123456789");
+  CHECK(prep->done().name == "sys-prep-0123456789");
   CHECK(prep->entry_script.find("python") != std::string::npos);
   CHECK(prep->objects.size() == 2);  // a single pod needs no rendezvous Service
 }

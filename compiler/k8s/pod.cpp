@@ -27,6 +27,15 @@ ojson labels_for(const System& sys, const std::string& name, const std::string& 
   return l;
 }
 
+ojson run_labels(const System& sys, const Step& step, const std::string& component) {
+  ojson l = labels_for(sys, step.name, job_name(sys, step), component, step.labels);
+  if (!step.run_id.empty()) {
+    l[std::string(kStepLabel)] = step.name;
+    l[std::string(kRunLabel)] = step.run_id;
+  }
+  return l;
+}
+
 ojson batch_pod_labels(const System& sys, ojson labels) {
   if (sys.istio) labels["sidecar.istio.io/inject"] = "false";
   return labels;

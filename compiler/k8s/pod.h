@@ -22,6 +22,9 @@ ojson typed(const Object& obj);
 /// The recommended app.kubernetes.io labels, the system's labels, then `extra`.
 ojson labels_for(const System& sys, const std::string& name, const std::string& instance, const std::string& component,
                  const StringMap& extra = {});
+/// A step's run objects' labels: labels_for with the run's name as instance, the step's own
+/// labels, then the step and run labels (names.h kStepLabel, kRunLabel) that find its runs.
+ojson run_labels(const System& sys, const Step& step, const std::string& component);
 /// A batch or compute pod's labels: with Istio on, it opts out of sidecar injection, since a
 /// sidecar keeps a finished Job's pod running and these pods need no mesh.
 ojson batch_pod_labels(const System& sys, ojson labels);

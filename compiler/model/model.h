@@ -470,6 +470,10 @@ struct Step {
   PodSecurity security;
   /// Spec `placement`: replaces its pool's topology-aware placement for this step's pods.
   std::optional<TopologyPlacement> placement;
+  /// The step's current run: a content hash of everything that decides its work (its rendered
+  /// objects, the runs of the steps it needs, the images of the cluster it runs on), set by
+  /// emit/runs.h name_runs before emission; "" before (checks judge names with a stand-in of its length).
+  std::string run_id;
 
   bool distributed() const { return nodes > 1; }
   /// More than one TPU slice: the slices meet over the data-center network (megascale).

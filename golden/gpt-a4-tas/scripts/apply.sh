@@ -160,14 +160,14 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/tokenize-job.yaml"
 
 # Step 'pretrain', after tokenize.
-wait_job gpt-a4-tas-tokenize
+wait_job gpt-a4-tas-tokenize-5b1cb20e12
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-configmap.yaml" \
     -f "${K8S_DIR}/pretrain-service.yaml" \
     -f "${K8S_DIR}/pretrain-job.yaml"
 
 # Step 'evaluate', after pretrain.
-wait_job gpt-a4-tas-pretrain
+wait_job gpt-a4-tas-pretrain-4a0c25cc1f
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/evaluate-configmap.yaml" \
     -f "${K8S_DIR}/evaluate-job.yaml"
@@ -178,4 +178,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=gpt-a4-tas -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate-bd0c359966 -n ${NAMESPACE}"

@@ -126,4 +126,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=jax-l4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train-018b685870 -n ${NAMESPACE}"

@@ -128,7 +128,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/prep-job.yaml"
 
 # Step 'train-small', after prep.
-wait_job kueue-gpu-prep
+wait_job kueue-gpu-prep-3848f994dd
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-small-configmap.yaml" \
     -f "${K8S_DIR}/train-small-service.yaml" \
@@ -146,4 +146,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=kueue-gpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large-76f24bdd35 -n ${NAMESPACE}"

@@ -124,4 +124,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=mnist -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-caf67475a2 -n ${NAMESPACE}"

@@ -150,4 +150,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=ray-t4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} get rayjob ray-t4-train -n ${NAMESPACE} -w"
+log "  kubectl --context ${KUBE_CONTEXT} get rayjob ray-t4-train-77bb83ecb8 -n ${NAMESPACE} -w"

@@ -249,4 +249,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-slice-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-96e0ddd5a7-slice-0 -n ${NAMESPACE}"

@@ -140,7 +140,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train', after datagen.
-wait_job xgb-a4-datagen
+wait_job xgb-a4-datagen-dca40fd0c7
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
     -f "${K8S_DIR}/train-service.yaml" \
@@ -152,4 +152,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train-81f566ce6f -n ${NAMESPACE}"

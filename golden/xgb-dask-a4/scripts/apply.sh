@@ -160,7 +160,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train' on cluster 'dask', after datagen.
-wait_job xgb-dask-a4-datagen
+wait_job xgb-dask-a4-datagen-3988b04206
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
     -f "${K8S_DIR}/train-job.yaml"
@@ -171,4 +171,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-dask-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train-6cbec3768c -n ${NAMESPACE}"

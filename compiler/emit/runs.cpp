@@ -1,0 +1,50 @@
+#include "emit/runs.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "base/sha256.h"
+#include "emit/emitter.h"
+#include "k8s/names.h"
+#include "k8s/plan.h"
+
+namespace trainc {
+namespace {
+
+/// Every container image `j` names (the "image" fields of its pod templates), in name order.
+void collect_images(const nlohmann::ordered_json& j, std::set<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "image" && v.is_string()) out.insert(v.get<std::string>());
+      else collect_images(v, out);
+    }
+  } else if (j.is_array()) {
+    for (const auto& v : j) collect_images(v, out);
+  }
+}
+
+}  // namespace
+
+void name_runs(System& sys) {
+  for (auto& step : sys.steps) step.run_id.clear();
+  const k8s::Plan plan = k8s::plan(sys);  // with the steps' plain names: a run's name is no input of its hash
+  std::map<std::string, std::string, std::less<>> runs;
+  for (const k8s::Workload& w : plan.workloads) {  // in dependency order: what a step needs is named first
+    std::string text;
+    for (const k8s::Object& obj : w.objects) text += k8s_object(sys, obj, &w).dump() + "\n";
+    for (const auto& need : w.needs) text += "needs " + need + " " + runs[need] + "\n";
+    // A step on a compute cluster runs its code in the cluster's pods too: their images decide its
+    // work (the cluster's size does not).
+    if (const k8s::Workload* on = w.on.empty() ? nullptr : plan.cluster(w.on)) {
+      std::set<std::string> images;
+      for (const k8s::Object& obj : on->objects) collect_images(k8s_object(sys, obj, on), images);
+      for (const auto& image : images) text += "on " + w.on + " image " + image + "\n";
+    }
+    runs[w.name] = sha256_hex(text).substr(0, k8s::kHashLength);
+  }
+  for (auto& step : sys.steps)
+    if (auto it = runs.find(step.name); it != runs.end()) step.run_id = it->second;
+}
+
+}  // namespace trainc
