@@ -581,8 +581,15 @@ std::string apply_section(const System& sys, const Planned& plan) {
     md += "```\n\n";
     for (const auto& w : plan.services) md += contents_runbook_note(sys, *w.service);
   }
-  md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
-        "(" + kubectl_code({"delete", "job", "-n", ns, "NAME"}) + "), then apply.\n\n";
+  if (!plan.workloads.empty())
+    md += "Each step's Job is named by what it runs (`<system>-<step>-<run>`): applying this output again starts "
+          "nothing, and after a spec change only the changed steps and the steps after them start, as new runs "
+          "beside the earlier ones. " +
+          std::string(sys.gcp ? "`scripts/apply.sh` also deletes what the output no longer holds and the runs "
+                                "beyond each step's `history`; `--rerun STEP` starts a step again. "
+                              : "") +
+          "Applying the kustomization deletes nothing: remove earlier runs by their labels (" +
+          kubectl_code({"delete", "jobs", "-n", ns, "-l", "trainc.dev/step=STEP,trainc.dev/run!=RUN"}) + ").\n\n";
   return md;
 }
 

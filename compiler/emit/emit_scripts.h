@@ -97,6 +97,9 @@ Call firewall_call(std::string_view verb, const std::string& name);
 
 struct Option {
   std::string flag, var, help;  ///< var "" for -h/--help
+  /// The name of the option's value ("STEP"), "" for a switch: a switch sets var=1, an option with
+  /// a value adds it to the array var (it may be given more than once).
+  std::string value = {};
 };
 
 /// What a script needs defined at its top, besides the project and the cluster's location.
@@ -123,6 +126,14 @@ void project_number(ShellScript& sh);
 void find_spec_dir(ShellScript& sh, const System& sys, std::string_view script);
 /// A path under the spec's folder ($SPEC_DIR, find_spec_dir) as one shell word.
 std::string in_spec_dir(const std::string& path);
+
+// ---- apply.sh's runs and pruning (emit_scripts_runs.cpp) ------------------------------------
+
+/// SELECTOR, CURRENT (the output's objects), RUN_OF, HISTORY and AFTER (each step's run, the runs
+/// kept, the steps that run again with it), KEPT; then --rerun's values checked.
+void runs_variables(ShellScript& sh, const System& sys, const Planned& plan);
+/// listed, drop, prune_runs, prune_rest, prune (--no-prune) and rerun_steps (--rerun).
+void runs_functions(ShellScript& sh);
 
 // ---- the scripts ----------------------------------------------------------------------------
 

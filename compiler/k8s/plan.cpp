@@ -309,6 +309,19 @@ std::string kubectl_ref(const Object& o) {
   return kind + "/" + o.name;
 }
 
+std::string resource_type(const Object& o) {
+  std::string type = o.kind;
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  // The API's plural: a consonant's y becomes ies (topologies), everything else takes an s.
+  if (type.size() > 1 && type.back() == 'y' && std::string_view("aeiou").find(type[type.size() - 2]) == std::string_view::npos)
+    type = type.substr(0, type.size() - 1) + "ies";
+  else
+    type += "s";
+  if (const size_t slash = o.api_version.find('/'); slash != std::string::npos)
+    type += "." + o.api_version.substr(0, slash);
+  return type;
+}
+
 }  // namespace trainc::k8s
 
 namespace trainc::k8s {

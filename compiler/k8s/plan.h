@@ -130,6 +130,9 @@ Plan plan(const System& sys);
 std::string_view wait_condition(Ready ready);
 /// How kubectl names the object: "job/mnist-train".
 std::string kubectl_ref(const Object& o);
+/// The object's resource type as kubectl takes it whole, plural and group: "jobs.batch",
+/// "configmaps", "jobsets.jobset.x-k8s.io".
+std::string resource_type(const Object& o);
 /// What `kubectl logs` follows for the object: a Job itself; for a JobSet, its first slice's Job.
 /// A RayJob has none (KubeRay submits it over HTTP, with no submitter Job): it throws.
 std::string logs_ref(const Object& o);
