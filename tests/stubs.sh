@@ -20,7 +20,8 @@
 # `node-pools describe --format=value[separator="|"](FIELDS)` answers GKE's fields from them (with
 # GKE's own nvidia.com/gpu taint on a GPU pool), `node-pools update` and `clusters resize` change
 # them, and `compute instance-groups managed describe` of its one instance group gives its size
-# (see stub_pool_flag). kubectl remembers what was applied; `wait` on an object
+# (see stub_pool_flag); clusters and buckets answer their describe fields the same way, and
+# `clusters update` changes a cluster's. kubectl remembers what was applied; `wait` on an object
 # never applied fails as kubectl does; `create secret generic` keeps a Secret's key names (never
 # its values), which `get secret/NAME` lists, one a line (NotFound for a Secret never made). helm remembers releases. curl answers every request.
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
@@ -110,7 +111,8 @@ fi
 # fields GKE's API names, `node-pools update` and `clusters resize` change them, and each pool's one
 # instance group (gke-CLUSTER_POOL-grp) has --num-nodes as its target size.
 case "${1:-} ${2:-} ${3:-}" in
-  "container node-pools update" | "container clusters resize" | "compute instance-groups managed")
+  "container node-pools update" | "container clusters resize" | "container clusters update" | \
+    "compute instance-groups managed")
     exec "${0%/*}/.pools" "$@" ;;
 esac
 # The command group (words before the verb), the verb and its first positional argument.
@@ -183,9 +185,14 @@ case "$group/$verb" in
     echo "name: $name"; exit 0 ;;
   */describe)
     [ -e "$file" ] || not_found
-    if [ "$group" = "container node-pools" ]; then
-      for a in "$@"; do case "$a" in --format=value\[separator=*) exec "${0%/*}/.pools" describe "$file" "$@" ;; esac; done
-    fi
+    case "$group" in
+      "container node-pools" | "container clusters")
+        for a in "$@"; do case "$a" in --format=value\[separator=*) exec "${0%/*}/.pools" describe "$file" "$@" ;; esac; done ;;
+      "storage buckets")  # its location, as GCS names it (in capitals)
+        for a in "$@"; do
+          [ "$a" = '--format=value(location)' ] && { sed -n 's/^--location=//p' "$file" | tr '[:lower:]' '[:upper:]'; exit 0; }
+        done ;;
+    esac
     # A service account's description: what `create --description` gave it (the file's text).
     for a in "$@"; do [ "$a" = '--format=value(description)' ] && { cat "$file"; exit 0; }; done
     echo "name: $name"; exit 0 ;;
@@ -193,7 +200,7 @@ case "$group/$verb" in
     if [ -e "$file" ]; then echo "ERROR: ($command_name) ALREADY_EXISTS: $name already exists." >&2; exit 1; fi
     : >"$file"
     for a in "$@"; do case "$a" in --description=*) printf '%s\n' "${a#--description=}" >"$file" ;; esac; done
-    [ "$group" = "container node-pools" ] && printf '%s\n' "$@" >"$file"
+    case "$group" in "container node-pools" | "container clusters" | "storage buckets") printf '%s\n' "$@" >"$file" ;; esac
     [ "$group" = "container clusters" ] && : >"$cloud/container_node-pools_${name}_default-pool"
     echo "Created [$name]." >&2; exit 0 ;;
   */delete)
@@ -233,7 +240,7 @@ taints() {
 }
 # Field $2 of pool file $1 (as GKE's API names it), for the cluster $3, zone $4 and project $5.
 value() {
-  local f=$1 acc disk pool=${1##*/container_node-pools_}
+  local f=$1 acc disk v pool=${1##*/container_node-pools_}
   acc=$(flag "$f" accelerator)
   case $2 in
     config.machineType) flag "$f" machine-type ;;
@@ -256,6 +263,10 @@ value() {
     'config.taints[].key') taints "$f" | sed 's/=.*//' | paste -s -d ';' - ;;
     'config.taints[].value') taints "$f" | sed 's/^[^=]*=//; s/:[^:]*$//' | paste -s -d ';' - ;;
     'config.taints[].effect') taints "$f" | sed 's/.*://' | paste -s -d ';' - ;;
+    network) v=$(flag "$f" network); echo "${v:-default}" ;;
+    subnetwork) v=$(flag "$f" subnetwork); echo "${v:-default}" ;;
+    releaseChannel.channel) v=$(flag "$f" release-channel); printf '%s\n' "${v:-regular}" | tr '[:lower:]' '[:upper:]' ;;
+    monitoringConfig.managedPrometheusConfig.enabled) has "$f" enable-managed-prometheus && echo True ;;
     instanceGroupUrls)
       echo "https://www.googleapis.com/compute/v1/projects/$5/zones/$4/instanceGroupManagers/gke-${pool}-grp" ;;
     *) echo "stub gcloud: no node pool field $2" >&2; exit 3 ;;
@@ -277,6 +288,20 @@ case "$1" in
     printf '%s\n' "${out%|}"
     exit 0 ;;
   container)
+    if [ "$2 $3" = "clusters update" ]; then  # clusters update CLUSTER --release-channel=C | --enable-managed-prometheus
+      file="$cloud/container_clusters_$4"
+      [ -f "$file" ] || { echo "ERROR: (gcloud.container.clusters.update) ResponseError: code=404, message=Not found: $4." >&2; exit 1; }
+      for a in "${@:5}"; do
+        case "$a" in
+          --release-channel=*) set_flag "$file" release-channel "${a#*=}" ;;
+          --enable-managed-prometheus) set_flag "$file" enable-managed-prometheus; echo "$a" >>"$file" ;;
+          --location=* | --project=*) ;;
+          *) echo "stub gcloud: unexpected flag $a" >&2; exit 3 ;;
+        esac
+      done
+      echo "Updated [$4]." >&2
+      exit 0
+    fi
     if [ "$2" = clusters ]; then  # clusters resize CLUSTER --node-pool=P --num-nodes=N
       file="$cloud/container_node-pools_${4}_$(arg node-pool "$@")"
     else  # node-pools update POOL --cluster=C FLAGS

@@ -4,7 +4,8 @@
 # new size or autoscaling limit, node labels and taints are updated in place; a new machine type or
 # accelerator count stops it before it changes anything, naming the pool, the field, what a
 # replacement deletes and the commands; `--replace POOL` deletes and recreates the pool, after which
-# up.sh is quiet again. Usage: tests/updrift_test.sh TRAINC
+# up.sh is quiet again. A cluster's new release channel is updated; its new network, or a bucket's
+# new location, stops it. Usage: tests/updrift_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
@@ -168,6 +169,42 @@ unknown_replace() {
   [ "$rc" -eq 2 ] && grep -q "error: --replace needs a POOL" "$TMP/stderr" || { echo "--replace alone: exit $rc"; show; return 1; }
 }
 
+# The cluster: a new release channel is updated in place; a new network stops up.sh before it makes
+# anything (the new network included), since a cluster's network is fixed when it is made.
+cluster() {
+  local new
+  new=$(edited mnist channel 's/^  name: demo$/  name: demo\n  releaseChannel: RAPID/') || return 1
+  fresh "$TMP/out-orig/mnist" || return 1
+  up "$new"
+  [ "$rc" -eq 0 ] || { echo "up.sh of the new channel failed"; show; return 1; }
+  grep -q "cluster demo: release channel REGULAR; the spec RAPID: updating it in place" "$TMP/stderr" || { show; return 1; }
+  [ "$(changes)" = "$(changes | grep -- '^gcloud container clusters update demo .* --release-channel=rapid$')" ] &&
+    [ -n "$(changes)" ] || { echo "changes:"; changes; return 1; }
+  stub_reset_calls
+  up "$new"
+  [ "$rc" -eq 0 ] && [ -z "$(changes)" ] || { echo "the run after the update changed:"; changes; show; return 1; }
+  new=$(edited mnist network 's/^  zone: us-central1-c$/  zone: us-central1-c\n  network: {name: ml-net, cidr: 10.0.0.0\/20}/') ||
+    return 1
+  fresh "$TMP/out-orig/mnist" || return 1
+  up "$new"
+  [ "$rc" -eq 1 ] || { echo "up.sh of the new network exit $rc, not 1"; show; return 1; }
+  grep -q "cluster demo is on network default, subnetwork default; the spec puts it on ml-net, subnetwork ml-net-us-central1" \
+    "$TMP/stderr" && grep -q "error: stopped at cluster demo: nothing was made or changed" "$TMP/stderr" || { show; return 1; }
+  [ -z "$(changes)" ] || { echo "up.sh changed the cloud before it stopped:"; changes; return 1; }
+}
+
+# A bucket's new location stops up.sh: its location is fixed, and up.sh moves no data.
+bucket() {
+  local new
+  new=$(edited xgb-a4 bucket 's/{gcs: {bucket: zt-dask-datagen}}/{gcs: {bucket: zt-dask-datagen, location: US-EAST1}}/') || return 1
+  fresh "$TMP/out-orig/xgb-a4" || return 1
+  up "$new"
+  [ "$rc" -eq 1 ] || { echo "up.sh of the new location exit $rc, not 1"; show; return 1; }
+  grep -q "bucket gs://zt-dask-datagen is in US-CENTRAL1; the spec puts it in US-EAST1" "$TMP/stderr" &&
+    grep -q "error: a bucket's location is fixed when it is made, and up.sh moves no data" "$TMP/stderr" || { show; return 1; }
+  [ -z "$(changes)" ] || { echo "up.sh changed the cloud:"; changes; return 1; }
+}
+
 compile_orig() {
   local ex
   for ex in mnist jax-l4 xgb-a4; do
@@ -188,5 +225,7 @@ t "mnist: a new machine type stops up.sh with the commands; --replace recreates 
 t "mnist: a new accelerator count stops up.sh with the commands; --replace recreates the pool" \
   replaced mnist accelerator 's/count: 1}/count: 2}/' gpu-pool 'config.accelerators\[0\].acceleratorCount' \
   'count=2'
+t "mnist: a new release channel is updated in place; a new network stops up.sh before it makes anything" cluster
+t "xgb-a4: a bucket's new location stops up.sh" bucket
 t "--replace names a pool the spec does not have, or no pool: refused before anything is made" unknown_replace
 tap_done

@@ -132,9 +132,11 @@ std::string in_spec_dir(const std::string& path);
 // ---- the scripts ----------------------------------------------------------------------------
 
 std::string up_script(const System& sys, const Planned& plan);
-/// up.sh's comparison of existing node pools with the spec (emit_scripts_drift.cpp): the functions
-/// it calls, once, before the pools.
+/// up.sh's comparison of the cluster, buckets and node pools that exist with the spec
+/// (emit_scripts_drift.cpp): the functions it calls, once, before anything is made.
 void drift_functions(ShellScript& sh, const System& sys);
+/// Compares the cluster, when it exists, with the spec (check_cluster), before anything is made.
+void up_cluster_drift(ShellScript& sh, const System& sys);
 /// For node pool `name` of pool `p` that exists: opens nothing, writes the `elif`/`else` branches
 /// after `if missing <describe>; then <create>` that compare it with the spec, update what gcloud
 /// changes in place and stop at (or, with --replace, carry out) a replacement.

@@ -1,4 +1,6 @@
-// up.sh's second run (emit_scripts.h): node pools that exist are compared with the spec, field by
+// up.sh's second run (emit_scripts.h): what exists is compared with the spec. A cluster's network is
+// fixed (up.sh stops), its release channel and Managed Prometheus are updated; a bucket's location is
+// fixed. Node pools that exist are compared with the spec, field by
 // field as `gcloud container node-pools describe` names them (the REST API's NodePool). What gcloud
 // updates in place (the size, autoscaling limits, node labels and taints) is updated; a change to a
 // field fixed when the pool is made (machine type, accelerators, disk, Spot, flex-start, a
@@ -248,9 +250,64 @@ std::string on_pool(const System& sys, const Pool& p) {
   return fmt::format("every pod running on them (the spec places {} there)", fmt::join(parts, " and "));
 }
 
+/// check_cluster: the cluster's network (fixed) and release channel and Managed Prometheus (updated).
+void cluster_function(ShellScript& sh) {
+  Call describe = cluster_call("describe");
+  describe.opt("--format", "value[separator=\"|\"](network,subnetwork,releaseChannel.channel,"
+                           "monitoringConfig.managedPrometheusConfig.enabled)");
+  Call channel = cluster_call("update");
+  channel.flag("--release-channel", ref("4"));
+  Call prometheus = cluster_call("update");
+  prometheus.flag("--enable-managed-prometheus");
+  sh.line();
+  sh.comment("Compares the cluster that exists with the spec, before anything is made: its network $1 and");
+  sh.comment("subnetwork $2 are fixed when it is made; its release channel ($3 as GKE names it, $4 as");
+  sh.comment("--release-channel takes it; \"\" when the spec leaves it to GKE) and Managed Prometheus ($5 True");
+  sh.comment("when the spec's services need it) are updated in place.");
+  sh.open("check_cluster() {").line("local line network subnetwork channel prometheus");
+  for (const auto& l : render(describe, "line=$(", ") ||")) sh.line(l);
+  sh.line("  die \"cannot read cluster $CLUSTER\"");
+  sh.line("IFS='|' read -r network subnetwork channel prometheus <<<\"$line\"");
+  sh.open("if [ \"$network\" != \"$1\" ] || [ \"$subnetwork\" != \"$2\" ]; then")
+      .line("log \"cluster $CLUSTER is on network $network, subnetwork $subnetwork; the spec puts it on $1, subnetwork $2\"")
+      .line("log \"a cluster's network is fixed when it is made: moving it takes a new cluster, and deleting this one\"")
+      .line("log \"deletes its node pools and everything running on them. To move it, run scripts/down.sh, then\"")
+      .line("log \"scripts/up.sh and scripts/apply.sh; or keep the network in the spec\"")
+      .line("die \"stopped at cluster $CLUSTER: nothing was made or changed\"")
+      .close("fi");
+  sh.open("if [ -n \"$3\" ] && [ \"$channel\" != \"$3\" ]; then")
+      .line("log \"cluster $CLUSTER: release channel ${channel:-none}; the spec $3: updating it in place\"");
+  call(sh, channel);
+  sh.close("fi");
+  sh.open("if [ \"$5\" = True ] && [ \"$prometheus\" != True ]; then")
+      .line("log \"cluster $CLUSTER: Managed Prometheus is off; the spec's services need it: turning it on\"");
+  call(sh, prometheus);
+  sh.close("fi").close("}");
+}
+
+/// check_bucket: a bucket's location, fixed when it is made.
+void bucket_function(ShellScript& sh) {
+  Call describe = gcloud({"storage", "buckets", "describe", "\"$1\""});
+  describe.opt("--format", "value(location)");
+  const std::string copy = cmd::storage_rsync("gs://OLD", "gs://NEW").line();
+  sh.line();
+  sh.comment("Bucket $1 that exists is in location $2 (GCS names it in capitals), which is fixed when a bucket");
+  sh.comment("is made.");
+  sh.open("check_bucket() {").line("local have");
+  for (const auto& l : render(describe, "have=$(", ") || die \"cannot read bucket $1\"")) sh.line(l);
+  sh.line("if [ \"$(printf '%s' \"$have\" | tr '[:upper:]' '[:lower:]')\" = \"$(printf '%s' \"$2\" | tr '[:upper:]' '[:lower:]')\" ]; then return 0; fi");
+  sh.line("log \"bucket $1 is in $have; the spec puts it in $2\"");
+  sh.line(fmt::format("die {}", dq("a bucket's location is fixed when it is made, and up.sh moves no data: give the spec "
+                                   "the bucket's location, or make a new bucket, copy the data (" + copy +
+                                   ") and name the new bucket in the spec")));
+  sh.close("}");
+}
+
 }  // namespace
 
 void drift_functions(ShellScript& sh, const System& sys) {
+  cluster_function(sh);
+  if (!gcs_stores(sys, true).empty()) bucket_function(sh);
   if (sys.pools.empty()) return;
   show_function(sh);
   create_pool_function(sh, sys);
@@ -270,6 +327,18 @@ void drift_functions(ShellScript& sh, const System& sys) {
                         dq("--replace ", Var{"pool"}, ": the spec has no node pool of that name (its node pools: " +
                                                           fmt::format("{}", fmt::join(names, ", ")) + ")")))
       .close("done");
+}
+
+void up_cluster_drift(ShellScript& sh, const System& sys) {
+  const auto& net = sys.gcp->network;
+  std::string channel = sys.cluster.release_channel, flag;
+  for (char c : channel) flag += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  sh.line();
+  sh.comment("The cluster, when it exists, against the spec (before anything is made).");
+  open_if(sh, "! missing", cluster_call("describe"));
+  sh.line(fmt::format("check_cluster {} {} {} {} {}", lit(net ? net->name : "default"), lit(net ? net->subnet : "default"),
+                      lit(channel), lit(flag), sys.services.empty() ? "False" : "True"));
+  sh.close("fi");
 }
 
 void up_pool_drift(ShellScript& sh, const System& sys, const Pool& p, const std::string& name) {

@@ -148,6 +148,33 @@ TEST_CASE("up.sh takes --replace POOL, for the spec's node pools only, and repla
   CHECK(up.find("if missing gcloud container node-pools describe gpu \\\n") < up.find("if same_pool gpu"));
 }
 
+TEST_CASE("up.sh checks the cluster before it makes anything, and each bucket it made") {
+  System sys = drift_system();
+  Network net;
+  net.name = "ml-net";
+  net.subnet = "ml-sub";
+  sys.gcp->network = net;
+  Store in_region, elsewhere;
+  in_region.name = "ckpt";
+  in_region.kind = elsewhere.kind = Store::Kind::gcs;
+  in_region.bucket = "ckpt-bucket";
+  elsewhere.name = "data";
+  elsewhere.bucket = "data-bucket";
+  elsewhere.location = "EU";
+  sys.stores = {{"ckpt", in_region}, {"data", elsewhere}};
+  const std::string up = up_sh(sys);
+  // The network is fixed, the release channel (as GKE names it, then as gcloud takes it) updated.
+  const auto check = up.find("  check_cluster ml-net ml-sub REGULAR regular False\n");
+  REQUIRE(check != std::string::npos);
+  CHECK(up.rfind("if ! missing gcloud container clusters describe \"$CLUSTER\"", check) != std::string::npos);
+  CHECK(check < up.find("run gcloud compute networks create ml-net"));
+  CHECK(up.find("--format='value[separator=\"|\"](network,subnetwork,releaseChannel.channel,"
+                "monitoringConfig.managedPrometheusConfig.enabled)'") != std::string::npos);
+  CHECK(up.find("  check_bucket gs://ckpt-bucket \"$REGION\"\n") != std::string::npos);
+  CHECK(up.find("  check_bucket gs://data-bucket EU\n") != std::string::npos);
+  CHECK(up.find("      --format='value(location)') || die \"cannot read bucket $1\"\n") != std::string::npos);
+}
+
 TEST_CASE("a system without pools gets no pool comparison and no --replace") {
   System sys = drift_system();
   sys.pools.clear();

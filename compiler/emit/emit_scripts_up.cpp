@@ -171,6 +171,8 @@ void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
   Call c = bucket_call("create", s);
   c.flag("--project", ref("PROJECT_ID")).flag("--location", in_region(sys, s) ? ref("REGION") : lit(s.location));
   call(sh, c.flag("--uniform-bucket-level-access").flag("--public-access-prevention"));
+  sh.branch("else");
+  sh.line(fmt::format("check_bucket {} {}", gs(s), in_region(sys, s) ? ref("REGION") : lit(s.location)));
   sh.close("fi");
   if (s.versioning) call(sh, bucket_call("update", s).flag("--versioning"));
 }
@@ -452,6 +454,7 @@ std::string up_script(const System& sys, const Planned& plan) {
     project_number(sh);
   }
   up_own_accounts(sh, sys);
+  up_cluster_drift(sh, sys);
   if (const Network* n = own_network(sys)) up_network(sh, *n);
   if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
   up_node_account(sh, sys);

@@ -92,6 +92,41 @@ retry() {
   run "$@"
 }
 
+# Compares the cluster that exists with the spec, before anything is made: its network $1 and
+# subnetwork $2 are fixed when it is made; its release channel ($3 as GKE names it, $4 as
+# --release-channel takes it; "" when the spec leaves it to GKE) and Managed Prometheus ($5 True
+# when the spec's services need it) are updated in place.
+check_cluster() {
+  local line network subnetwork channel prometheus
+  line=$(gcloud container clusters describe "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value[separator="|"](network,subnetwork,releaseChannel.channel,monitoringConfig.managedPrometheusConfig.enabled)') ||
+    die "cannot read cluster $CLUSTER"
+  IFS='|' read -r network subnetwork channel prometheus <<<"$line"
+  if [ "$network" != "$1" ] || [ "$subnetwork" != "$2" ]; then
+    log "cluster $CLUSTER is on network $network, subnetwork $subnetwork; the spec puts it on $1, subnetwork $2"
+    log "a cluster's network is fixed when it is made: moving it takes a new cluster, and deleting this one"
+    log "deletes its node pools and everything running on them. To move it, run scripts/down.sh, then"
+    log "scripts/up.sh and scripts/apply.sh; or keep the network in the spec"
+    die "stopped at cluster $CLUSTER: nothing was made or changed"
+  fi
+  if [ -n "$3" ] && [ "$channel" != "$3" ]; then
+    log "cluster $CLUSTER: release channel ${channel:-none}; the spec $3: updating it in place"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --release-channel="$4"
+  fi
+  if [ "$5" = True ] && [ "$prometheus" != True ]; then
+    log "cluster $CLUSTER: Managed Prometheus is off; the spec's services need it: turning it on"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --enable-managed-prometheus
+  fi
+}
+
 # Prints a command as run does, without running it: the commands up.sh leaves to the user.
 show() {
   local word line=
@@ -345,6 +380,13 @@ check_quota
 # projects under the organisation policy compute.skipDefaultNetworkCreation do not have.
 if ! present gcloud compute networks describe default --project="$PROJECT_ID"; then
   die "project ${PROJECT_ID} has no VPC network 'default': add gcp.network to the spec (trainc then creates one), or create it: gcloud compute networks create default --subnet-mode=auto --project=${PROJECT_ID}"
+fi
+
+# The cluster, when it exists, against the spec (before anything is made).
+if ! missing gcloud container clusters describe "$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  check_cluster default default '' '' False
 fi
 
 # The nodes' own service account, not the Compute Engine default one, whose automatic Editor

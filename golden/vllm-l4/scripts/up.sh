@@ -103,6 +103,41 @@ own_account() {
   die "up.sh binds Workload Identity only to accounts it created; name another in the spec (identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it that description (gcloud iam service-accounts update --description)"
 }
 
+# Compares the cluster that exists with the spec, before anything is made: its network $1 and
+# subnetwork $2 are fixed when it is made; its release channel ($3 as GKE names it, $4 as
+# --release-channel takes it; "" when the spec leaves it to GKE) and Managed Prometheus ($5 True
+# when the spec's services need it) are updated in place.
+check_cluster() {
+  local line network subnetwork channel prometheus
+  line=$(gcloud container clusters describe "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value[separator="|"](network,subnetwork,releaseChannel.channel,monitoringConfig.managedPrometheusConfig.enabled)') ||
+    die "cannot read cluster $CLUSTER"
+  IFS='|' read -r network subnetwork channel prometheus <<<"$line"
+  if [ "$network" != "$1" ] || [ "$subnetwork" != "$2" ]; then
+    log "cluster $CLUSTER is on network $network, subnetwork $subnetwork; the spec puts it on $1, subnetwork $2"
+    log "a cluster's network is fixed when it is made: moving it takes a new cluster, and deleting this one"
+    log "deletes its node pools and everything running on them. To move it, run scripts/down.sh, then"
+    log "scripts/up.sh and scripts/apply.sh; or keep the network in the spec"
+    die "stopped at cluster $CLUSTER: nothing was made or changed"
+  fi
+  if [ -n "$3" ] && [ "$channel" != "$3" ]; then
+    log "cluster $CLUSTER: release channel ${channel:-none}; the spec $3: updating it in place"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --release-channel="$4"
+  fi
+  if [ "$5" = True ] && [ "$prometheus" != True ]; then
+    log "cluster $CLUSTER: Managed Prometheus is off; the spec's services need it: turning it on"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --enable-managed-prometheus
+  fi
+}
+
 # Prints a command as run does, without running it: the commands up.sh leaves to the user.
 show() {
   local word line=
@@ -383,6 +418,13 @@ fi
 if ! missing gcloud iam service-accounts describe "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID"; then
   own_account "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" 'made by trainc for system vllm-l4: its up.sh binds and its down.sh deletes only accounts described so'
+fi
+
+# The cluster, when it exists, against the spec (before anything is made).
+if ! missing gcloud container clusters describe "$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  check_cluster default default '' '' True
 fi
 
 # The nodes' own service account, not the Compute Engine default one, whose automatic Editor

@@ -104,6 +104,52 @@ own_account() {
   die "up.sh binds Workload Identity only to accounts it created; name another in the spec (identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it that description (gcloud iam service-accounts update --description)"
 }
 
+# Compares the cluster that exists with the spec, before anything is made: its network $1 and
+# subnetwork $2 are fixed when it is made; its release channel ($3 as GKE names it, $4 as
+# --release-channel takes it; "" when the spec leaves it to GKE) and Managed Prometheus ($5 True
+# when the spec's services need it) are updated in place.
+check_cluster() {
+  local line network subnetwork channel prometheus
+  line=$(gcloud container clusters describe "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value[separator="|"](network,subnetwork,releaseChannel.channel,monitoringConfig.managedPrometheusConfig.enabled)') ||
+    die "cannot read cluster $CLUSTER"
+  IFS='|' read -r network subnetwork channel prometheus <<<"$line"
+  if [ "$network" != "$1" ] || [ "$subnetwork" != "$2" ]; then
+    log "cluster $CLUSTER is on network $network, subnetwork $subnetwork; the spec puts it on $1, subnetwork $2"
+    log "a cluster's network is fixed when it is made: moving it takes a new cluster, and deleting this one"
+    log "deletes its node pools and everything running on them. To move it, run scripts/down.sh, then"
+    log "scripts/up.sh and scripts/apply.sh; or keep the network in the spec"
+    die "stopped at cluster $CLUSTER: nothing was made or changed"
+  fi
+  if [ -n "$3" ] && [ "$channel" != "$3" ]; then
+    log "cluster $CLUSTER: release channel ${channel:-none}; the spec $3: updating it in place"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --release-channel="$4"
+  fi
+  if [ "$5" = True ] && [ "$prometheus" != True ]; then
+    log "cluster $CLUSTER: Managed Prometheus is off; the spec's services need it: turning it on"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --enable-managed-prometheus
+  fi
+}
+
+# Bucket $1 that exists is in location $2 (GCS names it in capitals), which is fixed when a bucket
+# is made.
+check_bucket() {
+  local have
+  have=$(gcloud storage buckets describe "$1" \
+      --format='value(location)') || die "cannot read bucket $1"
+  if [ "$(printf '%s' "$have" | tr '[:upper:]' '[:lower:]')" = "$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]')" ]; then return 0; fi
+  log "bucket $1 is in $have; the spec puts it in $2"
+  die "a bucket's location is fixed when it is made, and up.sh moves no data: give the spec the bucket's location, or make a new bucket, copy the data (gcloud storage rsync --recursive --ignore-symlinks gs://OLD gs://NEW) and name the new bucket in the spec"
+}
+
 # Prints a command as run does, without running it: the commands up.sh leaves to the user.
 show() {
   local word line=
@@ -394,6 +440,13 @@ if ! missing gcloud iam service-accounts describe "$GSA_EMAIL" --project="$PROJE
   own_account "$GSA_EMAIL" 'made by trainc for system xgb-dask-a4: its up.sh binds and its down.sh deletes only accounts described so'
 fi
 
+# The cluster, when it exists, against the spec (before anything is made).
+if ! missing gcloud container clusters describe "$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  check_cluster default default '' '' False
+fi
+
 # RDMA nodes' second gVNIC NIC (eth1; pods name it gvnic-1): a regular VPC, since the RDMA
 # one takes RDMA NICs only; NCCL's bootstrap uses eth0 and eth1, so the nodes' eth1 reach each other.
 if missing gcloud compute networks describe ml-a4-gvnic --project="$PROJECT_ID"; then
@@ -600,6 +653,8 @@ if missing gcloud storage buckets describe gs://zt-dask-datagen; then
       --location="$REGION" \
       --uniform-bucket-level-access \
       --public-access-prevention
+else
+  check_bucket gs://zt-dask-datagen "$REGION"
 fi
 
 # The Artifact Registry repository built images are pushed to.
