@@ -205,6 +205,22 @@ bucket() {
   [ -z "$(changes)" ] || { echo "up.sh changed the cloud:"; changes; return 1; }
 }
 
+# A pool renamed in the spec: up.sh makes the new one and names the old one, with the command that
+# deletes it, but leaves it (its nodes may run work).
+renamed() {
+  local new
+  new=$(edited mnist renamed 's/gpu-pool/gpu-new/g') || return 1
+  fresh "$TMP/out-orig/mnist" || return 1
+  up "$new"
+  [ "$rc" -eq 0 ] || { echo "up.sh of the rename failed"; show; return 1; }
+  [ "$(changes | grep -c .)" -eq 1 ] && changes | grep -q '^gcloud container node-pools create gpu-new ' ||
+    { echo "changes:"; changes; return 1; }
+  grep -q "warning: node pool gpu-pool is not in the spec; it is left as it is" "$TMP/stderr" &&
+    grep -q "^  gcloud container node-pools delete gpu-pool " "$TMP/stderr" || { show; return 1; }
+  grep -q "node pool gpu-new is not in the spec" "$TMP/stderr" && { echo "the spec's pool named"; show; return 1; }
+  stub_exists "container node-pools demo gpu-pool" || { echo "the old pool was deleted"; return 1; }
+}
+
 compile_orig() {
   local ex
   for ex in mnist jax-l4 xgb-a4; do
@@ -227,5 +243,6 @@ t "mnist: a new accelerator count stops up.sh with the commands; --replace recre
   'count=2'
 t "mnist: a new release channel is updated in place; a new network stops up.sh before it makes anything" cluster
 t "xgb-a4: a bucket's new location stops up.sh" bucket
+t "mnist: a renamed pool is made, and the old one named with its delete command, not deleted" renamed
 t "--replace names a pool the spec does not have, or no pool: refused before anything is made" unknown_replace
 tap_done

@@ -135,6 +135,8 @@ std::string up_script(const System& sys, const Planned& plan);
 /// up.sh's comparison of the cluster, buckets and node pools that exist with the spec
 /// (emit_scripts_drift.cpp): the functions it calls, once, before anything is made.
 void drift_functions(ShellScript& sh, const System& sys);
+/// Names the cluster's node pools the spec does not have, with the command that deletes each.
+void up_stale_pools(ShellScript& sh, const System& sys);
 /// Compares the cluster, when it exists, with the spec (check_cluster), before anything is made.
 void up_cluster_drift(ShellScript& sh, const System& sys);
 /// For node pool `name` of pool `p` that exists: opens nothing, writes the `elif`/`else` branches

@@ -329,6 +329,29 @@ void drift_functions(ShellScript& sh, const System& sys) {
       .close("done");
 }
 
+void up_stale_pools(ShellScript& sh, const System& sys) {
+  if (sys.pools.empty()) return;
+  std::vector<std::string> patterns;
+  for (const auto& [key, p] : sys.pools)
+    for (const auto& name : p.node_pools()) patterns.push_back(lit(name));
+  Call list = gcloud({"container", "node-pools", "list"});
+  list.flag("--cluster", ref("CLUSTER"));
+  at(list).opt("--format", "value(name)");
+  Call del = pool_word_call("delete");
+  del.flag("--quiet");
+  sh.line();
+  sh.comment("Node pools of the cluster the spec no longer has are left alone (their nodes may run work): each");
+  sh.comment("is named, with the command that deletes it.");
+  sh.open("if [ \"$DRY_RUN\" != 1 ]; then");
+  for (const auto& l : render(list, "pools=$(", ") ||")) sh.line(l);
+  sh.line("  die \"cannot list the node pools of cluster $CLUSTER\"");
+  sh.open("for pool in $pools; do");
+  sh.line(fmt::format("case $pool in {}) continue ;; esac", fmt::join(patterns, " | ")));
+  sh.line("log \"warning: node pool $pool is not in the spec; it is left as it is, with its nodes. To delete it:\"");
+  call(sh, del, "show");
+  sh.close("done").close("fi");
+}
+
 void up_cluster_drift(ShellScript& sh, const System& sys) {
   const auto& net = sys.gcp->network;
   std::string channel = sys.cluster.release_channel, flag;

@@ -144,6 +144,10 @@ TEST_CASE("up.sh takes --replace POOL, for the spec's node pools only, and repla
   CHECK(up.find("      \"$1\" gcloud container node-pools create gpu \\\n") != std::string::npos);
   CHECK(up.find("  create_pool show \"$pool\"\n") != std::string::npos);
   CHECK(up.find("      create_pool run \"$pool\"\n") != std::string::npos);
+  // Pools the spec does not have are named after the spec's, never deleted.
+  CHECK(up.find("  for pool in $pools; do\n    case $pool in flex | gpu | held | spot | tpu) continue ;; esac\n") >
+        up.find("if same_pool tpu"));
+  CHECK(up.find("    show gcloud container node-pools delete \"$pool\" \\\n") != std::string::npos);
   // The comparison runs only where the pool exists: a dry run takes it as missing.
   CHECK(up.find("if missing gcloud container node-pools describe gpu \\\n") < up.find("if same_pool gpu"));
 }

@@ -461,6 +461,7 @@ std::string up_script(const System& sys, const Planned& plan) {
   sh.line();
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
+  up_stale_pools(sh, sys);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);
   up_node_readers(sh, sys);

@@ -511,6 +511,26 @@ else
   fi
 fi
 
+# Node pools of the cluster the spec no longer has are left alone (their nodes may run work): each
+# is named, with the command that deletes it.
+if [ "$DRY_RUN" != 1 ]; then
+  pools=$(gcloud container node-pools list \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value(name)') ||
+    die "cannot list the node pools of cluster $CLUSTER"
+  for pool in $pools; do
+    case $pool in l4 | system) continue ;; esac
+    log "warning: node pool $pool is not in the spec; it is left as it is, with its nodes. To delete it:"
+    show gcloud container node-pools delete "$pool" \
+        --cluster="$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --quiet
+  done
+fi
+
 # The nodes pull the pods' images: read on each repository they come from, never on the project.
 retry gcloud artifacts repositories add-iam-policy-binding ml \
     --location=us \

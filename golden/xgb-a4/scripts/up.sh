@@ -645,6 +645,26 @@ else
   fi
 fi
 
+# Node pools of the cluster the spec no longer has are left alone (their nodes may run work): each
+# is named, with the command that deletes it.
+if [ "$DRY_RUN" != 1 ]; then
+  pools=$(gcloud container node-pools list \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value(name)') ||
+    die "cannot list the node pools of cluster $CLUSTER"
+  for pool in $pools; do
+    case $pool in a4 | system) continue ;; esac
+    log "warning: node pool $pool is not in the spec; it is left as it is, with its nodes. To delete it:"
+    show gcloud container node-pools delete "$pool" \
+        --cluster="$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --quiet
+  done
+fi
+
 # The bucket of store 'data'.
 if missing gcloud storage buckets describe gs://zt-dask-datagen; then
   run gcloud storage buckets create gs://zt-dask-datagen \
