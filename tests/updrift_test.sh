@@ -221,6 +221,30 @@ renamed() {
   stub_exists "container node-pools demo gpu-pool" || { echo "the old pool was deleted"; return 1; }
 }
 
+# mnist's fixed pool made autoscaled (1 to 4 nodes), then fixed again at 5: autoscaling is turned on
+# with its limits, then off, and the pool resized.
+autoscaled() {
+  local scaled fixed
+  scaled=$(edited mnist scaled 's/nodes: 4}/autoscaling: {min: 1, max: 4}}/') || return 1
+  fixed=$(edited mnist fixed 's/nodes: 4}/nodes: 5}/') || return 1
+  fresh "$TMP/out-orig/mnist" || return 1
+  up "$scaled"
+  [ "$rc" -eq 0 ] || { echo "up.sh to autoscaled failed"; show; return 1; }
+  [ "$(changes)" = "$(changes | grep -- '^gcloud container node-pools update gpu-pool .* --enable-autoscaling --min-nodes=1 --max-nodes=4$')" ] &&
+    [ -n "$(changes)" ] || { echo "to autoscaled:"; changes; return 1; }
+  stub_reset_calls
+  up "$fixed"
+  [ "$rc" -eq 0 ] || { echo "up.sh back to fixed failed"; show; return 1; }
+  changes | head -n 1 | grep -q -- '^gcloud container node-pools update gpu-pool .* --no-enable-autoscaling$' &&
+    changes | sed -n 2p | grep -q -- '^gcloud container clusters resize demo --node-pool=gpu-pool --num-nodes=5 ' &&
+    [ "$(changes | grep -c .)" -eq 2 ] || { echo "back to fixed:"; changes; return 1; }
+  [ "$(stub_pool_flag demo gpu-pool num-nodes)" = 5 ] && [ -z "$(stub_pool_flag demo gpu-pool max-nodes)" ] ||
+    { echo "the pool is not fixed at 5"; return 1; }
+  stub_reset_calls
+  up "$fixed"
+  [ "$rc" -eq 0 ] && [ -z "$(changes)" ] || { echo "the run after changed:"; changes; show; return 1; }
+}
+
 compile_orig() {
   local ex
   for ex in mnist jax-l4 xgb-a4; do
@@ -235,6 +259,7 @@ done
 t "mnist: 4 -> 6 nodes and new labels, jax-l4: a new taint: resized and updated in place, then nothing changes" \
   resized "$TMP/out-orig/mnist"
 t "jax-l4 and xgb-a4: new autoscaling limits are updated in place (per zone, and in all for flex-start)" limits
+t "mnist: a fixed pool made autoscaled, then fixed again: autoscaling on with its limits, then off and resized" autoscaled
 t "mnist: a new machine type stops up.sh with the commands; --replace recreates the pool" \
   replaced mnist machine 's/machine: n1-standard-4/machine: n1-standard-8/' gpu-pool config.machineType \
   '--machine-type=n1-standard-8'
