@@ -368,7 +368,7 @@ std::vector<std::string> up_help(const System& sys) {
                                 "makes the network, the cluster, its node pools, buckets, the image repository, the",
                                 "service accounts and their grants (those the spec asks for); then fetches kubectl"};
   if (sys.pools.empty()) {
-    help.emplace_back("credentials. Safe to run again: what exists is left alone.");
+    help.emplace_back("credentials. Safe to run again: what exists is checked against the spec.");
     return help;
   }
   help.insert(help.end(), {"credentials. Run again after an edit, it updates in place what gcloud can (a node",
