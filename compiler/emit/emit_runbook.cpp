@@ -510,6 +510,12 @@ std::string infrastructure_section(const System& sys) {
                     "where things stand.\n",
                     sys.cluster.name, sys.gcp->project, sys.gcp->zone.empty() ? "region" : "zone",
                     sys.gcp->location());
+  if (!sys.pools.empty())
+    md += "\nAfter an edit, run `scripts/up.sh` again before `scripts/apply.sh`: it resizes node pools and updates "
+          "their autoscaling limits, node labels and taints in place, and stops at a change that needs a pool "
+          "replaced (a machine type, accelerators, disk, provisioning), naming what the replacement deletes and the "
+          "commands; `scripts/up.sh --replace POOL` runs them. `terraform apply` makes the same replacement (for a "
+          "machine type or disk, it recreates every node) without asking: read its plan first.\n";
   return md;
 }
 

@@ -92,12 +92,14 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
   }
   sh.line("readonly SELECTOR CURRENT RUN_OF HISTORY AFTER");
   sh.line("KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)");
-  sh.open("for step in \"${RERUN[@]}\"; do")
+  sh.line("read -r -a RERUN_STEPS <<<\"$RERUN\"");
+  sh.open("for step in ${RERUN_STEPS[@]+\"${RERUN_STEPS[@]}\"}; do")
       .line(fmt::format("[ -n \"${{AFTER[$step]:-}}\" ] || {{ usage >&2; log {}; exit 2; }}",
                         dq("error: --rerun ", Var{"step"}, ": no such step (the steps: ",
                            all.empty() ? "none" : fmt::format("{}", fmt::join(all, " ")), "; or all)")))
       .close("done");
-  sh.line("if [ \"$SERVICES_ONLY\" = 1 ] && [ \"${#RERUN[@]}\" -gt 0 ]; then die '--rerun starts steps again, "
+  sh.line("readonly RERUN_STEPS");
+  sh.line("if [ \"$SERVICES_ONLY\" = 1 ] && [ \"${#RERUN_STEPS[@]}\" -gt 0 ]; then die '--rerun starts steps again, "
           "--services-only starts none: give one of them'; fi");
 }
 
@@ -191,7 +193,7 @@ void runs_functions(ShellScript& sh) {
   sh.comment("apply below starts them again (their ConfigMaps and Services stay).");
   sh.open("rerun_steps() {")
       .line("local step s steps")
-      .open("for step in \"${RERUN[@]}\"; do")
+      .open("for step in ${RERUN_STEPS[@]+\"${RERUN_STEPS[@]}\"}; do")
       .line("read -ra steps <<<\"${AFTER[$step]}\"")
       .open("for s in \"${steps[@]}\"; do")
       .line("log \"--rerun $step: step '$s' starts again\"")
