@@ -26,6 +26,8 @@ ojson labels_for(const System& sys, const std::string& name, const std::string& 
 /// sidecar keeps a finished Job's pod running and these pods need no mesh.
 ojson batch_pod_labels(const System& sys, ojson labels);
 ojson metadata(const std::string& name, const std::string& ns, ojson labels);
+/// A Deployment's `strategy` for the rollout the plan chose.
+ojson rolling_update(const Rollout& r);
 /// An env var whose value arrives as written (literal).
 ojson env_var(const std::string& name, const std::string& value);
 /// An env var from the pod's own field, e.g. metadata.name.
