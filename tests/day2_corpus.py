@@ -497,6 +497,8 @@ def judge_example(args, schema, ex, work):
                                for o in list(old_objs.values()) + list(new_objs.values()))
         res["created"] = sorted(f"{k} {n}" for k, n in new_objs if (k, n) not in old_objs)
         res["left"] = sorted(f"{k} {n}" for k, n in old_objs if (k, n) not in new_objs)
+        res["updated"] = sorted({k for (k, n), o in new_objs.items()
+                                 if (k, n) in old_objs and old_objs[(k, n)] != o and step_of(o, system, ex.steps) is None})
         res["new_objs"] = new_objs
         res["judged"] = []
         res["status"] = "ok"
@@ -726,6 +728,12 @@ def main():
     print(f"# {len(examples)} examples, {len(results)} field kinds: {counts['ok']} ok ({counts['same']} with k8s/ unchanged), "
           f"{counts['refused-step']} refused on step run objects only, {counts['refused-other']} refused on other objects, "
           f"{counts['skip']} skipped (no variant compiles), {counts['error']} errors")
+    updated = {}
+    for r in results:
+        for k in r.get("updated", []):
+            updated[k] = updated.get(k, 0) + 1
+    print("# edits that update objects other than step runs in place, by kind: " +
+          (", ".join(f"{k} {c}" for k, c in sorted(updated.items())) or "none"))
     print(f"1..{n}")
     return 1 if failed else 0
 
