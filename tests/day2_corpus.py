@@ -5,14 +5,13 @@ the old one go through?
 The corpus is generated, not chosen. For every YAML example (examples/*/spec.yaml) the spec is walked
 beside schemas/trainc.v1.schema.json, and every field the spec writes is named by its schema path
 with indices and map keys wildcarded (`pipeline[].torchrun.args`, `cluster.pools.*.nodes`,
-`services.*.autoscaling.max`, `pipeline[].env.*`): one field kind. For the first place each kind
-occurs, one edit is made from what the schema says the field is, trying in turn until `trainc
-compile` accepts the result:
+`services.*.autoscaling.max`, `pipeline[].env.*`): one field kind. Each kind gets one edit, made
+from what the schema says the field is, at its places in document order:
 
   integer   +1, -1, +2 within the schema's bounds       boolean   flipped
-  enum      another allowed value                        string    its last number +1 or -1, or a
-  list      its last item edited, an item added, the               suffix, kept to the schema's
-            last item dropped                                      pattern and lengths
+  enum      another allowed value                        string    its last number +1, -1, doubled
+  list      its last item edited, an item added, the               or halved, or a suffix, kept to
+            last item dropped                                      the schema's pattern and lengths
   map       (env, labels, annotations) its first value edited as a string
 
 A field of a few allowed values (an enum of at most MAX_ENUM, or an object whose one required field
