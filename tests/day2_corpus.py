@@ -33,7 +33,9 @@ app.kubernetes.io/instance <system>-<step>[-...]) or another object. A refused n
 failure. A refused step object is a failure once step runs are named by their content (a step's
 workload carries trainc.dev/run, an edit gives an edited step's workload a new name, or
 TRAINC_STEP_RUNS_CONTENT_NAMED=1); before that it is reported as TAP TODO (an expected failure).
-TRAINC_STEP_RUNS_CONTENT_NAMED=0 forces the earlier reading.
+TRAINC_STEP_RUNS_CONTENT_NAMED=0 forces the earlier reading. An accepted edit that changes a RayJob
+under its old name is held the same way: KubeRay never submits a finished job again, so the step
+would silently not re-run.
 
 Before the corpus, the judge is shown to fail: a planted change of a Deployment's selector must be
 read as a refused non-step object.
@@ -496,6 +498,10 @@ def judge_example(args, schema, ex, work):
                                for o in list(old_objs.values()) + list(new_objs.values()))
         res["created"] = sorted(f"{k} {n}" for k, n in new_objs if (k, n) not in old_objs)
         res["left"] = sorted(f"{k} {n}" for k, n in old_objs if (k, n) not in new_objs)
+        # KubeRay accepts a changed RayJob and never submits it again once it ran
+        # (rayjob_controller.go): an edited Ray step must be a new RayJob, not an update.
+        res["ray_in_place"] = sorted(n for (k, n), o in new_objs.items() if k == "RayJob" and (k, n) in old_objs
+                                     and old_objs[(k, n)].get("spec") != o.get("spec"))
         res["updated"] = sorted({k for (k, n), o in new_objs.items()
                                  if (k, n) in old_objs and old_objs[(k, n)] != o and step_of(o, system, ex.steps) is None})
         res["new_objs"] = new_objs
@@ -614,7 +620,7 @@ def contract_in(results):
 def report(results, named, why, n=0):
     """Prints a TAP line per result, numbered after n; returns the last number, failures, counts."""
     failed = 0
-    counts = {"ok": 0, "same": 0, "refused-step": 0, "refused-other": 0, "skip": 0, "error": 0}
+    counts = {"ok": 0, "same": 0, "refused-step": 0, "refused-other": 0, "ray-in-place": 0, "skip": 0, "error": 0}
     for r in results:
         n += 1
         label = f"{r['example']}: {r['kind']}"
@@ -639,6 +645,16 @@ def report(results, named, why, n=0):
             print(f"not ok {n} - {label}")
             for ln in r["lines"]:
                 print(f"# {ln}")
+            continue
+        if status == "ok" and r.get("ray_in_place"):
+            counts["ray-in-place"] += 1
+            if named:
+                failed += 1
+            suffix = "" if named else " # TODO a changed RayJob under its old name: step runs are not named by their content yet"
+            print(f"not ok {n} - {label}{suffix}")
+            print(f"# RayJob {', '.join(r['ray_in_place'])} changed under its old name: KubeRay accepts it and never "
+                  "submits a finished job again")
+            print_moves(r)
             continue
         if status == "ok":
             counts["ok"] += 1
@@ -726,6 +742,7 @@ def main():
     failed += 0 if planted_ok else 1
     print(f"# {len(examples)} examples, {len(results)} field kinds: {counts['ok']} ok ({counts['same']} with k8s/ unchanged), "
           f"{counts['refused-step']} refused on step run objects only, {counts['refused-other']} refused on other objects, "
+          f"{counts['ray-in-place']} accepted with a RayJob changed under its old name, "
           f"{counts['skip']} skipped (no variant compiles), {counts['error']} errors")
     updated = {}
     for r in results:
