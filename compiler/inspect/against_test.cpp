@@ -135,3 +135,35 @@ TEST_CASE("plan --against: a removed step is pruned; its JSON meets schemas/plan
     CHECK_MESSAGE(why.empty(), why);
   }
 }
+
+TEST_CASE("plan --against: a step named by its run re-runs when the name changes; the old run is history") {
+  // Output where each step's Job is named <system>-<step>-<run> and labelled with its step.
+  auto runs_named = [](OutputFiles files, const std::string& run) {
+    std::string& job = files.at("k8s/train-job.yaml");
+    job = edit(job, "  name: xgb-a4-train\n", "  name: xgb-a4-train-" + run + "\n");
+    job = edit(job, "  labels:\n", "  labels:\n    trainc.dev/step: train\n    trainc.dev/run: " + run + "\n");
+    return files;
+  };
+  const Compiled old = compile_text(xgb()), neu = compile_text(edit(xgb(), "rounds: 2000", "rounds: 2500"));
+  const OutputFiles before = runs_named(old.files.files(), "0123456789");
+  const AgainstPlan a = plan_against(neu.system, make_plan(neu.system), before,
+                                     runs_named(neu.files.files(), "abcdef0123"), "out/old");
+  REQUIRE(a.runs.size() == 1);
+  CHECK(a.runs[0].step == "train");
+  int seen = 0;
+  for (const auto& c : a.objects) {
+    if (c.key.kind != "Job" || c.step != "train") continue;
+    ++seen;
+    if (c.key.name == "xgb-a4-train-abcdef0123") {
+      CHECK(c.action == "rerun");
+      CHECK(c.detail.find("xgb-a4-train-0123456789") != std::string::npos);
+    } else {
+      CHECK(c.action == "remove");
+      CHECK(c.detail.find("history") != std::string::npos);
+    }
+  }
+  CHECK(seen == 2);
+  // The same runs again: nothing starts.
+  const AgainstPlan same = plan_against(old.system, make_plan(old.system), before, before, "out/old");
+  CHECK(same.runs.empty());
+}
