@@ -211,6 +211,11 @@ UpdateRules UpdateRules::parse(const std::string& yaml_text) {
     kind.not_judged = str(k, "notJudged");
     kind.rerun_on_change = str(k, "rerunOnChange");
     kind.roll = strs(k, "roll");
+    if (const auto r = k["rollOnlyIf"]) {
+      kind.roll_if_path = str(r, "path");
+      kind.roll_if_equals = str(r, "equals");
+      kind.roll_otherwise = str(r, "otherwise");
+    }
     if (kind.source.empty() && kind.not_judged.empty())
       throw std::runtime_error(fmt::format("immutable: kind '{}' needs a source", name));
     for (const auto& n : k["immutable"]) {
@@ -272,6 +277,24 @@ std::string UpdateRules::source(const std::string& group, const std::string& kin
   return k ? k->source : "";
 }
 
+bool UpdateRules::rolls(const std::string& group, const std::string& kind) const {
+  const Kind* k = find(group, kind);
+  return k && !k->roll.empty();
+}
+
+std::string UpdateRules::roll_caveat(const std::string& group, const std::string& kind) const {
+  const Kind* k = find(group, kind);
+  return k ? k->roll_otherwise : "";
+}
+
+std::vector<std::pair<std::string, std::string>> UpdateRules::immutable_fields(const std::string& group,
+                                                                               const std::string& kind) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (const Kind* k = find(group, kind))
+    for (const auto& r : k->rules) out.emplace_back(r.path, r.source);
+  return out;
+}
+
 UpdateVerdict UpdateRules::judge(const json& old, const json& neu) const {
   using A = UpdateVerdict::Action;
   UpdateVerdict v;
@@ -330,7 +353,12 @@ UpdateVerdict UpdateRules::judge(const json& old, const json& neu) const {
   for (const auto& r : kind->roll)
     if (std::any_of(v.changed.begin(), v.changed.end(), [&](const auto& c) { return path_under(c, r); }))
       v.rolled.push_back(r);
-  if (!v.rolled.empty()) v.action = A::roll;
+  if (v.rolled.empty()) return v;
+  if (!kind->roll_if_path.empty() && value_at(neu, kind->roll_if_path) != kind->roll_if_equals) {
+    v.why = kind->roll_otherwise;
+    return v;
+  }
+  v.action = A::roll;
   return v;
 }
 

@@ -58,6 +58,13 @@ class UpdateRules {
   std::string lost(const std::string& group, const std::string& kind) const;
   /// The upstream source of the kind's update rules ("" for none).
   std::string source(const std::string& group, const std::string& kind) const;
+  /// Whether an accepted change to the kind's pod template restarts its pods (a roll).
+  bool rolls(const std::string& group, const std::string& kind) const;
+  /// When the roll happens only under a condition (a RayCluster's upgradeStrategy): why it may not.
+  std::string roll_caveat(const std::string& group, const std::string& kind) const;
+  /// The kind's immutable fields (JSON pointers), with their sources; empty for none.
+  std::vector<std::pair<std::string, std::string>> immutable_fields(const std::string& group,
+                                                                    const std::string& kind) const;
   const PoolRules& pools() const { return pools_; }
 
  private:
@@ -74,6 +81,7 @@ class UpdateRules {
   struct Kind {
     std::string source, lost, not_judged, rerun_on_change;
     std::vector<std::string> roll;
+    std::string roll_if_path, roll_if_equals, roll_otherwise;
     std::vector<Rule> rules;
     bool mutable_kind = false;
   };

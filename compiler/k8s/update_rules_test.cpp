@@ -111,6 +111,12 @@ TEST_CASE("update rules: Services, ConfigMaps, StatefulSets, RBAC, Kueue and Ray
   const UpdateVerdict ray = judge(rj, edit(rj, "a.py", "b.py"));
   CHECK(ray.action == Action::rerun);
   CHECK(ray.why.find("KubeRay") != std::string::npos);
+  const std::string rc = "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: a}\nspec: {headGroupSpec: {image: r1}}\n";
+  const UpdateVerdict kept = judge(rc, edit(rc, "r1", "r2"));
+  CHECK(kept.action == Action::update);
+  CHECK(kept.why.find("upgradeStrategy") != std::string::npos);
+  const std::string recreate = edit(rc, "spec: {", "spec: {upgradeStrategy: {type: Recreate}, ");
+  CHECK(judge(recreate, edit(recreate, "r1", "r2")).action == Action::roll);
   const std::string net = "apiVersion: networking.gke.io/v1\nkind: Network\nmetadata: {name: a}\nspec: {type: Device}\n";
   const UpdateVerdict gke = judge(net, edit(net, "Device", "L3"));
   CHECK(gke.action == Action::update);
