@@ -551,7 +551,8 @@ int run_cli(int argc, char** argv) {
   plan->add_option("spec", opt.spec, "the spec")->required();
   plan->add_option("--against", opt.against,
                    "the output folder applied last (e.g. out/<system>): also show, per object and pool, what applying "
-                   "the new output over it does (create, update, roll, replace, rerun, remove) and the steps that run");
+                   "the new output over it does (create, update, roll, replace, rerun, remove) and the steps that run; "
+                   "exits 0 whatever changes");
   plan->add_option("--format", opt.format, "text, or json (schemas/plan.v1.schema.json)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -78,6 +78,21 @@ std::string pointer_list(const std::vector<std::string>& paths, size_t most = 3)
   return out;
 }
 
+/// What changed in a step's run object, in words: a renamed entry-script ConfigMap (named by its
+/// content) is "its entry script"; other paths are listed.
+std::string what_changed(const std::vector<std::string>& changed) {
+  std::vector<std::string> rest;
+  bool script = false;
+  for (const auto& c : changed) {
+    if (c.ends_with("/configMap/name"))
+      script = true;
+    else
+      rest.push_back(c);
+  }
+  if (rest.empty()) return script ? "its entry script" : "nothing";
+  return (script ? "its entry script, " : "") + pointer_list(rest);
+}
+
 const WorkloadPlan* step_workload(const ResourcePlan& plan, const std::string& step) {
   for (const auto& w : plan.workloads)
     if (w.kind.starts_with("step/") && w.name == step) return &w;
@@ -145,10 +160,10 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
         for (const auto& r : v.refused) fields.push_back(r.path);
         c.detail = fmt::format("{} cannot change in place: delete it, then apply; {}", fmt::join(fields, ", "),
                                v.lost.empty() ? "what it holds is lost" : v.lost);
-        if (run) reruns.emplace(c.step, fmt::format("its {} is replaced ({} changed)", m.key.kind, pointer_list(v.changed)));
+        if (run) reruns.emplace(c.step, fmt::format("its {} is replaced ({} changed)", m.key.kind, what_changed(v.changed)));
       } else if (v.action == k8s::UpdateVerdict::Action::rerun) {
         c.detail = v.why;
-        reruns.emplace(c.step, fmt::format("its {} changed ({})", m.key.kind, pointer_list(v.changed)));
+        reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
       } else if (v.action == k8s::UpdateVerdict::Action::roll) {
         c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
       } else if (v.action == k8s::UpdateVerdict::Action::update) {
@@ -182,13 +197,18 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
   for (const auto& s : sys.steps) {
     const auto r = reruns.find(s.name);
     if (r == reruns.end()) continue;
-    StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt};
+    StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt};
     if (const WorkloadPlan* w = step_workload(plan, s.name)) {
       run.pods = w->max_pods;
       run.gpus = w->max_pods * w->gpus_per_pod;
       run.chips = w->max_pods * w->chips_per_pod;
       run.accelerator_hours = w->accelerator_hours;
       run.cost_bound = w->cost_bound;
+      for (const auto& p : plan.pools)
+        if (p.name == w->pool && p.node_price) {
+          if (p.gpus_per_node > 0 && run.gpus > 0) run.price_per_hour = *p.node_price / p.gpus_per_node * run.gpus;
+          if (p.chips_per_node > 0 && run.chips > 0) run.price_per_hour = *p.node_price / p.chips_per_node * run.chips;
+        }
     }
     if (run.gpus + run.chips > 0) {
       if (run.accelerator_hours)
@@ -225,6 +245,7 @@ std::string render_against_text(const AgainstPlan& a) {
         held += r.accelerator_hours ? fmt::format(", <= {} {}-hours", hours(*r.accelerator_hours), r.gpus ? "GPU" : "chip")
                                     : ", no timeout: hours unbounded";
       if (r.cost_bound) held += fmt::format(", <= ${:.2f}", *r.cost_bound);
+      if (r.price_per_hour) held += fmt::format(", ${:.2f} per hour while it runs", *r.price_per_hour);
       out += fmt::format("  {}: {} ({} pod{}, {})\n", r.step, r.why, r.pods, r.pods == 1 ? "" : "s", held);
     }
     if (a.accelerator_hours && *a.accelerator_hours > 0)
@@ -297,7 +318,8 @@ nlohmann::ordered_json against_json(const AgainstPlan& a) {
                     {"gpus", r.gpus},
                     {"tpuChips", r.chips},
                     {"acceleratorHours", r.accelerator_hours ? oj(*r.accelerator_hours) : oj()},
-                    {"costBound", r.cost_bound ? oj(*r.cost_bound) : oj()}});
+                    {"costBound", r.cost_bound ? oj(*r.cost_bound) : oj()},
+                    {"pricePerHour", r.price_per_hour ? oj(*r.price_per_hour) : oj()}});
   out["runs"] = runs;
   oj counts = oj::object();
   for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove"}) {

@@ -38,6 +38,8 @@ struct StepRun {
   std::string step, why;
   int pods = 0, gpus = 0, chips = 0;  ///< at most, over its pods
   std::optional<double> accelerator_hours, cost_bound;
+  /// Its accelerators' share of their nodes' list price per hour, while it runs; nullopt when unpriced.
+  std::optional<double> price_per_hour;
 };
 
 struct AgainstPlan {
