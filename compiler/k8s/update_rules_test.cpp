@@ -115,7 +115,10 @@ TEST_CASE("update rules: Services, ConfigMaps, StatefulSets, RBAC, Kueue and Ray
   const UpdateVerdict ray = judge(rj, edit(rj, "a.py", "b.py"));
   CHECK(ray.action == Action::rerun);
   CHECK(ray.why.find("KubeRay") != std::string::npos);
-  const std::string rc = "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: a}\nspec: {headGroupSpec: {image: r1}}\n";
+  const std::string rc =
+      "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: a}\n"
+      "spec: {headGroupSpec: {template: {spec: {containers: [{name: h, image: r1}]}}}, workerGroupSpecs: [{replicas: 1}]}\n";
+  CHECK(judge(rc, edit(rc, "replicas: 1", "replicas: 2")).why.empty());  // a scale, not a template change
   const UpdateVerdict kept = judge(rc, edit(rc, "r1", "r2"));
   CHECK(kept.action == Action::update);
   CHECK(kept.why.find("upgradeStrategy") != std::string::npos);
