@@ -99,6 +99,9 @@ const WorkloadPlan* step_workload(const ResourcePlan& plan, const std::string& s
   return nullptr;
 }
 
+/// Why a step's run object has a new name, until the steps it needs are known to re-run or not.
+constexpr std::string_view kNewRun = "what it runs changed: its run has a new name";
+
 std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
 
 }  // namespace
@@ -145,7 +148,7 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
         for (const auto* o : old_runs[c.step]) before.push_back(o->key.name);
         c.detail = before.empty() ? "a new run of the step"
                                   : fmt::format("a new run of the step (the last was {})", fmt::join(before, ", "));
-        reruns.emplace(c.step, "what it runs changed, or a step it needs re-runs: its run has a new name");
+        reruns.emplace(c.step, std::string(kNewRun));
       } else if (run) {
         c.detail = "a new step: its first run";
         reruns.emplace(c.step, "a new step");
@@ -191,6 +194,18 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
   }
   for (const auto& c : a.objects) ++a.counts[c.action];
 
+  // A new run of a step after a step it needs re-runs: named so because that one's run changed
+  // (steps are in dependency order, so the steps it needs are decided first).
+  for (const auto& s : sys.steps) {
+    const auto r = reruns.find(s.name);
+    if (r == reruns.end() || r->second != kNewRun) continue;
+    std::vector<std::string> upstream;
+    for (const auto& need : s.needs)
+      if (reruns.count(need)) upstream.push_back("'" + need + "'");
+    if (!upstream.empty())
+      r->second = fmt::format("it needs {}, which run{} again: its run has a new name", fmt::join(upstream, ", "),
+                              upstream.size() == 1 ? "s" : "");
+  }
   // The steps that run, in pipeline order, with what they hold.
   double hours_sum = 0, cost_sum = 0;
   bool bounded = true, priced = true;

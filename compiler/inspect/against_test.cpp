@@ -1,6 +1,7 @@
 #include "inspect/against.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -166,4 +167,23 @@ TEST_CASE("plan --against: a step named by its run re-runs when the name changes
   // The same runs again: nothing starts.
   const AgainstPlan same = plan_against(old.system, make_plan(old.system), before, before, "out/old");
   CHECK(same.runs.empty());
+}
+
+TEST_CASE("plan --against: a step after a re-run step is named again, and says why") {
+  auto runs_named = [](OutputFiles files, const std::string& run) {
+    for (const char* step : {"datagen", "train"}) {
+      std::string& job = files.at(fmt::format("k8s/{}-job.yaml", step));
+      job = edit(job, fmt::format("  name: xgb-a4-{}\n", step), fmt::format("  name: xgb-a4-{}-{}\n", step, run));
+      job = edit(job, "  labels:\n", fmt::format("  labels:\n    trainc.dev/step: {}\n", step));
+    }
+    return files;
+  };
+  const Compiled old = compile_text(xgb()), neu = compile_text(edit(xgb(), "features: 400", "features: 500"));
+  const AgainstPlan a = plan_against(neu.system, make_plan(neu.system), runs_named(old.files.files(), "0123456789"),
+                                     runs_named(neu.files.files(), "abcdef0123"), "out/old");
+  REQUIRE(a.runs.size() == 2);
+  CHECK(a.runs[0].step == "datagen");
+  CHECK(a.runs[0].why.find("what it runs changed") != std::string::npos);
+  CHECK(a.runs[1].step == "train");
+  CHECK(a.runs[1].why.find("it needs 'datagen'") != std::string::npos);
 }
