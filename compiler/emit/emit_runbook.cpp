@@ -691,6 +691,7 @@ class RunbookEmitter final : public Emitter {
     md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
+    md += change_runbook_section(sys, plan);
     md += ci_runbook_section(sys);
     md += teardown_section(sys, plan);
     out.add("README.md", md);
