@@ -39,13 +39,17 @@ usage() {
 }
 
 SERVICES_ONLY=0
-RERUN=()
+RERUN=''
 NO_PRUNE=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --services-only) SERVICES_ONLY=1 ;;
-    --rerun) [ "$#" -ge 2 ] || { usage >&2; log "error: --rerun needs a STEP"; exit 2; }; RERUN+=("$2"); shift ;;
+    --rerun)
+      if [ "$#" -lt 2 ]; then usage >&2; log 'error: --rerun needs a STEP'; exit 2; fi
+      RERUN+=" $2"
+      shift
+    ;;
     --no-prune) NO_PRUNE=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
@@ -89,10 +93,12 @@ declare -A AFTER=(
 )
 readonly SELECTOR CURRENT RUN_OF HISTORY AFTER
 KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)
-for step in "${RERUN[@]}"; do
+read -r -a RERUN_STEPS <<<"$RERUN"
+for step in ${RERUN_STEPS[@]+"${RERUN_STEPS[@]}"}; do
   [ -n "${AFTER[$step]:-}" ] || { usage >&2; log "error: --rerun ${step}: no such step (the steps: train; or all)"; exit 2; }
 done
-if [ "$SERVICES_ONLY" = 1 ] && [ "${#RERUN[@]}" -gt 0 ]; then die '--rerun starts steps again, --services-only starts none: give one of them'; fi
+readonly RERUN_STEPS
+if [ "$SERVICES_ONLY" = 1 ] && [ "${#RERUN_STEPS[@]}" -gt 0 ]; then die '--rerun starts steps again, --services-only starts none: give one of them'; fi
 
 # The objects of type $1 the system's labels select, oldest first, as "NAME STEP STATE" lines
 # (STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a
@@ -177,7 +183,7 @@ prune() {
 # apply below starts them again (their ConfigMaps and Services stay).
 rerun_steps() {
   local step s steps
-  for step in "${RERUN[@]}"; do
+  for step in ${RERUN_STEPS[@]+"${RERUN_STEPS[@]}"}; do
     read -ra steps <<<"${AFTER[$step]}"
     for s in "${steps[@]}"; do
       log "--rerun $step: step '$s' starts again"
