@@ -155,6 +155,12 @@ void check_default_queue(const System& sys, const Document& doc, Diagnostics& di
 /// The ResourceFlavor of each pool and the ClusterQueue's one resource group (k8s/queue.cpp).
 void check_flavors(const System& sys, const Document& doc, Diagnostics& diags) {
   if (!sys.queue) return;
+  if (sys.pools.empty())
+    doc.error(diags, "/queue",
+              "a queue hands out its pools' capacity: each pool is a flavor of the ClusterQueue, which Kueue v0.19.2 "
+              "refuses with none (kueue.x-k8s.io_clusterqueues.yaml, resourceGroups[].flavors minItems 1); declare "
+              "the node pools under 'cluster.pools', or remove 'queue'",
+              Anchor::key);
   if (sys.pools.size() > kMaxFlavors)
     doc.error(diags, "/cluster/pools",
               fmt::format("with 'queue', each of the {} pools is a flavor of the ClusterQueue's one resource group, "
