@@ -183,9 +183,9 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
     c.file = m.file;
     c.step = step_of(m, all_steps);
     if (!c.step.empty() && new_steps.count(c.step) && run_kinds().count(m.key.kind))
-      c.detail = "the step's previous run: kept as history, then pruned";
+      c.detail = "the step's previous run: kept as history (the step's `history`), stopped if still going";
     else if (!c.step.empty() && new_steps.count(c.step))
-      c.detail = fmt::format("of step '{}' as it was: pruned", c.step);
+      c.detail = fmt::format("of step '{}' as it was: kept with its run, and pruned with it", c.step);
     else if (!c.step.empty() && !new_steps.count(c.step))
       c.detail = "its step is no longer in the spec: pruned";
     else
