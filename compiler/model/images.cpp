@@ -1,6 +1,8 @@
 #include "model/images.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <regex>
 #include <stdexcept>
 
@@ -186,6 +188,21 @@ std::optional<int> ImageBook::compute_capability(const std::string& accelerator)
   return it->second;
 }
 
+namespace {
+
+/// A tag pattern compiled once per process (the checks ask for every step's image); the map's nodes
+/// stay where they are, so the reference outlives the lock.
+const std::regex& compiled(const std::string& pattern) {
+  static std::mutex lock;
+  static std::map<std::string, std::regex> cache;
+  const std::lock_guard<std::mutex> hold(lock);
+  auto it = cache.find(pattern);
+  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+  return it->second;
+}
+
+}  // namespace
+
 std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
   std::string tag;
   const std::string repo = image_repository(reference, &tag);
@@ -195,7 +212,7 @@ std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
     out.tag = tag;
     for (const auto& row : fam.rows) {
       std::smatch m;
-      if (!std::regex_match(tag, m, std::regex(row.match, std::regex::ECMAScript))) continue;
+      if (!std::regex_match(tag, m, compiled(row.match))) continue;
       out.cuda = row.cuda.empty() && m.size() > 1 ? m[1].str() : row.cuda;
       out.archs = row.archs;
       out.ptx = row.ptx;
