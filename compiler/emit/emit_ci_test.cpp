@@ -15,6 +15,7 @@
 #include "frontend/yaml_loader.h"
 #include "model/catalog.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
@@ -62,13 +63,9 @@ std::string spec_path() {
 }
 
 System lowered(const std::string& spec, Origin origin = {"ml/shop/spec.yaml", "deploy"}) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>(spec_path(), spec), diags);
-  REQUIRE_MESSAGE(doc, diags.render_text());
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  sys->origin = std::move(origin);
-  return *sys;
+  System sys = testing::lowered(spec, spec_path());
+  sys.origin = std::move(origin);
+  return sys;
 }
 
 std::map<std::string, std::string> emit_ci(const System& sys) {

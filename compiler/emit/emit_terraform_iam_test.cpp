@@ -9,18 +9,12 @@
 #include "emit/emitter.h"
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
 
-System lowered(const std::string& spec) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return *sys;
-}
+using testing::lowered;
 
 /// A system whose steps pull from its own registry (a build), a repository of its project, one of
 /// another project (twice), Docker Hub and gcr.io.

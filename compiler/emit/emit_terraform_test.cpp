@@ -7,6 +7,7 @@
 #include "emit/emitter.h"
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 
@@ -126,14 +127,7 @@ static System served_system() {
 }
 
 /// A system lowered from `spec` (the helpers below set only what the test is about).
-static System lowered(const std::string& spec) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", spec), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return *sys;
-}
+using testing::lowered;
 
 /// A system with remote state, its own network, a registry and Cloud Build; `gcp_extra` and
 /// `tail` add to or replace parts of the spec.

@@ -10,18 +10,12 @@
 #include "frontend/yaml_loader.h"
 #include "k8s/plan.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
 
-System lowered(const std::string& text) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return std::move(*sys);
-}
+using testing::lowered;
 
 /// Services with a long, a short and the default startup budget: vLLM and Triton.
 const char* kServices =

@@ -4,18 +4,12 @@
 
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
 
-System lowered(const std::string& text) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return std::move(*sys);
-}
+using testing::lowered;
 
 const char* kTwoSteps =
     "apiVersion: trainc/v1\nkind: TrainingSystem\nname: sys\n"

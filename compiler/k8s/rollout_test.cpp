@@ -5,18 +5,12 @@
 #include "commands/command.h"
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
 
-System lowered(const std::string& text) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return std::move(*sys);
-}
+using testing::lowered;
 
 /// prep, then two steps that both need it.
 const char* kFanOut =

@@ -5,18 +5,12 @@
 #include "frontend/yaml_loader.h"
 #include "model/catalog.h"
 #include "model/lower.h"
+#include "model/test_lowered.h"
 
 namespace trainc {
 namespace {
 
-System lowered(const std::string& text) {
-  Diagnostics diags;
-  auto doc = load_yaml(std::make_shared<SourceFile>("s.yaml", text), diags);
-  REQUIRE(doc);
-  auto sys = lower(*doc, diags);
-  REQUIRE_MESSAGE(sys, diags.render_text());
-  return std::move(*sys);
-}
+using testing::lowered;
 
 /// A system whose CPU pool of `nodes` e2-standard-8 holds one Dask worker group per entry of
 /// `cores` (each group one pod asking for that many cores and 1Gi), under one scheduler elsewhere.
