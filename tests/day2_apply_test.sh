@@ -40,8 +40,10 @@ compile() {
   stub_repin "$TMP/$1/out/$1"
 }
 
-# The run a step's workload is named by in output folder $1: the name of k8s/$2-job.yaml.
-run_of() { sed -n 's/^  name: //p' "$1/k8s/$2-job.yaml" | head -n 1; }
+# The name of the object in file k8s/$2.yaml of output folder $1.
+name_in() { sed -n 's/^  name: //p' "$1/k8s/$2.yaml" | head -n 1; }
+# The run a step's Job is named by in output folder $1: the name in k8s/$2-job.yaml.
+run_of() { name_in "$1" "$2-job"; }
 
 # apply OUT: runs apply.sh; fails unless it exits 0 and no update was refused.
 apply() {
@@ -114,6 +116,7 @@ xgb_edit_train() {
   [ "$train" != "$train_before" ] || { echo "train's run kept its name ($train) after its rounds changed"; return 1; }
   [ "$(started_since "$mark")" = "job/$train" ] ||
     { echo "started after the edit (expected job/$train alone):"; started_since "$mark"; return 1; }
+  [ -z "$(stub_k8s_rolled)" ] || { echo "rolled: $(stub_k8s_rolled)"; return 1; }
 }
 t "xgb-a4: train's rounds edited: train alone starts a new run, nothing is refused" xgb_edit_train
 
@@ -158,5 +161,38 @@ mnist() {
     { echo "after the edit, started: $(started_since "$mark") (expected job/$(run_of "$MNIST" train))"; return 1; }
 }
 t "mnist: applied twice, then with train's epochs edited: one new run of train, nothing refused" mnist
+
+# ---- vllm-l4: a service, no step ---------------------------------------------------------------------------
+VLLM=$TMP/vllm-l4/out/vllm-l4
+stubs_install "$TMP/stubs-vllm-l4"
+vllm() {
+  setup vllm-l4 || return 1
+  apply "$VLLM" || return 1
+  apply "$VLLM" || return 1
+  [ -z "$(stub_k8s_rolled)$(stub_k8s_started)" ] || { echo "rolled: $(stub_k8s_rolled); started: $(stub_k8s_started)"; return 1; }
+  edit_and_apply vllm-l4 's/--max-model-len=8192/--max-model-len=4096/' || return 1
+  [ "$(stub_k8s_rolled)" = "deployment/$(name_in "$VLLM" service-chat-deployment)" ] ||
+    { echo "rolled after a server flag changed: '$(stub_k8s_rolled)' (expected deployment/$(name_in "$VLLM" service-chat-deployment))"; return 1; }
+  [ -z "$(stub_k8s_started)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+}
+t "vllm-l4: applied twice, nothing rolls; a server flag edited: its Deployment alone rolls" vllm
+
+# ---- ray-t4: a RayJob on a RayCluster ------------------------------------------------------------------------
+RAY=$TMP/ray-t4/out/ray-t4
+stubs_install "$TMP/stubs-ray-t4"
+ray() {
+  setup ray-t4 || return 1
+  apply "$RAY" || return 1
+  [ "$(stub_k8s_started)" = "rayjob/$(name_in "$RAY" train-rayjob)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$RAY" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
+  # KubeRay never runs a finished RayJob again: an edited step must be a new RayJob.
+  edit_and_apply ray-t4 's|--results=/results\]|--results=/results/v2]|' || return 1
+  [ "$(started_since "$mark")" = "rayjob/$(name_in "$RAY" train-rayjob)" ] ||
+    { echo "after the edit, started: '$(started_since "$mark")' (expected rayjob/$(name_in "$RAY" train-rayjob))"; return 1; }
+  [ -z "$(stub_k8s_rolled)" ] || { echo "rolled: $(stub_k8s_rolled)"; return 1; }
+}
+t "ray-t4: applied twice, then with the step's command edited: a new RayJob, nothing refused" ray
 
 tap_done

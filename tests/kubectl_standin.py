@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python3 -S
 """A stand-in for kubectl that keeps what was applied (tests/stubs.sh runs it as `kubectl`).
 
 The objects live in $STUB_STATE/k8s/store.json, keyed by API group + kind + namespace + name, each
@@ -30,20 +30,31 @@ lists the keys `create secret generic` got, `get nodes` prints STUB_NODES, `get 
 Helpers for tests (not kubectl calls): --objects, --events VERB, --finish KIND/NAME complete|failed.
 """
 
-import copy
-import datetime
+# Started as `python3 -S` (site takes longer than the rest, and the scripts call kubectl often):
+# what only some calls need is imported where it is used, PyYAML through site (below).
 import fcntl
 import fnmatch
 import json
 import os
 import re
-import shlex
 import signal
-import subprocess
 import sys
-import tempfile
+import time
 
-import yaml
+
+def yaml_module():
+    try:
+        import yaml
+    except ImportError:
+        import site
+        site.main()  # PyYAML is in the interpreter's site packages
+        import yaml
+    return yaml
+
+
+def deepcopy(value):
+    """A copy of a JSON-shaped value."""
+    return json.loads(json.dumps(value))
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 WORKLOADS = ("Job", "JobSet", "RayJob")  # what a step runs as: its creation starts the step
@@ -185,8 +196,7 @@ class Store:
         """The next creation time: one second after the last, as ISO 8601 UTC."""
         self.data["counter"] += 1
         self.dirty = True
-        t = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=self.data["counter"])
-        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + self.data["counter"]))  # from 2026-01-01
 
     @staticmethod
     def key_of(obj):
@@ -304,7 +314,7 @@ def child_jobs(store, jobset, result):
     """The Jobs the JobSet controller makes for a JobSet (pkg/controllers/jobset_controller.go constructJob)."""
     meta = jobset["metadata"]
     for rj in (jobset.get("spec") or {}).get("replicatedJobs", []):
-        template = copy.deepcopy(rj.get("template") or {})
+        template = deepcopy(rj.get("template") or {})
         for i in range(rj.get("replicas", 1)):
             labels = dict((template.get("metadata") or {}).get("labels") or {})
             labels.update({"jobset.sigs.k8s.io/jobset-name": meta["name"],
@@ -320,7 +330,7 @@ def child_jobs(store, jobset, result):
                                 "ownerReferences": [{"apiVersion": jobset["apiVersion"], "kind": "JobSet",
                                                      "name": meta["name"], "uid": meta["uid"], "controller": True,
                                                      "blockOwnerDeletion": True}]},
-                   "spec": copy.deepcopy(template.get("spec") or {})}
+                   "spec": deepcopy(template.get("spec") or {})}
             job["status"] = workload_status(job, result, now)
             store.put(job)
 
@@ -346,6 +356,10 @@ def refusals(old, new):
         rules = {"Job": ("template",), "JobSet": ("replicatedJobs",)}.get(new["kind"], ())
         return [("/spec/" + f, "field is immutable") for f in rules
                 if (old.get("spec") or {}).get(f) != (new.get("spec") or {}).get(f)]
+    import shlex
+    import subprocess
+    import tempfile
+    yaml = yaml_module()
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for name, obj in (("old.yaml", old), ("new.yaml", new)):
@@ -387,7 +401,7 @@ def read_manifests(paths, kustomize_dirs):
             raise Fail("error: unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' "
                        "in directory '%s'" % os.path.abspath(d))
         with open(kfile) as f:
-            k = yaml.safe_load(f) or {}
+            k = yaml_module().safe_load(f) or {}
         for r in k.get("resources", []):
             for doc in load_file(os.path.join(d, r)):
                 if k.get("namespace") and doc.get("metadata") is not None:
@@ -412,6 +426,7 @@ def load_file(path):
         raise Fail('error: the path "%s" does not exist' % path)
     with open(path) as f:
         text = f.read()
+    yaml = yaml_module()
     try:
         docs = [d for d in yaml.safe_load_all(text) if d]
     except yaml.YAMLError as e:
@@ -716,7 +731,7 @@ def do_apply(store, opts):
             print("applied %s" % doc)
             continue
         k = kind_of(doc["kind"], group_of(doc))
-        manifest = copy.deepcopy(doc)
+        manifest = deepcopy(doc)
         meta = manifest["metadata"]
         if k.namespaced:
             if meta.get("namespace") and opts.get("namespace") and meta["namespace"] != opts["namespace"]:
@@ -767,7 +782,7 @@ def do_apply(store, opts):
 
 
 def strip_live(live):
-    obj = copy.deepcopy(live)
+    obj = deepcopy(live)
     obj.pop("status", None)
     for f in ("creationTimestamp", "uid", "generation", "resourceVersion", "ownerReferences"):
         obj["metadata"].pop(f, None)
@@ -776,7 +791,7 @@ def strip_live(live):
 
 def create(store, manifest):
     now = store.tick()
-    live = copy.deepcopy(manifest)
+    live = deepcopy(manifest)
     meta = live["metadata"]
     meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     meta.update({"creationTimestamp": now, "uid": "uid-%d" % store.data["counter"], "generation": 1,
@@ -796,7 +811,7 @@ def create(store, manifest):
 
 
 def update(store, live, manifest):
-    new = copy.deepcopy(manifest)
+    new = deepcopy(manifest)
     meta = new["metadata"]
     meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     for f in ("creationTimestamp", "uid", "ownerReferences"):
@@ -889,6 +904,7 @@ def do_get(store, opts):
     if opts.get("raw"):
         if opts["raw"].endswith("/v1/models"):
             sys.stdout.flush()
+            import subprocess
             subprocess.run([os.path.join(os.environ["STUB_BIN"], ".models")], check=False)
         else:
             print("{}")
@@ -947,7 +963,7 @@ def do_get(store, opts):
         if output == "json":
             print(json.dumps(root, indent=4))
         else:
-            sys.stdout.write(yaml.safe_dump(root, sort_keys=True))
+            sys.stdout.write(yaml_module().safe_dump(root, sort_keys=True))
     elif output in ("", "wide"):
         if not found and not errors:
             ns = opts.get("namespace") or "default"
@@ -1083,6 +1099,16 @@ def do_rollout(store, opts):
 
 def do_create(store, opts):
     pos = opts["pos"]
+    if pos[:1] in (["namespace"], ["ns"], ["serviceaccount"], ["sa"]) and len(pos) == 2:
+        k = resolve_type(pos[0])
+        meta = {"name": pos[1]}
+        if k.namespaced:
+            meta["namespace"] = namespace(opts)
+        if store.find(k.group, k.kind, meta.get("namespace", ""), pos[1]) is not None:
+            raise Fail('Error from server (AlreadyExists): %s "%s" already exists' % (k.resource(), pos[1]))
+        make(store, {"apiVersion": "v1", "kind": k.kind, "metadata": meta})
+        print("%s/%s created" % (k.ref(), pos[1]))
+        return
     if pos[:2] != ["secret", "generic"] or len(pos) < 3:
         raise Fail("stub kubectl: unexpected call: create %s" % " ".join(pos), 3)
     # Keeps the keys of a Secret, never its values.
@@ -1094,6 +1120,14 @@ def do_create(store, opts):
     with open(path, "w") as f:
         f.write("".join(lit.split("=", 1)[0] + "\n" for lit in opts["literal"]))
     print("secret/%s created" % pos[2])
+
+
+def make(store, obj):
+    """An object made by `kubectl create` (no last-applied configuration)."""
+    now = store.tick()
+    obj["metadata"].update({"creationTimestamp": now, "uid": "uid-%d" % store.data["counter"],
+                            "resourceVersion": str(store.data["counter"])})
+    store.put(obj)
 
 
 # ---- helpers for the tests ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@
 #                          a line, in order; stub_k8s_deleted, stub_k8s_rolled (pod templates
 #                          changed), stub_k8s_refused (updates refused) likewise
 #   stub_k8s_finish KIND/NAME complete|failed   ends a workload STUB_RUN_HOLD kept running
+#   stub_user_objects OUT  makes what OUT's apply.sh needs and trainc does not make (need_object)
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
 # `ray-job ENTRYPOINT` runs a RayJob's entrypoint as Ray's job supervisor runs the string KubeRay's
 # HTTPMode posts to the job API: subprocess.Popen(entrypoint, shell=True), one `sh -c`.
@@ -211,7 +212,7 @@ SH
 # shellcheck source=/dev/null
 . "\${0%/*}/.record"
 stub_record kubectl "\$@"
-exec /usr/bin/python3 $(printf '%q' "$STUBS_KUBECTL") "\$@"
+exec /usr/bin/python3 -S $(printf '%q' "$STUBS_KUBECTL") "\$@"
 SH
 
   cat >"$STUB_BIN/helm" <<'SH'
@@ -459,12 +460,26 @@ stub_repin() {
   sed -i -E "/sha256sum --check|pins \(SHA-256/ s/[0-9a-f]{64}/${sum%% *}/g" "$1/scripts/apply.sh"
 }
 
-stub_k8s_objects() { /usr/bin/python3 "$STUBS_KUBECTL" --objects; }
-stub_k8s_started() { /usr/bin/python3 "$STUBS_KUBECTL" --events started; }
-stub_k8s_deleted() { /usr/bin/python3 "$STUBS_KUBECTL" --events deleted; }
-stub_k8s_rolled() { /usr/bin/python3 "$STUBS_KUBECTL" --events rolled; }
-stub_k8s_refused() { /usr/bin/python3 "$STUBS_KUBECTL" --events refused; }
-stub_k8s_finish() { /usr/bin/python3 "$STUBS_KUBECTL" --finish "$1" "$2"; }
+stub_k8s_objects() { /usr/bin/python3 -S "$STUBS_KUBECTL" --objects; }
+stub_k8s_started() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events started; }
+stub_k8s_deleted() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events deleted; }
+stub_k8s_rolled() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events rolled; }
+stub_k8s_refused() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events refused; }
+stub_k8s_finish() { /usr/bin/python3 -S "$STUBS_KUBECTL" --finish "$1" "$2"; }
+
+# stub_user_objects OUT: makes the objects scripts/apply.sh of output folder OUT checks for and
+# trainc does not create (need_object: a namespace it does not own, a service account), as their
+# owner would before apply, with `kubectl create`; prints each. Secrets are left to the tests.
+stub_user_objects() {
+  local ns ref
+  ns=$(sed -n "s/^NAMESPACE=//p" "$1/scripts/apply.sh" | head -n 1)
+  ns=${ns#\'} ns=${ns%\'}
+  sed -n "s/^need_object '\{0,1\}\([^' ]*\)'\{0,1\} .*/\1/p" "$1/scripts/apply.sh" | while read -r ref; do
+    PATH="$STUB_BIN:$PATH" kubectl get "$ref" -n "$ns" -o name >/dev/null 2>&1 && continue
+    PATH="$STUB_BIN:$PATH" kubectl create "${ref%%/*}" "${ref#*/}" -n "$ns" >/dev/null || return 1
+    printf '%s\n' "$ref"
+  done
+}
 
 stub_exists() { [ -e "$STUB_STATE/cloud/$(printf '%s' "$1" | tr ' /' '__')" ]; }
 
