@@ -262,6 +262,23 @@ types() {
 }
 t "get knows the resource types the scripts name" types
 
+creates() {
+  fresh
+  k create namespace users-ns
+  [ "$rc" -eq 0 ] && grep -qx 'namespace/users-ns created' "$TMP/stdout" || { show; return 1; }
+  k create serviceaccount trainer -n users-ns
+  [ "$rc" -eq 0 ] && grep -qx 'serviceaccount/trainer created' "$TMP/stdout" || { show; return 1; }
+  k create serviceaccount trainer -n users-ns
+  [ "$rc" -eq 1 ] && grep -qx 'Error from server (AlreadyExists): serviceaccounts "trainer" already exists' "$TMP/stderr" ||
+    { show; return 1; }
+  k get serviceaccount/trainer -n users-ns -o name
+  [ "$(cat "$TMP/stdout")" = serviceaccount/trainer ] || { show; return 1; }
+  k get serviceaccount/trainer -n default -o name
+  [ "$rc" -eq 1 ] || { echo "found in another namespace"; show; return 1; }
+  [ "$(stub_k8s_objects | tr '\n' ' ')" = "namespace//users-ns serviceaccount/users-ns/trainer " ] || { stub_k8s_objects; return 1; }
+}
+t "create namespace and serviceaccount (what the owner makes before apply.sh), AlreadyExists the second time" creates
+
 # ---- delete ----------------------------------------------------------------------------------------------------
 deletes() {
   runs || return 1
