@@ -401,7 +401,8 @@ def read_manifests(paths, kustomize_dirs):
             raise Fail("error: unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' "
                        "in directory '%s'" % os.path.abspath(d))
         with open(kfile) as f:
-            k = yaml_module().safe_load(f) or {}
+            yaml = yaml_module()
+            k = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         for r in k.get("resources", []):
             for doc in load_file(os.path.join(d, r)):
                 if k.get("namespace") and doc.get("metadata") is not None:
@@ -428,7 +429,7 @@ def load_file(path):
         text = f.read()
     yaml = yaml_module()
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d]
+        docs = [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
     except yaml.YAMLError as e:
         raise Fail('error: error parsing %s: %s' % (path, e))
     out = []
