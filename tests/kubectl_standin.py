@@ -12,8 +12,8 @@ annotation that client-side apply writes, and the status its controller would wr
                            the other objects and exits 1 at the end
   get, wait, rollout status|restart, delete, create secret generic: as kubectl answers them, for
                            the forms the generated scripts and the tests use
-What happened is appended to $STUB_STATE/k8s-events, one `VERB kind/name` a line: `started` (a Job,
-JobSet or RayJob created by an apply: a step started), `rolled` (a Deployment, DaemonSet or
+What happened is appended to $STUB_STATE/k8s-events, one `VERB kind/name` a line: `created` (any
+object), `started` (a Job, JobSet or RayJob created by an apply: a step started), `rolled` (a Deployment, DaemonSet or
 StatefulSet whose pod template changed), `deleted` (what a delete named), `refused`.
 Workloads finish at once: successfully, or failed when STUB_RUN_FAIL (globs on the name, separated
 by spaces) matches, or they stay running when STUB_RUN_HOLD does (`--finish` ends them later).
@@ -27,7 +27,8 @@ lists the keys `create secret generic` got, `get nodes` prints STUB_NODES, `get 
 /v1/models from k8s/models, a Service never applied (the Istio gateway) answers STUB_GATEWAY_IP, and
 `wait --all` is met (controllers installed from URLs).
 
-Helpers for tests (not kubectl calls): --objects, --events VERB, --finish KIND/NAME complete|failed.
+Helpers for tests (not kubectl calls): --objects, --events VERB (or `replaced`: deleted, then created
+again), --finish KIND/NAME complete|failed.
 """
 
 # Started as `python3 -S` (site takes longer than the rest, and the scripts call kubectl often):
@@ -797,6 +798,7 @@ def create(store, manifest):
     meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     meta.update({"creationTimestamp": now, "uid": "uid-%d" % store.data["counter"], "generation": 1,
                  "resourceVersion": str(store.data["counter"])})
+    store.event("created", live)
     if live["kind"] in WORKLOADS:
         result = outcome(meta["name"])
         live["status"] = workload_status(live, result, now)
@@ -1128,6 +1130,7 @@ def make(store, obj):
     now = store.tick()
     obj["metadata"].update({"creationTimestamp": now, "uid": "uid-%d" % store.data["counter"],
                             "resourceVersion": str(store.data["counter"])})
+    store.event("created", obj)
     store.put(obj)
 
 
@@ -1141,6 +1144,7 @@ def helper(store, argv):
             lines.append("%s/%s/%s" % (k.ref(), o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         sys.stdout.write("".join(line + "\n" for line in sorted(lines)))
     elif argv[0] == "--events":
+        gone = set()
         path = os.path.join(store.state, "k8s-events")
         if os.path.exists(path):
             with open(path) as f:
@@ -1148,6 +1152,13 @@ def helper(store, argv):
                     verb, _, what = line.rstrip("\n").partition(" ")
                     if verb == argv[1]:
                         print(what)
+                    # Replaced: deleted, then created again under the same kind and name.
+                    if argv[1] == "replaced":
+                        if verb == "deleted":
+                            gone.add(what)
+                        elif verb == "created" and what in gone:
+                            gone.discard(what)
+                            print(what)
     elif argv[0] == "--finish":
         kind, name = argv[1].split("/", 1)
         result = {"complete": "complete", "failed": "failed"}[argv[2]]

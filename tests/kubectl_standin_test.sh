@@ -304,8 +304,13 @@ deletes() {
   [ "$rc" -eq 0 ] && grep -qx "jobset.jobset.x-k8s.io \"$js\" deleted" "$TMP/stdout" || { show; return 1; }
   k get jobs -n triton-tpu -o name
   [ ! -s "$TMP/stdout" ] || { echo "the JobSet's Jobs stayed"; show; return 1; }
+  # Made again: replaced (deleted, then created), and started again.
+  k apply -f golden/triton-tpu/k8s/pretrain-jobset.yaml
+  [ "$rc" -eq 0 ] || { show; return 1; }
+  [ "$(stub_k8s_replaced)" = "jobset/$js" ] || { echo "replaced: $(stub_k8s_replaced)"; return 1; }
+  [ "$(stub_k8s_started | grep -c "^jobset/$js$")" -eq 2 ] || { echo "started: $(stub_k8s_started)"; return 1; }
 }
-t "delete by name and by label; NotFound unless --ignore-not-found; a JobSet's Jobs go with it" deletes
+t "delete by name and by label; NotFound unless --ignore-not-found; a JobSet's Jobs go with it; made again: replaced" deletes
 
 # ---- workloads and wait --------------------------------------------------------------------------------------------
 waits() {

@@ -27,7 +27,8 @@
 #                          without .group, cluster-scoped ones with an empty namespace), sorted
 #   stub_k8s_started       the Jobs, JobSets and RayJobs apply created (steps started), kind/name
 #                          a line, in order; stub_k8s_deleted, stub_k8s_rolled (pod templates
-#                          changed), stub_k8s_refused (updates refused) likewise
+#                          changed), stub_k8s_refused (updates refused), stub_k8s_created (every
+#                          object created) and stub_k8s_replaced (deleted, then created again) likewise
 #   stub_k8s_finish KIND/NAME complete|failed   ends a workload STUB_RUN_HOLD kept running
 #   stub_user_objects OUT  makes what OUT's apply.sh needs and trainc does not make (need_object)
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
@@ -465,6 +466,8 @@ stub_k8s_started() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events started; }
 stub_k8s_deleted() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events deleted; }
 stub_k8s_rolled() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events rolled; }
 stub_k8s_refused() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events refused; }
+stub_k8s_created() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events created; }
+stub_k8s_replaced() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events replaced; }
 stub_k8s_finish() { /usr/bin/python3 -S "$STUBS_KUBECTL" --finish "$1" "$2"; }
 
 # stub_user_objects OUT: makes the objects scripts/apply.sh of output folder OUT checks for and
