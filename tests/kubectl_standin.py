@@ -921,14 +921,20 @@ def do_get(store, opts):
     if resolve_type(word) is not None and resolve_type(word).kind == "Secret" and (len(pos) > 1 or "/" in first):
         name = first.split("/", 1)[1] if "/" in first else pos[1]
         path = os.path.join(store.dir, "secrets", name)
+        applied = store.find("", "Secret", namespace(opts), name)
+        if not os.path.isfile(path) and applied is not None:  # applied from a manifest: its keys
+            keys = sorted(set(applied.get("data") or {}) | set(applied.get("stringData") or {}))
+            sys.stdout.write("".join(key + "\n" for key in keys))
+            return
         if not os.path.isfile(path):
             raise Fail('Error from server (NotFound): secrets "%s" not found' % name)
         with open(path) as f:
             sys.stdout.write(f.read())
         return
     found, missing, kinds = select(store, opts, "get")
-    # A Service never applied (the Istio ingress gateway, installed by helm): its external IP.
-    if missing and all(k.kind == "Service" for k, _ in missing) and not found and len(missing) == 1:
+    # A Service asked for as `get service NAME` and never applied (the Istio ingress gateway, which
+    # helm installs): its external IP, as the earlier stand-in answered.
+    if len(missing) == 1 and not found and missing[0][0].kind == "Service" and "/" not in first:
         sys.stdout.write(os.environ.get("STUB_GATEWAY_IP", "203.0.113.7"))
         return
     errors = [] if opts.get("ignore_not_found") else [not_found(k, n) for k, n in missing]
