@@ -162,6 +162,29 @@ mnist() {
 }
 t "mnist: applied twice, then with train's epochs edited: one new run of train, nothing refused" mnist
 
+# ---- kueue-gpu: prep, then two trainings that need it, queued by Kueue ------------------------------------
+KUEUE=$TMP/kueue-gpu/out/kueue-gpu
+stubs_install "$TMP/stubs-kueue-gpu"
+kueue() {
+  setup kueue-gpu || return 1
+  apply "$KUEUE" || return 1
+  local expected
+  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  [ "$(stub_k8s_started | sort)" = "$expected" ] || { echo "started: $(stub_k8s_started | tr '\n' ' ')"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$KUEUE" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
+  edit_and_apply kueue-gpu 's/args: \[--model=small\]/args: [--model=small, --epochs=2]/' || return 1
+  [ "$(started_since "$mark")" = "job/$(run_of "$KUEUE" train-small)" ] ||
+    { echo "train-small edited, started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
+  edit_and_apply kueue-gpu 's/command: \[python3, prep.py\]/command: [python3, prep.py, --fast]/' || return 1
+  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  [ "$(started_since "$mark")" = "$expected" ] ||
+    { echo "prep edited, started: $(started_since "$mark" | tr '\n' ' ') (expected prep and both trainings)"; return 1; }
+  [ -z "$(stub_k8s_replaced)$(stub_k8s_rolled)" ] || { echo "replaced or rolled: $(stub_k8s_replaced) $(stub_k8s_rolled)"; return 1; }
+}
+t "kueue-gpu: applied twice; train-small edited: it alone starts; prep edited: prep and both trainings start" kueue
+
 # ---- vllm-l4: a service, no step ---------------------------------------------------------------------------
 VLLM=$TMP/vllm-l4/out/vllm-l4
 stubs_install "$TMP/stubs-vllm-l4"
