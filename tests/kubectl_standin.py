@@ -12,6 +12,9 @@ annotation that client-side apply writes, and the status its controller would wr
                            the other objects and exits 1 at the end
   get, wait, rollout status|restart, delete, create secret generic: as kubectl answers them, for
                            the forms the generated scripts and the tests use
+The oracle is $TRAINC_ORACLE_DIR/k8s-update-check, else ../shared/oracle beside the source root (as
+tests/tap.sh finds it), run on the object's last applied manifest and the new one, with the options
+in STUB_ORACLE_ARGS (e.g. `--kueue pending`); without it, a built-in rule (see refusals()).
 What happened is appended to $STUB_STATE/k8s-events, one `VERB kind/name` a line: `created` (any
 object), `started` (a Job, JobSet or RayJob created by an apply: a step started), `rolled` (a Deployment, DaemonSet or
 StatefulSet whose pod template changed), `deleted` (what a delete named), `refused`.
