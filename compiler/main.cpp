@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -12,6 +14,7 @@
 
 #include "completion.h"
 #include "driver.h"
+#include "inspect/against.h"
 #include "inspect/explain.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
@@ -293,19 +296,76 @@ std::optional<Compiled> compile_one(const Options& opt, int& rc) {
   return std::move(results[0]);
 }
 
-void print_plan(const Options& opt, const System& sys) {
+void print_plan(const Options& opt, const System& sys, const AgainstPlan* against = nullptr) {
   g_activity = fmt::format("planning '{}'", opt.spec);
   const ResourcePlan plan = make_plan(sys);
-  if (opt.format == "json")
-    fmt::print("{}\n", plan_json(plan).dump(2));
-  else
-    fmt::print("{}", render_plan_text(plan));
+  if (opt.format == "json") {
+    auto doc = plan_json(plan);
+    if (against) doc["against"] = against_json(*against);
+    fmt::print("{}\n", doc.dump(2));
+    return;
+  }
+  fmt::print("{}", render_plan_text(plan));
+  if (against) fmt::print("\n{}", render_against_text(*against));
+}
+
+/// The output folder `plan --against` compares with: DIR itself when it holds k8s/, else
+/// DIR/<system> (the folder given to compile -o). Reads k8s/**.yaml and model.yaml.
+std::optional<OutputFiles> read_old_output(const std::string& dir, const std::string& system, std::string& folder,
+                                           std::string& error) {
+  std::error_code ec;
+  folder = dir;
+  if (!fs::is_directory(fs::path(dir) / "k8s", ec) && fs::is_directory(fs::path(dir) / system / "k8s", ec))
+    folder = (fs::path(dir) / system).generic_string();
+  if (!fs::is_directory(fs::path(folder) / "k8s", ec)) {
+    error = fmt::format("'{}' holds no k8s/ folder (nor does '{}'): give the output folder applied last, as compile "
+                        "wrote it",
+                        dir, (fs::path(dir) / system).generic_string());
+    return std::nullopt;
+  }
+  OutputFiles files;
+  std::vector<fs::path> paths{fs::path(folder) / "model.yaml"};
+  for (auto it = fs::recursive_directory_iterator(fs::path(folder) / "k8s", ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->is_regular_file() && (it->path().extension() == ".yaml" || it->path().extension() == ".yml"))
+      paths.push_back(it->path());
+  if (ec) {
+    error = fmt::format("cannot read '{}': {}", folder, ec.message());
+    return std::nullopt;
+  }
+  for (const auto& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) continue;  // no model.yaml: pools are not compared (the plan says so)
+    std::ostringstream text;
+    text << in.rdbuf();
+    files[fs::relative(p, folder).generic_string()] = text.str();
+  }
+  return files;
 }
 
 int cmd_plan(const Options& opt) {
   int rc = kOk;
   if (auto c = compile_one(opt, rc)) {
-    print_plan(opt, c->system);
+    if (opt.against.empty()) {
+      print_plan(opt, c->system);
+      return kOk;
+    }
+    std::string folder, error;
+    g_activity = fmt::format("reading '{}'", opt.against);
+    const auto old = read_old_output(opt.against, c->system.name, folder, error);
+    if (!old) {
+      fmt::print(stderr, "trainc: error: {}\n", error);
+      return kUsage;
+    }
+    g_activity = fmt::format("comparing '{}' with '{}'", opt.spec, folder);
+    AgainstPlan against;
+    try {
+      against = plan_against(c->system, make_plan(c->system), *old, c->files.files(), folder);
+    } catch (const std::runtime_error& e) {
+      fmt::print(stderr, "trainc: error: {}\n", e.what());
+      return kUsage;
+    }
+    print_plan(opt, c->system, &against);
     return kOk;
   }
   if (rc != kSpecError) return rc;
@@ -489,6 +549,10 @@ int run_cli(int argc, char** argv) {
                                           "accelerators, quota metrics and price per hour; per workload the pods and "
                                           "accelerator-hours");
   plan->add_option("spec", opt.spec, "the spec")->required();
+  plan->add_option("--against", opt.against,
+                   "the output folder applied last (e.g. out/<system>): also show, per object and pool, what applying "
+                   "the new output over it does (create, update, roll, replace, rerun, remove) and the steps that run; "
+                   "exits 0 whatever changes");
   plan->add_option("--format", opt.format, "text, or json (schemas/plan.v1.schema.json)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -530,7 +594,7 @@ int run_cli(int argc, char** argv) {
     const ValueKinds values{{" --diagnostics", "text json github"}, {"compile --out", "dir"}, {"diff --against", "dir"},
                             {"run --workdir", "dir"}, {"run --scale", "none"}, {"run --threads", "none"},
                             {"run --seed", "none"}, {"run --max-ranks", "none"},
-                            {"plan --format", "text json"}, {"graph --out", "file"}, {"explain field", "paths"},
+                            {"plan --format", "text json"}, {"plan --against", "dir"}, {"graph --out", "file"}, {"explain field", "paths"},
                             {"completion shell", "bash zsh"}, {"schema ", "none"}};
     fmt::print("{}", completion_script(app, opt.shell, values));
     return kOk;

@@ -276,7 +276,8 @@ zsh_completion() {
 t "zsh completion: a #compdef script zsh accepts and compinit registers" zsh_completion
 
 # up.sh compares the quota the plan needs with what `gcloud compute regions describe` reports,
-# here a stand-in gcloud that finds every resource present, so nothing is created.
+# here a stand-in gcloud that finds every resource present, as the spec has it, so nothing is
+# created or changed.
 up_checks_quota() {
   local bin=$TMP/gcloud-bin
   mkdir -p "$bin"
@@ -286,6 +287,11 @@ printf 'gcloud %s\n' "$*" >>"$GCLOUD_LOG"
 case "$*" in
   "compute regions describe us-central1 "*) printf '%s\n' CPUS,24.0,0.0 NVIDIA_T4_GPUS,4.0,2.0 SSD_TOTAL_GB,2048.0,100.0 ;;
   "projects describe"*) echo 123456 ;;
+  "container clusters describe demo "*--format=*) echo 'default|default|REGULAR|' ;;
+  "container node-pools describe gpu-pool "*--format=*)
+    echo 'n1-standard-4|nvidia-tesla-t4|1|100||||||||||||||||https://www.googleapis.com/compute/v1/projects/my-project/zones/us-central1-c/instanceGroupManagers/gke-demo-gpu-pool-grp' ;;
+  "compute instance-groups managed describe gke-demo-gpu-pool-grp "*) echo 4 ;;
+  "container node-pools list "*) echo gpu-pool ;;
 esac
 SH
   chmod +x "$bin/gcloud"
@@ -296,6 +302,11 @@ SH
   grep -q "us-central1 lists no quota IN_USE_ADDRESSES" "$TMP/stderr" || { echo "no note for an unlisted metric"; return 1; }
   if grep -qE "quota (CPUS|SSD_TOTAL_GB) in" "$TMP/stderr"; then echo "a warning for a quota that suffices:"; cat "$TMP/stderr"; return 1; fi
   grep -q "^gcloud compute regions describe us-central1 --project=my-project" "$TMP/gcloud.log" || { cat "$TMP/gcloud.log"; return 1; }
+  # (GKE's default pool, which the stand-in finds too, goes.)
+  if grep -E "^gcloud .* (create|delete|update|resize) " "$TMP/gcloud.log" | grep -v " delete default-pool "; then
+    echo "up.sh changed the above"
+    return 1
+  fi
   run bash golden/mnist/scripts/up.sh --dry-run
   grep -q "dry run: quota in us-central1 not read" "$TMP/stderr" || { echo "dry run:"; cat "$TMP/stderr"; return 1; }
 }

@@ -16,7 +16,12 @@
 # otherwise fails as gcloud does (`ERROR: (gcloud.…) … not found`, exit 1); `create` of what
 # exists fails with ALREADY_EXISTS and `delete` of what is missing with NOT_FOUND, so a script
 # that is not idempotent fails its second run. A cluster comes with GKE's `default-pool` and
-# takes its pools along when deleted (and what the cluster held). kubectl is
+# takes its pools along when deleted. A node pool remembers the flags it was made and updated with:
+# `node-pools describe --format=value[separator="|"](FIELDS)` answers GKE's fields from them (with
+# GKE's own nvidia.com/gpu taint on a GPU pool), `node-pools update` and `clusters resize` change
+# them, and `compute instance-groups managed describe` of its one instance group gives its size
+# (see stub_pool_flag); clusters and buckets answer their describe fields the same way, and
+# `clusters update` changes a cluster's. A deleted cluster takes what it held along. kubectl is
 # tests/kubectl_standin.py: it keeps the applied objects (creation times, the status their
 # controllers write: a Job, JobSet or RayJob succeeds at once, fails when STUB_RUN_FAIL, globs on
 # its name, matches, runs on when STUB_RUN_HOLD does), refuses an update the update oracle
@@ -115,6 +120,15 @@ if [ "${1:-} ${2:-}" = "storage rm" ]; then
   for a in "${@:3}"; do case "$a" in gs://*) b=${a#gs://}; rm -rf "$cloud/objects/${b%%/*}" ;; esac; done
   rmdir "$cloud/objects" 2>/dev/null
 fi
+# Node pools keep the flags they were made and updated with, one a line (bin/.pools reads and
+# changes them): `node-pools describe --format=value[separator="|"](FIELDS)` answers from them the
+# fields GKE's API names, `node-pools update` and `clusters resize` change them, and each pool's one
+# instance group (gke-CLUSTER_POOL-grp) has --num-nodes as its target size.
+case "${1:-} ${2:-} ${3:-}" in
+  "container node-pools update" | "container clusters resize" | "container clusters update" | \
+    "compute instance-groups managed")
+    exec "${0%/*}/.pools" "$@" ;;
+esac
 # The command group (words before the verb), the verb and its first positional argument.
 words=() verb='' name='' cluster=''
 for a in "$@"; do
@@ -185,6 +199,14 @@ case "$group/$verb" in
     echo "name: $name"; exit 0 ;;
   */describe)
     [ -e "$file" ] || not_found
+    case "$group" in
+      "container node-pools" | "container clusters")
+        for a in "$@"; do case "$a" in --format=value\[separator=*) exec "${0%/*}/.pools" describe "$file" "$@" ;; esac; done ;;
+      "storage buckets")  # its location, as GCS names it (in capitals)
+        for a in "$@"; do
+          [ "$a" = '--format=value(location)' ] && { sed -n 's/^--location=//p' "$file" | tr '[:lower:]' '[:upper:]'; exit 0; }
+        done ;;
+    esac
     # A service account's description: what `create --description` gave it (the file's text).
     for a in "$@"; do [ "$a" = '--format=value(description)' ] && { cat "$file"; exit 0; }; done
     echo "name: $name"; exit 0 ;;
@@ -192,6 +214,7 @@ case "$group/$verb" in
     if [ -e "$file" ]; then echo "ERROR: ($command_name) ALREADY_EXISTS: $name already exists." >&2; exit 1; fi
     : >"$file"
     for a in "$@"; do case "$a" in --description=*) printf '%s\n' "${a#--description=}" >"$file" ;; esac; done
+    case "$group" in "container node-pools" | "container clusters" | "storage buckets") printf '%s\n' "$@" >"$file" ;; esac
     [ "$group" = "container clusters" ] && : >"$cloud/container_node-pools_${name}_default-pool"
     echo "Created [$name]." >&2; exit 0 ;;
   */delete)
@@ -206,6 +229,124 @@ esac
 echo "stub gcloud: unexpected call: $*" >&2
 exit 3
 SH
+
+  # The fake cloud's node pools (gcloud above hands their describe, update and resize here).
+  cat >"$STUB_BIN/.pools" <<'SH'
+#!/usr/bin/env bash
+set -u
+cloud="$STUB_STATE/cloud"
+# The last value of flag --$2 in pool file $1.
+flag() { sed -n "s/^--$2=//p" "$1" | tail -n 1; }
+has() { grep -qx -- "--$2" "$1"; }
+# Sets flag --$2 of pool file $1 to $3 (or drops it when there is no $3).
+set_flag() {
+  grep -v -e "^--$2=" -e "^--$2\$" "$1" >"$1.new"
+  [ "$#" -ge 3 ] && printf -- '--%s=%s\n' "$2" "$3" >>"$1.new"
+  mv "$1.new" "$1"
+}
+# The API leaves a zero number out.
+number() { [ "${1:-0}" != 0 ] && printf '%s\n' "$1"; }
+# The pool's taints as the API lists them, key=value:EFFECT a line: GKE's own GPU taint first.
+taints() {
+  if [ -n "$(flag "$1" accelerator)" ]; then echo 'nvidia.com/gpu=present:NO_SCHEDULE'; fi
+  flag "$1" node-taints | tr ',' '\n' | sed -e '/^$/d' -e 's/:NoSchedule$/:NO_SCHEDULE/' \
+    -e 's/:PreferNoSchedule$/:PREFER_NO_SCHEDULE/' -e 's/:NoExecute$/:NO_EXECUTE/'
+}
+# Field $2 of pool file $1 (as GKE's API names it), for the cluster $3, zone $4 and project $5.
+value() {
+  local f=$1 acc disk v pool=${1##*/container_node-pools_}
+  acc=$(flag "$f" accelerator)
+  case $2 in
+    config.machineType) flag "$f" machine-type ;;
+    'config.accelerators[0].acceleratorType') [ -n "$acc" ] && { acc=${acc#type=}; echo "${acc%%,*}"; } ;;
+    'config.accelerators[0].acceleratorCount') [ -n "$acc" ] && { acc=${acc#*count=}; echo "${acc%%,*}"; } ;;
+    config.diskSizeGb) disk=$(flag "$f" disk-size); echo "${disk:-100}" ;;
+    config.spot) has "$f" spot && echo True ;;
+    config.flexStart) has "$f" flex-start && echo True ;;
+    config.reservationAffinity.consumeReservationType)
+      case $(flag "$f" reservation-affinity) in specific) echo SPECIFIC_RESERVATION ;; none) echo NO_RESERVATION ;; esac ;;
+    config.reservationAffinity.values) flag "$f" reservation ;;
+    placementPolicy.type) flag "$f" placement-type ;;
+    placementPolicy.tpuTopology) flag "$f" tpu-topology ;;
+    autoscaling.enabled) has "$f" enable-autoscaling && echo True ;;
+    autoscaling.minNodeCount) number "$(flag "$f" min-nodes)" ;;
+    autoscaling.maxNodeCount) number "$(flag "$f" max-nodes)" ;;
+    autoscaling.totalMinNodeCount) number "$(flag "$f" total-min-nodes)" ;;
+    autoscaling.totalMaxNodeCount) number "$(flag "$f" total-max-nodes)" ;;
+    config.labels) flag "$f" node-labels | tr ',' '\n' | sed '/^$/d' | LC_ALL=C sort | paste -s -d ';' - ;;
+    'config.taints[].key') taints "$f" | sed 's/=.*//' | paste -s -d ';' - ;;
+    'config.taints[].value') taints "$f" | sed 's/^[^=]*=//; s/:[^:]*$//' | paste -s -d ';' - ;;
+    'config.taints[].effect') taints "$f" | sed 's/.*://' | paste -s -d ';' - ;;
+    network) v=$(flag "$f" network); echo "${v:-default}" ;;
+    subnetwork) v=$(flag "$f" subnetwork); echo "${v:-default}" ;;
+    releaseChannel.channel) v=$(flag "$f" release-channel); printf '%s\n' "${v:-regular}" | tr '[:lower:]' '[:upper:]' ;;
+    monitoringConfig.managedPrometheusConfig.enabled) has "$f" enable-managed-prometheus && echo True ;;
+    instanceGroupUrls)
+      echo "https://www.googleapis.com/compute/v1/projects/$5/zones/$4/instanceGroupManagers/gke-${pool}-grp" ;;
+    *) echo "stub gcloud: no node pool field $2" >&2; exit 3 ;;
+  esac
+}
+arg() { local a; for a in "${@:2}"; do case "$a" in "--$1="*) printf '%s\n' "${a#--"$1"=}"; return ;; esac; done; }
+case "$1" in
+  describe)
+    file=$2
+    shift 2
+    fields=$(arg format "$@")
+    fields=${fields#*\(}
+    fields=${fields%\)}
+    out=''
+    IFS=, read -r -a list <<<"$fields"
+    for field in "${list[@]}"; do
+      out+="$(value "$file" "$field" "$(arg cluster "$@")" "$(arg location "$@")" "$(arg project "$@")")|"
+    done
+    printf '%s\n' "${out%|}"
+    exit 0 ;;
+  container)
+    if [ "$2 $3" = "clusters update" ]; then  # clusters update CLUSTER --release-channel=C | --enable-managed-prometheus
+      file="$cloud/container_clusters_$4"
+      [ -f "$file" ] || { echo "ERROR: (gcloud.container.clusters.update) ResponseError: code=404, message=Not found: $4." >&2; exit 1; }
+      for a in "${@:5}"; do
+        case "$a" in
+          --release-channel=*) set_flag "$file" release-channel "${a#*=}" ;;
+          --enable-managed-prometheus) set_flag "$file" enable-managed-prometheus; echo "$a" >>"$file" ;;
+          --location=* | --project=*) ;;
+          *) echo "stub gcloud: unexpected flag $a" >&2; exit 3 ;;
+        esac
+      done
+      echo "Updated [$4]." >&2
+      exit 0
+    fi
+    if [ "$2" = clusters ]; then  # clusters resize CLUSTER --node-pool=P --num-nodes=N
+      file="$cloud/container_node-pools_${4}_$(arg node-pool "$@")"
+    else  # node-pools update POOL --cluster=C FLAGS
+      file="$cloud/container_node-pools_$(arg cluster "$@")_$4"
+    fi
+    [ -f "$file" ] || { echo "ERROR: (gcloud.container.$2.$3) ResponseError: code=404, message=Not found: ${file##*_}." >&2; exit 1; }
+    for a in "${@:5}"; do
+      case "$a" in
+        --num-nodes=* | --node-labels=* | --node-taints=* | --min-nodes=* | --max-nodes=* | --total-min-nodes=* | --total-max-nodes=*)
+          a=${a#--}; set_flag "$file" "${a%%=*}" "${a#*=}" ;;
+        --enable-autoscaling) set_flag "$file" enable-autoscaling; echo --enable-autoscaling >>"$file" ;;
+        --no-enable-autoscaling)
+          for k in enable-autoscaling min-nodes max-nodes total-min-nodes total-max-nodes; do set_flag "$file" "$k"; done ;;
+        --cluster=* | --location=* | --project=* | --node-pool=* | --quiet) ;;
+        *) echo "stub gcloud: unexpected flag $a" >&2; exit 3 ;;
+      esac
+    done
+    echo "Updated [${file##*_}]." >&2
+    exit 0 ;;
+  compute)  # instance-groups managed describe gke-CLUSTER_POOL-grp --zone=Z --format=value(targetSize)
+    [ "$4" = describe ] || { echo "stub gcloud: unexpected call: $*" >&2; exit 3; }
+    name=${5#gke-}
+    file="$cloud/container_node-pools_${name%-grp}"
+    [ -f "$file" ] || { echo "ERROR: (gcloud.compute.instance-groups.managed.describe) Could not fetch resource: $5 was not found" >&2; exit 1; }
+    flag "$file" num-nodes
+    exit 0 ;;
+esac
+echo "stub gcloud: unexpected call: $*" >&2
+exit 3
+SH
+  chmod +x "$STUB_BIN/.pools"
 
   # kubectl: tests/kubectl_standin.py, a small API server that keeps what was applied (see there).
   cat >"$STUB_BIN/kubectl" <<SH
@@ -483,6 +624,10 @@ stub_user_objects() {
     printf '%s\n' "$ref"
   done
 }
+
+# stub_pool_flag CLUSTER POOL FLAG: the value of --FLAG node pool POOL of CLUSTER has now (made or
+# updated with); "" when it has none.
+stub_pool_flag() { sed -n "s/^--$3=//p" "$STUB_STATE/cloud/container_node-pools_$1_$2" | tail -n 1; }
 
 stub_exists() { [ -e "$STUB_STATE/cloud/$(printf '%s' "$1" | tr ' /' '__')" ]; }
 

@@ -337,6 +337,28 @@ std::string github_workflow(const System& sys) {
          setup_terraform()});
     steps.push_back(step_run("terraform init", "terraform init -input=false", tf));
     steps.push_back(step_run("terraform plan", "terraform plan -input=false -lock=false", tf));
+    // What the change does to the running system: the base branch's committed output is what its
+    // deploy applied, so `trainc plan --against` it names the steps that re-run, the objects that
+    // roll or are replaced and the pools resized or replaced.
+    const std::string base = fmt::format(".trainc-base/{}", p.out);
+    steps.push_back(step_uses("Check out the base branch's output", catalog().ci().checkout,
+                              {{"ref", "${{ github.base_ref }}"},
+                               {"path", fmt::format("{}/.trainc-base", kCheckoutDir)},
+                               {"sparse-checkout", p.out},
+                               {"persist-credentials", false}}));
+    const std::string trainc_host = google_registry_host(gh.trainc_image);
+    if (!trainc_host.empty()) {
+      steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud));
+      steps.push_back(step_run("Let docker pull trainc's image",
+                               cmd::gcloud({"auth", "configure-docker", trainc_host}).flag("--quiet").line()));
+    }
+    steps.push_back(step_run(
+        "What applying it does (trainc plan --against the base branch's output)",
+        lines({fmt::format("if [ ! -d {} ]; then", sh_path(base + "/k8s")),
+               fmt::format("  echo {}", sh_quote(fmt::format("{} is not on the base branch: every object is created", p.out))),
+               "  exit 0", "fi",
+               fmt::format("docker run --rm -v \"$PWD:/src\" -w /src {} plan {} --against {}", sh_quote(gh.trainc_image),
+                           sh_path(p.spec), sh_path(base))})));
     jobs["plan"] = {{"if", "github.event_name == 'pull_request'"},
                     {"needs", "check"},
                     {"runs-on", "ubuntu-latest"},
@@ -413,7 +435,7 @@ std::string github_workflow(const System& sys) {
   wf["jobs"] = jobs;
   refuse_expressions_in_scripts(wf);
   return to_yaml(wf, fmt::format("{}\nCopy to {} (the check job fails while the copy differs).\n"
-                                 "Checks pull requests (trainc diff, terraform fmt and plan, image builds) and deploys "
+                                 "Checks pull requests (trainc diff, terraform fmt and plan, trainc plan --against the base branch's output, image builds) and deploys "
                                  "pushes to {}.",
                                  kGeneratedNotice, p.workflow_copy, gh.branch));
 }

@@ -72,7 +72,9 @@ std::string ci_runbook_section(const System& sys) {
         "both; the `check` job fails while the copy differs from what trainc generated:\n\n```sh\n"
         "mkdir -p .github/workflows\ncp {1} {2}\n```\n\n"
         "On pull requests to `{3}` it runs `trainc diff` (the committed output is what the spec compiles to), "
-        "`terraform fmt -check`, `terraform plan` and the image builds; on pushes to `{3}` it pushes the images, "
+        "`terraform fmt -check`, `terraform plan`, `trainc plan --against` the base branch's committed output (what "
+        "applying the change does: steps re-run, objects rolled or replaced, pools resized or replaced) and the "
+        "image builds; on pushes to `{3}` it pushes the images, "
         "runs `terraform apply` and `scripts/apply.sh --services-only` (one deploy at a time){4}. A run started "
         "by hand (workflow_dispatch) with `run_pipeline` also runs `scripts/apply.sh` in full, starting the "
         "pipeline's steps.\n\n",

@@ -198,13 +198,15 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
       const std::string uses = s["uses"].as<std::string>();
       if (uses == catalog().ci().checkout) {
         ++checkouts;
-        CHECK(s["with"]["path"].as<std::string>() == "src");
+        // The plan job also checks out the base branch's output, inside the checkout (docker mounts it).
+        CHECK(s["with"]["path"].as<std::string>() == (checkouts == 1 ? "src" : "src/.trainc-base"));
+        if (checkouts > 1) CHECK(s["with"]["ref"].as<std::string>() == "${{ github.base_ref }}");
         CHECK(s["with"]["persist-credentials"].as<bool>() == false);
       }
       if (uses == catalog().ci().auth) before_auth = checkouts;
       if (uses == catalog().ci().auth) CHECK(before_auth == 1);  // the auth action needs the workspace
     }
-    CHECK(checkouts == 1);
+    CHECK(checkouts == (j.first.as<std::string>() == "plan" ? 2u : 1u));
   }
 
   YAML::Node plan = jobs["plan"];
@@ -213,6 +215,13 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
   CHECK(plan["permissions"]["id-token"].as<std::string>() == "write");
   CHECK(plan["permissions"]["contents"].as<std::string>() == "read");
   CHECK(run_step(plan, "terraform init -input=false"));
+  // What applying the change does, against the base branch's committed output.
+  bool against = false;
+  for (const auto& st : plan["steps"])
+    if (st["run"] && st["run"].as<std::string>().find(" plan ") != std::string::npos &&
+        st["run"].as<std::string>().find("--against .trainc-base/deploy/shop") != std::string::npos)
+      against = true;
+  CHECK(against);
   CHECK(run_step(plan, "terraform plan -input=false -lock=false"));
   for (const auto& s : plan["steps"])
     if (s["uses"] && s["uses"].as<std::string>() == catalog().ci().auth) {

@@ -510,6 +510,12 @@ std::string infrastructure_section(const System& sys) {
                     "where things stand.\n",
                     sys.cluster.name, sys.gcp->project, sys.gcp->zone.empty() ? "region" : "zone",
                     sys.gcp->location());
+  if (!sys.pools.empty())
+    md += "\nAfter an edit, run `scripts/up.sh` again before `scripts/apply.sh`: it resizes node pools and updates "
+          "their autoscaling limits, node labels and taints in place, and stops at a change that needs a pool "
+          "replaced (a machine type, accelerators, disk, provisioning), naming what the replacement deletes and the "
+          "commands; `scripts/up.sh --replace POOL` runs them. `terraform apply` makes the same replacement (for a "
+          "machine type or disk, it recreates every node) without asking: read its plan first.\n";
   return md;
 }
 
@@ -581,8 +587,15 @@ std::string apply_section(const System& sys, const Planned& plan) {
     md += "```\n\n";
     for (const auto& w : plan.services) md += contents_runbook_note(sys, *w.service);
   }
-  md += "A Job's pod template cannot change in place: after a spec change, delete the old Job first "
-        "(" + kubectl_code({"delete", "job", "-n", ns, "NAME"}) + "), then apply.\n\n";
+  if (!plan.workloads.empty())
+    md += "Each step's Job is named by what it runs (`<system>-<step>-<run>`): applying this output again starts "
+          "nothing, and after a spec change only the changed steps and the steps after them start, as new runs "
+          "beside the earlier ones. " +
+          std::string(sys.gcp ? "`scripts/apply.sh` also deletes what the output no longer holds and the runs "
+                                "beyond each step's `history`; `--rerun STEP` starts a step again. "
+                              : "") +
+          "Applying the kustomization deletes nothing: remove earlier runs by their labels (" +
+          kubectl_code({"delete", "jobs", "-n", ns, "-l", "trainc.dev/step=STEP,trainc.dev/run!=RUN"}) + ").\n\n";
   return md;
 }
 
@@ -678,6 +691,7 @@ class RunbookEmitter final : public Emitter {
     md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
+    md += change_runbook_section(sys, plan);
     md += ci_runbook_section(sys);
     md += teardown_section(sys, plan);
     out.add("README.md", md);

@@ -5,6 +5,7 @@
 
 #include "emit/runbook.h"
 #include "k8s/names.h"
+#include "k8s/queue.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -81,7 +82,7 @@ std::string queue_runbook_section(const System& sys) {
       "a domain for the whole workload, and pins each pod to a node in it, in the order of the pods' completion "
       "index; a node that fails under a running workload is replaced by a free one in the same domain when there is "
       "one.\n\n",
-      pools, k8s::topology_name(sys), placed.size() == 1 ? "the pool's flavor names" : "the pools' flavors name");
+      pools, k8s::queue_topology_name(sys), placed.size() == 1 ? "the pool's flavor names" : "the pools' flavors name");
   std::string table;
   for (const Row& r : rows(sys))
     if (r.asks.kind != TopologyRequest::Kind::kNone)

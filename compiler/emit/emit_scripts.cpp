@@ -277,11 +277,12 @@ void usage(ShellScript& sh, std::string_view script, const std::vector<std::stri
            const std::vector<Option>& opts, const Needs& needs) {
   std::vector<std::string> text;
   std::string synopsis = fmt::format("usage: {}", script);
-  for (const auto& o : opts) synopsis += fmt::format(" [{}]", o.flag);
+  for (const auto& o : opts) synopsis += fmt::format(" [{}]", o.value.empty() ? o.flag : o.flag + " " + o.value);
   text.push_back(synopsis);
   text.insert(text.end(), about.begin(), about.end());
   text.emplace_back("");
-  for (const auto& o : opts) text.push_back(fmt::format("  {:<14} {}", o.flag, o.help));
+  for (const auto& o : opts)
+    text.push_back(fmt::format("  {:<14} {}", o.value.empty() ? o.flag : o.flag + " " + o.value, o.help));
   text.emplace_back(needs.cluster ? "environment: PROJECT_ID, REGION, ZONE override the spec's project and location"
                                   : "environment: PROJECT_ID and REGION override the spec's project and region");
   if (needs.kube) text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
@@ -294,13 +295,19 @@ void parse_args(ShellScript& sh, const std::vector<Option>& opts) {
   std::string vars;
   for (const auto& o : opts) {
     if (o.var.empty()) continue;
-    sh.line(o.var + "=0");
+    sh.line(o.var + (o.value.empty() ? "=0" : "=''"));
     vars += " " + o.var;
   }
   sh.open("while [ \"$#\" -gt 0 ]; do").open("case \"$1\" in");
   for (const auto& o : opts) {
     if (o.var.empty()) sh.line(fmt::format("{}) usage; exit 0 ;;", o.flag));
-    else sh.line(fmt::format("{}) {}=1 ;;", o.flag, o.var));
+    else if (o.value.empty()) sh.line(fmt::format("{}) {}=1 ;;", o.flag, o.var));
+    else
+      sh.open(fmt::format("{})", o.flag))
+          .line(fmt::format("if [ \"$#\" -lt 2 ]; then usage >&2; log 'error: {} needs a {}'; exit 2; fi", o.flag, o.value))
+          .line(fmt::format("{}+=\" $2\"", o.var))
+          .line("shift")
+          .close(";;");
   }
   sh.line("*) usage >&2; log \"error: unknown argument '$1'\"; exit 2 ;;");
   sh.close("esac").line("shift").close("done");

@@ -92,11 +92,16 @@ Call node_role_binding(std::string_view verb, const System& sys);
 Call reader_binding(std::string_view verb, const System& sys, const PulledRepository& repo);
 /// A VPC firewall rule.
 Call firewall_call(std::string_view verb, const std::string& name);
+/// Creates the GKE node pool `name`: the pool itself, or one slice of a multislice pool.
+Call pool_create(const System& sys, const Pool& p, const std::string& name);
 
 // ---- what every script shares ---------------------------------------------------------------
 
 struct Option {
   std::string flag, var, help;  ///< var "" for -h/--help
+  /// The name of the option's value ("POOL"); "" for a switch. A valued option may be given
+  /// again: var holds its values, space-separated.
+  std::string value = {};
 };
 
 /// What a script needs defined at its top, besides the project and the cluster's location.
@@ -124,9 +129,28 @@ void find_spec_dir(ShellScript& sh, const System& sys, std::string_view script);
 /// A path under the spec's folder ($SPEC_DIR, find_spec_dir) as one shell word.
 std::string in_spec_dir(const std::string& path);
 
+// ---- apply.sh's runs and pruning (emit_scripts_runs.cpp) ------------------------------------
+
+/// SELECTOR, CURRENT (the output's objects), RUN_OF, HISTORY and AFTER (each step's run, the runs
+/// kept, the steps that run again with it), KEPT; then --rerun's values checked (RERUN_STEPS).
+void runs_variables(ShellScript& sh, const System& sys, const Planned& plan);
+/// listed, drop, prune_runs, prune_rest, prune (--no-prune) and rerun_steps (--rerun).
+void runs_functions(ShellScript& sh);
+
 // ---- the scripts ----------------------------------------------------------------------------
 
 std::string up_script(const System& sys, const Planned& plan);
+/// up.sh's comparison of the cluster, buckets and node pools that exist with the spec
+/// (emit_scripts_drift.cpp): the functions it calls, once, before anything is made.
+void drift_functions(ShellScript& sh, const System& sys);
+/// Names the cluster's node pools the spec does not have, with the command that deletes each.
+void up_stale_pools(ShellScript& sh, const System& sys);
+/// Compares the cluster, when it exists, with the spec (check_cluster), before anything is made.
+void up_cluster_drift(ShellScript& sh, const System& sys);
+/// For node pool `name` of pool `p` that exists: opens nothing, writes the `elif`/`else` branches
+/// after `if missing <describe>; then <create>` that compare it with the spec, update what gcloud
+/// changes in place and stop at (or, with --replace, carry out) a replacement.
+void up_pool_drift(ShellScript& sh, const System& sys, const Pool& p, const std::string& name);
 std::string down_script(const System& sys, const Planned& plan);
 std::string apply_script(const System& sys, const Planned& plan);
 std::string health_script(const System& sys);

@@ -33,6 +33,12 @@ void wait_function(ShellScript& sh) {
   sh.line();
   sh.comment("Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout");
   sh.comment("on a failed Job, so every 5 minutes the Job's Failed condition is looked at.");
+  sh.comment("The step whose current run is job $1.");
+  sh.open("step_of() {")
+      .line("local s")
+      .line("for s in \"${!RUN_OF[@]}\"; do [ \"${RUN_OF[$s]#*/}\" = \"$1\" ] && printf '%s' \"$s\"; done")
+      .line("return 0")
+      .close("}");
   sh.open("wait_job() {")
       .line("local failed")
       .line("until run " + w.front())
@@ -40,7 +46,7 @@ void wait_function(ShellScript& sh) {
       .line("failed=$(run " + f.front())
       .line("  " + f.back() + ") || die \"cannot read job/$1\"")
       .line("if [ \"$failed\" = True ]; then die \"job/$1 failed; see: " + hint({"logs", "job/$1", "-n", "$NAMESPACE"}) +
-            "\"; fi")
+            "; apply.sh --rerun $(step_of \"$1\") starts it again\"; fi")
       .line("log \"job/$1 is still running\"")
       .close("done")
       .close("}");
@@ -300,9 +306,11 @@ void check_prerequisites(ShellScript& sh, const System& sys) {
   sh.line("check_prerequisites");
 }
 
-/// Where `--services-only` (CI's deploy) stops: before the first pipeline step.
+/// Where `--services-only` (CI's deploy) stops: before the first pipeline step, once what the output no
+/// longer holds is pruned; past it, --rerun's runs are deleted, for the steps below to start again.
 void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
   sh.line();
+  sh.line("prune");
   sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
       .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
                                    : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
@@ -310,6 +318,7 @@ void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
                                                                                 plan.workloads.size()))))
       .line("exit 0")
       .close("fi");
+  if (!plan.workloads.empty()) sh.line("rerun_steps");
 }
 
 void watch_hint(ShellScript& sh, const System& sys, const k8s::Plan& plan) {
@@ -364,8 +373,12 @@ std::string apply_script(const System& sys, const Planned& plan) {
   prologue(sh, sys,
            {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
            {{"--services-only", "SERVICES_ONLY",
-             "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"}},
+             "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"},
+            {"--rerun", "RERUN", "start STEP's run again, and every step's after it (all: every step)", "STEP"},
+            {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"}},
            {.ns = true, .kube = true, .k8s_dir = true});
+  runs_variables(sh, sys, plan);
+  runs_functions(sh);
   wait_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);

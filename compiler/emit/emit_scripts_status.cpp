@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "emit/emit_scripts.h"
+#include "k8s/names.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -41,7 +42,9 @@ std::string status_script(const System& sys) {
   for (const auto& st : sys.steps)  // TPU steps are JobSets
     if (const Pool* p = sys.pool(st.pool); p && p->tpu && kinds.find("jobsets") == std::string::npos)
       kinds = "jobsets," + kinds;
-  Call k = kubectl({"get", kinds, "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name)});
+  // Each step's runs (the current one and the earlier ones apply.sh keeps) show their step and run.
+  Call k = kubectl({"get", kinds, "-n", ref("NAMESPACE"), "-l", lit("app.kubernetes.io/part-of=" + sys.name), "-L",
+                    lit(fmt::format("{},{}", k8s::kStepLabel, k8s::kRunLabel))});
   call(sh, k, "run", " || log 'cannot reach the cluster; run up.sh (or get-credentials) first'");
   if (!sys.services.empty()) {
     sh.comment("Which server pods each service sends requests to.");

@@ -109,6 +109,12 @@ std::string line_with(const std::string& text, std::string_view needle) {
 std::vector<std::string> resources(const std::string& text, std::string_view verb) {
   std::vector<std::string> out;
   for (const auto& l : logical_lines(text)) {
+    // up.sh makes a node pool through its create_pool function, with the command the spec gives it
+    // (replace_pool's call, of "$pool", is not a pool of the spec).
+    if (auto made = l.find("create_pool run "); verb == "create" && made != std::string::npos) {
+      if (l.compare(made + 16, 1, "\"") != 0) out.push_back("container node-pools " + l.substr(made + 16));
+      continue;
+    }
     auto at = l.find("run gcloud ");
     auto v = l.find(fmt::format(" {} ", verb));
     if (at == std::string::npos || v == std::string::npos) continue;

@@ -148,33 +148,6 @@ void up_rdma_network(ShellScript& sh, const System& sys) {
     sh.close("fi");
   }
 }
-/// Creates the GKE node pool `name`: the pool itself, or one slice of a multislice pool.
-Call pool_create(const System& sys, const Pool& p, const std::string& name) {
-  Call c = pool_call("create", name);
-  c.flag("--machine-type", lit(p.machine));
-  if (p.accelerator)
-    c.flag("--accelerator",
-           lit(fmt::format("type={},count={},gpu-driver-version=latest", p.accelerator->type, p.accelerator->count)));
-  if (p.tpu) {
-    c.flag("--tpu-topology", lit(p.tpu->topology));
-    if (p.tpu->hosts > 1) c.flag("--placement-type", "COMPACT");  // a multi-host slice's VMs sit together
-  }
-  pool_size(c, p);
-  if (p.disk_gb > 0) c.flag("--disk-size", std::to_string(p.disk_gb));
-  if (!p.labels.empty()) c.flag("--node-labels", lit(joined_labels(p.labels)));
-  if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
-  if (p.rdma) {
-    c.flag("--enable-gvnic");
-    c.flag("--additional-node-network", lit(fmt::format("network={},subnetwork={}", k8s::gvnic_vpc(sys),
-                                                        k8s::gvnic_subnet(sys))));
-    for (int nic = 0; nic < (p.accelerator ? p.accelerator->count : 0); ++nic)
-      c.flag("--additional-node-network",
-             lit(fmt::format("network={},subnetwork={}", k8s::rdma_vpc(sys), k8s::rdma_subnet(sys, nic))));
-  }
-  node_identity(c, sys);
-  return c.flag("--workload-metadata", "GKE_METADATA");
-}
-
 void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
   sh.line();
   const auto names = p.node_pools();
@@ -185,7 +158,8 @@ void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
                            names.size(), p.tpu->topology));
   for (const auto& name : names) {
     open_if(sh, "missing", pool_call("describe", name));
-    call(sh, pool_create(sys, p, name));
+    sh.line("create_pool run " + lit(name));
+    up_pool_drift(sh, sys, p, name);
     sh.close("fi");
   }
 }
@@ -197,6 +171,8 @@ void up_bucket(ShellScript& sh, const System& sys, const Store& s) {
   Call c = bucket_call("create", s);
   c.flag("--project", ref("PROJECT_ID")).flag("--location", in_region(sys, s) ? ref("REGION") : lit(s.location));
   call(sh, c.flag("--uniform-bucket-level-access").flag("--public-access-prevention"));
+  sh.branch("else");
+  sh.line(fmt::format("check_bucket {} {}", gs(s), in_region(sys, s) ? ref("REGION") : lit(s.location)));
   sh.close("fi");
   if (s.versioning) call(sh, bucket_call("update", s).flag("--versioning"));
 }
@@ -386,6 +362,26 @@ void check_network(ShellScript& sh, const System& sys) {
   sh.close("fi");
 }
 
+/// up.sh's help: what it makes, and what it does on a second run.
+std::vector<std::string> up_help(const System& sys) {
+  std::vector<std::string> help{"Creates what the system needs on GCP with gcloud: it enables the Google APIs, then",
+                                "makes the network, the cluster, its node pools, buckets, the image repository, the",
+                                "service accounts and their grants (those the spec asks for); then fetches kubectl"};
+  if (sys.pools.empty()) {
+    help.emplace_back("credentials. Safe to run again: what exists is checked against the spec.");
+    return help;
+  }
+  help.insert(help.end(), {"credentials. Run again after an edit, it updates in place what gcloud can (a node",
+                           "pool's size, autoscaling limits, node labels and taints) and stops at a change",
+                           "that needs a node pool replaced, naming the commands, unless --replace names it."});
+  return help;
+}
+
+std::vector<Option> up_options(const System& sys) {
+  if (sys.pools.empty()) return {};
+  return {{"--replace", "REPLACE", "replace node pool POOL where the spec changed what gcloud cannot update", "POOL"}};
+}
+
 }  // namespace
 
 Call firewall_call(std::string_view verb, const std::string& name) {
@@ -412,18 +408,40 @@ Call reader_binding(std::string_view verb, const System& sys, const PulledReposi
   return c.flag("--role", "roles/artifactregistry.reader");
 }
 
+Call pool_create(const System& sys, const Pool& p, const std::string& name) {
+  Call c = pool_call("create", name);
+  c.flag("--machine-type", lit(p.machine));
+  if (p.accelerator)
+    c.flag("--accelerator",
+           lit(fmt::format("type={},count={},gpu-driver-version=latest", p.accelerator->type, p.accelerator->count)));
+  if (p.tpu) {
+    c.flag("--tpu-topology", lit(p.tpu->topology));
+    if (p.tpu->hosts > 1) c.flag("--placement-type", "COMPACT");  // a multi-host slice's VMs sit together
+  }
+  pool_size(c, p);
+  if (p.disk_gb > 0) c.flag("--disk-size", std::to_string(p.disk_gb));
+  if (!p.labels.empty()) c.flag("--node-labels", lit(joined_labels(p.labels)));
+  if (!p.taints.empty()) c.flag("--node-taints", lit(joined_taints(p.taints)));
+  if (p.rdma) {
+    c.flag("--enable-gvnic");
+    c.flag("--additional-node-network", lit(fmt::format("network={},subnetwork={}", k8s::gvnic_vpc(sys),
+                                                        k8s::gvnic_subnet(sys))));
+    for (int nic = 0; nic < (p.accelerator ? p.accelerator->count : 0); ++nic)
+      c.flag("--additional-node-network",
+             lit(fmt::format("network={},subnetwork={}", k8s::rdma_vpc(sys), k8s::rdma_subnet(sys, nic))));
+  }
+  node_identity(c, sys);
+  return c.flag("--workload-metadata", "GKE_METADATA");
+}
+
 std::string up_script(const System& sys, const Planned& plan) {
   ShellScript sh;
-  prologue(sh, sys,
-           {"up.sh", "creates the GCP resources",
-            {"Creates what the system needs on GCP with gcloud: it enables the Google APIs, then",
-             "makes the network, the cluster, its node pools, buckets, the image repository, the",
-             "service accounts and their grants (those the spec asks for); then fetches kubectl",
-             "credentials. Safe to run again: what exists is left alone."}},
-           {}, {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
+  prologue(sh, sys, {"up.sh", "creates the GCP resources", up_help(sys)}, up_options(sys),
+           {.region = needs_region(sys) || !sys.pools.empty(), .gsa = sys.identity.has_value()});
   check_functions(sh, true);
   retry_function(sh);
   if (!sys.identities().empty()) own_account_function(sh);
+  drift_functions(sh, sys);
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi");
   sh.line();
@@ -436,12 +454,14 @@ std::string up_script(const System& sys, const Planned& plan) {
     project_number(sh);
   }
   up_own_accounts(sh, sys);
+  up_cluster_drift(sh, sys);
   if (const Network* n = own_network(sys)) up_network(sh, *n);
   if (sys.rdma_nics() > 0) up_rdma_network(sh, sys);
   up_node_account(sh, sys);
   sh.line();
   up_cluster(sh, sys);
   for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
+  up_stale_pools(sh, sys);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);
   up_node_readers(sh, sys);

@@ -27,4 +27,8 @@ std::string ray_job_watch_note();
 /// trainc found the pods do; "" when every pod is restricted and no risk is accepted.
 std::string security_runbook_section(const System& sys, const k8s::Plan& plan);
 
+/// The runbook's "Change and re-run" section (emit_runbook_change.cpp): the steps each step's change
+/// runs again, the objects that roll, what cannot change in place, and `trainc plan --against`.
+std::string change_runbook_section(const System& sys, const k8s::Plan& plan);
+
 }  // namespace trainc

@@ -76,8 +76,11 @@ ojson deployment(const System& sys, const ComputeCluster& c, const Object& obj, 
   ojson d = typed(obj);
   d["metadata"] = metadata(obj.name, sys.ns, labels);
   d["spec"] = {{"replicas", g.replicas},
-               {"selector", {{"matchLabels", {{"app.kubernetes.io/instance", obj.name}, {"app.kubernetes.io/part-of", sys.name}}}}},
-               {"template", pod_template(sys, c, g, labels, std::move(container))}};
+               {"selector", {{"matchLabels", {{"app.kubernetes.io/instance", obj.name}, {"app.kubernetes.io/part-of", sys.name}}}}}};
+  // Whole-node workers on a pool at its maximum leave no node for a surge pod: the plan says how
+  // the pods are replaced then (k8s::Rollout).
+  if (obj.rollout) d["spec"]["strategy"] = rolling_update(*obj.rollout);
+  d["spec"]["template"] = pod_template(sys, c, g, labels, std::move(container));
   return d;
 }
 
@@ -179,6 +182,12 @@ ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj)
   ojson rc = typed(obj);
   rc["metadata"] = metadata(obj.name, sys.ns, cluster_labels(sys, c, obj.name, "ray-cluster"));
   rc["spec"] = ray_cluster_spec(sys, c, obj.name);
+  // KubeRay changes no running pod when the spec changes: a new image or command would reach only
+  // pods made later. With Recreate it deletes every pod once the spec's hash (replicas, min/max,
+  // tolerations and scheduling gates left out) differs from the one the head pod was made with,
+  // and makes them anew (v1.7.0 raycluster_controller.go, shouldRecreatePodsForUpgrade). Only on a
+  // RayCluster of its own: KubeRay refuses it on one a RayJob makes (utils/validation.go).
+  rc["spec"]["upgradeStrategy"] = {{"type", "Recreate"}};
   return rc;
 }
 

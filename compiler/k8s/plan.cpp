@@ -9,6 +9,7 @@
 #include "base/overloaded.h"
 #include "k8s/entry_script.h"
 #include "k8s/names.h"
+#include "k8s/queue.h"
 
 namespace trainc::k8s {
 namespace {
@@ -116,6 +117,40 @@ void service_objects(const System& sys, const Service& s, Workload& w) {
                          service_file(s, "virtualservice"), fmt::format("gateway routes of service '{}'", s.name)});
 }
 
+/// The rolling update of a Deployment of `replicas` pods whose pools hold `room` more beside the
+/// system at its largest: none (Kubernetes' default) when its surge fits; else the surge that fits;
+/// else one pod at a time stopped before its replacement starts, which the disruption budget of a
+/// service (maxUnavailable 1) allows too. A pod on a GPU pool at its maximum finds no node for a
+/// surge pod, and a rollout waiting for one never ends.
+std::optional<Rollout> rollout_for(long long replicas, std::optional<long long> room) {
+  const long long surge = (replicas + 3) / 4, unavailable = replicas / 4;
+  if (!room || *room >= surge) return std::nullopt;
+  if (*room > 0) return Rollout{*room, unavailable};
+  return Rollout{0, 1};
+}
+
+/// Sets the rollout of every Deployment of the clusters and services from the cluster model.
+void plan_rollouts(const System& sys, Plan& p) {
+  bool any = false;
+  for (const auto* list : {&p.clusters, &p.services})
+    for (const auto& w : *list)
+      for (const auto& o : w.objects) any = any || o.kind == "Deployment";
+  if (!any) return;
+  const Placement placed = place(sys);
+  for (auto& w : p.clusters)
+    for (auto& o : w.objects) {
+      const ComputeCluster& c = *w.cluster;
+      if (o.role == Role::kDaskScheduler)
+        o.rollout = rollout_for(1, surge_room(placed, c.name + "/" + c.lead().name, 1));
+      if (o.role != Role::kDaskWorkers) continue;
+      for (const auto& g : c.workers)
+        if (g.name == o.group) o.rollout = rollout_for(g.max, surge_room(placed, c.name + "/" + g.name, (g.max + 3) / 4));
+    }
+  for (auto& w : p.services)
+    for (auto& o : w.objects)
+      if (o.role == Role::kServer) o.rollout = rollout_for(w.service->max, surge_room(placed, w.name, (w.service->max + 3) / 4));
+}
+
 }  // namespace
 
 const Object& Workload::done() const {
@@ -196,10 +231,10 @@ Plan plan(const System& sys) {
   if (sys.queue) {  // admission before any workload: flavors, then the quota, then the namespace's queue
     p.needs_kueue = true;
     if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
-      p.shared.push_back({Role::kTopology, "kueue.x-k8s.io/v1beta2", "Topology", topology_name(sys), "k8s/topology.yaml",
+      p.shared.push_back({Role::kTopology, "kueue.x-k8s.io/v1beta2", "Topology", queue_topology_name(sys), "k8s/topology.yaml",
                           "Kueue topology: GKE's blocks, sub-blocks and hosts"});
     for (const auto& [name, pool] : sys.pools)
-      p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", resource_flavor_name(sys, pool),
+      p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", queue_flavor_name(sys, pool),
                           fmt::format("k8s/flavor-{}.yaml", name), fmt::format("Kueue flavor of pool '{}'", name),
                           Ready::kApplied, name});
     p.shared.push_back({Role::kClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue", cluster_queue_name(sys),
@@ -234,6 +269,7 @@ Plan plan(const System& sys) {
     service_objects(sys, s, w);
     p.services.push_back(std::move(w));
   }
+  plan_rollouts(sys, p);
   for (const auto& step : sys.steps) {
     Workload w;
     w.step = &step;
@@ -307,6 +343,19 @@ std::string kubectl_ref(const Object& o) {
   std::string kind = o.kind;
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
   return kind + "/" + o.name;
+}
+
+std::string resource_type(const Object& o) {
+  std::string type = o.kind;
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  // The API's plural: a consonant's y becomes ies (topologies), everything else takes an s.
+  if (type.size() > 1 && type.back() == 'y' && std::string_view("aeiou").find(type[type.size() - 2]) == std::string_view::npos)
+    type = type.substr(0, type.size() - 1) + "ies";
+  else
+    type += "s";
+  if (const size_t slash = o.api_version.find('/'); slash != std::string::npos)
+    type += "." + o.api_version.substr(0, slash);
+  return type;
 }
 
 }  // namespace trainc::k8s

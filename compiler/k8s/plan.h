@@ -3,6 +3,7 @@
 // apiVersion, name and file), the order to apply them in, what "ready" or "done" means for each,
 // and the order to tear them down. Computed once after the checks; the k8s, scripts and runbook
 // emitters all read it, so none of them re-derives the objects or parses emitted text.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,6 +67,12 @@ enum class Ready {
 /// The `nic` of the Network and GKENetworkParamSet of RDMA nodes' second gVNIC NIC (eth1).
 inline constexpr int kGvnicNic = -1;
 
+/// A Deployment's rolling update, when Kubernetes' default (maxSurge 25% rounded up,
+/// maxUnavailable 25% rounded down) would start more pods than its pool holds beside the rest.
+struct Rollout {
+  long long max_surge = 0, max_unavailable = 1;
+};
+
 struct Object {
   Object(Role role, std::string api_version, std::string kind, std::string name, std::string file, std::string what,
          Ready ready = Ready::kApplied, std::string group = {})
@@ -78,6 +85,7 @@ struct Object {
   Ready ready = Ready::kApplied;
   std::string group;  ///< the cluster's pod group a kDaskWorkers object runs; the pool of a kResourceFlavor
   int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object, or kGvnicNic
+  std::optional<Rollout> rollout;  ///< a Deployment's, when the default does not fit (plan())
 };
 
 /// One workload (a pipeline step, a long-lived compute cluster or a service) and its objects, in
@@ -130,6 +138,9 @@ Plan plan(const System& sys);
 std::string_view wait_condition(Ready ready);
 /// How kubectl names the object: "job/mnist-train".
 std::string kubectl_ref(const Object& o);
+/// The object's resource type as kubectl takes it whole, plural and group: "jobs.batch",
+/// "configmaps", "jobsets.jobset.x-k8s.io".
+std::string resource_type(const Object& o);
 /// What `kubectl logs` follows for the object: a Job itself; for a JobSet, its first slice's Job.
 /// A RayJob has none (KubeRay submits it over HTTP, with no submitter Job): it throws.
 std::string logs_ref(const Object& o);

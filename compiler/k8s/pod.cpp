@@ -41,6 +41,10 @@ ojson batch_pod_labels(const System& sys, ojson labels) {
   return labels;
 }
 
+ojson rolling_update(const Rollout& r) {
+  return {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", r.max_surge}, {"maxUnavailable", r.max_unavailable}}}};
+}
+
 ojson metadata(const std::string& name, const std::string& ns, ojson labels) {
   ojson m;
   m["name"] = name;

@@ -29,6 +29,8 @@ ojson run_labels(const System& sys, const Step& step, const std::string& compone
 /// sidecar keeps a finished Job's pod running and these pods need no mesh.
 ojson batch_pod_labels(const System& sys, ojson labels);
 ojson metadata(const std::string& name, const std::string& ns, ojson labels);
+/// A Deployment's `strategy` for the rollout the plan chose.
+ojson rolling_update(const Rollout& r);
 /// An env var whose value arrives as written (literal).
 ojson env_var(const std::string& name, const std::string& value);
 /// An env var from the pod's own field, e.g. metadata.name.

@@ -32,6 +32,19 @@ std::vector<std::string> covered(const System& sys) {
   return out;
 }
 
+ojson topology_levels() {
+  ojson levels = ojson::array();
+  for (const auto& l : catalog().topology().levels) levels.push_back({{"nodeLabel", l.label}});
+  return levels;
+}
+
+/// The fields of a pool's flavor that Kueue keeps once `topologyName` is set.
+ojson flavor_immutables(const System& sys, const Pool& pool) {
+  ojson spec{{"nodeLabels", node_labels(pool)}};
+  if (pool.tas()) spec["topologyName"] = queue_topology_name(sys);
+  return spec;
+}
+
 std::string quota(const PoolCapacity& c, const std::string& resource) {
   if (resource == "cpu") return fmt::format("{}m", static_cast<long long>(std::floor(c.cpu * 1000)));
   if (resource == "memory") return fmt::format("{}Mi", static_cast<long long>(std::floor(c.memory / (1 << 20))));
@@ -39,6 +52,15 @@ std::string quota(const PoolCapacity& c, const std::string& resource) {
 }
 
 }  // namespace
+
+std::string queue_topology_name(const System& sys) {
+  return fmt::format("{}-{}", sys.name, content_hash(topology_levels().dump()));
+}
+
+std::string queue_flavor_name(const System& sys, const Pool& pool) {
+  if (!pool.tas()) return fmt::format("{}-{}", sys.name, pool.name);
+  return fmt::format("{}-{}-{}", sys.name, pool.name, content_hash(flavor_immutables(sys, pool).dump()));
+}
 
 ojson queued(const System& sys, ojson labels) {
   if (sys.queue) labels[std::string(kQueueLabel)] = sys.queue->name;
@@ -64,9 +86,7 @@ void ask_topology(ojson& meta, const TopologyRequest& r) {
 ojson topology(const System& sys, const Object& obj) {
   ojson t = typed(obj);
   t["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
-  ojson levels = ojson::array();
-  for (const auto& l : catalog().topology().levels) levels.push_back({{"nodeLabel", l.label}});
-  t["spec"] = {{"levels", levels}};
+  t["spec"] = {{"levels", topology_levels()}};
   return t;
 }
 
@@ -74,7 +94,8 @@ ojson resource_flavor(const System& sys, const Object& obj) {
   const Pool& pool = sys.pools.at(obj.group);
   ojson rf = typed(obj);
   rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
-  rf["spec"] = {{"nodeLabels", node_labels(pool)}};
+  const ojson fixed = flavor_immutables(sys, pool);
+  rf["spec"] = {{"nodeLabels", fixed["nodeLabels"]}};
   // The taints of the pool's nodes: Kueue gives a workload this flavor only if its pods tolerate
   // them, so a CPU step is never sent to (and left Pending on) GPU or TPU nodes.
   ojson taints = ojson::array();
@@ -89,7 +110,7 @@ ojson resource_flavor(const System& sys, const Object& obj) {
   if (!taints.empty()) rf["spec"]["nodeTaints"] = taints;
   // Kueue counts the flavor's nodes by the Topology's levels; the flavor's nodeLabels keep those
   // nodes the pool's own (Kueue requires one with a topology).
-  if (pool.tas()) rf["spec"]["topologyName"] = topology_name(sys);
+  if (fixed.contains("topologyName")) rf["spec"]["topologyName"] = fixed["topologyName"];
   return rf;
 }
 
@@ -100,7 +121,7 @@ ojson cluster_queue(const System& sys, const Object& obj) {
     const PoolCapacity c = queue_capacity(sys, pool);
     ojson quotas = ojson::array();
     for (const auto& r : resources) quotas.push_back({{"name", r}, {"nominalQuota", quota(c, r)}});
-    flavors.push_back({{"name", resource_flavor_name(sys, pool)}, {"resources", quotas}});
+    flavors.push_back({{"name", queue_flavor_name(sys, pool)}, {"resources", quotas}});
   }
   ojson cq = typed(obj);
   cq["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));

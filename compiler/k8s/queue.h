@@ -19,6 +19,16 @@ void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods);
 /// The same for a request made already.
 void ask_topology(ojson& meta, const TopologyRequest& r);
 
+/// The Topology: "<system>-<hash of its levels>". Kueue keeps `spec.levels` immutable (CRD rule
+/// `self == oldSelf`), so a trainc whose catalog lists other levels writes a new Topology, and the
+/// flavors that name it are new too (queue_flavor_name), instead of an apply Kueue refuses.
+std::string queue_topology_name(const System& sys);
+/// A pool's ResourceFlavor: "<system>-<pool>", and on a pool placed by topology
+/// "<system>-<pool>-<hash of nodeLabels and topologyName>": once `topologyName` is set Kueue keeps
+/// it and the node labels immutable (CRD rules), so a change of either (or placement turned off)
+/// makes a new flavor, which the ClusterQueue names in the same apply; the old one is pruned.
+std::string queue_flavor_name(const System& sys, const Pool& pool);
+
 ojson topology(const System& sys, const Object& obj);
 ojson resource_flavor(const System& sys, const Object& obj);
 ojson cluster_queue(const System& sys, const Object& obj);

@@ -100,14 +100,9 @@ ojson server_deployment(const System& sys, const Service& s, const Object& obj) 
   // Kubernetes' default (600 s) would fail the rollout while the startup probe still waits for
   // the model to load: the deadline covers the probe's window and the pull (rollout_timing).
   spec["progressDeadlineSeconds"] = rollout_timing(s).progress_deadline;
-  // A rolling update starts a new pod before it stops an old one. When the pool's GPUs are all
-  // taken at the service's largest size, that pod could never be placed and the rollout would
-  // hang: replace pods one at a time instead.
-  if (const Pool* pool = sys.pool(s.pool); pool && pool->accelerator && s.gpus > 0) {
-    const long long room = static_cast<long long>(pool->max_nodes()) * (pool->accelerator->count / s.gpus);
-    if (s.max >= room)
-      spec["strategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 0}, {"maxUnavailable", 1}}}};
-  }
+  // A rolling update starts new pods before it stops old ones; where the pool has no room for
+  // them at the service's largest, the plan replaces pods in place instead (k8s::Rollout).
+  if (obj.rollout) spec["strategy"] = rolling_update(*obj.rollout);
   ojson pod;
   if (sys.gcp) pod["serviceAccountName"] = s.identity.ksa;
   place(pod, n);

@@ -56,6 +56,7 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   // PyTorch data loaders pass batches through /dev/shm: 2Gi per GPU, at least 1Gi.
   out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
   out.retries = integer(s, "retries", 2, ptr);
+  out.history = integer(s, "history", 3, ptr);
   if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
   json hb = s.value("heartbeat", json::object());
   out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));

@@ -199,7 +199,6 @@ struct PoolCapacity {
 };
 PoolCapacity capacity(const Pool& pool);
 
-struct System;
 struct PodGroup;
 struct ComputeCluster;
 /// What `pool` holds at its largest less what the long-lived pods placed there take at their
@@ -227,7 +226,6 @@ struct Store {
   bool create = true;      ///< trainc's Terraform and scripts create (and delete) the bucket
   bool read_only = false;  ///< the workload only reads it: objectViewer instead of objectUser
 };
-using S3Store = Store;
 
 /// A role on one GCS bucket.
 struct BucketGrant {
@@ -460,6 +458,7 @@ struct Step {
   Resources resources;
   std::string shm;
   int retries = 2;
+  int history = 3;  ///< runs of the step apply.sh keeps on the cluster, the current one included
   std::optional<int> timeout_seconds;
   Heartbeat heartbeat;
   std::vector<Sync> inputs;
@@ -470,10 +469,7 @@ struct Step {
   PodSecurity security;
   /// Spec `placement`: replaces its pool's topology-aware placement for this step's pods.
   std::optional<TopologyPlacement> placement;
-  /// The step's current run: a content hash of everything that decides its work (its rendered
-  /// objects, the runs of the steps it needs, the images of the cluster it runs on), set by
-  /// emit/runs.h name_runs before emission; "" before (checks judge names with a stand-in of its length).
-  std::string run_id;
+  std::string run_id;  ///< the current run: a hash of what decides its work (emit/runs.h); "" before
 
   bool distributed() const { return nodes > 1; }
   /// More than one TPU slice: the slices meet over the data-center network (megascale).

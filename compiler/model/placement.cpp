@@ -742,4 +742,22 @@ Placement place(const System& sys) {
   return out;
 }
 
+std::optional<long long> surge_room(const Placement& placed, const std::string& workload, long long limit) {
+  std::optional<long long> room;
+  for (const auto& pp : placed.pools) {
+    if (pp.phases.empty()) continue;
+    const Phase& lived = pp.phases.front();
+    const FinalPod* like = nullptr;
+    for (const auto& n : lived.nodes)
+      for (const auto& pod : n.pods)
+        if (!like && pod.workload == workload && pod.kind.rfind("step/", 0) != 0) like = &pod;
+    if (!like) continue;
+    long long here = room.value_or(0);
+    for (const auto& n : lived.nodes)
+      here = std::min(limit, here + std::min(limit, pp.room_for(n, *like)) * n.count);
+    room = here;
+  }
+  return room;
+}
+
 }  // namespace trainc

@@ -125,6 +125,11 @@ std::vector<FinalPod> step_pods(const System& sys, const Step& step);
 /// scheduler spreads them (onto the node with most room), then the long-lived pods, then each
 /// step's on top of them.
 Placement place(const System& sys);
+/// How many more pods of the long-lived workload `workload` (a service, or "<cluster>/<group>")
+/// the long-lived phases of the pools its pods are on hold beside everything placed there, at
+/// most `limit`: the room a rolling update's surge pods find with the system at its largest.
+/// nullopt when none of its pods is placed (no pools to judge by).
+std::optional<long long> surge_room(const Placement& placed, const std::string& workload, long long limit);
 /// The fewest nodes, at least `from` (0: the pool's own count) and at most `limit`, of pool `p`
 /// that hold `pods` (its current pods included); nullopt when none does, or none is found within
 /// the search budget. Bounded below by what the pods ask together and above by first fit

@@ -222,4 +222,17 @@ TEST_CASE("first fit over runs of nodes places exactly as pod by pod over single
   CHECK(ph.nodes[1].pods[0].count == 3);
 }
 
+TEST_CASE("surge room: what the long-lived phase still holds beside a group, and nothing for one not placed") {
+  // Three e2-standard-8 nodes; group w0 asks for 5 cores a pod, w1 for 1 core. Each node holds one
+  // 5-core pod; after w0's pod and w1's the nodes have room for two more w0 pods.
+  const System three = lowered(spec(3, {5, 1}));
+  const Placement p = place(three);
+  CHECK(surge_room(p, "d/w0", 10) == 2);
+  CHECK(surge_room(p, "d/w0", 1) == 1);  // at most the limit
+  CHECK(surge_room(p, "d/none", 10) == std::nullopt);
+  // One node: the 5-core pod and the 1-core pod leave no room for another 5 cores.
+  const System one = lowered(spec(1, {5, 1}));
+  CHECK(surge_room(place(one), "d/w0", 10) == 0);
+}
+
 }  // namespace trainc

@@ -23,13 +23,15 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     'It first checks that every image the pods pull from Artifact Registry is there' \
     '(build.sh, or CI, builds and pushes the images trainc builds).' \
     '' \
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
+    '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
+    '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
@@ -37,17 +39,21 @@ usage() {
 }
 
 SERVICES_ONLY=0
+RERUN=()
+NO_PRUNE=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --services-only) SERVICES_ONLY=1 ;;
+    --rerun) [ "$#" -ge 2 ] || { usage >&2; log "error: --rerun needs a STEP"; exit 2; }; RERUN+=("$2"); shift ;;
+    --no-prune) NO_PRUNE=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly SERVICES_ONLY DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -61,15 +67,155 @@ run() {
   "$@"
 }
 
+# What trainc made for this system carries these labels; apply.sh deletes only such objects.
+SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=kueue-gpu
+# Every object of this output that pruning looks at, as TYPE/NAME.
+declare -A CURRENT=(
+  [clusterqueues.kueue.x-k8s.io/kueue-gpu]=1
+  [configmaps/kueue-gpu-prep-3848f994dd]=1
+  [configmaps/kueue-gpu-train-large-76f24bdd35]=1
+  [configmaps/kueue-gpu-train-small-8737da3db4]=1
+  [jobs.batch/kueue-gpu-prep-3848f994dd]=1
+  [jobs.batch/kueue-gpu-train-large-76f24bdd35]=1
+  [jobs.batch/kueue-gpu-train-small-8737da3db4]=1
+  [localqueues.kueue.x-k8s.io/team-a]=1
+  [resourceflavors.kueue.x-k8s.io/kueue-gpu-cpu]=1
+  [resourceflavors.kueue.x-k8s.io/kueue-gpu-t4]=1
+  [services/kueue-gpu-train-large-76f24bdd35]=1
+  [services/kueue-gpu-train-small-8737da3db4]=1
+)
+# Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
+# are kept (its history), and the steps that run again with it: itself and every step after it.
+declare -A RUN_OF=(
+  [prep]=jobs.batch/kueue-gpu-prep-3848f994dd
+  [train-small]=jobs.batch/kueue-gpu-train-small-8737da3db4
+  [train-large]=jobs.batch/kueue-gpu-train-large-76f24bdd35
+)
+declare -A HISTORY=(
+  [prep]=3
+  [train-small]=3
+  [train-large]=3
+)
+declare -A AFTER=(
+  [prep]='prep train-small train-large'
+  [train-small]=train-small
+  [train-large]=train-large
+  [all]='prep train-small train-large'
+)
+readonly SELECTOR CURRENT RUN_OF HISTORY AFTER
+KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)
+for step in "${RERUN[@]}"; do
+  [ -n "${AFTER[$step]:-}" ] || { usage >&2; log "error: --rerun ${step}: no such step (the steps: prep train-small train-large; or all)"; exit 2; }
+done
+if [ "$SERVICES_ONLY" = 1 ] && [ "${#RERUN[@]}" -gt 0 ]; then die '--rerun starts steps again, --services-only starts none: give one of them'; fi
+
+# The objects of type $1 the system's labels select, oldest first, as "NAME STEP STATE" lines
+# (STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a
+# cluster-scoped type. A type whose CRD is not installed has none.
+listed() {
+  local out cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:3}" -l "$SELECTOR" --ignore-not-found \
+    --sort-by=.metadata.creationTimestamp --no-headers --output="custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\.dev/step,STATE:$2")
+  if out=$("${cmd[@]}" 2>/dev/null); then printf '%s\n' "$out"; return 0; fi
+  out=$("${cmd[@]}" 2>&1 >/dev/null) || true
+  case "$out" in *"doesn't have a resource type"*) return 0 ;; esac
+  die "cannot list $1: $out"
+}
+# Deletes $1 (TYPE/NAME), saying why ($2); $3...: -n NAMESPACE, or nothing.
+drop() {
+  log "deleting $1: $2"
+  run kubectl --context "$KUBE_CONTEXT" delete "$1" "${@:3}" --ignore-not-found --wait=false
+}
+kept() {
+  local k
+  for k in "${KEPT[@]}"; do [ "$k" = "$1" ] && return 0; done
+  return 1
+}
+# The runs of type $1 (state at jsonpath $2, finished when it matches $3): the current run of each
+# step stays, with the newest earlier finished ones up to the step's history. An earlier run still
+# going is stopped: the current run replaces it. The runs of a step no longer in the spec go.
+prune_runs() {
+  local name step state lines
+  local -A older=()
+  lines=$(listed "$1" "$2" -n "$NAMESPACE")
+  while read -r name step state; do
+    [ -n "$name" ] || continue
+    if [ -n "${CURRENT[$1/$name]:-}" ]; then KEPT+=("$name"); continue; fi
+    if [ "$step" = '<none>' ]; then
+      drop "$1/$name" 'a step of this system from before runs were named (an earlier trainc)' -n "$NAMESPACE"
+      continue
+    fi
+    if [ -z "${HISTORY[$step]:-}" ]; then
+      drop "$1/$name" "a run of step '$step', which the spec no longer has" -n "$NAMESPACE"
+      continue
+    fi
+    if ! [[ $state =~ $3 ]]; then
+      drop "$1/$name" "an earlier run of step '$step', not finished: the current run replaces it" -n "$NAMESPACE"
+      continue
+    fi
+    older[$step]=$((${older[$step]:-0} + 1))
+    if [ "${older[$step]}" -lt "${HISTORY[$step]}" ]; then KEPT+=("$name"); continue; fi
+    drop "$1/$name" "step '$step' keeps its last ${HISTORY[$step]} runs" -n "$NAMESPACE"
+  done < <(tac <<<"$lines")
+}
+# The other objects of type $1 ($2...: -n NAMESPACE, or nothing) that this output no longer
+# holds; a run's ConfigMap and Service go with their run (with --services-only, no run goes).
+prune_rest() {
+  local name step state lines
+  lines=$(listed "$1" .metadata.name "${@:2}")
+  while read -r name step state; do
+    [ -n "$name" ] || continue
+    if [ -n "${CURRENT[$1/$name]:-}" ]; then continue; fi
+    if [ "$step" != '<none>' ] && { [ "$SERVICES_ONLY" = 1 ] || kept "$name"; }; then continue; fi
+    drop "$1/$name" 'this output no longer has it' "${@:2}"
+  done <<<"$lines"
+}
+# Deletes what trainc made for this system that this output no longer holds (--no-prune: nothing).
+prune() {
+  local type
+  if [ "$NO_PRUNE" = 1 ]; then log '--no-prune: nothing is deleted'; return 0; fi
+  if [ "$DRY_RUN" = 1 ]; then
+    log 'dry run: here what trainc made for the system that this output no longer holds, and the runs'
+    log "  beyond each step's history, would be deleted, each named (selector $SELECTOR)"
+    return 0
+  fi
+  if [ "$SERVICES_ONLY" = 0 ]; then
+    prune_runs jobs.batch '.status.conditions[*].type' '(^|,)(Complete|Failed)(,|$)'
+    prune_runs jobsets.jobset.x-k8s.io .status.terminalState '^(Completed|Failed)$'
+    prune_runs rayjobs.ray.io .status.jobDeploymentStatus '^(Complete|Failed|ValidationFailed)$'
+  fi
+  for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io; do
+    prune_rest "$type" -n "$NAMESPACE"
+  done
+  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do prune_rest "$type"; done
+}
+# --rerun: deletes the current run of each step named, and of every step after it, so that the
+# apply below starts them again (their ConfigMaps and Services stay).
+rerun_steps() {
+  local step s steps
+  for step in "${RERUN[@]}"; do
+    read -ra steps <<<"${AFTER[$step]}"
+    for s in "${steps[@]}"; do
+      log "--rerun $step: step '$s' starts again"
+      run kubectl --context "$KUBE_CONTEXT" delete "${RUN_OF[$s]}" -n "$NAMESPACE" --ignore-not-found --wait=true
+    done
+  done
+}
+
 # Blocks until job/$1 completes. `kubectl wait` alone would sit out its whole timeout
 # on a failed Job, so every 5 minutes the Job's Failed condition is looked at.
+# The step whose current run is job $1.
+step_of() {
+  local s
+  for s in "${!RUN_OF[@]}"; do [ "${RUN_OF[$s]#*/}" = "$1" ] && printf '%s' "$s"; done
+  return 0
+}
 wait_job() {
   local failed
   until run kubectl --context "$KUBE_CONTEXT" wait "job/$1" -n "$NAMESPACE" \
       --for=condition=complete --timeout=300s; do
     failed=$(run kubectl --context "$KUBE_CONTEXT" get "job/$1" -n "$NAMESPACE" \
       -o 'jsonpath={.status.conditions[?(@.type=="Failed")].status}') || die "cannot read job/$1"
-    if [ "$failed" = True ]; then die "job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE"; fi
+    if [ "$failed" = True ]; then die "job/$1 failed; see: kubectl logs job/$1 -n $NAMESPACE; apply.sh --rerun $(step_of "$1") starts it again"; fi
     log "job/$1 is still running"
   done
 }
@@ -117,10 +263,12 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/clusterqueue.yaml" \
     -f "${K8S_DIR}/localqueue.yaml"
 
+prune
 if [ "$SERVICES_ONLY" = 1 ]; then
   log 'applied; --services-only: the 3 pipeline step(s) are not started'
   exit 0
 fi
+rerun_steps
 
 # Step 'prep'.
 run kubectl --context "$KUBE_CONTEXT" apply \

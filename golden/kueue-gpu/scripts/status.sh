@@ -64,4 +64,4 @@ run gcloud container node-pools list \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID" || log 'no node pools found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=kueue-gpu || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=kueue-gpu -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -68,4 +68,4 @@ run gcloud artifacts repositories describe mnist \
     --location=us-central1 \
     --project="$PROJECT_ID" \
     --format='value(name,format)' || log 'repository mnist not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=mnist || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=mnist -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

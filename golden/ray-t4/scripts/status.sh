@@ -74,4 +74,4 @@ run gcloud artifacts repositories describe ray-t4 \
     --location=northamerica-northeast1 \
     --project="$PROJECT_ID" \
     --format='value(name,format)' || log 'repository ray-t4 not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=ray-t4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=ray-t4 -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -69,7 +69,7 @@ run gcloud storage buckets describe gs://jk-triton-repository \
 run gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID" \
     --format='value(email,disabled)' || log 'service account triton-sa not found'
-run kubectl --context "$KUBE_CONTEXT" get jobsets,jobs,deployments,hpa,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobsets,jobs,deployments,hpa,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
 # Which server pods each service sends requests to.
 run kubectl --context "$KUBE_CONTEXT" get endpointslices -n "$NAMESPACE" -l app.kubernetes.io/part-of=triton-tpu || log 'no endpoints'
 # The ingress gateway's external address (EXTERNAL-IP).

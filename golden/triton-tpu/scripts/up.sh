@@ -20,27 +20,36 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: up.sh [--dry-run] [-h|--help]' \
+    'usage: up.sh [--replace POOL] [--dry-run] [-h|--help]' \
     'Creates what the system needs on GCP with gcloud: it enables the Google APIs, then' \
     'makes the network, the cluster, its node pools, buckets, the image repository, the' \
     'service accounts and their grants (those the spec asks for); then fetches kubectl' \
-    'credentials. Safe to run again: what exists is left alone.' \
+    'credentials. Run again after an edit, it updates in place what gcloud can (a node' \
+    'pool'\''s size, autoscaling limits, node labels and taints) and stops at a change' \
+    'that needs a node pool replaced, naming the commands, unless --replace names it.' \
     '' \
+    '  --replace POOL replace node pool POOL where the spec changed what gcloud cannot update' \
     '  --dry-run      print the commands without running any' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location'
 }
 
+REPLACE=''
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
+    --replace)
+      if [ "$#" -lt 2 ]; then usage >&2; log 'error: --replace needs a POOL'; exit 2; fi
+      REPLACE+=" $2"
+      shift
+    ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly DRY_RUN
+readonly REPLACE DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -94,6 +103,305 @@ own_account() {
   die "up.sh binds Workload Identity only to accounts it created; name another in the spec (identity.gcpServiceAccount), or, if this system's up.sh made it before it marked its accounts, give it that description (gcloud iam service-accounts update --description)"
 }
 
+# Compares the cluster that exists with the spec, before anything is made: its network $1 and
+# subnetwork $2 are fixed when it is made; its release channel ($3 as GKE names it, $4 as
+# --release-channel takes it; "" when the spec leaves it to GKE) and Managed Prometheus ($5 True
+# when the spec's services need it) are updated in place.
+check_cluster() {
+  local line network subnetwork channel prometheus
+  line=$(gcloud container clusters describe "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value[separator="|"](network,subnetwork,releaseChannel.channel,monitoringConfig.managedPrometheusConfig.enabled)') ||
+    die "cannot read cluster $CLUSTER"
+  IFS='|' read -r network subnetwork channel prometheus <<<"$line"
+  if [ "$network" != "$1" ] || [ "$subnetwork" != "$2" ]; then
+    log "cluster $CLUSTER is on network $network, subnetwork $subnetwork; the spec puts it on $1, subnetwork $2"
+    log "a cluster's network is fixed when it is made: moving it takes a new cluster, and deleting this one"
+    log "deletes its node pools and everything running on them. To move it, run scripts/down.sh, then"
+    log "scripts/up.sh and scripts/apply.sh; or keep the network in the spec"
+    die "stopped at cluster $CLUSTER: nothing was made or changed"
+  fi
+  if [ -n "$3" ] && [ "$channel" != "$3" ]; then
+    log "cluster $CLUSTER: release channel ${channel:-none}; the spec $3: updating it in place"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --release-channel="$4"
+  fi
+  if [ "$5" = True ] && [ "$prometheus" != True ]; then
+    log "cluster $CLUSTER: Managed Prometheus is off; the spec's services need it: turning it on"
+    run gcloud container clusters update "$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --enable-managed-prometheus
+  fi
+}
+
+# Bucket $1 that exists is in location $2 (GCS names it in capitals), which is fixed when a bucket
+# is made.
+check_bucket() {
+  local have
+  have=$(gcloud storage buckets describe "$1" \
+      --format='value(location)') || die "cannot read bucket $1"
+  if [ "$(printf '%s' "$have" | tr '[:upper:]' '[:lower:]')" = "$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]')" ]; then return 0; fi
+  log "bucket $1 is in $have; the spec puts it in $2"
+  die "a bucket's location is fixed when it is made, and up.sh moves no data: give the spec the bucket's location, or make a new bucket, copy the data (gcloud storage rsync --recursive --ignore-symlinks gs://OLD gs://NEW) and name the new bucket in the spec"
+}
+
+# Prints a command as run does, without running it: the commands up.sh leaves to the user.
+show() {
+  local word line=
+  for word in "$@"; do
+    if [[ $word =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then line+=" $word"; else line+=" $(printf '%q' "$word")"; fi
+  done
+  printf '  %s\n' "${line# }" >&2
+}
+
+# Creates node pool $2 as the spec makes it, through $1: run, or show to print the command.
+create_pool() {
+  case "$2" in
+    system)
+      "$1" gcloud container node-pools create system \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --machine-type=e2-standard-4 \
+          --num-nodes=1 \
+          --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+          --scopes=cloud-platform \
+          --workload-metadata=GKE_METADATA
+    ;;
+    tpu-v5e-0)
+      "$1" gcloud container node-pools create tpu-v5e-0 \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --machine-type=ct5lp-hightpu-4t \
+          --tpu-topology=2x4 \
+          --placement-type=COMPACT \
+          --num-nodes=2 \
+          --spot \
+          --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+          --scopes=cloud-platform \
+          --workload-metadata=GKE_METADATA
+    ;;
+    tpu-v5e-1)
+      "$1" gcloud container node-pools create tpu-v5e-1 \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --machine-type=ct5lp-hightpu-4t \
+          --tpu-topology=2x4 \
+          --placement-type=COMPACT \
+          --num-nodes=2 \
+          --spot \
+          --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+          --scopes=cloud-platform \
+          --workload-metadata=GKE_METADATA
+    ;;
+    triton)
+      "$1" gcloud container node-pools create triton \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --machine-type=n1-standard-4 \
+          --accelerator=type=nvidia-tesla-t4,count=1,gpu-driver-version=latest \
+          --num-nodes=1 \
+          --enable-autoscaling \
+          --min-nodes=1 \
+          --max-nodes=3 \
+          --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
+          --scopes=cloud-platform \
+          --workload-metadata=GKE_METADATA
+    ;;
+    *) die "the spec has no node pool $2" ;;
+  esac
+}
+
+# The node pool fields up.sh compares with the spec, as gcloud's describe names them.
+readonly POOL_FIELDS=(
+  config.machineType 'config.accelerators[0].acceleratorType' 'config.accelerators[0].acceleratorCount' config.diskSizeGb
+  config.spot config.flexStart config.reservationAffinity.consumeReservationType config.reservationAffinity.values
+  placementPolicy.type placementPolicy.tpuTopology autoscaling.enabled autoscaling.minNodeCount
+  autoscaling.maxNodeCount autoscaling.totalMinNodeCount autoscaling.totalMaxNodeCount config.labels
+  'config.taints[].key' 'config.taints[].value' 'config.taints[].effect' instanceGroupUrls
+)
+NOW=()
+# Reads node pool $1 into NOW, in POOL_FIELDS' order (a list's items separated by ';').
+read_pool() {
+  local pool=$1 line
+  line=$(gcloud container node-pools describe "$pool" \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --format='value[separator="|"](config.machineType,config.accelerators[0].acceleratorType,config.accelerators[0].acceleratorCount,config.diskSizeGb,config.spot,config.flexStart,config.reservationAffinity.consumeReservationType,config.reservationAffinity.values,placementPolicy.type,placementPolicy.tpuTopology,autoscaling.enabled,autoscaling.minNodeCount,autoscaling.maxNodeCount,autoscaling.totalMinNodeCount,autoscaling.totalMaxNodeCount,config.labels,config.taints[].key,config.taints[].value,config.taints[].effect,instanceGroupUrls)') ||
+    die "cannot read node pool $pool"
+  IFS='|' read -r -a NOW <<<"$line"
+}
+# Prints field $1 of the node pool read into NOW.
+pool_field() {
+  local i
+  for i in "${!POOL_FIELDS[@]}"; do
+    if [ "${POOL_FIELDS[$i]}" = "$1" ]; then printf '%s\n' "${NOW[$i]:-}"; return 0; fi
+  done
+  die "up.sh reads no node pool field $1"
+}
+# Reads node pool $1 and says whether each FIELD=VALUE after it holds, logging each that does not:
+# VALUE True or False is a boolean (gcloud leaves a false one out), 0 matches a number left out,
+# and !VALUE anything but VALUE. These fields are fixed when a pool is made.
+same_pool() {
+  local pool=$1 pair field want have same=0
+  shift
+  read_pool "$pool"
+  for pair in "$@"; do
+    field=${pair%%=*} want=${pair#*=}
+    have=$(pool_field "$field")
+    case $want in
+      True | False) if [ "$have" != True ]; then have=False; fi ;;
+      0) have=${have:-0} ;;
+      '!'*) if [ "$have" != "${want#!}" ]; then continue; fi; want="anything but ${want#!}" ;;
+    esac
+    if [ "$have" = "$want" ]; then continue; fi
+    log "node pool $pool: $field is ${have:-unset}; the spec makes it ${want:-unset}"
+    same=1
+  done
+  return "$same"
+}
+
+# Node pool $1 differs from the spec in a field fixed when a pool is made (logged above): it is
+# replaced when --replace names it; otherwise up.sh stops with the commands that replace it. $2 says
+# what runs on its nodes, which a replacement deletes.
+replace_pool() {
+  local pool=$1
+  case " $REPLACE " in
+    *" $pool "*)
+      log "replacing node pool $pool (--replace): its nodes are deleted, and with them $2"
+      run gcloud container node-pools delete "$pool" \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --quiet
+      create_pool run "$pool"
+      return 0
+    ;;
+  esac
+  log "node pool $pool must be replaced: gcloud updates none of the fields above in place (a machine type or"
+  log "disk only by recreating every node). Replacing it deletes its nodes, and with them $2."
+  log "to replace it, run up.sh --replace $pool, or these commands, then up.sh again:"
+  show gcloud container node-pools delete "$pool" \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+  create_pool show "$pool"
+  die "stopped at node pool $pool: nothing after it was made or changed"
+}
+
+# Sizes node pool $1 (read into NOW) as the spec does: $2 fixed ($4 nodes a zone), autoscaled ($3 to
+# $4 nodes a zone) or total (autoscaled, $3 to $4 nodes in all, as flex-start pools are). A fixed
+# pool's size is its instance groups' target size, as Terraform reads it; initialNodeCount stays
+# what the pool was made with.
+pool_size() {
+  local pool=$1 mode=$2 min=$3 max=$4 lo hi url zone n size=0 groups=0 urls=()
+  if [ "$mode" != fixed ]; then
+    if [ "$mode" = total ]; then
+      lo=$(pool_field autoscaling.totalMinNodeCount) hi=$(pool_field autoscaling.totalMaxNodeCount)
+    else
+      lo=$(pool_field autoscaling.minNodeCount) hi=$(pool_field autoscaling.maxNodeCount)
+    fi
+    if [ "$(pool_field autoscaling.enabled)" = True ] && [ "${lo:-0}" = "$min" ] && [ "${hi:-0}" = "$max" ]; then return 0; fi
+    log "node pool $pool: autoscaling ${lo:-0} to ${hi:-0} nodes; the spec $min to $max: updating it in place"
+    if [ "$mode" = total ]; then
+      run gcloud container node-pools update "$pool" \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --enable-autoscaling \
+          --total-min-nodes="$min" \
+          --total-max-nodes="$max"
+    else
+      run gcloud container node-pools update "$pool" \
+          --cluster="$CLUSTER" \
+          --location="$LOCATION" \
+          --project="$PROJECT_ID" \
+          --enable-autoscaling \
+          --min-nodes="$min" \
+          --max-nodes="$max"
+    fi
+    return 0
+  fi
+  if [ "$(pool_field autoscaling.enabled)" = True ]; then
+    log "node pool $pool: autoscaled; the spec gives it $max node(s): autoscaling is turned off"
+    run gcloud container node-pools update "$pool" \
+        --cluster="$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --no-enable-autoscaling
+  fi
+  IFS=';' read -r -a urls <<<"$(pool_field instanceGroupUrls)"
+  for url in ${urls[@]+"${urls[@]}"}; do
+    zone=${url#*/zones/}
+    zone=${zone%%/*}
+    n=$(gcloud compute instance-groups managed describe "${url##*/}" \
+        --zone="$zone" \
+        --project="$PROJECT_ID" \
+        --format='value(targetSize)') ||
+      die "cannot read the size of node pool $pool's instance group $url"
+    case $n in '' | *[!0-9]*) die "instance group $url of node pool $pool has no size: '$n'" ;; esac
+    size=$((size + n)) groups=$((groups + 1))
+  done
+  if [ "$groups" -gt 0 ]; then n=$((size / groups)); else n=0; fi
+  if [ "$n" = "$max" ]; then return 0; fi
+  log "node pool $pool: $n node(s) a zone; the spec $max: resizing it"
+  run gcloud container clusters resize "$CLUSTER" \
+      --node-pool="$pool" \
+      --num-nodes="$max" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --quiet
+}
+# Gives node pool $1 (read into NOW) the spec's node labels: $2 as gcloud lists them, $3 as
+# --node-labels takes them (which replaces the labels up.sh gave it).
+pool_labels() {
+  local pool=$1 have
+  have=$(pool_field config.labels)
+  if [ "$have" = "$2" ]; then return 0; fi
+  log "node pool $pool: node labels ${have:-none}; the spec ${2:-none}: updating them in place"
+  run gcloud container node-pools update "$pool" \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --node-labels="$3"
+}
+# Gives node pool $1 (read into NOW) the spec's taints: $2 as gcloud lists them (key=value:EFFECT,
+# sorted), $3 as --node-taints takes them. GKE's own taints (nvidia.com/gpu, google.com/tpu,
+# *.gke.io/*, cloud.google.com/*) are not the spec's, and --node-taints leaves them.
+pool_taints() {
+  local pool=$1 i have keys values effects taints=()
+  IFS=';' read -r -a keys <<<"$(pool_field 'config.taints[].key')"
+  IFS=';' read -r -a values <<<"$(pool_field 'config.taints[].value')"
+  IFS=';' read -r -a effects <<<"$(pool_field 'config.taints[].effect')"
+  for i in "${!keys[@]}"; do
+    case ${keys[$i]} in nvidia.com/gpu | google.com/tpu | *.gke.io/* | cloud.google.com/*) continue ;; esac
+    taints+=("${keys[$i]}=${values[$i]:-}:${effects[$i]:-}")
+  done
+  have=$(printf '%s\n' ${taints[@]+"${taints[@]}"} | LC_ALL=C sort | paste -s -d ';' -)
+  if [ "$have" = "$2" ]; then return 0; fi
+  log "node pool $pool: taints ${have:-none}; the spec ${2:-none}: updating them in place"
+  run gcloud container node-pools update "$pool" \
+      --cluster="$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID" \
+      --node-taints="$3"
+}
+
+# Every pool --replace names is one of the spec's, before anything is made.
+read -r -a replace <<<"$REPLACE"
+for pool in ${replace[@]+"${replace[@]}"}; do
+  case $pool in system | tpu-v5e-0 | tpu-v5e-1 | triton) ;; *) die "--replace ${pool}: the spec has no node pool of that name (its node pools: system, tpu-v5e-0, tpu-v5e-1, triton)" ;; esac
+done
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: nothing is changed; every resource is taken as missing'; fi
 
 # The Google APIs the system uses, before anything is made through them.
@@ -145,6 +453,13 @@ fi
 if ! missing gcloud iam service-accounts describe "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID"; then
   own_account "triton-sa@${PROJECT_ID}.iam.gserviceaccount.com" 'made by trainc for system triton-tpu: its up.sh binds and its down.sh deletes only accounts described so'
+fi
+
+# The cluster, when it exists, against the spec (before anything is made).
+if ! missing gcloud container clusters describe "$CLUSTER" \
+    --location="$LOCATION" \
+    --project="$PROJECT_ID"; then
+  check_cluster jk-gke-network jk-gke-subnet '' '' True
 fi
 
 # The cluster's VPC network, and its subnet with secondary ranges for pods and Services.
@@ -213,15 +528,24 @@ if missing gcloud container node-pools describe system \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools create system \
-      --cluster="$CLUSTER" \
-      --location="$LOCATION" \
-      --project="$PROJECT_ID" \
-      --machine-type=e2-standard-4 \
-      --num-nodes=1 \
-      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
-      --scopes=cloud-platform \
-      --workload-metadata=GKE_METADATA
+  create_pool run system
+else
+  # It exists: compared with the spec.
+  if same_pool system \
+      config.machineType=e2-standard-4 \
+      'config.accelerators[0].acceleratorType=' \
+      'config.accelerators[0].acceleratorCount=' \
+      config.spot=False \
+      config.flexStart=False \
+      'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
+      placementPolicy.type= \
+      placementPolicy.tpuTopology=; then
+    pool_size system fixed 1 1
+    pool_labels system '' ''
+    pool_taints system '' ''
+  else
+    replace_pool system 'every pod running on them'
+  fi
 fi
 
 # Pool 'tpu-v5e': 2 node pools, one 2x4 TPU slice each, for multislice jobs.
@@ -229,35 +553,47 @@ if missing gcloud container node-pools describe tpu-v5e-0 \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools create tpu-v5e-0 \
-      --cluster="$CLUSTER" \
-      --location="$LOCATION" \
-      --project="$PROJECT_ID" \
-      --machine-type=ct5lp-hightpu-4t \
-      --tpu-topology=2x4 \
-      --placement-type=COMPACT \
-      --num-nodes=2 \
-      --spot \
-      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
-      --scopes=cloud-platform \
-      --workload-metadata=GKE_METADATA
+  create_pool run tpu-v5e-0
+else
+  # It exists: compared with the spec.
+  if same_pool tpu-v5e-0 \
+      config.machineType=ct5lp-hightpu-4t \
+      'config.accelerators[0].acceleratorType=' \
+      'config.accelerators[0].acceleratorCount=' \
+      config.spot=True \
+      config.flexStart=False \
+      'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
+      placementPolicy.type=COMPACT \
+      placementPolicy.tpuTopology=2x4; then
+    pool_size tpu-v5e-0 fixed 2 2
+    pool_labels tpu-v5e-0 '' ''
+    pool_taints tpu-v5e-0 '' ''
+  else
+    replace_pool tpu-v5e-0 'every pod running on them (the spec places steps finetune, pretrain there)'
+  fi
 fi
 if missing gcloud container node-pools describe tpu-v5e-1 \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools create tpu-v5e-1 \
-      --cluster="$CLUSTER" \
-      --location="$LOCATION" \
-      --project="$PROJECT_ID" \
-      --machine-type=ct5lp-hightpu-4t \
-      --tpu-topology=2x4 \
-      --placement-type=COMPACT \
-      --num-nodes=2 \
-      --spot \
-      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
-      --scopes=cloud-platform \
-      --workload-metadata=GKE_METADATA
+  create_pool run tpu-v5e-1
+else
+  # It exists: compared with the spec.
+  if same_pool tpu-v5e-1 \
+      config.machineType=ct5lp-hightpu-4t \
+      'config.accelerators[0].acceleratorType=' \
+      'config.accelerators[0].acceleratorCount=' \
+      config.spot=True \
+      config.flexStart=False \
+      'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
+      placementPolicy.type=COMPACT \
+      placementPolicy.tpuTopology=2x4; then
+    pool_size tpu-v5e-1 fixed 2 2
+    pool_labels tpu-v5e-1 '' ''
+    pool_taints tpu-v5e-1 '' ''
+  else
+    replace_pool tpu-v5e-1 'every pod running on them (the spec places steps finetune, pretrain there)'
+  fi
 fi
 
 # Node pool 'triton'.
@@ -265,19 +601,44 @@ if missing gcloud container node-pools describe triton \
     --cluster="$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"; then
-  run gcloud container node-pools create triton \
+  create_pool run triton
+else
+  # It exists: compared with the spec.
+  if same_pool triton \
+      config.machineType=n1-standard-4 \
+      'config.accelerators[0].acceleratorType=nvidia-tesla-t4' \
+      'config.accelerators[0].acceleratorCount=1' \
+      config.spot=False \
+      config.flexStart=False \
+      'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
+      placementPolicy.type= \
+      placementPolicy.tpuTopology=; then
+    pool_size triton autoscaled 1 3
+    pool_labels triton '' ''
+    pool_taints triton '' ''
+  else
+    replace_pool triton 'every pod running on them (the spec places service triton there)'
+  fi
+fi
+
+# Node pools of the cluster the spec no longer has are left alone (their nodes may run work): each
+# is named, with the command that deletes it.
+if [ "$DRY_RUN" != 1 ]; then
+  pools=$(gcloud container node-pools list \
       --cluster="$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
-      --machine-type=n1-standard-4 \
-      --accelerator=type=nvidia-tesla-t4,count=1,gpu-driver-version=latest \
-      --num-nodes=1 \
-      --enable-autoscaling \
-      --min-nodes=1 \
-      --max-nodes=3 \
-      --service-account="jk-ft-gke-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
-      --scopes=cloud-platform \
-      --workload-metadata=GKE_METADATA
+      --format='value(name)') ||
+    die "cannot list the node pools of cluster $CLUSTER"
+  for pool in $pools; do
+    case $pool in system | tpu-v5e-0 | tpu-v5e-1 | triton) continue ;; esac
+    log "warning: node pool $pool is not in the spec; it is left as it is, with its nodes. To delete it:"
+    show gcloud container node-pools delete "$pool" \
+        --cluster="$CLUSTER" \
+        --location="$LOCATION" \
+        --project="$PROJECT_ID" \
+        --quiet
+  done
 fi
 
 # The bucket of store 'models'.
@@ -287,6 +648,8 @@ if missing gcloud storage buckets describe gs://jk-triton-repository; then
       --location="$REGION" \
       --uniform-bucket-level-access \
       --public-access-prevention
+else
+  check_bucket gs://jk-triton-repository "$REGION"
 fi
 
 # The nodes pull the pods' images: read on each repository they come from, never on the project.

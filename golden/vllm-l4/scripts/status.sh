@@ -67,7 +67,7 @@ run gcloud container node-pools list \
 run gcloud iam service-accounts describe "vllm-l4-chat@${PROJECT_ID}.iam.gserviceaccount.com" \
     --project="$PROJECT_ID" \
     --format='value(email,disabled)' || log 'service account vllm-l4-chat not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,deployments,hpa,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=vllm-l4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,deployments,hpa,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=vllm-l4 -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
 # Which server pods each service sends requests to.
 run kubectl --context "$KUBE_CONTEXT" get endpointslices -n "$NAMESPACE" -l app.kubernetes.io/part-of=vllm-l4 || log 'no endpoints'
 # The ingress gateway's external address (EXTERNAL-IP).

@@ -70,4 +70,4 @@ run gcloud storage buckets describe gs://zt-dask-datagen \
 run gcloud iam service-accounts describe "$GSA_EMAIL" \
     --project="$PROJECT_ID" \
     --format='value(email,disabled)' || log 'service account zt-fuse-gsa not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-a4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-a4 -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -74,4 +74,4 @@ run gcloud artifacts repositories describe xgb-dask-a4 \
     --location=us-central1 \
     --project="$PROJECT_ID" \
     --format='value(name,format)' || log 'repository xgb-dask-a4 not found'
-run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-dask-a4 || log 'cannot reach the cluster; run up.sh (or get-credentials) first'
+run kubectl --context "$KUBE_CONTEXT" get jobs,pods -n "$NAMESPACE" -l app.kubernetes.io/part-of=xgb-dask-a4 -L trainc.dev/step,trainc.dev/run || log 'cannot reach the cluster; run up.sh (or get-credentials) first'

@@ -1,0 +1,351 @@
+#include "inspect/against.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace trainc {
+namespace {
+
+using json = nlohmann::json;
+using k8s::ObjectKey;
+
+struct Listed {
+  ObjectKey key;
+  std::string file;
+  json obj;
+};
+
+/// Every object in the k8s/*.yaml files of an output folder (kustomization.yaml is kubectl's, not an object).
+std::vector<Listed> read_manifests(const OutputFiles& files, const std::string& where) {
+  std::vector<Listed> out;
+  for (const auto& [path, text] : files) {
+    if (!path.starts_with("k8s/") || !path.ends_with(".yaml") || path == "k8s/kustomization.yaml") continue;
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      throw std::runtime_error(fmt::format("{}/{}: not YAML: {}", where, path, e.what()));
+    }
+    for (const auto& d : docs) {
+      json obj = k8s::manifest_json(d);
+      if (!obj.is_object() || !obj.contains("kind")) continue;
+      out.push_back({k8s::object_key(obj), path, std::move(obj)});
+    }
+  }
+  return out;
+}
+
+const std::set<std::string>& run_kinds() {
+  static const std::set<std::string> kinds{"Job", "JobSet", "RayJob"};
+  return kinds;
+}
+
+/// The step an object belongs to: its trainc.dev/step label, else its file (k8s/<step>-job.yaml,
+/// -jobset, -rayjob, -configmap, -service), for output written before steps were labelled.
+std::string step_of(const Listed& m, const std::set<std::string>& steps) {
+  if (const auto it = m.obj.find("metadata"); it != m.obj.end())
+    if (const auto l = it->find("labels"); l != it->end())
+      if (const auto s = l->find("trainc.dev/step"); s != l->end() && s->is_string()) return s->get<std::string>();
+  for (const char* suffix : {"-job.yaml", "-jobset.yaml", "-rayjob.yaml", "-configmap.yaml", "-service.yaml"}) {
+    const std::string_view f(m.file);
+    if (!f.ends_with(suffix)) continue;
+    const std::string step(f.substr(4, f.size() - 4 - std::string_view(suffix).size()));
+    if (steps.count(step)) return step;
+  }
+  return "";
+}
+
+std::set<std::string> pipeline_names(const std::string& model_yaml) {
+  std::set<std::string> out;
+  if (model_yaml.empty()) return out;
+  try {
+    const YAML::Node m = YAML::Load(model_yaml);
+    for (const auto& s : m["pipeline"])
+      if (s["name"]) out.insert(s["name"].as<std::string>());
+  } catch (const YAML::Exception&) {
+  }
+  return out;
+}
+
+std::string pointer_list(const std::vector<std::string>& paths, size_t most = 3) {
+  std::vector<std::string> shown(paths.begin(), paths.begin() + std::min(most, paths.size()));
+  std::string out = fmt::format("{}", fmt::join(shown, ", "));
+  if (paths.size() > most) out += fmt::format(" and {} more", paths.size() - most);
+  return out;
+}
+
+/// What changed in a step's run object, in words: a renamed entry-script ConfigMap (named by its
+/// content) is "its entry script"; other paths are listed.
+std::string what_changed(const std::vector<std::string>& changed) {
+  std::vector<std::string> rest;
+  bool script = false;
+  for (const auto& c : changed) {
+    if (c.ends_with("/configMap/name"))
+      script = true;
+    else
+      rest.push_back(c);
+  }
+  if (rest.empty()) return script ? "its entry script" : "nothing";
+  return (script ? "its entry script, " : "") + pointer_list(rest);
+}
+
+const WorkloadPlan* step_workload(const ResourcePlan& plan, const std::string& step) {
+  for (const auto& w : plan.workloads)
+    if (w.kind.starts_with("step/") && w.name == step) return &w;
+  return nullptr;
+}
+
+/// Why a step's run object has a new name, until the steps it needs are known to re-run or not.
+constexpr std::string_view kNewRun = "what it runs changed: its run has a new name";
+
+std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
+
+}  // namespace
+
+AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const OutputFiles& old, const OutputFiles& neu,
+                         const std::string& old_folder) {
+  const k8s::UpdateRules& rules = k8s::update_rules();
+  AgainstPlan a;
+  a.old_folder = old_folder;
+  const std::vector<Listed> olds = read_manifests(old, old_folder), news = read_manifests(neu, "the new output");
+  std::set<std::string> new_steps, old_steps;
+  for (const auto& s : sys.steps) new_steps.insert(s.name);
+  const auto old_model = old.find("model.yaml");
+  old_steps = pipeline_names(old_model == old.end() ? "" : old_model->second);
+  std::set<std::string> all_steps = new_steps;
+  all_steps.insert(old_steps.begin(), old_steps.end());
+
+  std::map<ObjectKey, const Listed*> old_by_key;
+  std::map<std::string, std::vector<const Listed*>> old_runs;  // step -> its run objects in OLD
+  for (const auto& m : olds) {
+    old_by_key[m.key] = &m;
+    const std::string step = step_of(m, all_steps);
+    if (!step.empty() && run_kinds().count(m.key.kind)) old_runs[step].push_back(&m);
+    if (old_model == old.end()) old_steps.insert(step);  // no model.yaml: the steps its objects name
+  }
+  old_steps.erase("");
+
+  std::map<std::string, std::string> reruns;  // step -> why
+  std::set<ObjectKey> seen;
+  for (const auto& m : news) {
+    ObjectChange c;
+    c.key = m.key;
+    c.file = m.file;
+    c.step = step_of(m, all_steps);
+    seen.insert(m.key);
+    const bool run = !c.step.empty() && run_kinds().count(m.key.kind);
+    const auto it = old_by_key.find(m.key);
+    if (it == old_by_key.end()) {
+      c.action = "create";
+      if (run && old_steps.count(c.step)) {
+        // Same step, another name: a new run (the old one stays as history until pruned).
+        c.action = "rerun";
+        std::vector<std::string> before;
+        for (const auto* o : old_runs[c.step]) before.push_back(o->key.name);
+        c.detail = before.empty() ? "a new run of the step"
+                                  : fmt::format("a new run of the step (the last was {})", fmt::join(before, ", "));
+        reruns.emplace(c.step, std::string(kNewRun));
+      } else if (run) {
+        c.detail = "a new step: its first run";
+        reruns.emplace(c.step, "a new step");
+      }
+    } else {
+      const k8s::UpdateVerdict v = rules.judge(it->second->obj, m.obj);
+      c.action = k8s::action_name(v.action);
+      c.changed = v.changed;
+      c.refused = v.refused;
+      if (v.action == k8s::UpdateVerdict::Action::replace) {
+        std::vector<std::string> fields;
+        for (const auto& r : v.refused) fields.push_back(r.path);
+        c.detail = fmt::format("{} cannot change in place: delete it, then apply; {}", fmt::join(fields, ", "),
+                               v.lost.empty() ? "what it holds is lost" : v.lost);
+        if (run) reruns.emplace(c.step, fmt::format("its {} is replaced ({} changed)", m.key.kind, what_changed(v.changed)));
+      } else if (v.action == k8s::UpdateVerdict::Action::rerun) {
+        c.detail = v.why;
+        reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
+      } else if (v.action == k8s::UpdateVerdict::Action::roll) {
+        c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
+      } else if (v.action == k8s::UpdateVerdict::Action::update) {
+        c.detail = v.why.empty() ? fmt::format("changed in place: {}", pointer_list(v.changed)) : v.why;
+      }
+    }
+    a.objects.push_back(std::move(c));
+  }
+  for (const auto& m : olds) {
+    if (seen.count(m.key)) continue;
+    ObjectChange c;
+    c.action = "remove";
+    c.key = m.key;
+    c.file = m.file;
+    c.step = step_of(m, all_steps);
+    if (!c.step.empty() && new_steps.count(c.step) && run_kinds().count(m.key.kind))
+      c.detail = "the step's previous run: kept as history, then pruned";
+    else if (!c.step.empty() && new_steps.count(c.step))
+      c.detail = fmt::format("of step '{}' as it was: pruned", c.step);
+    else if (!c.step.empty() && !new_steps.count(c.step))
+      c.detail = "its step is no longer in the spec: pruned";
+    else
+      c.detail = "no longer in the output: pruned (kubectl apply -k alone leaves it behind)";
+    a.objects.push_back(std::move(c));
+  }
+  for (const auto& c : a.objects) ++a.counts[c.action];
+
+  // A new run of a step after a step it needs re-runs: named so because that one's run changed
+  // (steps are in dependency order, so the steps it needs are decided first).
+  for (const auto& s : sys.steps) {
+    const auto r = reruns.find(s.name);
+    if (r == reruns.end() || r->second != kNewRun) continue;
+    std::vector<std::string> upstream;
+    for (const auto& need : s.needs)
+      if (reruns.count(need)) upstream.push_back("'" + need + "'");
+    if (!upstream.empty())
+      r->second = fmt::format("it needs {}, which run{} again: its run has a new name", fmt::join(upstream, ", "),
+                              upstream.size() == 1 ? "s" : "");
+  }
+  // The steps that run, in pipeline order, with what they hold.
+  double hours_sum = 0, cost_sum = 0;
+  bool bounded = true, priced = true;
+  for (const auto& s : sys.steps) {
+    const auto r = reruns.find(s.name);
+    if (r == reruns.end()) continue;
+    StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt};
+    if (const WorkloadPlan* w = step_workload(plan, s.name)) {
+      run.pods = w->max_pods;
+      run.gpus = w->max_pods * w->gpus_per_pod;
+      run.chips = w->max_pods * w->chips_per_pod;
+      run.accelerator_hours = w->accelerator_hours;
+      run.cost_bound = w->cost_bound;
+      for (const auto& p : plan.pools)
+        if (p.name == w->pool && p.node_price) {
+          if (p.gpus_per_node > 0 && run.gpus > 0) run.price_per_hour = *p.node_price / p.gpus_per_node * run.gpus;
+          if (p.chips_per_node > 0 && run.chips > 0) run.price_per_hour = *p.node_price / p.chips_per_node * run.chips;
+        }
+    }
+    if (run.gpus + run.chips > 0) {
+      if (run.accelerator_hours)
+        hours_sum += *run.accelerator_hours;
+      else
+        bounded = false;
+      if (run.cost_bound)
+        cost_sum += *run.cost_bound;
+      else
+        priced = false;
+    }
+    a.runs.push_back(std::move(run));
+  }
+  if (bounded) a.accelerator_hours = hours_sum;
+  if (bounded && priced) a.cost_bound = cost_sum;
+
+  const auto new_model = neu.find("model.yaml");
+  if (old_model == old.end())
+    a.notes.push_back(fmt::format("{} has no model.yaml: pools are not compared", old_folder));
+  else if (new_model != neu.end())
+    a.pools = compare_pools(old_model->second, new_model->second, a.notes);
+  if (std::any_of(a.runs.begin(), a.runs.end(), [](const auto& r) { return !r.accelerator_hours && r.gpus + r.chips > 0; }))
+    a.notes.push_back("a step that runs has no timeout, so its accelerator-hours have no bound; set `timeout` to bound them");
+  return a;
+}
+
+std::string render_against_text(const AgainstPlan& a) {
+  std::string out = fmt::format("Changes against {} (the output applied last)\n\n", a.old_folder);
+  if (!a.runs.empty()) {
+    out += "Steps that run\n";
+    for (const auto& r : a.runs) {
+      std::string held = r.gpus ? fmt::format("{} GPUs", r.gpus) : r.chips ? fmt::format("{} TPU chips", r.chips) : "no accelerators";
+      if (r.gpus + r.chips > 0)
+        held += r.accelerator_hours ? fmt::format(", <= {} {}-hours", hours(*r.accelerator_hours), r.gpus ? "GPU" : "chip")
+                                    : ", no timeout: hours unbounded";
+      if (r.cost_bound) held += fmt::format(", <= ${:.2f}", *r.cost_bound);
+      if (r.price_per_hour) held += fmt::format(", ${:.2f} per hour while it runs", *r.price_per_hour);
+      out += fmt::format("  {}: {} ({} pod{}, {})\n", r.step, r.why, r.pods, r.pods == 1 ? "" : "s", held);
+    }
+    if (a.accelerator_hours && *a.accelerator_hours > 0)
+      out += fmt::format("  in all: <= {} accelerator-hours{}\n", hours(*a.accelerator_hours),
+                         a.cost_bound ? fmt::format(", <= ${:.2f}", *a.cost_bound) : "");
+    out += "\n";
+  } else {
+    out += "Steps that run: none\n\n";
+  }
+  out += "Objects\n";
+  int unchanged = 0;
+  for (const auto& c : a.objects) {
+    if (c.action == "unchanged") {
+      ++unchanged;
+      continue;
+    }
+    out += fmt::format("  {:<9} {} ({})\n", c.action, c.key.describe(), c.file);
+    if (!c.detail.empty()) out += fmt::format("            {}\n", c.detail);
+    for (const auto& r : c.refused)
+      out += fmt::format("            - {} is immutable ({} changed) [{}]\n", r.path, r.changed, r.source);
+  }
+  out += fmt::format("  {} unchanged\n\n", unchanged);
+  if (!a.pools.empty()) {
+    out += "Pools\n";
+    for (const auto& p : a.pools) {
+      out += fmt::format("  {:<9} {}", p.action, p.pool);
+      if (!p.fields.empty()) out += fmt::format(": {}", fmt::join(p.fields, "; "));
+      out += "\n";
+      if (!p.detail.empty()) out += fmt::format("            {}\n", p.detail);
+    }
+    out += "\n";
+  }
+  std::vector<std::string> summary;
+  for (const char* act : {"rerun", "replace", "roll", "update", "create", "remove", "unchanged"})
+    if (const auto it = a.counts.find(act); it != a.counts.end()) summary.push_back(fmt::format("{} {}", it->second, act));
+  out += fmt::format("Summary: {} step(s) run; objects: {}\n", a.runs.size(), fmt::join(summary, ", "));
+  for (const auto& n : a.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+nlohmann::ordered_json against_json(const AgainstPlan& a) {
+  using oj = nlohmann::ordered_json;
+  oj out;
+  out["old"] = a.old_folder;
+  oj objects = oj::array();
+  for (const auto& c : a.objects) {
+    oj refused = oj::array();
+    for (const auto& r : c.refused) refused.push_back({{"path", r.path}, {"changed", r.changed}, {"source", r.source}});
+    objects.push_back({{"action", c.action},
+                       {"group", c.key.group},
+                       {"kind", c.key.kind},
+                       {"namespace", c.key.ns.empty() ? oj() : oj(c.key.ns)},
+                       {"name", c.key.name},
+                       {"file", c.file},
+                       {"step", c.step.empty() ? oj() : oj(c.step)},
+                       {"changed", c.changed},
+                       {"refused", refused},
+                       {"detail", c.detail}});
+  }
+  out["objects"] = objects;
+  oj pools = oj::array();
+  for (const auto& p : a.pools)
+    pools.push_back({{"pool", p.pool}, {"action", p.action}, {"fields", p.fields}, {"detail", p.detail}});
+  out["pools"] = pools;
+  oj runs = oj::array();
+  for (const auto& r : a.runs)
+    runs.push_back({{"step", r.step},
+                    {"why", r.why},
+                    {"pods", r.pods},
+                    {"gpus", r.gpus},
+                    {"tpuChips", r.chips},
+                    {"acceleratorHours", r.accelerator_hours ? oj(*r.accelerator_hours) : oj()},
+                    {"costBound", r.cost_bound ? oj(*r.cost_bound) : oj()},
+                    {"pricePerHour", r.price_per_hour ? oj(*r.price_per_hour) : oj()}});
+  out["runs"] = runs;
+  oj counts = oj::object();
+  for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove"}) {
+    const auto it = a.counts.find(act);
+    counts[act] = it == a.counts.end() ? 0 : it->second;
+  }
+  out["counts"] = counts;
+  out["acceleratorHours"] = a.accelerator_hours ? oj(*a.accelerator_hours) : oj();
+  out["costBound"] = a.cost_bound ? oj(*a.cost_bound) : oj();
+  out["notes"] = a.notes;
+  return out;
+}
+
+}  // namespace trainc

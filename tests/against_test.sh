@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# `trainc plan SPEC --against OLD`: examples compiled, edited one field, compiled again; the plan
+# must name the expected consequence (the step that re-runs, the Deployment that rolls, the pool
+# resized or replaced), its JSON must meet schemas/plan.v1.schema.json, and it must agree with the
+# independent update oracle (../shared/oracle/k8s-update-check OLD NEW, or $TRAINC_ORACLE_DIR):
+# every object the oracle refuses the plan calls replace or rerun, and nothing the oracle accepts
+# is called replace. Without the oracles the agreement is one skipped test.
+# Usage: tests/against_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+
+# example|spec file|text|replacement|expectation (checked by check_plan below)
+EDITS=(
+  "xgb-a4|spec.yaml|rounds: 2000|rounds: 2500|runs=train; object=Job:k8s/train-job.yaml:replace,rerun; object=Job:k8s/datagen-job.yaml:unchanged; pools-unchanged"
+  "xgb-a4|spec.yaml|autoscaling: {min: 0, max: 2}|autoscaling: {min: 0, max: 4}|runs=; pool=a4:resize"
+  "xgb-a4|spec.yaml|system: {machine: e2-standard-4}|system: {machine: e2-standard-8}|runs=; pool=system:replace"
+  "vllm-l4|spec.yaml|--max-model-len=8192|--max-model-len=4096|runs=; object=Deployment:k8s/service-chat-deployment.yaml:roll"
+  "kueue-gpu|spec.yaml|--model=small|--model=tiny|runs=train-small"
+  "kueue-gpu|spec.yaml|prep.py|prep2.py|runs-include=prep; object=LocalQueue:k8s/localqueue.yaml:unchanged"
+  "triton-tpu|spec.jsonnet|--model=base|--model=small|runs=finetune; object=JobSet:k8s/finetune-jobset.yaml:replace,rerun"
+  "ray-t4|spec.yaml|--results=/results]|--results=/results/v2]|runs=train; object=RayJob:k8s/train-rayjob.yaml:rerun"
+  "dask-cpu|spec.yaml|cpu: {pool: cpu, replicas: 2}|cpu: {pool: cpu, replicas: 1}|runs=sum-of-squares; object=Deployment:k8s/cluster-dask-cpu-deployment.yaml:update"
+  "gpt-a4-tas|spec.yaml|torchrun: {script: eval.py}|torchrun: {script: eval2.py}|runs=evaluate"
+)
+
+# check_plan JSON EXPECTATION: the plan's `against` section meets the expectation.
+check_plan() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+a = doc["against"]
+runs = [r["step"] for r in a["runs"]]
+problems = []
+for part in [p.strip() for p in sys.argv[2].split(";") if p.strip()]:
+    if part.startswith("runs="):
+        want = [s for s in part[5:].split(",") if s]
+        if runs != want:
+            problems.append(f"steps that run: {runs}, expected {want}")
+    elif part.startswith("runs-include="):
+        for s in part[13:].split(","):
+            if s not in runs:
+                problems.append(f"step {s} does not run ({runs})")
+    elif part.startswith("runs-exclude="):
+        for s in part[13:].split(","):
+            if s in runs:
+                problems.append(f"step {s} runs ({runs})")
+    elif part.startswith("object="):
+        kind, file, actions = part[7:].split(":")
+        found = [o["action"] for o in a["objects"] if o["kind"] == kind and o["file"] == file and o["action"] != "remove"]
+        if not found or found[0] not in actions.split(","):
+            problems.append(f"{kind} {file}: {found}, expected one of {actions}")
+    elif part.startswith("pool="):
+        pool, action = part[5:].split(":")
+        found = [p["action"] for p in a["pools"] if p["pool"] == pool]
+        if found != [action]:
+            problems.append(f"pool {pool}: {found}, expected {action}")
+    elif part == "pools-unchanged":
+        changed = [p["pool"] for p in a["pools"] if p["action"] != "unchanged"]
+        if changed:
+            problems.append(f"pools changed: {changed}")
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+# agree JSON REPORT: the oracle's REFUSED objects are replace or rerun in the plan, and the plan's
+# replace objects are REFUSED by the oracle.
+agree() {
+  python3 - "$1" "$2" <<'PY'
+import json, re, sys
+a = json.load(open(sys.argv[1]))["against"]
+refused = set()
+for line in open(sys.argv[2]):
+    m = re.match(r"REFUSED\s+(\S+)\s+(\S+)", line)
+    if m:
+        refused.add(f"{m.group(1)} {m.group(2)}")
+def describe(o):
+    return f"{o['kind']} {o['namespace'] + '/' if o['namespace'] else ''}{o['name']}"
+actions = {describe(o): o["action"] for o in a["objects"] if o["action"] != "remove"}
+problems = []
+for r in sorted(refused):
+    if actions.get(r) not in ("replace", "rerun"):
+        problems.append(f"the oracle refuses {r}; the plan says {actions.get(r)}")
+for d, act in sorted(actions.items()):
+    if act == "replace" and d not in refused:
+        problems.append(f"the plan replaces {d}; the oracle accepts it")
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
+PY
+}
+
+validate_schema() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    import jsonschema
+except ImportError:
+    sys.exit(0)  # the unit tests validate the JSON with valijson
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open("schemas/plan.v1.schema.json")))
+PY
+}
+
+have_oracle=0
+if oracles_present "plan --against agrees with k8s-update-check" k8s-update-check; then have_oracle=1; fi
+
+i=0
+for edit in "${EDITS[@]}"; do
+  IFS='|' read -r example file from to expect <<<"$edit"
+  i=$((i + 1))
+  src="$TMP/src$i/$example"
+  mkdir -p "$TMP/src$i"
+  cp -r "examples/$example" "$src"
+  run "$TRAINC" compile "$src/$file" -o "$TMP/old$i"
+  if [ "$rc" -ne 0 ]; then
+    t_fail "$example: compiles" "$(cat "$TMP/stderr")"
+    continue
+  fi
+  FROM=$from TO=$to python3 -c '
+import os, sys
+p = sys.argv[1]
+s = open(p).read()
+assert os.environ["FROM"] in s, os.environ["FROM"]
+open(p, "w").write(s.replace(os.environ["FROM"], os.environ["TO"], 1))' "$src/$file"
+  run "$TRAINC" compile "$src/$file" -o "$TMP/new$i"
+  if [ "$rc" -ne 0 ]; then
+    t_fail "$example: the edited spec ($from -> $to) compiles" "$(cat "$TMP/stderr")"
+    continue
+  fi
+  name=$(basename "$(find "$TMP/old$i" -mindepth 1 -maxdepth 1 -type d | head -1)")
+  run "$TRAINC" plan "$src/$file" --against "$TMP/old$i/$name" --format json
+  cp "$TMP/stdout" "$TMP/plan$i.json"
+  t "$example: plan --against after '$from' -> '$to' exits 0" test "$rc" -eq 0
+  t "$example ($from -> $to): $expect" check_plan "$TMP/plan$i.json" "$expect"
+  t "$example ($from -> $to): the JSON meets plan.v1.schema.json" validate_schema "$TMP/plan$i.json"
+  if [ "$have_oracle" = 1 ]; then
+    "$ORACLE/k8s-update-check" "$TMP/old$i/$name/k8s" "$TMP/new$i/$name/k8s" >"$TMP/oracle$i.txt" 2>&1
+    t "$example ($from -> $to): the plan agrees with k8s-update-check" agree "$TMP/plan$i.json" "$TMP/oracle$i.txt"
+  fi
+done
+
+# The same output against itself: nothing runs, nothing changes; the text says so.
+run "$TRAINC" compile examples/xgb-a4/spec.yaml -o "$TMP/same"
+run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same/xgb-a4"
+t "the same output: nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
+t "the same output: every object unchanged" grep -Eq '^Summary: 0 step\(s\) run; objects: [0-9]+ unchanged$' "$TMP/stdout"
+# The output root works too (DIR/<system>), and a folder with no output is a usage error.
+run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same"
+t "plan --against DIR finds DIR/<system>" grep -q "^Changes against $TMP/same/xgb-a4 " "$TMP/stdout"
+run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/nothing"
+t "plan --against a folder with no output exits 2" test "$rc" -eq 2
+t "... and says what to give" grep -q 'holds no k8s/ folder' "$TMP/stderr"
+tap_done
