@@ -3,7 +3,9 @@
 # kubectl stand-in (tests/kubectl_standin.py), which keeps what was applied and refuses what the
 # API server refuses. Run twice with no change, apply.sh starts no step the second time. Then the
 # spec is edited, compiled again into the same folder and applied again: exactly the edited step,
-# and the steps that need it, start a new run; no update is refused.
+# and the steps that need it, start a new run; no update is refused. Beyond a step's history its
+# older runs go (Job, ConfigMap and Service together), a step removed from the spec leaves nothing,
+# what trainc did not make for the system stays, and --rerun STEP starts STEP and the steps after it.
 # Usage: tests/day2_apply_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -45,9 +47,9 @@ name_in() { sed -n 's/^  name: //p' "$1/k8s/$2.yaml" | head -n 1; }
 # The run a step's Job is named by in output folder $1: the name in k8s/$2-job.yaml.
 run_of() { name_in "$1" "$2-job"; }
 
-# apply OUT: runs apply.sh; fails unless it exits 0 and no update was refused.
+# apply OUT [ARG...]: runs apply.sh ARG...; fails unless it exits 0 and no update was refused.
 apply() {
-  run_script "$1" apply.sh
+  run_script "$1" apply.sh "${@:2}"
   [ "$rc" -eq 0 ] || { echo "apply.sh failed"; show; return 1; }
   [ -z "$(stub_k8s_refused)" ] || { echo "updates refused: $(stub_k8s_refused | tr '\n' ' ')"; show; return 1; }
 }
@@ -145,6 +147,75 @@ xgb_again() {
   [ -z "$(started_since "$mark")" ] || { echo "compiled again unchanged, apply.sh started:"; started_since "$mark"; return 1; }
 }
 t "xgb-a4: compiled again with no change, apply.sh starts nothing" xgb_again
+
+# ---- xgb-a4 pruning: runs beyond a step's history, a step gone, --rerun ------------------------------------------
+# The runs of step $1 (the names of its objects of kind $2: job.batch, configmap, service) the
+# cluster holds, sorted, one a line.
+held() { stub_k8s_objects | sed -n "s|^$2/xgb-a4/\\(xgb-a4-$1-.*\\)$|\\1|p" | sort; }
+
+xgb_history() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local t3 t4 t5 kind datagen rounds
+  # Objects in the namespace that trainc did not make for this system: never pruned.
+  cat >"$TMP/others.yaml" <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: users-own, namespace: xgb-a4, labels: {app.kubernetes.io/part-of: xgb-a4}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other-system, namespace: xgb-a4, labels: {app.kubernetes.io/part-of: other, app.kubernetes.io/managed-by: trainc}}
+YAML
+  PATH="$STUB_BIN:$PATH" kubectl apply -f "$TMP/others.yaml" >/dev/null || return 1
+  datagen=$(held datagen job.batch)
+  t3=$(run_of "$XGB" train)
+  for rounds in 2501 2502; do
+    edit_and_apply xgb-a4 "s/^\\( *rounds:\\) [0-9]*$/\\1 $rounds/" || return 1
+  done
+  t5=$(run_of "$XGB" train)
+  t4=$(held train job.batch | grep -vx -e "$t3" -e "$t5")
+  for kind in job.batch configmap service; do
+    [ "$(held train "$kind")" = "$(printf '%s\n' "$t3" "$t4" "$t5" | sort)" ] ||
+      { echo "train's $kind objects: $(held train "$kind" | tr '\n' ' ') (expected the last 3 runs: $t3 $t4 $t5)"; return 1; }
+  done
+  [ "$(stub_k8s_deleted | grep -c '/xgb-a4-train-')" -eq 6 ] ||
+    { echo "deleted: $(stub_k8s_deleted | tr '\n' ' ') (expected the Job, ConfigMap and Service of 2 runs)"; return 1; }
+  [ "$(held datagen job.batch)" = "$datagen" ] || { echo "datagen's runs changed: $(held datagen job.batch)"; return 1; }
+  stub_k8s_objects | grep -qx configmap/xgb-a4/users-own && stub_k8s_objects | grep -qx configmap/xgb-a4/other-system ||
+    { echo "an object trainc did not make for this system was deleted: $(stub_k8s_deleted | tr '\n' ' ')"; return 1; }
+}
+t "xgb-a4: train edited twice more: its last 3 runs stay (Job, ConfigMap, Service), older ones go, nothing else" xgb_history
+
+xgb_rerun() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local train datagen
+  train=$(run_of "$XGB" train)
+  datagen=$(run_of "$XGB" datagen)
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" --rerun train || return 1
+  [ "$(started_since "$mark")" = "job/$train" ] || { echo "--rerun train started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" --rerun datagen || return 1
+  [ "$(started_since "$mark")" = "$(printf 'job/%s\n' "$datagen" "$train" | sort)" ] ||
+    { echo "--rerun datagen started: $(started_since "$mark" | tr '\n' ' ') (expected datagen and train)"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "apply.sh after --rerun started: $(started_since "$mark")"; return 1; }
+}
+t "xgb-a4: --rerun train starts train's run again; --rerun datagen starts datagen's and train's" xgb_rerun
+
+xgb_step_removed() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local kind
+  edit_and_apply xgb-a4 '/^  - name: train$/,$d' || return 1
+  for kind in job.batch configmap service; do
+    [ -z "$(held train "$kind")" ] || { echo "train, gone from the spec, left its $kind objects: $(held train "$kind" | tr '\n' ' ')"; return 1; }
+  done
+  [ -z "$(started_since "$mark")" ] || { echo "started: $(started_since "$mark")"; return 1; }
+  [ -n "$(held datagen job.batch)" ] || { echo "datagen's runs went too"; return 1; }
+  stub_k8s_objects | grep -qx configmap/xgb-a4/users-own || { echo "the user's ConfigMap was deleted"; return 1; }
+}
+t "xgb-a4: train removed from the spec: every run of train goes, datagen's stay" xgb_step_removed
 
 # ---- mnist: one torchrun step built from its own image -----------------------------------------------------
 MNIST=$TMP/mnist/out/mnist
