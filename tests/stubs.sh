@@ -21,9 +21,21 @@
 # GKE's own nvidia.com/gpu taint on a GPU pool), `node-pools update` and `clusters resize` change
 # them, and `compute instance-groups managed describe` of its one instance group gives its size
 # (see stub_pool_flag); clusters and buckets answer their describe fields the same way, and
-# `clusters update` changes a cluster's. kubectl remembers what was applied; `wait` on an object
-# never applied fails as kubectl does; `create secret generic` keeps a Secret's key names (never
-# its values), which `get secret/NAME` lists, one a line (NotFound for a Secret never made). helm remembers releases. curl answers every request.
+# `clusters update` changes a cluster's. A deleted cluster takes what it held along. kubectl is
+# tests/kubectl_standin.py: it keeps the applied objects (creation times, the status their
+# controllers write: a Job, JobSet or RayJob succeeds at once, fails when STUB_RUN_FAIL, globs on
+# its name, matches, runs on when STUB_RUN_HOLD does), refuses an update the update oracle
+# (k8s-update-check) refuses, and answers get, wait, rollout and delete as kubectl does;
+# `create secret generic` keeps a Secret's key names (never its values), which `get secret/NAME`
+# lists, one a line (NotFound for a Secret never made). helm remembers releases. curl answers every request.
+#   stub_k8s_objects       every object the cluster holds, as kind.group/namespace/name (core kinds
+#                          without .group, cluster-scoped ones with an empty namespace), sorted
+#   stub_k8s_started       the Jobs, JobSets and RayJobs apply created (steps started), kind/name
+#                          a line, in order; stub_k8s_deleted, stub_k8s_rolled (pod templates
+#                          changed), stub_k8s_refused (updates refused), stub_k8s_created (every
+#                          object created) and stub_k8s_replaced (deleted, then created again) likewise
+#   stub_k8s_finish KIND/NAME complete|failed   ends a workload STUB_RUN_HOLD kept running
+#   stub_user_objects OUT  makes what OUT's apply.sh needs and trainc does not make (need_object)
 # `storage rsync` copies folders into the fake cloud's objects, which `storage ls` lists.
 # `ray-job ENTRYPOINT` runs a RayJob's entrypoint as Ray's job supervisor runs the string KubeRay's
 # HTTPMode posts to the job API: subprocess.Popen(entrypoint, shell=True), one `sh -c`.
@@ -40,6 +52,8 @@
 #   stub_images            the images pushed so far, one a line, sorted
 #   stub_user_images OUT   pushes the images OUT's apply.sh checks for that trainc does not build
 #   stub_path_without_docker   a PATH holding the stand-ins and /usr/bin:/bin but no docker
+
+STUBS_KUBECTL="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kubectl_standin.py"
 
 stubs_install() {
   STUB_BIN="$1/bin"
@@ -334,78 +348,13 @@ exit 3
 SH
   chmod +x "$STUB_BIN/.pools"
 
-  cat >"$STUB_BIN/kubectl" <<'SH'
+  # kubectl: tests/kubectl_standin.py, a small API server that keeps what was applied (see there).
+  cat >"$STUB_BIN/kubectl" <<SH
 #!/usr/bin/env bash
 # shellcheck source=/dev/null
-. "${0%/*}/.record"
-stub_record kubectl "$@"
-set -u
-k8s="$STUB_STATE/k8s"
-args=() files=()
-while [ "$#" -gt 0 ]; do
-  case "$1" in
-    --context | -n | --namespace) shift ;;
-    -f) files+=("$2"); shift ;;
-    *) args+=("$1") ;;
-  esac
-  shift
-done
-# The kind/name pairs of a manifest, as `kind/name` lines (lower-case kind).
-objects() {
-  awk '/^kind:/ { kind = tolower($2) } /^metadata:/ { meta = 1; next } meta && /^  name:/ { print kind "/" $2; meta = 0 } /^[^ ]/ && !/^metadata:/ { meta = 0 }' "$1"
-}
-case "${args[0]:-}" in
-  apply)
-    for f in "${files[@]}"; do
-      case "$f" in
-        http*://*) echo "$f" >>"$k8s/urls"; echo "applied $f" ;;
-        *)
-          [ -f "$f" ] || { echo "error: the path \"$f\" does not exist" >&2; exit 1; }
-          objects "$f" | while read -r o; do echo "$o" >>"$k8s/objects"; echo "$o configured"; done
-          # The models vLLM pods serve, which their /v1/models lists.
-          sed -n 's/^ *- "\{0,1\}--served-model-name=\([^"]*\)"\{0,1\}$/\1/p' "$f" >>"$k8s/models" ;;
-      esac
-    done
-    exit 0 ;;
-  wait)
-    target=${args[1]}
-    case " ${args[*]} " in *" --all "*) echo "$target condition met"; exit 0 ;; esac
-    kind=${target%%/*} obj=${target#*/}
-    if grep -qx "$kind[a-z.]*/$obj" "$k8s/objects" 2>/dev/null || grep -q "^$kind.*/$obj$" "$k8s/objects" 2>/dev/null; then
-      echo "$target condition met"; exit 0
-    fi
-    echo "Error from server (NotFound): ${kind}s \"$obj\" not found" >&2; exit 1 ;;
-  rollout) echo "deployment \"${args[2]#*/}\" successfully rolled out"; exit 0 ;;
-  create)
-    # create secret generic NAME --from-literal=KEY=VALUE...: remembers the keys, never the values.
-    if [ "${args[1]:-} ${args[2]:-}" = "secret generic" ]; then
-      mkdir -p "$k8s/secrets"
-      f="$k8s/secrets/${args[3]}"
-      [ -f "$f" ] && { echo "error: failed to create secret secrets \"${args[3]}\" already exists" >&2; exit 1; }
-      : >"$f"
-      for a in "${args[@]:4}"; do case "$a" in --from-literal=*) a=${a#--from-literal=}; echo "${a%%=*}" >>"$f" ;; esac; done
-      echo "secret/${args[3]} created"; exit 0
-    fi ;;
-  get)
-    # A Secret: the names of its keys (the go-template apply.sh asks with), as `create secret`
-    # made it; NotFound otherwise.
-    case "${args[1]:-}" in
-      secret/*)
-        f="$k8s/secrets/${args[1]#secret/}"
-        [ -f "$f" ] || { echo "Error from server (NotFound): secrets \"${args[1]#secret/}\" not found" >&2; exit 1; }
-        cat "$f"; exit 0 ;;
-    esac
-    case " ${args[*]} " in
-      *" --raw "*/v1/models" "*) "${0%/*}/.models"; exit 0 ;;
-      *" --raw "*) echo '{}'; exit 0 ;;
-      *" service "*) printf '%s' "${STUB_GATEWAY_IP-203.0.113.7}"; exit 0 ;;
-      # The nodes a jsonpath lists, as STUB_NODES gives them (printf %b: \n ends a node); none by default.
-      *" nodes "*) printf '%b' "${STUB_NODES-}"; exit 0 ;;
-      *) exit 0 ;;  # jsonpath of a condition that is not set: empty
-    esac ;;
-esac
-echo "stub kubectl: unexpected call: ${args[*]}" >&2
-exit 3
+. "\${0%/*}/.record"
+stub_record kubectl "\$@"
+exec /usr/bin/python3 -S $(printf '%q' "$STUBS_KUBECTL") "\$@"
 SH
 
   cat >"$STUB_BIN/helm" <<'SH'
@@ -651,6 +600,29 @@ stub_repin() {
   local sum
   sum=$(echo 'stub download' | sha256sum)
   sed -i -E "/sha256sum --check|pins \(SHA-256/ s/[0-9a-f]{64}/${sum%% *}/g" "$1/scripts/apply.sh"
+}
+
+stub_k8s_objects() { /usr/bin/python3 -S "$STUBS_KUBECTL" --objects; }
+stub_k8s_started() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events started; }
+stub_k8s_deleted() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events deleted; }
+stub_k8s_rolled() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events rolled; }
+stub_k8s_refused() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events refused; }
+stub_k8s_created() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events created; }
+stub_k8s_replaced() { /usr/bin/python3 -S "$STUBS_KUBECTL" --events replaced; }
+stub_k8s_finish() { /usr/bin/python3 -S "$STUBS_KUBECTL" --finish "$1" "$2"; }
+
+# stub_user_objects OUT: makes the objects scripts/apply.sh of output folder OUT checks for and
+# trainc does not create (need_object: a namespace it does not own, a service account), as their
+# owner would before apply, with `kubectl create`; prints each. Secrets are left to the tests.
+stub_user_objects() {
+  local ns ref
+  ns=$(sed -n "s/^NAMESPACE=//p" "$1/scripts/apply.sh" | head -n 1)
+  ns=${ns#\'} ns=${ns%\'}
+  sed -n "s/^need_object '\{0,1\}\([^' ]*\)'\{0,1\} .*/\1/p" "$1/scripts/apply.sh" | while read -r ref; do
+    PATH="$STUB_BIN:$PATH" kubectl get "$ref" -n "$ns" -o name >/dev/null 2>&1 && continue
+    PATH="$STUB_BIN:$PATH" kubectl create "${ref%%/*}" "${ref#*/}" -n "$ns" >/dev/null || return 1
+    printf '%s\n' "$ref"
+  done
 }
 
 # stub_pool_flag CLUSTER POOL FLAG: the value of --FLAG node pool POOL of CLUSTER has now (made or

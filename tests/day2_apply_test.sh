@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# Day 2 under the stand-ins (TAP): an example is compiled and its scripts/apply.sh run against the
+# kubectl stand-in (tests/kubectl_standin.py), which keeps what was applied and refuses what the
+# API server refuses. Run twice with no change, apply.sh starts no step the second time. Then the
+# spec is edited, compiled again into the same folder and applied again: exactly the edited step,
+# and the steps that need it, start a new run; no update is refused. Beyond a step's history its
+# older runs go (Job, ConfigMap and Service together), a step removed from the spec leaves nothing,
+# what trainc did not make for the system stays, and --rerun STEP starts STEP and the steps after it.
+# Usage: tests/day2_apply_test.sh TRAINC
+set -uo pipefail
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_init "$@"
+# shellcheck source=tests/stubs.sh
+. tests/stubs.sh
+rc=0
+
+SANDBOX="$TMP/sandbox"
+
+# Runs scripts/$2 of output folder $1 with the stand-ins first on PATH, in the sandbox.
+run_script() {
+  local dir=$1 script=$2
+  shift 2
+  mkdir -p "$SANDBOX/home" "$SANDBOX/tmp"
+  rc=0
+  (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
+    HEALTH_ATTEMPTS=2 HEALTH_DELAY=0 bash "$dir/scripts/$script" "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+}
+
+show() {
+  echo "exit $rc; stderr:"
+  tail -n 20 "$TMP/stderr"
+  echo "kubectl calls:"
+  stub_log | grep '^kubectl' | tail -n 15
+}
+
+# compile NAME: trainc compile of the copied spec of NAME into $TMP/NAME/out, which then holds the
+# output folder NAME/ (replaced when it holds an earlier output).
+compile() {
+  "$TRAINC" compile "$TMP/$1/spec/spec.yaml" -o "$TMP/$1/out" >"$TMP/compile.out" 2>&1 ||
+    { echo "trainc compile $1 failed:"; cat "$TMP/compile.out"; return 1; }
+  stub_repin "$TMP/$1/out/$1"
+}
+
+# The name of the object in file k8s/$2.yaml of output folder $1.
+name_in() { sed -n 's/^  name: //p' "$1/k8s/$2.yaml" | head -n 1; }
+# The run a step's Job is named by in output folder $1: the name in k8s/$2-job.yaml.
+run_of() { name_in "$1" "$2-job"; }
+
+# apply OUT [ARG...]: runs apply.sh ARG...; fails unless it exits 0 and no update was refused.
+apply() {
+  run_script "$1" apply.sh "${@:2}"
+  [ "$rc" -eq 0 ] || { echo "apply.sh failed"; show; return 1; }
+  [ -z "$(stub_k8s_refused)" ] || { echo "updates refused: $(stub_k8s_refused | tr '\n' ' ')"; show; return 1; }
+}
+
+# The steps apply.sh started since the marker $1 (a line count of the start log), sorted.
+started_since() { stub_k8s_started | tail -n "+$(($1 + 1))" | sort; }
+
+# setup NAME: a copy of examples/NAME (the spec may name files beside it), compiled into $TMP/NAME/out;
+# in the fake cloud (stubs_install runs first, outside the tests: they run in subshells), the
+# system's cluster made by up.sh and its images in the registry.
+setup() {
+  local name=$1
+  rm -rf "${TMP:?}/$name" "$SANDBOX"
+  mkdir -p "$TMP/$name"
+  cp -R "examples/$name" "$TMP/$name/spec"
+  compile "$name" || return 1
+  run_script "$TMP/$name/out/$name" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  stub_user_images "$TMP/$name/out/$name" >/dev/null
+  if [ -f "$TMP/$name/out/$name/scripts/build.sh" ]; then
+    run_script "$TMP/$name/out/$name" build.sh
+    [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
+  fi
+}
+
+# edit NAME SED: edits the copied spec with sed expression SED (which must change it), compiles again
+# into the same output folder and applies it; prints nothing, fails with the reason.
+edit_and_apply() {
+  local name=$1 spec="$TMP/$1/spec/spec.yaml"
+  cp "$spec" "$TMP/spec.before"
+  sed -i "$2" "$spec"
+  cmp -s "$spec" "$TMP/spec.before" && { echo "the edit '$2' changed nothing in the spec"; return 1; }
+  compile "$name" || return 1
+  mark=$(stub_k8s_started | wc -l)
+  apply "$TMP/$name/out/$name"
+}
+
+# ---- xgb-a4: datagen, then train (needs datagen) ------------------------------------------------------
+XGB=$TMP/xgb-a4/out/xgb-a4
+stubs_install "$TMP/stubs-xgb-a4"
+
+xgb_twice() {
+  setup xgb-a4 || return 1
+  apply "$XGB" || return 1
+  local first expected
+  first=$(stub_k8s_started | sort)
+  expected=$(printf 'job/%s\n' "$(run_of "$XGB" datagen)" "$(run_of "$XGB" train)" | sort)
+  [ "$first" = "$expected" ] || { echo "the first apply started:"; echo "$first"; echo "expected:"; echo "$expected"; return 1; }
+  stub_reset_calls
+  apply "$XGB" || return 1
+  [ "$(stub_k8s_started | sort)" = "$first" ] || { echo "the second apply started:"; started_since 2; show; return 1; }
+  [ -z "$(stub_k8s_rolled)$(stub_k8s_deleted)" ] || { echo "the second apply rolled or deleted: $(stub_k8s_rolled) $(stub_k8s_deleted)"; return 1; }
+  grep -q '^kubectl .* apply ' "$STUB_STATE/log" || { echo "the second apply applied nothing"; return 1; }
+}
+t "xgb-a4: apply.sh twice with no change; the second run starts no step" xgb_twice
+
+mark=0
+xgb_edit_train() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local datagen train_before train
+  datagen=$(run_of "$XGB" datagen)
+  train_before=$(run_of "$XGB" train)
+  edit_and_apply xgb-a4 's/^\( *rounds:\) 2000$/\1 2500/' || return 1
+  train=$(run_of "$XGB" train)
+  [ "$(run_of "$XGB" datagen)" = "$datagen" ] || { echo "editing train renamed datagen's run"; return 1; }
+  [ "$train" != "$train_before" ] || { echo "train's run kept its name ($train) after its rounds changed"; return 1; }
+  [ "$(started_since "$mark")" = "job/$train" ] ||
+    { echo "started after the edit (expected job/$train alone):"; started_since "$mark"; return 1; }
+  [ -z "$(stub_k8s_rolled)" ] || { echo "rolled: $(stub_k8s_rolled)"; return 1; }
+}
+t "xgb-a4: train's rounds edited: train alone starts a new run, nothing is refused" xgb_edit_train
+
+xgb_edit_datagen() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local datagen_before train_before expected
+  datagen_before=$(run_of "$XGB" datagen)
+  train_before=$(run_of "$XGB" train)
+  edit_and_apply xgb-a4 's/^\(    datagen: {size: 6TB, features:\) 400,/\1 500,/' || return 1
+  [ "$(run_of "$XGB" datagen)" != "$datagen_before" ] && [ "$(run_of "$XGB" train)" != "$train_before" ] ||
+    { echo "datagen's edit did not rename both runs"; return 1; }
+  expected=$(printf 'job/%s\n' "$(run_of "$XGB" datagen)" "$(run_of "$XGB" train)" | sort)
+  [ "$(started_since "$mark")" = "$expected" ] ||
+    { echo "started after the edit:"; started_since "$mark"; echo "expected:"; echo "$expected"; return 1; }
+  # apply.sh waited for the new datagen run before it applied train's.
+  grep -q "^kubectl .* wait job/$(run_of "$XGB" datagen) " "$STUB_STATE/log" ||
+    { echo "apply.sh did not wait for datagen's new run"; stub_log | grep '^kubectl' | tail -n 10; return 1; }
+}
+t "xgb-a4: datagen's features edited: datagen and train (which needs it) start new runs" xgb_edit_datagen
+
+xgb_again() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  compile xgb-a4 || return 1
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "compiled again unchanged, apply.sh started:"; started_since "$mark"; return 1; }
+}
+t "xgb-a4: compiled again with no change, apply.sh starts nothing" xgb_again
+
+# ---- xgb-a4 pruning: runs beyond a step's history, a step gone, --rerun ------------------------------------------
+# The runs of step $1 (the names of its objects of kind $2: job.batch, configmap, service) the
+# cluster holds, sorted, one a line.
+held() { stub_k8s_objects | sed -n "s|^$2/xgb-a4/\\(xgb-a4-$1-.*\\)$|\\1|p" | sort; }
+
+xgb_history() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local t3 t4 t5 kind datagen rounds
+  # Objects in the namespace that trainc did not make for this system: never pruned.
+  cat >"$TMP/others.yaml" <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: users-own, namespace: xgb-a4, labels: {app.kubernetes.io/part-of: xgb-a4}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other-system, namespace: xgb-a4, labels: {app.kubernetes.io/part-of: other, app.kubernetes.io/managed-by: trainc}}
+YAML
+  PATH="$STUB_BIN:$PATH" kubectl apply -f "$TMP/others.yaml" >/dev/null || return 1
+  datagen=$(held datagen job.batch)
+  t3=$(run_of "$XGB" train)
+  for rounds in 2501 2502; do
+    edit_and_apply xgb-a4 "s/^\\( *rounds:\\) [0-9]*$/\\1 $rounds/" || return 1
+  done
+  t5=$(run_of "$XGB" train)
+  t4=$(held train job.batch | grep -vx -e "$t3" -e "$t5")
+  for kind in job.batch configmap service; do
+    [ "$(held train "$kind")" = "$(printf '%s\n' "$t3" "$t4" "$t5" | sort)" ] ||
+      { echo "train's $kind objects: $(held train "$kind" | tr '\n' ' ') (expected the last 3 runs: $t3 $t4 $t5)"; return 1; }
+  done
+  [ "$(stub_k8s_deleted | grep -c '/xgb-a4-train-')" -eq 6 ] ||
+    { echo "deleted: $(stub_k8s_deleted | tr '\n' ' ') (expected the Job, ConfigMap and Service of 2 runs)"; return 1; }
+  [ "$(held datagen job.batch)" = "$datagen" ] || { echo "datagen's runs changed: $(held datagen job.batch)"; return 1; }
+  stub_k8s_objects | grep -qx configmap/xgb-a4/users-own && stub_k8s_objects | grep -qx configmap/xgb-a4/other-system ||
+    { echo "an object trainc did not make for this system was deleted: $(stub_k8s_deleted | tr '\n' ' ')"; return 1; }
+}
+t "xgb-a4: train edited twice more: its last 3 runs stay (Job, ConfigMap, Service), older ones go, nothing else" xgb_history
+
+xgb_rerun() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local train datagen
+  train=$(run_of "$XGB" train)
+  datagen=$(run_of "$XGB" datagen)
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" --rerun train || return 1
+  [ "$(started_since "$mark")" = "job/$train" ] || { echo "--rerun train started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" --rerun datagen || return 1
+  [ "$(started_since "$mark")" = "$(printf 'job/%s\n' "$datagen" "$train" | sort)" ] ||
+    { echo "--rerun datagen started: $(started_since "$mark" | tr '\n' ' ') (expected datagen and train)"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$XGB" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "apply.sh after --rerun started: $(started_since "$mark")"; return 1; }
+}
+t "xgb-a4: --rerun train starts train's run again; --rerun datagen starts datagen's and train's" xgb_rerun
+
+xgb_step_removed() {
+  [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
+  local kind
+  edit_and_apply xgb-a4 '/^  - name: train$/,$d' || return 1
+  for kind in job.batch configmap service; do
+    [ -z "$(held train "$kind")" ] || { echo "train, gone from the spec, left its $kind objects: $(held train "$kind" | tr '\n' ' ')"; return 1; }
+  done
+  [ -z "$(started_since "$mark")" ] || { echo "started: $(started_since "$mark")"; return 1; }
+  [ -n "$(held datagen job.batch)" ] || { echo "datagen's runs went too"; return 1; }
+  stub_k8s_objects | grep -qx configmap/xgb-a4/users-own || { echo "the user's ConfigMap was deleted"; return 1; }
+}
+t "xgb-a4: train removed from the spec: every run of train goes, datagen's stay" xgb_step_removed
+
+# ---- mnist: one torchrun step built from its own image -----------------------------------------------------
+MNIST=$TMP/mnist/out/mnist
+stubs_install "$TMP/stubs-mnist"
+mnist() {
+  setup mnist || return 1
+  apply "$MNIST" || return 1
+  [ "$(stub_k8s_started)" = "job/$(run_of "$MNIST" train)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$MNIST" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
+  edit_and_apply mnist 's/--epochs=1,/--epochs=2,/' || return 1
+  [ "$(started_since "$mark")" = "job/$(run_of "$MNIST" train)" ] ||
+    { echo "after the edit, started: $(started_since "$mark") (expected job/$(run_of "$MNIST" train))"; return 1; }
+}
+t "mnist: applied twice, then with train's epochs edited: one new run of train, nothing refused" mnist
+
+# ---- kueue-gpu: prep, then two trainings that need it, queued by Kueue ------------------------------------
+KUEUE=$TMP/kueue-gpu/out/kueue-gpu
+stubs_install "$TMP/stubs-kueue-gpu"
+kueue() {
+  setup kueue-gpu || return 1
+  apply "$KUEUE" || return 1
+  local expected
+  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  [ "$(stub_k8s_started | sort)" = "$expected" ] || { echo "started: $(stub_k8s_started | tr '\n' ' ')"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$KUEUE" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
+  edit_and_apply kueue-gpu 's/args: \[--model=small\]/args: [--model=small, --epochs=2]/' || return 1
+  [ "$(started_since "$mark")" = "job/$(run_of "$KUEUE" train-small)" ] ||
+    { echo "train-small edited, started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
+  edit_and_apply kueue-gpu 's/command: \[python3, prep.py\]/command: [python3, prep.py, --fast]/' || return 1
+  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  [ "$(started_since "$mark")" = "$expected" ] ||
+    { echo "prep edited, started: $(started_since "$mark" | tr '\n' ' ') (expected prep and both trainings)"; return 1; }
+  [ -z "$(stub_k8s_replaced)$(stub_k8s_rolled)" ] || { echo "replaced or rolled: $(stub_k8s_replaced) $(stub_k8s_rolled)"; return 1; }
+}
+t "kueue-gpu: applied twice; train-small edited: it alone starts; prep edited: prep and both trainings start" kueue
+
+# ---- vllm-l4: a service, no step ---------------------------------------------------------------------------
+VLLM=$TMP/vllm-l4/out/vllm-l4
+stubs_install "$TMP/stubs-vllm-l4"
+vllm() {
+  setup vllm-l4 || return 1
+  apply "$VLLM" || return 1
+  apply "$VLLM" || return 1
+  [ -z "$(stub_k8s_rolled)$(stub_k8s_started)" ] || { echo "rolled: $(stub_k8s_rolled); started: $(stub_k8s_started)"; return 1; }
+  edit_and_apply vllm-l4 's/--max-model-len=8192/--max-model-len=4096/' || return 1
+  [ "$(stub_k8s_rolled)" = "deployment/$(name_in "$VLLM" service-chat-deployment)" ] ||
+    { echo "rolled after a server flag changed: '$(stub_k8s_rolled)' (expected deployment/$(name_in "$VLLM" service-chat-deployment))"; return 1; }
+  [ -z "$(stub_k8s_started)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+}
+t "vllm-l4: applied twice, nothing rolls; a server flag edited: its Deployment alone rolls" vllm
+
+# ---- ray-t4: a RayJob on a RayCluster ------------------------------------------------------------------------
+RAY=$TMP/ray-t4/out/ray-t4
+stubs_install "$TMP/stubs-ray-t4"
+ray() {
+  setup ray-t4 || return 1
+  apply "$RAY" || return 1
+  [ "$(stub_k8s_started)" = "rayjob/$(name_in "$RAY" train-rayjob)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+  mark=$(stub_k8s_started | wc -l)
+  apply "$RAY" || return 1
+  [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
+  # KubeRay never runs a finished RayJob again: an edited step must be a new RayJob.
+  edit_and_apply ray-t4 's|--results=/results\]|--results=/results/v2]|' || return 1
+  [ "$(started_since "$mark")" = "rayjob/$(name_in "$RAY" train-rayjob)" ] ||
+    { echo "after the edit, started: '$(started_since "$mark")' (expected rayjob/$(name_in "$RAY" train-rayjob))"; return 1; }
+  [ -z "$(stub_k8s_rolled)" ] || { echo "rolled: $(stub_k8s_rolled)"; return 1; }
+}
+t "ray-t4: applied twice, then with the step's command edited: a new RayJob, nothing refused" ray
+
+tap_done
