@@ -222,9 +222,13 @@ SPEC
   awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' \
     "$TMP/mnout/mn/k8s/run-configmap.yaml" >"$TMP/mn-entrypoint.sh"
   rm -rf "$STATE"
-  env NNODES=3 NODE_RANK=1 MASTER_ADDR=mn-run-0.mn-run MASTER_PORT=29500 FAKE_LOG="$TMP/mnlog" \
+  # The Job is named by its run: mn-run-<run>.
+  local job
+  job=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$TMP/mnout/mn/k8s/run-job.yaml")
+  [[ $job =~ ^mn-run-[0-9a-f]{10}$ ]] || { echo "Job name '$job' is not mn-run-<run>"; return 1; }
+  env NNODES=3 NODE_RANK=1 MASTER_ADDR="$job-0.$job" MASTER_PORT=29500 FAKE_LOG="$TMP/mnlog" \
     bash "$TMP/mn-entrypoint.sh" >"$TMP/mnlog/stdout" 2>&1 || { echo "exit $?"; cat "$TMP/mnlog/stdout"; return 1; }
-  local want="mn-run-0.mn-run,mn-run-1.mn-run,mn-run-2.mn-run"
+  local want="$job-0.$job,$job-1.$job,$job-2.$job"
   [ "$(cat "$TMP/mnlog/hosts")" = "$want" ] || { echo "NODE_HOSTS='$(cat "$TMP/mnlog/hosts")', want '$want'"; return 1; }
 }
 t "a multi-node command step gets NODE_HOSTS for all NNODES pods, in rank order" node_hosts_from_nnodes
@@ -243,7 +247,7 @@ rm -rf "$STATE"
 . tests/stubs.sh
 
 # expect EXAMPLE STEP LAUNCHER ARG...: from the examples' specs, arguments the launcher must get
-# (a leading / is taken inside the sandbox).
+# (a leading / is taken inside the sandbox; @JOB@ is the step's Job, named by its run).
 declare -A EXPECT
 expect() { local key="$1/$2"; shift 2; EXPECT[$key]=$(printf '%s\n' "$@"); }
 expect customgpt train torchrun --standalone --nproc-per-node=4 /home/eai_role/code/train.py --output_dir out
@@ -253,9 +257,9 @@ expect gpt-a4-tas pretrain torchrun --nnodes=4 --node-rank=0 --nproc-per-node=8 
 expect gpt-a4-tas evaluate torchrun --standalone --nnodes=1 --nproc-per-node=8 /workspace/eval.py
 expect jax-l4 train python3 train.py --data=/data
 expect kueue-gpu prep python3 prep.py
-expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=kueue-gpu-train-large-0.kueue-gpu-train-large --master-port=29500 /workspace/train.py --model=large
+expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-0.@JOB@ --master-port=29500 /workspace/train.py --model=large
 expect kueue-gpu train-small torchrun --nnodes=2 --node-rank=0 /workspace/train.py --model=small
-expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=mnist-train-0.mnist-train --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
+expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-0.@JOB@ --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
 expect prep-and-train prepare python prepare.py --out shards
 expect prep-and-train train torchrun --nnodes=2 --nproc-per-node=8 /workspace/train.py --lr=3e-4 --batch=512 --steps=20000 --data shards --out out
 expect triton-tpu finetune python3 train.py --model=base
@@ -307,6 +311,10 @@ entry_run() {
   mapfile -t want <<<"${EXPECT[$key]}"
   local tool=${want[0]}
   want=("${want[@]:1}")
+  # The step's Job beside its ConfigMap: @JOB@ in the expectation is its name.
+  local jobfile=${script%-configmap.yaml}-job.yaml job=''
+  [ -e "$jobfile" ] && job=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$jobfile")
+  want=("${want[@]//@JOB@/$job}")
   rm -rf "$root" "$TMP/stubs" "$TMP/bucket"
   mkdir -p "$root" "$TMP/bucket" "$root/home-sandbox"  # HOME, which a pod has
   stubs_install "$TMP/stubs"
