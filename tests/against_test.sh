@@ -104,6 +104,7 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open("schemas/plan.v
 PY
 }
 
+rc=0  # each run's exit status (tests/tap.sh run)
 have_oracle=0
 if oracles_present "plan --against agrees with k8s-update-check" k8s-update-check; then have_oracle=1; fi
 

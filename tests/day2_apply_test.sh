@@ -3,7 +3,8 @@
 # kubectl stand-in (tests/kubectl_standin.py), which keeps what was applied and refuses what the
 # API server refuses. Run twice with no change, apply.sh starts no step the second time. Then the
 # spec is edited, compiled again into the same folder and applied again: exactly the edited step,
-# and the steps that need it, start a new run; no update is refused. Beyond a step's history its
+# and the steps that need it, start a new run; no update is refused; and `trainc plan --against`
+# the earlier output named exactly the runs started and the objects rolled. Beyond a step's history its
 # older runs go (Job, ConfigMap and Service together), a step removed from the spec leaves nothing,
 # what trainc did not make for the system stays, and --rerun STEP starts STEP and the steps after it.
 # Usage: tests/day2_apply_test.sh TRAINC
@@ -82,9 +83,33 @@ edit_and_apply() {
   cp "$spec" "$TMP/spec.before"
   sed -i "$2" "$spec"
   cmp -s "$spec" "$TMP/spec.before" && { echo "the edit '$2' changed nothing in the spec"; return 1; }
+  # What `trainc plan --against` the output applied last says will happen, asked before compiling over it.
+  "$TRAINC" plan "$spec" --against "$TMP/$name/out/$name" --format json >"$TMP/plan.json" 2>"$TMP/plan.err" ||
+    { echo "trainc plan --against failed:"; cat "$TMP/plan.err"; return 1; }
   compile "$name" || return 1
   mark=$(stub_k8s_started | wc -l)
-  apply "$TMP/$name/out/$name"
+  local rolled_mark
+  rolled_mark=$(stub_k8s_rolled | wc -l)
+  apply "$TMP/$name/out/$name" || return 1
+  plan_agrees "$name" "$rolled_mark"
+}
+
+# plan_agrees NAME ROLLED_MARK: the steps plan --against said would run are the steps apply.sh
+# started (their runs' names less the system and the run), and the objects it said would roll are
+# the ones the stand-in rolled: every consequence observed, and nothing else.
+plan_agrees() {
+  local planned observed planned_rolls observed_rolls
+  planned=$(/usr/bin/python3 -c 'import json, sys
+print("\n".join(sorted(r["step"] for r in json.load(open(sys.argv[1]))["against"]["runs"])))' "$TMP/plan.json")
+  observed=$(started_since "$mark" | sed -E "s|^[a-z]+/$1-(.*)-[0-9a-f]{10}$|\1|" | sort)
+  [ "$planned" = "$observed" ] ||
+    { echo "plan --against said these steps run: '$planned'; apply.sh started: '$observed'"; return 1; }
+  planned_rolls=$(/usr/bin/python3 -c 'import json, sys
+objs = json.load(open(sys.argv[1]))["against"]["objects"]
+print("\n".join(sorted(o["kind"].lower() + "/" + o["name"] for o in objs if o["action"] == "roll")))' "$TMP/plan.json")
+  observed_rolls=$(stub_k8s_rolled | tail -n "+$(($2 + 1))" | sort)
+  [ "$planned_rolls" = "$observed_rolls" ] ||
+    { echo "plan --against said these roll: '$planned_rolls'; the stand-in rolled: '$observed_rolls'"; return 1; }
 }
 
 # ---- xgb-a4: datagen, then train (needs datagen) ------------------------------------------------------

@@ -41,7 +41,7 @@ yaml.safe_dump_all(docs, open(path, "w"))
 PY
   run python3 tests/placement_property.py - --requests-of "$TMP/out"
   [ "$rc" -eq 1 ] || { echo "exit $rc on a step that requests only GPUs"; cat "$TMP/stdout"; return 1; }
-  grep -q '^# Job mnist-train container train: requests no cpu and no memory' "$TMP/stdout" ||
+  grep -q '^# Job mnist-train-[0-9a-f]\{10\} container train: requests no cpu and no memory' "$TMP/stdout" ||
     { echo "the GPU-only step was not named:"; cat "$TMP/stdout"; return 1; }
 }
 t "a step whose container requests only GPUs fails the requests property" besteffort

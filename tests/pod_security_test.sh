@@ -221,7 +221,7 @@ ray_submitter() {
   ! grep -q 'RayJob/' <<<"$got" || { echo "HTTPMode made a pod: $got"; return 1; }
   edit_yaml "$k8s/train-rayjob.yaml" "$TMP/rayjob.yaml" 'd["spec"].pop("submissionMode")'
   got=$(final_of "$k8s/namespace.yaml" "$k8s/cluster-ray-raycluster.yaml" "$TMP/rayjob.yaml") || return 1
-  has_line '^refused baseline RayJob/ray-t4-train \(submitter\) ray-job-submitter \(KubeRay\): .*runAsNonRoot not true' "$got" || return 1
+  has_line '^refused baseline RayJob/ray-t4-train-[0-9a-f]{10} \(submitter\) ray-job-submitter \(KubeRay\): .*runAsNonRoot not true' "$got" || return 1
   # A restricted submitterPodTemplate is what K8sJobMode would need.
   cat >"$TMP/submitter.yaml" <<'YAML'
 spec:
@@ -235,7 +235,7 @@ YAML
     'd["spec"].pop("submissionMode"); d["spec"]["submitterPodTemplate"] = yaml.safe_load(open(sys.argv[4]))' \
     "$TMP/submitter.yaml"
   got=$(final_of "$k8s/namespace.yaml" "$TMP/rayjob.yaml") || return 1
-  has_line '^admitted restricted RayJob/ray-t4-train \(submitter\) -: $' "$got"
+  has_line '^admitted restricted RayJob/ray-t4-train-[0-9a-f]{10} \(submitter\) -: $' "$got"
 }
 t "a RayJob without submissionMode gets KubeRay's submitter pod, which a restricted namespace refuses" ray_submitter
 
@@ -256,7 +256,7 @@ istio_sidecar() {
   edit_yaml "$k8s/namespace.yaml" "$TMP/ns.yaml" 'd["metadata"]["labels"].pop("istio-injection")'
   got=$(final_of "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml" "$TMP/out/jax-l4/k8s/train-job.yaml") || return 1
   has_line '^admitted privileged Deployment/vllm-l4-chat \(.*\) istio-init \(Istio\), istio-proxy \(Istio\)' "$got" || return 1
-  has_line '^admitted restricted Job/jax-l4-train \(.*\) gke-gcsfuse-sidecar \(GCS FUSE\): $' "$got"
+  has_line '^admitted restricted Job/jax-l4-train-[0-9a-f]{10} \(.*\) gke-gcsfuse-sidecar \(GCS FUSE\): $' "$got"
 }
 t "Istio's init container makes a pod privileged unless istiod runs with the Istio CNI" istio_sidecar
 
@@ -274,11 +274,11 @@ gcsfuse_sidecar() {
   edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
     'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/enable-numa-pinning"] = "true"'
   got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
-  has_line '^refused privileged Job/jax-l4-train .*initContainers gke-gcsfuse-sidecar seccompProfile Unconfined' "$got" || return 1
+  has_line '^refused privileged Job/jax-l4-train-[0-9a-f]{10} .*initContainers gke-gcsfuse-sidecar seccompProfile Unconfined' "$got" || return 1
   edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
     'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "false"'
   got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
-  has_line '^admitted restricted Job/jax-l4-train \(.*\) -: $' "$got"
+  has_line '^admitted restricted Job/jax-l4-train-[0-9a-f]{10} \(.*\) -: $' "$got"
 }
 t "the GCS FUSE sidecar is added where the pod asks for it, restricted unless NUMA-pinned" gcsfuse_sidecar
 

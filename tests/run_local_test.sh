@@ -83,10 +83,13 @@ SPEC
     { echo "exit $?"; tail -n 30 "$TMP/cmd.log"; return 1; }
   [ "$(cat "$TMP/cmd/stores/data/in/x.txt")" = seeded ] || { echo "the seed did not reach the store's folder"; return 1; }
   grep -q 'no GCS emulator' "$TMP/cmd.log" || { echo "GCS stores as folders not said"; return 1; }
-  local i want
+  local i want got
   for i in 0 1; do
-    want="hello $i/2 127.0.0.1 local-cmd-ranks-0.local-cmd-ranks,local-cmd-ranks-1.local-cmd-ranks"
-    [ "$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>/dev/null)" = "$want" ] ||
+    # The Job's pods are named by its run: local-cmd-ranks-<run>-<index>.local-cmd-ranks-<run>.
+    got=$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>/dev/null)
+    want="hello $i/2 127.0.0.1 local-cmd-ranks-RUN-0.local-cmd-ranks-RUN,local-cmd-ranks-RUN-1.local-cmd-ranks-RUN"
+    [[ $got =~ local-cmd-ranks-([0-9a-f]{10})-0 ]] && want=${want//RUN/${BASH_REMATCH[1]}}
+    [ "$got" = "$want" ] ||
       { echo "pod $i wrote '$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>&1)', expected '$want'"; return 1; }
     [ -f "$TMP/cmd/pods/ranks/$i/tmp/trainc/step.log" ] || { echo "pod $i's log is not in its own folder"; return 1; }
   done

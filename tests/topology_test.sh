@@ -65,7 +65,7 @@ drop_annotation() { sed -i '/kueue.x-k8s.io\/podset-preferred-topology:/d' k8s/p
 second_annotation() {
   sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\        kueue.x-k8s.io/podset-required-topology: $SUB" k8s/pretrain-job.yaml
 }
-rename_topology() { sed -i 's|^  name: gpt-a4-tas$|  name: gpt-a4-tas-renamed|' k8s/topology.yaml; }
+rename_topology() { sed -i 's|^  name: \(gpt-a4-tas-[0-9a-f]*\)$|  name: \1-renamed|' k8s/topology.yaml; }
 machine_g2() {
   sed -i 's|machine_type = "a4-highgpu-8g"|machine_type = "g2-standard-96"|' terraform/node_pools.tf &&
     sed -i 's|--machine-type=a4-highgpu-8g|--machine-type=g2-standard-96|' scripts/up.sh
@@ -86,17 +86,17 @@ unconstrained_many() {
 }
 
 t "a Topology level GKE does not set (gce-topology-rack) fails the judge" \
-  mutant rack 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4: .*gce-topology-rack is not a label GKE sets' set_level_rack
+  mutant rack 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4-[0-9a-f]+: .*gce-topology-rack is not a label GKE sets' set_level_rack
 t "a flavor selecting a node pool Terraform does not create fails the judge" \
   mutant pool 'k8s/flavor-a4.yaml: .*a4-gone, a node pool terraform/node_pools.tf does not create' flavor_elsewhere
 t "pretrain-job.yaml without its topology annotation fails the judge" \
-  mutant bare 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain spec.template: .*must carry exactly one of.*carries none' drop_annotation
+  mutant bare 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain-[0-9a-f]+ spec.template: .*must carry exactly one of.*carries none' drop_annotation
 t "a second topology annotation on a template fails the judge" \
-  mutant twice 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain spec.template: .*must carry exactly one of.*podset-required-topology' second_annotation
+  mutant twice 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain-[0-9a-f]+ spec.template: .*must carry exactly one of.*podset-required-topology' second_annotation
 t "a renamed Topology (the flavor's topologyName dangles) fails the judge" \
-  mutant dangling "k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4: spec.topologyName names Topology 'gpt-a4-tas', which the output does not hold" rename_topology
+  mutant dangling "k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4-[0-9a-f]+: spec.topologyName names Topology 'gpt-a4-tas-[0-9a-f]+', which the output does not hold" rename_topology
 t "the a4 pool on g2-standard-96 (Terraform and up.sh) fails the judge: GKE labels no block there" \
-  mutant g2 "Topology 'gpt-a4-tas' level 0 cloud.google.com/gce-topology-block: GKE sets it only on .*node pool 'a4' is g2-standard-96" machine_g2
+  mutant g2 "Topology 'gpt-a4-tas-[0-9a-f]+' level 0 cloud.google.com/gce-topology-block: GKE sets it only on .*node pool 'a4' is g2-standard-96" machine_g2
 t "Terraform and up.sh disagreeing on the pool's machine fails the judge" \
   mutant disagree "node pool 'a4' is a4-highgpu-8g in terraform/node_pools.tf but g2-standard-96 in scripts/up.sh" machine_g2_upsh_only
 t "a slice annotation without podset-slice-size fails the judge" \
@@ -104,11 +104,11 @@ t "a slice annotation without podset-slice-size fails the judge" \
 t "a 4-pod PodSet marked unconstrained fails the judge" \
   mutant loose 'k8s/pretrain-job.yaml: .*a PodSet of 4 pods is unconstrained' unconstrained_many
 t "a Topology no flavor names fails the judge" \
-  mutant orphan 'k8s/topology.yaml: Topology gpt-a4-tas: no ResourceFlavor names it' unnamed_topology
+  mutant orphan 'k8s/topology.yaml: Topology gpt-a4-tas-[0-9a-f]+: no ResourceFlavor names it' unnamed_topology
 t "a flavor with a topologyName but no nodeLabels fails the judge (Kueue's CEL rule)" \
-  mutant unlabelled 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4: has a topologyName but no nodeLabels' flavor_unlabelled
+  mutant unlabelled 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4-[0-9a-f]+: has a topologyName but no nodeLabels' flavor_unlabelled
 t "kubernetes.io/hostname as the first level fails the judge" \
-  mutant hostname 'k8s/topology.yaml: Topology gpt-a4-tas: kubernetes.io/hostname may only be the last' hostname_first
+  mutant hostname 'k8s/topology.yaml: Topology gpt-a4-tas-[0-9a-f]+: kubernetes.io/hostname may only be the last' hostname_first
 
 # --- specs written here -----------------------------------------------------------------------------
 # spec NAME POOL-LINES NODES: a system NAME with an a3-ultragpu-8g pool `h200` (POOL-LINES under it,

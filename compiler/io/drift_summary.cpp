@@ -1,6 +1,7 @@
 #include "io/drift_summary.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -108,6 +109,37 @@ void diff_nodes(const YAML::Node& a, const YAML::Node& b, const std::string& pat
 }
 
 /// "~ WHAT: change" lines for at most `cap` changes, then "~ WHAT: … and N more".
+/// A copy of `node` with the name `from` as `to` wherever a value holds it (the object's name, the
+/// names made from it: a rendezvous host, a ConfigMap it mounts), and a value equal to the part of
+/// `from` after their common prefix (a run id) as `to`'s.
+YAML::Node renamed_copy(const YAML::Node& node, const std::string& from, const std::string& to) {
+  size_t common = 0;
+  while (common < from.size() && common < to.size() && from[common] == to[common]) ++common;
+  const size_t cut = from.rfind('-', common == 0 ? 0 : common - 1);
+  const std::string from_tail = cut == std::string::npos ? "" : from.substr(cut + 1);
+  const std::string to_tail = cut == std::string::npos ? "" : to.substr(cut + 1);
+  // yaml-cpp nodes are handles: editing the clone's scalars in place keeps their tags (quoting).
+  std::function<void(YAML::Node)> edit = [&](YAML::Node n) {
+    if (n.IsScalar()) {
+      std::string v = n.Scalar();
+      if (!from_tail.empty() && v == from_tail) v = to_tail;
+      for (size_t at = v.find(from); !from.empty() && at != std::string::npos; at = v.find(from, at + to.size()))
+        v.replace(at, from.size(), to);
+      if (v == n.Scalar()) return;
+      const std::string tag = n.Tag();
+      n = v;
+      n.SetTag(tag);
+    } else if (n.IsSequence()) {
+      for (auto e : n) edit(e);
+    } else if (n.IsMap()) {
+      for (auto e : n) edit(e.second);
+    }
+  };
+  YAML::Node out = YAML::Clone(node);
+  edit(out);
+  return out;
+}
+
 void add_changes(std::vector<std::string>& lines, const std::string& what, const std::vector<std::string>& changes,
                  size_t cap) {
   for (size_t i = 0; i < changes.size() && i < cap; ++i) lines.push_back(fmt::format("~ {}: {}", what, changes[i]));
@@ -174,9 +206,36 @@ void summarize_k8s(const std::vector<const FileDrift*>& files, size_t cap, std::
     for (const auto& d : *a) after.add(d, f->path);
   }
   std::set<std::string> explained;  // files with an object-level line
+  // An object renamed in its own file (a step's new run, a Kueue flavor named by its content) is
+  // the same object changed: shown as the rename and the fields that changed besides its name.
+  std::map<std::string, std::string> renamed;  // after's key -> before's key
+  std::set<std::string> paired;
+  for (const auto& key : after.order) {
+    if (before.by_key.count(key)) continue;
+    const Object& obj = after.by_key.at(key);
+    for (const auto& old_key : before.order) {
+      const Object& old = before.by_key.at(old_key);
+      if (after.by_key.count(old_key) || paired.count(old_key) || old.file != obj.file ||
+          scalar_at(old.node, {"kind"}) != scalar_at(obj.node, {"kind"}))
+        continue;
+      renamed[key] = old_key;
+      paired.insert(old_key);
+      break;
+    }
+  }
   for (const auto& key : after.order) {
     const Object& obj = after.by_key.at(key);
     auto it = before.by_key.find(key);
+    if (auto r = renamed.find(key); r != renamed.end()) {
+      const Object& old = before.by_key.at(r->second);
+      const std::string from = scalar_at(old.node, {"metadata", "name"}), to = scalar_at(obj.node, {"metadata", "name"});
+      std::vector<std::string> changes;
+      diff_nodes(renamed_copy(old.node, from, to), obj.node, "", changes);
+      lines.push_back(fmt::format("~ {} → {}", old.display, to));
+      add_changes(lines, obj.display, changes, cap);
+      explained.insert(obj.file);
+      continue;
+    }
     if (it == before.by_key.end()) {
       lines.push_back("+ " + obj.display);
       explained.insert(obj.file);
@@ -190,7 +249,7 @@ void summarize_k8s(const std::vector<const FileDrift*>& files, size_t cap, std::
     explained.insert(it->second.file);
   }
   for (const auto& key : before.order) {
-    if (after.by_key.count(key)) continue;
+    if (after.by_key.count(key) || paired.count(key)) continue;
     const Object& obj = before.by_key.at(key);
     lines.push_back("- " + obj.display);
     explained.insert(obj.file);

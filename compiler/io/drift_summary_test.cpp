@@ -63,6 +63,18 @@ TEST_CASE("Kubernetes objects are matched by kind, namespace and name, with leaf
                  });
 }
 
+TEST_CASE("a step's new run in its file is the same Job renamed: what changed besides its name shows") {
+  const std::string job = replace(replace(kJob, "name: mnist-train\n", "name: mnist-train-aaaaaaaaaa\n  labels: {trainc.dev/run: aaaaaaaaaa}\n"),
+                                  "  namespace: mnist\n  labels:\n    app.kubernetes.io/name: mnist\n", "  namespace: mnist\n");
+  std::string after = replace(replace(job, "mnist-train-aaaaaaaaaa", "mnist-train-bbbbbbbbbb"), "aaaaaaaaaa}", "bbbbbbbbbb}");
+  after = replace(after, "parallelism: 4", "parallelism: 2");
+  auto lines = summarize_drift({{"k8s/train-job.yaml", job, after}});
+  CHECK(lines == std::vector<std::string>{
+                     "~ Job mnist-train-aaaaaaaaaa → mnist-train-bbbbbbbbbb",
+                     "~ Job mnist-train-bbbbbbbbbb: spec.parallelism 4 → 2",
+                 });
+}
+
 TEST_CASE("an object that moves between files is not changed; added and removed fields and list items show") {
   std::string moved = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n";
   std::string after = replace(replace(kJob, "args: [--epochs=1]", "args: [--epochs=1, --lr=3]"),
