@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "k8s/names.h"
+
 namespace trainc {
 namespace {
 
@@ -49,7 +51,7 @@ const std::set<std::string>& run_kinds() {
 std::string step_of(const Listed& m, const std::set<std::string>& steps) {
   if (const auto it = m.obj.find("metadata"); it != m.obj.end())
     if (const auto l = it->find("labels"); l != it->end())
-      if (const auto s = l->find("trainc.dev/step"); s != l->end() && s->is_string()) return s->get<std::string>();
+      if (const auto s = l->find(std::string(k8s::kStepLabel)); s != l->end() && s->is_string()) return s->get<std::string>();
   for (const char* suffix : {"-job.yaml", "-jobset.yaml", "-rayjob.yaml", "-configmap.yaml", "-service.yaml"}) {
     const std::string_view f(m.file);
     if (!f.ends_with(suffix)) continue;

@@ -339,15 +339,17 @@ bool makes_pods(Role role) {
   return false;
 }
 
-std::string kubectl_ref(const Object& o) {
+/// The kind in lower case: how kubectl names it ("job", "rayjob").
+static std::string lower_kind(const Object& o) {
   std::string kind = o.kind;
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-  return kind + "/" + o.name;
+  return kind;
 }
 
+std::string kubectl_ref(const Object& o) { return lower_kind(o) + "/" + o.name; }
+
 std::string resource_type(const Object& o) {
-  std::string type = o.kind;
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string type = lower_kind(o);
   // The API's plural: a consonant's y becomes ies (topologies), everything else takes an s.
   if (type.size() > 1 && type.back() == 'y' && std::string_view("aeiou").find(type[type.size() - 2]) == std::string_view::npos)
     type = type.substr(0, type.size() - 1) + "ies";
