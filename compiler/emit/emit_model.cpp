@@ -91,6 +91,7 @@ ojson step_json(const Step& s) {
   j["resources"] = {{"requests", map_json(s.resources.requests)}, {"limits", map_json(s.resources.limits)}};
   j["shm"] = s.shm;
   j["retries"] = s.retries;
+  j["noRetryExitCodes"] = s.no_retry_exit_codes;
   j["timeout"] = s.timeout_seconds ? ojson(format_duration(*s.timeout_seconds)) : ojson(nullptr);
   j["heartbeat"] = {{"maxAge", format_duration(s.heartbeat.max_age_seconds)}, {"file", s.heartbeat.file}};
   ojson inputs = ojson::array();

@@ -6,16 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "model/failure.h"
 #include "quoting/shell.h"
 
 namespace trainc::k8s {
 
-/// The entry script's exit code when its preflight fails: 78, sysexits.h's EX_CONFIG
-/// ("configuration error"). Distinct from what trainers and shells exit with on their own (1 for a
-/// Python exception or a failed torchrun worker, 2 for usage errors, 126/127 from the shell for a
-/// command it cannot run, 128+N for a signal: 137 an OOM kill or preemption, 143 SIGTERM), so a
-/// Job's podFailurePolicy can fail the Job on it instead of retrying.
-inline constexpr int kPreflightExit = 78;
+/// The entry script's exit code when its preflight fails (model/failure.h).
+using trainc::kPreflightExit;
 
 /// A program the script calls, why, and what to do when the image lacks it.
 struct PreflightTool {

@@ -56,6 +56,16 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   // PyTorch data loaders pass batches through /dev/shm: 2Gi per GPU, at least 1Gi.
   out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
   out.retries = integer(s, "retries", 2, ptr);
+  if (s.contains("noRetryExitCodes")) {
+    for (const json& c : s["noRetryExitCodes"])
+      if (c.is_number_integer()) out.no_retry_exit_codes.push_back(c.get<int>());
+  } else {
+    out.no_retry_exit_codes.assign(std::begin(kDefaultNoRetryExitCodes), std::end(kDefaultNoRetryExitCodes));
+  }
+  out.no_retry_exit_codes.push_back(kPreflightExit);
+  std::sort(out.no_retry_exit_codes.begin(), out.no_retry_exit_codes.end());
+  out.no_retry_exit_codes.erase(std::unique(out.no_retry_exit_codes.begin(), out.no_retry_exit_codes.end()),
+                                out.no_retry_exit_codes.end());
   out.history = integer(s, "history", 3, ptr);
   if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
   json hb = s.value("heartbeat", json::object());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/failure.h"
 #include "model/kinds/facts.h"
 
 namespace trainc {
@@ -438,11 +439,6 @@ struct Resources {
   double requested(const std::string& key) const;
 };
 
-struct Heartbeat {
-  int max_age_seconds = 3600;
-  std::string file;  ///< absolute path; the step's log unless the spec names a file
-};
-
 struct Step {
   std::string name, ptr;
   std::vector<std::string> needs;
@@ -458,6 +454,7 @@ struct Step {
   Resources resources;
   std::string shm;
   int retries = 2;
+  std::vector<int> no_retry_exit_codes;  ///< end the step at once (model/failure.h); sorted, kPreflightExit in it
   int history = 3;  ///< runs of the step apply.sh keeps on the cluster, the current one included
   std::optional<int> timeout_seconds;
   Heartbeat heartbeat;

@@ -1,0 +1,35 @@
+#pragma once
+// What ends an attempt of a step, and what the attempt costs. A step's pods run its entry script
+// (k8s/entry_script.h), whose exit code is the container's; Kubernetes (a Job's podFailurePolicy,
+// a JobSet's failurePolicy) and `trainc run --local` read the same codes:
+//  - a disruption (preemption, node drain: the pod's DisruptionTarget condition) restarts the
+//    step without spending a retry;
+//  - an exit code in Step::no_retry_exit_codes fails the step at once;
+//  - anything else spends one of the step's `retries`.
+#include <string>
+
+namespace trainc {
+
+/// The entry script's exit code when its preflight fails: 78, sysexits.h's EX_CONFIG
+/// ("configuration error"). Distinct from what trainers and shells exit with on their own (1 for a
+/// Python exception, 2 for usage errors, 126/127 from the shell for a command it cannot run, 128+N
+/// for a signal: 137 an OOM kill or SIGKILL, 143 SIGTERM), so it can fail the step at once.
+inline constexpr int kPreflightExit = 78;
+
+/// The entry script's exit code when a sync with storage fails (sysexits.h's EX_TEMPFAIL): a
+/// store's or the network's trouble, worth a retry whatever the trainer's codes are.
+inline constexpr int kSyncFailedExit = 75;
+
+/// Exit codes that fail a step at once when the spec names none (`noRetryExitCodes`): the shell's
+/// 126 (found but not executable) and 127 (not found), which no retry of the same image changes.
+/// kPreflightExit is always added.
+inline constexpr int kDefaultNoRetryExitCodes[] = {126, 127};
+
+/// The liveness check: the pod is ended when the heartbeat has not been refreshed for
+/// max_age_seconds (a stalled trainer or collective), which spends a retry.
+struct Heartbeat {
+  int max_age_seconds = 3600;
+  std::string file;  ///< absolute path; the step's log unless the spec names a file
+};
+
+}  // namespace trainc
