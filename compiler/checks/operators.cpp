@@ -39,8 +39,7 @@ StepObject object_of(const System& sys, const Step& step) {
     return match(
         c->engine, [](const Ray&) { return StepObject::kRayJob; },
         [](const Dask&) { return StepObject::kJob; });  // a client Job beside the cluster
-  const Pool* p = sys.pool(step.pool);
-  return p && p->tpu ? StepObject::kJobSet : StepObject::kJob;
+  return k8s::runs_as_jobset(sys, step) ? StepObject::kJobSet : StepObject::kJob;
 }
 
 /// KubeRay validates a RayCluster's and a RayJob's name (validation.go, ValidateRayClusterMetadata
@@ -231,7 +230,8 @@ void check_queued_resources(const Resources& r, const std::string& owner, const 
 void check_jobset_names(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
   const std::string js = k8s::planned_job_name(sys, step);
   if (js.size() > kMaxLabel) return;  // reported by checks/names.cpp
-  const std::string pod = fmt::format("{}-{}-{}-{}-abcde", js, k8s::kSliceJob, step.slices - 1, step.nodes - 1);
+  const std::string pod =
+      fmt::format("{}-{}-{}-{}-abcde", js, k8s::replicated_job(sys, step), step.slices - 1, step.nodes - 1);
   if (pod.size() <= kMaxLabel) return;
   // The system and step names: what is left of the pod name's limit beyond the rest of it.
   const size_t budget = kMaxLabel - (pod.size() - sys.name.size() - step.name.size());

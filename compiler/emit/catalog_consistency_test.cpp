@@ -75,6 +75,7 @@ TEST_CASE("pools, Terraform, scripts and pods agree with the catalog row") {
       const Pool* pool = sys.pool(step.pool);
       if (!pool || !pool->accelerator || step.gpus == 0) continue;
       YAML::Node job = YAML::Load(files.at(k8s::plan(sys).workload(step.name)->done().file));
+      if (job["kind"].as<std::string>() == "JobSet") job = job["spec"]["replicatedJobs"][0]["template"];  // a gang
       auto pod = job["spec"]["template"]["spec"];
       CHECK(pod["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == pool->accelerator->type);
       int gpus = pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>();

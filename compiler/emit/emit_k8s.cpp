@@ -9,11 +9,11 @@
 #include "base/units.h"
 #include "emit/emitter.h"
 #include "k8s/clusters.h"
+#include "k8s/failure.h"
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
 #include "model/catalog.h"
 #include "k8s/pod.h"
-#include "model/images.h"
 #include "model/images.h"
 #include "k8s/queue.h"
 #include "k8s/services.h"
@@ -117,6 +117,16 @@ ojson container(const System& sys, const Step& step) {
     match(
         on->engine, [](const Ray&) {},
         [&](const Dask&) { env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on))); });
+  if (step.gpus > 0 && step.distributed())
+    match(
+        step.run,
+        [&](const Torchrun&) {
+          // A collective that times out (the process group's timeout) ends the process instead of
+          // hanging: torch before 2.2 left this off. Both spellings: torch 2.2 renamed it.
+          for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"})
+            if (!step.env.contains(name) && !step.secret_env.contains(name)) env.push_back(env_var(name, "1"));
+        },
+        [](const Command&) {}, [](const Datagen&) {}, [](const XGBoost&) {});
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;
@@ -147,9 +157,14 @@ ojson container(const System& sys, const Step& step) {
   };
   // A user image may lack trainrt: its probes are shell, on the same files.
   auto shell_probes = [&] {
-    c["livenessProbe"] = exec_probe(fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}",
-                                                sh_quote(step.heartbeat.file), step.heartbeat.max_age_seconds),
-                                    60, 3);
+    std::string fresh = fmt::format("test $(( $(date +%s) - $(stat -c %Y {}) )) -lt {}", sh_quote(step.heartbeat.file),
+                                    step.heartbeat.max_age_seconds);
+    // In a gang, only the first pod's log shows progress (ranks but 0 rarely print). Every rank
+    // waits in the same collectives, so a stall stops that log too, and that pod's failure
+    // restarts the gang: the others are not judged by a log that is quiet by design.
+    if (step.distributed() && k8s::runs_as_jobset(sys, step) && step.heartbeat.file == kStepLogPath)
+      fresh = fmt::format("test \"${{NODE_RANK:-0}}\" != 0 || test \"${{MEGASCALE_SLICE_ID:-0}}\" != 0 || {}", fresh);
+    c["livenessProbe"] = exec_probe(fresh, 60, 3);
     c["readinessProbe"] = exec_probe(fmt::format("test -f {}", sh_quote(ready_file)), 15, 1);
   };
   // Liveness judges the heartbeat's age, never a file written only at the end of a run.
@@ -219,39 +234,45 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   j["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
   if (!step.annotations.empty()) j["metadata"]["annotations"] = step.annotations;
   ojson spec;
-  // A failed rank takes the others down with it, so one retry of the step costs `nodes` pod failures.
-  spec["backoffLimit"] = static_cast<long long>(step.retries) * step.nodes;
   if (step.distributed()) {
+    // Independent shards (a gang is a JobSet): each index is retried on its own.
     spec["completions"] = step.nodes;
     spec["parallelism"] = step.nodes;
     spec["completionMode"] = "Indexed";
+    spec["backoffLimitPerIndex"] = step.retries;
+  } else {
+    spec["backoffLimit"] = step.retries;
   }
+  spec["podFailurePolicy"] = k8s::pod_failure_policy(step, false);
   if (step.timeout_seconds) spec["activeDeadlineSeconds"] = *step.timeout_seconds;
   spec["template"] = pod_template(sys, step, configmap, false);
   j["spec"] = spec;
   return j;
 }
 
-/// A TPU step: one Indexed Job per slice, `nodes` pods each (one per host), started together and
-/// restarted together. A failed pod fails its Job at once (backoffLimit 0) and the JobSet restarts
-/// every slice, up to `retries` times: synchronous training cannot go on without a host.
+/// A TPU step (one Indexed Job per slice, `nodes` pods each, one per host) or a gang (one Indexed
+/// Job, a pod per node), started together and restarted together: synchronous training cannot go
+/// on without a host. A failed pod fails its Job at once (backoffLimit 0) and the JobSet restarts
+/// every Job (k8s/failure.h): a disruption without counting it, up to `retries` times otherwise.
 ojson jobset(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
   ojson js = typed(obj);
   js["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
   ojson annotations = step.annotations.empty() ? ojson::object() : ojson(step.annotations);
+  const Pool* pool = sys.pool(step.pool);
   // One slice's Job per GKE node pool: a slice's hosts share its ICI links.
-  annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "cloud.google.com/gke-nodepool";
-  js["metadata"]["annotations"] = annotations;
+  if (pool && pool->tpu) annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "cloud.google.com/gke-nodepool";
+  if (!annotations.empty()) js["metadata"]["annotations"] = annotations;
   ojson job_spec;
   job_spec["parallelism"] = step.nodes;
   job_spec["completions"] = step.nodes;
   job_spec["completionMode"] = "Indexed";
   job_spec["backoffLimit"] = 0;
+  job_spec["podFailurePolicy"] = k8s::pod_failure_policy(step, true);
   if (step.timeout_seconds) job_spec["activeDeadlineSeconds"] = *step.timeout_seconds;
   job_spec["template"] = pod_template(sys, step, configmap, true);
-  js["spec"] = {{"failurePolicy", {{"maxRestarts", step.retries}}},
+  js["spec"] = {{"failurePolicy", k8s::jobset_failure_policy(step)},
                 {"network", {{"enableDNSHostnames", true}}},
-                {"replicatedJobs", ojson::array({{{"name", k8s::kSliceJob},
+                {"replicatedJobs", ojson::array({{{"name", std::string(k8s::replicated_job(sys, step))},
                                                    {"replicas", step.slices},
                                                    // the slice Jobs carry the step's labels: watch and status find them
                                                    {"template", {{"metadata", {{"labels", step_labels(sys, step)}}},

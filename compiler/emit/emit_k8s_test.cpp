@@ -4,6 +4,8 @@
 #include "emit/emitter.h"
 #include "emit/runs.h"
 #include "k8s/entry_script.h"
+#include "k8s/failure.h"
+#include "k8s/plan.h"
 #include "k8s/names.h"
 #include "frontend/yaml_loader.h"
 #include "model/catalog.h"
@@ -26,6 +28,7 @@ static System two_node_system() {
   Step s;
   s.name = "train";
   s.image = "img";
+  s.no_retry_exit_codes = {kPreflightExit};  // as lowering leaves it
   s.pool = "gpu";
   s.nodes = 4;
   s.gpus = 1;
@@ -36,55 +39,119 @@ static System two_node_system() {
   return sys;
 }
 
-TEST_CASE("a user's command on many nodes gets the same Job, Service and environment") {
+namespace {
+/// The env of a container as name -> value ("(from a field)" for a fieldRef).
+std::map<std::string, std::string> env_of(const YAML::Node& container) {
+  std::map<std::string, std::string> vars;
+  for (const auto& e : container["env"])
+    vars[e["name"].as<std::string>()] = e["value"] ? e["value"].as<std::string>() : "(from a field)";
+  return vars;
+}
+/// The one replicated Job of a gang's JobSet.
+YAML::Node gang_job(const OutputSink& out, const std::string& file) {
+  YAML::Node js = YAML::Load(out.files().at(file));
+  REQUIRE(js["spec"]["replicatedJobs"].size() == 1);
+  return js["spec"]["replicatedJobs"][0];
+}
+}  // namespace
+
+TEST_CASE("a user's command on many nodes gets the same JobSet and environment") {
   System sys = two_node_system();
   sys.steps[0].run = Command{{"python3", "train.py"}};
   OutputSink out;
   new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
-  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
-  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
-  CHECK(job["spec"]["completions"].as<int>() == 4);
-  std::map<std::string, std::string> vars;
-  for (const auto& e : job["spec"]["template"]["spec"]["containers"][0]["env"])
-    vars[e["name"].as<std::string>()] = e["value"] ? e["value"].as<std::string>() : "(from a field)";
+  YAML::Node rj = gang_job(out, "k8s/train-jobset.yaml");
+  CHECK(rj["name"].as<std::string>() == "node");
+  rj = rj["template"];
+  CHECK(rj["spec"]["completionMode"].as<std::string>() == "Indexed");
+  CHECK(rj["spec"]["completions"].as<int>() == 4);
+  std::map<std::string, std::string> vars = env_of(rj["spec"]["template"]["spec"]["containers"][0]);
   CHECK(vars["NNODES"] == "4");
   CHECK(vars["NODE_RANK"] == "(from a field)");
-  CHECK(vars["MASTER_ADDR"] == "mnist-train-0.mnist-train");
+  CHECK(vars["MASTER_ADDR"] == "mnist-train-node-0-0.mnist-train");
   CHECK(vars["MASTER_PORT"] == "29500");
-  YAML::Node svc = YAML::Load(out.files().at("k8s/train-service.yaml"));
-  CHECK(svc["spec"]["clusterIP"].as<std::string>() == "None");
-  CHECK(svc["spec"]["publishNotReadyAddresses"].as<bool>());
+  // A command is not torchrun: no torch settings of trainc's.
+  CHECK_FALSE(vars.contains("TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+  CHECK_FALSE(out.files().contains("k8s/train-service.yaml"));  // JobSet makes the headless Service
 }
 
-TEST_CASE("a multi-node step becomes an Indexed Job with a headless Service") {
+TEST_CASE("a multi-node step is a gang: a JobSet of one Indexed Job, restarted whole") {
   System sys = two_node_system();
   OutputSink out;
   new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
-  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
-  CHECK(job["spec"]["completionMode"].as<std::string>() == "Indexed");
-  CHECK(job["spec"]["completions"].as<int>() == 4);
-  CHECK(job["spec"]["parallelism"].as<int>() == 4);
-  CHECK(job["spec"]["backoffLimit"].as<int>() == 8);
-  auto pod = job["spec"]["template"]["spec"];
-  CHECK(pod["subdomain"].as<std::string>() == "mnist-train");
+  YAML::Node js = YAML::Load(out.files().at("k8s/train-jobset.yaml"));
+  CHECK(js["kind"].as<std::string>() == "JobSet");
+  CHECK(js["spec"]["network"]["enableDNSHostnames"].as<bool>());
+  CHECK_FALSE(js["metadata"]["annotations"]);  // exclusive placement per node pool is TPU's
+  YAML::Node fp = js["spec"]["failurePolicy"];
+  CHECK(fp["maxRestarts"].as<int>() == 2);
+  CHECK(fp["restartStrategy"].as<std::string>() == "BlockingRecreate");
+  REQUIRE(fp["rules"].size() == 2);  // no timeout: no timeout rule
+  CHECK(fp["rules"][0]["action"].as<std::string>() == "RestartJobSetAndIgnoreMaxRestarts");
+  CHECK(fp["rules"][0]["onJobFailureMessagePatterns"][0].as<std::string>() == k8s::kDisruptionMessage);
+  CHECK(fp["rules"][1]["action"].as<std::string>() == "FailJobSet");
+  CHECK(fp["rules"][1]["onJobFailureMessagePatterns"][0].as<std::string>() == k8s::kExitCodeMessage);
+  CHECK(js["spec"]["replicatedJobs"][0]["replicas"].as<int>() == 1);
+  YAML::Node rj = js["spec"]["replicatedJobs"][0]["template"];
+  CHECK(rj["spec"]["completions"].as<int>() == 4);
+  CHECK(rj["spec"]["parallelism"].as<int>() == 4);
+  CHECK(rj["spec"]["backoffLimit"].as<int>() == 0);
+  YAML::Node pfp = rj["spec"]["podFailurePolicy"]["rules"];
+  REQUIRE(pfp.size() == 2);
+  CHECK(pfp[0]["action"].as<std::string>() == "FailJob");
+  CHECK(pfp[0]["onPodConditions"][0]["type"].as<std::string>() == "DisruptionTarget");
+  CHECK(pfp[1]["onExitCodes"]["containerName"].as<std::string>() == "train");
+  CHECK(pfp[1]["onExitCodes"]["values"].as<std::vector<int>>() == std::vector<int>{78});
+  auto pod = rj["spec"]["template"]["spec"];
+  CHECK_FALSE(pod["subdomain"]);  // JobSet sets it
   CHECK(pod["nodeSelector"]["cloud.google.com/gke-accelerator"].as<std::string>() == "nvidia-tesla-t4");
-  auto env = pod["containers"][0]["env"];
-  std::map<std::string, std::string> vars;
-  for (const auto& e : env)
-    if (e["value"]) vars[e["name"].as<std::string>()] = e["value"].as<std::string>();
-  CHECK(vars["MASTER_ADDR"] == "mnist-train-0.mnist-train");
+  std::map<std::string, std::string> vars = env_of(pod["containers"][0]);
+  CHECK(vars["MASTER_ADDR"] == "mnist-train-node-0-0.mnist-train");
   CHECK(vars["MASTER_PORT"] == "3389");
   CHECK(vars["NNODES"] == "4");
   CHECK(vars["PYTHONUNBUFFERED"] == "1");
+  CHECK(vars["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1");
   CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 1);
-
-  YAML::Node svc = YAML::Load(out.files().at("k8s/train-service.yaml"));
-  CHECK(svc["spec"]["clusterIP"].as<std::string>() == "None");
-  CHECK(svc["spec"]["publishNotReadyAddresses"].as<bool>());
-  CHECK(svc["spec"]["selector"]["app.kubernetes.io/instance"].as<std::string>() == "mnist-train");
+  // Only the first pod's quiet-by-design log is judged by the liveness probe.
+  const std::string live = pod["containers"][0]["livenessProbe"]["exec"]["command"][2].as<std::string>();
+  CHECK(live.starts_with("test \"${NODE_RANK:-0}\" != 0 || "));
 
   YAML::Node kust = YAML::Load(out.files().at("k8s/kustomization.yaml"));
-  CHECK(kust["resources"].size() == 4);
+  CHECK(kust["resources"].size() == 3);  // namespace, entry script, JobSet
+}
+
+TEST_CASE("a pod alone ignores disruptions and fails its Job on a no-retry exit code") {
+  System sys = two_node_system();
+  Step& step = sys.steps[0];
+  step.nodes = 1;
+  step.retries = 5;
+  step.no_retry_exit_codes = {2, 78};
+  step.timeout_seconds = 3600;
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
+  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
+  CHECK(job["spec"]["backoffLimit"].as<int>() == 5);  // a retry is one pod's failure
+  YAML::Node rules = job["spec"]["podFailurePolicy"]["rules"];
+  REQUIRE(rules.size() == 2);
+  CHECK(rules[0]["action"].as<std::string>() == "Ignore");
+  CHECK(rules[0]["onPodConditions"][0]["type"].as<std::string>() == "DisruptionTarget");
+  CHECK(rules[1]["action"].as<std::string>() == "FailJob");
+  CHECK(rules[1]["onExitCodes"]["operator"].as<std::string>() == "In");
+  CHECK(rules[1]["onExitCodes"]["values"].as<std::vector<int>>() == std::vector<int>{2, 78});
+  const std::string live =
+      job["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"][2].as<std::string>();
+  CHECK(live.starts_with("test $(( $(date +%s)"));  // one pod: judged always
+}
+
+TEST_CASE("independent shards are an Indexed Job retried per index, not a gang") {
+  System sys = two_node_system();
+  Step& step = sys.steps[0];
+  step.gpus = 0;
+  Datagen shards;
+  shards.shards = 8;
+  step.run = shards;
+  CHECK_FALSE(step.gang());
+  CHECK(k8s::plan(sys).workload("train")->done().kind == "Job");
 }
 
 TEST_CASE("a step on a pool of TPU slices may run on any of its node pools") {
@@ -195,12 +262,14 @@ TEST_CASE("a step's run is named by what it runs, and by the runs of the steps i
   // Its objects name the run: the Job, the ConfigMap its pods mount, the pods' labels.
   OutputSink out;
   new_k8s_emitter()->emit(sys, k8s::plan(sys), out);
-  YAML::Node job = YAML::Load(out.files().at("k8s/train-job.yaml"));
-  CHECK(job["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
-  CHECK(job["metadata"]["labels"]["trainc.dev/run"].as<std::string>() == second[0]);
-  CHECK(job["metadata"]["labels"]["trainc.dev/step"].as<std::string>() == "train");
+  YAML::Node js = YAML::Load(out.files().at("k8s/train-jobset.yaml"));
+  CHECK(js["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
+  CHECK(js["metadata"]["labels"]["trainc.dev/run"].as<std::string>() == second[0]);
+  CHECK(js["metadata"]["labels"]["trainc.dev/step"].as<std::string>() == "train");
+  YAML::Node job = js["spec"]["replicatedJobs"][0]["template"];
   CHECK(job["spec"]["template"]["metadata"]["labels"]["trainc.dev/run"].as<std::string>() == second[0]);
-  CHECK(job["spec"]["template"]["spec"]["subdomain"].as<std::string>() == "mnist-train-" + second[0]);
+  // Its pods resolve each other under the JobSet's name, the run's.
+  CHECK(k8s::master_addr(sys, sys.steps[0]) == fmt::format("mnist-train-{0}-node-0-0.mnist-train-{0}", second[0]));
   YAML::Node cm = YAML::Load(out.files().at("k8s/train-configmap.yaml"));
   CHECK(cm["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
 }
@@ -298,6 +367,7 @@ TEST_CASE("a step that syncs with S3 gets the AWS CLI from trainc's init contain
   bucket.bucket = "b";
   sys.stores["bucket"] = bucket;
   Step& step = sys.steps[0];
+  step.nodes = 1;  // a Job of one pod
   step.inputs.push_back({{"bucket", "/data/", "s3://b/data/", ""}, "/workspace/data", ""});
   auto pod_of = [&] {
     OutputSink out;
@@ -321,6 +391,7 @@ TEST_CASE("a step that syncs with S3 gets the AWS CLI from trainc's init contain
 
 TEST_CASE("a pod whose uid its image does not name gets HOME, USER and LOGNAME; one whose image names it does not") {
   System sys = two_node_system();
+  sys.steps[0].nodes = 1;  // a Job of one pod
   auto env_of = [&] {
     OutputSink out;
     new_k8s_emitter()->emit(sys, k8s::plan(sys), out);

@@ -123,11 +123,12 @@ std::string multi_node_section(const System& sys) {
     if (!st.command_line() || !st.distributed() || (pool && pool->tpu)) continue;
     if (md.empty()) md = "## Commands on many nodes\n\n";
     md += fmt::format(
-        "Step `{}` runs its command in {} pods of an Indexed Job, one per node, that find each other through the "
-        "headless Service `{}` (its addresses are published before the pods are ready). Every pod gets:\n\n"
+        "Step `{}` runs its command in {} pods, one per node, of a JobSet, which restarts them all when one fails; "
+        "they find each other through its headless Service `{}` (its addresses are published before the pods are "
+        "ready). Every pod gets:\n\n"
         "| variable | value |\n|---|---|\n"
         "| `NNODES` | {} |\n"
-        "| `NODE_RANK` | the pod's index, 0 to {} (the Job's completion index) |\n"
+        "| `NODE_RANK` | the pod's index, 0 to {} (its Job's completion index) |\n"
         "| `MASTER_ADDR` | `{}`, the stable name of pod 0 |\n"
         "| `MASTER_PORT` | {}, open on every pod |\n"
         "| `NODE_HOSTS` | every pod's stable name in rank order, comma-separated |\n\n",
@@ -623,28 +624,6 @@ std::string watch_section(const System& sys, const k8s::Plan& plan) {
       md += ray_job_watch_note();
       break;
     }
-  for (const auto& w : plan.workloads) {
-    const k8s::Object& done = w.done();
-    if (done.role != k8s::Role::kJobSet) continue;
-    const Step& st = *w.step;
-    md += fmt::format(
-        "Step `{0}` is a JobSet on TPU: {1} slice(s), one Indexed Job each (`{2}-{3}-0` …), one pod per host "
-        "({4} per slice). Host 0 of slice 0 (`{5}`) coordinates{6}.\n\n```sh\n{7}\n{8}\n{10}\n```\n\n"
-        "When any pod fails, its slice's Job fails at once (backoffLimit 0) and the JobSet restarts every slice "
-        "together, at most {9} time(s) (`retries`; the JobSet's `status.restarts` counts them): all pods come back "
-        "with new names and the program starts again, from its last checkpoint if it keeps one. After the last "
-        "restart the JobSet is Failed.\n\n",
-        st.name, st.slices, done.name, k8s::kSliceJob, st.nodes, k8s::jobset_coordinator(sys, st),
-        st.multislice() ? fmt::format(": the slices meet at MEGASCALE_COORDINATOR_ADDRESS `{}:{}`",
-                                      k8s::jobset_coordinator(sys, st), catalog().megascale_port())
-                        : "",
-        cmd::kubectl(kube, {"get", "jobset", "-n", ns, done.name}).line(),
-        cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", "jobset.sigs.k8s.io/jobset-name=" + done.name, "-o", "wide"})
-            .line(),
-        st.retries, cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line());
-  }
-  md += "A pod is restarted only when its heartbeat (the step's log, or the step's `heartbeat.file`) is older than "
-        "`heartbeat.maxAge`; a long, healthy run is never killed by its own probe.\n\n";
   return md;
 }
 
@@ -691,6 +670,7 @@ class RunbookEmitter final : public Emitter {
     md += multi_node_section(sys);
     md += clusters_section(sys, plan);
     md += services_section(sys, plan);
+    md += failures_runbook_section(sys, plan);
     md += change_runbook_section(sys, plan);
     md += ci_runbook_section(sys);
     md += teardown_section(sys, plan);

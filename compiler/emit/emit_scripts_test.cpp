@@ -267,7 +267,7 @@ TEST_CASE("apply.sh waits for the needed job before applying the next step") {
   CHECK(ns < prep);
   CHECK(prep < wait);
   CHECK(wait < train);
-  CHECK(pos(apply, "\"${K8S_DIR}/train-service.yaml\"") < pos(apply, "\"${K8S_DIR}/train-job.yaml\""));
+  CHECK(train < pos(apply, "\"${K8S_DIR}/train-jobset.yaml\""));  // a multi-node step is a JobSet
   CHECK(apply.find("wait \"job/$1\"") != std::string::npos);
   CHECK(apply.find("--for=condition=complete") != std::string::npos);
   CHECK(apply.find("K8S_DIR=\"$(dirname \"$0\")/../k8s\"") != std::string::npos);

@@ -31,4 +31,9 @@ std::string security_runbook_section(const System& sys, const k8s::Plan& plan);
 /// runs again, the objects that roll, what cannot change in place, and `trainc plan --against`.
 std::string change_runbook_section(const System& sys, const k8s::Plan& plan);
 
+/// The runbook's "When a step fails" section (emit_runbook_failures.cpp): what a disruption, a
+/// no-retry exit code and any other failure cost each step, and how to see which pod failed first,
+/// why, the failed attempt's log and the retries left; "" without Jobs or JobSets.
+std::string failures_runbook_section(const System& sys, const k8s::Plan& plan);
+
 }  // namespace trainc

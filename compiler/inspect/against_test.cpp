@@ -69,9 +69,9 @@ TEST_CASE("plan --against: an argument of a step re-runs it, not the step before
   REQUIRE(a.runs.size() >= 1);
   CHECK(std::any_of(a.runs.begin(), a.runs.end(), [](const auto& r) { return r.step == "train"; }));
   CHECK_FALSE(std::any_of(a.runs.begin(), a.runs.end(), [](const auto& r) { return r.step == "datagen"; }));
-  const ObjectChange* job = change(a, "Job", "k8s/train-job.yaml");
+  const ObjectChange* job = change(a, "JobSet", "k8s/train-jobset.yaml");
   REQUIRE(job);
-  // The Job keeps its name and is refused in place (replace), or is named by its run (rerun).
+  // The JobSet keeps its name and is refused in place (replace), or is named by its run (rerun).
   CHECK((job->action == "replace" || job->action == "rerun"));
   CHECK(job->step == "train");
   const ObjectChange* datagen = change(a, "Job", "k8s/datagen-job.yaml");
@@ -107,7 +107,7 @@ TEST_CASE("plan --against: a removed step is pruned; its JSON meets schemas/plan
   const std::string two = xgb();
   const std::string one = two.substr(0, two.find("  - name: train"));
   const AgainstPlan a = against(two, one);
-  const ObjectChange* job = change(a, "Job", "k8s/train-job.yaml");
+  const ObjectChange* job = change(a, "JobSet", "k8s/train-jobset.yaml");
   REQUIRE(job);
   CHECK(job->action == "remove");
   CHECK(job->detail.find("no longer in the spec") != std::string::npos);
@@ -140,7 +140,7 @@ TEST_CASE("plan --against: a removed step is pruned; its JSON meets schemas/plan
 TEST_CASE("plan --against: a step named by its run re-runs when the name changes; the old run is history") {
   // Output where each step's Job is named <system>-<step>-<run> and labelled with its step.
   auto runs_named = [](OutputFiles files, const std::string& run) {
-    std::string& job = files.at("k8s/train-job.yaml");
+    std::string& job = files.at("k8s/train-jobset.yaml");  // 16 GPUs on 2 nodes: a gang
     if (job.find("trainc.dev/run:") != std::string::npos) return files;  // trainc names runs itself
     job = edit(job, "  name: xgb-a4-train\n", "  name: xgb-a4-train-" + run + "\n");
     job = edit(job, "  labels:\n", "  labels:\n    trainc.dev/step: train\n    trainc.dev/run: " + run + "\n");
@@ -155,13 +155,13 @@ TEST_CASE("plan --against: a step named by its run re-runs when the name changes
   int seen = 0;
   std::string old_name;
   for (const auto& c : a.objects)
-    if (c.key.kind == "Job" && c.step == "train" && c.action == "remove") {
+    if (c.key.kind == "JobSet" && c.step == "train" && c.action == "remove") {
       ++seen;
       old_name = c.key.name;
       CHECK(c.detail.find("history") != std::string::npos);
     }
   for (const auto& c : a.objects)
-    if (c.key.kind == "Job" && c.step == "train" && c.action != "remove") {
+    if (c.key.kind == "JobSet" && c.step == "train" && c.action != "remove") {
       ++seen;
       CHECK(c.action == "rerun");
       CHECK(c.detail.find(old_name) != std::string::npos);
@@ -175,7 +175,7 @@ TEST_CASE("plan --against: a step named by its run re-runs when the name changes
 TEST_CASE("plan --against: a step after a re-run step is named again, and says why") {
   auto runs_named = [](OutputFiles files, const std::string& run) {
     for (const char* step : {"datagen", "train"}) {
-      std::string& job = files.at(fmt::format("k8s/{}-job.yaml", step));
+      std::string& job = files.at(fmt::format("k8s/{}-{}.yaml", step, step == std::string("train") ? "jobset" : "job"));
       if (job.find("trainc.dev/run:") != std::string::npos) continue;  // trainc names runs itself
       job = edit(job, fmt::format("  name: xgb-a4-{}\n", step), fmt::format("  name: xgb-a4-{}-{}\n", step, run));
       job = edit(job, "  labels:\n", fmt::format("  labels:\n    trainc.dev/step: {}\n", step));

@@ -188,11 +188,12 @@ std::string entry_script(const System& sys, const Step& step) {
   if (const Pool* pool = sys.pool(step.pool); step.distributed() && !(pool && pool->tpu)) {
     // Every pod's stable name in rank order, for launchers that list nodes (an MPI hostfile); made
     // here from NNODES rather than written into the pod spec, whose size it would grow with N.
-    const std::string job = k8s::job_name(sys, step);
+    const std::string job = k8s::job_name(sys, step), first = k8s::pod_hostname(sys, step, 0);
+    const std::string prefix = first.substr(0, first.size() - 1);  // the hostname without its index
     sh.comment("NODE_HOSTS: every pod's stable name in rank order, comma-separated");
     sh.line("NODE_HOSTS=");
-    sh.line(fmt::format("for ((i = 0; i < NNODES; i++)); do NODE_HOSTS+=\"${{NODE_HOSTS:+,}}\"{}-\"$i\".{}; done",
-                        sh_quote(job), sh_quote(job)));
+    sh.line(fmt::format("for ((i = 0; i < NNODES; i++)); do NODE_HOSTS+=\"${{NODE_HOSTS:+,}}\"{}\"$i\".{}; done",
+                        sh_quote(prefix), sh_quote(job)));
     sh.line("export NODE_HOSTS");
   }
   sh.line();
@@ -323,6 +324,27 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment("A trapped signal ends the first wait early: wait until the trainer has really exited.");
   sh.line("while kill -0 \"$TRAINER_PID\" 2>/dev/null; do wait \"$TRAINER_PID\" || status=$?; done");
   sh.line("log \"trainer exited with status $status\"");
+  const bool torchrun = match(
+      step.run, [](const Torchrun&) { return true; }, [](const Command&) { return false; },
+      [](const Datagen&) { return false; }, [](const XGBoost&) { return false; });
+  if (torchrun) {
+    // torchrun exits 1 however a worker failed; its error summary (torch.distributed.elastic
+    // ChildFailedError) names the first failure's exit code, or -N for signal N. The pod exits with
+    // that, so the step's noRetryExitCodes judge the trainer's own code.
+    sh.comment("torchrun exits 1 whichever way a worker failed: exit with its first failure's code instead");
+    sh.comment("(\"Root Cause (first observed failure)\" ... \"exitcode : N\"; a signal N as 128+N).");
+    sh.open("if [ \"$status\" = 1 ]; then")
+        .line("first=$(awk '/^Root Cause \\(first observed failure\\):/ { seen = 1; code = \"\" }")
+        .line("  seen && code == \"\" && $1 == \"exitcode\" && $2 == \":\" { code = $3 } END { print code }' \"$LOG\")")
+        .open("case $first in")
+        .line("-[1-9]*) status=$((128 - first)) ;;")
+        .line("[1-9]*) status=$first ;;")
+        .close("esac")
+        .open("if [ \"$status\" != 1 ]; then")
+        .line("log \"torchrun's first failed worker exited with $first: exiting with $status\"")
+        .close("fi")
+        .close("fi");
+  }
   if (step.outputs) {
     sh.line();
     sh.line("kill \"$SYNC_PID\" 2>/dev/null || true");

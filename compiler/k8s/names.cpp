@@ -44,10 +44,18 @@ std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster
   return out;
 }
 
-std::string jobset_coordinator(const System& sys, const Step& step) {
-  const std::string js = job_name(sys, step);
-  return fmt::format("{0}-{1}-0-0.{0}", js, kSliceJob);
+bool runs_as_jobset(const System& sys, const Step& step) {
+  if (sys.compute_cluster(step.cluster)) return false;  // a RayJob, or a Dask client's Job
+  const Pool* pool = sys.pool(step.pool);
+  return (pool && pool->tpu) || step.gang();
 }
+
+std::string_view replicated_job(const System& sys, const Step& step) {
+  const Pool* pool = sys.pool(step.pool);
+  return pool && pool->tpu ? kSliceJob : kGangJob;
+}
+
+std::string jobset_coordinator(const System& sys, const Step& step) { return master_addr(sys, step); }
 
 std::string service_name(const System& sys, const Service& s) { return fmt::format("{}-{}", sys.name, s.name); }
 
@@ -72,6 +80,7 @@ std::string content_hash(std::string_view data) {
 std::string configmap_name(const System& sys, const Step& step) { return job_name(sys, step); }
 
 std::string pod_hostname(const System& sys, const Step& step, int index) {
+  if (runs_as_jobset(sys, step)) return fmt::format("{}-{}-0-{}", job_name(sys, step), replicated_job(sys, step), index);
   return fmt::format("{}-{}", job_name(sys, step), index);
 }
 
@@ -92,7 +101,7 @@ std::vector<GeneratedName> step_names(const System& sys, const Step& step) {
   const Pool* pool = sys.pool(step.pool);
   const std::string job = planned_job_name(sys, step);
   std::vector<GeneratedName> out{{job, "Job name (also the value of its 'job-name' label)"}};
-  if (step.distributed() && !(pool && pool->tpu)) {
+  if (step.distributed() && !(pool && pool->tpu) && !runs_as_jobset(sys, step)) {
     out.push_back({job, "headless Service name"});
     out.push_back({fmt::format("{}-{}", job, step.nodes - 1), "hostname of the last pod"});
   }

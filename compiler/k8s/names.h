@@ -65,10 +65,18 @@ std::string gvnic_subnet(const System& sys);
 std::string gvnic_firewall(const System& sys);
 /// The entry script's ConfigMap: the run's name (the script is part of what names the run).
 std::string configmap_name(const System& sys, const Step& step);
-/// A pod's hostname in an Indexed Job: "<job>-<index>"; resolvable as "<host>.<service>".
-std::string pod_hostname(const System& sys, const Step& step, int index);
+/// Whether the step runs as a JobSet: on a TPU pool (a slice's hosts start together), or as a gang
+/// (Step::gang, not on a compute cluster), whose pods JobSet stops and restarts as one.
+bool runs_as_jobset(const System& sys, const Step& step);
 /// The replicated Job of a TPU step's JobSet: one per slice.
 inline constexpr std::string_view kSliceJob = "slice";
+/// The replicated Job of a gang's JobSet: one Indexed Job, a pod per node.
+inline constexpr std::string_view kGangJob = "node";
+/// kSliceJob or kGangJob.
+std::string_view replicated_job(const System& sys, const Step& step);
+/// A pod's hostname: "<job>-<index>" in an Indexed Job, "<jobset>-<replicated job>-0-<index>" in
+/// a JobSet's first Job; resolvable as "<host>.<job or jobset>".
+std::string pod_hostname(const System& sys, const Step& step, int index);
 /// Host 0 of slice 0 of a TPU step's JobSet, by its stable DNS name: "<jobset>-slice-0-0.<jobset>".
 std::string jobset_coordinator(const System& sys, const Step& step);
 /// The rendezvous address other ranks connect to.

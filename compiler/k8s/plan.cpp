@@ -29,14 +29,18 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
                        fmt::format("step '{}'", step.name), Ready::kJobComplete});
 }
 
-/// A step on a TPU pool: its entry script and a JobSet, one Indexed Job per slice; the JobSet
-/// makes the headless Service its pods resolve each other by.
+/// A step on a TPU pool (one Indexed Job per slice) or a gang (one Indexed Job of all its pods):
+/// its entry script and a JobSet, which makes the headless Service its pods resolve each other by
+/// and restarts every pod when one fails.
 void jobset_step(const System& sys, const Step& step, Workload& w) {
   w.entry_script = entry_script(sys, step);
   w.objects.push_back({Role::kEntryScript, "v1", "ConfigMap", configmap_name(sys, step),
                        step_file(step, "configmap"), fmt::format("entry script of step '{}'", step.name)});
+  const Pool* pool = sys.pool(step.pool);
+  const std::string what = pool && pool->tpu ? fmt::format("step '{}' on {} TPU slice(s)", step.name, step.slices)
+                                             : fmt::format("step '{}' on {} nodes, restarted as one", step.name, step.nodes);
   w.objects.push_back({Role::kJobSet, "jobset.x-k8s.io/v1alpha2", "JobSet", job_name(sys, step), step_file(step, "jobset"),
-                       fmt::format("step '{}' on {} TPU slice(s)", step.name, step.slices), Ready::kJobSetCompleted});
+                       what, Ready::kJobSetCompleted, std::string(replicated_job(sys, step))});
 }
 
 /// A step on a Ray cluster: a RayJob, whose entrypoint KubeRay submits to the cluster over HTTP.
@@ -55,7 +59,7 @@ void step_objects(const System& sys, const Step& step, Workload& w) {
         [&](const Dask&) { batch_step(sys, step, w); });  // a client Job beside the cluster
     return;
   }
-  if (const Pool* p = sys.pool(step.pool); p && p->tpu) {  // a slice's hosts start together, by hostname
+  if (runs_as_jobset(sys, step)) {  // a slice's hosts, or a gang's pods, start and restart together
     jobset_step(sys, step, w);
     return;
   }
@@ -368,7 +372,7 @@ std::string logs_ref(const Object& o) {
   switch (o.role) {
     case Role::kRayJob:  // HTTPMode: no Job, no submitter pod (the runbook's Watch says what to run instead)
       throw std::logic_error("RayJob '" + o.name + "' has no pod `kubectl logs` can follow");
-    case Role::kJobSet: return fmt::format("job/{}-{}-0", o.name, kSliceJob);  // slice 0: its host 0 coordinates
+    case Role::kJobSet: return fmt::format("job/{}-{}-0", o.name, o.group);  // its first Job: host 0 coordinates
     case Role::kNamespace:
     case Role::kServiceAccount:
     case Role::kEntryScript:

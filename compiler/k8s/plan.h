@@ -21,7 +21,7 @@ enum class Role {
   kEntryScript,     ///< a ConfigMap holding a step's entry script
   kRendezvous,      ///< the headless Service ranks of a multi-node step resolve each other by
   kBatchJob,        ///< the (Indexed) Job that runs a step
-  kJobSet,          ///< the JobSet that runs a TPU step: one Indexed Job per slice
+  kJobSet,          ///< the JobSet that runs a TPU step (an Indexed Job per slice) or a gang (one Indexed Job)
   kDaskService,     ///< the Service in front of a Dask scheduler
   kDaskScheduler,   ///< the Dask scheduler's Deployment
   kDaskWorkers,     ///< one Dask worker group's Deployment
@@ -83,7 +83,8 @@ struct Object {
   std::string file;  ///< "k8s/<name>.yaml", as in the output folder
   std::string what;  ///< the file header's description: "entry script of step 'train'"
   Ready ready = Ready::kApplied;
-  std::string group;  ///< the cluster's pod group a kDaskWorkers object runs; the pool of a kResourceFlavor
+  std::string group;  ///< the cluster's pod group a kDaskWorkers object runs; the pool of a kResourceFlavor;
+                      ///< the replicated Job of a kJobSet
   int nic = 0;        ///< the RDMA NIC of a kNetwork / kNetworkParams object, or kGvnicNic
   std::optional<Rollout> rollout;  ///< a Deployment's, when the default does not fit (plan())
 };

@@ -30,19 +30,23 @@ TEST_CASE("the plan lists each workload's objects in dependency order") {
   const k8s::Plan plan = k8s::plan(sys);
   CHECK(files(plan.apply_order()) == std::vector<std::string>{"k8s/namespace.yaml", "k8s/prep-configmap.yaml",
                                                                "k8s/prep-job.yaml", "k8s/train-configmap.yaml",
-                                                               "k8s/train-service.yaml", "k8s/train-job.yaml"});
+                                                               "k8s/train-jobset.yaml"});
   auto teardown = files(plan.teardown_order());
-  CHECK(teardown.front() == "k8s/train-job.yaml");
+  CHECK(teardown.front() == "k8s/train-jobset.yaml");
   CHECK(teardown.back() == "k8s/namespace.yaml");
   const k8s::Workload* train = plan.workload("train");
   REQUIRE(train != nullptr);
   CHECK(train->needs == std::vector<std::string>{"prep"});
-  CHECK(train->done().kind == "Job");
-  CHECK(train->done().ready == k8s::Ready::kJobComplete);
+  // Two torchrun pods are a gang: a JobSet (which makes their headless Service) restarts them as one.
+  CHECK(train->done().kind == "JobSet");
+  CHECK(train->done().ready == k8s::Ready::kJobSetCompleted);
+  CHECK(k8s::logs_ref(train->done()) == "job/sys-train-node-0");
+  CHECK(plan.needs_jobset);
+  CHECK(plan.workload("prep")->done().ready == k8s::Ready::kJobComplete);
   CHECK(k8s::kubectl_ref(plan.workload("prep")->done()) == "job/sys-prep");
   CHECK(k8s::wait_condition(k8s::Ready::kJobComplete) == "condition=complete");
   CHECK(k8s::wait_condition(k8s::Ready::kApplied).empty());
-  CHECK(plan.object_in("k8s/train-service.yaml")->kind == "Service");
+  CHECK(plan.object_in("k8s/train-service.yaml") == nullptr);
   CHECK(plan.object_in("k8s/nothing.yaml") == nullptr);
 }
 

@@ -7,6 +7,7 @@
 //  - an exit code in Step::no_retry_exit_codes fails the step at once;
 //  - anything else spends one of the step's `retries`.
 #include <string>
+#include <string_view>
 
 namespace trainc {
 
@@ -25,11 +26,15 @@ inline constexpr int kSyncFailedExit = 75;
 /// kPreflightExit is always added.
 inline constexpr int kDefaultNoRetryExitCodes[] = {126, 127};
 
+/// The step's log in its pod, which the entry script writes (everything the trainer prints): the
+/// heartbeat unless the spec names another file.
+inline constexpr std::string_view kStepLogPath = "/tmp/trainc/step.log";
+
 /// The liveness check: the pod is ended when the heartbeat has not been refreshed for
 /// max_age_seconds (a stalled trainer or collective), which spends a retry.
 struct Heartbeat {
   int max_age_seconds = 3600;
-  std::string file;  ///< absolute path; the step's log unless the spec names a file
+  std::string file{kStepLogPath};  ///< absolute path; the step's log unless the spec names a file
 };
 
 }  // namespace trainc

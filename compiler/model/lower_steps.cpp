@@ -70,7 +70,7 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
   json hb = s.value("heartbeat", json::object());
   out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
-  out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : "/tmp/trainc/step.log";
+  out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : std::string(kStepLogPath);
   // The step's mounts as written ({store, path}): a GCS store named where a sync belongs is
   // answered with a mount at a path they leave free (store_ref).
   std::vector<std::pair<std::string, std::string>> mounted;

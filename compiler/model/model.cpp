@@ -77,6 +77,8 @@ bool Step::uses_trainrt() const {
 const std::vector<std::string>* Step::command_line() const {
   return std::visit([](const auto& k) { return k.command_line(); }, run);
 }
+bool Step::gang() const { return distributed() && !shard_count(); }
+
 std::optional<int> Step::shard_count() const {
   return std::visit([](const auto& k) { return k.shard_count(); }, run);
 }

@@ -469,6 +469,7 @@ struct Step {
   std::string run_id;  ///< the current run: a hash of what decides its work (emit/runs.h); "" before
 
   bool distributed() const { return nodes > 1; }
+  bool gang() const;  ///< pods that work together (not independent shards): they fail and restart as one
   /// More than one TPU slice: the slices meet over the data-center network (megascale).
   bool multislice() const { return slices > 1; }
   /// Runs the trainrt runtime image (datagen or xgboost) rather than a user image.

@@ -57,7 +57,7 @@ TEST_CASE("the rendezvous variables a Job's pods get, which the local run gives 
   CHECK(vars[1].name == "NODE_RANK");
   CHECK(vars[1].field == "metadata.annotations['batch.kubernetes.io/job-completion-index']");
   CHECK(vars[2].name == "MASTER_ADDR");
-  CHECK(vars[2].value == "mnist-train-0.mnist-train");
+  CHECK(vars[2].value == "mnist-train-node-0-0.mnist-train");
   CHECK(vars[3].name == "MASTER_PORT");
   CHECK(vars[3].value == "3389");
   CHECK(runs_torchrun(step));

@@ -76,24 +76,23 @@ SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=gpt-a4-ta
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/gpt-a4-tas]=1
-  [configmaps/gpt-a4-tas-evaluate-bd0c359966]=1
-  [configmaps/gpt-a4-tas-pretrain-4a0c25cc1f]=1
-  [configmaps/gpt-a4-tas-tokenize-5b1cb20e12]=1
-  [jobs.batch/gpt-a4-tas-evaluate-bd0c359966]=1
-  [jobs.batch/gpt-a4-tas-pretrain-4a0c25cc1f]=1
-  [jobs.batch/gpt-a4-tas-tokenize-5b1cb20e12]=1
+  [configmaps/gpt-a4-tas-evaluate-a582ebb71c]=1
+  [configmaps/gpt-a4-tas-pretrain-754196d7be]=1
+  [configmaps/gpt-a4-tas-tokenize-24bf8ed999]=1
+  [jobs.batch/gpt-a4-tas-evaluate-a582ebb71c]=1
+  [jobs.batch/gpt-a4-tas-tokenize-24bf8ed999]=1
+  [jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-754196d7be]=1
   [localqueues.kueue.x-k8s.io/research]=1
   [resourceflavors.kueue.x-k8s.io/gpt-a4-tas-a4-064f096fd6]=1
   [resourceflavors.kueue.x-k8s.io/gpt-a4-tas-cpu]=1
-  [services/gpt-a4-tas-pretrain-4a0c25cc1f]=1
   [topologies.kueue.x-k8s.io/gpt-a4-tas-41f6e5ff2a]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-5b1cb20e12
-  [pretrain]=jobs.batch/gpt-a4-tas-pretrain-4a0c25cc1f
-  [evaluate]=jobs.batch/gpt-a4-tas-evaluate-bd0c359966
+  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-24bf8ed999
+  [pretrain]=jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-754196d7be
+  [evaluate]=jobs.batch/gpt-a4-tas-evaluate-a582ebb71c
 )
 declare -A HISTORY=(
   [tokenize]=3
@@ -226,6 +225,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Whether a describe command finds its resource (asked quietly); an error other than
 # "not found" (no login, no permission) stops the script.
 exists() {
@@ -274,6 +287,10 @@ need_image us-docker.pkg.dev/my-project/ml/gpt:1.0 'trainc does not build it; pu
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \
@@ -314,14 +331,13 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/tokenize-job.yaml"
 
 # Step 'pretrain', after tokenize.
-wait_job gpt-a4-tas-tokenize-5b1cb20e12
+wait_job gpt-a4-tas-tokenize-24bf8ed999
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-configmap.yaml" \
-    -f "${K8S_DIR}/pretrain-service.yaml" \
-    -f "${K8S_DIR}/pretrain-job.yaml"
+    -f "${K8S_DIR}/pretrain-jobset.yaml"
 
 # Step 'evaluate', after pretrain.
-wait_job gpt-a4-tas-pretrain-4a0c25cc1f
+wait_for jobset/gpt-a4-tas-pretrain-754196d7be condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/evaluate-configmap.yaml" \
     -f "${K8S_DIR}/evaluate-job.yaml"
@@ -332,4 +348,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=gpt-a4-tas -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate-bd0c359966 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate-a582ebb71c -n ${NAMESPACE}"

@@ -75,15 +75,14 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=jax-l4
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/jax-l4-train-018b685870]=1
-  [jobs.batch/jax-l4-train-018b685870]=1
+  [configmaps/jax-l4-train-b08156eb94]=1
+  [jobsets.jobset.x-k8s.io/jax-l4-train-b08156eb94]=1
   [serviceaccounts/jax-ksa]=1
-  [services/jax-l4-train-018b685870]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobs.batch/jax-l4-train-018b685870
+  [train]=jobsets.jobset.x-k8s.io/jax-l4-train-b08156eb94
 )
 declare -A HISTORY=(
   [train]=3
@@ -212,6 +211,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Whether a describe command finds its resource (asked quietly); an error other than
 # "not found" (no login, no permission) stops the script.
 exists() {
@@ -243,6 +256,10 @@ run gcloud container clusters get-credentials "$CLUSTER" \
 
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-docker.pkg.dev/my-project/ml/jax-cuda:0.4.35 'trainc does not build it; push it there'
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/serviceaccount.yaml"
@@ -257,8 +274,7 @@ rerun_steps
 # Step 'train'.
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
-    -f "${K8S_DIR}/train-service.yaml" \
-    -f "${K8S_DIR}/train-job.yaml"
+    -f "${K8S_DIR}/train-jobset.yaml"
 
 if [ "$DRY_RUN" = 1 ]; then
   log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
@@ -266,4 +282,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=jax-l4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train-018b685870 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train-b08156eb94-node-0 -n ${NAMESPACE}"

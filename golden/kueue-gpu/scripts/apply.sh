@@ -76,24 +76,22 @@ SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=kueue-gpu
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/kueue-gpu]=1
-  [configmaps/kueue-gpu-prep-3848f994dd]=1
-  [configmaps/kueue-gpu-train-large-76f24bdd35]=1
-  [configmaps/kueue-gpu-train-small-8737da3db4]=1
-  [jobs.batch/kueue-gpu-prep-3848f994dd]=1
-  [jobs.batch/kueue-gpu-train-large-76f24bdd35]=1
-  [jobs.batch/kueue-gpu-train-small-8737da3db4]=1
+  [configmaps/kueue-gpu-prep-c8dc6ec2d3]=1
+  [configmaps/kueue-gpu-train-large-df37b10707]=1
+  [configmaps/kueue-gpu-train-small-0426dd5be7]=1
+  [jobs.batch/kueue-gpu-prep-c8dc6ec2d3]=1
+  [jobsets.jobset.x-k8s.io/kueue-gpu-train-large-df37b10707]=1
+  [jobsets.jobset.x-k8s.io/kueue-gpu-train-small-0426dd5be7]=1
   [localqueues.kueue.x-k8s.io/team-a]=1
   [resourceflavors.kueue.x-k8s.io/kueue-gpu-cpu]=1
   [resourceflavors.kueue.x-k8s.io/kueue-gpu-t4]=1
-  [services/kueue-gpu-train-large-76f24bdd35]=1
-  [services/kueue-gpu-train-small-8737da3db4]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [prep]=jobs.batch/kueue-gpu-prep-3848f994dd
-  [train-small]=jobs.batch/kueue-gpu-train-small-8737da3db4
-  [train-large]=jobs.batch/kueue-gpu-train-large-76f24bdd35
+  [prep]=jobs.batch/kueue-gpu-prep-c8dc6ec2d3
+  [train-small]=jobsets.jobset.x-k8s.io/kueue-gpu-train-small-0426dd5be7
+  [train-large]=jobsets.jobset.x-k8s.io/kueue-gpu-train-large-df37b10707
 )
 declare -A HISTORY=(
   [prep]=3
@@ -226,6 +224,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Whether a describe command finds its resource (asked quietly); an error other than
 # "not found" (no login, no permission) stops the script.
 exists() {
@@ -262,6 +274,10 @@ need_image us-docker.pkg.dev/my-project/ml/train:1.0 'trainc does not build it; 
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-cpu.yaml" \
@@ -282,17 +298,15 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/prep-job.yaml"
 
 # Step 'train-small', after prep.
-wait_job kueue-gpu-prep-3848f994dd
+wait_job kueue-gpu-prep-c8dc6ec2d3
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-small-configmap.yaml" \
-    -f "${K8S_DIR}/train-small-service.yaml" \
-    -f "${K8S_DIR}/train-small-job.yaml"
+    -f "${K8S_DIR}/train-small-jobset.yaml"
 
 # Step 'train-large', after prep.
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-large-configmap.yaml" \
-    -f "${K8S_DIR}/train-large-service.yaml" \
-    -f "${K8S_DIR}/train-large-job.yaml"
+    -f "${K8S_DIR}/train-large-jobset.yaml"
 
 if [ "$DRY_RUN" = 1 ]; then
   log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
@@ -300,4 +314,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=kueue-gpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large-76f24bdd35 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large-df37b10707-node-0 -n ${NAMESPACE}"

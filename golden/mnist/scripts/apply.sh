@@ -75,14 +75,13 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=mnist
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/mnist-train-caf67475a2]=1
-  [jobs.batch/mnist-train-caf67475a2]=1
-  [services/mnist-train-caf67475a2]=1
+  [configmaps/mnist-train-0baacc39db]=1
+  [jobsets.jobset.x-k8s.io/mnist-train-0baacc39db]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobs.batch/mnist-train-caf67475a2
+  [train]=jobsets.jobset.x-k8s.io/mnist-train-0baacc39db
 )
 declare -A HISTORY=(
   [train]=3
@@ -211,6 +210,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Whether a describe command finds its resource (asked quietly); an error other than
 # "not found" (no login, no permission) stops the script.
 exists() {
@@ -242,6 +255,10 @@ run gcloud container clusters get-credentials "$CLUSTER" \
 
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-549d40aa8b137c9c 'build and push it with scripts/build.sh (or let CI do it)'
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/namespace.yaml"
 
 prune
@@ -254,8 +271,7 @@ rerun_steps
 # Step 'train'.
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
-    -f "${K8S_DIR}/train-service.yaml" \
-    -f "${K8S_DIR}/train-job.yaml"
+    -f "${K8S_DIR}/train-jobset.yaml"
 
 if [ "$DRY_RUN" = 1 ]; then
   log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
@@ -263,4 +279,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=mnist -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-caf67475a2 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-0baacc39db-node-0 -n ${NAMESPACE}"

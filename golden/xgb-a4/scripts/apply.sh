@@ -75,19 +75,18 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-a4
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/xgb-a4-datagen-dca40fd0c7]=1
-  [configmaps/xgb-a4-train-81f566ce6f]=1
-  [jobs.batch/xgb-a4-datagen-dca40fd0c7]=1
-  [jobs.batch/xgb-a4-train-81f566ce6f]=1
+  [configmaps/xgb-a4-datagen-59d9acbebd]=1
+  [configmaps/xgb-a4-train-b941044b12]=1
+  [jobs.batch/xgb-a4-datagen-59d9acbebd]=1
+  [jobsets.jobset.x-k8s.io/xgb-a4-train-b941044b12]=1
   [serviceaccounts/zt-fuse-ksa]=1
-  [services/xgb-a4-datagen-dca40fd0c7]=1
-  [services/xgb-a4-train-81f566ce6f]=1
+  [services/xgb-a4-datagen-59d9acbebd]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [datagen]=jobs.batch/xgb-a4-datagen-dca40fd0c7
-  [train]=jobs.batch/xgb-a4-train-81f566ce6f
+  [datagen]=jobs.batch/xgb-a4-datagen-59d9acbebd
+  [train]=jobsets.jobset.x-k8s.io/xgb-a4-train-b941044b12
 )
 declare -A HISTORY=(
   [datagen]=3
@@ -218,6 +217,20 @@ wait_job() {
   done
 }
 
+# Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
+# with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
+wait_for() {
+  local state
+  until run kubectl --context "$KUBE_CONTEXT" wait "$1" -n "$NAMESPACE" --for="$2" --timeout=300s; do
+    if [ "$#" -ge 4 ]; then
+      state=$(run kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" -o "jsonpath=$3") ||
+        die "cannot read $1"
+      if [ "$state" = "$4" ]; then die "$1 is $4; see: kubectl describe $1 -n $NAMESPACE"; fi
+    fi
+    log "$1 is not there yet"
+  done
+}
+
 # Whether a describe command finds its resource (asked quietly); an error other than
 # "not found" (no login, no permission) stops the script.
 exists() {
@@ -249,6 +262,10 @@ run gcloud container clusters get-credentials "$CLUSTER" \
 
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-docker.pkg.dev/my-project/ml/trainrt:0.1.0 'build it from docker/trainrt.Dockerfile (its build context is the trainc source tree, see its header) and push it'
+
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \
@@ -286,11 +303,10 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train', after datagen.
-wait_job xgb-a4-datagen-dca40fd0c7
+wait_job xgb-a4-datagen-59d9acbebd
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
-    -f "${K8S_DIR}/train-service.yaml" \
-    -f "${K8S_DIR}/train-job.yaml"
+    -f "${K8S_DIR}/train-jobset.yaml"
 
 if [ "$DRY_RUN" = 1 ]; then
   log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
@@ -298,4 +314,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train-81f566ce6f -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train-b941044b12-node-0 -n ${NAMESPACE}"

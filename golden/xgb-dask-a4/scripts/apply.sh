@@ -75,20 +75,20 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-dask-a4
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/xgb-dask-a4-datagen-3988b04206]=1
-  [configmaps/xgb-dask-a4-train-6cbec3768c]=1
+  [configmaps/xgb-dask-a4-datagen-374a0754c0]=1
+  [configmaps/xgb-dask-a4-train-2284017d77]=1
   [deployments.apps/xgb-dask-a4-dask-b200]=1
   [deployments.apps/xgb-dask-a4-dask-scheduler]=1
-  [jobs.batch/xgb-dask-a4-datagen-3988b04206]=1
-  [jobs.batch/xgb-dask-a4-train-6cbec3768c]=1
+  [jobs.batch/xgb-dask-a4-datagen-374a0754c0]=1
+  [jobs.batch/xgb-dask-a4-train-2284017d77]=1
   [serviceaccounts/zt-fuse-ksa]=1
   [services/xgb-dask-a4-dask-scheduler]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [datagen]=jobs.batch/xgb-dask-a4-datagen-3988b04206
-  [train]=jobs.batch/xgb-dask-a4-train-6cbec3768c
+  [datagen]=jobs.batch/xgb-dask-a4-datagen-374a0754c0
+  [train]=jobs.batch/xgb-dask-a4-train-2284017d77
 )
 declare -A HISTORY=(
   [datagen]=3
@@ -307,7 +307,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train' on cluster 'dask', after datagen.
-wait_job xgb-dask-a4-datagen-3988b04206
+wait_job xgb-dask-a4-datagen-374a0754c0
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
     -f "${K8S_DIR}/train-job.yaml"
@@ -318,4 +318,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-dask-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train-6cbec3768c -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train-2284017d77 -n ${NAMESPACE}"
