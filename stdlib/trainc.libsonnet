@@ -134,9 +134,10 @@ local compact(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
   // A step's `outputs`: sync path `path` to store reference `to` every `every` (default 10m).
   outputs(path, to, every=null):: compact({ path: path, to: to, every: every }),
 
-  // A step's `checkpoints`: files matching `pattern` under `path` (inside outputs.path).
-  checkpoints(path, pattern=null, resumeFlag=null)::
-    compact({ path: path, pattern: pattern, resumeFlag: resumeFlag }),
+  // A step's `checkpoints`: files matching `pattern` under `path` (inside outputs.path), written
+  // `every` (a duration of training between two writes), each write taking `cost`.
+  checkpoints(path, pattern=null, resumeFlag=null, every=null, cost=null)::
+    compact({ path: path, pattern: pattern, resumeFlag: resumeFlag, every: every, cost: cost }),
 
   // A Triton model server reading `repository` (a store reference, t.store('models', '/repo'));
   // `models` are checked ready after deployment; `autoscaling` is {min, max} or null for fixed

@@ -32,6 +32,7 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_pools(sys, doc, diags);
   check_names(sys, doc, diags);
   check_steps(sys, doc, diags);
+  check_checkpoints(sys, doc, diags);
   check_clusters(sys, doc, diags);
   check_services(sys, doc, diags);
   check_resources(sys, doc, diags);

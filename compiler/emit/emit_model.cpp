@@ -107,6 +107,9 @@ ojson step_json(const Step& s) {
   j["checkpoints"] = s.checkpoints ? ojson{{"path", s.checkpoints->path}, {"pattern", s.checkpoints->pattern},
                                            {"resumeFlag", s.checkpoints->resume_flag}}
                                    : ojson(nullptr);
+  // Written only when the spec gives them (the plan's goodput line reads them; no object does).
+  if (s.checkpoints && s.checkpoints->every_seconds) j["checkpoints"]["every"] = format_duration(*s.checkpoints->every_seconds);
+  if (s.checkpoints && s.checkpoints->cost_seconds) j["checkpoints"]["cost"] = format_duration(*s.checkpoints->cost_seconds);
   j["labels"] = map_json(s.labels);
   j["annotations"] = map_json(s.annotations);
   return j;

@@ -239,6 +239,7 @@ ResourcePlan make_plan(const System& sys) {
     if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
     w.timeout_seconds = st.timeout_seconds;
     w.retries = st.retries;
+    w.goodput = plan_goodput(st);
     // A step's own Job (a Dask client's too); a RayJob's pods are its cluster's, below.
     if (const ComputeCluster* c = sys.compute_cluster(st.cluster); !c || c->steps_have_own_pods())
       w.topology = topology_request(sys, st).describe();
@@ -299,8 +300,9 @@ std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::
 
 std::string range(int lo, int hi) { return lo == hi ? std::to_string(hi) : fmt::format("{}-{}", lo, hi); }
 
-/// Rows of cells as an aligned table, two spaces between columns, indented by two.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+}  // namespace
+
+std::string render_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) {
@@ -317,6 +319,10 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   }
   return out;
 }
+
+namespace {
+
+std::string table(const std::vector<std::vector<std::string>>& rows) { return render_table(rows); }
 
 std::string accelerators(const PoolPlan& p) {
   if (p.gpus_per_node) return fmt::format("{} x {}", p.gpus_per_node, p.accelerator);
@@ -382,6 +388,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
     }
     out += table(rows) + "\n";
   }
+  out += render_goodput_text(plan);
   out += render_placement_text(plan.placement);
   if (!plan.quota.empty()) {
     out += fmt::format("Compute Engine quota in {} at max scale (check: gcloud compute regions describe {})\n",
@@ -497,6 +504,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
       o["retries"] = w.retries;
       o["acceleratorHours"] = hrs_opt(w.accelerator_hours);
       o["costBound"] = usd_opt(w.cost_bound);
+      o["goodput"] = w.goodput ? goodput_json(*w.goodput) : ojson(nullptr);
     }
     j["workloads"].push_back(std::move(o));
   }
@@ -509,6 +517,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
                  {"pricePerHour", {{"min", usd(plan.min_price)}, {"max", usd(plan.max_price)}}},
                  {"unpriced", plan.unpriced},
                  {"acceleratorHours", hrs_opt(plan.accelerator_hours)}};
+  j["failureRates"] = failure_rates_json();
   j["notes"] = plan.notes;
   return j;
 }

@@ -5,10 +5,12 @@
 // for steps with a timeout an upper bound on accelerator-hours. Rendered as text or as JSON
 // (schemas/plan.v1.schema.json).
 #include <nlohmann/json.hpp>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/goodput.h"
 #include "model/model.h"
 #include "model/placement.h"
 
@@ -43,6 +45,24 @@ struct PoolPlan {
   long long max_chips() const { return static_cast<long long>(chips_per_node) * max_nodes; }
 };
 
+/// A long GPU step's expected failures and the share of its GPU time they cost (plan_goodput.cpp,
+/// model/goodput.h); each triple is at the low, central and high rate of stdlib/failures.yaml.
+struct GoodputPlan {
+  long long gpus = 0;
+  std::optional<int> length_seconds;  ///< the step's timeout; nullopt = no bound
+  StepFailures failures;
+  /// How it checkpoints: "declared" (checkpoints.every), "undeclared" (checkpoints without every),
+  /// "none", "rounds" (trainrt xgboost's checkpointEvery), "shards" (datagen resumes by shard).
+  std::string checkpoints;
+  std::optional<int> every_seconds;
+  int cost_seconds = 0, restart_seconds = 0;
+  bool cost_estimated = true;  ///< the spec gives no checkpoints.cost: stdlib/failures.yaml's estimate
+  /// Share of GPU time lost (restart, recompute, checkpoint writes); nullopt when the interval (or,
+  /// without checkpoints, the length) is not known.
+  std::optional<std::array<double, 3>> lost;
+  std::array<double, 3> best_interval{}, best_lost{};  ///< Daly's interval (seconds) and what it loses
+};
+
 /// A step, a compute cluster's pod group, or a service's replicas.
 struct WorkloadPlan {
   std::string kind;     ///< step/<kind>, cluster/<engine>, service/<server>
@@ -59,6 +79,7 @@ struct WorkloadPlan {
   std::optional<double> cost_bound;  ///< accelerator-hours priced at the pool's per-accelerator rate
   /// What its Kueue PodSet asks of topology-aware placement (TopologyRequest::describe()); "" = nothing.
   std::string topology;
+  std::optional<GoodputPlan> goodput;  ///< long GPU steps only
 };
 
 struct ResourcePlan {
@@ -84,6 +105,15 @@ inline constexpr const char* kDefaultPlanRegion = "us-central1";
 ResourcePlan make_plan(const System& sys);
 std::string render_plan_text(const ResourcePlan& plan);
 nlohmann::ordered_json plan_json(const ResourcePlan& plan);
+/// Rows of cells as an aligned table, two spaces between columns, indented by two.
+std::string render_table(const std::vector<std::vector<std::string>>& rows);
+/// The goodput of `step` if it is a long GPU step (plan_goodput.cpp).
+std::optional<GoodputPlan> plan_goodput(const Step& step);
+/// The goodput table, one line per long GPU step; "" when there is none.
+std::string render_goodput_text(const ResourcePlan& plan);
+nlohmann::ordered_json goodput_json(const GoodputPlan& g);
+/// The failure rates the goodput lines use, with their sources.
+nlohmann::ordered_json failure_rates_json();
 /// The placement table: per pool the room per node and each node's pods (plan_placement.cpp).
 std::string render_placement_text(const Placement& placed);
 nlohmann::ordered_json placement_json(const Placement& placed);

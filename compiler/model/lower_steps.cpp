@@ -110,6 +110,8 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
     const json& c = s["checkpoints"];
     out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
                                   get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
+    if (c.contains("every")) out.checkpoints->every_seconds = duration(c, "every", 0, out.checkpoints->ptr);
+    if (c.contains("cost")) out.checkpoints->cost_seconds = duration(c, "cost", 0, out.checkpoints->ptr);
   }
   out.labels = string_map(s, "labels");
   out.annotations = string_map(s, "annotations");

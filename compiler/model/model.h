@@ -317,6 +317,7 @@ struct Checkpoints {
   std::string pattern = "*";
   std::string resume_flag;
   std::string ptr;
+  std::optional<int> every_seconds, cost_seconds;  ///< the interval and one write's time (model/goodput.h)
 };
 
 // ---- what a step runs: one alternative of StepKind -----------------------------------------

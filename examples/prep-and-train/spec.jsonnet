@@ -29,7 +29,8 @@ t.system(
                needs=['prepare']) + {
       inputs: [t.input(t.store('data', 'shards/'), 'shards')],
       outputs: t.outputs('out', t.store('data', 'runs/%s/' % run)),
-      checkpoints: t.checkpoints('out/ckpt', '*.pt', resumeFlag='--resume'),
+      // train.py saves every 2h of training; `trainc plan` shows what that interval costs.
+      checkpoints: t.checkpoints('out/ckpt', '*.pt', resumeFlag='--resume', every='2h'),
       timeout: '2d',
     },
   ],

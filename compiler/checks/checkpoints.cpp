@@ -1,0 +1,55 @@
+#include <fmt/format.h>
+
+#include "base/data_path.h"
+#include "base/overloaded.h"
+#include "checks/checks.h"
+#include "model/goodput.h"
+
+namespace trainc {
+namespace {
+
+/// Whether the step's own program decides when it checkpoints, so the spec should say how often:
+/// a user's trainer does; trainrt's xgboost checkpoints every `checkpointEvery` rounds and datagen
+/// resumes by shard, both by themselves.
+bool user_trainer(const Step& step) {
+  return match(
+      step.run, [](const Torchrun&) { return true; }, [](const Command&) { return true; },
+      [](const Datagen&) { return false; }, [](const XGBoost&) { return false; });
+}
+
+}  // namespace
+
+void check_checkpoints(const System& sys, const Document& doc, Diagnostics& diags) {
+  const FailureBook& book = failure_book();
+  for (const Step& step : sys.steps) {
+    const long long gpus = static_cast<long long>(step.gpus) * step.nodes * step.slices;
+    if (gpus == 0 || step.nodes * step.slices < 2 || !step.cluster.empty() || !user_trainer(step)) continue;
+    if (step.checkpoints && step.checkpoints->every_seconds) continue;
+    const StepFailures f = step_failures(gpus, book);
+    const int cost = step.checkpoints && step.checkpoints->cost_seconds ? *step.checkpoints->cost_seconds
+                                                                        : book.checkpoint_cost_seconds();
+    const std::string expects =
+        fmt::format("its {} GPUs expect {} failures a day ({} to {} at the rates of stdlib/failures.yaml)", gpus,
+                    approx_number(f.per_day[1]), approx_number(f.per_day[0]), approx_number(f.per_day[2]));
+    const std::string best = fmt::format("about {} loses least with a {} write; `trainc plan` shows the goodput",
+                                         approx_duration(daly_interval(cost, f.mtbf_seconds[1])),
+                                         approx_duration(cost));
+    if (!step.checkpoints) {
+      doc.warning(diags, ptr_key(step.ptr, "nodes"),
+                  fmt::format("step '{}' runs on {} nodes without checkpoints: {}, and each one starts it again from "
+                              "the beginning; have the trainer write checkpoints and add 'checkpoints: {{path: DIR, "
+                              "every: DURATION}}' ({})",
+                              step.name, step.nodes * step.slices, expects, best),
+                  Anchor::key);
+    } else {
+      doc.warning(diags, step.checkpoints->ptr,
+                  fmt::format("the checkpoints of step '{}' say not how often they are written, so the cost of a "
+                              "failure is not known: {}; add 'every: DURATION', the training time between two "
+                              "writes ({})",
+                              step.name, expects, best),
+                  Anchor::key);
+    }
+  }
+}
+
+}  // namespace trainc

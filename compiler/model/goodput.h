@@ -1,0 +1,67 @@
+#pragma once
+// How much GPU time a long training step loses to failures, and the checkpoint interval that loses
+// least. Failure rates are sourced data (stdlib/failures.yaml, embedded); the model is Daly's
+// (J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
+// Future Generation Computer Systems 22(3), 2006), which refines Young's first-order interval
+// (J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9), 1974).
+// Failures arrive at a constant rate (Poisson) with mean time between them M; every failure costs a
+// restart R and the work since the last checkpoint; each checkpoint stops the work for delta.
+#include <string>
+
+namespace trainc {
+
+/// One published failure rate, per GPU-day.
+struct FailureRate {
+  double per_gpu_day = 0;
+  std::string source;
+};
+
+/// The failure rates and the estimates the goodput model uses (stdlib/failures.yaml).
+class FailureBook {
+ public:
+  /// Parses failures YAML; throws std::runtime_error naming the entry on malformed data.
+  static FailureBook parse(const std::string& yaml_text);
+  const FailureRate& low() const { return low_; }
+  const FailureRate& central() const { return central_; }
+  const FailureRate& high() const { return high_; }
+  /// From a failure until the step computes again (an estimate; the spec does not say).
+  int restart_seconds() const { return restart_seconds_; }
+  /// One checkpoint write, when the spec's checkpoints give no `cost` (an estimate).
+  int checkpoint_cost_seconds() const { return checkpoint_cost_seconds_; }
+  /// A GPU step at least this long (by its timeout), or without a timeout, gets a goodput line.
+  int long_step_seconds() const { return long_step_seconds_; }
+
+ private:
+  FailureRate low_, central_, high_;
+  int restart_seconds_ = 0, checkpoint_cost_seconds_ = 0, long_step_seconds_ = 0;
+};
+
+/// The embedded failure rates, parsed once.
+const FailureBook& failure_book();
+
+/// Young's interval between checkpoints, sqrt(2 delta M): first order in delta / M.
+double young_interval(double delta, double mtbf);
+/// Daly's higher-order interval: sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9] - delta
+/// for delta < 2M, else M. All times in the same unit.
+double daly_interval(double delta, double mtbf);
+/// The expected wall-clock time to finish `work` of computing, checkpointing every `tau` of it at
+/// `delta` each and restarting in `restart` after each failure (failures may strike restarts and
+/// checkpoints too): Daly's complete model, M e^(R/M) (e^((tau + delta)/M) - 1) work / tau. With no checkpoints, tau = work and delta = 0.
+double expected_wall_time(double work, double tau, double delta, double restart, double mtbf);
+/// The share of wall-clock (GPU) time that does not advance the work: 1 - work / expected_wall_time,
+/// the same for any work long beside tau (it does not depend on `work` when checkpointing).
+double lost_fraction(double tau, double delta, double restart, double mtbf);
+
+/// The same at each published rate for `gpus` GPUs: failures per day and mean time between them.
+struct StepFailures {
+  double per_day[3] = {0, 0, 0};       ///< at the low, central and high rate
+  double mtbf_seconds[3] = {0, 0, 0};  ///< 86400 / per_day
+};
+StepFailures step_failures(long long gpus, const FailureBook& book = failure_book());
+
+/// A rounded duration for people: "50s", "12m", "2h10m", "3d4h".
+std::string approx_duration(double seconds);
+/// Two significant digits, without an exponent for what a plan shows: "0.015", "2.3", "41", "130".
+std::string approx_number(double v);
+
+}  // namespace trainc
