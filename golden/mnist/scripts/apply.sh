@@ -75,14 +75,14 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=mnist
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/mnist-train-caf67475a2]=1
-  [jobs.batch/mnist-train-caf67475a2]=1
-  [services/mnist-train-caf67475a2]=1
+  [configmaps/mnist-train-9795de8a0c]=1
+  [jobs.batch/mnist-train-9795de8a0c]=1
+  [services/mnist-train-9795de8a0c]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobs.batch/mnist-train-caf67475a2
+  [train]=jobs.batch/mnist-train-9795de8a0c
 )
 declare -A HISTORY=(
   [train]=3
@@ -241,7 +241,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from Artifact Registry, before anything is applied.
-need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-549d40aa8b137c9c 'build and push it with scripts/build.sh (or let CI do it)'
+need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-4ccfb95abf3e5c27 'build and push it with scripts/build.sh (or let CI do it)'
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/namespace.yaml"
 
 prune
@@ -263,4 +263,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=mnist -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-caf67475a2 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-9795de8a0c -n ${NAMESPACE}"
