@@ -1,6 +1,9 @@
 // trainc: compile training-system specs into Kubernetes manifests and a runbook.
 // Exit codes: 0 ok, 1 spec errors or drift, 2 usage or I/O errors (and internal errors, which are bugs).
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <tuple>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +48,9 @@ struct Options {
   std::string workdir, trainrt, tracker;
   std::string python, s3rver;            // run --local: torch's python, the S3 server's script
   std::vector<std::string> seeds;        // run --local: STORE[:/PATH]=FOLDER
+  std::vector<std::string> kills, preempts;  // run --local: [STEP:]RANK@SECONDS
+  std::string chaos;                         // run --local: --chaos SEED
+  double chaos_within = 60;
   int max_ranks = 0;
   std::string out_dir = "out";
   std::string against;
@@ -484,6 +490,28 @@ int cmd_run(const Options& opt, const char* argv0) {
       return kUsage;
     }
   }
+  for (const auto& [texts, flag, kind] : {std::tuple{&opt.kills, "--kill", Fault::Kind::kill},
+                                          std::tuple{&opt.preempts, "--preempt", Fault::Kind::preempt}})
+    for (const auto& text : *texts) {
+      std::string error;
+      Fault& f = run.faults.emplace_back();
+      f.kind = kind;
+      if (!parse_fault(text, flag, f, error)) {
+        fmt::print(stderr, "trainc: {}\n", error);
+        return kUsage;
+      }
+    }
+  if (!opt.chaos.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long seed = std::strtoull(opt.chaos.c_str(), &end, 10);
+    if (opt.chaos.find_first_not_of("0123456789") != std::string::npos || *end != '\0' || errno == ERANGE) {
+      fmt::print(stderr, "trainc: --chaos '{}': expected a seed, a whole number from 0 to 2^64-1\n", opt.chaos);
+      return kUsage;
+    }
+    run.chaos_seed = seed;
+  }
+  run.chaos_within = opt.chaos_within;
   return run_local(sys, run);
 }
 
@@ -544,6 +572,21 @@ int run_cli(int argc, char** argv) {
                   "s3rver's bin/s3rver.js, the local S3 server (default: $TRAINC_S3RVER, else where install-deps puts it)");
   run->add_option("--max-ranks", opt.max_ranks,
                   "most ranks a torchrun step runs at once; more processes per node are lowered (default: max(4, cores))");
+  run->add_option("--kill", opt.kills,
+                  "[STEP:]RANK@SECONDS: SIGKILL pod RANK's process group (a crashed node) SECONDS after the pods of "
+                  "STEP's first attempt start (STEP: the first torchrun or command step); as on the cluster, the "
+                  "step's gang restarts from its newest checkpoint and one retry is spent (repeatable; a kill whose "
+                  "attempt ended first moves to the next attempt)")
+      ->allow_extra_args(false);
+  run->add_option("--preempt", opt.preempts,
+                  "[STEP:]RANK@SECONDS: preempt pod RANK as --kill would kill it: SIGTERM, then SIGKILL after the "
+                  "pod's termination grace; the gang restarts without spending a retry (repeatable)")
+      ->allow_extra_args(false);
+  run->add_option("--chaos", opt.chaos,
+                  "SEED: one --kill whose step, rank and time (1 s to --chaos-within) come from SEED; printed, to be "
+                  "run again with --kill");
+  run->add_option("--chaos-within", opt.chaos_within, "the latest second --chaos picks (default 60)")
+      ->check(CLI::Range(1.0, 7 * 24 * 3600.0));
 
   auto* plan = app.add_subcommand("plan", "print what a spec will hold before it is paid for: per pool the nodes, "
                                           "accelerators, quota metrics and price per hour; per workload the pods and "
@@ -594,6 +637,8 @@ int run_cli(int argc, char** argv) {
     const ValueKinds values{{" --diagnostics", "text json github"}, {"compile --out", "dir"}, {"diff --against", "dir"},
                             {"run --workdir", "dir"}, {"run --scale", "none"}, {"run --threads", "none"},
                             {"run --seed", "none"}, {"run --max-ranks", "none"},
+                            {"run --kill", "none"}, {"run --preempt", "none"}, {"run --chaos", "none"},
+                            {"run --chaos-within", "none"},
                             {"plan --format", "text json"}, {"plan --against", "dir"}, {"graph --out", "file"}, {"explain field", "paths"},
                             {"completion shell", "bash zsh"}, {"schema ", "none"}};
     fmt::print("{}", completion_script(app, opt.shell, values));

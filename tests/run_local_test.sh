@@ -113,7 +113,7 @@ pipeline:
 SPEC
   "$TRAINC" run "$TMP/retry.yaml" --local --workdir "$TMP/retry" >"$TMP/retry.log" 2>&1 ||
     { echo "exit $?"; tail -n 20 "$TMP/retry.log"; return 1; }
-  grep -q "retrying step 'flaky' (attempt 2 of 2" "$TMP/retry.log" || { echo "no retry said:"; tail -n 20 "$TMP/retry.log"; return 1; }
+  grep -q "retrying step 'flaky' as one gang (attempt 2): pod 0's failure (exit 3) spent retry 1 of 1" "$TMP/retry.log" || { echo "no retry said:"; tail -n 20 "$TMP/retry.log"; return 1; }
   [ "$(cat "$TMP/retry/pods/flaky/0/workspace/attempt.txt" 2>/dev/null)" = second ] ||
     { echo "the second attempt did not run"; return 1; }
   # With no retries left, the failure ends the run.
@@ -147,7 +147,8 @@ SPEC
     *) echo "the line does not name the image, the tool and the fix: $line"; return 1 ;;
   esac
   if grep -q "retrying" "$TMP/pf.log"; then echo "retried after the preflight failed"; return 1; fi
-  grep -q "stopped in its preflight (exit 78); it is not retried" "$TMP/pf.log" || { echo "no word of no retry:"; cat "$TMP/pf.log"; return 1; }
+  grep -q "step 'lacking' failed: pod 0 (NODE_RANK 0) exited with code 78 (its preflight failed), which the step's noRetryExitCodes lists (78, 126, 127): it is not retried" "$TMP/pf.log" ||
+    { echo "no word of no retry:"; cat "$TMP/pf.log"; return 1; }
   [ ! -e "$TMP/pf/pods/lacking/0/tmp/trainc" ] || { echo "the script did work before its preflight stopped it"; return 1; }
   local secs
   secs=$(sed -n "s/^trainc: step 'lacking' failed (exit 78) after \([0-9.]*\)s.*/\1/p" "$TMP/pf.log")
@@ -173,7 +174,7 @@ SPEC
   "$TRAINC" run "$TMP/killed.yaml" --local --workdir "$TMP/killed" >"$TMP/killed.log" 2>&1 ||
     { echo "exit $?"; tail -n 20 "$TMP/killed.log"; return 1; }
   grep -q "exited with status 137" "$TMP/killed.log" || { echo "the first attempt did not die with 137:"; tail -n 20 "$TMP/killed.log"; return 1; }
-  grep -q "retrying step 'oom' (attempt 2 of 2" "$TMP/killed.log" || { echo "not retried:"; tail -n 20 "$TMP/killed.log"; return 1; }
+  grep -q "retrying step 'oom' as one gang (attempt 2): pod 0's failure (exit 137) spent retry 1 of 1" "$TMP/killed.log" || { echo "not retried:"; tail -n 20 "$TMP/killed.log"; return 1; }
   [ "$(cat "$TMP/killed/pods/oom/0/workspace/attempt.txt" 2>/dev/null)" = second ] ||
     { echo "the second attempt did not run"; return 1; }
 }

@@ -1,5 +1,6 @@
 #include "run/local_pods.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "k8s/entry_script.h"
 #include "k8s/pod.h"
 #include "k8s/preflight.h"
+#include "model/failure.h"
 #include "quoting/shell.h"
 #include "run/process.h"
 
@@ -84,14 +86,21 @@ std::map<std::string, std::string> pod_env(const System& sys, const Step& step, 
   return env;
 }
 
-/// What run_attempt returns for an attempt stopped at the step's timeout (not a process status).
-constexpr int kTimedOut = -1;
+/// How an attempt at a step ended.
+struct AttemptEnd {
+  enum class Why { succeeded, failed, disrupted, timed_out, interrupted, setup };
+  Why why = Why::succeeded;
+  int pod = -1;    ///< the pod whose failure or disruption ended it (the first, when several did)
+  int status = 0;  ///< that pod's exit code, or 128 + its signal
+};
 
-/// One attempt at the step: its pods started fresh, waited for; the first failure's status, 0,
-/// 128 + an interrupt's signal, or kTimedOut once `started` is further back than the timeout.
-int run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
-                const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                std::chrono::steady_clock::time_point started);
+/// One attempt at the step: its pods started fresh and waited for, `faults` inflicted on them as
+/// they fall due (those fired are removed); the first pod that fails or is disrupted ends the
+/// attempt and the gang is stopped. `started` is the first attempt's start, which the step's
+/// timeout counts from.
+AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
+                       const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Fault>& faults);
 
 }  // namespace
 
@@ -172,8 +181,10 @@ int local_procs_per_node(const Step& step, int max_ranks) {
   return std::max(1, max_ranks / step.nodes);
 }
 
+int termination_grace_seconds(const Step& step) { return step.outputs || step.checkpoints ? 300 : 30; }
+
 int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
-                 const std::map<std::string, std::string>& env) {
+                 const std::map<std::string, std::string>& env, std::vector<Fault> faults) {
   Step here = step;
   here.procs_per_node = local_procs_per_node(step, opt.max_ranks);
   const bool torchrun = runs_torchrun(step);
@@ -187,26 +198,65 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   fs::create_directories(dir);
   const fs::path script = dir / "entrypoint.sh";
   std::ofstream(script) << entry_script(sys, here);
-  // As the Job: a failed attempt starts the step's pods again, fresh, up to `retries` times, all
-  // within `timeout` (activeDeadlineSeconds spans the retries).
+  std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.seconds < b.seconds; });
+  for (const auto& f : faults)
+    fmt::print("  {}: {} pod {} {} s after the pods of attempt 1 start\n", f.option(),
+               f.kind == Fault::Kind::kill ? "SIGKILL to" : "preempting", f.pod, f.seconds);
+  // As the cluster runs it (model/failure.h): the pods are one gang, started again whole after a
+  // failure, each time fresh; a disruption costs no retry, an exit code in noRetryExitCodes ends
+  // the step, anything else spends one retry however many pods failed; `timeout` (the Job's
+  // activeDeadlineSeconds) spans every attempt.
   const auto started = std::chrono::steady_clock::now();
-  int rc = 0;
-  for (int attempt = 0; attempt <= step.retries; ++attempt) {
-    if (attempt > 0)
-      fmt::print("  retrying step '{}' (attempt {} of {}: `retries: {}`), its pods fresh, as the Job would\n", step.name,
-                 attempt + 1, step.retries + 1, step.retries);
-    rc = run_attempt(sys, step, here, opt, env, dir, script, started);
-    // Only trainc's own interruption (interrupted(): set when it caught SIGINT or SIGTERM and
-    // stopped the pods) ends the retries; a pod killed from outside (137: SIGKILL, the OOM killer)
-    // exits with the same status and is a failed pod like any other.
-    if (rc == 0 || rc == kTimedOut || interrupted()) break;
-    if (rc == k8s::kPreflightExit) {  // the image or the spec, which another attempt would not change
-      fmt::print(stderr, "trainc: step '{}' stopped in its preflight (exit {}); it is not retried\n", step.name, rc);
+  const auto& no_retry = step.no_retry_exit_codes;
+  const std::string resume = step.checkpoints
+                                 ? fmt::format("resuming from the newest checkpoint in {} (each pod's entry script says which)",
+                                               step.checkpoints->path)
+                                 : "starting over (the step keeps no checkpoints)";
+  int rc = 0, attempt = 0, spent = 0, disruptions = 0;
+  while (true) {
+    ++attempt;
+    const AttemptEnd end = run_attempt(sys, step, here, opt, env, dir, script, attempt, started, faults);
+    if (const int sig = interrupted()) {  // trainc's own Ctrl-C or SIGTERM: the run ends, nothing is retried
+      rc = 128 + sig;
       break;
     }
+    if (end.why == AttemptEnd::Why::succeeded) break;
+    if (end.why == AttemptEnd::Why::setup || end.why == AttemptEnd::Why::timed_out ||
+        end.why == AttemptEnd::Why::interrupted) {
+      rc = end.why == AttemptEnd::Why::timed_out ? 1 : end.status;
+      break;
+    }
+    if (end.why == AttemptEnd::Why::disrupted) {
+      ++disruptions;
+      fmt::print("  pod {} was disrupted (preempted; on the cluster its DisruptionTarget condition): this did not count "
+                 "against the step's retries ({} of {} left)\n", end.pod, step.retries - spent, step.retries);
+      fmt::print("  restarting step '{}' as one gang: attempt {}, its {} pod(s) fresh, {}\n", step.name, attempt + 1,
+                 step.nodes, resume);
+      continue;
+    }
+    if (std::binary_search(no_retry.begin(), no_retry.end(), end.status)) {
+      fmt::print(stderr, "trainc: step '{}' failed: pod {} (NODE_RANK {}) exited with code {}{}, which the step's "
+                         "noRetryExitCodes lists ({}): it is not retried\n", step.name, end.pod, end.pod, end.status,
+                 end.status == kPreflightExit ? " (its preflight failed)" : "", fmt::join(no_retry, ", "));
+      rc = end.status;
+      break;
+    }
+    if (spent == step.retries) {
+      fmt::print(stderr, "trainc: step '{}' failed: pod {} (NODE_RANK {}) exited with code {} and no retries are left "
+                         "(`retries: {}`, {} spent)\n", step.name, end.pod, end.pod, end.status, step.retries, spent);
+      rc = end.status;
+      break;
+    }
+    ++spent;
+    fmt::print("  retrying step '{}' as one gang (attempt {}): pod {}'s failure (exit {}) spent retry {} of {} ({} left); "
+               "its {} pod(s) start fresh, {}\n", step.name, attempt + 1, end.pod, end.status, spent, step.retries,
+               step.retries - spent, step.nodes, resume);
   }
-  if (rc == kTimedOut) rc = 1;
   std::fflush(stdout);
+  if (attempt > 1 || !faults.empty() || disruptions > 0)
+    fmt::print("  step '{}': {} attempt(s); {} failure(s) spent a retry ({} of {} left), {} disruption(s) did not\n",
+               step.name, attempt, spent, step.retries - spent, step.retries, disruptions);
+  for (const auto& f : faults) fmt::print("  ({} did not fire: the step ended first)\n", f.option());
   fmt::print("  ran {} as {} pod(s) with {} rank(s) in all, each pod's files in {}/<index>\n",
              torchrun ? "torchrun" : "the command", step.nodes, ranks, dir.string());
   if (step.outputs)
@@ -220,9 +270,10 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
 
 namespace {
 
-int run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
-                const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                std::chrono::steady_clock::time_point started) {
+AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
+                       const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Fault>& faults) {
+  using Why = AttemptEnd::Why;
   const int port = free_port();
   std::vector<Child> pods;
   for (int i = 0; i < step.nodes; ++i) {
@@ -238,33 +289,97 @@ int run_attempt(const System& sys, const Step& step, const Step& here, const Loc
     pods.emplace_back(std::vector<std::string>{"bash", script.string()}, error, penv, root, Inherit::nothing);
     if (!pods.back().started()) {
       fmt::print(stderr, "trainc: {}\n", error);
-      return 2;
+      return {Why::setup, i, 2};
     }
   }
-  // As an Indexed Job: the first pod that fails ends the attempt (the others would wait for it at
-  // the rendezvous), and a step past its timeout is stopped, as its Job's deadline stops it.
-  int rc = 0;
-  for (size_t left = pods.size(); left > 0 && rc == 0;) {
-    if (const int sig = interrupted()) return 128 + sig;
+  const auto begun = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count(); };
+  const int grace = termination_grace_seconds(step);
+  std::vector<bool> done(pods.size(), false);
+  size_t left = pods.size();
+  AttemptEnd end;
+  auto ended = [&](Why why, int pod, int status) {
+    if (end.why == Why::succeeded) end = {why, pod, status};
+  };
+  // As a gang: the first pod that fails (or is disrupted) ends the attempt, and a step past its
+  // timeout is stopped, as its Job's deadline stops it.
+  while (left > 0 && end.why == Why::succeeded) {
+    if (const int sig = interrupted()) {
+      for (auto& p : pods) p.stop();
+      return {Why::interrupted, -1, 128 + sig};
+    }
     if (step.timeout_seconds &&
         std::chrono::steady_clock::now() - started > std::chrono::seconds(*step.timeout_seconds)) {
       for (auto& p : pods) p.stop();
       fmt::print(stderr, "trainc: step '{}' ran past its timeout ({} s, the Job's activeDeadlineSeconds): its pods are "
                  "stopped and it is not retried\n", step.name, *step.timeout_seconds);
-      return kTimedOut;
+      return {Why::timed_out, -1, 1};
     }
-    for (size_t i = 0; i < pods.size(); ++i)
-      if (pods[i].started())
-        if (auto done = pods[i].poll()) {
+    // Faults due now hit this attempt together (pods failing at once are one gang failure).
+    const double now = elapsed();
+    for (auto it = faults.begin(); it != faults.end() && it->seconds <= now;) {
+      const Fault f = *it;
+      it = faults.erase(it);
+      const auto i = static_cast<size_t>(f.pod);
+      if (done[i]) {
+        fmt::print("  [{:.1f}s] {}: pod {} has already exited; there is nothing to stop\n", elapsed(), f.option(), f.pod);
+        continue;
+      }
+      if (f.kind == Fault::Kind::kill) {
+        fmt::print("  [{:.1f}s] {}: SIGKILL to pod {}'s process group in attempt {}, as when its node crashes\n", elapsed(),
+                   f.option(), f.pod, attempt);
+        std::fflush(stdout);
+        pods[i].signal(SIGKILL);
+        const int status = pods[i].wait();
+        done[i] = true;
+        --left;
+        fmt::print(stderr, "trainc: pod {} of step '{}' exited with status {}\n", i, step.name, status);
+        ended(Why::failed, f.pod, status);
+      } else {
+        fmt::print("  [{:.1f}s] {}: pod {} is preempted in attempt {}: SIGTERM to its process group, SIGKILL after the "
+                   "step's {} s termination grace\n", elapsed(), f.option(), f.pod, attempt, grace);
+        std::fflush(stdout);
+        const double at = elapsed();
+        const std::optional<int> status = pods[i].stop(grace * 1000);
+        done[i] = true;
+        --left;
+        fmt::print("  pod {} stopped {:.1f}s later{}\n", f.pod, elapsed() - at,
+                   status ? fmt::format(" (status {})", *status) : "");
+        ended(Why::disrupted, f.pod, status.value_or(128 + SIGKILL));
+      }
+    }
+    for (size_t i = 0; i < pods.size() && end.why == Why::succeeded; ++i)
+      if (!done[i])
+        if (auto status = pods[i].poll()) {
+          done[i] = true;
           --left;
-          if (*done != 0) {
-            fmt::print(stderr, "trainc: pod {} of step '{}' exited with status {}\n", i, step.name, *done);
-            rc = *done;
+          if (*status != 0) {
+            fmt::print(stderr, "trainc: pod {} of step '{}' exited with status {}\n", i, step.name, *status);
+            ended(Why::failed, static_cast<int>(i), *status);
           }
         }
-    if (rc == 0 && left > 0) usleep(100000);
+    if (left > 0 && end.why == Why::succeeded) usleep(100000);
   }
-  return rc;
+  if (end.why == Why::succeeded) return end;
+  // The gang stops: every other pod at once, as JobSet deletes the attempt's pods, each with the
+  // pod's termination grace.
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < pods.size(); ++i)
+    if (!done[i]) rest.push_back(i);
+  if (!rest.empty()) {
+    fmt::print("  the gang stops: SIGTERM to pod(s) {} of step '{}' (SIGKILL after {} s)\n", fmt::join(rest, ", "),
+               step.name, grace);
+    std::fflush(stdout);
+    const double at = elapsed();
+    for (size_t i : rest) pods[i].signal(SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+    for (size_t i : rest) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pods[i].stop(static_cast<int>(std::max<long long>(0, ms.count())));
+    }
+    fmt::print("  the gang stopped in {:.1f}s\n", elapsed() - at);
+  }
+  return end;
 }
 
 }  // namespace

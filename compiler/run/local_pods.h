@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 #include "run/local_runner.h"
@@ -33,10 +34,20 @@ int local_procs_per_node(const Step& step, int max_ranks);
 /// not the pod's.
 std::filesystem::path pod_home(const std::filesystem::path& root);
 
+/// Seconds a pod of `step` is given between SIGTERM and SIGKILL: its pod's
+/// terminationGracePeriodSeconds (emit/emit_k8s.cpp: 300 when it syncs outputs or keeps
+/// checkpoints, so the final sync can finish; else Kubernetes' default, 30).
+int termination_grace_seconds(const Step& step);
+
 /// Runs `step` of `sys` (the run's copy, whose S3 stores point at the local server) as its pods;
 /// each pod's environment is `env` (PATH, credentials, the run's plumbing) and its own, and
-/// nothing else of this shell's. Returns the first failing pod's exit code, else 0.
+/// nothing else of this shell's. The pods are one gang, as on the cluster (model/failure.h): the
+/// first that fails stops the others and the step starts again whole, fresh pods resuming from the
+/// newest checkpoint; a failure spends one of the step's `retries`, a disruption (--preempt)
+/// none, and an exit code in its noRetryExitCodes ends the step at once. `faults` (all for this
+/// step) are inflicted on its pods as they fall due. Returns 0, else the exit code of the pod whose
+/// failure ended the step (128 + the signal when trainc itself was interrupted).
 int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
-                 const std::map<std::string, std::string>& env);
+                 const std::map<std::string, std::string>& env, std::vector<Fault> faults = {});
 
 }  // namespace trainc

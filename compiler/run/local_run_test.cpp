@@ -1,7 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "commands/dask_command.h"
 #include "k8s/pod.h"
@@ -92,6 +96,70 @@ TEST_CASE("a child started with Inherit::nothing sees only the environment it is
   REQUIRE(inherited.started());
   CHECK(inherited.wait() == 0);
   ::unsetenv("TRAINC_UNIT_MARKER");
+}
+
+
+TEST_CASE("--kill and --preempt read [STEP:]RANK@SECONDS") {
+  Fault f;
+  std::string error;
+  REQUIRE(parse_fault("2@12.5", "--kill", f, error));
+  CHECK(f.step.empty());
+  CHECK(f.pod == 2);
+  CHECK(f.seconds == doctest::Approx(12.5));
+  CHECK(f.option() == "--kill 2@12.5");
+  REQUIRE(parse_fault("train:0@30s", "--preempt", f, error));
+  f.kind = Fault::Kind::preempt;
+  CHECK(f.step == "train");
+  CHECK(f.pod == 0);
+  CHECK(f.seconds == doctest::Approx(30));
+  CHECK(f.option() == "--preempt train:0@30");
+  // What option() prints parses back to the same fault.
+  Fault again;
+  REQUIRE(parse_fault(f.option().substr(std::string("--preempt ").size()), "--preempt", again, error));
+  CHECK(again.step == f.step);
+  CHECK(again.pod == f.pod);
+  CHECK(again.seconds == f.seconds);
+  for (const char* bad : {"1", "@3", "x@3", "-1@3", "1@", "1@-2", "1@soon", "1@1e3", ":1@3", "1@nan", "1@inf", "1.5@3"}) {
+    CAPTURE(bad);
+    error.clear();
+    CHECK_FALSE(parse_fault(bad, "--kill", f, error));
+    CHECK(error.find("[STEP:]RANK@SECONDS") != std::string::npos);
+    CHECK(error.find(std::string("'") + bad + "'") != std::string::npos);
+  }
+}
+
+TEST_CASE("--chaos picks the same step, pod and time from the same seed, within the bounds") {
+  Step a, b;
+  a.name = "prep";
+  a.nodes = 1;
+  b.name = "train";
+  b.nodes = 4;
+  const std::vector<const Step*> steps{&a, &b};
+  std::set<std::string> chosen;
+  std::set<int> pods;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const Fault f = chaos_fault(seed, steps, 20);
+    const Fault g = chaos_fault(seed, steps, 20);
+    CHECK(f.option() == g.option());
+    CHECK(f.kind == Fault::Kind::kill);
+    CHECK(f.seconds >= 1);
+    CHECK(f.seconds <= 20);
+    CHECK(f.seconds * 10 == doctest::Approx(std::round(f.seconds * 10)));
+    CHECK(f.pod < (f.step == "train" ? 4 : 1));
+    chosen.insert(f.option());
+    if (f.step == "train") pods.insert(f.pod);
+  }
+  CHECK(chosen.size() > 100);  // the seed decides, not a constant
+  CHECK(pods.size() == 4);     // every pod of the 4-pod step is hit by some seed
+  // A window shorter than a second still picks 1 s, the earliest.
+  CHECK(chaos_fault(5, steps, 0.5).seconds == doctest::Approx(1));
+}
+
+TEST_CASE("a pod's termination grace is its pod's: 300 s when it syncs outputs or keeps checkpoints") {
+  Step step;
+  CHECK(termination_grace_seconds(step) == 30);
+  step.checkpoints = Checkpoints{};
+  CHECK(termination_grace_seconds(step) == 300);
 }
 
 }  // namespace trainc

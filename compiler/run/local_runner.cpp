@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -283,9 +284,119 @@ bool clean_env(const std::vector<const Step*>& steps, const LocalRunOptions& opt
   return true;
 }
 
+/// Whether `s` runs here as its pods' entry scripts (run_pod_step): a torchrun or command step not
+/// on a compute cluster.
+bool runs_as_pods(const Step& s) { return !s.uses_trainrt() && s.cluster.empty(); }
+
+/// The faults of --kill, --preempt and --chaos by the step they hit (a fault naming no step hits
+/// the first of `steps` that runs as pods); false, saying why, when one names a step that does not
+/// run as pods here or a pod the step does not have.
+bool place_faults(const System& sys, const std::vector<const Step*>& steps, const LocalRunOptions& opt,
+                  std::map<std::string, std::vector<Fault>>& out) {
+  std::vector<const Step*> pod_steps;
+  for (const Step* s : steps)
+    if (runs_as_pods(*s)) pod_steps.push_back(s);
+  std::vector<Fault> faults = opt.faults;
+  if (opt.chaos_seed) {
+    if (pod_steps.empty()) {
+      fmt::print(stderr, "trainc: --chaos: no torchrun or command step of system '{}' runs here as pods\n", sys.name);
+      return false;
+    }
+    const Fault f = chaos_fault(*opt.chaos_seed, pod_steps, opt.chaos_within);
+    fmt::print("--chaos {} chose: {} (pass that instead of --chaos to run the same failure again)\n", *opt.chaos_seed,
+               f.option());
+    faults.push_back(f);
+  }
+  for (Fault f : faults) {
+    const std::string given = f.option();
+    if (f.step.empty()) {
+      if (pod_steps.empty()) {
+        fmt::print(stderr, "trainc: {}: no torchrun or command step of system '{}' runs here as pods\n", given, sys.name);
+        return false;
+      }
+      f.step = pod_steps.front()->name;
+    }
+    const Step* step = nullptr;
+    for (const auto& s : sys.steps)
+      if (s.name == f.step) step = &s;
+    if (!step) {
+      std::vector<std::string> names;
+      for (const auto& s : sys.steps) names.push_back(s.name);
+      fmt::print(stderr, "trainc: {}: system '{}' has no step '{}' (its steps: {})\n", given, sys.name, f.step,
+                 fmt::join(names, ", "));
+      return false;
+    }
+    if (std::find(pod_steps.begin(), pod_steps.end(), step) == pod_steps.end()) {
+      fmt::print(stderr, "trainc: {}: step '{}' does not run here as pods ({}): --kill, --preempt and --chaos hit the "
+                         "pods of torchrun and command steps\n", given, f.step,
+                 std::find(steps.begin(), steps.end(), step) == steps.end() ? "it is skipped, as said above"
+                 : step->uses_trainrt() ? "trainrt steps run their program directly"
+                                        : "a compute cluster's clients run beside it");
+      return false;
+    }
+    if (f.pod >= step->nodes) {
+      fmt::print(stderr, "trainc: {}: step '{}' has {} pod(s), ranks 0{}; RANK is a pod's index (its NODE_RANK), and a "
+                         "pod's processes go with it\n", given, f.step, step->nodes,
+                 step->nodes > 1 ? fmt::format(" to {}", step->nodes - 1) : " only");
+      return false;
+    }
+    out[f.step].push_back(f);
+  }
+  return true;
+}
+
 int run_steps(const System& sys, const LocalRunOptions& given);
 
 }  // namespace
+
+std::string Fault::option() const {
+  return fmt::format("--{} {}{}@{}", kind == Kind::kill ? "kill" : "preempt", step.empty() ? "" : step + ":", pod, seconds);
+}
+
+bool parse_fault(const std::string& text, const std::string& flag, Fault& fault, std::string& error) {
+  const auto at = text.rfind('@');
+  const std::string target = text.substr(0, at == std::string::npos ? text.size() : at);
+  const auto colon = target.rfind(':');
+  fault.step = colon == std::string::npos ? "" : target.substr(0, colon);
+  const std::string rank = colon == std::string::npos ? target : target.substr(colon + 1);
+  std::string secs = at == std::string::npos ? "" : text.substr(at + 1);
+  if (!secs.empty() && secs.back() == 's') secs.pop_back();
+  auto bad = [&](const std::string& why) {
+    error = fmt::format("{} '{}': {}; expected [STEP:]RANK@SECONDS, e.g. {} 1@30 or {} train:1@12.5", flag, text, why,
+                        flag, flag);
+    return false;
+  };
+  if (at == std::string::npos) return bad("no '@'");
+  if (colon != std::string::npos && fault.step.empty()) return bad("an empty step name before ':'");
+  if (rank.empty() || rank.size() > 6 || rank.find_first_not_of("0123456789") != std::string::npos)
+    return bad(fmt::format("the rank '{}' is not a pod index (0, 1, ...)", rank));
+  fault.pod = std::stoi(rank);
+  char* end = nullptr;
+  const double v = secs.empty() ? -1 : std::strtod(secs.c_str(), &end);
+  if (secs.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 7 * 24 * 3600 ||
+      secs.find_first_not_of("0123456789.") != std::string::npos)
+    return bad(fmt::format("'{}' is not a number of seconds", text.substr(at + 1)));
+  fault.seconds = v;
+  return true;
+}
+
+Fault chaos_fault(uint64_t seed, const std::vector<const Step*>& steps, double within) {
+  uint64_t state = seed;
+  auto next = [&state] {  // SplitMix64 (Steele, Lea and Flood 2014)
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  Fault f;
+  f.kind = Fault::Kind::kill;
+  const Step& step = *steps.at(next() % steps.size());
+  f.step = step.name;
+  f.pod = static_cast<int>(next() % static_cast<uint64_t>(std::max(1, step.nodes)));
+  const auto tenths = static_cast<uint64_t>(std::max(10.0, std::floor(within * 10)));
+  f.seconds = static_cast<double>(10 + next() % (tenths - 9)) / 10;
+  return f;
+}
 
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error) {
   const auto eq = text.find('=');
@@ -345,6 +456,8 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     fmt::print(stderr, "trainc: system '{}' has no steps that run locally\n", sys.name);
     return 2;
   }
+  std::map<std::string, std::vector<Fault>> faults;
+  if (!place_faults(sys, steps, opt, faults)) return 2;
   for (const auto& seed : opt.seeds)
     if (!sys.store(seed.store)) {
       fmt::print(stderr, "trainc: --seed: system '{}' has no store '{}'\n", sys.name, seed.store);
@@ -407,9 +520,9 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     fmt::print("[{}/{}] {} ({})\n", index, steps.size(), s->name, s->kind());
     std::fflush(stdout);
     const int rc = match(
-        s->run, [&](const Torchrun&) { return run_pod_step(here, *s, opt, pod_env); },
+        s->run, [&](const Torchrun&) { return run_pod_step(here, *s, opt, pod_env, faults[s->name]); },
         [&](const Command& cmd) {
-          if (s->cluster.empty()) return run_pod_step(here, *s, opt, pod_env);
+          if (s->cluster.empty()) return run_pod_step(here, *s, opt, pod_env, faults[s->name]);
           // A client of a Dask cluster: the cluster starts before its first client and stays up.
           const ComputeCluster& c = *sys.compute_cluster(s->cluster);
           auto it = dask_clusters.find(c.name);

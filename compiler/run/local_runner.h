@@ -5,13 +5,32 @@
 // (run/local_s3.h); a multi-node step's ranks become local processes on loopback (torchrun and
 // command steps through their entry scripts, run/local_pods.h); a Dask cluster is started on
 // loopback with the command lines its pods run.
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/model.h"
 
 namespace trainc {
+
+/// A failure `trainc run --local` inflicts on one pod of a torchrun or command step, as the cluster's
+/// nodes do (--kill, --preempt, --chaos; model/failure.h says what each costs):
+///  - kill: SIGKILL to the pod's process group, a node that crashed: a failed pod, which spends a
+///    retry and restarts the step's gang;
+///  - preempt: SIGTERM to it, then SIGKILL after the step's termination grace, a preemption or
+///    drain (the pod's DisruptionTarget condition): the gang restarts without spending a retry.
+/// It fires `seconds` after the pods of the step's first attempt start; one whose attempt ended
+/// before its time passes to the next attempt, timed from that attempt's start.
+struct Fault {
+  enum class Kind { kill, preempt };
+  Kind kind = Kind::kill;
+  std::string step;      ///< "" = the run's first torchrun or command step
+  int pod = 0;           ///< the pod's index: its NODE_RANK, the Job's completion index
+  double seconds = 0;
+  std::string option() const;  ///< as the command line spells it: `--kill train:1@12.5`
+};
 
 struct LocalRunOptions {
   double scale = 1.0;                  ///< multiplies every datagen step's rows
@@ -31,10 +50,22 @@ struct LocalRunOptions {
     std::string store, path, folder;
   };
   std::vector<Seed> seeds;
+  std::vector<Fault> faults;          ///< --kill, --preempt
+  std::optional<uint64_t> chaos_seed;  ///< --chaos: one --kill picked from the seed
+  double chaos_within = 60;            ///< --chaos-within: the latest second --chaos picks
 };
 
 /// Parses `STORE[:/PATH]=FOLDER`; false (and `error`) when malformed.
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error);
+
+/// Parses `[STEP:]RANK@SECONDS` (SECONDS a number, optionally ending in `s`) into `fault`, whose
+/// kind the caller sets; false (and `error`, naming `flag`) when malformed.
+bool parse_fault(const std::string& text, const std::string& flag, Fault& fault, std::string& error);
+
+/// The --kill that --chaos SEED picks: one of `steps` (the run's torchrun and command steps, in
+/// order), one of its pods and a time from 1 s to `within` s, in tenths, all from `seed` alone (a
+/// SplitMix64 sequence: the same on every machine and build).
+Fault chaos_fault(uint64_t seed, const std::vector<const Step*>& steps, double within);
 
 /// Runs the steps; returns 0 when all succeeded, else the failing step's exit code (or 2 for
 /// setup errors). Prints progress to stdout and errors to stderr. Nothing the run started outlives

@@ -136,21 +136,27 @@ void Child::signal(int sig) {
   if (group_ > 0) ::kill(-group_, sig);
 }
 
-void Child::stop(int grace_ms) {
-  if (group_ <= 0) return;
+std::optional<int> Child::stop(int grace_ms) {
+  if (group_ <= 0) return std::nullopt;
   ::kill(-group_, SIGTERM);
   int status = 0;
+  std::optional<int> code;
+  const bool interrupted_before = interrupted() != 0;
   for (int waited = 0; pid_ > 0 && waited < grace_ms; waited += 50) {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       break;
     }
+    if (!interrupted_before && interrupted()) break;  // Ctrl-C during a long grace: stop now
     usleep(50000);
   }
   ::kill(-group_, SIGKILL);
-  if (pid_ > 0) waitpid(pid_, &status, 0);
+  if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_)
+    code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   pid_ = -1;
   group_ = -1;
+  return code;
 }
 
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& cwd) {

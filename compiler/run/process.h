@@ -35,8 +35,10 @@ class Child {
   int wait();
   /// The exit code (or 128 + signal) if the process has ended, without waiting.
   std::optional<int> poll();
-  /// Stops the process group: TERM, and KILL for what is still there after `grace_ms`.
-  void stop(int grace_ms = 3000);
+  /// Stops the process group: TERM, and KILL for what is still there after `grace_ms` (at once
+  /// when an interrupt is caught meanwhile). The process's exit code (or 128 + signal) when it was
+  /// still running, else nothing.
+  std::optional<int> stop(int grace_ms = 3000);
   /// Sends `sig` to the whole group (SIGKILL: the step dies as a preempted pod does).
   void signal(int sig);
   bool started() const { return pid_ > 0; }

@@ -7,6 +7,11 @@ evaluates and saves the model.
 With --synthetic N (or MNIST_SYNTHETIC=N) it trains on N random images instead, which needs no
 download: `trainc run --local` (which sets TRAINC_LOCAL) uses 2048 of them when the data set the
 image build fetched is not there.
+
+With --checkpoint-dir DIR, rank 0 writes DIR/ckpt-epoch-NNNN.pt after each epoch (written aside and
+renamed, so a pod killed mid-write leaves no partial checkpoint under that name); --resume PATH (the
+newest checkpoint, which a spec's `checkpoints.resumeFlag` has the entry script pass to a restarted
+step) continues after the epoch it holds.
 """
 import argparse
 import os
@@ -57,6 +62,8 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--log-interval", type=int, default=10)
     p.add_argument("--save", default="mnist_cnn.pt")
+    p.add_argument("--checkpoint-dir", default="", help="write a checkpoint here after each epoch")
+    p.add_argument("--resume", default="", help="a checkpoint to continue from")
     p.add_argument("--download-only", action="store_true", help="fetch the data set and exit (image build)")
     p.add_argument("--synthetic", type=int, default=int(os.environ.get("MNIST_SYNTHETIC", "0")),
                    help="train and test on N random images instead of MNIST (no download)")
@@ -82,8 +89,18 @@ def main():
     loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
     model = DistributedDataParallel(Net().to(device), device_ids=[device.index] if cuda else None)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    start = 1
+    if args.resume:
+        ckpt = torch.load(args.resume, map_location=device)
+        model.module.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        start = ckpt["epoch"] + 1
+        if rank == 0:
+            print(f"resumed from {args.resume} (epoch {ckpt['epoch']}); continuing at epoch {start}", flush=True)
+    if args.checkpoint_dir:
+        os.makedirs(args.checkpoint_dir, exist_ok=True)
 
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(start, args.epochs + 1):
         sampler.set_epoch(epoch)
         model.train()
         for i, (x, y) in enumerate(loader):
@@ -93,6 +110,14 @@ def main():
             opt.step()
             if i % args.log_interval == 0:
                 print(f"rank {rank} epoch {epoch} batch {i}/{len(loader)} loss {loss.item():.4f}", flush=True)
+        if args.checkpoint_dir:
+            if rank == 0:
+                path = os.path.join(args.checkpoint_dir, f"ckpt-epoch-{epoch:04d}.pt")
+                state = {"epoch": epoch, "model": model.module.state_dict(), "optimizer": opt.state_dict()}
+                torch.save(state, path + ".partial")
+                os.replace(path + ".partial", path)
+                print(f"epoch {epoch}/{args.epochs}: wrote {path}", flush=True)
+            dist.barrier()
 
     if rank == 0:
         test = DataLoader(synthetic(args.synthetic // 4, 1) if args.synthetic else mnist(False), batch_size=1000)

@@ -199,7 +199,7 @@ if ! present gcloud artifacts repositories describe mnist \
 fi
 
 # The image of step 'train'.
-build us-central1-docker.pkg.dev/my-project/mnist/train:c-549d40aa8b137c9c "${SPEC_DIR}/image" \
+build us-central1-docker.pkg.dev/my-project/mnist/train:c-4ccfb95abf3e5c27 "${SPEC_DIR}/image" \
   "${SPEC_DIR}/image/Dockerfile" linux/amd64
 
 if [ "$DRY_RUN" = 1 ]; then
