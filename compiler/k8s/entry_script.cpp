@@ -242,7 +242,7 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
     sh.comment("pipefail, find's failure would otherwise end the script).");
     // Never the step's own logs, which each sync copies into the outputs (that folder may hold them).
-    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
+    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find -H {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
                         pod_path(c.path), sh_quote(c.pattern),
                         upload_log ? " ! -name " + sh_quote(output_log_glob(step)) : ""));
     sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");

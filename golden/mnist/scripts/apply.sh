@@ -75,13 +75,13 @@ run() {
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=mnist
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/mnist-train-0baacc39db]=1
-  [jobsets.jobset.x-k8s.io/mnist-train-0baacc39db]=1
+  [configmaps/mnist-train-1a4d1329e6]=1
+  [jobsets.jobset.x-k8s.io/mnist-train-1a4d1329e6]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobsets.jobset.x-k8s.io/mnist-train-0baacc39db
+  [train]=jobsets.jobset.x-k8s.io/mnist-train-1a4d1329e6
 )
 declare -A HISTORY=(
   [train]=3
@@ -254,7 +254,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from Artifact Registry, before anything is applied.
-need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-549d40aa8b137c9c 'build and push it with scripts/build.sh (or let CI do it)'
+need_image us-central1-docker.pkg.dev/my-project/mnist/train:c-4ccfb95abf3e5c27 'build and push it with scripts/build.sh (or let CI do it)'
 
 # The JobSet controller, before any JobSet (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
@@ -279,4 +279,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=mnist -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-0baacc39db-node-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-1a4d1329e6-node-0 -n ${NAMESPACE}"
