@@ -659,6 +659,11 @@ struct Exposure {
   std::string ptr;
 };
 
+/// A service's startupTimeout when the spec gives none: how long its process may take to serve
+/// once its container starts. Its Deployment's progress deadline adds the catalog's pull margin
+/// (k8s/services.h rollout_timing); Kueue's waitForPodsReady timeout is the same sum (k8s/queue.h).
+inline constexpr int kDefaultStartupSeconds = 600;
+
 struct Service {
   std::string name, ptr;
   ServerKind server;
@@ -669,7 +674,7 @@ struct Service {
   int gpus = 0;
   Resources resources;
   std::string shm;
-  int startup_seconds = 600;
+  int startup_seconds = kDefaultStartupSeconds;
   Exposure expose;
   Identity identity;
   StringMap env, labels;
@@ -699,6 +704,9 @@ struct Service {
 struct Queue {
   std::string name;  ///< the LocalQueue and ClusterQueue
   std::string ptr;
+  /// Spec `podsReadyTimeout`: Kueue's waitForPodsReady timeout, in seconds; 0 derives it
+  /// (k8s/queue.h pods_ready).
+  int pods_ready_timeout_seconds = 0;
 };
 
 /// The Istio mesh services run in.
