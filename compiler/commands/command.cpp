@@ -153,7 +153,6 @@ CommandLine annotate_pod_template(const KubeTarget& t, const std::string& ns, co
                                   const std::string& key, const std::string& value) {
   const nlohmann::json patch{{"spec", {{"template", {{"metadata", {{"annotations", {{key, value}}}}}}}}}};
   CommandLine c = kubectl(t, {"patch", "deployment/" + name, "-n", ns, "--type=merge"});
-  c.next_line();
   return c.opt("--patch", patch.dump());
 }
 

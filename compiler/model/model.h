@@ -659,10 +659,7 @@ struct Exposure {
   std::string ptr;
 };
 
-/// A service's startupTimeout when the spec gives none: how long its process may take to serve
-/// once its container starts. Its Deployment's progress deadline adds the catalog's pull margin
-/// (k8s/services.h rollout_timing); Kueue's waitForPodsReady timeout is the same sum (k8s/queue.h).
-inline constexpr int kDefaultStartupSeconds = 600;
+inline constexpr int kDefaultStartupSeconds = 600;  ///< a service's default startupTimeout; k8s/queue.h reuses it
 
 struct Service {
   std::string name, ptr;
@@ -704,9 +701,7 @@ struct Service {
 struct Queue {
   std::string name;  ///< the LocalQueue and ClusterQueue
   std::string ptr;
-  /// Spec `podsReadyTimeout`: Kueue's waitForPodsReady timeout, in seconds; 0 derives it
-  /// (k8s/queue.h pods_ready).
-  int pods_ready_timeout_seconds = 0;
+  int pods_ready_timeout_seconds = 0;  ///< spec `podsReadyTimeout`; 0: derived (k8s/queue.h pods_ready)
 };
 
 /// The Istio mesh services run in.
