@@ -24,6 +24,14 @@ A JobSet makes its child Jobs as the JobSet controller does (`<jobset>-<replicat
 labelled from the replicatedJob's template), deleted with it. STUB_MISSING_CRDS lists resource
 types (e.g. `jobsets.jobset.x-k8s.io`) whose CRD is not installed: get, wait and delete of them
 fail, and applying one of their objects fails, as kubectl does.
+  patch TYPE/NAME --type=merge --patch=JSON
+                           a JSON merge patch (RFC 7386); a Deployment whose pod template it changes
+                           rolls, one it leaves as it was does not (kubectl says "(no change)")
+A release manifest the stand-in knows (RELEASES: Kueue's) applied from its URL makes the objects of
+it that the scripts read: the controller's Deployment and its configuration ConfigMap. Applied
+again, it sets the ConfigMap's data back to the release's (the field manager that applied it owns
+the data, as a server-side apply of the same manifest would) and leaves the Deployment as it is (its
+pod template's annotations set by a patch belong to another field manager).
 Kept from the earlier shell stand-in: `apply -f URL` is recorded in $STUB_STATE/k8s/urls, the
 --served-model-name of applied manifests in k8s/models (health checks list them), `get secret/NAME`
 lists the keys `create secret generic` got, `get nodes` prints STUB_NODES, `get --raw` answers
@@ -61,6 +69,23 @@ def deepcopy(value):
     return json.loads(json.dumps(value))
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# What a known release manifest (by URL prefix) holds that the generated scripts read.
+RELEASE_DEFAULT_CONFIG = "# the release's configuration\n"
+RELEASES = {
+    "https://github.com/kubernetes-sigs/kueue/releases/download/": [
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system",
+                      "labels": {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}},
+         "spec": {"replicas": 1, "selector": {"matchLabels": {"control-plane": "controller-manager"}},
+                  "template": {"metadata": {"labels": {"control-plane": "controller-manager"},
+                                            "annotations": {"kubectl.kubernetes.io/default-container": "manager"}},
+                               "spec": {"containers": [{"name": "manager", "image": "kueue"}]}}}},
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system",
+                      "labels": {"app.kubernetes.io/name": "kueue", "control-plane": "controller-manager"}},
+         "data": {"controller_manager_config.yaml": RELEASE_DEFAULT_CONFIG}},
+    ],
+}
 WORKLOADS = ("Job", "JobSet", "RayJob")  # what a step runs as: its creation starts the step
 ROLLING = ("Deployment", "DaemonSet", "StatefulSet")  # a changed pod template rolls their pods
 
@@ -463,7 +488,8 @@ VALUE_FLAGS = {"-n": "namespace", "--namespace": "namespace", "-l": "selector", 
                "--context": None, "--kubeconfig": None, "--cluster": None, "--user": None,
                "--request-timeout": None, "--field-selector": None, "--raw": "raw", "--wait": None,
                "--cascade": "cascade", "--grace-period": None, "--dry-run": "dry_run", "--from-literal": "literal",
-               "--field-manager": None, "--template": None, "--validate": None}
+               "--field-manager": None, "--template": None, "--validate": None, "--type": "type",
+               "--patch": "patch", "-p": "patch"}
 BOOL_FLAGS = {"--ignore-not-found": "ignore_not_found", "--no-headers": "no_headers", "-A": "all_namespaces",
               "--all-namespaces": "all_namespaces", "--all": "all", "-w": None, "--watch": None,
               "--server-side": None, "--force-conflicts": None, "--now": None, "--show-labels": None,
@@ -733,6 +759,7 @@ def do_apply(store, opts):
             if not dry:
                 with open(os.path.join(store.dir, "urls"), "a") as f:
                     f.write(doc + "\n")
+                apply_release(store, doc)
             print("applied %s" % doc)
             continue
         k = kind_of(doc["kind"], group_of(doc))
@@ -784,6 +811,58 @@ def do_apply(store, opts):
                 f.write("".join(m + "\n" for m in models))
     if errors:
         raise Fail("\n".join(errors))
+
+
+def apply_release(store, url):
+    """The objects of a known release manifest, as applying it from `url` leaves them."""
+    for prefix, objs in RELEASES.items():
+        if not url.startswith(prefix):
+            continue
+        for obj in objs:
+            meta = obj["metadata"]
+            live = store.find(group_of(obj), obj["kind"], meta["namespace"], meta["name"])
+            if live is None:
+                create(store, deepcopy(obj))
+            elif obj["kind"] == "ConfigMap" and live.get("data") != obj["data"]:
+                live["data"] = deepcopy(obj["data"])
+                live["metadata"].get("annotations", {}).pop(LAST_APPLIED, None)
+                store.put(live)
+
+
+def merge_patch(target, patch):
+    """RFC 7386: objects merge, null deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return deepcopy(patch)
+    out = deepcopy(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def do_patch(store, opts):
+    if opts.get("type") not in ("merge",):
+        raise Fail("stub kubectl: unexpected call: patch --type=%s" % opts.get("type"), 3)
+    if opts.get("patch") is None:
+        raise Fail("error: must specify --patch or --patch-file containing the contents of the patch")
+    patch = json.loads(opts["patch"])
+    found, missing, _ = select(store, opts, "patch")
+    if missing:
+        raise Fail("\n".join(not_found(k, n) for k, n in missing))
+    for k, o in found:
+        new = merge_patch(o, patch)
+        ref = "%s/%s" % (k.ref(), o["metadata"]["name"])
+        if new == o:
+            print("%s patched (no change)" % ref)
+            continue
+        if new.get("spec") != o.get("spec"):
+            new["metadata"]["generation"] = o["metadata"].get("generation", 1) + 1
+        store.put(new)
+        if o["kind"] in ROLLING and (new.get("spec") or {}).get("template") != (o.get("spec") or {}).get("template"):
+            store.event("rolled", new)
+        print("%s patched" % ref)
 
 
 def strip_live(live):
@@ -1195,7 +1274,7 @@ def main(argv):
             raise Fail("stub kubectl: unexpected call: %s" % " ".join(argv), 3)
         verb = opts["pos"].pop(0)
         handler = {"apply": do_apply, "get": do_get, "delete": do_delete, "wait": do_wait,
-                   "rollout": do_rollout, "create": do_create}.get(verb)
+                   "rollout": do_rollout, "create": do_create, "patch": do_patch}.get(verb)
         if handler is None:
             raise Fail("stub kubectl: unexpected call: %s" % " ".join(argv), 3)
         handler(store, opts)

@@ -355,4 +355,24 @@ if oracles_present "the Kueue CRD oracle accepts $GOLDEN/k8s/topology.yaml and f
   t "the Kueue CRD oracle refuses a Topology with kubernetes.io/hostname first" oracle_refuses_hostname_first
 fi
 
+# Kueue's configuration (addons/): the oracle judges it as a ConfigMap (Kueue's Configuration is no
+# Kubernetes kind it knows; trainc-unit-tests checks its fields against Kueue's source), and yamllint.
+kueue_config_valid() {
+  run "$ORACLE/k8s-validate" "$GOLDEN/addons/kueue-manager-config.yaml"
+  if [ "$rc" -ne 0 ]; then echo "k8s-validate exit $rc:"; cat "$TMP/stdout" "$TMP/stderr"; return 1; fi
+  grep -q 'ConfigMap/kueue-manager-config' "$TMP/stdout" || { echo "not judged:"; cat "$TMP/stdout"; return 1; }
+  run "$ORACLE/yaml-lint" "$GOLDEN/addons/kueue-manager-config.yaml"
+  if [ "$rc" -ne 0 ]; then echo "yaml-lint exit $rc:"; cat "$TMP/stdout" "$TMP/stderr"; return 1; fi
+}
+# No rubber stamp: a ConfigMap whose data is not a map of strings is refused.
+kueue_config_refused() {
+  sed 's/^data:$/data: []/' "$GOLDEN/addons/kueue-manager-config.yaml" >"$TMP/bad-config.yaml"
+  run "$ORACLE/k8s-validate" "$TMP/bad-config.yaml"
+  [ "$rc" -ne 0 ] || { echo "k8s-validate accepted a ConfigMap with list data"; return 1; }
+}
+if oracles_present "the oracle accepts Kueue's configuration" k8s-validate yaml-lint; then
+  t "the oracle accepts $GOLDEN/addons/kueue-manager-config.yaml as a ConfigMap, and yamllint" kueue_config_valid
+  t "the oracle refuses a broken copy of it" kueue_config_refused
+fi
+
 tap_done

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "quoting/shell.h"
 
@@ -137,6 +138,26 @@ CommandLine apply_manifest(const KubeTarget& t, const Manifest& m, bool server_s
 
 CommandLine wait_deployments(const KubeTarget& t, const Manifest& m) {
   return kubectl(t, {"wait", "deployment", "--all", "-n"}).arg(m.ns).arg("--for=condition=available").arg("--timeout=300s");
+}
+
+CommandLine apply_addon_file(const KubeTarget& t, std::string_view file) {
+  CommandLine c = kubectl(t, {"apply", "--server-side"});
+  if (t.k8s_dir.empty()) return c.arg("-f").arg(file);
+  c.shell_words = true;  // the file as the script finds it: beside its k8s/ folder
+  c.words.push_back("-f");
+  c.words.push_back(fmt::format("\"${{{}}}/../{}\"", t.k8s_dir, file));
+  return c;
+}
+
+CommandLine annotate_pod_template(const KubeTarget& t, const std::string& ns, const std::string& name,
+                                  const std::string& key, const std::string& value) {
+  const nlohmann::json patch{{"spec", {{"template", {{"metadata", {{"annotations", {{key, value}}}}}}}}}};
+  CommandLine c = kubectl(t, {"patch", "deployment/" + name, "-n", ns, "--type=merge"});
+  return c.opt("--patch", patch.dump());
+}
+
+CommandLine rollout_status(const KubeTarget& t, const std::string& ns, const std::string& name, const std::string& timeout) {
+  return kubectl(t, {"rollout", "status", "deployment/" + name, "-n", ns, "--timeout=" + timeout});
 }
 
 CommandLine port_forward(const KubeTarget& t, const std::string& ns, const std::string& service,

@@ -71,6 +71,15 @@ CommandLine apply_files(const KubeTarget& t, const std::vector<std::string>& fil
 CommandLine apply_manifest(const KubeTarget& t, const Manifest& m, bool server_side);
 /// Blocks until every Deployment of the manifest's namespace is available (its webhooks answer).
 CommandLine wait_deployments(const KubeTarget& t, const Manifest& m);
+/// A server-side `kubectl apply` of an output file beside k8s/ ("addons/x.yaml"): an object that
+/// amends what a release manifest applied, with the same field manager.
+CommandLine apply_addon_file(const KubeTarget& t, std::string_view file);
+/// Sets annotation `key` of Deployment `name`'s pod template to `value`: its pods roll when the
+/// value changes, and only then (as a Helm chart's configuration checksum does).
+CommandLine annotate_pod_template(const KubeTarget& t, const std::string& ns, const std::string& name,
+                                  const std::string& key, const std::string& value);
+/// Blocks until Deployment `name` has rolled out, within `timeout` ("300s").
+CommandLine rollout_status(const KubeTarget& t, const std::string& ns, const std::string& name, const std::string& timeout);
 /// `kubectl port-forward` of a Service's ports ("8000:8000") to the workstation.
 CommandLine port_forward(const KubeTarget& t, const std::string& ns, const std::string& service,
                          const std::vector<std::string>& ports);

@@ -16,6 +16,7 @@
 #include "k8s/services.h"
 #include "k8s/pod.h"
 #include "k8s/prerequisites.h"
+#include "k8s/queue.h"
 #include "quoting/shell.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
@@ -535,6 +536,13 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
       for (const Operator* op : step.charts) cmds.push_back(cmd::helm_install(kube, *op));
       if (step.manifest) {
         cmds.push_back(cmd::apply_manifest(kube, *step.manifest, step.controller));
+        if (step.addon == Addon::kKueue) {  // its configuration, then its pods rolled onto it (see Queue)
+          const KueueConfig& k = catalog().kueue_config();
+          cmds.push_back(cmd::apply_addon_file(kube, scripts::kKueueConfigFile));
+          cmds.push_back(cmd::annotate_pod_template(kube, step.manifest->ns, k.deployment,
+                                                    std::string(k8s::kKueueConfigAnnotation), k8s::kueue_config_mark(sys)));
+          cmds.push_back(cmd::rollout_status(kube, step.manifest->ns, k.deployment, "300s"));
+        }
         if (step.controller) cmds.push_back(cmd::wait_deployments(kube, *step.manifest));
       }
       break;

@@ -3,6 +3,7 @@
 // where its pods landed.
 #include <fmt/format.h>
 
+#include "emit/emit_scripts.h"
 #include "emit/runbook.h"
 #include "k8s/names.h"
 #include "k8s/queue.h"
@@ -49,6 +50,64 @@ std::vector<Row> rows(const System& sys) {
   return out;
 }
 
+/// A map key as a jsonpath names it: its dots escaped.
+std::string jsonpath_key(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '.' ? std::string("\\.") : std::string(1, c);
+  return out;
+}
+
+/// waitForPodsReady: what apply.sh configured, and how to see a workload evicted and queued again.
+std::string pods_ready_section(const System& sys, const KubeTarget& kube) {
+  const k8s::PodsReady p = k8s::pods_ready(sys);
+  const KueueConfig& k = catalog().kueue_config();
+  const std::string& kns = catalog().kueue().ns;
+  const std::string& ns = sys.ns;
+  const std::string timeout = k8s::go_duration(p.timeout_seconds);
+  std::string md = fmt::format(
+      "### All or nothing: waitForPodsReady\n\nQuota alone can admit two gangs that each get part of a pool when "
+      "fewer nodes come than the quota counts on (a stockout, a flex-start or Spot pool); each would then hold its "
+      "part and wait for the rest. apply.sh configures Kueue's `waitForPodsReady` (`{}`, applied over the release's "
+      "ConfigMap `{}`): once Kueue admits a workload, all of its pods must be Ready within **{}** ({}), or Kueue "
+      "evicts it (its Job is suspended and its pods deleted), releasing its quota, and queues it again after a "
+      "back-off of about {} s, doubling each time up to {} s, for as long as it takes (no limit on the count). A "
+      "running workload that loses a pod gets the same {} to replace it (`recoveryTimeout`). A pod is Ready once "
+      "its entry script has synced its inputs and found its checkpoint.",
+      scripts::kKueueConfigFile, k.config_map, timeout,
+      p.derived ? fmt::format("the catalog's {} s for a node to come up and the image to be pulled, plus a service's "
+                              "default startup window of {} s; `queue.podsReadyTimeout` sets it",
+                              catalog().pull_margin_seconds(), kDefaultStartupSeconds)
+                : "the spec's `queue.podsReadyTimeout`",
+      p.backoff_base_seconds, p.backoff_max_seconds, timeout);
+  md += p.block_admission
+            ? fmt::format(" With `blockAdmission`, since {} is a gang, Kueue admits no other workload until every "
+                          "admitted one is Ready: gangs start one after another, never half each.\n\n",
+                          p.gang)
+            : " Every queued workload here is a single pod, so admissions are not serialised (`blockAdmission: "
+              "false`).\n\n";
+  md += fmt::format(
+      "Kueue's configuration is the whole cluster's: the last system applied sets it for every queue there. "
+      "Kueue reads it only when it starts, so apply.sh rolls its pods when the configuration changed (the "
+      "annotation `{}` on them holds its hash, then the system and timeout), and a second apply with nothing "
+      "changed restarts nothing. A workload evicted and queued again shows the condition `Evicted` with reason "
+      "`PodsReadyTimeout` and a `requeueState` (how many times, and when it may be admitted again):\n\n```sh\n",
+      k8s::kKueueConfigAnnotation);
+  md += cmd::kubectl(kube, {"get", "workloads", "-n", ns, "-o",
+                            "custom-columns=NAME:.metadata.name,ADMITTED:.status.conditions[?(@.type==\"Admitted\")].status,"
+                            "PODSREADY:.status.conditions[?(@.type==\"PodsReady\")].status,"
+                            "REQUEUES:.status.requeueState.count,REQUEUE_AT:.status.requeueState.requeueAt"})
+            .line() + "\n";
+  // The event's reason is "Evicted" + "DueTo" + the condition's (kubernetes-sigs/kueue@8eab687
+  // pkg/workload/evict/evict.go reportEvictedWorkload, pkg/workload/patching/patching.go ReasonWithCause).
+  md += cmd::kubectl(kube, {"get", "events", "-n", ns, "--field-selector", "reason=EvictedDueToPodsReadyTimeout"}).line() + "\n";
+  md += cmd::kubectl(kube, {"get", "deployment/" + k.deployment, "-n", kns, "-o",
+                            "jsonpath={.spec.template.metadata.annotations." + jsonpath_key(std::string(k8s::kKueueConfigAnnotation)) + "}"})
+            .line() + "   # whose configuration Kueue runs\n";
+  md += cmd::kubectl(kube, {"get", "configmap", k.config_map, "-n", kns, "-o", "jsonpath={.data." + jsonpath_key(k.key) + "}"}).line() +
+        "\n```\n\n";
+  return md;
+}
+
 }  // namespace
 
 std::string queue_runbook_section(const System& sys) {
@@ -62,6 +121,8 @@ std::string queue_runbook_section(const System& sys) {
       sys.queue->name, k8s::cluster_queue_name(sys), cmd::kubectl(kube, {"get", "clusterqueue", k8s::cluster_queue_name(sys)}).line(),
       cmd::kubectl(kube, {"get", "workloads", "-n", ns}).line(),
       cmd::kubectl(kube, {"describe", "workload", "-n", ns, "NAME"}).line() + "   # why one waits");
+
+  md += pods_ready_section(sys, kube);
 
   std::vector<const Pool*> placed;
   for (const auto& [_, p] : sys.pools)

@@ -17,6 +17,8 @@
 
 #include "emit/emitter.h"
 #include "io/tree_writer.h"
+#include "base/yaml_writer.h"
+#include "k8s/queue.h"
 #include "model/catalog.h"
 
 namespace trainc::scripts {
@@ -373,6 +375,15 @@ class ScriptsEmitter final : public Emitter {
     out.add("scripts/down.sh", down_script(sys, plan));
     if (!sys.builds.empty()) out.add("scripts/build.sh", build_script(sys));
     out.add("scripts/apply.sh", apply_script(sys, plan));
+    // Kueue's configuration, which apply.sh applies over the release manifest's (k8s/queue.h):
+    // beside k8s/, whose kustomization would move it into the system's namespace and whose
+    // teardown would delete it.
+    if (plan.needs_kueue)
+      out.add(std::string(kKueueConfigFile),
+              to_yaml(k8s::kueue_config_map(sys),
+                      fmt::format("{}\nKueue's configuration, applied by scripts/apply.sh over the pinned release's\n"
+                                  "(system '{}'; Kueue's configuration is the whole cluster's)",
+                                  kGeneratedNotice, sys.name)));
     out.add("scripts/status.sh", status_script(sys));
     if (!sys.services.empty()) out.add("scripts/health.sh", health_script(sys));
   }

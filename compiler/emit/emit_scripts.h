@@ -14,6 +14,9 @@
 
 namespace trainc::scripts {
 
+/// Kueue's configuration (k8s/queue.h kueue_config_map), written when the system installs Kueue.
+inline constexpr std::string_view kKueueConfigFile = "addons/kueue-manager-config.yaml";
+
 /// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
 inline constexpr std::string_view kDefaultPool = "default-pool";
 

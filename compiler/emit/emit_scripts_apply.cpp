@@ -9,6 +9,7 @@
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
+#include "k8s/queue.h"
 #include "k8s/services.h"
 #include "model/catalog.h"
 
@@ -136,6 +137,44 @@ void rollout_function(ShellScript& sh) {
             hint({"describe", "pods", "-n", "$NAMESPACE", "-l", "app.kubernetes.io/instance=${1#*/}"}) + "\"")
       .close("}");
 }
+/// Kueue's configuration over the release manifest's: the controller reads it only when it starts,
+/// so its pods roll when the configuration they run (the annotation's hash) is not this one, and a
+/// second apply with nothing changed rolls nothing. Kueue's configuration is the whole cluster's:
+/// the last system applied sets it, and apply.sh says whose it replaces.
+void configure_kueue(ShellScript& sh, const System& sys) {
+  const KubeTarget kube = kube_target();
+  const KueueConfig& k = catalog().kueue_config();
+  const std::string& ns = catalog().kueue().ns;
+  const k8s::PodsReady p = k8s::pods_ready(sys);
+  std::string key(k8s::kKueueConfigAnnotation);
+  std::string escaped;
+  for (char c : key) escaped += c == '.' ? std::string("\\.") : std::string(1, c);
+  Call running = kubectl({"get", "deployment/" + k.deployment, "-n", ns});
+  running.spaced = true;
+  running.next_line().opt("-o", "jsonpath={.spec.template.metadata.annotations." + escaped + "}");
+  const auto r = running.parts();
+  sh.line();
+  sh.comment(fmt::format("Kueue's configuration ({}): the release's, with", kKueueConfigFile));
+  sh.comment(fmt::format("waitForPodsReady's timeout {}{}.", k8s::go_duration(p.timeout_seconds),
+                         p.block_admission ? " and blockAdmission" : ""));
+  sh.comment("Kueue reads it only when it starts: its pods roll when the configuration they run (the");
+  sh.comment(fmt::format("annotation {} on them) is not this one. It is the whole cluster's: the", key));
+  sh.comment("last system applied sets it for every queue there.");
+  sh.line("kueue_config=$(run " + r.front());
+  sh.line("  " + r.back() + ") || die \"cannot read Kueue's deployment/" + k.deployment + "\"");
+  call(sh, cmd::apply_addon_file(kube, kKueueConfigFile));
+  const std::string mark = k8s::kueue_config_mark(sys);
+  const std::string digest = k8s::kueue_config_digest(sys);
+  sh.open("if [ \"$DRY_RUN\" = 1 ] || [ \"${kueue_config%% *}\" != " + digest + " ]; then");
+  sh.open("if [ -n \"$kueue_config\" ]; then")
+      .line("log \"Kueue's configuration was $kueue_config (hash, system, timeout); " + sys.name +
+            "'s replaces it for every queue on the cluster: its controller restarts\"")
+      .close("fi");
+  call(sh, cmd::annotate_pod_template(kube, ns, k.deployment, key, mark));
+  call(sh, cmd::rollout_status(kube, ns, k.deployment, "300s"));
+  sh.close("fi");
+}
+
 /// An addon: Istio's or KubeRay's charts (`helm upgrade --install` is idempotent), or a pinned
 /// release manifest; a controller's is server-side applied as its install guide says, then waited
 /// for: its webhooks must answer before objects of its kinds are applied.
@@ -162,6 +201,7 @@ void install(ShellScript& sh, const System& sys, const RolloutStep& step) {
   for (const Operator* op : step.charts) call(sh, cmd::helm_install(kube, *op));
   if (step.manifest) {
     call(sh, cmd::apply_manifest(kube, *step.manifest, step.controller));
+    if (step.addon == Addon::kKueue) configure_kueue(sh, sys);
     if (step.controller) call(sh, cmd::wait_deployments(kube, *step.manifest));
   }
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/yaml_writer.h"
 #include "k8s/names.h"
 #include "model/catalog.h"
 
@@ -51,7 +52,87 @@ std::string quota(const PoolCapacity& c, const std::string& resource) {
   return std::to_string(resource == "nvidia.com/gpu" ? c.gpus : c.tpu_chips);
 }
 
+/// The pods of each workload Kueue admits whole: a step's Job or JobSet (a Dask client's too), and
+/// a RayJob with its own cluster (its head and workers); a RayJob on a shared cluster is not queued.
+std::vector<std::pair<std::string, int>> queued_workloads(const System& sys) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& st : sys.steps) {
+    const ComputeCluster* c = sys.compute_cluster(st.cluster);
+    if (!c || c->steps_have_own_pods()) {
+      out.emplace_back(fmt::format("step `{}`", st.name), st.nodes * st.slices);
+    } else if (c->per_job()) {
+      int pods = 1;
+      for (const auto& g : c->workers) pods += g.replicas;
+      out.emplace_back(fmt::format("step `{}`", st.name), pods);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+PodsReady pods_ready(const System& sys) {
+  const KueueConfig& k = catalog().kueue_config();
+  PodsReady p;
+  p.derived = !sys.queue || sys.queue->pods_ready_timeout_seconds == 0;
+  p.timeout_seconds = p.derived ? catalog().pull_margin_seconds() + kDefaultStartupSeconds : sys.queue->pods_ready_timeout_seconds;
+  p.recovery_seconds = p.timeout_seconds;
+  int most = 1;
+  for (const auto& [what, pods] : queued_workloads(sys))
+    if (pods > most) {
+      most = pods;
+      p.gang = fmt::format("{} ({} pods)", what, pods);
+    }
+  p.block_admission = most > 1;
+  p.backoff_base_seconds = k.backoff_base_seconds;
+  p.backoff_max_seconds = k.backoff_max_seconds;
+  return p;
+}
+
+std::string go_duration(int seconds) {
+  std::string out;
+  if (seconds >= 3600) out += fmt::format("{}h", seconds / 3600);
+  if (seconds % 3600 >= 60) out += fmt::format("{}m", seconds % 3600 / 60);
+  if (seconds % 60 != 0 || out.empty()) out += fmt::format("{}s", seconds % 60);
+  return out;
+}
+
+std::string kueue_configuration(const System& sys) {
+  const PodsReady p = pods_ready(sys);
+  // backoffLimitCount is left out (null): an evicted workload is queued again until it starts, as
+  // a step waiting for capacity should be; a limit would deactivate it and leave its Job suspended.
+  const ojson wait{{"waitForPodsReady",
+                    {{"timeout", go_duration(p.timeout_seconds)},
+                     {"recoveryTimeout", go_duration(p.recovery_seconds)},
+                     {"blockAdmission", p.block_admission},
+                     {"requeuingStrategy",
+                      {{"timestamp", "Eviction"},
+                       {"backoffBaseSeconds", p.backoff_base_seconds},
+                       {"backoffMaxSeconds", p.backoff_max_seconds}}}}}};
+  std::string text = catalog().kueue_config().defaults;
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  return text + to_yaml(wait);
+}
+
+ojson kueue_config_map(const System& sys) {
+  const KueueConfig& k = catalog().kueue_config();
+  // The labels the release manifest gives every object (config/default/kustomization.yaml), so
+  // that applying this over it changes the configuration alone.
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata",
+           {{"name", k.config_map},
+            {"namespace", catalog().kueue().ns},
+            {"labels", {{"app.kubernetes.io/name", "kueue"}, {"control-plane", "controller-manager"}}}}},
+          {"data", {{k.key, kueue_configuration(sys)}}}};
+}
+
+std::string kueue_config_digest(const System& sys) { return content_hash(kueue_configuration(sys)); }
+
+std::string kueue_config_mark(const System& sys) {
+  return fmt::format("{} {} waitForPodsReady.timeout={}", kueue_config_digest(sys), sys.name,
+                     go_duration(pods_ready(sys).timeout_seconds));
+}
 
 std::string queue_topology_name(const System& sys) {
   return fmt::format("{}-{}", sys.name, content_hash(topology_levels().dump()));

@@ -29,6 +29,41 @@ std::string queue_topology_name(const System& sys);
 /// makes a new flavor, which the ClusterQueue names in the same apply; the old one is pruned.
 std::string queue_flavor_name(const System& sys, const Pool& pool);
 
+/// Kueue's waitForPodsReady as apply.sh configures it (apis/config/v1beta2 WaitForPodsReady of the
+/// pinned Kueue; on by default since v0.19 with a 30-minute timeout): a queued workload whose pods are
+/// not all Ready `timeout_seconds` after admission is evicted, releasing its quota, and queued again
+/// after a back-off; a running one that loses a pod gets `recovery_seconds` to replace it.
+struct PodsReady {
+  /// The spec's `queue.podsReadyTimeout`; else the time a queued pod may take to be Ready, from the
+  /// same two numbers as a default service's progress deadline (k8s/services.h rollout_timing): the
+  /// catalog's pull margin (a node to come up, the image to be pulled) and kDefaultStartupSeconds
+  /// (the process's start: here the entry script's input sync and checkpoint restore, which it
+  /// finishes before the pod reports Ready).
+  int timeout_seconds = 0;
+  bool derived = true;   ///< timeout_seconds is the default
+  int recovery_seconds = 0;  ///< the same as the timeout (Kueue's own default)
+  /// Kueue admits nothing more until every admitted workload is Ready: set when a queued workload
+  /// spans several pods (a gang), which with another gang could each hold part of a pool.
+  bool block_admission = false;
+  std::string gang;  ///< the largest gang, e.g. "step `pretrain` (4 pods)"; "" when none
+  int backoff_base_seconds = 0, backoff_max_seconds = 0;  ///< Kueue's defaults (catalog)
+};
+PodsReady pods_ready(const System& sys);
+/// A duration as Kueue's configuration (Go's time.ParseDuration) reads it: "25m", "1h30m", "90s".
+std::string go_duration(int seconds);
+/// Kueue's Configuration for the system: the pinned release's, plus waitForPodsReady (YAML text).
+std::string kueue_configuration(const System& sys);
+/// The ConfigMap that holds it, as the release manifest names and labels it; apply.sh applies it
+/// after the manifest (addons/kueue-manager-config.yaml).
+ojson kueue_config_map(const System& sys);
+/// What apply.sh records on Kueue's Deployment to know which configuration its pods run: a hash
+/// of kueue_configuration(), which only a change of configuration changes.
+std::string kueue_config_digest(const System& sys);
+/// The annotation apply.sh sets on the pod template of Kueue's Deployment, and its value: the
+/// digest, then the system and its timeout, for whoever reads it next.
+inline constexpr std::string_view kKueueConfigAnnotation = "trainc.dev/kueue-config";
+std::string kueue_config_mark(const System& sys);
+
 ojson topology(const System& sys, const Object& obj);
 ojson resource_flavor(const System& sys, const Object& obj);
 ojson cluster_queue(const System& sys, const Object& obj);

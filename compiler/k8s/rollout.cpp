@@ -70,8 +70,13 @@ Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
   }
   if (plan.needs_kuberay) r.steps.push_back(install(Addon::kKubeRay, {&cat.kuberay()}));
   if (plan.needs_metrics_adapter) r.steps.push_back(install(Addon::kMetricsAdapter, {}, &cat.metrics_adapter()));
-  if (plan.needs_kueue) r.steps.push_back(install(Addon::kKueue, {}, &cat.kueue(), true));
+  // JobSet's controller before Kueue's: Kueue sets up its JobSet integration when it starts if the
+  // JobSet CRD is served then, and otherwise polls for it with a back-off of up to 2 minutes
+  // (kubernetes-sigs/kueue@8eab687 pkg/controller/jobframework/setup.go: WaitForAPI,
+  // maxBackoffWaitForIntegration), during which a queued JobSet waits unadmitted. No restart is needed
+  // either way; this order spares the wait.
   if (plan.needs_jobset) r.steps.push_back(install(Addon::kJobSet, {}, &cat.jobset(), true));
+  if (plan.needs_kueue) r.steps.push_back(install(Addon::kKueue, {}, &cat.kueue(), true));
   if (!plan.shared.empty()) {
     RolloutStep s{Kind::kShared};
     for (const auto& o : plan.shared) s.files.push_back(o.file);

@@ -162,6 +162,14 @@ Catalog Catalog::parse(const std::string& yaml_text) {
   c.metrics_adapter_ = manifest("metricsAdapter");
   c.jobset_ = manifest("jobset");
   c.kueue_ = manifest("kueue");
+  {
+    const YAML::Node k = root["operators"]["kueue"];
+    const YAML::Node rq = k["requeue"];
+    c.kueue_config_ = {get<std::string>(k, "deployment", "operators.kueue"), get<std::string>(k, "configMap", "operators.kueue"),
+                       get<std::string>(k, "configKey", "operators.kueue"), get<std::string>(k, "config", "operators.kueue"),
+                       get<int>(rq, "backoffBaseSeconds", "operators.kueue.requeue"),
+                       get<int>(rq, "backoffMaxSeconds", "operators.kueue.requeue")};
+  }
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   for (const auto& prefix : root["systemNamespaces"]["prefixes"]) c.system_ns_prefixes_.push_back(prefix.as<std::string>());
   if (c.system_ns_prefixes_.empty()) throw std::runtime_error("catalog: systemNamespaces.prefixes is empty");

@@ -88,6 +88,16 @@ struct Manifest {
   std::string url, ns, service_account;
 };
 
+/// Kueue's configuration as the pinned release ships it, and where the controller reads it
+/// (`operators.kueue` in the catalog): apply.sh replaces it (k8s/queue.h kueue_configuration).
+struct KueueConfig {
+  std::string deployment;  ///< the controller's Deployment, in the manifest's namespace
+  std::string config_map;  ///< the ConfigMap the controller mounts its configuration from
+  std::string key;         ///< the ConfigMap key holding the Configuration
+  std::string defaults;    ///< the release's Configuration (YAML text), its comments left out
+  int backoff_base_seconds = 0, backoff_max_seconds = 0;  ///< Kueue's requeuing back-off defaults
+};
+
 /// The actions (owner/name@ref), images and versions generated CI pipelines use.
 struct CiTools {
   std::string checkout, auth, setup_gcloud, gke_credentials, setup_terraform;
@@ -162,6 +172,7 @@ class Catalog {
   const Manifest& jobset() const { return jobset_; }
   /// Kueue, which admits batch workloads by quota.
   const Manifest& kueue() const { return kueue_; }
+  const KueueConfig& kueue_config() const { return kueue_config_; }
   /// The port slices of a multislice TPU step coordinate on (MEGASCALE_PORT).
   int megascale_port() const { return megascale_port_; }
   /// What generated CI pipelines run (`ci:` in the catalog).
@@ -208,6 +219,7 @@ class Catalog {
   Sidecar cpu_pod_, whole_node_slack_;
   int pull_margin_seconds_ = 0;
   Manifest metrics_adapter_, jobset_, kueue_;
+  KueueConfig kueue_config_;
   int megascale_port_ = 0;
   std::vector<std::string> system_ns_prefixes_;
   std::map<std::string, std::string> server_images_;

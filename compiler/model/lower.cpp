@@ -115,7 +115,9 @@ System Lowerer::run() {
         sys.clusters[name] = compute_cluster(sys, name, c);
     }
   if (root_.contains("istio")) sys.istio = Istio{get_or(root_["istio"], "install", true), "/istio"};
-  if (root_.contains("queue")) sys.queue = Queue{get_or<std::string>(root_["queue"], "name", sys.name), "/queue"};
+  if (root_.contains("queue"))
+    sys.queue = Queue{get_or<std::string>(root_["queue"], "name", sys.name), "/queue",
+                      duration(root_["queue"], "podsReadyTimeout", 0, "/queue")};
   if (root_.contains("services"))
     for (const auto& [name, s] : root_["services"].items()) {
       if (pruned("services", name))

@@ -169,7 +169,7 @@ Service Lowerer::service(const System& sys, const std::string& name, const json&
     out.resources.limits = {{"memory", "8Gi"}};
   }
   out.shm = s.contains("shm") ? scalar_text(s["shm"]) : fmt::format("{}Gi", std::max(1, 2 * out.gpus));
-  out.startup_seconds = duration(s, "startupTimeout", 600, out.ptr);
+  out.startup_seconds = duration(s, "startupTimeout", kDefaultStartupSeconds, out.ptr);
   if (s.contains("expose") && s["expose"].contains("gateway")) {
     const json& g = s["expose"]["gateway"];
     out.expose.gateway = true;

@@ -661,6 +661,8 @@ struct Exposure {
   std::string ptr;
 };
 
+inline constexpr int kDefaultStartupSeconds = 600;  ///< a service's default startupTimeout; k8s/queue.h reuses it
+
 struct Service {
   std::string name, ptr;
   ServerKind server;
@@ -671,7 +673,7 @@ struct Service {
   int gpus = 0;
   Resources resources;
   std::string shm;
-  int startup_seconds = 600;
+  int startup_seconds = kDefaultStartupSeconds;
   Exposure expose;
   Identity identity;
   StringMap env, labels;
@@ -701,6 +703,7 @@ struct Service {
 struct Queue {
   std::string name;  ///< the LocalQueue and ClusterQueue
   std::string ptr;
+  int pods_ready_timeout_seconds = 0;  ///< spec `podsReadyTimeout`; 0: derived (k8s/queue.h pods_ready)
 };
 
 /// The Istio mesh services run in.

@@ -286,6 +286,23 @@ need_image us-docker.pkg.dev/my-project/ml/gpt:1.0 'trainc does not build it; pu
 
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
+
+# Kueue's configuration (addons/kueue-manager-config.yaml): the release's, with
+# waitForPodsReady's timeout 25m and blockAdmission.
+# Kueue reads it only when it starts: its pods roll when the configuration they run (the
+# annotation trainc.dev/kueue-config on them) is not this one. It is the whole cluster's: the
+# last system applied sets it for every queue there.
+kueue_config=$(run kubectl --context "$KUBE_CONTEXT" get deployment/kueue-controller-manager -n kueue-system \
+  -o 'jsonpath={.spec.template.metadata.annotations.trainc\.dev/kueue-config}') || die "cannot read Kueue's deployment/kueue-controller-manager"
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f "${K8S_DIR}/../addons/kueue-manager-config.yaml"
+if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
+  if [ -n "$kueue_config" ]; then
+    log "Kueue's configuration was $kueue_config (hash, system, timeout); gpt-a4-tas's replaces it for every queue on the cluster: its controller restarts"
+  fi
+  run kubectl --context "$KUBE_CONTEXT" patch deployment/kueue-controller-manager -n kueue-system --type=merge \
+      --patch='{"spec":{"template":{"metadata":{"annotations":{"trainc.dev/kueue-config":"d9cf95ff5a gpt-a4-tas waitForPodsReady.timeout=25m"}}}}}'
+  run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
+fi
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
 
 # The JobSet controller, before any JobSet (CRDs included).

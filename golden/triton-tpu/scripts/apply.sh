@@ -333,13 +333,30 @@ run helm upgrade --install istio-ingressgateway gateway \
 # autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
 run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
 
-# Kueue, before its queues and any queued workload (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
-
 # The JobSet controller, before any JobSet (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+
+# Kueue, before its queues and any queued workload (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
+
+# Kueue's configuration (addons/kueue-manager-config.yaml): the release's, with
+# waitForPodsReady's timeout 25m and blockAdmission.
+# Kueue reads it only when it starts: its pods roll when the configuration they run (the
+# annotation trainc.dev/kueue-config on them) is not this one. It is the whole cluster's: the
+# last system applied sets it for every queue there.
+kueue_config=$(run kubectl --context "$KUBE_CONTEXT" get deployment/kueue-controller-manager -n kueue-system \
+  -o 'jsonpath={.spec.template.metadata.annotations.trainc\.dev/kueue-config}') || die "cannot read Kueue's deployment/kueue-controller-manager"
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f "${K8S_DIR}/../addons/kueue-manager-config.yaml"
+if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
+  if [ -n "$kueue_config" ]; then
+    log "Kueue's configuration was $kueue_config (hash, system, timeout); triton-tpu's replaces it for every queue on the cluster: its controller restarts"
+  fi
+  run kubectl --context "$KUBE_CONTEXT" patch deployment/kueue-controller-manager -n kueue-system --type=merge \
+      --patch='{"spec":{"template":{"metadata":{"annotations":{"trainc.dev/kueue-config":"d9cf95ff5a triton-tpu waitForPodsReady.timeout=25m"}}}}}'
+  run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
+fi
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-system.yaml" \
