@@ -11,6 +11,7 @@
 
 #include "model/catalog.h"
 #include "model/failure.h"
+#include "model/startup.h"
 #include "model/kinds/facts.h"
 
 namespace trainc {
@@ -661,8 +662,6 @@ struct Exposure {
   std::string ptr;
 };
 
-inline constexpr int kDefaultStartupSeconds = 600;  ///< a service's default startupTimeout; k8s/queue.h reuses it
-
 struct Service {
   std::string name, ptr;
   ServerKind server;
@@ -697,13 +696,6 @@ struct Service {
   CallingExamples calling_examples() const;  ///< for the service's image
   std::vector<AcceptedRisk> accepted_risks() const;
   ModelMemory model_memory() const;
-};
-
-/// Kueue admission for the system's batch workloads.
-struct Queue {
-  std::string name;  ///< the LocalQueue and ClusterQueue
-  std::string ptr;
-  int pods_ready_timeout_seconds = 0;  ///< spec `podsReadyTimeout`; 0: derived (k8s/queue.h pods_ready)
 };
 
 /// The Istio mesh services run in.

@@ -284,6 +284,10 @@ need_topology_labels a4
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-docker.pkg.dev/my-project/ml/gpt:1.0 'trainc does not build it; push it there'
 
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
 
@@ -304,10 +308,6 @@ if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
   run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
 fi
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
-
-# The JobSet controller, before any JobSet (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/networkparams-gvnic-1.yaml" \

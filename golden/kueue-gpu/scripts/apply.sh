@@ -271,6 +271,10 @@ run gcloud container clusters get-credentials "$CLUSTER" \
 need_image us-docker.pkg.dev/my-project/ml/prep:1.0 'trainc does not build it; push it there'
 need_image us-docker.pkg.dev/my-project/ml/train:1.0 'trainc does not build it; push it there'
 
+# The JobSet controller, before any JobSet (CRDs included).
+run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+
 # Kueue, before its queues and any queued workload (CRDs included).
 run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
 
@@ -291,10 +295,6 @@ if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
   run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
 fi
 run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
-
-# The JobSet controller, before any JobSet (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-cpu.yaml" \
