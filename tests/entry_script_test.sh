@@ -222,16 +222,62 @@ SPEC
   awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' \
     "$TMP/mnout/mn/k8s/run-configmap.yaml" >"$TMP/mn-entrypoint.sh"
   rm -rf "$STATE"
-  # The Job is named by its run: mn-run-<run>.
+  # The step is a JobSet named by its run (mn-run-<run>); its pods are <jobset>-node-0-<rank>.
   local job
-  job=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$TMP/mnout/mn/k8s/run-job.yaml")
-  [[ $job =~ ^mn-run-[0-9a-f]{10}$ ]] || { echo "Job name '$job' is not mn-run-<run>"; return 1; }
-  env NNODES=3 NODE_RANK=1 MASTER_ADDR="$job-0.$job" MASTER_PORT=29500 FAKE_LOG="$TMP/mnlog" \
+  job=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$TMP/mnout/mn/k8s/run-jobset.yaml")
+  [[ $job =~ ^mn-run-[0-9a-f]{10}$ ]] || { echo "JobSet name '$job' is not mn-run-<run>"; return 1; }
+  env NNODES=3 NODE_RANK=1 MASTER_ADDR="$job-node-0-0.$job" MASTER_PORT=29500 FAKE_LOG="$TMP/mnlog" \
     bash "$TMP/mn-entrypoint.sh" >"$TMP/mnlog/stdout" 2>&1 || { echo "exit $?"; cat "$TMP/mnlog/stdout"; return 1; }
-  local want="$job-0.$job,$job-1.$job,$job-2.$job"
+  local want="$job-node-0-0.$job,$job-node-0-1.$job,$job-node-0-2.$job"
   [ "$(cat "$TMP/mnlog/hosts")" = "$want" ] || { echo "NODE_HOSTS='$(cat "$TMP/mnlog/hosts")', want '$want'"; return 1; }
 }
 t "a multi-node command step gets NODE_HOSTS for all NNODES pods, in rank order" node_hosts_from_nnodes
+rm -rf "$STATE"
+
+# torchrun exits 1 however a worker failed; the entry script exits with the first failed worker's
+# code from torchrun's error summary (a signal N as 128+N), so noRetryExitCodes can judge it. A
+# stand-in torchrun prints the summary torch 1.13 prints (ChildFailedError.format_msg) and exits 1.
+torchrun_root_cause() {
+  mkdir -p "$TMP/trwork" "$TMP/trbin"
+  cat >"$TMP/tr.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: tr
+pipeline:
+  - name: fit
+    image: img
+    nodes: 2
+    workdir: $TMP/trwork
+    torchrun: {script: train.py}
+SPEC
+  "$TRAINC" compile "$TMP/tr.yaml" -o "$TMP/trout" >/dev/null || return 1
+  awk '/^  entrypoint.sh: \|/ { on = 1; next } on && /^[^ ]/ { on = 0 } on { sub(/^    /, ""); print }' \
+    "$TMP/trout/tr/k8s/fit-configmap.yaml" >"$TMP/tr-entrypoint.sh"
+  cat >"$TMP/trbin/torchrun" <<'STANDIN'
+#!/usr/bin/env bash
+if [ -z "$ROOT_CAUSE" ]; then echo "Traceback: RuntimeError"; exit 1; fi
+printf '%s\n' '============================================================' 'train.py FAILED' \
+  '------------------------------------------------------------' 'Failures:' '[1]:' \
+  '  rank      : 3 (local_rank: 1)' '  exitcode  : 9 (pid: 15085)' \
+  '------------------------------------------------------------' 'Root Cause (first observed failure):' '[0]:' \
+  '  host      : pod-1' '  rank      : 2 (local_rank: 0)' "  exitcode  : $ROOT_CAUSE (pid: 15084)" \
+  '  error_file: <N/A>' '============================================================'
+exit 1
+STANDIN
+  chmod +x "$TMP/trbin/torchrun"
+  local cause want rc
+  for cause in -6:134 3:3 1:1 :1; do
+    rm -rf "$STATE"
+    want=${cause#*:}
+    env PATH="$TMP/trbin:$PATH" ROOT_CAUSE="${cause%%:*}" NNODES=2 NODE_RANK=0 MASTER_ADDR=h MASTER_PORT=29500 \
+      bash "$TMP/tr-entrypoint.sh" >"$TMP/tr.out" 2>&1
+    rc=$?
+    [ "$rc" = "$want" ] || { echo "root cause '${cause%%:*}': exit $rc, want $want"; cat "$TMP/tr.out"; return 1; }
+  done
+  grep -q "first failed worker exited with" "$TMP/tr.out" && { echo "no summary, yet a first failure was named"; return 1; }
+  return 0
+}
+t "a torchrun step exits with its first failed worker's code (a signal as 128+N), not torchrun's 1" torchrun_root_cause
 rm -rf "$STATE"
 
 # ---- Every example's every entry script, fresh and resumed ------------------------------------
@@ -257,9 +303,9 @@ expect gpt-a4-tas pretrain torchrun --nnodes=4 --node-rank=0 --nproc-per-node=8 
 expect gpt-a4-tas evaluate torchrun --standalone --nnodes=1 --nproc-per-node=8 /workspace/eval.py
 expect jax-l4 train python3 train.py --data=/data
 expect kueue-gpu prep python3 prep.py
-expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-0.@JOB@ --master-port=29500 /workspace/train.py --model=large
+expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-node-0-0.@JOB@ --master-port=29500 /workspace/train.py --model=large
 expect kueue-gpu train-small torchrun --nnodes=2 --node-rank=0 /workspace/train.py --model=small
-expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-0.@JOB@ --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
+expect mnist train torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-node-0-0.@JOB@ --master-port=3389 /workspace/mnist.py --epochs=1 --log-interval=1
 expect prep-and-train prepare python prepare.py --out shards
 expect prep-and-train train torchrun --nnodes=2 --nproc-per-node=8 /workspace/train.py --lr=3e-4 --batch=512 --steps=20000 --data shards --out out
 expect triton-tpu finetune python3 train.py --model=base
@@ -311,8 +357,9 @@ entry_run() {
   mapfile -t want <<<"${EXPECT[$key]}"
   local tool=${want[0]}
   want=("${want[@]:1}")
-  # The step's Job beside its ConfigMap: @JOB@ in the expectation is its name.
+  # The step's Job (or a gang's JobSet) beside its ConfigMap: @JOB@ in the expectation is its name.
   local jobfile=${script%-configmap.yaml}-job.yaml job=''
+  [ -e "$jobfile" ] || jobfile=${script%-configmap.yaml}-jobset.yaml
   [ -e "$jobfile" ] && job=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$jobfile")
   want=("${want[@]//@JOB@/$job}")
   rm -rf "$root" "$TMP/stubs" "$TMP/bucket"
@@ -370,7 +417,7 @@ entry_run() {
   fi
   # A step on an RDMA pool sets NCCL up for gIB first (the pod's pool says so); no other step does.
   local rdma=no
-  if grep -q 'networking.gke.io/interfaces' "$(dirname "$script")/${key#*/}-job.yaml" 2>/dev/null; then rdma=yes; fi
+  if grep -qs 'networking.gke.io/interfaces' "$(dirname "$script")/${key#*/}"-job{,set}.yaml; then rdma=yes; fi
   if [ "$rdma" = yes ] && [ ! -e "$root/usr/local/gib/sourced" ]; then echo "an RDMA pod's script never sourced the gIB NCCL settings"; return 1; fi
   if [ "$rdma" = no ] && [ -e "$root/usr/local/gib/sourced" ]; then echo "a pod off RDMA pools sourced the gIB NCCL settings"; return 1; fi
   local args
@@ -500,7 +547,7 @@ runs_as_its_user() {
     chmod a-w "$root$workdir"
   fi
   local -a podenv
-  mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "$job" -job.yaml)")
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "${job%set.yaml}.yaml" -job.yaml)")
   local rc=0
   (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" \
     STUB_S3="$TMP/ubucket" "${podenv[@]}" timeout 60 bash "$TMP/uentry.sh") >"$TMP/uentry.out" 2>&1 || rc=$?
@@ -510,10 +557,11 @@ runs_as_its_user() {
 n_user=0
 for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   job=${cm%-configmap.yaml}-job.yaml
+  [ -e "$job" ] || job=${cm%-configmap.yaml}-jobset.yaml  # a gang
   [ -e "$job" ] && grep -q 'name: scratch-' "$job" || continue
   ex=$(basename "$(dirname "$(dirname "$cm")")")
   n_user=$((n_user + 1))
-  t "$ex/$(basename "$job" -job.yaml): syncs only into folders its user may write" runs_as_its_user "$cm" "$job"
+  t "$ex/$(basename "${cm%-configmap.yaml}"): syncs only into folders its user may write" runs_as_its_user "$cm" "$job"
 done
 t "steps on images trainc did not build were run as their user (3)" test "$n_user" -eq 3
 tap_done

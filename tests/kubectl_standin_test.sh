@@ -45,14 +45,18 @@ apply_twice() {
   k apply "${files[@]}"
   [ "$rc" -eq 0 ] || { echo "first apply failed"; show; return 1; }
   [ "$(grep -c ' created$' "$TMP/stdout")" -eq "$n" ] || { echo "not every one of the $n objects was created"; show; return 1; }
-  grep -qx 'job.batch/xgb-a4-train-[0-9a-f]*\ created' "$TMP/stdout" || { echo "no job.batch/... created line"; show; return 1; }
-  [ "$(stub_k8s_objects | wc -l)" -eq "$n" ] || { echo "the cluster holds:"; stub_k8s_objects; return 1; }
+  grep -qx 'job.batch/xgb-a4-datagen-[0-9a-f]*\ created' "$TMP/stdout" || { echo "no job.batch/... created line"; show; return 1; }
+  # Every object applied, and the Job the train JobSet's controller made for its replicated Job.
+  [ "$(stub_k8s_objects | wc -l)" -eq "$((n + 1))" ] || { echo "the cluster holds:"; stub_k8s_objects; return 1; }
+  stub_k8s_objects | grep -q '^job.batch/xgb-a4/xgb-a4-train-[0-9a-f]*-node-0$' ||
+    { echo "no Job of the train JobSet"; stub_k8s_objects; return 1; }
   stub_k8s_objects | grep -qx 'namespace//xgb-a4' || { echo "no namespace//xgb-a4"; stub_k8s_objects; return 1; }
   stub_k8s_objects | grep -qx 'daemonset.apps/kube-system/xgb-a4-gib-installer' ||
     { echo "the DaemonSet is not in kube-system"; stub_k8s_objects; return 1; }
   local started
   started=$(stub_k8s_started)
-  [ "$(printf '%s\n' "$started" | grep -c '^job/xgb-a4-')" -eq 2 ] || { echo "started: $started"; return 1; }
+  [ "$(printf '%s\n' "$started" | grep -c '^job/xgb-a4-datagen-')" -eq 1 ] &&
+    [ "$(printf '%s\n' "$started" | grep -c '^jobset/xgb-a4-train-')" -eq 1 ] || { echo "started: $started"; return 1; }
   k apply "${files[@]}"
   [ "$rc" -eq 0 ] || { echo "second apply failed"; show; return 1; }
   [ "$(grep -c ' unchanged$' "$TMP/stdout")" -eq "$n" ] || { echo "the second apply changed something"; show; return 1; }
@@ -67,7 +71,7 @@ t "a golden's objects applied twice: created, then unchanged; the second apply (
 # ---- refusals ---------------------------------------------------------------------------------------
 # A Job of the same name whose pod template changed: what trainc's output did before step runs.
 changed_job() {
-  local job=golden/xgb-a4/k8s/train-job.yaml name files
+  local job=golden/xgb-a4/k8s/datagen-job.yaml name files
   mapfile -t files < <(golden_files xgb-a4)
   fresh
   k apply "${files[@]}"
