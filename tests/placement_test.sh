@@ -28,12 +28,13 @@ t "a DaemonSet reserve one core off in the judge fails on the room, the whole-no
 besteffort() {
   run "$TRAINC" compile examples/mnist/spec.yaml -o "$TMP/out"
   [ "$rc" -eq 0 ] || { cat "$TMP/stderr"; return 1; }
-  python3 - "$TMP/out/mnist/k8s/train-job.yaml" <<'PY' || return 1
+  # mnist's train step runs on 4 nodes: a JobSet whose replicatedJob "node" holds the pod template.
+  python3 - "$TMP/out/mnist/k8s/train-jobset.yaml" <<'PY' || return 1
 import sys, yaml
 path = sys.argv[1]
 docs = list(yaml.safe_load_all(open(path)))
 for d in docs:
-    for c in d["spec"]["template"]["spec"]["containers"]:
+    for c in d["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"]:
         for part in ("requests", "limits"):
             for k in ("cpu", "memory"):
                 (c.get("resources") or {}).get(part, {}).pop(k, None)
@@ -41,7 +42,7 @@ yaml.safe_dump_all(docs, open(path, "w"))
 PY
   run python3 tests/placement_property.py - --requests-of "$TMP/out"
   [ "$rc" -eq 1 ] || { echo "exit $rc on a step that requests only GPUs"; cat "$TMP/stdout"; return 1; }
-  grep -q '^# Job mnist-train-[0-9a-f]\{10\} container train: requests no cpu and no memory' "$TMP/stdout" ||
+  grep -q '^# JobSet mnist-train-[0-9a-f]\{10\}/node container train: requests no cpu and no memory' "$TMP/stdout" ||
     { echo "the GPU-only step was not named:"; cat "$TMP/stdout"; return 1; }
 }
 t "a step whose container requests only GPUs fails the requests property" besteffort

@@ -254,9 +254,9 @@ istio_sidecar() {
   got=$(final_of "$TMP/ns.yaml" "$TMP/deployment.yaml") || return 1
   has_line '^admitted restricted Deployment/vllm-l4-chat \(.*\) -: $' "$got" || return 1
   edit_yaml "$k8s/namespace.yaml" "$TMP/ns.yaml" 'd["metadata"]["labels"].pop("istio-injection")'
-  got=$(final_of "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml" "$TMP/out/jax-l4/k8s/train-job.yaml") || return 1
+  got=$(final_of "$TMP/ns.yaml" "$k8s/service-chat-deployment.yaml" "$TMP/out/jax-l4/k8s/train-jobset.yaml") || return 1
   has_line '^admitted privileged Deployment/vllm-l4-chat \(.*\) istio-init \(Istio\), istio-proxy \(Istio\)' "$got" || return 1
-  has_line '^admitted restricted Job/jax-l4-train-[0-9a-f]{10} \(.*\) gke-gcsfuse-sidecar \(GCS FUSE\): $' "$got"
+  has_line '^admitted restricted JobSet/jax-l4-train-[0-9a-f]{10} \(.*\) gke-gcsfuse-sidecar \(GCS FUSE\): $' "$got"
 }
 t "Istio's init container makes a pod privileged unless istiod runs with the Istio CNI" istio_sidecar
 
@@ -271,14 +271,16 @@ t "the Istio CNI is assumed only where apply.sh installs istiod with it" istio_c
 
 gcsfuse_sidecar() {
   local k8s="$TMP/out/jax-l4/k8s" got
-  edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
-    'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/enable-numa-pinning"] = "true"'
-  got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
-  has_line '^refused privileged Job/jax-l4-train-[0-9a-f]{10} .*initContainers gke-gcsfuse-sidecar seccompProfile Unconfined' "$got" || return 1
-  edit_yaml "$k8s/train-job.yaml" "$TMP/job.yaml" \
-    'd["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "false"'
-  got=$(final_of "$k8s/namespace.yaml" "$TMP/job.yaml") || return 1
-  has_line '^admitted restricted Job/jax-l4-train-[0-9a-f]{10} \(.*\) -: $' "$got"
+  # The pod template of the JobSet's Indexed Job (replicatedJob "node").
+  local pod='d["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]'
+  edit_yaml "$k8s/train-jobset.yaml" "$TMP/jobset.yaml" \
+    "$pod"'["metadata"]["annotations"]["gke-gcsfuse/enable-numa-pinning"] = "true"'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/jobset.yaml") || return 1
+  has_line '^refused privileged JobSet/jax-l4-train-[0-9a-f]{10} .*initContainers gke-gcsfuse-sidecar seccompProfile Unconfined' "$got" || return 1
+  edit_yaml "$k8s/train-jobset.yaml" "$TMP/jobset.yaml" \
+    "$pod"'["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "false"'
+  got=$(final_of "$k8s/namespace.yaml" "$TMP/jobset.yaml") || return 1
+  has_line '^admitted restricted JobSet/jax-l4-train-[0-9a-f]{10} \(template \.spec\.replicatedJobs\[0\]\.template\.spec\.template\.spec\) -: $' "$got"
 }
 t "the GCS FUSE sidecar is added where the pod asks for it, restricted unless NUMA-pinned" gcsfuse_sidecar
 

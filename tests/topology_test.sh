@@ -61,9 +61,9 @@ mutant() {
 }
 set_level_rack() { sed -i "s|nodeLabel: $SUB\$|nodeLabel: cloud.google.com/gce-topology-rack|" k8s/topology.yaml; }
 flavor_elsewhere() { sed -i 's|cloud.google.com/gke-nodepool: a4$|cloud.google.com/gke-nodepool: a4-gone|' k8s/flavor-a4.yaml; }
-drop_annotation() { sed -i '/kueue.x-k8s.io\/podset-preferred-topology:/d' k8s/pretrain-job.yaml; }
+drop_annotation() { sed -i '/kueue.x-k8s.io\/podset-preferred-topology:/d' k8s/pretrain-jobset.yaml; }
 second_annotation() {
-  sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\        kueue.x-k8s.io/podset-required-topology: $SUB" k8s/pretrain-job.yaml
+  sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\                kueue.x-k8s.io/podset-required-topology: $SUB" k8s/pretrain-jobset.yaml
 }
 rename_topology() { sed -i 's|^  name: \(gpt-a4-tas-[0-9a-f]*\)$|  name: \1-renamed|' k8s/topology.yaml; }
 machine_g2() {
@@ -72,7 +72,7 @@ machine_g2() {
 }
 machine_g2_upsh_only() { sed -i 's|--machine-type=a4-highgpu-8g|--machine-type=g2-standard-96|' scripts/up.sh; }
 slice_without_size() {
-  sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\        kueue.x-k8s.io/podset-slice-required-topology: $SUB" k8s/pretrain-job.yaml
+  sed -i "/kueue.x-k8s.io\/podset-preferred-topology:/a\\                kueue.x-k8s.io/podset-slice-required-topology: $SUB" k8s/pretrain-jobset.yaml
 }
 unnamed_topology() { sed -i '/^  topologyName:/d' k8s/flavor-a4.yaml; }
 flavor_unlabelled() { sed -i -e '/^  nodeLabels:$/d' -e '/^    cloud.google.com\/gke-nodepool: a4$/d' k8s/flavor-a4.yaml; }
@@ -82,17 +82,17 @@ hostname_first() {
     -e 's|nodeLabel: HOLD|nodeLabel: cloud.google.com/gce-topology-block|' k8s/topology.yaml
 }
 unconstrained_many() {
-  sed -i 's|kueue.x-k8s.io/podset-preferred-topology: .*|kueue.x-k8s.io/podset-unconstrained-topology: "true"|' k8s/pretrain-job.yaml
+  sed -i 's|kueue.x-k8s.io/podset-preferred-topology: .*|kueue.x-k8s.io/podset-unconstrained-topology: "true"|' k8s/pretrain-jobset.yaml
 }
 
 t "a Topology level GKE does not set (gce-topology-rack) fails the judge" \
   mutant rack 'k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4-[0-9a-f]+: .*gce-topology-rack is not a label GKE sets' set_level_rack
 t "a flavor selecting a node pool Terraform does not create fails the judge" \
   mutant pool 'k8s/flavor-a4.yaml: .*a4-gone, a node pool terraform/node_pools.tf does not create' flavor_elsewhere
-t "pretrain-job.yaml without its topology annotation fails the judge" \
-  mutant bare 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain-[0-9a-f]+ spec.template: .*must carry exactly one of.*carries none' drop_annotation
+t "pretrain-jobset.yaml without its topology annotation fails the judge" \
+  mutant bare 'k8s/pretrain-jobset.yaml: JobSet gpt-a4-tas-pretrain-[0-9a-f]+ spec.replicatedJobs\[0\] \(node\)\.template\.spec\.template: .*must carry exactly one of.*carries none' drop_annotation
 t "a second topology annotation on a template fails the judge" \
-  mutant twice 'k8s/pretrain-job.yaml: Job gpt-a4-tas-pretrain-[0-9a-f]+ spec.template: .*must carry exactly one of.*podset-required-topology' second_annotation
+  mutant twice 'k8s/pretrain-jobset.yaml: JobSet gpt-a4-tas-pretrain-[0-9a-f]+ spec.replicatedJobs\[0\] \(node\)\.template\.spec\.template: .*must carry exactly one of.*podset-required-topology' second_annotation
 t "a renamed Topology (the flavor's topologyName dangles) fails the judge" \
   mutant dangling "k8s/flavor-a4.yaml: ResourceFlavor gpt-a4-tas-a4-[0-9a-f]+: spec.topologyName names Topology 'gpt-a4-tas-[0-9a-f]+', which the output does not hold" rename_topology
 t "the a4 pool on g2-standard-96 (Terraform and up.sh) fails the judge: GKE labels no block there" \
@@ -100,9 +100,9 @@ t "the a4 pool on g2-standard-96 (Terraform and up.sh) fails the judge: GKE labe
 t "Terraform and up.sh disagreeing on the pool's machine fails the judge" \
   mutant disagree "node pool 'a4' is a4-highgpu-8g in terraform/node_pools.tf but g2-standard-96 in scripts/up.sh" machine_g2_upsh_only
 t "a slice annotation without podset-slice-size fails the judge" \
-  mutant slice 'k8s/pretrain-job.yaml: .*podset-slice-required-topology without kueue.x-k8s.io/podset-slice-size' slice_without_size
+  mutant slice 'k8s/pretrain-jobset.yaml: .*podset-slice-required-topology without kueue.x-k8s.io/podset-slice-size' slice_without_size
 t "a 4-pod PodSet marked unconstrained fails the judge" \
-  mutant loose 'k8s/pretrain-job.yaml: .*a PodSet of 4 pods is unconstrained' unconstrained_many
+  mutant loose 'k8s/pretrain-jobset.yaml: .*a PodSet of 4 pods is unconstrained' unconstrained_many
 t "a Topology no flavor names fails the judge" \
   mutant orphan 'k8s/topology.yaml: Topology gpt-a4-tas-[0-9a-f]+: no ResourceFlavor names it' unnamed_topology
 t "a flavor with a topologyName but no nodeLabels fails the judge (Kueue's CEL rule)" \
@@ -153,12 +153,12 @@ subblock_required() {
   spec sub-required "      nodes: 2
       placement: {level: subblock, required: true}" 2
   compiled sub-required || return 1
-  local job="$TMP/out/sub-required/k8s/pretrain-job.yaml"
-  grep -qx "        kueue.x-k8s.io/podset-required-topology: $SUB" "$job" ||
+  local job="$TMP/out/sub-required/k8s/pretrain-jobset.yaml"
+  grep -qx "                kueue.x-k8s.io/podset-required-topology: $SUB" "$job" ||
     { echo "$job does not require one sub-block:"; grep -n 'kueue.x-k8s.io' "$job"; return 1; }
   judge_passes "$TMP/out/sub-required"
 }
-t "a fixed a3-ultragpu-8g pool with placement {level: subblock, required: true}: the 2-node Job requires one sub-block, and the contract holds" \
+t "a fixed a3-ultragpu-8g pool with placement {level: subblock, required: true}: the 2-node JobSet requires one sub-block, and the contract holds" \
   subblock_required
 
 autoscaled_plain() {
