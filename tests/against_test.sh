@@ -13,7 +13,7 @@ tap_init "$@"
 
 # example|spec file|text|replacement|expectation (checked by check_plan below)
 EDITS=(
-  "xgb-a4|spec.yaml|rounds: 2000|rounds: 2500|runs=train; object=Job:k8s/train-job.yaml:replace,rerun; object=Job:k8s/datagen-job.yaml:unchanged; pools-unchanged"
+  "xgb-a4|spec.yaml|rounds: 2000|rounds: 2500|runs=train; object=JobSet:k8s/train-jobset.yaml:replace,rerun; object=Job:k8s/datagen-job.yaml:unchanged; pools-unchanged"
   "xgb-a4|spec.yaml|autoscaling: {min: 0, max: 2}|autoscaling: {min: 0, max: 4}|runs=; pool=a4:resize"
   "xgb-a4|spec.yaml|system: {machine: e2-standard-4}|system: {machine: e2-standard-8}|runs=; pool=system:replace"
   "vllm-l4|spec.yaml|--max-model-len=8192|--max-model-len=4096|runs=; object=Deployment:k8s/service-chat-deployment.yaml:roll"

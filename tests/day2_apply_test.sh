@@ -45,8 +45,10 @@ compile() {
 
 # The name of the object in file k8s/$2.yaml of output folder $1.
 name_in() { sed -n 's/^  name: //p' "$1/k8s/$2.yaml" | head -n 1; }
-# The run a step's Job is named by in output folder $1: the name in k8s/$2-job.yaml.
-run_of() { name_in "$1" "$2-job"; }
+# The run a step's Job (or a gang's JobSet) is named by in output folder $1.
+run_of() { if [ -e "$1/k8s/$2-job.yaml" ]; then name_in "$1" "$2-job"; else name_in "$1" "$2-jobset"; fi; }
+# What starting that run shows as: job/<run> or jobset/<run>.
+ref_of() { if [ -e "$1/k8s/$2-job.yaml" ]; then echo "job/$(run_of "$1" "$2")"; else echo "jobset/$(run_of "$1" "$2")"; fi; }
 
 # apply OUT [ARG...]: runs apply.sh ARG...; fails unless it exits 0 and no update was refused.
 apply() {
@@ -121,7 +123,7 @@ xgb_twice() {
   apply "$XGB" || return 1
   local first expected
   first=$(stub_k8s_started | sort)
-  expected=$(printf 'job/%s\n' "$(run_of "$XGB" datagen)" "$(run_of "$XGB" train)" | sort)
+  expected=$(printf '%s\n' "$(ref_of "$XGB" datagen)" "$(ref_of "$XGB" train)" | sort)
   [ "$first" = "$expected" ] || { echo "the first apply started:"; echo "$first"; echo "expected:"; echo "$expected"; return 1; }
   stub_reset_calls
   apply "$XGB" || return 1
@@ -141,8 +143,8 @@ xgb_edit_train() {
   train=$(run_of "$XGB" train)
   [ "$(run_of "$XGB" datagen)" = "$datagen" ] || { echo "editing train renamed datagen's run"; return 1; }
   [ "$train" != "$train_before" ] || { echo "train's run kept its name ($train) after its rounds changed"; return 1; }
-  [ "$(started_since "$mark")" = "job/$train" ] ||
-    { echo "started after the edit (expected job/$train alone):"; started_since "$mark"; return 1; }
+  [ "$(started_since "$mark")" = "jobset/$train" ] ||
+    { echo "started after the edit (expected jobset/$train alone):"; started_since "$mark"; return 1; }
   [ -z "$(stub_k8s_rolled)" ] || { echo "rolled: $(stub_k8s_rolled)"; return 1; }
 }
 t "xgb-a4: train's rounds edited: train alone starts a new run, nothing is refused" xgb_edit_train
@@ -155,7 +157,7 @@ xgb_edit_datagen() {
   edit_and_apply xgb-a4 's/^\(    datagen: {size: 6TB, features:\) 400,/\1 500,/' || return 1
   [ "$(run_of "$XGB" datagen)" != "$datagen_before" ] && [ "$(run_of "$XGB" train)" != "$train_before" ] ||
     { echo "datagen's edit did not rename both runs"; return 1; }
-  expected=$(printf 'job/%s\n' "$(run_of "$XGB" datagen)" "$(run_of "$XGB" train)" | sort)
+  expected=$(printf '%s\n' "$(ref_of "$XGB" datagen)" "$(ref_of "$XGB" train)" | sort)
   [ "$(started_since "$mark")" = "$expected" ] ||
     { echo "started after the edit:"; started_since "$mark"; echo "expected:"; echo "$expected"; return 1; }
   # apply.sh waited for the new datagen run before it applied train's.
@@ -198,18 +200,18 @@ YAML
     edit_and_apply xgb-a4 "s/^\\( *rounds:\\) [0-9]*$/\\1 $rounds/" || return 1
   done
   t5=$(run_of "$XGB" train)
-  t4=$(held train job.batch | grep -vx -e "$t3" -e "$t5")
-  for kind in job.batch configmap service; do
+  t4=$(held train jobset.jobset.x-k8s.io | grep -vx -e "$t3" -e "$t5")
+  for kind in jobset.jobset.x-k8s.io configmap; do  # train is a gang: JobSet's own Service
     [ "$(held train "$kind")" = "$(printf '%s\n' "$t3" "$t4" "$t5" | sort)" ] ||
       { echo "train's $kind objects: $(held train "$kind" | tr '\n' ' ') (expected the last 3 runs: $t3 $t4 $t5)"; return 1; }
   done
   [ "$(stub_k8s_deleted | grep -c '/xgb-a4-train-')" -eq 6 ] ||
-    { echo "deleted: $(stub_k8s_deleted | tr '\n' ' ') (expected the Job, ConfigMap and Service of 2 runs)"; return 1; }
+    { echo "deleted: $(stub_k8s_deleted | tr '\n' ' ') (expected the JobSet, its Job and the ConfigMap of 2 runs)"; return 1; }
   [ "$(held datagen job.batch)" = "$datagen" ] || { echo "datagen's runs changed: $(held datagen job.batch)"; return 1; }
   stub_k8s_objects | grep -qx configmap/xgb-a4/users-own && stub_k8s_objects | grep -qx configmap/xgb-a4/other-system ||
     { echo "an object trainc did not make for this system was deleted: $(stub_k8s_deleted | tr '\n' ' ')"; return 1; }
 }
-t "xgb-a4: train edited twice more: its last 3 runs stay (Job, ConfigMap, Service), older ones go, nothing else" xgb_history
+t "xgb-a4: train edited twice more: its last 3 runs stay (JobSet, ConfigMap), older ones go, nothing else" xgb_history
 
 xgb_rerun() {
   [ -f "$XGB/scripts/apply.sh" ] || { echo "no output from the test before"; return 1; }
@@ -218,10 +220,10 @@ xgb_rerun() {
   datagen=$(run_of "$XGB" datagen)
   mark=$(stub_k8s_started | wc -l)
   apply "$XGB" --rerun train || return 1
-  [ "$(started_since "$mark")" = "job/$train" ] || { echo "--rerun train started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
+  [ "$(started_since "$mark")" = "jobset/$train" ] || { echo "--rerun train started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
   mark=$(stub_k8s_started | wc -l)
   apply "$XGB" --rerun datagen || return 1
-  [ "$(started_since "$mark")" = "$(printf 'job/%s\n' "$datagen" "$train" | sort)" ] ||
+  [ "$(started_since "$mark")" = "$(printf '%s\n' "job/$datagen" "jobset/$train" | sort)" ] ||
     { echo "--rerun datagen started: $(started_since "$mark" | tr '\n' ' ') (expected datagen and train)"; return 1; }
   mark=$(stub_k8s_started | wc -l)
   apply "$XGB" || return 1
@@ -248,13 +250,13 @@ stubs_install "$TMP/stubs-mnist"
 mnist() {
   setup mnist || return 1
   apply "$MNIST" || return 1
-  [ "$(stub_k8s_started)" = "job/$(run_of "$MNIST" train)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
+  [ "$(stub_k8s_started)" = "$(ref_of "$MNIST" train)" ] || { echo "started: $(stub_k8s_started)"; return 1; }
   mark=$(stub_k8s_started | wc -l)
   apply "$MNIST" || return 1
   [ -z "$(started_since "$mark")" ] || { echo "the second apply started: $(started_since "$mark")"; return 1; }
   edit_and_apply mnist 's/--epochs=1,/--epochs=2,/' || return 1
-  [ "$(started_since "$mark")" = "job/$(run_of "$MNIST" train)" ] ||
-    { echo "after the edit, started: $(started_since "$mark") (expected job/$(run_of "$MNIST" train))"; return 1; }
+  [ "$(started_since "$mark")" = "$(ref_of "$MNIST" train)" ] ||
+    { echo "after the edit, started: $(started_since "$mark") (expected $(ref_of "$MNIST" train))"; return 1; }
 }
 t "mnist: applied twice, then with train's epochs edited: one new run of train, nothing refused" mnist
 
@@ -265,7 +267,7 @@ kueue() {
   setup kueue-gpu || return 1
   apply "$KUEUE" || return 1
   local expected
-  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  expected=$(printf '%s\n' "$(ref_of "$KUEUE" prep)" "$(ref_of "$KUEUE" train-small)" "$(ref_of "$KUEUE" train-large)" | sort)
   [ "$(stub_k8s_started | sort)" = "$expected" ] || { echo "started: $(stub_k8s_started | tr '\n' ' ')"; return 1; }
   # Installing Kueue rolls its controller once onto the configuration apply.sh applies
   # (addons/kueue-manager-config.yaml); that configuration is in Kueue's ConfigMap afterwards.
@@ -284,10 +286,10 @@ kueue() {
     { echo "the second apply rolled: $(stub_k8s_rolled | tail -n "+$((rolled_first + 1))" | tr '\n' ' ')"; return 1; }
   grep -q '^kubectl .* patch ' "$STUB_STATE/log" && { echo "the second apply patched Kueue's controller"; return 1; }
   edit_and_apply kueue-gpu 's/args: \[--model=small\]/args: [--model=small, --epochs=2]/' || return 1
-  [ "$(started_since "$mark")" = "job/$(run_of "$KUEUE" train-small)" ] ||
+  [ "$(started_since "$mark")" = "$(ref_of "$KUEUE" train-small)" ] ||
     { echo "train-small edited, started: $(started_since "$mark" | tr '\n' ' ')"; return 1; }
   edit_and_apply kueue-gpu 's/command: \[python3, prep.py\]/command: [python3, prep.py, --fast]/' || return 1
-  expected=$(printf 'job/%s\n' "$(run_of "$KUEUE" prep)" "$(run_of "$KUEUE" train-small)" "$(run_of "$KUEUE" train-large)" | sort)
+  expected=$(printf '%s\n' "$(ref_of "$KUEUE" prep)" "$(ref_of "$KUEUE" train-small)" "$(ref_of "$KUEUE" train-large)" | sort)
   [ "$(started_since "$mark")" = "$expected" ] ||
     { echo "prep edited, started: $(started_since "$mark" | tr '\n' ' ') (expected prep and both trainings)"; return 1; }
   [ -z "$(stub_k8s_replaced)$(stub_k8s_rolled | tail -n "+$((rolled_first + 1))")" ] ||

@@ -143,11 +143,13 @@ t "a GCP project with ';' is rejected" \
 # The manifests hold the values as given (read back with PyYAML, when it is installed).
 yaml_intact() {
   if ! python3 -c 'import yaml' 2>/dev/null; then echo "PyYAML is not installed: not checked"; return 0; fi
-  python3 - "$OUT/hostile/k8s/train-job.yaml" "$PWNED" <<'PY'
+  python3 - "$OUT/hostile/k8s/train-jobset.yaml" "$PWNED" <<'PY'
 import sys, yaml
 sys.path.insert(0, "tests")
 from kubelet_expansion import container_view
-job = yaml.safe_load(open(sys.argv[1]))
+top = yaml.safe_load(open(sys.argv[1]))
+job = top["spec"]["replicatedJobs"][0]["template"]  # the step runs on several nodes: a gang's JobSet
+job["metadata"]["annotations"] = top["metadata"].get("annotations", {})
 pw = sys.argv[2]
 # As the container sees them, after the kubelet expanded $(VAR) and $$.
 env, _ = container_view(job["spec"]["template"]["spec"]["containers"][0])
@@ -165,7 +167,7 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 }
-t "the Job's env values, annotation and image read back intact" yaml_intact
+t "the JobSet's env values, annotation and image read back intact" yaml_intact
 
 # ---- shellcheck over everything emitted ---------------------------------------------------------
 extract_entry_scripts() {
@@ -265,9 +267,9 @@ t "a RayJob entrypoint run through the one shell of Ray's job supervisor passes 
 # /tmp/trainc under the sandbox): a fresh heartbeat passes, an old one fails, nothing is injected.
 liveness_probe() {
   local hb=$SANDBOX/tmp/trainc/"hb \$(touch $PWNED/hb)"
-  python3 - "$OUT/hostile/k8s/train-job.yaml" "$SANDBOX" >"$TMP/probe" <<'PY' || return 1
+  python3 - "$OUT/hostile/k8s/train-jobset.yaml" "$SANDBOX" >"$TMP/probe" <<'PY' || return 1
 import sys, yaml
-job = yaml.safe_load(open(sys.argv[1]))
+job = yaml.safe_load(open(sys.argv[1]))["spec"]["replicatedJobs"][0]["template"]
 argv = job["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"]
 assert argv[:2] == ["/bin/sh", "-c"] and len(argv) == 3, argv
 sys.stdout.write(argv[2].replace("/tmp/trainc/", sys.argv[2] + "/tmp/trainc/"))
