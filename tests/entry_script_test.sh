@@ -39,7 +39,10 @@ case "${TRAINER_MODE:-ok}" in
   sleep) trap 'echo saved >out/ckpt-term.pt; exit 143' TERM; echo started >"$FAKE_LOG/started"; while :; do sleep 0.1; done ;;
 esac
 STUB
-chmod +x "$BIN/aws" "$BIN/torchrun"
+# The image's python3 as the preflight asks it (python3 -c PROGRAM): a CUDA torch that sees the
+# pod's GPUs, whatever python3 this machine has (Debian's CPU torch would refuse a GPU step).
+printf '#!/bin/sh\nexit 0\n' >"$BIN/python3"
+chmod +x "$BIN/aws" "$BIN/torchrun" "$BIN/python3"
 
 cat >"$TMP/spec.yaml" <<SPEC
 apiVersion: trainc/v1
@@ -549,7 +552,8 @@ runs_as_its_user() {
   local -a podenv
   mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "${job%set.yaml}.yaml" -job.yaml)")
   local rc=0
-  (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" \
+  # USER and LOGNAME: the image names its uid, which this machine's /etc/passwd need not.
+  (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" USER=trainer LOGNAME=trainer \
     STUB_S3="$TMP/ubucket" "${podenv[@]}" timeout 60 bash "$TMP/uentry.sh") >"$TMP/uentry.out" 2>&1 || rc=$?
   chmod -R u+w "$root"
   [ "$rc" -eq 0 ] || { echo "exit $rc as uid $uid:"; tail -n 15 "$TMP/uentry.out"; return 1; }

@@ -120,9 +120,10 @@ drift_blocks() {
   if ! grep -q '^    nodes: 2$' "$spec"; then echo "could not change the step's nodes in $spec"; return 1; fi
   git -C "$repo" add specs/mnist/spec.yaml
   expect_blocked "fewer nodes, not recompiled" || return 1
-  # The step's Job is a new run (a new name in the same file), shown with what changed besides the name.
-  log_has "out/mnist:" "~ Job mnist-train-" " → mnist-train-" ": spec.parallelism 4 → 2" "--- out/mnist/k8s/train-job.yaml" \
-    "-  parallelism: 4" "+  parallelism: 2" "run 'trainc compile specs/mnist/spec.yaml -o out'"
+  # The step's JobSet is a new run (a new name in the same file), shown with what changed besides the name.
+  log_has "out/mnist:" "~ JobSet mnist-train-" " → mnist-train-" ": spec.replicatedJobs[0].template.spec.parallelism 4 → 2" \
+    "--- out/mnist/k8s/train-jobset.yaml" "-          parallelism: 4" "+          parallelism: 2" \
+    "run 'trainc compile specs/mnist/spec.yaml -o out'"
 }
 
 recompiled_commits() {
