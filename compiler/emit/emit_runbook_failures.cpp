@@ -46,18 +46,18 @@ std::string jobset_commands(const System& sys, const Step& st, const k8s::Object
   md += cmd::kubectl(kube, {"get", "jobset", "-n", ns, done.name, "-o",
                             "jsonpath={.status.restarts} restarts, {.status.restartsCountTowardsMax} of "
                             "{.spec.failurePolicy.maxRestarts} retries spent{\"\\n\"}"})
-            .line();
+            .line() + "\n";
   md += "# each restart, the rule that matched (FailurePolicy_disruption, ...) and the Job that failed first\n";
   md += cmd::kubectl(kube, {"get", "events", "-n", ns, "--field-selector", "involvedObject.name=" + done.name,
                             "--sort-by=.lastTimestamp"})
-            .line();
+            .line() + "\n";
   md += "# why that Job failed: the first failed pod (its rank), and its exit code or DisruptionTarget\n";
   md += cmd::kubectl(kube, {"get", "events", "-n", ns, "--field-selector", "involvedObject.kind=Job",
                             "--sort-by=.lastTimestamp"})
-            .line();
+            .line() + "\n";
   md += "# the current attempt's pods and their state\n";
-  md += cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", selector, "-o", "wide"}).line();
-  md += cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line();
+  md += cmd::kubectl(kube, {"get", "jobs,pods", "-n", ns, "-l", selector, "-o", "wide"}).line() + "\n";
+  md += cmd::kubectl(kube, {"logs", "-n", ns, "-f", k8s::logs_ref(done)}).line() + "\n";
   md += "```\n\n";
   return md;
 }
@@ -69,22 +69,22 @@ std::string job_commands(const System& sys, const Step& st, const k8s::Object& d
     md += fmt::format("# shards that failed for good, and failures per shard (of backoffLimitPerIndex {})\n", st.retries);
     md += cmd::kubectl(kube, {"get", "job", "-n", ns, done.name, "-o",
                               "jsonpath={.status.failedIndexes} failed; {.status.failed} pod failures{\"\\n\"}"})
-              .line();
+              .line() + "\n";
   } else {
     md += "# pod failures so far (a disruption is not one), of backoffLimit\n";
     md += cmd::kubectl(kube, {"get", "job", "-n", ns, done.name, "-o",
                               "jsonpath={.status.failed} of {.spec.backoffLimit}{\"\\n\"}"})
-              .line();
+              .line() + "\n";
   }
   md += "# why it failed (the pod, its exit code), and each pod's end\n";
   md += cmd::kubectl(kube, {"get", "events", "-n", ns, "--field-selector", "involvedObject.name=" + done.name,
                             "--sort-by=.lastTimestamp"})
-            .line();
+            .line() + "\n";
   md += cmd::kubectl(kube, {"get", "pods", "-n", ns, "-l", "job-name=" + done.name, "-o",
                             "custom-columns=POD:.metadata.name,PHASE:.status.phase,"
                             "EXIT:.status.containerStatuses[0].state.terminated.exitCode,"
                             "REASON:.status.containerStatuses[0].state.terminated.reason"})
-            .line();
+            .line() + "\n";
   md += "```\n\n";
   return md;
 }
