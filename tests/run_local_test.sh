@@ -85,10 +85,10 @@ SPEC
   grep -q 'no GCS emulator' "$TMP/cmd.log" || { echo "GCS stores as folders not said"; return 1; }
   local i want got
   for i in 0 1; do
-    # The Job's pods are named by its run: local-cmd-ranks-<run>-<index>.local-cmd-ranks-<run>.
+    # The step is a gang's JobSet named by its run; its pods: local-cmd-ranks-<run>-node-0-<index>.local-cmd-ranks-<run>.
     got=$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>/dev/null)
-    want="hello $i/2 127.0.0.1 local-cmd-ranks-RUN-0.local-cmd-ranks-RUN,local-cmd-ranks-RUN-1.local-cmd-ranks-RUN"
-    [[ $got =~ local-cmd-ranks-([0-9a-f]{10})-0 ]] && want=${want//RUN/${BASH_REMATCH[1]}}
+    want="hello $i/2 127.0.0.1 local-cmd-ranks-RUN-node-0-0.local-cmd-ranks-RUN,local-cmd-ranks-RUN-node-0-1.local-cmd-ranks-RUN"
+    [[ $got =~ local-cmd-ranks-([0-9a-f]{10})-node-0-0 ]] && want=${want//RUN/${BASH_REMATCH[1]}}
     [ "$got" = "$want" ] ||
       { echo "pod $i wrote '$(cat "$TMP/cmd/pods/ranks/$i/workspace/rank.txt" 2>&1)', expected '$want'"; return 1; }
     [ -f "$TMP/cmd/pods/ranks/$i/tmp/trainc/step.log" ] || { echo "pod $i's log is not in its own folder"; return 1; }
@@ -253,7 +253,7 @@ t "run --local: datagen then 2-rank XGBoost on loopback" run_pipeline
 t "run --local: the table holds the spec's rows" table_is_the_spec
 t "run --local refuses a 6TB table without --scale" refuses_huge_table
 t "run without --local is a usage error" needs_local_flag
-t "run --local: a 2-node command step runs as 2 pods with the Job's rendezvous variables" command_step_as_pods
+t "run --local: a 2-node command step runs as 2 pods with the JobSet's rendezvous variables" command_step_as_pods
 t "run --local: a failed attempt is retried with fresh pods, up to retries" retries_as_the_job
 t "run --local: a pod killed from outside (137) is retried like any failed pod" killed_pod_retried
 t "run --local: a step past its timeout is stopped and not retried" timeout_as_the_job
