@@ -277,12 +277,21 @@ mnist_killed() {
   local when rc=0 watcher
   when=$(cat "$MNIST/when")
   mnist_newest() { mnist_ckpts "$MNIST/killed" | tail -n 1; }
-  "$TRAINC" run --local "$MNIST/spec.yaml" --workdir "$MNIST/killed" --kill "2@$when" >"$MNIST/killed.log" 2>&1 &
-  local pid=$!
-  watch_bucket "$MNIST/killed.log" mnist_newest "$MNIST/newest" &
-  watcher=$!
-  wait "$pid" || rc=$?
-  wait "$watcher"
+  local try
+  for try in 1 2; do
+    rm -rf "$MNIST/killed" "$MNIST/newest"
+    rc=0
+    "$TRAINC" run --local "$MNIST/spec.yaml" --workdir "$MNIST/killed" --kill "2@$when" >"$MNIST/killed.log" 2>&1 &
+    local pid=$!
+    watch_bucket "$MNIST/killed.log" mnist_newest "$MNIST/newest" &
+    watcher=$!
+    wait "$pid" || rc=$?
+    wait "$watcher"
+    # Torch's start under this machine's load may put the kill before the first checkpoint reached
+    # the bucket: that is the test's timing, not the rule under test; once more, later.
+    [ -s "$MNIST/newest" ] || [ "$try" -eq 2 ] || { when=$(awk -v w="$when" 'BEGIN { print int(w * 13 + 0.5) / 10 }'); continue; }
+    break
+  done
   [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 2@$when)"; tail -n 30 "$MNIST/killed.log"; return 1; }
   grep -q "\--kill train:2@$when: SIGKILL to pod 2's process group in attempt 1" "$MNIST/killed.log" || { echo "the kill did not fire"; return 1; }
   grep -q "the gang stops: SIGTERM to pod(s) 0, 1, 3 of step 'train'" "$MNIST/killed.log" || { echo "the gang did not stop"; return 1; }
