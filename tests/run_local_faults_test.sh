@@ -82,7 +82,7 @@ no_retry_code_fails_at_once() {
   [ "$(starts listed)" -eq 2 ] || { echo "expected one attempt of 2 pods, got $(starts listed) pod starts"; return 1; }
   grep -q "step 'listed' failed: pod 1 (NODE_RANK 1) exited with code 3, which the step's noRetryExitCodes lists (3, 78): it is not retried" "$TMP/stderr" ||
     { echo "no message naming pod 1 and code 3:"; cat "$TMP/stderr"; return 1; }
-  if grep -q retrying "$TMP/stdout"; then echo "retried"; return 1; fi
+  if grep "retrying step '" "$TMP/stdout"; then echo "retried"; return 1; fi
   gang_spec default 1 2 'exit 127'
   run "$TRAINC" run --local "$TMP/default.yaml" --workdir "$TMP/default"
   [ "$rc" -eq 127 ] || { echo "expected exit 127, got $rc"; tail -n 20 "$TMP/stderr"; return 1; }
@@ -267,7 +267,9 @@ mnist_unbroken() {
   [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
   mnist_ckpts "$MNIST/whole" >"$MNIST/whole.ckpts"
   [ "$(wc -l <"$MNIST/whole.ckpts")" -eq 5 ] || { echo "expected 5 checkpoints:"; cat "$MNIST/whole.ckpts"; return 1; }
-  if grep -q 'retrying' "$TMP/stdout"; then echo "the unbroken run was retried"; return 1; fi
+  # (The entry script's own "periodic sync failed; retrying in 1s", when the local S3 server is slow
+  # under load, is not a retry of the step.)
+  if grep "retrying step '" "$TMP/stdout"; then echo "the unbroken run was retried"; return 1; fi
   local out=$MNIST/whole/pods/train/0/workspace/ckpt
   kill_time "$MNIST/whole/pods/train/entrypoint.sh" "$out/ckpt-epoch-0001.pt" "$out/ckpt-epoch-0005.pt" >"$MNIST/when"
 }

@@ -122,7 +122,7 @@ SPEC
   local rc=0
   "$TRAINC" run "$TMP/retry.yaml" --local --workdir "$TMP/retry" >"$TMP/retry.log" 2>&1 || rc=$?
   [ "$rc" -ne 0 ] || { echo "a failing step with retries: 0 passed"; return 1; }
-  if grep -q "retrying" "$TMP/retry.log"; then echo "retried with retries: 0"; return 1; fi
+  if grep "retrying step '" "$TMP/retry.log"; then echo "retried with retries: 0"; return 1; fi
 }
 
 # The entry script's preflight runs here too: a step whose program this machine (standing in for
@@ -146,7 +146,7 @@ SPEC
     *"this machine (standing in for image 'registry.test/img:1' under trainc run --local) cannot run step 'lacking': no 'trainc-no-such-tool' on PATH"*": install it in the image"*) ;;
     *) echo "the line does not name the image, the tool and the fix: $line"; return 1 ;;
   esac
-  if grep -q "retrying" "$TMP/pf.log"; then echo "retried after the preflight failed"; return 1; fi
+  if grep "retrying step '" "$TMP/pf.log"; then echo "retried after the preflight failed"; return 1; fi
   grep -q "step 'lacking' failed: pod 0 (NODE_RANK 0) exited with code 78 (its preflight failed), which the step's noRetryExitCodes lists (78, 126, 127): it is not retried" "$TMP/pf.log" ||
     { echo "no word of no retry:"; cat "$TMP/pf.log"; return 1; }
   [ ! -e "$TMP/pf/pods/lacking/0/tmp/trainc" ] || { echo "the script did work before its preflight stopped it"; return 1; }
@@ -193,7 +193,7 @@ SPEC
   [ "$rc" -ne 0 ] || { echo "a step past its timeout passed"; return 1; }
   [ $((SECONDS - t0)) -lt 30 ] || { echo "the step was not stopped at its timeout"; return 1; }
   grep -q "step 'slow' ran past its timeout (2 s" "$TMP/timeout.log" || { echo "no timeout said:"; tail -n 20 "$TMP/timeout.log"; return 1; }
-  if grep -q "retrying" "$TMP/timeout.log"; then echo "retried after the timeout"; return 1; fi
+  if grep "retrying step '" "$TMP/timeout.log"; then echo "retried after the timeout"; return 1; fi
 }
 
 # A pod's environment is its own: the step's env, its secrets, PATH and a HOME under the workdir,
