@@ -64,6 +64,8 @@ struct Options {
   std::string field;            ///< explain: the field path
   bool recursive = false;       ///< explain: the whole subtree
   bool list = false, markdown = false;            ///< explain: every field path; the markdown reference
+  std::string image;            ///< explain --image: an image reference
+  std::string explain_format = "text";             ///< explain --image: text or json
   std::string shell;            ///< completion: bash or zsh
 };
 
@@ -426,6 +428,14 @@ int cmd_graph(const Options& opt) {
 }
 
 int cmd_explain(const Options& opt) {
+  if (!opt.image.empty()) {
+    if (!opt.field.empty() || opt.recursive || opt.list || opt.markdown) {
+      fmt::print(stderr, "trainc: error: explain --image takes no field, --recursive, --list or --markdown\n");
+      return kUsage;
+    }
+    fmt::print("{}", explain_image(opt.image, opt.explain_format == "json"));
+    return kOk;
+  }
   const auto schema = nlohmann::ordered_json::parse(spec_schema_text());
   if (opt.list) {
     for (const auto& p : schema_paths(schema)) fmt::print("{}\n", p);
@@ -611,6 +621,11 @@ int run_cli(int argc, char** argv) {
   explain_cmd->add_flag("-r,--recursive", opt.recursive, "list every field under it");
   explain_cmd->add_flag("--list", opt.list, "print every field path, one per line");
   explain_cmd->add_flag("--markdown", opt.markdown, "print the whole field reference as a markdown table (docs/reference.md)");
+  explain_cmd->add_option("--image", opt.image, "instead of a field: what trainc knows of an image reference "
+                                                "(stdlib/images.yaml): its user, home, tools, CUDA build and GPU kernels");
+  explain_cmd->add_option("--format", opt.explain_format, "with --image: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 
   auto* completion = app.add_subcommand("completion", "print a shell completion script (see the README to install it)");
   completion->add_option("shell", opt.shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
@@ -640,6 +655,7 @@ int run_cli(int argc, char** argv) {
                             {"run --kill", "none"}, {"run --preempt", "none"}, {"run --chaos", "none"},
                             {"run --chaos-within", "none"},
                             {"plan --format", "text json"}, {"plan --against", "dir"}, {"graph --out", "file"}, {"explain field", "paths"},
+                            {"explain --image", "none"}, {"explain --format", "text json"},
                             {"completion shell", "bash zsh"}, {"schema ", "none"}};
     fmt::print("{}", completion_script(app, opt.shell, values));
     return kOk;

@@ -21,8 +21,24 @@ declare -A REF USER_OF UID_OF HOME_OF TOOLS ARCHS
 image() {  # image NAME REFERENCE USER UID HOME TOOLS ARCHS
   REF[$1]=$2 USER_OF[$1]=$3 UID_OF[$1]=$4 HOME_OF[$1]=$5 TOOLS[$1]=$6 ARCHS[$1]=$7
 }
+# known_image NAME REFERENCE: an image stdlib/images.yaml knows, as `trainc explain --image` reads
+# it (the same facts check judges by), so the stand-in holds what check assumes the image holds.
+known_image() {
+  local facts
+  facts=$("$TRAINC" explain --image "$2" --format json | /usr/bin/python3 -c '
+import json, sys
+f = json.load(sys.stdin)
+if not f["known"] or f["uid"] is None:
+    sys.exit("unknown")
+archs = [str(a) for a in f["archs"]] + (["compute_%d" % f["ptx"]] if f["ptx"] else [])
+print(f["user"], f["uid"], f["home"], ",".join(f["tools"]), ",".join(archs))') ||
+    { echo "Bail out! trainc explain --image $2 gave no facts"; exit 1; }
+  local user uid home tools archs
+  read -r user uid home tools archs <<<"$facts"
+  image "$1" "$2" "$user" "$uid" "$home" "${tools//,/ }" "${archs//,/ }"
+}
 # pytorch/pytorch as its publisher builds it: root, no AWS CLI, kernels up to Hopper.
-image pytorch pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime root 0 /root "python3 python pip torchrun" "50 60 70 75 80 86 90"
+known_image pytorch pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
 # The same with the AWS CLI added (kernels still up to Hopper).
 image pytorch-aws registry.test/ml/pytorch-aws:2.5.1 root 0 /root "python3 python pip torchrun aws" "50 60 70 75 80 86 90"
 # An image with a user of its own, its home, the AWS CLI and a torch built through Blackwell.
@@ -30,7 +46,7 @@ image trainer registry.test/ml/trainer:1.0 trainer 1000 /home/trainer "python3 p
 # Kernels up to sm_86, and PTX of sm_90 that the driver compiles for newer GPUs.
 image ptx registry.test/ml/ptx:1.0 root 0 /root "python3 torchrun aws" "80 86 compute_90"
 # vllm/vllm-openai: root only; a pod run as uid 1000 has no passwd entry.
-image vllm vllm/vllm-openai:v0.31.0 root 0 /root "python3 vllm" ""
+known_image vllm vllm/vllm-openai:v0.31.0
 # A user whose home is / (useradd --no-create-home, no HOME): uid 1000 cannot write there.
 image homeless registry.test/ml/homeless:1.0 app 1000 / "python3 python" ""
 
@@ -122,6 +138,7 @@ standin() {
   # The image's tools.
   for t in $BASE_TOOLS; do ln -s "$(command -v "$t")" "$POD/bin/$t" || return 1; done
   for t in ${TOOLS[$name]}; do
+    case " $BASE_TOOLS " in *" $t "*) continue ;; esac
     case "$t" in
       aws)
         cat >"$POD/bin/aws" <<SH

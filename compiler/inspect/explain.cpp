@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/spelling.h"
+#include "model/images.h"
 
 namespace trainc {
 namespace {
@@ -366,6 +367,54 @@ std::string reference_markdown(const json& schema) {
       "enforce beyond the schema. `<name>` stands for any key of a map.\n\n"
       "| field | type | required | default, allowed values, limits | description |\n|---|---|---|---|---|\n";
   reference_rows(schema, resolve(schema, schema), "", out);
+  return out;
+}
+
+}  // namespace trainc
+
+namespace trainc {
+
+std::string explain_image(const std::string& reference, bool as_json) {
+  const auto f = image_book().facts(reference);
+  if (as_json) {
+    json out = {{"reference", reference}, {"known", f.has_value()}};
+    if (!f) return out.dump(2) + "\n";
+    out["family"] = f->family;
+    out["repository"] = f->repository;
+    out["tag"] = f->tag;
+    out["user"] = f->user;
+    out["uid"] = f->uid ? json(*f->uid) : json(nullptr);
+    out["home"] = f->home;
+    json users = json::object();
+    for (const auto& [uid, home] : f->users) users[std::to_string(uid)] = home;
+    out["users"] = users;
+    out["tools"] = f->tools;
+    out["lacks"] = f->lacks;
+    out["cuda"] = f->cuda;
+    out["archs"] = f->archs;
+    out["ptx"] = f->ptx ? json(*f->ptx) : json(nullptr);
+    out["minDriver"] = f->min_driver;
+    out["source"] = f->source;
+    return out.dump(2) + "\n";
+  }
+  if (!f)
+    return fmt::format("{}: unknown. No family in stdlib/images.yaml names the repository {}; check judges nothing "
+                       "of it, and the pod's preflight (the entry script's first lines) checks its tools, user, "
+                       "HOME and GPUs at start.\n",
+                       reference, image_repository(reference));
+  std::string users;
+  for (const auto& [uid, home] : f->users) users += fmt::format("{}{} ({})", users.empty() ? "" : ", ", uid, home);
+  const auto list = [](const std::set<std::string>& s) { return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, " ")); };
+  std::string out = fmt::format("{}: family {} (stdlib/images.yaml)\n", reference, f->family);
+  out += fmt::format("  user     {}{}, home {}\n", f->user.empty() ? "unknown" : f->user,
+                     f->uid ? fmt::format(" (uid {})", *f->uid) : "", f->home.empty() ? "unknown" : f->home);
+  out += fmt::format("  passwd   {}\n", users);
+  out += fmt::format("  tools    {}\n", list(f->tools));
+  out += fmt::format("  lacks    {}\n", list(f->lacks));
+  out += fmt::format("  cuda     {}\n", f->cuda.empty() ? "unknown or none" :
+                                         f->cuda + (f->min_driver.empty() ? "" : ", driver >= " + f->min_driver));
+  out += fmt::format("  kernels  {}\n", f->archs.empty() ? "unknown" : f->arch_list());
+  out += fmt::format("  source   {}\n", f->source);
   return out;
 }
 

@@ -21,6 +21,12 @@ std::optional<std::string> explain(const nlohmann::ordered_json& schema, std::st
 /// prints of it.
 std::string reference_markdown(const nlohmann::ordered_json& schema);
 
+/// `trainc explain --image REF`: what stdlib/images.yaml says of an image reference (the family and
+/// tag row it matches: user, uid, home, the uids its passwd names, tools present and known absent,
+/// CUDA build, GPU kernels, oldest driver, source), as text or JSON (`known: false` when no family
+/// names its repository: unknown, which the pod's preflight checks at start).
+std::string explain_image(const std::string& reference, bool json);
+
 /// Every field path the schema defines, in schema order; maps' keys appear as `<name>`.
 std::vector<std::string> schema_paths(const nlohmann::ordered_json& schema);
 

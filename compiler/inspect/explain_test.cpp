@@ -2,12 +2,15 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include "frontend/schema_check.h"
+#include "model/images.h"
 
 using namespace trainc;
 
@@ -184,4 +187,29 @@ TEST_CASE("explain: a maximum the description does not explain gets its reason, 
   const auto gpus = explain(schema(), "pipeline.gpus", false, error);
   REQUIRE(gpus);
   CHECK(description_of(*gpus).ends_with("carries (a2-megagpu-16g)."));
+}
+
+TEST_CASE("explain --image: the facts check judges by, as text and JSON; an unknown image says so") {
+  const std::string ref = "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime";
+  const auto facts = image_book().facts(ref);
+  REQUIRE(facts);
+  const auto j = nlohmann::json::parse(explain_image(ref, true));
+  CHECK(j["known"] == true);
+  CHECK(j["family"] == facts->family);
+  CHECK(j["uid"] == *facts->uid);
+  CHECK(j["home"] == facts->home);
+  CHECK(j["cuda"] == "12.8");
+  CHECK(j["tools"].get<std::set<std::string>>() == facts->tools);
+  CHECK(j["lacks"].get<std::set<std::string>>() == facts->lacks);
+  CHECK(j["archs"].get<std::vector<int>>() == facts->archs);
+  CHECK(j["minDriver"] == facts->min_driver);
+  const std::string text = explain_image(ref, false);
+  CHECK(text.starts_with(ref + ": family pytorch"));
+  CHECK(text.find("sm_100") != std::string::npos);
+  CHECK(text.find("lacks    aws") != std::string::npos);
+
+  const auto unknown = nlohmann::json::parse(explain_image("registry.example/team/trainer:1", true));
+  CHECK(unknown["known"] == false);
+  CHECK(unknown.size() == 2);
+  CHECK(explain_image("registry.example/team/trainer:1", false).find("unknown") != std::string::npos);
 }
