@@ -13,30 +13,10 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 tap_init "$@"
 
+# shellcheck source=tests/standin.sh
+. tests/standin.sh
+
 # ---- the images ----------------------------------------------------------------------------
-# In the words of stdlib/images.yaml: user, uid, home, tools (beyond the base every Debian or
-# Ubuntu image has: bash, coreutils, findutils, getent), and the GPU architectures (sm_XY as XY)
-# its torch has kernels for (compute_XY: PTX).
-declare -A REF USER_OF UID_OF HOME_OF TOOLS ARCHS
-image() {  # image NAME REFERENCE USER UID HOME TOOLS ARCHS
-  REF[$1]=$2 USER_OF[$1]=$3 UID_OF[$1]=$4 HOME_OF[$1]=$5 TOOLS[$1]=$6 ARCHS[$1]=$7
-}
-# known_image NAME REFERENCE: an image stdlib/images.yaml knows, as `trainc explain --image` reads
-# it (the same facts check judges by), so the stand-in holds what check assumes the image holds.
-known_image() {
-  local facts
-  facts=$("$TRAINC" explain --image "$2" --format json | /usr/bin/python3 -c '
-import json, sys
-f = json.load(sys.stdin)
-if not f["known"] or f["uid"] is None:
-    sys.exit("unknown")
-archs = [str(a) for a in f["archs"]] + (["compute_%d" % f["ptx"]] if f["ptx"] else [])
-print(f["user"], f["uid"], f["home"], ",".join(f["tools"]), ",".join(archs))') ||
-    { echo "Bail out! trainc explain --image $2 gave no facts"; exit 1; }
-  local user uid home tools archs
-  read -r user uid home tools archs <<<"$facts"
-  image "$1" "$2" "$user" "$uid" "$home" "${tools//,/ }" "${archs//,/ }"
-}
 # pytorch/pytorch as its publisher builds it: root, no AWS CLI, kernels up to Hopper.
 known_image pytorch pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
 # The same with the AWS CLI added (kernels still up to Hopper).
@@ -50,22 +30,15 @@ known_image vllm vllm/vllm-openai:v0.31.0
 # A user whose home is / (useradd --no-create-home, no HOME): uid 1000 cannot write there.
 image homeless registry.test/ml/homeless:1.0 app 1000 / "python3 python" ""
 
-# What every image here has; the tools above come on top.
-BASE_TOOLS="bash env id date tee mkdir touch rm sleep sort tail cut dirname cp cat ls find getent"
-
 # ---- can this machine make the stand-in? -----------------------------------------------------
 skip_all() {
   echo "ok 1 - stand-in containers for the entry scripts # SKIP $1"
   echo "1..1"
   exit 0
 }
-[ "$(id -u)" = 0 ] || skip_all "not root: changing uid (setpriv) and bind-mounting /etc/passwd (unshare -m) need root"
-command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is not installed"
-unshare -m true 2>/dev/null || skip_all "unshare -m fails here (no CAP_SYS_ADMIN in this container)"
-# Debian's python3, which any uid can run (a pyenv python under /root is out of its reach).
-PYTHON=/usr/bin/python3
-[ -x "$PYTHON" ] || skip_all "$PYTHON is not installed"
-chmod 755 "$TMP"  # the pod's uid walks into it
+reason=$(standin_usable) || skip_all "$reason"
+standin_setup
+rc=0 SECS=0
 
 # ---- the specs -------------------------------------------------------------------------------
 # A torchrun step on 4 GPUs syncing from and to S3 (the docs' S3 example's shape), and a Python
@@ -106,116 +79,6 @@ script_of() {
   chmod 644 "$3"
   [ -s "$3" ]
 }
-
-# ---- the stand-in ----------------------------------------------------------------------------
-# standin IMAGE UID GPUS CC SCRIPT [NAME=VALUE...]: runs SCRIPT as a pod of IMAGE whose process
-# runs as UID on a node whose GPUs have compute capability CC, with the container's env NAME=VALUE
-# (HOME, when not given, is the passwd entry's home of UID, else /, as the container runtime
-# sets it). The pod's filesystem is $POD (TRAINC_POD_ROOT): the home, /tmp and /workspace under
-# it; the bucket is $TMP/bucket. Sets rc, SECS (how long it ran) and leaves its output in
-# $TMP/pod.out and the stand-ins' calls in $TMP/calls.
-POD=$TMP/pod
-standin() {
-  local name=$1 uid=$2 gpus=$3 cc=$4 script=$5
-  shift 5
-  local user=${USER_OF[$name]} iuid=${UID_OF[$name]} home=${HOME_OF[$name]} t
-  rm -rf "$POD" "$TMP/calls"
-  mkdir -p "$POD/etc" "$POD/bin" "$POD/tmp" "$POD/workspace" "$TMP/calls" "$TMP/bucket/bkt/runs/code"
-  chmod 755 "$POD" "$POD/etc" "$POD/bin"
-  chmod 1777 "$POD/tmp" "$TMP/calls"
-  chmod -R a+rwX "$TMP/bucket"
-  chown "$uid:$uid" "$POD/workspace"
-  # The image's /etc/passwd and /etc/group.
-  printf 'root:x:0:0:root:/root:/bin/bash\n' >"$POD/etc/passwd"
-  printf 'root:x:0:\n' >"$POD/etc/group"
-  if [ "$iuid" != 0 ]; then
-    printf '%s:x:%s:%s::%s:/bin/bash\n' "$user" "$iuid" "$iuid" "$home" >>"$POD/etc/passwd"
-    printf '%s:x:%s:\n' "$user" "$iuid" >>"$POD/etc/group"
-  fi
-  mkdir -p "$POD/root"
-  chmod 700 "$POD/root"
-  if [ "$home" != / ] && [ "$home" != /root ]; then mkdir -p "$POD$home" && chown "$iuid:$iuid" "$POD$home"; fi
-  # The image's tools.
-  for t in $BASE_TOOLS; do ln -s "$(command -v "$t")" "$POD/bin/$t" || return 1; done
-  for t in ${TOOLS[$name]}; do
-    case " $BASE_TOOLS " in *" $t "*) continue ;; esac
-    case "$t" in
-      aws)
-        cat >"$POD/bin/aws" <<SH
-#!$POD/bin/bash
-# aws s3 sync SRC DST: s3://bkt/x is the folder $TMP/bucket/bkt/x.
-printf '%s\n' "\$*" >>'$TMP/calls/aws'
-map() { case "\$1" in s3://*) printf '%s\n' '$TMP/bucket/'"\${1#s3://}" ;; *) printf '%s\n' "\$1" ;; esac; }
-src=\$(map "\$3") dst=\$(map "\$4")
-mkdir -p "\$dst"
-if [ -d "\$src" ]; then cp -r "\$src/." "\$dst/"; fi
-SH
-        ;;
-      torchrun)
-        cat >"$POD/bin/torchrun" <<SH
-#!$POD/bin/bash
-printf '%s\n' "\$*" >>'$TMP/calls/torchrun'
-mkdir -p out && echo w >out/ckpt-1.pt
-SH
-        ;;
-      python3 | python)
-        # The interpreter of this machine, whose torch is the stand-in below.
-        cat >"$POD/bin/$t" <<SH
-#!$POD/bin/bash
-export PYTHONPATH='$TMP/torch' FAKE_GPUS='$gpus' FAKE_CC='$cc' FAKE_ARCHS='${ARCHS[$name]}'
-exec '$PYTHON' "\$@"
-SH
-        ;;
-      *) printf '#!%s\nprintf "%%s\\n" "$*" >>%s\n' "$POD/bin/bash" "'$TMP/calls/$t'" >"$POD/bin/$t" ;;
-    esac
-    chmod 755 "$POD/bin/$t"
-  done
-  # HOME as the container runtime sets it, unless the env gives it.
-  local -a env=("$@")
-  if ! printf '%s\n' "${env[@]}" | grep -q '^HOME='; then
-    local h
-    h=$(awk -F: -v u="$uid" '$3 == u { print $6 }' "$POD/etc/passwd")
-    env+=("HOME=${h:-/}")
-  fi
-  # Pod paths (HOME) live under the pod's root.
-  local i
-  for i in "${!env[@]}"; do
-    case "${env[$i]}" in HOME=/*) env[i]="HOME=$POD${env[$i]#HOME=}" ;; esac
-  done
-  rc=0
-  local t0
-  t0=$(date +%s%N)
-  (cd "$POD/workspace" && unshare -m "$POD/bin/bash" -c \
-    'mount --bind "$1/etc/passwd" /etc/passwd && mount --bind "$1/etc/group" /etc/group && shift && exec "$@"' \
-    standin "$POD" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
-    env -i PATH="$POD/bin" TRAINC_POD_ROOT="$POD" "${env[@]}" "$(command -v timeout)" 30 "$POD/bin/bash" "$script") >"$TMP/pod.out" 2>&1 || rc=$?
-  SECS=$(( ($(date +%s%N) - t0) / 1000000 ))  # milliseconds
-}
-
-# torch as the image and node have it: FAKE_GPUS GPUs of compute capability FAKE_CC, and a build
-# with kernels for FAKE_ARCHS.
-mkdir -p "$TMP/torch/torch"
-cat >"$TMP/torch/torch/__init__.py" <<'PY'
-import os
-__version__ = "2.5.1+stand-in"
-class version:
-    cuda = "12.4"
-class cuda:
-    @staticmethod
-    def device_count():
-        return int(os.environ["FAKE_GPUS"])
-    @staticmethod
-    def get_arch_list():
-        return [a if a.startswith("compute_") else f"sm_{a}" for a in os.environ["FAKE_ARCHS"].split()]
-    @staticmethod
-    def get_device_capability(i):
-        cc = int(os.environ["FAKE_CC"])
-        return cc // 10, cc % 10
-    @staticmethod
-    def get_device_name(i):
-        return {"100": "NVIDIA B200", "90": "NVIDIA H100 80GB HBM3", "89": "NVIDIA L4"}.get(os.environ["FAKE_CC"], "GPU")
-PY
-chmod -R a+rX "$TMP/torch"
 
 # The one preflight line of the pod's output (fails unless there is exactly one).
 preflight_line() {
