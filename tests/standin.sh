@@ -72,10 +72,13 @@ SH
       ;;
     python3 | python)
       # The interpreter of this machine, whose torch is the stand-in below; with STANDIN_PY_RECORD,
-      # a script's run is recorded instead.
+      # every run but the preflight's GPU check (the code that asks torch for its architectures)
+      # is recorded instead.
       cat >"$out" <<SH
 #!$POD/bin/bash
-if [ -n '${STANDIN_PY_RECORD:-}' ] && [ "\${1:-}" != -c ]; then printf '%s\n' "\$*" >>'$TMP/calls/$t'; exit 0; fi
+if [ -n '${STANDIN_PY_RECORD:-}' ] && [[ "\${1:-} \${2:-}" != "-c "*get_arch_list* ]]; then
+  printf '%s\n' "\$*" >>'$TMP/calls/$t'; exit 0
+fi
 export PYTHONPATH='$TMP/torch' FAKE_GPUS='$gpus' FAKE_CC='$cc' FAKE_ARCHS='${ARCHS[$name]}'
 exec '$PYTHON' "\$@"
 SH
@@ -93,8 +96,9 @@ SH
 # $TMP/pod.out and the stand-ins' calls in $TMP/calls.
 # Optional settings: STANDIN_INJECTED, tools an init container copies to /opt/trainc-tools/<tool>/
 # (as trainc's pods get the AWS CLI); STANDIN_VOLUMES, the folders the pod mounts (made under $POD,
-# writable by UID); STANDIN_PY_RECORD=1, python3 runs `-c` code but records a script's run (the
-# first minute ends when the program starts).
+# writable by UID); STANDIN_PY_RECORD=1, python3 records its runs but the preflight's (the first
+# minute ends when the program starts); STANDIN_PREPARE, a function called with $POD before the
+# run (what the node puts in host paths).
 POD=$TMP/pod
 # shellcheck disable=SC2034  # rc and SECS are for the caller
 standin() {
@@ -125,6 +129,7 @@ standin() {
   chmod 700 "$POD/root"
   if [ "$home" != / ] && [ "$home" != /root ]; then mkdir -p "$POD$home" && chown "$iuid:$iuid" "$POD$home"; fi
   for t in ${STANDIN_VOLUMES:-}; do mkdir -p "$POD$t" && chown "$uid:$uid" "$POD$t"; done
+  if [ -n "${STANDIN_PREPARE:-}" ]; then "$STANDIN_PREPARE" "$POD" || return 1; fi
   for t in ${STANDIN_INJECTED:-}; do
     mkdir -p "$POD/opt/trainc-tools/$t"
     standin_tool "$t" "$POD/opt/trainc-tools/$t/$t" "$gpus" "$cc" "$name"
