@@ -417,9 +417,13 @@ cmd_fresh_machine() {
   # The network as this machine reaches it: its DNS servers, and the local CAs it trusts (a proxy's,
   # say), which the root's ca-certificates adds to its bundle when apt installs it (npm needs them).
   if [ -e /etc/resolv.conf ]; then cp -L /etc/resolv.conf "$fresh_root/etc/resolv.conf"; fi
-  # debootstrap writes no /etc/hosts, which every installed Debian has: without it `localhost` does
-  # not resolve and torchrun's --standalone rendezvous store cannot be reached.
-  if [ ! -e "$fresh_root/etc/hosts" ]; then printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$fresh_root/etc/hosts"; fi
+  # debootstrap writes no /etc/hosts, which every installed Debian has (the installer's names
+  # localhost and the machine's own name, 127.0.1.1): without it `localhost` does not resolve and
+  # torchrun's --standalone rendezvous store cannot be reached, and without the machine's name its
+  # workers, which look the store up by the agent's hostname, retry for ever.
+  if [ ! -e "$fresh_root/etc/hosts" ]; then
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$(hostname)" >"$fresh_root/etc/hosts"
+  fi
   if [ -d /usr/local/share/ca-certificates ]; then
     mkdir -p "$fresh_root/usr/local/share/ca-certificates"
     cp -rL /usr/local/share/ca-certificates/. "$fresh_root/usr/local/share/ca-certificates/"
