@@ -117,16 +117,12 @@ ojson container(const System& sys, const Step& step) {
     match(
         on->engine, [](const Ray&) {},
         [&](const Dask&) { env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on))); });
-  if (step.gpus > 0 && step.distributed())
-    match(
-        step.run,
-        [&](const Torchrun&) {
-          // A collective that times out (the process group's timeout) ends the process instead of
-          // hanging: torch before 2.2 left this off. Both spellings: torch 2.2 renamed it.
-          for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"})
-            if (!step.env.contains(name) && !step.secret_env.contains(name)) env.push_back(env_var(name, "1"));
-        },
-        [](const Command&) {}, [](const Datagen&) {}, [](const XGBoost&) {});
+  if (step.gpus > 0 && step.distributed() && step.runs_torchrun()) {
+    // A collective that times out (the process group's timeout) ends the process instead of
+    // hanging: torch before 2.2 left this off. Both spellings: torch 2.2 renamed it.
+    for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"})
+      if (!step.env.contains(name) && !step.secret_env.contains(name)) env.push_back(env_var(name, "1"));
+  }
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;

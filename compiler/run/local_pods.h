@@ -22,10 +22,6 @@ std::filesystem::path find_torch_python(const std::filesystem::path& given);
 /// scripts' `torchrun` (and a command's `python3`) is the one with torch.
 void write_python_shims(const std::filesystem::path& bin, const std::filesystem::path& python);
 
-/// Whether the step runs torchrun, which needs a python with torch and starts its processes per
-/// node itself.
-bool runs_torchrun(const Step& step);
-
 /// Processes per node a step runs with here: its own, lowered when nodes × processes exceed
 /// `max_ranks`, down to one per node (the nodes are kept: the rendezvous is what is rehearsed).
 int local_procs_per_node(const Step& step, int max_ranks);
