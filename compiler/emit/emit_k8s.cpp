@@ -13,6 +13,7 @@
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
 #include "model/catalog.h"
+#include "model/failure.h"
 #include "k8s/pod.h"
 #include "model/images.h"
 #include "k8s/queue.h"
@@ -186,7 +187,7 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   k8s::place(pod, needs);
   k8s::secure_pod(pod, needs);
   // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
-  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
+  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = kSyncGraceSeconds;
   ojson main = container(sys, step);
   const std::vector<const InjectedTool*> tools = injected_tools(sys, step);
   if (!tools.empty()) {

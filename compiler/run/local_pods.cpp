@@ -174,7 +174,9 @@ int local_procs_per_node(const Step& step, int max_ranks) {
   return std::max(1, max_ranks / step.nodes);
 }
 
-int termination_grace_seconds(const Step& step) { return step.outputs || step.checkpoints ? 300 : 30; }
+int termination_grace_seconds(const Step& step) {
+  return step.outputs || step.checkpoints ? kSyncGraceSeconds : kDefaultGraceSeconds;
+}
 
 int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
                  const std::map<std::string, std::string>& env, std::vector<Fault> faults) {

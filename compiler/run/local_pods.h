@@ -31,8 +31,8 @@ int local_procs_per_node(const Step& step, int max_ranks);
 std::filesystem::path pod_home(const std::filesystem::path& root);
 
 /// Seconds a pod of `step` is given between SIGTERM and SIGKILL: its pod's
-/// terminationGracePeriodSeconds (emit/emit_k8s.cpp: 300 when it syncs outputs or keeps
-/// checkpoints, so the final sync can finish; else Kubernetes' default, 30).
+/// terminationGracePeriodSeconds (emit/emit_k8s.cpp: kSyncGraceSeconds when it syncs outputs or
+/// keeps checkpoints, so the final sync can finish; else Kubernetes' default, kDefaultGraceSeconds).
 int termination_grace_seconds(const Step& step);
 
 /// Runs `step` of `sys` (the run's copy, whose S3 stores point at the local server) as its pods;
