@@ -187,17 +187,6 @@ chaos_is_reproducible() {
 
 # ---- with PyTorch ------------------------------------------------------------------------------
 
-S3RVER=${TRAINC_S3RVER:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver/node_modules/s3rver/bin/s3rver.js}
-missing=()
-torch_python=
-IFS=: read -ra path_dirs <<<"$PATH"
-for d in "${path_dirs[@]}"; do
-  if [ -x "$d/python3" ] && "$d/python3" -c 'import torch' 2>/dev/null; then torch_python=$d/python3; break; fi
-done
-[ -n "$torch_python" ] || missing+=("a python3 that imports torch (python3-torch)")
-command -v aws >/dev/null || missing+=("the aws CLI (awscli)")
-command -v node >/dev/null && [ -f "$S3RVER" ] || missing+=("s3rver at $S3RVER (npm)")
-
 # mtime FILE: its modification time in seconds (fractional).
 mtime() { stat -c %.3Y "$1"; }
 
@@ -374,11 +363,11 @@ t "--kill of the same pod spends a retry: with retries: 0 the step fails (137)" 
 t "a kill due after its attempt ended hits the next attempt; two due at once are one gang failure" kills_move_to_the_next_attempt
 t "--kill, --preempt and --chaos arguments are checked before anything runs" bad_faults_refused
 t "--chaos SEED prints the --kill it chose, and that --kill reproduces the run" chaos_is_reproducible
-if [ "${#missing[@]}" -gt 0 ]; then
+if ! torch_tools_present; then
   for name in "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
     "examples/customgpt unbroken" "examples/customgpt with its pod killed mid-epoch"; do
     tap_n=$((tap_n + 1))
-    echo "ok $tap_n - $name # SKIP missing ${missing[*]}; tools/install-deps.sh installs them"
+    echo "ok $tap_n - $name # SKIP missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   done
 else
   t "examples/mnist (4 pods, checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints" mnist_unbroken

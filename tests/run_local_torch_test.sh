@@ -12,18 +12,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 tap_init "$@"
 
-S3RVER=${TRAINC_S3RVER:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver/node_modules/s3rver/bin/s3rver.js}
-missing=()
-torch_python=
-IFS=: read -ra path_dirs <<<"$PATH"
-for d in "${path_dirs[@]}"; do
-  if [ -x "$d/python3" ] && "$d/python3" -c 'import torch' 2>/dev/null; then torch_python=$d/python3; break; fi
-done
-[ -n "$torch_python" ] || missing+=("a python3 that imports torch (python3-torch)")
-command -v aws >/dev/null || missing+=("the aws CLI (awscli)")
-command -v node >/dev/null && [ -f "$S3RVER" ] || missing+=("s3rver at $S3RVER (npm)")
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "1..0 # SKIP missing ${missing[*]}; tools/install-deps.sh installs them"
+if ! torch_tools_present; then
+  echo "1..0 # SKIP missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   exit 0
 fi
 

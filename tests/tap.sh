@@ -5,6 +5,7 @@
 #   t NAME CMD [ARG...]     one test: ok when CMD succeeds; what CMD prints becomes `# ` lines
 #   tap_done                prints the plan; exits 1 when a test failed
 #   oracles_present NAME TOOL...   sets $ORACLE; true when the independent oracles are there (below)
+#   torch_tools_present     sets $TORCH_TOOLS_MISSING; true when `run --local`'s PyTorch cases can run (below)
 
 tap_init() {
   if [ "$#" -lt 1 ]; then
@@ -104,6 +105,26 @@ oracles_present() {
     echo "ok $tap_n - $name # SKIP $absent"
   fi
   return 1
+}
+
+# What `trainc run --local` needs to run PyTorch against a local S3 server (tools/install-deps.sh
+# installs it): a python3 on PATH that imports torch (python3-torch), the aws CLI (awscli), and node
+# with s3rver ($TRAINC_S3RVER, else npm's copy in trainc's cache, where run --local looks too).
+# torch_tools_present: sets TORCH_TOOLS_MISSING to what is absent, as one phrase ("" when nothing
+# is), and is true when nothing is. Scripts skip their PyTorch cases, saying so, when it is false.
+# shellcheck disable=SC2034  # TORCH_TOOLS_MISSING is read by the scripts that source this file
+torch_tools_present() {
+  local s3rver d torch='' missing=() path_dirs
+  s3rver=${TRAINC_S3RVER:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver/node_modules/s3rver/bin/s3rver.js}
+  IFS=: read -ra path_dirs <<<"$PATH"
+  for d in "${path_dirs[@]}"; do
+    if [ -x "$d/python3" ] && "$d/python3" -c 'import torch' 2>/dev/null; then torch=$d/python3; break; fi
+  done
+  [ -n "$torch" ] || missing+=("a python3 that imports torch (python3-torch)")
+  command -v aws >/dev/null || missing+=("the aws CLI (awscli)")
+  command -v node >/dev/null && [ -f "$s3rver" ] || missing+=("s3rver at $s3rver (npm)")
+  TORCH_TOOLS_MISSING=${missing[*]}
+  [ "${#missing[@]}" -eq 0 ]
 }
 
 tap_done() {

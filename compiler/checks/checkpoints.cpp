@@ -2,6 +2,7 @@
 
 #include "base/data_path.h"
 #include "base/overloaded.h"
+#include "base/units.h"
 #include "checks/checks.h"
 #include "model/goodput.h"
 
@@ -22,6 +23,18 @@ bool user_trainer(const Step& step) {
 void check_checkpoints(const System& sys, const Document& doc, Diagnostics& diags) {
   const FailureBook& book = failure_book();
   for (const Step& step : sys.steps) {
+    // `timeout` bounds the step's whole life, every attempt's startup and training included; a
+    // checkpoint comes after `every` of training. An interval as long cannot pass: no checkpoint of
+    // the run is ever there for a restarted attempt to resume from.
+    if (step.checkpoints && step.checkpoints->every_seconds && step.timeout_seconds &&
+        *step.checkpoints->every_seconds >= *step.timeout_seconds)
+      doc.error(diags, ptr_key(step.checkpoints->ptr, "every"),
+                fmt::format("step '{}' writes a checkpoint after every {} of training, but its timeout ends it after "
+                            "{}, retries included: no checkpoint would ever be written for a restarted attempt to "
+                            "resume from; make 'every' shorter than {}, or raise 'timeout'",
+                            step.name, format_duration(*step.checkpoints->every_seconds),
+                            format_duration(*step.timeout_seconds), format_duration(*step.timeout_seconds)),
+                Anchor::value, {doc.note(ptr_key(step.ptr, "timeout"), "the timeout is set here")});
     const long long gpus = static_cast<long long>(step.gpus) * step.nodes * step.slices;
     if (gpus == 0 || step.nodes * step.slices < 2 || !step.cluster.empty() || !user_trainer(step)) continue;
     if (step.checkpoints && step.checkpoints->every_seconds) continue;

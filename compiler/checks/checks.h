@@ -44,7 +44,8 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each step says what to run, checkpoints live inside outputs, env does not shadow trainc's (steps.cpp).
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
 /// Multi-node GPU steps say how often they checkpoint (checkpoints.cpp): a warning, with the
-/// failures per day their GPUs expect (model/goodput.h).
+/// failures per day their GPUs expect (model/goodput.h); an interval the step's timeout never
+/// lets pass is an error.
 void check_checkpoints(const System& sys, const Document& doc, Diagnostics& diags);
 /// Compute clusters fit their pools; steps on a cluster use what its engine runs (clusters.cpp).
 void check_clusters(const System& sys, const Document& doc, Diagnostics& diags);

@@ -92,6 +92,30 @@ void check_ray_step(const Step& step, const ComputeCluster& c, const Document& d
   misplaced(step.checkpoints.has_value(), "checkpoints", "write checkpoints to the cluster's mounts");
   misplaced(!step.resources.requests.empty() || !step.resources.limits.empty(), "resources",
             "size the cluster's worker groups");
+  // What ends an attempt of a step (model/failure.h) is judged on the step's own pods: a Job's
+  // podFailurePolicy reads its container's exit code, and the liveness probe its heartbeat. A
+  // RayJob has neither: KubeRay judges the Ray job's status, and retries it (backoffLimit, a job
+  // that brings its own cluster only) whatever the entrypoint exited with.
+  if (written(doc, ptr_key(step.ptr, "noRetryExitCodes")))
+    doc.error(diags, ptr_key(step.ptr, "noRetryExitCodes"),
+              c.per_job()
+                  ? fmt::format("step '{}' is a RayJob on Ray cluster '{}', which has no pod failure policy: KubeRay "
+                                "retries a failed job up to its 'retries' whatever its entrypoint exited with, so "
+                                "'noRetryExitCodes' would be ignored; remove it, and set 'retries: 0' if no failure "
+                                "should be retried",
+                                step.name, c.name)
+                  : fmt::format("step '{}' is a RayJob on the long-lived Ray cluster '{}', which has no pod failure "
+                                "policy and retries no job: 'noRetryExitCodes' would be ignored; remove it (the job "
+                                "already fails at its first failure)",
+                                step.name, c.name),
+              Anchor::key, {doc.note(ptr_key(step.ptr, "cluster"), "the cluster is named here")});
+  if (written(doc, ptr_key(step.ptr, "heartbeat")))
+    doc.error(diags, ptr_key(step.ptr, "heartbeat"),
+              fmt::format("step '{}' is a RayJob on Ray cluster '{}': its entrypoint runs in the cluster's pods, "
+                          "which have no liveness probe of the step's, so 'heartbeat' would be ignored; remove it, "
+                          "and bound the job with 'timeout' (the RayJob's activeDeadlineSeconds)",
+                          step.name, c.name),
+              Anchor::key, {doc.note(ptr_key(step.ptr, "cluster"), "the cluster is named here")});
   // KubeRay (v1.6 on; ray-operator/controllers/ray/utils/validation.go, ValidateRayJobSpec) marks a
   // RayJob with clusterSelector and backoffLimit > 0 ValidationFailed: a retry would make a new
   // cluster, and a job on a long-lived one has none to make.

@@ -13,6 +13,7 @@
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
 #include "model/catalog.h"
+#include "model/failure.h"
 #include "k8s/pod.h"
 #include "model/images.h"
 #include "k8s/queue.h"
@@ -117,16 +118,12 @@ ojson container(const System& sys, const Step& step) {
     match(
         on->engine, [](const Ray&) {},
         [&](const Dask&) { env.push_back(env_var("DASK_SCHEDULER_ADDRESS", k8s::dask_scheduler_address(sys, *on))); });
-  if (step.gpus > 0 && step.distributed())
-    match(
-        step.run,
-        [&](const Torchrun&) {
-          // A collective that times out (the process group's timeout) ends the process instead of
-          // hanging: torch before 2.2 left this off. Both spellings: torch 2.2 renamed it.
-          for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"})
-            if (!step.env.contains(name) && !step.secret_env.contains(name)) env.push_back(env_var(name, "1"));
-        },
-        [](const Command&) {}, [](const Datagen&) {}, [](const XGBoost&) {});
+  if (step.gpus > 0 && step.distributed() && step.runs_torchrun()) {
+    // A collective that times out (the process group's timeout) ends the process instead of
+    // hanging: torch before 2.2 left this off. Both spellings: torch 2.2 renamed it.
+    for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"})
+      if (!step.env.contains(name) && !step.secret_env.contains(name)) env.push_back(env_var(name, "1"));
+  }
   for (const auto& [k, v] : step.env) env.push_back(env_var(k, v));
   k8s::add_secret_env(env, step.secret_env);
   c["env"] = env;
@@ -190,7 +187,7 @@ ojson pod_template(const System& sys, const Step& step, const std::string& confi
   k8s::place(pod, needs);
   k8s::secure_pod(pod, needs);
   // Room for the final sync of outputs, or the last checkpoint write, after SIGTERM.
-  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = 300;
+  if (step.outputs || step.checkpoints) pod["terminationGracePeriodSeconds"] = kSyncGraceSeconds;
   ojson main = container(sys, step);
   const std::vector<const InjectedTool*> tools = injected_tools(sys, step);
   if (!tools.empty()) {

@@ -128,14 +128,14 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
   if (const auto* argv = step.command_line()) launcher = *argv;
   else launcher = {trainer_words(step).front()};  // torchrun or trainrt: a bare word
   const std::string& program = launcher.front();
-  if (program == "torchrun")
+  if (step.runs_torchrun())
     tool("torchrun", "to launch the processes", "use an image with PyTorch (torchrun comes with torch), e.g. pytorch/pytorch");
   else if (program == "trainrt")
     tool("trainrt", "to run the step", "use the trainrt image (runtime.image, built from docker/trainrt.Dockerfile)");
   else if (program.find('/') == std::string::npos)  // a path may be what the inputs sync brings
     tool(program, "to run the command", "install it in the image, or name it by its full path in the command");
   p.python = p.python || runs_python(launcher);
-  if (program == "torchrun" && step.gpus > 0) p.torch_gpus = step.gpus;
+  if (step.runs_torchrun() && step.gpus > 0) p.torch_gpus = step.gpus;
   return p;
 }
 
@@ -324,10 +324,7 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment("A trapped signal ends the first wait early: wait until the trainer has really exited.");
   sh.line("while kill -0 \"$TRAINER_PID\" 2>/dev/null; do wait \"$TRAINER_PID\" || status=$?; done");
   sh.line("log \"trainer exited with status $status\"");
-  const bool torchrun = match(
-      step.run, [](const Torchrun&) { return true; }, [](const Command&) { return false; },
-      [](const Datagen&) { return false; }, [](const XGBoost&) { return false; });
-  if (torchrun) {
+  if (step.runs_torchrun()) {
     // torchrun exits 1 however a worker failed; its error summary (torch.distributed.elastic
     // ChildFailedError) names the first failure's exit code, or -N for signal N. The pod exits with
     // that, so the step's noRetryExitCodes judge the trainer's own code.

@@ -54,8 +54,13 @@ TEST_CASE("the preflight is the entry script's first work, before any sync or st
 TEST_CASE("the preflight checks the tools the script calls, and only those") {
   SUBCASE("an S3 torchrun step: aws and torchrun, the passwd entry, torch's view of its GPUs") {
     Step s = torchrun_step(4);
-    s.outputs = Outputs{"/workspace/out", {"runs", "/out/", "s3://bkt/out/", ""}};
-    s.checkpoints = Checkpoints{"/workspace/out", "*.pt", "--resume", ""};
+    s.outputs = Outputs{.path = "/workspace/out", .to = {"runs", "/out/", "s3://bkt/out/", ""}, .ptr = ""};
+    s.checkpoints = Checkpoints{.path = "/workspace/out",
+                                .pattern = "*.pt",
+                                .resume_flag = "--resume",
+                                .ptr = "",
+                                .every_seconds = std::nullopt,
+                                .cost_seconds = std::nullopt};
     const std::string text = script_of(s);
     CHECK(has(text, "preflight_tool aws "));
     CHECK(has(text, "preflight_tool torchrun "));

@@ -26,6 +26,14 @@ inline constexpr int kSyncFailedExit = 75;
 /// kPreflightExit is always added.
 inline constexpr int kDefaultNoRetryExitCodes[] = {126, 127};
 
+/// Seconds a step's pod gets between SIGTERM and SIGKILL (terminationGracePeriodSeconds) when it
+/// syncs outputs or keeps checkpoints: room for the final sync of its outputs, or the trainer's last
+/// checkpoint write. `trainc run --local` gives its pods the same.
+inline constexpr int kSyncGraceSeconds = 300;
+
+/// ... and otherwise: Kubernetes' default terminationGracePeriodSeconds, which the pod spec leaves.
+inline constexpr int kDefaultGraceSeconds = 30;
+
 /// The step's log in its pod, which the entry script writes (everything the trainer prints): the
 /// heartbeat unless the spec names another file.
 inline constexpr std::string_view kStepLogPath = "/tmp/trainc/step.log";

@@ -108,10 +108,16 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
   }
   if (s.contains("checkpoints")) {
     const json& c = s["checkpoints"];
-    out.checkpoints = Checkpoints{pod_path(out.workdir, c["path"]), get_or<std::string>(c, "pattern", "*"),
-                                  get_or<std::string>(c, "resumeFlag", ""), ptr_key(ptr, "checkpoints")};
-    if (c.contains("every")) out.checkpoints->every_seconds = duration(c, "every", 0, out.checkpoints->ptr);
-    if (c.contains("cost")) out.checkpoints->cost_seconds = duration(c, "cost", 0, out.checkpoints->ptr);
+    const std::string cptr = ptr_key(ptr, "checkpoints");
+    auto seconds = [&](const char* key) {
+      return c.contains(key) ? std::optional<int>(duration(c, key, 0, cptr)) : std::nullopt;
+    };
+    out.checkpoints = Checkpoints{.path = pod_path(out.workdir, c["path"]),
+                                  .pattern = get_or<std::string>(c, "pattern", "*"),
+                                  .resume_flag = get_or<std::string>(c, "resumeFlag", ""),
+                                  .ptr = cptr,
+                                  .every_seconds = seconds("every"),
+                                  .cost_seconds = seconds("cost")};
   }
   out.labels = string_map(s, "labels");
   out.annotations = string_map(s, "annotations");

@@ -485,6 +485,9 @@ struct Step {
   bool gpu_preflight() const;
   /// The program the pod launches (torchrun, a command's first word, trainrt); "" for none.
   std::string program() const;
+  /// The pod launches torchrun (a torchrun step, or a command that runs it): what its exit code, its
+  /// processes and its NCCL settings mean, and the python with torch it needs, follow from that.
+  bool runs_torchrun() const { return program() == "torchrun"; }
   /// The run as `T`, or nullptr when the step runs something else.
   template <class T>
   const T* as() const { return std::get_if<T>(&run); }

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "base/overloaded.h"
 #include "k8s/entry_script.h"
 #include "k8s/pod.h"
 #include "k8s/preflight.h"
@@ -170,26 +169,24 @@ void write_python_shims(const fs::path& bin, const fs::path& python) {
                                         fs::perms::others_read | fs::perms::others_exec);
 }
 
-bool runs_torchrun(const Step& step) {
-  return match(
-      step.run, [](const Torchrun&) { return true; }, [](const Command&) { return false; },
-      [](const Datagen&) { return false; }, [](const XGBoost&) { return false; });
-}
-
 int local_procs_per_node(const Step& step, int max_ranks) {
   if (step.nodes * step.procs_per_node <= max_ranks) return step.procs_per_node;
   return std::max(1, max_ranks / step.nodes);
 }
 
-int termination_grace_seconds(const Step& step) { return step.outputs || step.checkpoints ? 300 : 30; }
+int termination_grace_seconds(const Step& step) {
+  return step.outputs || step.checkpoints ? kSyncGraceSeconds : kDefaultGraceSeconds;
+}
 
 int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt,
                  const std::map<std::string, std::string>& env, std::vector<Fault> faults) {
   Step here = step;
   here.procs_per_node = local_procs_per_node(step, opt.max_ranks);
-  const bool torchrun = runs_torchrun(step);
-  const int ranks = step.nodes * (torchrun ? here.procs_per_node : 1);
-  if (torchrun && here.procs_per_node != step.procs_per_node)
+  const bool torchrun = step.runs_torchrun();
+  // Processes per node are trainc's to set only on the torchrun line it writes, not a command's own.
+  const bool sets_procs = torchrun && !step.command_line();
+  const int ranks = step.nodes * (sets_procs ? here.procs_per_node : 1);
+  if (sets_procs && here.procs_per_node != step.procs_per_node)
     fmt::print("  ({} node(s) × {} processes is more than this machine runs at once (--max-ranks {}): each node runs {} "
                "here; the entry script's --nproc-per-node says so)\n",
                step.nodes, step.procs_per_node, opt.max_ranks, here.procs_per_node);

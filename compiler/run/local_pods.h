@@ -22,10 +22,6 @@ std::filesystem::path find_torch_python(const std::filesystem::path& given);
 /// scripts' `torchrun` (and a command's `python3`) is the one with torch.
 void write_python_shims(const std::filesystem::path& bin, const std::filesystem::path& python);
 
-/// Whether the step runs torchrun, which needs a python with torch and starts its processes per
-/// node itself.
-bool runs_torchrun(const Step& step);
-
 /// Processes per node a step runs with here: its own, lowered when nodes × processes exceed
 /// `max_ranks`, down to one per node (the nodes are kept: the rendezvous is what is rehearsed).
 int local_procs_per_node(const Step& step, int max_ranks);
@@ -35,8 +31,8 @@ int local_procs_per_node(const Step& step, int max_ranks);
 std::filesystem::path pod_home(const std::filesystem::path& root);
 
 /// Seconds a pod of `step` is given between SIGTERM and SIGKILL: its pod's
-/// terminationGracePeriodSeconds (emit/emit_k8s.cpp: 300 when it syncs outputs or keeps
-/// checkpoints, so the final sync can finish; else Kubernetes' default, 30).
+/// terminationGracePeriodSeconds (emit/emit_k8s.cpp: kSyncGraceSeconds when it syncs outputs or
+/// keeps checkpoints, so the final sync can finish; else Kubernetes' default, kDefaultGraceSeconds).
 int termination_grace_seconds(const Step& step);
 
 /// Runs `step` of `sys` (the run's copy, whose S3 stores point at the local server) as its pods;

@@ -64,9 +64,11 @@ TEST_CASE("the rendezvous variables a Job's pods get, which the local run gives 
   CHECK(vars[2].value == "mnist-train-node-0-0.mnist-train");
   CHECK(vars[3].name == "MASTER_PORT");
   CHECK(vars[3].value == "3389");
-  CHECK(runs_torchrun(step));
+  CHECK(step.runs_torchrun());
   step.run = Command{{"python3", "train.py"}};
-  CHECK_FALSE(runs_torchrun(step));
+  CHECK_FALSE(step.runs_torchrun());
+  step.run = Command{{"torchrun", "--nproc-per-node=2", "train.py"}};  // what the pod launches decides
+  CHECK(step.runs_torchrun());
 }
 
 TEST_CASE("Dask's command lines listen on loopback alone when the local run gives the host, on every interface in a pod") {

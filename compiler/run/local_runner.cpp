@@ -265,7 +265,7 @@ bool clean_env(const std::vector<const Step*>& steps, const LocalRunOptions& opt
   else
     fmt::print("(libtrainc-loopback.so was not found beside trainc: a process that listens on every interface, as "
                "torchrun's rendezvous store does, is reachable from the network during this run)\n");
-  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return runs_torchrun(*s); });
+  const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->runs_torchrun(); });
   if (std::none_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); }))
     return true;
   const fs::path python = find_torch_python(opt.python);
