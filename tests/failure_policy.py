@@ -23,6 +23,7 @@ once, any other failure spends one of its retries, and running past its timeout 
 
 Usage: failure_policy.py GOLDEN_DIR
 """
+import functools
 import glob
 import os
 import re
@@ -60,8 +61,9 @@ def job_failure(job, ns, pod, container, exit_code, conditions):
     (reason None: the Job goes on, making the pod again)."""
     action, i = pod_policy(job, container, exit_code, conditions)
     if action == "FailJob":
-        if any(v == "True" for v in conditions.values()) and "onPodConditions" in job["podFailurePolicy"]["rules"][i]:
-            cond = next(c["type"] for c in job["podFailurePolicy"]["rules"][i]["onPodConditions"])
+        rule = job["podFailurePolicy"]["rules"][i]
+        if "onPodConditions" in rule:
+            cond = rule["onPodConditions"][0]["type"]
             return True, "PodFailurePolicy", "Pod %s/%s has condition %s matching FailJob rule at index %d" % (
                 ns, pod, cond, i)
         return True, "PodFailurePolicy", "Container %s for pod %s/%s failed with exit code %d matching FailJob rule at index %d" % (
@@ -86,6 +88,7 @@ def jobset_action(policy, rjob, reason, message):
     return "RestartJobSet"
 
 
+@functools.lru_cache(maxsize=None)
 def steps_of(system):
     path = os.path.join(GOLDEN, system, "model.yaml")
     model = yaml.safe_load(open(path)) if os.path.exists(path) else {}

@@ -97,7 +97,7 @@ def facts_of(reference):
             FACTS[reference] = None
             return None
         users = {int(k): v for k, v in f["users"].items()}
-        extra = {}
+        names = {}
         home = f["home"]
         uid = f["uid"]
         user = f["user"]
@@ -112,14 +112,11 @@ def facts_of(reference):
         uid = int(user_line) if user_line and user_line.isdigit() else f["uid"]
         user = names.get(uid, f["user"] if uid == f["uid"] else "u%d" % uid)
         home = users.get(uid, f["home"])
-        extra = {u: (names.get(u, "u%d" % u), h) for u, h in users.items() if u not in (0, uid)}
         tools = list(f["tools"]) + (["trainrt"] if text is TRAINRT else [])
         if home_env:
             home = home_env
     archs = [str(a) for a in f["archs"]] + (["compute_%d" % f["ptx"]] if f["ptx"] else [])
-    for u, h in users.items():
-        if u not in (0, uid) and u not in extra:
-            extra[u] = ("u%d" % u, h)
+    extra = {u: (names.get(u, "u%d" % u), h) for u, h in users.items() if u not in (0, uid)}
     FACTS[reference] = (user or "root", uid if uid is not None else 0, home or "/", tools, archs, extra)
     return FACTS[reference]
 
