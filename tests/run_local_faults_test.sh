@@ -366,8 +366,7 @@ t "--chaos SEED prints the --kill it chose, and that --kill reproduces the run" 
 if ! torch_tools_present; then
   for name in "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
     "examples/customgpt unbroken" "examples/customgpt with its pod killed mid-epoch"; do
-    tap_n=$((tap_n + 1))
-    echo "ok $tap_n - $name # SKIP missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
+    t_skip "$name" "missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   done
 else
   t "examples/mnist (4 pods, checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints" mnist_unbroken

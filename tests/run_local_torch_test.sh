@@ -46,11 +46,14 @@ WORK=$TMP/work
 OBJECTS=$WORK/s3/bkt/runs/out   # where s3rver keeps the bucket's out/ objects
 SEEDS=(--seed runs:/code/=examples/customgpt/code --seed runs:/data/=examples/customgpt/data)
 
-# run_bg LOG ARGS...: starts `trainc run --local ARGS` in the background; PID is its pid.
+# run_bg LOG ARGS...: starts `trainc run --local ARGS` in the background; PID is its pid. A run
+# that hangs is interrupted after RUN_LIMIT seconds (exit 130, as after ^C), so that the case
+# fails in minutes with its log rather than the suite's timeout with none.
+RUN_LIMIT=300
 run_bg() {
   local log=$1
   shift
-  "$TRAINC" run --local "$@" >"$log" 2>&1 &
+  timeout -s INT -k 30 "$RUN_LIMIT" "$TRAINC" run --local "$@" >"$log" 2>&1 &
   PID=$!
 }
 
@@ -156,7 +159,7 @@ resumes() {
 # With a checkpoint pattern that matches nothing, the same check fails: it judges the resume path.
 broken_pattern_fails() {
   sed -e 's/pattern: "\*\.pt"/pattern: "*.ckpt"/' -e 's/--pause, "3"/--pause, "0"/' "$TMP/spec.yaml" >"$TMP/broken.yaml"
-  "$TRAINC" run --local "$TMP/broken.yaml" --workdir "$WORK" >"$TMP/broken.log" 2>&1 || { echo "exit $?"; tail -n 20 "$TMP/broken.log"; return 1; }
+  timeout -s INT -k 30 "$RUN_LIMIT" "$TRAINC" run --local "$TMP/broken.yaml" --workdir "$WORK" >"$TMP/broken.log" 2>&1 || { echo "exit $?"; tail -n 20 "$TMP/broken.log"; return 1; }
   if resumed_from_newest "$TMP/broken.log" >/dev/null; then echo "resumed although no checkpoint matches"; return 1; fi
   grep -q 'epoch 1/6' "$TMP/broken.log" || { echo "expected a fresh start"; return 1; }
 }
@@ -173,11 +176,25 @@ sigint_stops_everything() {
   no_leftovers "$groups" "$TMP/int.log"
 }
 
+# torch_step DIR SCRIPT LINE...: DIR/spec.yaml, a system of one torchrun step that runs SCRIPT from
+# an image built from DIR/code (a Dockerfile is written there), with each LINE added to the step.
+torch_step() {
+  local dir=$1 script=$2 line
+  shift 2
+  mkdir -p "$dir/code"
+  printf 'FROM python:3.11\nCOPY . /workspace\n' >"$dir/code/Dockerfile"
+  {
+    printf '%s\n' "apiVersion: trainc/v1" "kind: TrainingSystem" "name: torch" \
+      "gcp: {project: my-project, region: us-central1, zone: us-central1-c}" "pipeline:" "  - name: train" \
+      "    build: {context: code, dockerfile: Dockerfile}" "    torchrun: {script: $script}"
+    for line in "$@"; do printf '    %s\n' "$line"; done
+  } >"$dir/spec.yaml"
+}
+
 # While two torchrun pods are in their process group, every socket the run listens on is on
 # loopback: torchrun's rendezvous store binds every interface unless kept from it.
 torch_only_loopback() {
-  mkdir -p "$TMP/hold/code"
-  printf 'FROM python:3.11\nCOPY . /workspace\n' >"$TMP/hold/code/Dockerfile"
+  torch_step "$TMP/hold" hold.py "nodes: 2" "env: {READY: \"$TMP/hold/ready\", GO: \"$TMP/hold/go\"}"
   cat >"$TMP/hold/code/hold.py" <<'PY'
 import os, time
 import torch.distributed as dist
@@ -187,18 +204,6 @@ while not os.path.exists(os.environ["GO"]):
     time.sleep(0.2)
 dist.barrier()
 PY
-  cat >"$TMP/hold/spec.yaml" <<SPEC
-apiVersion: trainc/v1
-kind: TrainingSystem
-name: hold
-gcp: {project: my-project, region: us-central1, zone: us-central1-c}
-pipeline:
-  - name: train
-    build: {context: code, dockerfile: Dockerfile}
-    nodes: 2
-    torchrun: {script: hold.py}
-    env: {READY: "$TMP/hold/ready", GO: "$TMP/hold/go"}
-SPEC
   local rc=0
   run_bg "$TMP/hold.log" "$TMP/hold/spec.yaml" --workdir "$TMP/hold/work"
   wait_for 240 test -e "$TMP/hold/ready1" -a -e "$TMP/hold/ready0" ||
@@ -212,10 +217,55 @@ SPEC
     { echo "the rendezvous store's port is not among the listeners"; return 1; }
 }
 
+# A standalone torchrun step (one pod of 2 ranks): its workers connect to the rendezvous store at
+# the address the host name resolves to, where the preload must let them reach the store it moved
+# to loopback. /etc/hosts is replaced in a mount namespace of the run's own, with the host name at
+# 127.0.1.1 (a stock Debian or Ubuntu /etc/hosts) and then at this machine's network address (many
+# cloud machines), where there is one.
+standalone_where_hostname_is() {
+  local addr=$1 dir="$TMP/standalone-$1"
+  torch_step "$dir" ranks.py "gpus: 2"
+  cat >"$dir/code/ranks.py" <<'PY'
+import socket, sys
+import torch.distributed as dist
+dist.init_process_group("gloo")
+dist.barrier()
+host = socket.gethostbyname(socket.gethostname())
+sys.stdout.write(f"rank {dist.get_rank()} of {dist.get_world_size()} joined; host name at {host}\n")  # one write
+PY
+  printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$addr" "$(hostname)" >"$dir/hosts"
+  local rc=0
+  timeout -s INT -k 30 120 unshare -rm sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$dir/hosts" \
+    "$TRAINC" run --local "$dir/spec.yaml" --workdir "$dir/work" >"$dir/log" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { echo "exit $rc (130: no progress in 120s)"; tail -n 20 "$dir/log"; return 1; }
+  for r in 0 1; do
+    grep -qF "rank $r of 2 joined; host name at $addr" "$dir/log" || { echo "rank $r did not join"; tail -n 20 "$dir/log"; return 1; }
+  done
+}
+
+# This machine's address on its route off loopback (no packet is sent), if it has one.
+network_address() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("192.0.2.1", 9)); print(s.getsockname()[0])' 2>/dev/null
+}
+
 t "examples/mnist: 4 pods of one rank each train on synthetic data, nothing left behind" mnist_runs
 t "a step killed mid-run fails the run, with its checkpoints in the local bucket and nothing left behind" killed_mid_run
 t "run again, it resumes from the newest checkpoint in the bucket and syncs the rest out" resumes
 t "the resume check fails when the entry script finds no checkpoint (a pattern matching none)" broken_pattern_fails
 t "SIGINT of trainc during a step stops the S3 server and every pod process (exit 130)" sigint_stops_everything
 t "while two torchrun pods train, nothing of the run listens beyond loopback" torch_only_loopback
+if unshare -rm true 2>/dev/null; then
+  t "a standalone torchrun step runs where the host name resolves to 127.0.1.1" standalone_where_hostname_is 127.0.1.1
+  addr=$(network_address)
+  if [ -n "$addr" ] && [ "${addr#127.}" = "$addr" ]; then
+    t "a standalone torchrun step runs where the host name resolves to the network address" standalone_where_hostname_is "$addr"
+  else
+    t_skip "a standalone torchrun step runs where the host name resolves to the network address" "no route off loopback"
+  fi
+else
+  for name in "a standalone torchrun step runs where the host name resolves to 127.0.1.1" \
+    "a standalone torchrun step runs where the host name resolves to the network address"; do
+    t_skip "$name" "unshare -rm fails here (no user or mount namespaces), so /etc/hosts cannot be replaced for the run"
+  done
+fi
 tap_done

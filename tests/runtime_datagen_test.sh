@@ -291,8 +291,7 @@ if duckdb_ready; then
   t "--compression snappy and zstd: DuckDB and trainrt inspect read the uncompressed table's values" \
     check_duckdb_compressed
 else
-  tap_n=$((tap_n + 1))
-  echo "ok $tap_n - DuckDB reads the Parquet shards # SKIP npm or @duckdb/node-api not available"
+  t_skip "DuckDB reads the Parquet shards" "npm or @duckdb/node-api not available"
 fi
 
 tap_done

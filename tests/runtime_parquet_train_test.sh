@@ -62,8 +62,7 @@ if "$TRAINRT" datagen --help 2>&1 | grep -q -- '--compression'; then
   }
   t "trainrt-written Parquet with --compression snappy and zstd trains to the same model" check_trainrt_compressed
 else
-  tap_n=$((tap_n + 1))
-  echo "ok $tap_n - trainrt-written compressed Parquet # SKIP this trainrt datagen has no --compression"
+  t_skip "trainrt-written compressed Parquet" "this trainrt datagen has no --compression"
 fi
 
 # Two ranks on loopback through XGBoost 1.7's Python tracker (runtime/train/tracker17.py): file i
@@ -96,8 +95,7 @@ check_two_ranks() {
 if /usr/bin/python3 -c 'import xgboost.tracker' 2>/dev/null; then
   t "2 ranks on loopback: each reads its Parquet file, the same model as from native shards" check_two_ranks
 else
-  tap_n=$((tap_n + 1))
-  echo "ok $tap_n - 2 ranks on Parquet # SKIP no xgboost.tracker (python3-xgboost)"
+  t_skip "2 ranks on Parquet" "no xgboost.tracker (python3-xgboost)"
 fi
 
 check_errors() {
@@ -162,8 +160,7 @@ dt() {
   if [ "$HAVE_DUCKDB" = 1 ]; then
     t "$@"
   else
-    tap_n=$((tap_n + 1))
-    echo "ok $tap_n - $1 # SKIP npm or @duckdb/node-api not available"
+    t_skip "$1" "npm or @duckdb/node-api not available"
   fi
 }
 

@@ -44,11 +44,6 @@ has_gpu() {
   [ -e /dev/nvidia0 ] || command -v nvidia-smi >/dev/null 2>&1
 }
 
-skip() {
-  tap_n=$((tap_n + 1))
-  echo "ok $tap_n - $1 # SKIP $2"
-}
-
 # ---- probe live ----------------------------------------------------------------------------
 
 check_fresh_heartbeat() {
@@ -182,8 +177,8 @@ if [ "$cuda" = no ]; then
 elif [ "$cuda" != yes ]; then
   t_fail "preflight: no GPU exits 3 with what to check" "not run: trainrt --version does not say whether it has CUDA"
 elif has_gpu; then
-  skip "preflight: no GPU exits 3 with what to check" "this machine has a GPU"
-  skip "preflight: the GPU check comes before the rendezvous" "this machine has a GPU"
+  t_skip "preflight: no GPU exits 3 with what to check" "this machine has a GPU"
+  t_skip "preflight: the GPU check comes before the rendezvous" "this machine has a GPU"
 else
   t "preflight: built with CUDA, no GPU exits 3 with what to check" check_preflight_no_gpu
   t "preflight: the GPU check comes before the rendezvous" check_preflight_gpu_check_first

@@ -65,6 +65,12 @@ t() {
   fi
 }
 
+# t_skip NAME REASON: a test that cannot run here, reported as skipped with why.
+t_skip() {
+  tap_n=$((tap_n + 1))
+  echo "ok $tap_n - $1 # SKIP $2"
+}
+
 # A test that fails with a message, for problems found outside a check function.
 t_fail() {
   local name=$1
@@ -101,8 +107,7 @@ oracles_present() {
   elif [ "${TRAINC_REQUIRE_ORACLES:-}" = 1 ]; then
     t_fail "$name" "$absent, and TRAINC_REQUIRE_ORACLES=1 (set by .ci/run) requires them"
   else
-    tap_n=$((tap_n + 1))
-    echo "ok $tap_n - $name # SKIP $absent"
+    t_skip "$name" "$absent"
   fi
   return 1
 }

@@ -136,14 +136,17 @@ void write_python_shims(const fs::path& bin, const fs::path& python) {
   shim("python", "");
   // The entry script spells torchrun's flags as torch 2 does (--node-rank); torch 1.x, Debian's,
   // knows only --node_rank, which torch 2 still accepts: the launcher's own flags are respelled.
+  // A pod has its own ports, this machine has one set: --standalone is spelled out as torch 2 does
+  // it, with a rendezvous store on a free port, where torch 1.x takes 29400 for every run.
   std::ofstream(bin / "torchrun") << "#!/usr/bin/env bash\n"
       "# trainc run --local: torchrun of the python3 with torch, its flags in the spelling every\n"
-      "# torch version accepts (torch 1.x has no --node-rank).\n"
+      "# torch version accepts (torch 1.x has no --node-rank), and --standalone on a free port.\n"
       "args=()\n"
       "script=\n"
       "for a in \"$@\"; do\n"
       "  if [ -z \"$script\" ]; then\n"
       "    case \"$a\" in\n"
+      "      --standalone) args+=(--rdzv_backend=c10d --rdzv_endpoint=localhost:0 \"--rdzv_id=local-$$\"); continue ;;\n"
       "      --node-rank=*) a=--node_rank=${a#*=} ;;\n"
       "      --master-addr=*) a=--master_addr=${a#*=} ;;\n"
       "      --master-port=*) a=--master_port=${a#*=} ;;\n"
