@@ -6,11 +6,16 @@ Reads every manifest under OUT_DIR/k8s and prints one tab-separated line per con
 pod template (Jobs, JobSets, Deployments, StatefulSets, RayClusters, RayJobs; init containers
 that trainc pins are left out):
 
-  WHERE  IMAGE_KEY  UID  GPUS  CC  PROGRAM  SCRIPT  INJECTED  VOLUMES  ENV_FILE
+  WHERE  IMAGE_KEY  UID  GPUS  CC  PROGRAM  SCRIPT  INJECTED  VOLUMES  ENV_FILE  ARGV_FILE  READY
 
 and before them, one `image` line per image with what its stand-in holds:
 
   image  KEY  REFERENCE  USER  UID  HOME  TOOLS  ARCHS  USERS
+
+and one `services` line naming every Service of the system (names its pods reach one another by).
+ARGV_FILE holds the container's command and args, one per line, with $(VAR) references expanded
+from its env as the kubelet does; READY is its readiness probe, `http PORT PATH` or `tcp PORT`
+(named ports resolved), or `-`.
 
 The image's facts are what `trainc explain --image` says of it; an image trainc builds is its
 generated Dockerfile's base with the users the Dockerfile adds (docker/*.Dockerfile in OUT_DIR;
@@ -141,6 +146,24 @@ def pod_specs(obj):
     yield from walk(spec, "")
 
 
+def expand(word, env):
+    """The kubelet's $(VAR) expansion of a command or args word ($$ escapes a $)."""
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                  lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), word)
+
+
+def readiness(c):
+    probe = c.get("readinessProbe") or {}
+    ports = {p["name"]: p["containerPort"] for p in c.get("ports", []) if "name" in p}
+    if "httpGet" in probe:
+        port = probe["httpGet"]["port"]
+        return "http %s %s" % (ports.get(port, port), probe["httpGet"].get("path", "/"))
+    if "tcpSocket" in probe:
+        port = probe["tcpSocket"]["port"]
+        return "tcp %s" % ports.get(port, port)
+    return "-"
+
+
 def configmaps(objs):
     return {o["metadata"]["name"]: o.get("data", {}) for o in objs if o.get("kind") == "ConfigMap"}
 
@@ -191,14 +214,19 @@ def main():
                             os.chmod(script, 0o644)
                 mounts = [m["mountPath"] for m in c.get("volumeMounts", [])
                           if m["mountPath"] not in ("/dev/shm",) and not m["mountPath"].startswith("/opt/trainc")]
+                env = {e["name"]: "stand-in-" + e["name"].lower() if "valueFrom" in e else e.get("value", "")
+                       for e in c.get("env", [])}
                 n += 1
                 env_file = os.path.join(SCRIPTS, "env-%d" % n)
                 with open(env_file, "w") as f:
-                    for e in c.get("env", []):
-                        value = "stand-in-" + e["name"].lower() if "valueFrom" in e else e.get("value", "")
-                        f.write("%s=%s\n" % (e["name"], value.replace("\n", " ")))
+                    for name, value in env.items():
+                        f.write("%s=%s\n" % (name, value.replace("\n", " ")))
+                argv_file = os.path.join(SCRIPTS, "argv-%d" % n)
+                with open(argv_file, "w") as f:
+                    f.writelines(expand(w, env).replace("\n", " ") + "\n" for w in argv)
                 lines.append("\t".join([where + ":" + c["name"], key, str(uid), str(gpus), str(cc), program, script,
-                                        " ".join(injected) or "-", " ".join(mounts) or "-", env_file]))
+                                        " ".join(injected) or "-", " ".join(mounts) or "-", env_file, argv_file,
+                                        readiness(c)]))
     for ref, key in keys.items():
         f = facts_of(ref)
         if f is None:
@@ -208,6 +236,8 @@ def main():
         users = " ".join("%d:%s:%s" % (u, nm, h) for u, (nm, h) in sorted(extra.items()))
         print("\t".join(["image", key, ref, user, str(uid), home, " ".join(tools), " ".join(archs) or "-",
                          users or "-"]))
+    services = [o["metadata"]["name"] for o in objs if o.get("kind") == "Service"]
+    print("\t".join(["services"] + services))
     for line in lines:
         print(line)
 

@@ -9,7 +9,9 @@
 # containers copy in. A container that runs trainc's entry script runs it whole (its preflight,
 # the syncs, then the program, which the stand-in records); any other container must find its
 # program on PATH, write its HOME and have Python's getpass name its user (what torch, Hugging
-# Face, vLLM and Ray do at start). Needs root; otherwise every case is skipped, saying why.
+# Face, vLLM and Ray do at start); a Dask scheduler or worker then runs its own command line with
+# this machine's Dask until it is ready (RUNNER, below). Needs root; otherwise every case is
+# skipped, saying why.
 # Usage: tests/firstminute_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
@@ -53,6 +55,43 @@ fi
 SH
 chmod 644 "$PROBE"
 
+# The first minute of a container whose program the stand-in runs for real (Dask's): the probe's
+# checks, then the container's own command line (FIRST_MINUTE_ARGV) until it is ready, in a
+# network of its own: its readiness probe passes (FIRST_MINUTE_READY, as the kubelet would call
+# it), or, for a Dask worker, which has none, it registers with a scheduler that stands in for the
+# cluster's at the address the worker names (the Service's name resolves to loopback here).
+RUNNER=$TMP/runner.sh
+cat >"$RUNNER" <<'SH'
+. "$FIRST_MINUTE_PROBE"
+mapfile -t argv <"$FIRST_MINUTE_ARGV"
+# Nothing started here outlives the first minute.
+trap 'kill $(jobs -p) 2>/dev/null; sleep 1; kill -KILL $(jobs -p) 2>/dev/null; wait' EXIT
+ready() {
+  case "$FIRST_MINUTE_READY" in
+    http\ *) set -- $FIRST_MINUTE_READY
+      python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "http://127.0.0.1:$2$3" 2>/dev/null ;;
+    tcp\ *) (exec 3<>"/dev/tcp/127.0.0.1/${FIRST_MINUTE_READY#tcp }") 2>/dev/null ;;
+    *) [[ $(<program.log) == *"Registered to:"* ]] ;;
+  esac
+}
+if [ "$FIRST_MINUTE_READY" = - ] && [ "${argv[0]} ${argv[1]}" = "dask worker" ]; then
+  dask scheduler --host 127.0.0.1 --port "${argv[2]##*:}" --no-dashboard >scheduler.log 2>&1 &
+fi
+"${argv[@]}" >program.log 2>&1 &
+program=$!
+for ((i = 0; i < 100; i++)); do
+  if ready; then echo "first minute: ${argv[0]} ${argv[1]} is ready ($FIRST_MINUTE_READY)"; exit 0; fi
+  if ! kill -0 "$program" 2>/dev/null; then echo "first minute: ${argv[*]} exited:"; tail -n 5 program.log; exit 1; fi
+  sleep 0.25
+done
+echo "first minute: ${argv[*]} not ready in 25s:"; tail -n 5 program.log
+exit 1
+SH
+chmod 644 "$RUNNER"
+
+# runs_for_real PROGRAM: whether the stand-in runs PROGRAM itself rather than recording the call.
+runs_for_real() { [ "$1" = dask ] && "$PYTHON" -c 'import distributed' 2>/dev/null; }
+
 # first_minute SPEC: check, compile, and run every container of SPEC's output in its stand-in.
 first_minute() {
   local spec=$1 name out list
@@ -64,9 +103,10 @@ first_minute() {
   out=$(find "$TMP/out" -mindepth 1 -maxdepth 1 -type d)
   list=$TMP/containers-$name
   "$PYTHON" tests/first_minute.py "$TRAINC" "$spec" "$out" . "$TMP/scripts" >"$list" || return 1
-  local kind key ref user uid home tools archs users where gpus cc program script injected volumes envfile
+  local kind key ref user uid home tools archs users where gpus cc program script injected volumes envfile argv ready
   local -a env
-  local ran=0 bad=0 call
+  local ran=0 real=0 bad=0 call services
+  services=$(awk -F'\t' '$1 == "services" { $1 = ""; print }' "$list")
   while IFS=$'\t' read -r kind key ref user uid home tools archs users; do
     [ "$kind" = image ] || continue
     if [ "$user" = unknown ]; then
@@ -79,8 +119,8 @@ first_minute() {
     [ "$users" = - ] && users=
     image "$key" "$ref" "$user" "$uid" "$home" "$tools" "$archs" "$users"
   done <"$list"
-  while IFS=$'\t' read -r where key uid gpus cc program script injected volumes envfile; do
-    [ "$where" = image ] && continue
+  while IFS=$'\t' read -r where key uid gpus cc program script injected volumes envfile argv ready; do
+    [ "$where" = image ] || [ "$where" = services ] && continue
     [ -n "${REF[$key]:-}" ] || continue  # a pinned idle container
     mapfile -t env <"$envfile"
     [ "$injected" = - ] && injected=
@@ -96,6 +136,14 @@ first_minute() {
       if [ -z "$started" ]; then
         echo "$where: the entry script ended without starting its program:"; tail -n 5 "$TMP/pod.out"; bad=1; continue
       fi
+    elif runs_for_real "$program"; then
+      STANDIN_NET=$services STANDIN_TIMEOUT=40 STANDIN_INJECTED=$injected STANDIN_VOLUMES=$volumes \
+        standin "$key" "$uid" "$gpus" "$cc" "$RUNNER" "${env[@]}" "FIRST_MINUTE_PROGRAM=$program" \
+        "FIRST_MINUTE_PROBE=$PROBE" "FIRST_MINUTE_ARGV=$argv" "FIRST_MINUTE_READY=$ready"
+      if [ "$rc" != 0 ]; then
+        echo "$where (${REF[$key]}, uid $uid): exit $rc:"; tail -n 8 "$TMP/pod.out"; bad=1; continue
+      fi
+      real=$((real + 1))
     else
       # (standin runs SCRIPT with no arguments: the program comes through the env.)
       STANDIN_PREPARE=node_paths STANDIN_INJECTED=$injected STANDIN_VOLUMES=$volumes standin "$key" "$uid" "$gpus" "$cc" "$PROBE" "${env[@]}" \
@@ -108,7 +156,7 @@ first_minute() {
   done <"$list"
   [ "$bad" = 0 ] || return 1
   [ "$ran" -gt 0 ] || { echo "no container ran"; return 1; }
-  echo "$ran container(s) through their first minute"
+  echo "$ran container(s) through their first minute, $real of them running their own command line until ready"
 }
 
 for spec in tests/firstminute/*.yaml; do

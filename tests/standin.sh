@@ -83,6 +83,14 @@ export PYTHONPATH='$TMP/torch' FAKE_GPUS='$gpus' FAKE_CC='$cc' FAKE_ARCHS='${ARC
 exec '$PYTHON' "\$@"
 SH
       ;;
+    dask)
+      # This machine's Dask (python3-distributed) runs for real; without it the call is recorded.
+      if "$PYTHON" -c 'import distributed' 2>/dev/null; then
+        printf '#!%s\nexec %s -m dask "$@"\n' "$POD/bin/bash" "'$PYTHON'" >"$out"
+      else
+        printf '#!%s\nprintf "%%s\\n" "$*" >>%s\n' "$POD/bin/bash" "'$TMP/calls/$t'" >"$out"
+      fi
+      ;;
     *) printf '#!%s\nprintf "%%s\\n" "$*" >>%s\n' "$POD/bin/bash" "'$TMP/calls/$t'" >"$out" ;;
   esac
   chmod 755 "$out"
@@ -98,8 +106,17 @@ SH
 # (as trainc's pods get the AWS CLI); STANDIN_VOLUMES, the folders the pod mounts (made under $POD,
 # writable by UID); STANDIN_PY_RECORD=1, python3 records its runs but the preflight's (the first
 # minute ends when the program starts); STANDIN_PREPARE, a function called with $POD before the
-# run (what the node puts in host paths).
+# run (what the node puts in host paths); STANDIN_NET="NAME...", the pod gets a network of its own
+# (loopback alone) in which each NAME (the Services it reaches) resolves to 127.0.0.1;
+# STANDIN_TIMEOUT, seconds before the run is stopped (30).
 POD=$TMP/pod
+# Brings loopback up in a new network namespace (no `ip` on a minimal root): SIOCGIFFLAGS, then
+# SIOCSIFFLAGS with IFF_UP.
+LO_UP='import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH", b"lo", 0)))[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", flags | 1))'
+
 # shellcheck disable=SC2034  # rc and SECS are for the caller
 standin() {
   local name=$1 uid=$2 gpus=$3 cc=$4 script=$5
@@ -152,14 +169,22 @@ standin() {
   for i in "${!env[@]}"; do
     case "${env[$i]}" in HOME=/*) env[i]="HOME=$POD${env[$i]#HOME=}" ;; esac
   done
+  local namespaces=-m
+  if [ -n "${STANDIN_NET:-}" ]; then
+    namespaces=-mn
+    # The kubelet's /etc/hosts names the pod itself too.
+    { printf '127.0.0.1\tlocalhost %s\n' "$(hostname)"; for t in $STANDIN_NET; do printf '127.0.0.1\t%s\n' "$t"; done; } >"$POD/etc/hosts"
+  fi
   rc=0
   local t0
   t0=$(date +%s%N)
-  (cd "$POD/workspace" && unshare -m "$POD/bin/bash" -c \
+  (cd "$POD/workspace" && unshare "$namespaces" "$POD/bin/bash" -c \
     'mount --bind "$1/etc/passwd" /etc/passwd && mount --bind "$1/etc/group" /etc/group &&
-     { [ ! -d "$1/opt" ] || mount --bind "$1/opt" /opt; } && shift && exec "$@"' \
-    standin "$POD" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
-    env -i PATH="$POD/bin" TRAINC_POD_ROOT="$POD" "${env[@]}" "$(command -v timeout)" 30 "$POD/bin/bash" "$script") >"$TMP/pod.out" 2>&1 || rc=$?
+     { [ ! -d "$1/opt" ] || mount --bind "$1/opt" /opt; } &&
+     { [ ! -f "$1/etc/hosts" ] || { mount --bind "$1/etc/hosts" /etc/hosts && "$2" -c "$3"; }; } && shift 3 && exec "$@"' \
+    standin "$POD" "$PYTHON" "$LO_UP" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+    env -i PATH="$POD/bin" TRAINC_POD_ROOT="$POD" "${env[@]}" "$(command -v timeout)" "${STANDIN_TIMEOUT:-30}" \
+    "$POD/bin/bash" "$script") >"$TMP/pod.out" 2>&1 || rc=$?
   SECS=$(( ($(date +%s%N) - t0) / 1000000 ))  # milliseconds
 }
 
