@@ -10,9 +10,11 @@ that trainc pins are left out):
 
 and before them, one `image` line per image with what its stand-in holds:
 
-  image  KEY  REFERENCE  USER  UID  HOME  TOOLS  ARCHS  USERS
+  image  KEY  REFERENCE  USER  UID  HOME  TOOLS  ARCHS  USERS  CUDA  MIN_DRIVER
 
-and one `services` line naming every Service of the system (names its pods reach one another by).
+and one `services` line naming every Service of the system (names its pods reach one another by),
+and one `driver` line with the NVIDIA driver of its GPU nodes (GKE's for gpu-driver-version LATEST,
+which trainc's pools ask for: stdlib/images.yaml gkeLatestDriver).
 ARGV_FILE holds the container's command and args, one per line, with $(VAR) references expanded
 from its env as the kubelet does; READY is its readiness probe, `http PORT PATH` or `tcp PORT`
 (named ports resolved), or `-`.
@@ -36,7 +38,8 @@ import yaml
 TRAINC, SPEC, OUT, REPO, SCRIPTS = sys.argv[1:6]
 
 with open(os.path.join(REPO, "stdlib", "images.yaml")) as f:
-    CAPABILITIES = yaml.safe_load(f)["computeCapabilities"]
+    IMAGES = yaml.safe_load(f)
+CAPABILITIES = IMAGES["computeCapabilities"]
 
 
 def explain(reference):
@@ -71,7 +74,7 @@ def dockerfile_image(text, base_facts):
     return users, names, home_env, user
 
 
-FACTS = {}  # reference -> (user, uid, home, tools, archs, extra users) or None
+FACTS = {}  # reference -> (user, uid, home, tools, archs, extra users, cuda, min driver) or None
 
 
 def built_images():
@@ -122,7 +125,8 @@ def facts_of(reference):
             home = home_env
     archs = [str(a) for a in f["archs"]] + (["compute_%d" % f["ptx"]] if f["ptx"] else [])
     extra = {u: (names.get(u, "u%d" % u), h) for u, h in users.items() if u not in (0, uid)}
-    FACTS[reference] = (user or "root", uid if uid is not None else 0, home or "/", tools, archs, extra)
+    FACTS[reference] = (user or "root", uid if uid is not None else 0, home or "/", tools, archs, extra,
+                        f["cuda"] or "-", f["minDriver"] or "-")
     return FACTS[reference]
 
 
@@ -232,12 +236,13 @@ def main():
         if f is None:
             print("\t".join(["image", key, ref, "unknown"]))
             continue
-        user, uid, home, tools, archs, extra = f
+        user, uid, home, tools, archs, extra, cuda, min_driver = f
         users = " ".join("%d:%s:%s" % (u, nm, h) for u, (nm, h) in sorted(extra.items()))
         print("\t".join(["image", key, ref, user, str(uid), home, " ".join(tools), " ".join(archs) or "-",
-                         users or "-"]))
+                         users or "-", cuda, min_driver]))
     services = [o["metadata"]["name"] for o in objs if o.get("kind") == "Service"]
     print("\t".join(["services"] + services))
+    print("\t".join(["driver", IMAGES["gkeLatestDriver"]["version"]]))
     for line in lines:
         print(line)
 

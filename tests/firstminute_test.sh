@@ -51,6 +51,14 @@ if [ -z "${HOME:-}" ] || ! { : >"$HOME/.first-minute"; } 2>/dev/null; then
 fi
 if command -v python3 >/dev/null; then
   python3 -c 'import getpass; print("first minute: user", getpass.getuser())' || exit 1
+  # A GPU container's CUDA libraries must run on the node's driver: torch (the stand-in's, which
+  # models the image's build and the node's driver) stands for them.
+  if [ "${FIRST_MINUTE_GPUS:-0}" -gt 0 ]; then
+    python3 -c 'import sys, torch
+seen, want = torch.cuda.device_count(), int(sys.argv[1])
+if seen < want:
+    sys.exit(f"first minute: CUDA {torch.version.cuda} sees {seen} of {want} GPU(s): the node driver cannot run it")' "$FIRST_MINUTE_GPUS" || exit 1
+  fi
 fi
 SH
 chmod 644 "$PROBE"
@@ -103,11 +111,15 @@ first_minute() {
   out=$(find "$TMP/out" -mindepth 1 -maxdepth 1 -type d)
   list=$TMP/containers-$name
   "$PYTHON" tests/first_minute.py "$TRAINC" "$spec" "$out" . "$TMP/scripts" >"$list" || return 1
-  local kind key ref user uid home tools archs users where gpus cc program script injected volumes envfile argv ready
+  local kind key ref user uid home tools archs users cuda min_driver where gpus cc program script injected volumes
+  local envfile argv ready driver
   local -a env
   local ran=0 real=0 bad=0 call services
   services=$(awk -F'\t' '$1 == "services" { $1 = ""; print }' "$list")
-  while IFS=$'\t' read -r kind key ref user uid home tools archs users; do
+  driver=$(awk -F'\t' '$1 == "driver" { print $2 }' "$list")
+  # shellcheck disable=SC2034  # read by standin (tests/standin.sh): every GPU node's driver
+  local STANDIN_DRIVER=$driver
+  while IFS=$'\t' read -r kind key ref user uid home tools archs users cuda min_driver; do
     [ "$kind" = image ] || continue
     if [ "$user" = unknown ]; then
       case " $PINNED_IDLE " in *" $ref "*) continue ;; esac
@@ -118,9 +130,10 @@ first_minute() {
     [ "$archs" = - ] && archs=
     [ "$users" = - ] && users=
     image "$key" "$ref" "$user" "$uid" "$home" "$tools" "$archs" "$users"
+    image_cuda "$key" "${cuda#-}" "${min_driver#-}"
   done <"$list"
   while IFS=$'\t' read -r where key uid gpus cc program script injected volumes envfile argv ready; do
-    [ "$where" = image ] || [ "$where" = services ] && continue
+    case "$where" in image | services | driver) continue ;; esac
     [ -n "${REF[$key]:-}" ] || continue  # a pinned idle container
     mapfile -t env <"$envfile"
     [ "$injected" = - ] && injected=
@@ -138,7 +151,7 @@ first_minute() {
       fi
     elif runs_for_real "$program"; then
       STANDIN_NET=$services STANDIN_TIMEOUT=40 STANDIN_INJECTED=$injected STANDIN_VOLUMES=$volumes \
-        standin "$key" "$uid" "$gpus" "$cc" "$RUNNER" "${env[@]}" "FIRST_MINUTE_PROGRAM=$program" \
+        standin "$key" "$uid" "$gpus" "$cc" "$RUNNER" "${env[@]}" "FIRST_MINUTE_PROGRAM=$program" "FIRST_MINUTE_GPUS=$gpus" \
         "FIRST_MINUTE_PROBE=$PROBE" "FIRST_MINUTE_ARGV=$argv" "FIRST_MINUTE_READY=$ready"
       if [ "$rc" != 0 ]; then
         echo "$where (${REF[$key]}, uid $uid): exit $rc:"; tail -n 8 "$TMP/pod.out"; bad=1; continue
@@ -147,7 +160,7 @@ first_minute() {
     else
       # (standin runs SCRIPT with no arguments: the program comes through the env.)
       STANDIN_PREPARE=node_paths STANDIN_INJECTED=$injected STANDIN_VOLUMES=$volumes standin "$key" "$uid" "$gpus" "$cc" "$PROBE" "${env[@]}" \
-        "FIRST_MINUTE_PROGRAM=$program"
+        "FIRST_MINUTE_PROGRAM=$program" "FIRST_MINUTE_GPUS=$gpus"
       if [ "$rc" != 0 ]; then
         echo "$where (${REF[$key]}, uid $uid, program $program): exit $rc:"; tail -n 5 "$TMP/pod.out"; bad=1; continue
       fi

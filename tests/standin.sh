@@ -11,12 +11,15 @@
 # Ubuntu image has: bash, coreutils, findutils, getent), and the GPU architectures (sm_XY as XY)
 # its torch has kernels for (compute_XY: PTX).
 # shellcheck disable=SC2034  # REF is read by the tests that source this
-declare -A REF USER_OF UID_OF HOME_OF TOOLS ARCHS USERS
+declare -A REF USER_OF UID_OF HOME_OF TOOLS ARCHS USERS CUDA_OF MIN_DRIVER_OF
 # image NAME REFERENCE USER UID HOME TOOLS ARCHS [USERS]: USERS, more passwd entries as
 # "uid:name:home ...".
 image() {
   REF[$1]=$2 USER_OF[$1]=$3 UID_OF[$1]=$4 HOME_OF[$1]=$5 TOOLS[$1]=$6 ARCHS[$1]=$7 USERS[$1]=${8:-}
 }
+# image_cuda NAME CUDA MIN_DRIVER: the CUDA the image's libraries were built with and the oldest
+# NVIDIA driver that runs them (torch sees no GPU on a node whose driver is older).
+image_cuda() { CUDA_OF[$1]=$2 MIN_DRIVER_OF[$1]=$3; }
 # known_image NAME REFERENCE: an image stdlib/images.yaml knows, as `trainc explain --image` reads
 # it (the same facts check judges by), so the stand-in holds what check assumes the image holds.
 known_image() {
@@ -27,11 +30,12 @@ f = json.load(sys.stdin)
 if not f["known"] or f["uid"] is None:
     sys.exit("unknown")
 archs = [str(a) for a in f["archs"]] + (["compute_%d" % f["ptx"]] if f["ptx"] else [])
-print(f["user"], f["uid"], f["home"], ",".join(f["tools"]), ",".join(archs))') ||
+print(f["user"], f["uid"], f["home"], ",".join(f["tools"]), ",".join(archs), f["cuda"] or "-", f["minDriver"] or "-")') ||
     { echo "Bail out! trainc explain --image $2 gave no facts"; exit 1; }
-  local user uid home tools archs
-  read -r user uid home tools archs <<<"$facts"
+  local user uid home tools archs cuda driver
+  read -r user uid home tools archs cuda driver <<<"$facts"
   image "$1" "$2" "$user" "$uid" "$home" "${tools//,/ }" "${archs//,/ }"
+  image_cuda "$1" "${cuda#-}" "${driver#-}"
 }
 
 # What every image here has; the tools above come on top.
@@ -80,6 +84,7 @@ if [ -n '${STANDIN_PY_RECORD:-}' ] && [[ "\${1:-} \${2:-}" != "-c "*get_arch_lis
   printf '%s\n' "\$*" >>'$TMP/calls/$t'; exit 0
 fi
 export PYTHONPATH='$TMP/torch' FAKE_GPUS='$gpus' FAKE_CC='$cc' FAKE_ARCHS='${ARCHS[$name]}'
+export FAKE_CUDA='${CUDA_OF[$name]:-}' FAKE_MIN_DRIVER='${MIN_DRIVER_OF[$name]:-}' FAKE_DRIVER='${STANDIN_DRIVER:-}'
 exec '$PYTHON' "\$@"
 SH
       ;;
@@ -108,7 +113,8 @@ SH
 # minute ends when the program starts); STANDIN_PREPARE, a function called with $POD before the
 # run (what the node puts in host paths); STANDIN_NET="NAME...", the pod gets a network of its own
 # (loopback alone) in which each NAME (the Services it reaches) resolves to 127.0.0.1;
-# STANDIN_TIMEOUT, seconds before the run is stopped (30).
+# STANDIN_TIMEOUT, seconds before the run is stopped (30); STANDIN_DRIVER, the node's NVIDIA driver
+# version (torch sees no GPU when it is older than the image's CUDA needs; unset: any driver).
 POD=$TMP/pod
 # Brings loopback up in a new network namespace (no `ip` on a minimal root): SIOCGIFFLAGS, then
 # SIOCSIFFLAGS with IFF_UP.
@@ -189,7 +195,9 @@ standin() {
 }
 
 # standin_setup: $TMP open to the pod's uid, and torch as the image and node have it: FAKE_GPUS
-# GPUs of compute capability FAKE_CC, and a build with kernels for FAKE_ARCHS.
+# GPUs of compute capability FAKE_CC, and a build for CUDA FAKE_CUDA with kernels for FAKE_ARCHS.
+# On a node whose driver (FAKE_DRIVER) is older than the build needs (FAKE_MIN_DRIVER), CUDA
+# cannot initialise: torch warns and sees no GPU, as the real one does.
 standin_setup() {
 chmod 755 "$TMP"  # the pod's uid walks into it
 mkdir -p "$TMP/torch/torch"
@@ -197,10 +205,21 @@ cat >"$TMP/torch/torch/__init__.py" <<'PY'
 import os
 __version__ = "2.5.1+stand-in"
 class version:
-    cuda = "12.4"
+    cuda = os.environ.get("FAKE_CUDA") or "12.4"
+def _driver_runs_build():
+    have, need = os.environ.get("FAKE_DRIVER"), os.environ.get("FAKE_MIN_DRIVER")
+    if not have or not need:
+        return True
+    number = lambda v: tuple(int(x) for x in v.split("."))
+    return number(have) >= number(need)
 class cuda:
     @staticmethod
     def device_count():
+        if not _driver_runs_build():
+            import sys
+            print("UserWarning: CUDA initialization: The NVIDIA driver on your system is too old "
+                  f"(found version {os.environ['FAKE_DRIVER']})", file=sys.stderr)
+            return 0
         return int(os.environ["FAKE_GPUS"])
     @staticmethod
     def get_arch_list():

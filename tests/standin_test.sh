@@ -27,6 +27,8 @@ image trainer registry.test/ml/trainer:1.0 trainer 1000 /home/trainer "python3 p
 image ptx registry.test/ml/ptx:1.0 root 0 /root "python3 torchrun aws" "80 86 compute_90"
 # vllm/vllm-openai: root only; a pod run as uid 1000 has no passwd entry.
 known_image vllm vllm/vllm-openai:v0.31.0
+# pytorch/pytorch as a CUDA 13 build, whose libraries need a 580-series driver.
+known_image pytorch13 pytorch/pytorch:2.9.0-cuda13.0-cudnn9-runtime
 # A user whose home is / (useradd --no-create-home, no HOME): uid 1000 cannot write there.
 image homeless registry.test/ml/homeless:1.0 app 1000 / "python3 python" ""
 
@@ -67,6 +69,16 @@ pipeline:
   - name: whoami
     image: IMAGE
     command: [python3, -c, 'import getpass, pathlib; pathlib.Path("user.txt").write_text(getpass.getuser())']
+SPEC
+cat >"$TMP/gpu.yaml" <<'SPEC'
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: standin
+pipeline:
+  - name: train
+    image: IMAGE
+    gpus: 4
+    torchrun: {script: train.py}
 SPEC
 
 # script_of SPEC IMAGE OUT: the entry script of SPEC's only step with IMAGE, into OUT.
@@ -134,6 +146,25 @@ too_few_gpus() {
   grep -q "^trainc preflight: .*sees 2 of the 4 GPU(s) the pod was given" "$TMP/pod.out" || { cat "$TMP/pod.out"; return 1; }
 }
 t "torch seeing fewer GPUs than the pod was given stops it" too_few_gpus
+
+# A build for a newer CUDA than the node's driver runs: CUDA cannot initialise and torch sees no GPU.
+# The node's driver is the one GKE installs for trainc's pools (gpu-driver-version LATEST,
+# stdlib/images.yaml gkeLatestDriver); a 580 driver runs the build.
+GPU_SCRIPT=$TMP/gpu-entry.sh
+old_driver() {
+  local latest
+  latest=$(awk '/^gkeLatestDriver:/ { on = 1 } on && $1 == "version:" { gsub(/"/, "", $2); print $2; exit }' stdlib/images.yaml)
+  [ -n "$latest" ] || { echo "no gkeLatestDriver version in stdlib/images.yaml"; return 1; }
+  script_of gpu "${REF[pytorch13]}" "$GPU_SCRIPT" || return 1
+  STANDIN_DRIVER=$latest standin pytorch13 0 4 100 "$GPU_SCRIPT"
+  [ "$rc" = 78 ] || { echo "driver $latest: exit $rc, not 78:"; cat "$TMP/pod.out"; return 1; }
+  grep -q "^trainc preflight: .*(CUDA 13.0) sees 0 of the 4 GPU(s) the pod was given: the NVIDIA driver on the node must run CUDA 13.0" \
+    "$TMP/pod.out" || { echo "driver $latest: the preflight does not name the driver:"; cat "$TMP/pod.out"; return 1; }
+  [ ! -e "$TMP/calls/torchrun" ] || { echo "driver $latest: the trainer ran"; return 1; }
+  STANDIN_DRIVER=580.65.06 standin pytorch13 0 4 100 "$GPU_SCRIPT"
+  [ "$rc" = 0 ] && [ -e "$TMP/calls/torchrun" ] || { echo "driver 580.65.06: exit $rc, trainer not started:"; cat "$TMP/pod.out"; return 1; }
+}
+t "a CUDA 13 build on a node with GKE's LATEST driver (570) stops, naming the driver; a 580 driver runs it" old_driver
 
 # Kernels of the same major version and a lower minor one run (sm_86 on an L4, sm_89); PTX runs on
 # any newer GPU (compute_90 on a B200); nothing runs on a GPU newer than every cubin without PTX.
