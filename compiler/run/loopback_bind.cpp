@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace {
@@ -67,7 +68,8 @@ int hex_digit(char c) {
   return -1;
 }
 
-/// Parses `n` hex digits at `s` into `out` as /proc prints them: each 32-bit word in host order.
+/// Parses `words` 32-bit words of 8 hex digits each at `s` into `out`, as /proc prints an address:
+/// each word in host order.
 bool parse_words(const char* s, int words, unsigned char* out) {
   for (int w = 0; w < words; ++w) {
     uint32_t word = 0;
@@ -123,6 +125,7 @@ void scan(const char* file, bool six, const in6_addr& target, unsigned port, Lis
   size_t have = 0;
   for (;;) {
     const ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     have += static_cast<size_t>(n);
     buf[have] = '\0';
