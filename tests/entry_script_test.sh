@@ -21,6 +21,10 @@ cat >"$BIN/aws" <<'STUB'
 # aws s3 sync SRC DST [--only-show-errors]: s3://bkt/x maps to $FAKE_S3/bkt/x.
 set -euo pipefail
 [ "$1" = s3 ] && [ "$2" = sync ] || { echo "unexpected aws call: $*" >&2; exit 2; }
+# AWS_FAIL=CODE:WHICH: a sync whose destination (out) or source (in) is the bucket fails with CODE.
+if [ -n "${AWS_FAIL:-}" ]; then
+  case "${AWS_FAIL#*:}:$3" in in:s3://* | out:[!s]*) echo "upload failed: stand-in failure" >&2; exit "${AWS_FAIL%%:*}" ;; esac
+fi
 map() { case "$1" in s3://*) echo "$FAKE_S3/${1#s3://}" ;; *) echo "$1" ;; esac; }
 src=$(map "$3"); dst=$(map "$4")
 mkdir -p "$dst"
@@ -113,6 +117,27 @@ failing_trainer() {
   grep -q 'final sync' "$TMP/log/stdout" || { echo "no final sync after a failure"; return 1; }
 }
 
+# A failed sync exits 75 whatever aws exited with, so that noRetryExitCodes listing aws's code (1)
+# does not fail the step at once for the store's or the network's trouble.
+failed_syncs_exit_75() {
+  local rc=0 code
+  for code in 1 255; do
+    rc=0
+    AWS_FAIL=$code:in run_pod ok || rc=$?
+    [ "$rc" -eq 75 ] || { echo "input sync failing with $code: expected exit 75, got $rc"; cat "$TMP/log/stdout"; return 1; }
+    grep -q "aws s3 sync failed (exit $code); returning 75" "$TMP/log/stdout" || { echo "the log does not say which sync failed"; return 1; }
+    [ ! -e "$TMP/log/args" ] || { echo "the trainer ran after its inputs failed to sync"; return 1; }
+  done
+  rc=0
+  AWS_FAIL=1:out run_pod ok || rc=$?
+  [ "$rc" -eq 75 ] || { echo "final sync failing after success: expected exit 75, got $rc"; cat "$TMP/log/stdout"; return 1; }
+  grep -q 'final sync' "$TMP/log/stdout" || { echo "no final sync was attempted"; return 1; }
+  # A failed trainer keeps its own code (3) over the failed final sync's.
+  rc=0
+  AWS_FAIL=1:out run_pod fail || rc=$?
+  [ "$rc" -eq 3 ] || { echo "final sync failing after the trainer's 3: expected exit 3, got $rc"; cat "$TMP/log/stdout"; return 1; }
+}
+
 sigterm_reaches_trainer() {
   rm -rf "$WORK" "$STATE" "$TMP/log" "$BUCKET/bkt/runs/out"
   mkdir -p "$TMP/log"
@@ -185,6 +210,7 @@ t "compile a spec with S3 inputs, outputs and checkpoints" compile_it
 t "first run syncs in, runs torchrun standalone, syncs out" first_run
 t "a restarted pod resumes from the newest checkpoint" resumed_run
 t "a failing trainer's exit status is kept and outputs still synced" failing_trainer
+t "a failed sync exits 75 whatever aws exited with; a failed trainer keeps its own code" failed_syncs_exit_75
 t "SIGTERM reaches the trainer, then outputs are synced" sigterm_reaches_trainer
 t "no background process outlives the script" no_stray_processes
 t "the step's log is uploaded with its outputs" log_uploaded

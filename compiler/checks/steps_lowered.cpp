@@ -12,6 +12,7 @@
 #include "base/overloaded.h"
 #include "base/units.h"
 #include "checks/checks.h"
+#include "model/failure.h"
 
 namespace trainc {
 namespace {
@@ -103,6 +104,22 @@ void check_kind_settings(const Step& st, const Document& doc, Diagnostics& diags
       [](const XGBoost&) {});
 }
 
+/// A failed sync with storage exits kSyncFailedExit, for a retry to try again: a step that syncs
+/// cannot list it among the codes that fail it at once.
+void check_no_retry_codes(const Step& st, const Document& doc, Diagnostics& diags) {
+  if (st.inputs.empty() && !st.outputs) return;
+  const std::string ptr = ptr_key(st.ptr, "noRetryExitCodes");
+  const nlohmann::json* codes = written(doc, ptr);
+  if (!codes || !codes->is_array()) return;
+  for (size_t i = 0; i < codes->size(); ++i)
+    if ((*codes)[i] == kSyncFailedExit)
+      doc.error(diags, ptr_index(ptr, i),
+                fmt::format("exit code {} is the entry script's when a sync with S3 fails (the store's or the "
+                            "network's trouble, which a retry may fix), so it cannot fail step '{}' at once; "
+                            "remove it (a trainer that exits {} itself is retried like any failure)",
+                            kSyncFailedExit, st.name, kSyncFailedExit));
+}
+
 /// Each step's name is its own, and no step needs itself; reported in spec order, the first use
 /// of a name noted.
 void check_own_names(const System& sys, const Document& doc, Diagnostics& diags) {
@@ -132,6 +149,7 @@ void check_step_settings(const System& sys, const Document& doc, Diagnostics& di
     check_paths(st, doc, diags);
     check_size(sys, st, doc, diags);
     check_kind_settings(st, doc, diags);
+    check_no_retry_codes(st, doc, diags);
   }
 }
 

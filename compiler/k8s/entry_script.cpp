@@ -210,14 +210,23 @@ std::string entry_script(const System& sys, const Step& step) {
 
   const bool uses_s3 = !step.inputs.empty() || step.outputs.has_value();
   if (uses_s3) {
+    sh.comment("However this script ends (set -e on a failed sync too), its background loops end with it.");
+    sh.line("SYNC_PID=");
+    sh.line("trap 'stop_keepalive; if [ -n \"$SYNC_PID\" ]; then kill \"$SYNC_PID\" 2>/dev/null || true; fi' EXIT");
     std::string endpoint;
     for (const auto& in : step.inputs)
       if (const auto* s = sys.store(in.from.store); s && !s->endpoint.empty()) endpoint = s->endpoint;
     if (step.outputs)
       if (const auto* s = sys.store(step.outputs->to.store); s && !s->endpoint.empty()) endpoint = s->endpoint;
+    sh.comment(fmt::format("A failed sync is the store's or the network's trouble: it returns {} (EX_TEMPFAIL), which no", kSyncFailedExit));
+    sh.comment("noRetryExitCodes holds (check refuses it there), so the step is retried whatever aws exited with.");
     sh.open("s3() {");
-    if (endpoint.empty()) sh.line("aws s3 \"$@\" --only-show-errors");
-    else sh.line(fmt::format("aws --endpoint-url {} s3 \"$@\" --only-show-errors", sh_quote(endpoint)));
+    sh.line("local status=0");
+    if (endpoint.empty()) sh.line("aws s3 \"$@\" --only-show-errors || status=$?");
+    else sh.line(fmt::format("aws --endpoint-url {} s3 \"$@\" --only-show-errors || status=$?", sh_quote(endpoint)));
+    sh.line("[ \"$status\" = 0 ] && return 0");
+    sh.line(fmt::format("log \"aws s3 $1 failed (exit $status); returning {}\"", kSyncFailedExit));
+    sh.line(fmt::format("return {}", kSyncFailedExit));
     sh.close("}");
   }
   sh.line();
@@ -346,9 +355,11 @@ std::string entry_script(const System& sys, const Step& step) {
     sh.line();
     sh.line("kill \"$SYNC_PID\" 2>/dev/null || true");
     sh.line("wait \"$SYNC_PID\" 2>/dev/null || true");
+    sh.line("SYNC_PID=");
     sh.line("start_keepalive");
     sh.line(fmt::format("log {}", sh_quote("final sync of outputs to " + step.outputs->to.url)));
-    sh.line("sync_outputs");
+    sh.comment("A failed final sync fails a step whose trainer succeeded; a trainer's own failure keeps its code.");
+    sh.line(fmt::format("sync_outputs || {{ [ \"$status\" != 0 ] || status={}; }}", kSyncFailedExit));
     sh.line("stop_keepalive");
   }
   sh.line("exit \"$status\"");
