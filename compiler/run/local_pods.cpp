@@ -241,16 +241,18 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       rc = end.status;
       break;
     }
+    const char* why = end.status == kSyncFailedExit ? " (a sync with S3 failed)" : "";
     if (spent == step.retries) {
-      fmt::print(stderr, "trainc: step '{}' failed: pod {} (NODE_RANK {}) exited with code {} and no retries are left "
-                         "(`retries: {}`, {} spent)\n", step.name, end.pod, end.pod, end.status, step.retries, spent);
+      fmt::print(stderr, "trainc: step '{}' failed: pod {} (NODE_RANK {}) exited with code {}{} and no retries are "
+                         "left (`retries: {}`, {} spent)\n", step.name, end.pod, end.pod, end.status, why, step.retries,
+                 spent);
       rc = end.status;
       break;
     }
     ++spent;
-    fmt::print("  retrying step '{}' as one gang (attempt {}): pod {}'s failure (exit {}) spent retry {} of {} ({} left); "
-               "its {} pod(s) start fresh, {}\n", step.name, attempt + 1, end.pod, end.status, spent, step.retries,
-               step.retries - spent, step.nodes, resume);
+    fmt::print("  retrying step '{}' as one gang (attempt {}): pod {}'s failure (exit {}{}) spent retry {} of {} ({} "
+               "left); its {} pod(s) start fresh, {}\n", step.name, attempt + 1, end.pod, end.status, why, spent,
+               step.retries, step.retries - spent, step.nodes, resume);
   }
   std::fflush(stdout);
   if (attempt > 1 || !faults.empty() || disruptions > 0)
