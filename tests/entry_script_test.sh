@@ -153,8 +153,16 @@ sigterm_reaches_trainer() {
 }
 
 no_stray_processes() {
-  # The background sync and keepalive loops must be gone once the script exits.
+  # The background sync and keepalive loops must be gone once the script exits, and so must the
+  # periodic sync's sleep (1h here). Every process the runs started has FAKE_S3 in its environment.
+  # The keepalive's `sleep 30` may outlive its loop by up to 30s, and is not counted.
   if pgrep -f "$TMP/entrypoint.sh" >/dev/null; then echo "processes left:"; pgrep -af "$TMP/entrypoint.sh"; return 1; fi
+  local p left=()
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "FAKE_S3=$BUCKET" || continue
+    [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "sleep 30 " ] || left+=("${p#/proc/}")
+  done
+  [ "${#left[@]}" -eq 0 ] || { echo "processes left:"; ps -o pid=,args= -p "${left[*]}"; return 1; }
 }
 
 # The step's log goes up with its outputs (outputs.log, on by default), with the trainer's lines

@@ -280,8 +280,15 @@ std::string entry_script(const System& sys, const Step& step) {
     if (upload_log) sh.line("cp \"$LOG\" \"$OUTPUT_LOG\"");
     sh.line("s3 " + (fmt::format("sync {} {}", pod_path(o.path), sh_quote(o.to.url))));
     sh.close("}");
+    sh.comment("Stopped (TERM) between syncs, it stops its sleep too; during one, it ends when the sync does.");
     sh.open("periodic_sync() {")
-        .open(fmt::format("while sleep {}; do", o.every_seconds))
+        .line("local sleeper=")
+        .line("trap 'if [ -n \"$sleeper\" ]; then kill \"$sleeper\" 2>/dev/null || true; fi; exit 0' TERM")
+        .open("while :; do")
+        .line(fmt::format("sleep {} &", o.every_seconds))
+        .line("sleeper=$!")
+        .line("wait \"$sleeper\" || true")
+        .line("sleeper=")
         .line(fmt::format("sync_outputs || log {}", sh_quote(fmt::format(
                                                         "periodic sync failed; retrying in {}", format_duration(o.every_seconds)))))
         .close("done")
