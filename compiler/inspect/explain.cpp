@@ -370,10 +370,6 @@ std::string reference_markdown(const json& schema) {
   return out;
 }
 
-}  // namespace trainc
-
-namespace trainc {
-
 std::string explain_image(const std::string& reference, bool as_json) {
   const auto f = image_book().facts(reference);
   if (as_json) {
