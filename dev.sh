@@ -16,9 +16,31 @@ TRAINC=build/compiler/trainc
 
 usage() { sed -n '2,10s/^# \{0,1\}//p' "$0"; }
 
+# The CUDA toolkit trainrt is built with: $CUDA_HOME, else /usr/local/cuda, else the one
+# tools/install-python.sh puts in the project's Python environment (NVIDIA's wheels). Its bin goes
+# first on PATH (meson finds nvcc only there) and CUDA_PATH names it (meson's CUDA dependency).
+cuda_env() {
+  local cuda
+  if [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ]; then cuda=$CUDA_HOME
+  elif [ -x /usr/local/cuda/bin/nvcc ]; then cuda=/usr/local/cuda
+  else cuda=$(bash tools/install-python.sh --cuda-home)
+  fi
+  export CUDA_PATH=$cuda PATH="$cuda/bin:$PATH"
+}
+
 build() {
   bash tools/install-deps.sh
-  if [ ! -f build/build.ninja ]; then meson setup build --buildtype=release; fi
+  cuda_env
+  # -Dcuda=enabled: a build without nvcc, cudart or NCCL fails here instead of leaving the kernels
+  # out. A build tree made with another toolkit (a new lock's environment) is configured again:
+  # its trainrt's run path names the toolkit it was linked with.
+  if [ ! -f build/build.ninja ]; then
+    meson setup build --buildtype=release -Dcuda=enabled
+  elif [ "$(cat build/.cuda-home 2>/dev/null)" != "$CUDA_PATH" ] ||
+       [ "$(meson introspect build --buildoptions | python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "cuda"))')" != enabled ]; then
+    meson setup --reconfigure build -Dcuda=enabled
+  fi
+  printf '%s\n' "$CUDA_PATH" >build/.cuda-home
   ninja -C build
 }
 
@@ -69,7 +91,8 @@ cmd_examples() {
 
 cmd_test() {
   build
-  meson test -C build --print-errorlogs "$@"
+  # The build has CUDA (build() asks meson for it): a test fails if it does not.
+  TRAINC_REQUIRE_CUDA=1 meson test -C build --print-errorlogs "$@"
 }
 
 cmd_golden() {

@@ -9,7 +9,7 @@
 #   trainrt datagen, native and Parquet shards      the whole process; Parquet uncompressed, zstd, snappy
 #   DuckDB COPY (SELECT random()::FLOAT ... FROM range(N)) TO '.parquet'   npm @duckdb/node-api, 2 threads,
 #                                                    the statement alone (DuckDB's default codec, snappy)
-#   scikit-learn make_classification              the call alone, in memory (Debian's python3-sklearn)
+#   scikit-learn make_classification              the call alone, in memory (the index's scikit-learn 1.9)
 #   dask.array                                    normals + a linear label, 2 threads, in memory
 # then the ratios the targets are stated in: Parquet / native, native / (dry-run + floor), ns per
 # value per core. The peers keep their arrays in memory, so trainrt writes to memory too: its shards
@@ -110,7 +110,7 @@ fi
 
 peers=${PEERS:-1}
 if [ "$peers" = 1 ]; then
-  bash tools/install-deps.sh python3-sklearn python3-dask
+  bash tools/install-deps.sh
   # DuckDB from npm, in the cache folder the tests install it into (tests/runtime_datagen_test.sh).
   npm_cache=${XDG_CACHE_HOME:-$HOME/.cache}/trainc-test-npm
   if command -v node >/dev/null && { [ -d "$npm_cache/node_modules/@duckdb/node-api" ] ||
@@ -141,8 +141,9 @@ else
   duckdb_script=""
 fi
 
-# Debian's scikit-learn and dask belong to /usr/bin/python3, not to a python3 earlier on PATH.
-/usr/bin/python3 - "$TRAINRT" "$tmp" "${RUNS:-5}" "${ROWS:-1000000}" "${FEATURES:-50}" "${THREADS:-2}" \
+# scikit-learn and dask from the Python package index, pinned, in the project's environment
+# (tools/install-python.sh); PEER_PYTHON picks another python (/usr/bin/python3: Debian's).
+"${PEER_PYTHON:-$(bash tools/install-python.sh --prefix)/bin/python3}" - "$TRAINRT" "$tmp" "${RUNS:-5}" "${ROWS:-1000000}" "${FEATURES:-50}" "${THREADS:-2}" \
   "${FSYNC:-0}" "$peers" "$duckdb_script" <<'PY'
 import json, os, resource, shutil, statistics, subprocess, sys, time
 

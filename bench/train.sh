@@ -5,6 +5,9 @@
 # also `trainrt train` on the same table as Parquet files (trainrt's writer, 128k-row row groups).
 # Usage: bench/train.sh [TRAINRT]   (default build/runtime/trainrt; `./dev.sh build` first)
 # Env: ROWS (1000000), FEATURES (50), ROUNDS (50), THREADS (2), REPS (3). Results: bench/results/.
+# The peer is the Python xgboost a user installs today, the index's pinned xgboost-cpu 3.2 in the
+# project's environment (tools/install-python.sh); PEER_PYTHON=/usr/bin/python3 takes Debian's
+# python3-xgboost 1.7.4 instead, the library trainrt links, whose models then match trainrt's bit for bit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=tools/common.sh
@@ -16,17 +19,17 @@ FEATURES=${FEATURES:-50}
 ROUNDS=${ROUNDS:-50}
 THREADS=${THREADS:-2}
 REPS=${REPS:-3}
-PY=/usr/bin/python3
 results=bench/results
 
 bash tools/install-deps.sh time
+PY=${PEER_PYTHON:-$(bash tools/install-python.sh --prefix)/bin/python3}
 for tool in "$TRAINRT" "$TESTDATA" /usr/bin/time "$PY"; do
   if [ ! -x "$tool" ]; then
-    echo "bench: $tool is missing (build with ./dev.sh build; apt-get install time python3-xgboost)" >&2
+    echo "bench: $tool is missing (build with ./dev.sh build; tools/install-python.sh)" >&2
     exit 2
   fi
 done
-"$PY" -c 'import numpy, xgboost' || { echo "bench: /usr/bin/python3 needs python3-numpy and python3-xgboost" >&2; exit 2; }
+"$PY" -c 'import numpy, xgboost' || { echo "bench: $PY needs numpy and xgboost" >&2; exit 2; }
 
 mkdir -p "$results"
 work=$(mktemp -d)

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "datagen/cuda_generator.h"
 #include "preflight/gpu.h"
+#include "train/xgb.h"
 #include "report.h"
 
 namespace {
@@ -13,9 +14,10 @@ namespace {
 /// each, so a test or an image build can tell a CUDA build from one without it.
 std::string version_text() {
   auto yes_no = [](bool b) { return b ? "yes" : "no"; };
-  return fmt::format("trainrt {}\ncuda runtime + nccl (preflight): {}\ncuda kernel (datagen --device cuda): {}",
+  return fmt::format("trainrt {}\ncuda runtime + nccl (preflight): {}\ncuda kernel (datagen --device cuda): {}\n"
+                     "xgboost: {}",
                      TRAINRT_VERSION, yes_no(trainrt::preflight::built_with_cuda()),
-                     yes_no(trainrt::datagen::cuda_kernel_built()));
+                     yes_no(trainrt::datagen::cuda_kernel_built()), trainrt::xgb::compiled_version());
 }
 
 }  // namespace

@@ -230,10 +230,15 @@ import socket, sys
 import torch.distributed as dist
 dist.init_process_group("gloo")
 dist.barrier()
-host = socket.gethostbyname(socket.gethostname())
+try:
+    host = socket.gethostbyname(socket.gethostname())
+except OSError:
+    host = "unresolved"
 sys.stdout.write(f"rank {dist.get_rank()} of {dist.get_world_size()} joined; host name at {host}\n")  # one write
 PY
-  printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$addr" "$(hostname)" >"$dir/hosts"
+  # "unresolved": a hosts file without the machine's name, as a bare chroot or container has.
+  if [ "$addr" = unresolved ]; then printf '127.0.0.1\tlocalhost\n' >"$dir/hosts"
+  else printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$addr" "$(hostname)" >"$dir/hosts"; fi
   local rc=0
   timeout -s INT -k 30 120 unshare -rm sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$dir/hosts" \
     "$TRAINC" run --local "$dir/spec.yaml" --workdir "$dir/work" >"$dir/log" 2>&1 || rc=$?
@@ -256,6 +261,8 @@ t "SIGINT of trainc during a step stops the S3 server and every pod process (exi
 t "while two torchrun pods train, nothing of the run listens beyond loopback" torch_only_loopback
 if unshare -rm true 2>/dev/null; then
   t "a standalone torchrun step runs where the host name resolves to 127.0.1.1" standalone_where_hostname_is 127.0.1.1
+  # torch 2's agent is given loopback for its workers (--local_addr): no lookup of the name, no hang.
+  t "a standalone torchrun step runs where the host name does not resolve" standalone_where_hostname_is unresolved
   addr=$(network_address)
   if [ -n "$addr" ] && [ "${addr#127.}" = "$addr" ]; then
     t "a standalone torchrun step runs where the host name resolves to the network address" standalone_where_hostname_is "$addr"
@@ -264,6 +271,7 @@ if unshare -rm true 2>/dev/null; then
   fi
 else
   for name in "a standalone torchrun step runs where the host name resolves to 127.0.1.1" \
+    "a standalone torchrun step runs where the host name does not resolve" \
     "a standalone torchrun step runs where the host name resolves to the network address"; do
     t_skip "$name" "unshare -rm fails here (no user or mount namespaces), so /etc/hosts cannot be replaced for the run"
   done

@@ -164,6 +164,22 @@ t "--size 1MB of 9 features + label is 25000 rows; regression tables inspect" ch
 # Whether trainrt has the CUDA kernel, as `trainrt --version` reports it: yes, no, or unknown.
 kernel=$("$TRAINRT" --version 2>/dev/null | sed -n 's/^cuda kernel (datagen --device cuda): \(yes\|no\)$/\1/p')
 kernel=${kernel:-unknown}
+# Where a build must have CUDA (.ci/run, dev.sh's builds set TRAINC_REQUIRE_CUDA=1), one without it
+# fails here rather than passing every suite on the CPU path alone.
+check_required_cuda() {
+  local v
+  v=$("$TRAINRT" --version 2>&1) || { echo "trainrt --version failed: $v"; return 1; }
+  printf '%s\n' "$v" | grep -qx 'cuda kernel (datagen --device cuda): yes' &&
+    printf '%s\n' "$v" | grep -qx 'cuda runtime + nccl (preflight): yes' || {
+    echo "TRAINC_REQUIRE_CUDA=1, but this trainrt was built without CUDA (meson found no nvcc, cudart or NCCL;"
+    echo "tools/install-python.sh installs them, dev.sh builds with its 'cuda' folder):"
+    printf '%s\n' "$v"
+    return 1
+  }
+}
+if [ "${TRAINC_REQUIRE_CUDA:-0}" = 1 ]; then
+  t "the build has the CUDA kernel, the CUDA runtime and NCCL (TRAINC_REQUIRE_CUDA=1)" check_required_cuda
+fi
 # Without a usable GPU: exit 3, nothing written, and, in a build without the kernel, that it is missing.
 check_cuda() {
   run "$TRAINRT" datagen "${TABLE[@]}" --out "$TMP/cuda" --device cuda

@@ -115,17 +115,26 @@ oracles_present() {
 # What `trainc run --local` needs to run PyTorch against a local S3 server (tools/install-deps.sh
 # installs it): a python3 on PATH that imports torch (python3-torch), the aws CLI (awscli), and node
 # with s3rver ($TRAINC_S3RVER, else npm's copy in trainc's cache, where run --local looks too).
+# The python3 of the project's environment (tools/install-python.sh), where `trainc run --local`
+# finds PyTorch and Ray: the same path as run/local_pods.cpp's project_python().
+project_python() {
+  printf '%s\n' "${TRAINC_PYTHON_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/python}/current/bin/python3"
+}
+
 # torch_tools_present: sets TORCH_TOOLS_MISSING to what is absent, as one phrase ("" when nothing
 # is), and is true when nothing is. Scripts skip their PyTorch cases, saying so, when it is false.
 # shellcheck disable=SC2034  # TORCH_TOOLS_MISSING is read by the scripts that source this file
 torch_tools_present() {
   local s3rver d torch='' missing=() path_dirs
   s3rver=${TRAINC_S3RVER:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/s3rver/node_modules/s3rver/bin/s3rver.js}
+  # Where `trainc run --local` looks: the project's environment, then PATH.
+  if "$(project_python)" -c 'import torch' 2>/dev/null; then torch=$(project_python); fi
   IFS=: read -ra path_dirs <<<"$PATH"
   for d in "${path_dirs[@]}"; do
+    if [ -n "$torch" ]; then break; fi
     if [ -x "$d/python3" ] && "$d/python3" -c 'import torch' 2>/dev/null; then torch=$d/python3; break; fi
   done
-  [ -n "$torch" ] || missing+=("a python3 that imports torch (python3-torch)")
+  [ -n "$torch" ] || missing+=("a python3 that imports torch (tools/install-python.sh)")
   command -v aws >/dev/null || missing+=("the aws CLI (awscli)")
   command -v node >/dev/null && [ -f "$s3rver" ] || missing+=("s3rver at $s3rver (npm)")
   TORCH_TOOLS_MISSING=${missing[*]}

@@ -20,9 +20,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # runbook with CommonMark's reference implementation to check that spec text stays text.
 # The shellcheck package: tests/injection_test.sh and tests/taint_test.sh lint every script a hostile
 # spec gives.
-# python3-torch (CPU, gloo), python3-torchvision and awscli: `trainc run --local` runs torchrun steps
-# with PyTorch and syncs S3 stores with the aws CLI (tests/run_local_torch_test.sh). Its S3 server,
-# s3rver, comes from npm into a cache folder (below), where the run looks for it.
+# awscli: `trainc run --local` syncs S3 stores with the aws CLI (tests/run_local_torch_test.sh). Its
+# S3 server, s3rver, comes from npm into a cache folder (below), where the run looks for it. PyTorch
+# 2, Ray, the CUDA toolkit and NCCL come from the Python package index into a virtual environment
+# of Debian's python3 (python3-venv), tools/install-python.sh, called at the end.
 # procps (ps, pgrep): tests/run_local_torch_test.sh, run_local_dask_test.sh and entry_script_test.sh
 # find the processes a run leaves; a debootstrap minbase root has no ps.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
@@ -30,7 +31,7 @@ packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonne
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
           python3-yaml libgraphviz-dev graphviz zsh libmimalloc-dev libzstd-dev libsnappy-dev libdeflate-dev zlib1g-dev
           librsvg2-bin python3-pil fontconfig fonts-dejavu-core cmark shellcheck
-          python3-torch python3-torchvision awscli procps "$@")
+          python3-venv awscli procps "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -100,3 +101,6 @@ if [ ! -f "$s3rver_prefix/node_modules/s3rver/bin/s3rver.js" ]; then
   mkdir -p "$s3rver_prefix"
   npm install --prefix "$s3rver_prefix" --no-audit --no-fund --silent s3rver@3.7.1 >&2
 fi
+
+# PyTorch 2, Ray, the CUDA 13 toolchain and NCCL, from the Python package index (tools/install-python.sh).
+bash "$root/tools/install-python.sh"

@@ -220,10 +220,21 @@ std::string ray_entrypoint(const std::vector<std::string>& argv, RaySubmission m
 
 }  // namespace
 
-ojson ray_job(const System& sys, const Step& step, const Object& obj) {
-  const ComputeCluster& c = *sys.compute_cluster(step.cluster);
+std::string ray_job_entrypoint(const Step& step) {
   const std::vector<std::string>* argv = step.command_line();
   if (!argv) throw std::logic_error("a step on a Ray cluster runs a command");
+  return ray_entrypoint(*argv, kRaySubmission);
+}
+
+ojson ray_job_runtime_env(const Step& step) {
+  if (step.env.empty()) return nullptr;
+  ojson env_vars = ojson::object();
+  for (const auto& [k, v] : step.env) env_vars[k] = v;
+  return ojson{{"env_vars", env_vars}};
+}
+
+ojson ray_job(const System& sys, const Step& step, const Object& obj) {
+  const ComputeCluster& c = *sys.compute_cluster(step.cluster);
   ojson j = typed(obj);
   // Kueue admits a RayJob that brings its own cluster; one submitted to a shared, long-lived
   // cluster asks for no resources of its own, so it is not queued.
@@ -231,7 +242,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   ojson labels = run_labels(sys, step, "ray-job");
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
   ojson spec;
-  spec["entrypoint"] = ray_entrypoint(*argv, kRaySubmission);
+  spec["entrypoint"] = ray_job_entrypoint(step);
   if (r.per_job) {
     // The job's own cluster: made with the job, deleted `ttl` after it finishes.
     spec["shutdownAfterJobFinishes"] = true;
@@ -245,11 +256,7 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   } else {
     spec["clusterSelector"] = {{"ray.io/cluster", cluster_name(sys, c)}};
   }
-  if (!step.env.empty()) {
-    ojson env_vars = ojson::object();
-    for (const auto& [k, v] : step.env) env_vars[k] = v;
-    spec["runtimeEnvYAML"] = to_yaml(ojson{{"env_vars", env_vars}}, "");
-  }
+  if (const ojson env = ray_job_runtime_env(step); !env.is_null()) spec["runtimeEnvYAML"] = to_yaml(env, "");
   // KubeRay refuses backoffLimit with clusterSelector (checks/clusters.cpp): only a job that brings
   // its own cluster is retried.
   if (r.per_job) spec["backoffLimit"] = step.retries;

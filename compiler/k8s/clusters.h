@@ -18,5 +18,10 @@ ojson dask_workers(const System& sys, const ComputeCluster& c, const Object& obj
 ojson ray_cluster(const System& sys, const ComputeCluster& c, const Object& obj);
 /// A step on a Ray cluster: its command as the entrypoint, its env as the runtime env.
 ojson ray_job(const System& sys, const Step& step, const Object& obj);
+/// The RayJob's spec.entrypoint for `step` (a command on a Ray cluster): the string Ray's job
+/// supervisor runs with `sh -c` under the submission mode trainc asks for.
+std::string ray_job_entrypoint(const Step& step);
+/// The RayJob's runtime environment for `step`: its env as env_vars; null when it has none.
+ojson ray_job_runtime_env(const Step& step);
 
 }  // namespace trainc::k8s

@@ -23,10 +23,11 @@ namespace fs = std::filesystem;
 namespace trainc {
 namespace {
 
-bool imports_torch(const fs::path& python) {
-  std::string error;
-  Child check({"sh", "-c", "exec \"$1\" -c 'import torch' >/dev/null 2>&1", "sh", python.string()}, error);
-  return check.started() && check.wait() == 0;
+/// Whether `python` imports every module of `modules`.
+bool imports(const fs::path& python, const std::vector<std::string>& modules) {
+  std::string code = "import sys";
+  for (const auto& m : modules) code += ", " + m;
+  return capture({python.string(), "-c", code}).has_value();
 }
 
 /// `rel` (an absolute pod path) under `root`.
@@ -103,13 +104,25 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
 
 }  // namespace
 
-fs::path find_torch_python(const fs::path& given) {
+fs::path project_python() {
+  if (const char* home = std::getenv("TRAINC_PYTHON_HOME"); home && *home) return fs::path(home) / "current/bin/python3";
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = cache && *cache ? fs::path(cache) : fs::path(home ? home : ".") / ".cache";
+  return base / "trainc/python/current/bin/python3";
+}
+
+fs::path find_python(const fs::path& given, const std::vector<std::string>& modules) {
   fs::path chosen = given;
   if (const char* env = std::getenv("TRAINC_PYTHON"); chosen.empty() && env && *env) chosen = env;
+  if (chosen.empty()) {
+    // The project's environment is named by its full path (the shims must not run themselves).
+    if (const fs::path p = project_python(); access(p.c_str(), X_OK) == 0 && imports(p, modules)) return p;
+  }
   // Every python3 on PATH in order, or the chosen one there when it names no folder: the shims
   // must name it by its full path, or the python3 shim would run itself.
   const std::string name = chosen.empty() ? "python3" : chosen.string();
-  if (name.find('/') != std::string::npos) return imports_torch(chosen) ? fs::absolute(chosen) : fs::path();
+  if (name.find('/') != std::string::npos) return imports(chosen, modules) ? fs::absolute(chosen) : fs::path();
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
   for (size_t start = 0; start <= dirs.size();) {
@@ -118,13 +131,36 @@ fs::path find_torch_python(const fs::path& given) {
     const fs::path candidate = fs::absolute(fs::path(dirs.substr(start, end - start)) / name);
     start = end + 1;
     if (access(candidate.c_str(), X_OK) != 0) continue;
-    if (imports_torch(candidate)) return candidate;
-    if (!chosen.empty()) return {};  // the one PATH names does not import torch
+    if (imports(candidate, modules)) return candidate;
+    if (!chosen.empty()) return {};  // the one PATH names does not import them
   }
   return {};
 }
 
-void write_python_shims(const fs::path& bin, const fs::path& python) {
+std::map<std::string, std::string> python_versions(const fs::path& python, const std::vector<std::string>& modules) {
+  std::map<std::string, std::string> out{{"python", ""}};
+  for (const auto& m : modules) out[m] = "";
+  std::string code = "import importlib, platform, sys\nprint('python', platform.python_version())\n"
+                     "for m in sys.argv[1:]:\n"
+                     "    try:\n        print(m, importlib.import_module(m).__version__)\n"
+                     "    except Exception:\n        print(m, '')\n";
+  std::vector<std::string> argv{python.string(), "-c", code};
+  argv.insert(argv.end(), modules.begin(), modules.end());
+  if (const auto text = capture(argv)) {
+    size_t start = 0;
+    while (start < text->size()) {
+      size_t end = text->find('\n', start);
+      if (end == std::string::npos) end = text->size();
+      const std::string line = text->substr(start, end - start);
+      start = end + 1;
+      const auto sp = line.find(' ');
+      if (sp != std::string::npos) out[line.substr(0, sp)] = line.substr(sp + 1);
+    }
+  }
+  return out;
+}
+
+void write_python_shims(const fs::path& bin, const fs::path& python, const std::string& torch_version) {
   fs::create_directories(bin);
   auto shim = [&](const std::string& name, const std::string& args) {
     std::ofstream(bin / name) << "#!/bin/sh\n# trainc run --local: the python3 with torch\nexec " << sh_quote(python.string())
@@ -141,7 +177,10 @@ void write_python_shims(const fs::path& bin, const fs::path& python) {
   std::ofstream(bin / "torchrun") << "#!/usr/bin/env bash\n"
       "# trainc run --local: torchrun of the python3 with torch, its flags in the spelling every\n"
       "# torch version accepts (torch 1.x has no --node-rank), and --standalone on a free port.\n"
-      "args=()\n"
+      "args=(" << (!torch_version.empty() && torch_version[0] >= '2' && torch_version[1] == '.'
+                       // torch 2's agent gives its workers the store's address: loopback, not the
+                       // host name, which need not resolve (a bare chroot, some containers).
+                       ? "--local_addr=127.0.0.1" : "") << ")\n"
       "script=\n"
       "for a in \"$@\"; do\n"
       "  if [ -z \"$script\" ]; then\n"

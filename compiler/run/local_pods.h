@@ -14,13 +14,25 @@
 
 namespace trainc {
 
-/// A python3 that imports torch: `given` (--python), else $TRAINC_PYTHON, else the first python3
-/// on PATH that does; "" when there is none.
-std::filesystem::path find_torch_python(const std::filesystem::path& given);
+/// The python3 of the environment tools/install-python.sh installs (PyTorch 2, Ray):
+/// ${TRAINC_PYTHON_HOME:-${XDG_CACHE_HOME:-~/.cache}/trainc/python}/current/bin/python3.
+std::filesystem::path project_python();
+
+/// A python3 that imports every module of `modules`: `given` (--python), else $TRAINC_PYTHON, else
+/// the project's environment (project_python), else the first python3 on PATH that does; "" when
+/// there is none (or the one chosen by --python or TRAINC_PYTHON does not).
+std::filesystem::path find_python(const std::filesystem::path& given, const std::vector<std::string>& modules);
+
+/// The versions the run's programs report, "" for what is missing: "python" and each of `modules`
+/// (torch, ray, ...) as `python` imports them.
+std::map<std::string, std::string> python_versions(const std::filesystem::path& python,
+                                                   const std::vector<std::string>& modules);
 
 /// Writes python3, python and torchrun into `bin`, each running `python`, so that the entry
-/// scripts' `torchrun` (and a command's `python3`) is the one with torch.
-void write_python_shims(const std::filesystem::path& bin, const std::filesystem::path& python);
+/// scripts' `torchrun` (and a command's `python3`) is the one with torch. With torch 2 or later
+/// (`torch_version`), torchrun's agent gives its workers loopback as the store's address.
+void write_python_shims(const std::filesystem::path& bin, const std::filesystem::path& python,
+                        const std::string& torch_version = "");
 
 /// Processes per node a step runs with here: its own, lowered when nodes × processes exceed
 /// `max_ranks`, down to one per node (the nodes are kept: the rendezvous is what is rehearsed).

@@ -20,6 +20,7 @@
 #include "quoting/shell.h"
 #include "commands/trainrt_command.h"
 #include "run/local_pods.h"
+#include "run/local_ray.h"
 #include "run/local_s3.h"
 #include "run/process.h"
 
@@ -71,8 +72,10 @@ int wait_for_port(const fs::path& file, int seconds) {
 int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOptions& opt) {
   const int world = step.nodes;
   if (opt.tracker.empty() || !fs::exists(opt.tracker)) {
-    fmt::print(stderr, "trainc: step '{}' trains on {} ranks and needs XGBoost's tracker script ({}); pass --tracker\n",
-               step.name, world, opt.tracker.string());
+    fmt::print(stderr, "trainc: step '{}' trains on {} ranks and needs XGBoost 1.7's tracker script, tracker17.py, "
+                       "which trainc looks for in ../share/trainc/ beside its binary (meson install puts it there) and "
+                       "in the source tree from a build tree{}; pass --tracker PATH to name another\n",
+               step.name, world, opt.tracker.empty() ? "" : fmt::format(" (not found at '{}')", opt.tracker.string()));
     return 2;
   }
   const fs::path port_file = opt.workdir / fmt::format(".tracker-{}.port", step.name);
@@ -172,6 +175,45 @@ fs::path client_folder(const System& sys, const Step& s, const LocalRunOptions& 
   return opt.spec_dir;
 }
 
+/// The folder a compute cluster's processes run in here: the build context of its image, whose
+/// files the image holds in its working folder; else the spec's.
+fs::path cluster_folder(const System& sys, const ComputeCluster& c, const LocalRunOptions& opt) {
+  if (auto b = sys.builds.find(c.name); b != sys.builds.end() && b->second.of == std::string("cluster"))
+    return opt.spec_dir / b->second.context;
+  return opt.spec_dir;
+}
+
+/// Step `s` on Ray cluster `c` as it runs here: the words of its command that name a path under
+/// one of the cluster's mounts (`/results`, `--results=/results/x`) name that store's local folder
+/// instead. A Ray job has no pod folder of its own here, as a torchrun step's pods have: its
+/// processes share this machine's filesystem, where the mount's path does not exist.
+Step ray_step(const Step& s, const ComputeCluster& c, const LocalRunOptions& opt) {
+  Step here = s;
+  auto* cmd = std::get_if<Command>(&here.run);
+  if (!cmd) return here;
+  for (auto& word : cmd->argv) {
+    for (const auto& m : c.mounts) {
+      const std::string local = fs::absolute(local_path(opt, {m.store, "/", "", ""})).lexically_normal().string();
+      const auto eq = word.find('=');
+      for (size_t at : {size_t{0}, eq == std::string::npos ? std::string::npos : eq + 1}) {
+        if (at == std::string::npos) continue;
+        const std::string_view rest = std::string_view(word).substr(at);
+        if (rest == m.path || (rest.size() > m.path.size() && rest.substr(0, m.path.size()) == m.path &&
+                               rest[m.path.size()] == '/')) {
+          std::string before = word;
+          word = word.substr(0, at) + (local.back() == '/' ? local.substr(0, local.size() - 1) : local) +
+                 std::string(rest.substr(m.path.size()));
+          fs::create_directories(local);
+          fmt::print("  (the mount {} of store '{}' is {} here: the entrypoint's '{}' is '{}')\n", m.path, m.store, local,
+                     before, word);
+          break;
+        }
+      }
+    }
+  }
+  return here;
+}
+
 /// A step on a Dask cluster: its command in its build context (client_folder), with the
 /// scheduler's address, its env on top of `base` and nothing else of this shell's but its secrets.
 /// A cluster process that exits meanwhile fails the step at once, naming it.
@@ -251,11 +293,19 @@ int plant_seeds(const System& sys, const LocalRunOptions& opt, LocalS3* s3) {
   return 0;
 }
 
+/// Whether `s` is a client of a compute cluster whose engine is `E`.
+template <class E>
+bool on_engine(const System& sys, const Step& s) {
+  const ComputeCluster* c = sys.compute_cluster(s.cluster);
+  return c && c->as<E>() && s.command_line();
+}
+
 /// What every process running the spec's code starts from instead of this shell's environment:
-/// PATH (the python with torch first), and listeners kept on loopback (the preload, gloo on lo).
-/// False, saying why, when a torchrun step has no python with torch.
-bool clean_env(const std::vector<const Step*>& steps, const LocalRunOptions& opt,
-               std::map<std::string, std::string>& env) {
+/// PATH (the python with torch, and Ray for Ray steps, first), and listeners kept on loopback (the
+/// preload, gloo on lo). `python` is the one chosen ("" when no step needs one). False, saying
+/// why, when a torchrun step has no python with torch or a Ray step none with Ray.
+bool clean_env(const System& sys, const std::vector<const Step*>& steps, const LocalRunOptions& opt,
+               std::map<std::string, std::string>& env, fs::path& python) {
   const char* path = std::getenv("PATH");
   env["PATH"] = path ? path : "/usr/bin:/bin";
   // gloo listens on the address of the interface it is given, else on the one the host name has.
@@ -266,22 +316,64 @@ bool clean_env(const std::vector<const Step*>& steps, const LocalRunOptions& opt
     fmt::print("(libtrainc-loopback.so was not found beside trainc: a process that listens on every interface, as "
                "torchrun's rendezvous store does, is reachable from the network during this run)\n");
   const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->runs_torchrun(); });
-  if (std::none_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); }))
+  const bool any_ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Ray>(sys, *s); });
+  if (!any_ray &&
+      std::none_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); }))
     return true;
-  const fs::path python = find_torch_python(opt.python);
+  std::vector<std::string> modules{"torch"};
+  if (any_ray) modules.push_back("ray");
+  python = find_python(opt.python, modules);
+  const std::string needs = any_ray ? "torch and ray" : "torch";
   if (!python.empty()) {
     const fs::path bin = fs::absolute(opt.workdir / "bin");
-    write_python_shims(bin, python);
+    write_python_shims(bin, python, python_versions(python, {"torch"})["torch"]);
     env["PATH"] = bin.string() + ":" + env["PATH"];
-    fmt::print("python: {} (imports torch; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
-               python.string(), bin.string());
-  } else if (any_torchrun) {
-    fmt::print(stderr, "trainc: torchrun steps need a python3 that imports torch{}: install Debian's python3-torch "
-                       "(tools/install-deps.sh does), or pass --python or set TRAINC_PYTHON\n",
-               opt.python.empty() ? " and none on PATH does" : fmt::format(" ('{}' does not)", opt.python.string()));
+    fmt::print("python: {} (imports {}; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
+               python.string(), needs, bin.string());
+  } else if (any_torchrun || any_ray) {
+    fmt::print(stderr, "trainc: {} steps need a python3 that imports {}{}: run tools/install-python.sh (it installs "
+                       "PyTorch and Ray into {}), or pass --python or set TRAINC_PYTHON\n",
+               any_ray ? "Ray" : "torchrun", needs,
+               opt.python.empty() ? fmt::format(" and neither {} nor one on PATH does", project_python().string())
+                                  : fmt::format(" ('{}' does not)", opt.python.string()),
+               project_python().parent_path().parent_path().string());
     return false;
   }
   return true;
+}
+
+/// The versions of what runs the steps here, one phrase per program: the python (with PyTorch, and
+/// Ray for Ray steps), Dask's `dask` for Dask clusters, trainrt's XGBoost for xgboost steps.
+std::string versions_used(const System& sys, const std::vector<const Step*>& steps, const LocalRunOptions& opt,
+                          const fs::path& python, const std::map<std::string, std::string>& env) {
+  std::vector<std::string> parts;
+  auto named = [](const std::string& v) { return v.empty() ? std::string("not found") : v; };
+  if (!python.empty()) {
+    const bool ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Ray>(sys, *s); });
+    std::vector<std::string> modules{"torch"};
+    if (ray) modules.push_back("ray");
+    auto v = python_versions(python, modules);
+    std::string phrase = fmt::format("Python {} ({}), PyTorch {}", named(v["python"]), python.string(), named(v["torch"]));
+    if (ray) phrase += fmt::format(", Ray {}", named(v["ray"]));
+    parts.push_back(phrase);
+  }
+  if (std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Dask>(sys, *s); })) {
+    // `dask --version` prints "dask, version X".
+    std::string v = capture({"dask", "--version"}, env).value_or("");
+    if (const auto at = v.rfind(' '); at != std::string::npos) v = v.substr(at + 1);
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+    parts.push_back(fmt::format("Dask {} (the `dask` on PATH)", named(v)));
+  }
+  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->as<XGBoost>() != nullptr; })) {
+    std::string v;
+    const std::string text = capture({opt.trainrt.string(), "--version"}).value_or("");
+    if (const auto at = text.find("xgboost: "); at != std::string::npos)
+      v = text.substr(at + 9, text.find('\n', at) == std::string::npos ? std::string::npos : text.find('\n', at) - at - 9);
+    parts.push_back(fmt::format("XGBoost {} (trainrt's library)", named(v)));
+  }
+  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); }))
+    parts.push_back(fmt::format("trainrt {}", opt.trainrt.string()));
+  return parts.empty() ? "nothing versioned" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
 /// Whether `s` runs here as its pods' entry scripts (run_pod_step): a torchrun or command step not
@@ -433,16 +525,10 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
   LocalRunOptions opt = given;
   if (opt.max_ranks <= 0) opt.max_ranks = std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<const Step*> steps;
-  auto on_dask = [&](const Step& s) {
-    const ComputeCluster* c = sys.compute_cluster(s.cluster);
-    // Only a Dask cluster runs here (on loopback); a Ray cluster runs only in Kubernetes.
-    const bool local = c && match(
-        c->engine, [](const Ray&) { return false; }, [](const Dask&) { return true; });
-    return local && s.command_line();
-  };
   for (const auto& s : sys.steps) {
     const Pool* pool = sys.pool(s.pool);
-    if (s.uses_trainrt() || on_dask(s)) steps.push_back(&s);
+    // Dask and Ray clusters run here on loopback, with their clients.
+    if (s.uses_trainrt() || on_engine<Dask>(sys, s) || on_engine<Ray>(sys, s)) steps.push_back(&s);
     else if (!s.cluster.empty())
       fmt::print("skipping step '{}': it runs on {} cluster '{}', which runs only in Kubernetes\n", s.name,
                  sys.compute_cluster(s.cluster)->kind(), s.cluster);
@@ -475,7 +561,8 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     }
   // Pods run with the python that has torch first on PATH, and reach S3 stores on a local server.
   std::map<std::string, std::string> pod_env;
-  if (!clean_env(steps, opt, pod_env)) return 2;
+  fs::path python;
+  if (!clean_env(sys, steps, opt, pod_env, python)) return 2;
   System here = sys;
   std::unique_ptr<LocalS3> s3;  // stopped on return
   if (const auto used = s3_stores_used(sys, steps, opt); !used.empty()) {
@@ -512,7 +599,10 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
       break;
     }
   if (int rc = plant_seeds(sys, opt, s3.get()); rc != 0) return rc;
+  // Said at the end, pass or fail: what ran here, to tell the rehearsal from the cluster's images.
+  const std::string versions = versions_used(sys, steps, opt, python, pod_env);
   std::map<std::string, std::unique_ptr<LocalDask>> dask_clusters;  // stopped on return
+  std::map<std::string, std::unique_ptr<LocalRay>> ray_clusters;     // stopped on return
   int index = 0;
   for (const Step* s : steps) {
     ++index;
@@ -523,8 +613,19 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
         s->run, [&](const Torchrun&) { return run_pod_step(here, *s, opt, pod_env, faults[s->name]); },
         [&](const Command& cmd) {
           if (s->cluster.empty()) return run_pod_step(here, *s, opt, pod_env, faults[s->name]);
-          // A client of a Dask cluster: the cluster starts before its first client and stays up.
+          // A client of a compute cluster: the cluster starts before its first client and stays up.
           const ComputeCluster& c = *sys.compute_cluster(s->cluster);
+          if (c.as<Ray>()) {
+            auto it = ray_clusters.find(c.name);
+            if (it == ray_clusters.end()) {
+              it = ray_clusters.emplace(c.name, std::make_unique<LocalRay>()).first;
+              auto env = pod_env;
+              env["TRAINC_LOCAL"] = "1";
+              if (int started = it->second->start(c, python, opt, env, cluster_folder(sys, c, opt)); started != 0)
+                return started;
+            }
+            return it->second->submit(here, ray_step(*s, c, opt));
+          }
           auto it = dask_clusters.find(c.name);
           if (it == dask_clusters.end()) {
             it = dask_clusters.emplace(c.name, std::make_unique<LocalDask>()).first;
@@ -544,12 +645,14 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rc != 0) {
       fmt::print(stderr, "trainc: step '{}' failed (exit {}) after {:.1f}s; its output is above\n", s->name, rc, secs);
+      fmt::print("ran with: {}\n", versions);
       return rc;
     }
     fmt::print("[{}/{}] {} done in {:.1f}s\n", index, steps.size(), s->name, secs);
   }
   if (fs::exists(opt.workdir / "stores")) fmt::print("stores are in {}\n", (opt.workdir / "stores").string());
   if (s3) fmt::print("the local S3 server's data is in {}\n", fs::absolute(opt.workdir / "s3").string());
+  fmt::print("ran with: {}\n", versions);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "run/process.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -157,6 +158,45 @@ std::optional<int> Child::stop(int grace_ms) {
   pid_ = -1;
   group_ = -1;
   return code;
+}
+
+std::optional<std::string> capture(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                   Inherit inherit) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  const auto path = env.find("PATH");
+  const std::string program = path == env.end() ? argv[0] : on_path(argv[0], path->second);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> vars = environment(env, inherit);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  if (rc == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) != 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fds[0]);
+  if (rc != 0) return std::nullopt;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
 }
 
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& cwd) {

@@ -62,6 +62,12 @@ int interrupted();
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
             const std::filesystem::path& cwd = {});
 
+/// Runs argv to completion with its stdout captured (stderr to /dev/null): what it printed when it
+/// exited 0, else nullopt. For short queries of a tool (a package's version), not for steps.
+std::optional<std::string> capture(const std::vector<std::string>& argv,
+                                   const std::map<std::string, std::string>& env = {},
+                                   Inherit inherit = Inherit::caller);
+
 /// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER): a process
 /// a step detaches (setsid, a double fork) is then still below it, to be found and stopped.
 /// Returns the processes already below it (trainc's own, such as a Jsonnet server), to spare.

@@ -3,6 +3,10 @@
 NUM_WORKERS training workers (one GPU each when USE_GPU=1) run train_loop; Ray Train sets up the
 process group and shards the data loaders. The final checkpoint and metrics go to --results (the
 GCS bucket, mounted on every pod).
+
+`trainc run --local` (which sets TRAINC_LOCAL on the Ray nodes) rehearses it on this machine's CPUs:
+2048 random images instead of the download (the nodes reach no data set there), one epoch, and the
+Ray workers on the CPU, as the local cluster has no GPUs.
 """
 import argparse
 import os
@@ -15,7 +19,7 @@ import torch
 import torch.nn as nn
 from ray.train import Checkpoint, RunConfig, ScalingConfig
 from ray.train.torch import TorchTrainer
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, TensorDataset
 from torchvision import datasets, transforms
 
 
@@ -24,8 +28,15 @@ def model():
                          nn.Linear(512, 10))
 
 
+def dataset():
+    if os.environ.get("TRAINC_LOCAL"):
+        g = torch.Generator().manual_seed(0)
+        return TensorDataset(torch.rand(2048, 1, 28, 28, generator=g), torch.randint(0, 10, (2048,), generator=g))
+    return datasets.FashionMNIST(tempfile.gettempdir(), train=True, download=True, transform=transforms.ToTensor())
+
+
 def train_loop(config):
-    data = datasets.FashionMNIST(tempfile.gettempdir(), train=True, download=True, transform=transforms.ToTensor())
+    data = dataset()
     loader = ray.train.torch.prepare_data_loader(DataLoader(data, batch_size=config["batch_size"], shuffle=True))
     net = ray.train.torch.prepare_model(model())
     opt = torch.optim.SGD(net.parameters(), lr=config["lr"])
@@ -51,12 +62,15 @@ def main():
     p.add_argument("--results", required=True, help="folder (the mounted bucket) for checkpoints and metrics")
     p.add_argument("--epochs", type=int, default=4)
     args = p.parse_args()
+    local = bool(os.environ.get("TRAINC_LOCAL"))
+    if local:
+        args.epochs = 1
     ray.init()
     trainer = TorchTrainer(
         train_loop,
         train_loop_config={"lr": 1e-3, "batch_size": 64, "epochs": args.epochs},
         scaling_config=ScalingConfig(num_workers=int(os.environ.get("NUM_WORKERS", "2")),
-                                     use_gpu=os.environ.get("USE_GPU", "0") == "1"),
+                                     use_gpu=os.environ.get("USE_GPU", "0") == "1" and not local),
         run_config=RunConfig(name="fashion-mnist", storage_path=args.results),
     )
     result = trainer.fit()
