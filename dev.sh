@@ -38,6 +38,8 @@ build() {
     meson setup build --buildtype=release -Dcuda=enabled
   elif [ "$(cat build/.cuda-home 2>/dev/null)" != "$CUDA_PATH" ] ||
        [ "$(meson introspect build --buildoptions | python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "cuda"))')" != enabled ]; then
+    # Meson keeps the dependencies it found: forget them, or the old toolkit's paths stay.
+    meson configure build --clearcache
     meson setup --reconfigure build -Dcuda=enabled
   fi
   printf '%s\n' "$CUDA_PATH" >build/.cuda-home

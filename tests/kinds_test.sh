@@ -130,6 +130,8 @@ ALLOWED=(
   # The local run starts a Dask cluster on loopback, and sizes what datagen would write here.
   "compiler/run/local_runner.cpp|std::get<Dask>(c.engine)"
   "compiler/run/local_runner.cpp|s->as<Datagen>()"
+  # ... and a Ray cluster, reached through the match in run/local_runner.cpp's local_cluster.
+  "compiler/run/local_ray.cpp|const Ray& ray = std::get<Ray>(c.engine);"
 )
 
 # Every line under ROOT/compiler that holds an alternative of a closed sum by name: as<T>(),

@@ -98,10 +98,15 @@ oracle_validates_config() {
   tap_n=$((tap_n + 1))
   rc=0
   out=$(HOME=$real_home XDG_CACHE_HOME=$real_cache "$ORACLE/ci-validate" "$repo/.pre-commit-config.yaml" 2>&1) || rc=$?
+  # The oracle's own fault shows on a config the schema must accept: no repositories at all. (Its
+  # message does not always reach this capture: under meson's parallel runs it was seen empty.)
+  mkdir -p "$TMP/minimal"
+  printf 'repos: []\n' >"$TMP/minimal/.pre-commit-config.yaml"
   if [ "$rc" -eq 0 ]; then
     echo "ok $tap_n - $name"
-  elif grep -q 'MissingRefError' <<<"$out"; then
-    echo "ok $tap_n - $name # SKIP ci-validate cannot load the schema it refers to (MissingRefError)"
+  elif grep -q 'MissingRefError' <<<"$out" ||
+       ! HOME=$real_home XDG_CACHE_HOME=$real_cache "$ORACLE/ci-validate" "$TMP/minimal/.pre-commit-config.yaml" >/dev/null 2>&1; then
+    echo "ok $tap_n - $name # SKIP ci-validate cannot load the schema it refers to (MissingRefError), and rejects even 'repos: []'"
   else
     tap_failed=$((tap_failed + 1))
     echo "not ok $tap_n - $name"

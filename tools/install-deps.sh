@@ -23,7 +23,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # awscli: `trainc run --local` syncs S3 stores with the aws CLI (tests/run_local_torch_test.sh). Its
 # S3 server, s3rver, comes from npm into a cache folder (below), where the run looks for it. PyTorch
 # 2, Ray, the CUDA toolkit and NCCL come from the Python package index into a virtual environment
-# of Debian's python3 (python3-venv), tools/install-python.sh, called at the end.
+# of Debian's python3 (python3-venv), tools/install-python.sh, called at the end; pip there trusts
+# the system's CA bundle (ca-certificates), which holds a proxy's local CA where there is one.
 # procps (ps, pgrep): tests/run_local_torch_test.sh, run_local_dask_test.sh and entry_script_test.sh
 # find the processes a run leaves; a debootstrap minbase root has no ps.
 packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonnet-dev doctest-dev
@@ -31,7 +32,7 @@ packages=(meson ninja-build pkg-config g++ libyaml-cpp-dev libyaml-dev libjsonne
           libxgboost-dev python3-xgboost python3-numpy python3-distributed python3-dask pre-commit git
           python3-yaml libgraphviz-dev graphviz zsh libmimalloc-dev libzstd-dev libsnappy-dev libdeflate-dev zlib1g-dev
           librsvg2-bin python3-pil fontconfig fonts-dejavu-core cmark shellcheck
-          python3-venv awscli procps "$@")
+          python3-venv ca-certificates awscli procps "$@")
 valijson_dir="$root/third_party/valijson"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

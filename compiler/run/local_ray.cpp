@@ -20,10 +20,22 @@ namespace fs = std::filesystem;
 namespace trainc {
 namespace {
 
-/// Ray's command line, from `python`'s ray package (the `ray` console script's entry point).
+/// Ray's command line, from `python`'s ray package (the `ray` console script's entry point). `ray
+/// start` turns `--node-ip-address=127.0.0.1` into this machine's network address
+/// (scripts.py: services.resolve_ip_for_localhost), and its raylet, agents and client server then
+/// listen on that address, where the loopback preload cannot move them: here the address given
+/// is kept. (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 would keep loopback too, but refuses worker nodes.)
+constexpr std::string_view kRayCli = R"py(import sys
+import ray._private.services as services
+resolve = services.resolve_ip_for_localhost
+services.resolve_ip_for_localhost = lambda host: host if host == "127.0.0.1" else resolve(host)
+from ray.scripts.scripts import main
+sys.argv[0] = "ray"
+main()
+)py";
+
 std::vector<std::string> ray_cli(const fs::path& python, std::vector<std::string> args) {
-  std::vector<std::string> argv{python.string(), "-c",
-                                "import sys\nfrom ray.scripts.scripts import main\nsys.argv[0] = 'ray'\nmain()\n"};
+  std::vector<std::string> argv{python.string(), "-c", std::string(kRayCli)};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -31,6 +43,12 @@ std::vector<std::string> ray_cli(const fs::path& python, std::vector<std::string
 /// The logical CPUs a node of `g` offers Ray: what its pods request (KubeRay derives num-cpus from
 /// the container's CPU), at least one.
 int ray_cpus(const PodGroup& g) { return std::max(1, static_cast<int>(std::ceil(g.resources.requested("cpu")))); }
+
+/// Each node's Ray workers listen on ports of a range of its own (Ray's default, 10002-19999, for
+/// every node, would be shared by the nodes here): node N's starts at 20000 + 100 N, below the
+/// kernel's ephemeral ports (32768 up on Linux), from which free_port picks the nodes' other ports.
+constexpr int kWorkerPortsPerNode = 100;
+int worker_ports(int node) { return 20000 + kWorkerPortsPerNode * node; }
 
 /// Each node's object store: Ray's default is 30% of the memory, for every node, which three
 /// nodes on one machine (and its /dev/shm) cannot all have.
@@ -77,7 +95,9 @@ while not info.status.is_terminal():
 code = getattr(info, "driver_exit_code", None)
 if code is None:
     code = 0 if info.status == JobStatus.SUCCEEDED else 1
-print(f"  (Ray job '{sid}' {info.status.value}, driver exit code {code}{': ' + info.message if info.status != JobStatus.SUCCEEDED and info.message else ''})", flush=True)
+# The message of a failed job repeats the end of its logs, which were streamed above.
+why = (info.message or "").split(", last available logs")[0].split("\n")[0]
+print(f"  (Ray job '{sid}' {info.status.value}, driver exit code {code}{': ' + why if info.status != JobStatus.SUCCEEDED and why else ''})", flush=True)
 sys.exit(code)
 )py";
 
@@ -145,7 +165,8 @@ int LocalRay::start(const ComputeCluster& c, const fs::path& python, const Local
                "--dashboard-host=127.0.0.1", fmt::format("--dashboard-port={}", dash),
                fmt::format("--ray-client-server-port={}", free_port()), fmt::format("--num-cpus={}", ray_cpus(ray.head)),
                // As the cluster's head: no GPUs, so Ray schedules none of the work there.
-               "--num-gpus=0", fmt::format("--min-worker-port={}", 20000), fmt::format("--max-worker-port={}", 29999)},
+               "--num-gpus=0", fmt::format("--min-worker-port={}", worker_ports(0)),
+               fmt::format("--max-worker-port={}", worker_ports(0) + kWorkerPortsPerNode - 1)},
               "head"))
     return 2;
   if (!accepts(gcs, 60) || !accepts(dash, 60)) {
@@ -154,24 +175,35 @@ int LocalRay::start(const ComputeCluster& c, const fs::path& python, const Local
                dash);
     return 2;
   }
+  // Ray gives a starting node 30 s to register (ray/_private/node.py), which several raylets and
+  // their agents starting at once on a small machine exceed: one node at a time, each waited for.
+  auto joined = [&](int want) {
+    Child wait({python.string(), "-c", std::string(kWaitNodes), dashboard_, std::to_string(want), "120"}, error, env_,
+               cwd, Inherit::nothing);
+    return wait.started() && wait.wait() == 0;
+  };
   int nodes = 1;
   for (const auto& g : c.workers) {
     if (g.gpus > 0) fmt::print("  (worker group '{}' has {} GPU(s) a pod in the cluster; here it runs as CPU workers)\n", g.name, g.gpus);
     const int here = std::min(g.replicas, 2);
     if (here < g.replicas) fmt::print("  (worker group '{}' runs {} of its {} workers here)\n", g.name, here, g.replicas);
-    for (int i = 0; i < here; ++i, ++nodes)
+    for (int i = 0; i < here; ++i, ++nodes) {
       if (!launch({"start", "--block", fmt::format("--address=127.0.0.1:{}", gcs), "--node-ip-address=127.0.0.1",
                    fmt::format("--num-cpus={}", ray_cpus(g)), "--num-gpus=0",
-                   fmt::format("--min-worker-port={}", 30000 + 2000 * nodes),
-                   fmt::format("--max-worker-port={}", 31999 + 2000 * nodes)},
+                   fmt::format("--min-worker-port={}", worker_ports(nodes)),
+                   fmt::format("--max-worker-port={}", worker_ports(nodes) + kWorkerPortsPerNode - 1)},
                   fmt::format("{}-{}", g.name, i)))
         return 2;
+      if (!joined(nodes + 1)) {
+        if (auto rc = ended()) return *rc;
+        fmt::print(stderr, "trainc: worker {}-{} of Ray cluster '{}' did not join within 120s\n", g.name, i, c.name);
+        return 2;
+      }
+    }
   }
-  Child wait({python.string(), "-c", std::string(kWaitNodes), dashboard_, std::to_string(nodes), "120"}, error, env_,
-             cwd, Inherit::nothing);
-  if (!wait.started() || wait.wait() != 0) {
+  if (nodes == 1 && !joined(1)) {
     if (auto rc = ended()) return *rc;
-    fmt::print(stderr, "trainc: the nodes of Ray cluster '{}' did not all join within 120s\n", c.name);
+    fmt::print(stderr, "trainc: the head of Ray cluster '{}' did not register within 120s\n", c.name);
     return 2;
   }
   fmt::print("  (Ray cluster '{}': {} node(s) on loopback, dashboard {})\n", c.name, nodes, dashboard_);

@@ -189,9 +189,9 @@ fs::path cluster_folder(const System& sys, const ComputeCluster& c, const LocalR
 /// processes share this machine's filesystem, where the mount's path does not exist.
 Step ray_step(const Step& s, const ComputeCluster& c, const LocalRunOptions& opt) {
   Step here = s;
-  auto* cmd = std::get_if<Command>(&here.run);
-  if (!cmd) return here;
-  for (auto& word : cmd->argv) {
+  if (!s.command_line()) return here;
+  std::vector<std::string> words = *s.command_line();
+  for (auto& word : words) {
     for (const auto& m : c.mounts) {
       const std::string local = fs::absolute(local_path(opt, {m.store, "/", "", ""})).lexically_normal().string();
       const auto eq = word.find('=');
@@ -211,6 +211,7 @@ Step ray_step(const Step& s, const ComputeCluster& c, const LocalRunOptions& opt
       }
     }
   }
+  here.run = Command{words};  // a step on a compute cluster runs a command
   return here;
 }
 
@@ -293,11 +294,15 @@ int plant_seeds(const System& sys, const LocalRunOptions& opt, LocalS3* s3) {
   return 0;
 }
 
-/// Whether `s` is a client of a compute cluster whose engine is `E`.
-template <class E>
-bool on_engine(const System& sys, const Step& s) {
+/// What runs here for a client of a compute cluster: its engine's cluster on loopback.
+enum class LocalCluster { none, dask, ray };
+
+/// The cluster `s` is a client of, as this machine runs it; none for a step on no cluster.
+LocalCluster local_cluster(const System& sys, const Step& s) {
   const ComputeCluster* c = sys.compute_cluster(s.cluster);
-  return c && c->as<E>() && s.command_line();
+  if (!c || !s.command_line()) return LocalCluster::none;
+  return match(
+      c->engine, [](const Ray&) { return LocalCluster::ray; }, [](const Dask&) { return LocalCluster::dask; });
 }
 
 /// What every process running the spec's code starts from instead of this shell's environment:
@@ -316,7 +321,7 @@ bool clean_env(const System& sys, const std::vector<const Step*>& steps, const L
     fmt::print("(libtrainc-loopback.so was not found beside trainc: a process that listens on every interface, as "
                "torchrun's rendezvous store does, is reachable from the network during this run)\n");
   const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->runs_torchrun(); });
-  const bool any_ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Ray>(sys, *s); });
+  const bool any_ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::ray; });
   if (!any_ray &&
       std::none_of(steps.begin(), steps.end(), [](const Step* s) { return !s->uses_trainrt() && s->cluster.empty(); }))
     return true;
@@ -349,7 +354,7 @@ std::string versions_used(const System& sys, const std::vector<const Step*>& ste
   std::vector<std::string> parts;
   auto named = [](const std::string& v) { return v.empty() ? std::string("not found") : v; };
   if (!python.empty()) {
-    const bool ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Ray>(sys, *s); });
+    const bool ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::ray; });
     std::vector<std::string> modules{"torch"};
     if (ray) modules.push_back("ray");
     auto v = python_versions(python, modules);
@@ -357,22 +362,21 @@ std::string versions_used(const System& sys, const std::vector<const Step*>& ste
     if (ray) phrase += fmt::format(", Ray {}", named(v["ray"]));
     parts.push_back(phrase);
   }
-  if (std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return on_engine<Dask>(sys, *s); })) {
+  if (std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::dask; })) {
     // `dask --version` prints "dask, version X".
     std::string v = capture({"dask", "--version"}, env).value_or("");
     if (const auto at = v.rfind(' '); at != std::string::npos) v = v.substr(at + 1);
     while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
     parts.push_back(fmt::format("Dask {} (the `dask` on PATH)", named(v)));
   }
-  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->as<XGBoost>() != nullptr; })) {
+  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); })) {
+    // `trainrt --version` ends with the XGBoost it links: "xgboost: X".
     std::string v;
     const std::string text = capture({opt.trainrt.string(), "--version"}).value_or("");
-    if (const auto at = text.find("xgboost: "); at != std::string::npos)
-      v = text.substr(at + 9, text.find('\n', at) == std::string::npos ? std::string::npos : text.find('\n', at) - at - 9);
-    parts.push_back(fmt::format("XGBoost {} (trainrt's library)", named(v)));
+    if (const auto at = text.find("xgboost: "); at != std::string::npos) v = text.substr(at + 9);
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+    parts.push_back(fmt::format("trainrt {} with XGBoost {}", opt.trainrt.string(), named(v)));
   }
-  if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); }))
-    parts.push_back(fmt::format("trainrt {}", opt.trainrt.string()));
   return parts.empty() ? "nothing versioned" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -528,7 +532,7 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
   for (const auto& s : sys.steps) {
     const Pool* pool = sys.pool(s.pool);
     // Dask and Ray clusters run here on loopback, with their clients.
-    if (s.uses_trainrt() || on_engine<Dask>(sys, s) || on_engine<Ray>(sys, s)) steps.push_back(&s);
+    if (s.uses_trainrt() || local_cluster(sys, s) != LocalCluster::none) steps.push_back(&s);
     else if (!s.cluster.empty())
       fmt::print("skipping step '{}': it runs on {} cluster '{}', which runs only in Kubernetes\n", s.name,
                  sys.compute_cluster(s.cluster)->kind(), s.cluster);
@@ -615,7 +619,7 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
           if (s->cluster.empty()) return run_pod_step(here, *s, opt, pod_env, faults[s->name]);
           // A client of a compute cluster: the cluster starts before its first client and stays up.
           const ComputeCluster& c = *sys.compute_cluster(s->cluster);
-          if (c.as<Ray>()) {
+          if (local_cluster(sys, *s) == LocalCluster::ray) {
             auto it = ray_clusters.find(c.name);
             if (it == ray_clusters.end()) {
               it = ray_clusters.emplace(c.name, std::make_unique<LocalRay>()).first;

@@ -1,10 +1,11 @@
 #pragma once
 // `trainc run --local`: runs a spec's trainrt steps, its torchrun and command steps, and its Dask
-// clusters with their client steps, on this machine in dependency order, so a pipeline can be
-// rehearsed before renting GPUs. GCS stores become folders, S3 stores live on a local S3 server
+// and Ray clusters with their client steps, on this machine in dependency order, so a pipeline can
+// be rehearsed before renting GPUs. GCS stores become folders, S3 stores live on a local S3 server
 // (run/local_s3.h); a multi-node step's ranks become local processes on loopback (torchrun and
 // command steps through their entry scripts, run/local_pods.h); a Dask cluster is started on
-// loopback with the command lines its pods run.
+// loopback with the command lines its pods run, a Ray cluster with `ray start` and its steps
+// submitted as their RayJobs are (run/local_ray.h).
 #include <cstdint>
 #include <filesystem>
 #include <optional>

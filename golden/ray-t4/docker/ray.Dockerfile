@@ -7,7 +7,7 @@
 #
 # Build context: examples/ray-t4/image (from the repository root), e.g.
 #   docker build -f golden/ray-t4/docker/ray.Dockerfile \
-#     -t northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2954374270b0c6ee examples/ray-t4/image
+#     -t northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2f4872b3bf735a5a examples/ray-t4/image
 
 FROM rayproject/ray:2.52.0-py310-gpu
 

@@ -76,13 +76,13 @@ SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=ray-t4
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [rayclusters.ray.io/ray-t4-ray]=1
-  [rayjobs.ray.io/ray-t4-train-77bb83ecb8]=1
+  [rayjobs.ray.io/ray-t4-train-a777f26046]=1
   [serviceaccounts/gke-training]=1
 )
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=rayjobs.ray.io/ray-t4-train-77bb83ecb8
+  [train]=rayjobs.ray.io/ray-t4-train-a777f26046
 )
 declare -A HISTORY=(
   [train]=3
@@ -255,7 +255,7 @@ run gcloud container clusters get-credentials "$CLUSTER" \
     --project="$PROJECT_ID"
 
 # The images the pods pull from Artifact Registry, before anything is applied.
-need_image northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2954374270b0c6ee 'build and push it with scripts/build.sh (or let CI do it)'
+need_image northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2f4872b3bf735a5a 'build and push it with scripts/build.sh (or let CI do it)'
 
 # The KubeRay operator 1.7.0 (CRDs included), before any RayCluster.
 run helm upgrade --install kuberay-operator kuberay-operator \
@@ -289,4 +289,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=ray-t4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} get rayjob ray-t4-train-77bb83ecb8 -n ${NAMESPACE} -w"
+log "  kubectl --context ${KUBE_CONTEXT} get rayjob ray-t4-train-a777f26046 -n ${NAMESPACE} -w"

@@ -199,7 +199,7 @@ if ! present gcloud artifacts repositories describe ray-t4 \
 fi
 
 # The image of cluster 'ray'.
-build northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2954374270b0c6ee "${SPEC_DIR}/image" \
+build northamerica-northeast1-docker.pkg.dev/kubernetes-ai/ray-t4/ray:c-2f4872b3bf735a5a "${SPEC_DIR}/image" \
   "${OUT_DIR}/docker/ray.Dockerfile" linux/amd64
 
 if [ "$DRY_RUN" = 1 ]; then
