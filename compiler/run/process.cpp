@@ -53,19 +53,28 @@ std::vector<std::string> environment(const std::map<std::string, std::string>& e
   return vars;
 }
 
+/// What posix_spawnp takes for argv with env: the program (looked up on env's PATH when it names
+/// one), and the argument and environment arrays, pointing into this object.
+struct Spawn {
+  std::string program;
+  std::vector<std::string> vars;
+  std::vector<char*> args, envp;
+  Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, Inherit inherit)
+      : vars(environment(env, inherit)) {
+    const auto path = env.find("PATH");
+    program = path == env.end() ? argv[0] : on_path(argv[0], path->second);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+  }
+};
+
 }  // namespace
 
 Child::Child(const std::vector<std::string>& argv, std::string& error, const std::map<std::string, std::string>& env,
              const fs::path& cwd, Inherit inherit) {
-  const auto path = env.find("PATH");
-  const std::string program = path == env.end() ? argv[0] : on_path(argv[0], path->second);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> vars = environment(env, inherit);
-  std::vector<char*> envp;
-  for (auto& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
+  const Spawn sp(argv, env, inherit);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
@@ -73,7 +82,7 @@ Child::Child(const std::vector<std::string>& argv, std::string& error, const std
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, named by its pid
-  if (int rc = posix_spawnp(&pid_, program.c_str(), &actions, &attr, args.data(), envp.data()); rc != 0) {
+  if (int rc = posix_spawnp(&pid_, sp.program.c_str(), &actions, &attr, sp.args.data(), sp.envp.data()); rc != 0) {
     error = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
     pid_ = -1;
   } else {
@@ -164,21 +173,13 @@ std::optional<std::string> capture(const std::vector<std::string>& argv, const s
                                    Inherit inherit) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-  const auto path = env.find("PATH");
-  const std::string program = path == env.end() ? argv[0] : on_path(argv[0], path->second);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> vars = environment(env, inherit);
-  std::vector<char*> envp;
-  for (auto& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
+  const Spawn sp(argv, env, inherit);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, args.data(), envp.data());
+  const int rc = posix_spawnp(&pid, sp.program.c_str(), &actions, nullptr, sp.args.data(), sp.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   std::string out;
