@@ -214,11 +214,13 @@ watch_bucket() {
 # the gang restarted (LISTER prints it). $when comes from an unbroken run, but this machine's load
 # shifts: a killed run that goes faster ends before the kill (then the kill comes earlier), one
 # that goes slower is killed before any checkpoint reached the bucket (then later). That is the
-# test's timing, not the rule under test: up to three runs, $when left as the last one had it.
+# test's timing, not the rule under test: up to five runs, each moving the kill by 30% or, once a
+# run has been too early and another too late, half-way between them; $when left as the last run
+# had it.
 killed_run() {
-  local dir=$1 spec=$2 pod=$3 lister=$4 try pid watcher
+  local dir=$1 spec=$2 pod=$3 lister=$4 try pid watcher early=0 late=0
   shift 4
-  for try in 1 2 3; do
+  for try in 1 2 3 4 5; do
     rm -rf "$dir/killed" "$dir/newest"
     rc=0
     "$TRAINC" run --local "$spec" --workdir "$dir/killed" "$@" --kill "$pod@$when" >"$dir/killed.log" 2>&1 &
@@ -229,14 +231,17 @@ killed_run() {
     # No restart, no bucket to list: the watcher would wait for one.
     grep -q "retrying step 'train' as one gang" "$dir/killed.log" || kill "$watcher" 2>/dev/null
     wait "$watcher" 2>/dev/null
-    [ "$try" -lt 3 ] || break
+    [ "$try" -lt 5 ] || break
     if ! grep -q "\--kill train:$pod@$when: SIGKILL" "$dir/killed.log"; then
-      when=$(awk -v w="$when" 'BEGIN { print int(w * 7 + 0.5) / 10 }')
+      late=$when
     elif [ ! -s "$dir/newest" ]; then
-      when=$(awk -v w="$when" 'BEGIN { print int(w * 13 + 0.5) / 10 }')
+      early=$when
     else
       break
     fi
+    when=$(awk -v w="$when" -v e="$early" -v l="$late" 'BEGIN {
+      if (e > 0 && l > 0) w = (e + l) / 2; else if (l == w) w = w * 0.7; else w = w * 1.3
+      print int(w * 10 + 0.5) / 10 }')
     echo "(run $try: the kill landed outside the checkpoints' window; again with --kill $pod@$when)"
   done
 }
