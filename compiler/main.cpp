@@ -573,11 +573,14 @@ int run_cli(int argc, char** argv) {
   run->add_option("--workdir", opt.workdir, "where stores live (default .trainc-local/<system>)");
   run->add_option("--threads", opt.threads, "threads per trainrt process (default: all cores)");
   run->add_option("--trainrt", opt.trainrt, "the trainrt binary (default: beside trainc, else PATH)");
-  run->add_option("--tracker", opt.tracker, "XGBoost 1.7's tracker script, for multi-rank steps");
+  run->add_option("--tracker", opt.tracker,
+                  "XGBoost 1.7's tracker script, for multi-rank xgboost steps (default: tracker17.py in ../share/trainc "
+                  "beside trainc, or the source tree's beside a build tree)");
   run->add_option("--seed", opt.seeds,
                   "STORE[:/PATH]=FOLDER: upload FOLDER into the store before the first step (repeatable)");
   run->add_option("--python", opt.python,
-                  "a python3 with torch for torchrun steps (default: $TRAINC_PYTHON, else the first on PATH that has it)");
+                  "a python3 with torch (and Ray, for Ray steps) for torchrun, command and Ray steps (default: $TRAINC_PYTHON, "
+                  "else the environment tools/install-python.sh installs, else the first on PATH that has them)");
   run->add_option("--s3rver", opt.s3rver,
                   "s3rver's bin/s3rver.js, the local S3 server (default: $TRAINC_S3RVER, else where install-deps puts it)");
   run->add_option("--max-ranks", opt.max_ranks,
