@@ -15,8 +15,8 @@
 # Usage: tools/install-python.sh            install if missing
 #        tools/install-python.sh --prefix   print the environment's folder (after installing)
 #        tools/install-python.sh --cuda-home   print its CUDA toolkit folder (after installing)
-# The first install downloads about 3.4 GB (torch's CUDA libraries are most of it) and takes
-# 6.5 GB on disk for the environment, plus the downloaded wheels.
+# The first install downloads about 3.2 GB (torch's CUDA libraries are most of it) and takes
+# 6.6 GB on disk for the environment, plus the downloaded wheels.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lock="$root/tools/python/requirements.lock"
@@ -82,7 +82,7 @@ install_env() {
   "$python" -m venv "$env_dir"
   if [ "$tag" = "$want" ]; then
     say "downloading $(grep -c '^[a-z]' "$lock") pinned packages (tools/python/requirements.lock) into $home/wheels:" \
-        "about 3.4 GB the first time (PyTorch's CUDA libraries), then only what a new lock changes"
+        "about 3.2 GB the first time (PyTorch's CUDA libraries), then only what a new lock changes"
     "$env_dir/bin/pip" download --disable-pip-version-check --no-input --progress-bar off -q \
       --require-hashes --no-deps -r "$lock" -d "$home/wheels" >&2
     say "installing them into $env_dir"

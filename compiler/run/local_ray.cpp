@@ -112,9 +112,9 @@ LocalRay::~LocalRay() {
   }
 }
 
-std::optional<int> LocalRay::ended() const {
+std::optional<int> LocalRay::ended() {
   for (size_t i = 0; i < procs_.size(); ++i)
-    if (auto rc = const_cast<Child&>(procs_[i]).poll()) {
+    if (auto rc = procs_[i].poll()) {
       fmt::print(stderr, "trainc: `{}` of Ray cluster '{}' exited (status {}); its output is above\n", names_[i], cluster_,
                  *rc);
       return *rc == 0 ? 1 : *rc;

@@ -6,7 +6,7 @@
 // its logs streamed, and its driver's exit code is the step's.
 #include <filesystem>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +37,7 @@ class LocalRay {
 
  private:
   /// Exit code of the first cluster process that has ended, naming it; nullopt while all run.
-  std::optional<int> ended() const;
+  std::optional<int> ended();
   std::string cluster_;
   std::filesystem::path python_, temp_;
   std::map<std::string, std::string> env_;

@@ -167,20 +167,21 @@ int start_dask(const ComputeCluster& c, const Dask& d, const LocalRunOptions& op
   return 0;
 }
 
-/// The folder a client step's command runs in here: the build context of its image (its own
-/// build, else its cluster's), whose files the image holds in its working folder; else the spec's.
-fs::path client_folder(const System& sys, const Step& s, const LocalRunOptions& opt) {
-  for (const auto& [name, of] : {std::pair{s.name, "step"}, std::pair{s.cluster, "cluster"}})
-    if (auto b = sys.builds.find(name); b != sys.builds.end() && b->second.of == of) return opt.spec_dir / b->second.context;
-  return opt.spec_dir;
-}
-
 /// The folder a compute cluster's processes run in here: the build context of its image, whose
 /// files the image holds in its working folder; else the spec's.
 fs::path cluster_folder(const System& sys, const ComputeCluster& c, const LocalRunOptions& opt) {
   if (auto b = sys.builds.find(c.name); b != sys.builds.end() && b->second.of == std::string("cluster"))
     return opt.spec_dir / b->second.context;
   return opt.spec_dir;
+}
+
+/// The folder a client step's command runs in here: the build context of its own image, else its
+/// cluster's (cluster_folder).
+fs::path client_folder(const System& sys, const Step& s, const LocalRunOptions& opt) {
+  if (auto b = sys.builds.find(s.name); b != sys.builds.end() && b->second.of == std::string("step"))
+    return opt.spec_dir / b->second.context;
+  const ComputeCluster* c = sys.compute_cluster(s.cluster);
+  return c ? cluster_folder(sys, *c, opt) : opt.spec_dir;
 }
 
 /// Step `s` on Ray cluster `c` as it runs here: the words of its command that name a path under
@@ -191,26 +192,22 @@ Step ray_step(const Step& s, const ComputeCluster& c, const LocalRunOptions& opt
   Step here = s;
   if (!s.command_line()) return here;
   std::vector<std::string> words = *s.command_line();
-  for (auto& word : words) {
+  for (auto& word : words)
     for (const auto& m : c.mounts) {
-      const std::string local = fs::absolute(local_path(opt, {m.store, "/", "", ""})).lexically_normal().string();
-      const auto eq = word.find('=');
-      for (size_t at : {size_t{0}, eq == std::string::npos ? std::string::npos : eq + 1}) {
-        if (at == std::string::npos) continue;
-        const std::string_view rest = std::string_view(word).substr(at);
-        if (rest == m.path || (rest.size() > m.path.size() && rest.substr(0, m.path.size()) == m.path &&
-                               rest[m.path.size()] == '/')) {
-          std::string before = word;
-          word = word.substr(0, at) + (local.back() == '/' ? local.substr(0, local.size() - 1) : local) +
-                 std::string(rest.substr(m.path.size()));
-          fs::create_directories(local);
-          fmt::print("  (the mount {} of store '{}' is {} here: the entrypoint's '{}' is '{}')\n", m.path, m.store, local,
-                     before, word);
-          break;
-        }
-      }
+      // The path starts the word, or the value of a `--flag=` word.
+      const size_t eq = word.find('=');
+      const size_t at = word.compare(0, m.path.size(), m.path) == 0 ? 0 : eq == std::string::npos ? eq : eq + 1;
+      if (at == std::string::npos || word.compare(at, m.path.size(), m.path) != 0) continue;
+      const size_t end = at + m.path.size();
+      if (end < word.size() && word[end] != '/') continue;  // /results2 is not under /results
+      const fs::path local = fs::absolute(opt.workdir / "stores" / m.store);
+      fs::create_directories(local);
+      const std::string before = word;
+      word = word.substr(0, at) + local.string() + word.substr(end);
+      fmt::print("  (the mount {} of store '{}' is {} here: the entrypoint's '{}' is '{}')\n", m.path, m.store,
+                 local.string(), before, word);
+      break;
     }
-  }
   here.run = Command{words};  // a step on a compute cluster runs a command
   return here;
 }
@@ -307,10 +304,12 @@ LocalCluster local_cluster(const System& sys, const Step& s) {
 
 /// What every process running the spec's code starts from instead of this shell's environment:
 /// PATH (the python with torch, and Ray for Ray steps, first), and listeners kept on loopback (the
-/// preload, gloo on lo). `python` is the one chosen ("" when no step needs one). False, saying
-/// why, when a torchrun step has no python with torch or a Ray step none with Ray.
+/// preload, gloo on lo). `python` is the one chosen ("" when no step needs one), `versions` what it
+/// reports (python_versions). False, saying why, when a torchrun step has no python with torch or
+/// a Ray step none with Ray.
 bool clean_env(const System& sys, const std::vector<const Step*>& steps, const LocalRunOptions& opt,
-               std::map<std::string, std::string>& env, fs::path& python) {
+               std::map<std::string, std::string>& env, fs::path& python,
+               std::map<std::string, std::string>& versions) {
   const char* path = std::getenv("PATH");
   env["PATH"] = path ? path : "/usr/bin:/bin";
   // gloo listens on the address of the interface it is given, else on the one the host name has.
@@ -330,8 +329,9 @@ bool clean_env(const System& sys, const std::vector<const Step*>& steps, const L
   python = find_python(opt.python, modules);
   const std::string needs = any_ray ? "torch and ray" : "torch";
   if (!python.empty()) {
+    versions = python_versions(python, modules);
     const fs::path bin = fs::absolute(opt.workdir / "bin");
-    write_python_shims(bin, python, python_versions(python, {"torch"})["torch"]);
+    write_python_shims(bin, python, versions["torch"]);
     env["PATH"] = bin.string() + ":" + env["PATH"];
     fmt::print("python: {} (imports {}; --python or TRAINC_PYTHON picks another), as python3 and torchrun in {}\n",
                python.string(), needs, bin.string());
@@ -347,19 +347,17 @@ bool clean_env(const System& sys, const std::vector<const Step*>& steps, const L
   return true;
 }
 
-/// The versions of what runs the steps here, one phrase per program: the python (with PyTorch, and
-/// Ray for Ray steps), Dask's `dask` for Dask clusters, trainrt's XGBoost for xgboost steps.
+/// The versions of what runs the steps here, one phrase per program: the python (`v`, from
+/// clean_env: Python, PyTorch, and Ray for Ray steps), Dask's `dask` for Dask clusters, trainrt's
+/// XGBoost for trainrt steps.
 std::string versions_used(const System& sys, const std::vector<const Step*>& steps, const LocalRunOptions& opt,
-                          const fs::path& python, const std::map<std::string, std::string>& env) {
+                          const fs::path& python, std::map<std::string, std::string> v,
+                          const std::map<std::string, std::string>& env) {
   std::vector<std::string> parts;
-  auto named = [](const std::string& v) { return v.empty() ? std::string("not found") : v; };
+  auto named = [](const std::string& x) { return x.empty() ? std::string("not found") : x; };
   if (!python.empty()) {
-    const bool ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::ray; });
-    std::vector<std::string> modules{"torch"};
-    if (ray) modules.push_back("ray");
-    auto v = python_versions(python, modules);
     std::string phrase = fmt::format("Python {} ({}), PyTorch {}", named(v["python"]), python.string(), named(v["torch"]));
-    if (ray) phrase += fmt::format(", Ray {}", named(v["ray"]));
+    if (v.count("ray")) phrase += fmt::format(", Ray {}", named(v["ray"]));
     parts.push_back(phrase);
   }
   if (std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::dask; })) {
@@ -566,7 +564,8 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
   // Pods run with the python that has torch first on PATH, and reach S3 stores on a local server.
   std::map<std::string, std::string> pod_env;
   fs::path python;
-  if (!clean_env(sys, steps, opt, pod_env, python)) return 2;
+  std::map<std::string, std::string> python_reports;
+  if (!clean_env(sys, steps, opt, pod_env, python, python_reports)) return 2;
   System here = sys;
   std::unique_ptr<LocalS3> s3;  // stopped on return
   if (const auto used = s3_stores_used(sys, steps, opt); !used.empty()) {
@@ -604,7 +603,7 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     }
   if (int rc = plant_seeds(sys, opt, s3.get()); rc != 0) return rc;
   // Said at the end, pass or fail: what ran here, to tell the rehearsal from the cluster's images.
-  const std::string versions = versions_used(sys, steps, opt, python, pod_env);
+  const std::string versions = versions_used(sys, steps, opt, python, python_reports, pod_env);
   std::map<std::string, std::unique_ptr<LocalDask>> dask_clusters;  // stopped on return
   std::map<std::string, std::unique_ptr<LocalRay>> ray_clusters;     // stopped on return
   int index = 0;
