@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "inspect/against.h"
 #include "inspect/explain.h"
+#include "model/images.h"
 #include "inspect/graph.h"
 #include "inspect/plan.h"
 #include "frontend/jsonnet_loader.h"
@@ -65,6 +66,7 @@ struct Options {
   bool recursive = false;       ///< explain: the whole subtree
   bool list = false, markdown = false;            ///< explain: every field path; the markdown reference
   std::string image;            ///< explain --image: an image reference
+  bool image_given = false;     ///< explain --image was given (an empty reference is an error)
   std::string explain_format = "text";             ///< explain --image: text or json
   std::string shell;            ///< completion: bash or zsh
 };
@@ -428,9 +430,13 @@ int cmd_graph(const Options& opt) {
 }
 
 int cmd_explain(const Options& opt) {
-  if (!opt.image.empty()) {
+  if (opt.image_given) {
     if (!opt.field.empty() || opt.recursive || opt.list || opt.markdown) {
       fmt::print(stderr, "trainc: error: explain --image takes no field, --recursive, --list or --markdown\n");
+      return kUsage;
+    }
+    if (const std::string why = image_reference_error(opt.image); !why.empty()) {
+      fmt::print(stderr, "trainc: error: explain --image: {}\n", why);
       return kUsage;
     }
     fmt::print("{}", explain_image(opt.image, opt.explain_format == "json"));
@@ -586,13 +592,14 @@ int run_cli(int argc, char** argv) {
   run->add_option("--max-ranks", opt.max_ranks,
                   "most ranks a torchrun step runs at once; more processes per node are lowered (default: max(4, cores))");
   run->add_option("--kill", opt.kills,
-                  "[STEP:]RANK@SECONDS: SIGKILL pod RANK's process group (a crashed node) SECONDS after the pods of "
-                  "STEP's first attempt start (STEP: the first torchrun or command step); as on the cluster, the "
-                  "step's gang restarts from its newest checkpoint and one retry is spent (repeatable; a kill whose "
-                  "attempt ended first moves to the next attempt)")
+                  "[STEP:]RANK@SECONDS or [STEP:]RANK@checkpoint:N[+SECONDS]: SIGKILL pod RANK's process group (a "
+                  "crashed node) SECONDS after the pods of STEP's first attempt start, or SECONDS after the store "
+                  "STEP syncs its checkpoints to holds N of them (STEP: the first torchrun or command step); as on "
+                  "the cluster, the step's gang restarts from its newest checkpoint and one retry is spent "
+                  "(repeatable; a kill whose attempt ended first moves to the next attempt)")
       ->allow_extra_args(false);
   run->add_option("--preempt", opt.preempts,
-                  "[STEP:]RANK@SECONDS: preempt pod RANK as --kill would kill it: SIGTERM, then SIGKILL after the "
+                  "[STEP:]RANK@SECONDS or [STEP:]RANK@checkpoint:N[+SECONDS]: preempt pod RANK as --kill would kill it: SIGTERM, then SIGKILL after the "
                   "pod's termination grace; the gang restarts without spending a retry (repeatable)")
       ->allow_extra_args(false);
   run->add_option("--chaos", opt.chaos,
@@ -625,7 +632,8 @@ int run_cli(int argc, char** argv) {
   explain_cmd->add_flag("--list", opt.list, "print every field path, one per line");
   explain_cmd->add_flag("--markdown", opt.markdown, "print the whole field reference as a markdown table (docs/reference.md)");
   explain_cmd->add_option("--image", opt.image, "instead of a field: what trainc knows of an image reference "
-                                                "(stdlib/images.yaml): its user, home, tools, CUDA build and GPU kernels");
+                                                "(stdlib/images.yaml): its user, home, tools, CUDA build and GPU kernels")
+      ->each([&opt](const std::string&) { opt.image_given = true; });
   explain_cmd->add_option("--format", opt.explain_format, "with --image: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -6,7 +6,7 @@
 # noRetryExitCodes fails the step in one attempt, naming the pod and the code; --kill, --preempt
 # and --chaos are checked and reproducible. With PyTorch (gloo on the CPU): examples/mnist (4 pods)
 # and examples/customgpt (checkpoints synced to a local S3 bucket),
-# each with a pod killed mid-run, restart once, resume from the newest checkpoint in the bucket and
+# each with a pod killed mid-run (--kill RANK@checkpoint:2: once the bucket holds 2 of 5), restart once, resume from the newest checkpoint in the bucket and
 # end with as many checkpoints as an unbroken run. The torch cases need python3-torch, awscli and
 # s3rver (tools/install-deps.sh) and are skipped, saying which, without them.
 # Usage: tests/run_local_faults_test.sh TRAINC
@@ -159,6 +159,8 @@ bad_faults_refused() {
 --kill=1|--kill '1': no '@'; expected [STEP:]RANK@SECONDS
 --kill=x@1|the rank 'x' is not a pod index
 --kill=1@soon|'soon' is not a number of seconds
+--kill=1@checkpoint:0|'0' is not a number of checkpoints
+--preempt=1@checkpoint:1|step 'args' keeps no checkpoints in a store (it needs `checkpoints:` and `outputs.to:`)
 --chaos=seven|--chaos 'seven': expected a seed
 CASES
 }
@@ -187,15 +189,6 @@ chaos_is_reproducible() {
 
 # ---- with PyTorch ------------------------------------------------------------------------------
 
-# mtime FILE: its modification time in seconds (fractional).
-mtime() { stat -c %.3Y "$1"; }
-
-# kill_time START FIRST LAST: seconds from START (the pods' start) to half-way between the first
-# and the last checkpoint's writes of an unbroken run (mid-epoch 3 of 5: the kill then lands well
-# after a checkpoint and well before the end however this machine's load shifts it), in tenths, as
-# trainc prints them (12.5, 20).
-kill_time() { awk -v s="$(mtime "$1")" -v a="$(mtime "$2")" -v b="$(mtime "$3")" 'BEGIN { print int(((a + b) / 2 - s) * 10 + 0.5) / 10 }'; }
-
 # watch_bucket LOG LISTER OUT: once LOG says the gang restarts, runs LISTER (which prints the
 # checkpoints in the bucket) into OUT: what the bucket held when the killed attempt was over and
 # before the next one could write.
@@ -209,41 +202,24 @@ watch_bucket() {
   "$2" >"$3"
 }
 
-# killed_run DIR SPEC POD LISTER [ARGS...]: runs SPEC (with ARGS) and --kill POD@$when into
-# DIR/killed (log DIR/killed.log; rc its exit code); DIR/newest gets what the bucket held when
-# the gang restarted (LISTER prints it). $when comes from an unbroken run, but this machine's load
-# shifts: a killed run that goes faster ends before the kill (then the kill comes earlier), one
-# that goes slower is killed before any checkpoint reached the bucket (then later). That is the
-# test's timing, not the rule under test: up to five runs, each moving the kill by 30% or, once a
-# run has been too early and another too late, half-way between them; $when left as the last run
-# had it.
+# killed_run DIR SPEC POD LISTER [ARGS...]: runs SPEC (with ARGS) with --kill POD@checkpoint:2 (once
+# the bucket holds the second of five checkpoints: mid-run, after a resumable point, however this
+# machine's load stretches the run) into DIR/killed (log DIR/killed.log; rc its exit code);
+# DIR/newest gets what the bucket held when the gang restarted (LISTER prints it).
 killed_run() {
-  local dir=$1 spec=$2 pod=$3 lister=$4 try pid watcher early=0 late=0
+  local dir=$1 spec=$2 pod=$3 lister=$4 pid watcher
   shift 4
-  for try in 1 2 3 4 5; do
-    rm -rf "$dir/killed" "$dir/newest"
-    rc=0
-    "$TRAINC" run --local "$spec" --workdir "$dir/killed" "$@" --kill "$pod@$when" >"$dir/killed.log" 2>&1 &
-    pid=$!
-    watch_bucket "$dir/killed.log" "$lister" "$dir/newest" &
-    watcher=$!
-    wait "$pid" || rc=$?
-    # No restart, no bucket to list: the watcher would wait for one.
-    grep -q "retrying step 'train' as one gang" "$dir/killed.log" || kill "$watcher" 2>/dev/null
-    wait "$watcher" 2>/dev/null
-    [ "$try" -lt 5 ] || break
-    if ! grep -q "\--kill train:$pod@$when: SIGKILL" "$dir/killed.log"; then
-      late=$when
-    elif [ ! -s "$dir/newest" ]; then
-      early=$when
-    else
-      break
-    fi
-    when=$(awk -v w="$when" -v e="$early" -v l="$late" 'BEGIN {
-      if (e > 0 && l > 0) w = (e + l) / 2; else if (l == w) w = w * 0.7; else w = w * 1.3
-      print int(w * 10 + 0.5) / 10 }')
-    echo "(run $try: the kill landed outside the checkpoints' window; again with --kill $pod@$when)"
-  done
+  rm -rf "$dir/killed" "$dir/newest"
+  rc=0
+  "$TRAINC" run --local "$spec" --workdir "$dir/killed" "$@" --kill "$pod@checkpoint:2" >"$dir/killed.log" 2>&1 &
+  pid=$!
+  watch_bucket "$dir/killed.log" "$lister" "$dir/newest" &
+  watcher=$!
+  wait "$pid" || rc=$?
+  # No restart, no bucket to list: the watcher would wait for one.
+  grep -q "retrying step 'train' as one gang" "$dir/killed.log" || kill "$watcher" 2>/dev/null
+  wait "$watcher" 2>/dev/null
+  return 0
 }
 
 # resumed LOG NEWEST PODS: in LOG, the killed run restarted once, every pod's entry script of the
@@ -292,22 +268,21 @@ mnist_unbroken() {
   run "$TRAINC" run --local "$MNIST/spec.yaml" --workdir "$MNIST/whole"
   [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
   mnist_ckpts "$MNIST/whole" >"$MNIST/whole.ckpts"
+  touch "$MNIST/unbroken.ok"
   [ "$(wc -l <"$MNIST/whole.ckpts")" -eq 5 ] || { echo "expected 5 checkpoints:"; cat "$MNIST/whole.ckpts"; return 1; }
   # (The entry script's own "periodic sync failed; retrying in 1s", when the local S3 server is slow
   # under load, is not a retry of the step.)
   if grep "retrying step '" "$TMP/stdout"; then echo "the unbroken run was retried"; return 1; fi
-  local out=$MNIST/whole/pods/train/0/workspace/ckpt
-  kill_time "$MNIST/whole/pods/train/entrypoint.sh" "$out/ckpt-epoch-0001.pt" "$out/ckpt-epoch-0005.pt" >"$MNIST/when"
 }
 
 mnist_killed() {
-  [ -s "$MNIST/when" ] || { echo "no unbroken run to time the kill from"; return 1; }
-  local when rc=0
-  when=$(cat "$MNIST/when")
+  [ -e "$MNIST/unbroken.ok" ] || { echo "no unbroken run to compare with"; return 1; }
+  local rc=0
   mnist_newest() { mnist_ckpts "$MNIST/killed" | tail -n 1; }
   killed_run "$MNIST" "$MNIST/spec.yaml" 2 mnist_newest
-  [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 2@$when)"; tail -n 30 "$MNIST/killed.log"; return 1; }
-  grep -q "\--kill train:2@$when: SIGKILL to pod 2's process group in attempt 1" "$MNIST/killed.log" || { echo "the kill did not fire"; return 1; }
+  [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 2@checkpoint:2)"; tail -n 30 "$MNIST/killed.log"; return 1; }
+  grep -q "\--kill train:2@checkpoint:2: the store holds [2-5] of step 'train''s checkpoints" "$MNIST/killed.log" || { echo "the bucket's checkpoints were not seen"; return 1; }
+  grep -q "\--kill train:2@checkpoint:2: SIGKILL to pod 2's process group in attempt 1" "$MNIST/killed.log" || { echo "the kill did not fire"; return 1; }
   grep -q "the gang stops: SIGTERM to pod(s) 0, 1, 3 of step 'train'" "$MNIST/killed.log" || { echo "the gang did not stop"; return 1; }
   resumed "$MNIST/killed.log" "$(cat "$MNIST/newest")" 4 || { tail -n 30 "$MNIST/killed.log"; return 1; }
   local firsts
@@ -343,18 +318,16 @@ gpt_unbroken() {
   [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
   gpt_ckpts "$GPT/whole" >"$GPT/whole.ckpts"
   [ "$(wc -l <"$GPT/whole.ckpts")" -eq 5 ] || { echo "expected 5 checkpoints in the bucket:"; cat "$GPT/whole.ckpts"; return 1; }
-  local out=$GPT/whole/pods/train/0/home/eai_role/code/out
-  kill_time "$GPT/whole/pods/train/entrypoint.sh" "$out/ckpt-epoch-0001.pt" "$out/ckpt-epoch-0005.pt" >"$GPT/when"
+  touch "$GPT/unbroken.ok"
 }
 
 gpt_killed() {
-  [ -s "$GPT/when" ] || { echo "no unbroken run to time the kill from"; return 1; }
-  local when rc=0
-  when=$(cat "$GPT/when")
+  [ -e "$GPT/unbroken.ok" ] || { echo "no unbroken run to compare with"; return 1; }
+  local rc=0
   gpt_newest() { gpt_ckpts "$GPT/killed" | tail -n 1; }
   killed_run "$GPT" "$GPT/spec.yaml" 0 gpt_newest "${GPT_SEEDS[@]}"
-  [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 0@$when)"; tail -n 30 "$GPT/killed.log"; return 1; }
-  grep -q "\--kill train:0@$when: SIGKILL to pod 0's process group in attempt 1" "$GPT/killed.log" || { echo "the kill did not fire"; return 1; }
+  [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 0@checkpoint:2)"; tail -n 30 "$GPT/killed.log"; return 1; }
+  grep -q "\--kill train:0@checkpoint:2: SIGKILL to pod 0's process group in attempt 1" "$GPT/killed.log" || { echo "the kill did not fire"; return 1; }
   resumed "$GPT/killed.log" "$(cat "$GPT/newest")" 1 || { tail -n 30 "$GPT/killed.log"; return 1; }
   [ "$(grep -c 'epoch 1/5' "$GPT/killed.log")" -eq 1 ] || { echo "epoch 1 was trained again"; return 1; }
   gpt_ckpts "$GPT/killed" | cmp -s - "$GPT/whole.ckpts" || { echo "the bucket's checkpoints differ from the unbroken run's:"; gpt_ckpts "$GPT/killed"; return 1; }

@@ -79,6 +79,14 @@ std::optional<ImageFacts> facts_of(const System& sys, const std::string& image, 
 using Warned = std::set<std::pair<std::string, std::string>>;
 
 void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostics& diags, Warned& warned) {
+  if (const std::string why = image_reference_error(u.image); !u.image.empty() && !why.empty()) {
+    const bool runtime = u.image == sys.runtime_image && written(doc, "/runtime/image");
+    if (warned.emplace(u.image, "").second)
+      doc.error(diags, runtime ? std::string("/runtime/image") : image_ptr(doc, u.ptr),
+                fmt::format("{} names image '{}', which a registry would not take: {}", u.what,
+                            u.image.size() > 200 ? u.image.substr(0, 200) + "..." : u.image, why));
+    return;
+  }
   std::string image;
   const std::optional<ImageFacts> f = facts_of(sys, u.image, &image);
   if (!f) return;

@@ -110,6 +110,14 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
                             "'namespace' and trainc creates one named after the system",
                             sys.ns, why));
   }
+  // Words the generated scripts read in place of a step's name: `apply.sh --rerun all` starts every
+  // step again, so a step named `all` could never be re-run alone (and --rerun all would mean both).
+  for (const auto& step : sys.steps)
+    if (step.name == "all")
+      doc.error(diags, ptr_key(step.ptr, "name"),
+                "'all' is reserved: apply.sh --rerun all starts every step again, so a step of that name could not "
+                "be re-run alone; name the step otherwise",
+                Anchor::value);
   for (const auto& step : sys.steps) {
     for (const auto& n : k8s::step_names(sys, step)) {
       if (n.name.size() <= kMaxLabel) continue;

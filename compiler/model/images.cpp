@@ -76,6 +76,56 @@ std::string ImageFacts::arch_list() const {
   return out;
 }
 
+std::string image_reference_error(const std::string& reference) {
+  constexpr size_t kMaxName = 255, kMaxTag = 128, kMaxDigest = 256 + 1 + 128;
+  if (reference.empty()) return "an image reference is empty";
+  for (unsigned char c : reference)
+    if (c <= ' ' || c >= 0x7f) return "an image reference has no spaces, control or non-ASCII characters";
+  std::string name = reference, tag, digest;
+  if (const auto at = name.find('@'); at != std::string::npos) {
+    digest = name.substr(at + 1);
+    name.resize(at);
+    const auto colon = digest.find(':');
+    if (digest.size() > kMaxDigest || colon == std::string::npos || colon == 0 || colon + 1 == digest.size() ||
+        digest.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+._-:") != std::string::npos ||
+        digest.substr(colon + 1).find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      return "its digest is not ALGORITHM:HEX (such as sha256: and 64 hexadecimal digits)";
+    if (digest.starts_with("sha256:") && digest.size() != 7 + 64) return "a sha256 digest has 64 hexadecimal digits";
+  }
+  const auto slash = name.rfind('/');
+  if (const auto colon = name.rfind(':'); colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    tag = name.substr(colon + 1);
+    name.resize(colon);
+    if (tag.empty()) return "its tag after ':' is empty";
+    if (tag.size() > kMaxTag)
+      return fmt::format("its tag is {} characters; a tag has at most {} (the OCI distribution spec)", tag.size(), kMaxTag);
+    if (tag.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != std::string::npos ||
+        tag.front() == '.' || tag.front() == '-')
+      return "its tag has characters other than letters, digits, '_', '.' and '-' (and starts with neither '.' nor '-')";
+  }
+  if (name.empty()) return "it names no repository";
+  if (name.size() > kMaxName)
+    return fmt::format("its name is {} characters; a name has at most {}", name.size(), kMaxName);
+  size_t begin = 0;
+  for (bool first = true;; first = false) {
+    const auto end = name.find('/', begin);
+    const std::string part = name.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (part.empty()) return "its name has an empty component between '/'";
+    // The first of several components may be a registry: a host (any case, dots) with a :port.
+    const bool host = first && end != std::string::npos &&
+                      (part.find_first_of(".:") != std::string::npos || part == "localhost" ||
+                       part.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos);
+    const char* allowed = host ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-:[]"
+                               : "abcdefghijklmnopqrstuvwxyz0123456789._-";
+    if (part.find_first_not_of(allowed) != std::string::npos)
+      return fmt::format("its name's component '{}' has characters a {} does not", part,
+                         host ? "registry host" : "repository path (lower-case letters, digits, '.', '_', '-')");
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return "";
+}
+
 std::string image_repository(const std::string& reference, std::string* tag) {
   std::string ref = reference;
   if (auto at = ref.find('@'); at != std::string::npos) ref.resize(at);
@@ -204,6 +254,9 @@ const std::regex& compiled(const std::string& pattern) {
 }  // namespace
 
 std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
+  // The tag patterns run on well-formed references only (a tag of at most 128 characters): a
+  // backtracking std::regex recurses per character.
+  if (!image_reference_error(reference).empty()) return std::nullopt;
   std::string tag;
   const std::string repo = image_repository(reference, &tag);
   for (const auto& fam : families_) {

@@ -31,6 +31,12 @@ struct ImageFacts {
   std::string arch_list() const;
 };
 
+/// Why `reference` is not an image reference as the OCI distribution spec and Docker's reference
+/// grammar write one ("" when it is): a name of at most 255 characters in '/'-separated components
+/// (a registry host[:port] first), a tag of at most 128 characters from [A-Za-z0-9_.-] not starting
+/// with '.' or '-', a digest ALGORITHM:HEX. Checked before any pattern is matched against it.
+std::string image_reference_error(const std::string& reference);
+
 /// The repository of an image reference, without tag or digest and without docker.io/ or
 /// docker.io/library/; `tag` gets the tag ("" when the reference has none).
 std::string image_repository(const std::string& reference, std::string* tag = nullptr);

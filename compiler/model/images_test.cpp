@@ -18,6 +18,28 @@ TEST_CASE("an image reference's repository drops the tag, the digest and Docker 
   CHECK(image_repository("nvcr.io/nvidia/tritonserver:26.07-py3") == "nvcr.io/nvidia/tritonserver");
 }
 
+TEST_CASE("image references are checked as a registry checks them, before any pattern runs on the tag") {
+  for (const char* ok : {"python:3.12-slim", "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime", "localhost:5000/a/b:v1",
+                         "us-docker.pkg.dev/my-project/ml/trainrt:0.1.0", "nvcr.io/nvidia/tritonserver:25.01-py3",
+                         "ubuntu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                         "Registry.Example.com/team/app"}) {
+    CAPTURE(ok);
+    CHECK(image_reference_error(ok).empty());
+  }
+  const std::string long_tag = "pytorch/pytorch:" + std::string(60000, 'a');
+  CHECK(image_reference_error(long_tag).find("60000 characters; a tag has at most 128") != std::string::npos);
+  CHECK(image_reference_error("pytorch/pytorch:" + std::string(128, '1')).empty());
+  CHECK_FALSE(image_reference_error("pytorch/pytorch:" + std::string(129, '1')).empty());
+  // The book answers nothing of it, and quickly: no regex is run on it.
+  CHECK_FALSE(image_book().facts(long_tag).has_value());
+  for (const char* bad : {"", "python:", "python:-x", "Python:3", "a//b", "/a", "a b", "a\x1b]52;c;x\x07", "a@sha256:12",
+                          "a@nohash", "a:b@sha256:zz"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(image_reference_error(bad).empty());
+  }
+  CHECK_FALSE(image_reference_error(std::string(256, 'a')).empty());
+}
+
 TEST_CASE("the facts of a PyTorch image come from its tag: CUDA version, kernels, driver") {
   const auto f = image_book().facts("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime");
   REQUIRE(f);

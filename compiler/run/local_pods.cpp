@@ -1,5 +1,6 @@
 #include "run/local_pods.h"
 
+#include <fnmatch.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "k8s/preflight.h"
 #include "model/failure.h"
 #include "quoting/shell.h"
+#include "run/local_s3.h"
 #include "run/process.h"
 
 namespace fs = std::filesystem;
@@ -94,13 +97,50 @@ struct AttemptEnd {
   int status = 0;  ///< that pod's exit code, or 128 + its signal
 };
 
+/// A fault not yet inflicted; `reached` is when a checkpoint-timed one saw its checkpoints stored.
+struct Pending {
+  Fault fault;
+  std::optional<std::chrono::steady_clock::time_point> reached;
+};
+
+/// The folder of this run's local stores where `step`'s checkpoints land when its outputs are
+/// synced (`checkpoints.path` inside `outputs.path`, under `outputs.to`), and whether it is the
+/// local S3 server's (whose objects end in `._S3rver_object`); "" when the step syncs none.
+std::pair<fs::path, bool> stored_checkpoints(const System& sys, const Step& step, const LocalRunOptions& opt) {
+  if (!step.checkpoints || !step.outputs) return {};
+  const Store* store = sys.store(step.outputs->to.store);
+  if (!store) return {};
+  const fs::path rel = fs::path(step.checkpoints->path).lexically_relative(step.outputs->path);
+  if (rel.empty() || *rel.begin() == "..") return {};
+  if (store->kind == Store::Kind::gcs)
+    return {fs::absolute(under(opt.workdir / "stores" / store->name, step.outputs->to.path) / rel).lexically_normal(), false};
+  // s3rver keeps object KEY of BUCKET in <data>/BUCKET/KEY._S3rver_object.
+  const std::string url = s3_url(*store, step.outputs->to.path);
+  const std::string key = url.substr(std::string("s3://").size() + store->bucket.size());
+  return {fs::absolute(under(opt.workdir / "s3" / store->bucket, key) / rel).lexically_normal(), true};
+}
+
+/// How many of `step`'s checkpoints (names matching its pattern) `folder` holds.
+int count_checkpoints(const Step& step, const std::pair<fs::path, bool>& folder) {
+  std::error_code ec;
+  int n = 0;
+  constexpr std::string_view kS3rver = "._S3rver_object";
+  for (fs::directory_iterator it(folder.first, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (folder.second && name.size() > kS3rver.size() && name.compare(name.size() - kS3rver.size(), kS3rver.size(), kS3rver) == 0)
+      name.resize(name.size() - kS3rver.size());
+    if (::fnmatch(step.checkpoints->pattern.c_str(), name.c_str(), 0) == 0) ++n;
+  }
+  return n;
+}
+
 /// One attempt at the step: its pods started fresh and waited for, `faults` inflicted on them as
 /// they fall due (those fired are removed); the first pod that fails or is disrupted ends the
 /// attempt and the gang is stopped. `started` is the first attempt's start, which the step's
 /// timeout counts from.
 AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
                        const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Fault>& faults);
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults);
 
 }  // namespace
 
@@ -237,10 +277,15 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   fs::create_directories(dir);
   const fs::path script = dir / "entrypoint.sh";
   std::ofstream(script) << entry_script(sys, here);
-  std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.seconds < b.seconds; });
-  for (const auto& f : faults)
-    fmt::print("  {}: {} pod {} {} s after the pods of attempt 1 start\n", f.option(),
-               f.kind == Fault::Kind::kill ? "SIGKILL to" : "preempting", f.pod, f.seconds);
+  std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) {
+    return std::pair(a.checkpoints, a.seconds) < std::pair(b.checkpoints, b.seconds);
+  });
+  std::vector<Pending> pending;
+  for (const auto& f : faults) {
+    fmt::print("  {}: {} pod {} {}{}\n", f.option(), f.kind == Fault::Kind::kill ? "SIGKILL to" : "preempting", f.pod,
+               f.when(), f.checkpoints > 0 ? fmt::format(" ({})", stored_checkpoints(sys, step, opt).first.string()) : "");
+    pending.push_back({f, std::nullopt});
+  }
   // As the cluster runs it (model/failure.h): the pods are one gang, started again whole after a
   // failure, each time fresh; a disruption costs no retry, an exit code in noRetryExitCodes ends
   // the step, anything else spends one retry however many pods failed; `timeout` (the Job's
@@ -254,7 +299,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   int rc = 0, attempt = 0, spent = 0, disruptions = 0;
   while (true) {
     ++attempt;
-    const AttemptEnd end = run_attempt(sys, step, here, opt, env, dir, script, attempt, started, faults);
+    const AttemptEnd end = run_attempt(sys, step, here, opt, env, dir, script, attempt, started, pending);
     if (const int sig = interrupted()) {  // trainc's own Ctrl-C or SIGTERM: the run ends, nothing is retried
       rc = 128 + sig;
       break;
@@ -297,7 +342,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   if (attempt > 1 || !faults.empty() || disruptions > 0)
     fmt::print("  step '{}': {} attempt(s); {} failure(s) spent a retry ({} of {} left), {} disruption(s) did not\n",
                step.name, attempt, spent, step.retries - spent, step.retries, disruptions);
-  for (const auto& f : faults) fmt::print("  ({} did not fire: the step ended first)\n", f.option());
+  for (const auto& p : pending) fmt::print("  ({} did not fire: the step ended first)\n", p.fault.option());
   fmt::print("  ran {} as {} pod(s) with {} rank(s) in all, each pod's files in {}/<index>\n",
              torchrun ? "torchrun" : "the command", step.nodes, ranks, dir.string());
   if (step.outputs)
@@ -313,8 +358,9 @@ namespace {
 
 AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
                        const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Fault>& faults) {
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults) {
   using Why = AttemptEnd::Why;
+  const auto stored = stored_checkpoints(sys, step, opt);
   const int port = free_port();
   std::vector<Child> pods;
   for (int i = 0; i < step.nodes; ++i) {
@@ -358,8 +404,25 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
     }
     // Faults due now hit this attempt together (pods failing at once are one gang failure).
     const double now = elapsed();
-    for (auto it = faults.begin(); it != faults.end() && it->seconds <= now;) {
-      const Fault f = *it;
+    std::optional<int> held;  // the store's checkpoints, counted once per look
+    for (auto it = faults.begin(); it != faults.end();) {
+      if (it->fault.checkpoints > 0 && !it->reached) {
+        if (!held) held = count_checkpoints(step, stored);
+        if (*held >= it->fault.checkpoints) {
+          it->reached = std::chrono::steady_clock::now();
+          fmt::print("  [{:.1f}s] {}: the store holds {} of step '{}''s checkpoints\n", now, it->fault.option(), *held,
+                     step.name);
+        }
+      }
+      const bool due = it->fault.checkpoints > 0
+                           ? it->reached && std::chrono::duration<double>(std::chrono::steady_clock::now() - *it->reached)
+                                                    .count() >= it->fault.seconds
+                           : it->fault.seconds <= now;
+      if (!due) {
+        ++it;
+        continue;
+      }
+      const Fault f = it->fault;
       it = faults.erase(it);
       const auto i = static_cast<size_t>(f.pod);
       if (done[i]) {

@@ -121,7 +121,25 @@ TEST_CASE("--kill and --preempt read [STEP:]RANK@SECONDS") {
   CHECK(again.step == f.step);
   CHECK(again.pod == f.pod);
   CHECK(again.seconds == f.seconds);
-  for (const char* bad : {"1", "@3", "x@3", "-1@3", "1@", "1@-2", "1@soon", "1@1e3", ":1@3", "1@nan", "1@inf", "1.5@3"}) {
+  // A fault timed by the checkpoints in the step's store.
+  REQUIRE(parse_fault("train:1@checkpoint:2", "--kill", f, error));
+  f.kind = Fault::Kind::kill;
+  CHECK(f.checkpoints == 2);
+  CHECK(f.seconds == 0);
+  CHECK(f.option() == "--kill train:1@checkpoint:2");
+  REQUIRE(parse_fault("1@checkpoint:3+2.5s", "--kill", f, error));
+  CHECK(f.checkpoints == 3);
+  CHECK(f.seconds == doctest::Approx(2.5));
+  CHECK(f.option() == "--kill 1@checkpoint:3+2.5");
+  REQUIRE(parse_fault(f.option().substr(std::string("--kill ").size()), "--kill", again, error));
+  CHECK(again.checkpoints == 3);
+  CHECK(again.seconds == doctest::Approx(2.5));
+  // A time after a checkpoint-timed fault parses as a time again.
+  REQUIRE(parse_fault("1@4", "--kill", f, error));
+  CHECK(f.checkpoints == 0);
+  for (const char* bad : {"1", "@3", "x@3", "-1@3", "1@", "1@-2", "1@soon", "1@1e3", ":1@3", "1@nan", "1@inf", "1.5@3",
+                          "1@checkpoint:", "1@checkpoint:0", "1@checkpoint:x", "1@checkpoint:2+", "1@checkpoint:2+-1",
+                          "1@checkpoint:-2", "1@checkpoints:2"}) {
     CAPTURE(bad);
     error.clear();
     CHECK_FALSE(parse_fault(bad, "--kill", f, error));

@@ -434,6 +434,12 @@ bool place_faults(const System& sys, const std::vector<const Step*>& steps, cons
                  step->nodes > 1 ? fmt::format(" to {}", step->nodes - 1) : " only");
       return false;
     }
+    if (f.checkpoints > 0 && !(step->checkpoints && step->outputs)) {
+      fmt::print(stderr, "trainc: {}: step '{}' keeps no checkpoints in a store (it needs `checkpoints:` and "
+                         "`outputs.to:`); time the fault in seconds instead, e.g. {}@30\n",
+                 given, f.step, f.pod);
+      return false;
+    }
     out[f.step].push_back(f);
   }
   return true;
@@ -444,7 +450,16 @@ int run_steps(const System& sys, const LocalRunOptions& given);
 }  // namespace
 
 std::string Fault::option() const {
-  return fmt::format("--{} {}{}@{}", kind == Kind::kill ? "kill" : "preempt", step.empty() ? "" : step + ":", pod, seconds);
+  const std::string at = checkpoints > 0 ? fmt::format("checkpoint:{}{}", checkpoints,
+                                                       seconds > 0 ? fmt::format("+{}", seconds) : "")
+                                         : fmt::format("{}", seconds);
+  return fmt::format("--{} {}{}@{}", kind == Kind::kill ? "kill" : "preempt", step.empty() ? "" : step + ":", pod, at);
+}
+
+std::string Fault::when() const {
+  if (checkpoints == 0) return fmt::format("{} s after the pods of attempt 1 start", seconds);
+  return fmt::format("{}when the store the step syncs its checkpoints to holds {} of them",
+                     seconds > 0 ? fmt::format("{} s after ", seconds) : "", checkpoints);
 }
 
 bool parse_fault(const std::string& text, const std::string& flag, Fault& fault, std::string& error) {
@@ -454,10 +469,10 @@ bool parse_fault(const std::string& text, const std::string& flag, Fault& fault,
   fault.step = colon == std::string::npos ? "" : target.substr(0, colon);
   const std::string rank = colon == std::string::npos ? target : target.substr(colon + 1);
   std::string secs = at == std::string::npos ? "" : text.substr(at + 1);
-  if (!secs.empty() && secs.back() == 's') secs.pop_back();
   auto bad = [&](const std::string& why) {
-    error = fmt::format("{} '{}': {}; expected [STEP:]RANK@SECONDS, e.g. {} 1@30 or {} train:1@12.5", flag, text, why,
-                        flag, flag);
+    error = fmt::format("{} '{}': {}; expected [STEP:]RANK@SECONDS or [STEP:]RANK@checkpoint:N[+SECONDS], e.g. {} 1@30, "
+                        "{} train:1@12.5 or {} 1@checkpoint:2",
+                        flag, text, why, flag, flag, flag);
     return false;
   };
   if (at == std::string::npos) return bad("no '@'");
@@ -465,6 +480,19 @@ bool parse_fault(const std::string& text, const std::string& flag, Fault& fault,
   if (rank.empty() || rank.size() > 6 || rank.find_first_not_of("0123456789") != std::string::npos)
     return bad(fmt::format("the rank '{}' is not a pod index (0, 1, ...)", rank));
   fault.pod = std::stoi(rank);
+  fault.checkpoints = 0;
+  constexpr std::string_view kCheckpoint = "checkpoint:";
+  if (secs.compare(0, kCheckpoint.size(), kCheckpoint) == 0) {
+    const auto plus = secs.find('+');
+    const std::string count = secs.substr(kCheckpoint.size(), plus == std::string::npos ? std::string::npos
+                                                                                         : plus - kCheckpoint.size());
+    if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(count) == 0)
+      return bad(fmt::format("'{}' is not a number of checkpoints (1, 2, ...)", count));
+    fault.checkpoints = std::stoi(count);
+    secs = plus == std::string::npos ? "0" : secs.substr(plus + 1);
+  }
+  if (!secs.empty() && secs.back() == 's') secs.pop_back();
   char* end = nullptr;
   const double v = secs.empty() ? -1 : std::strtod(secs.c_str(), &end);
   if (secs.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v > 7 * 24 * 3600 ||

@@ -23,14 +23,19 @@ namespace trainc {
 ///  - preempt: SIGTERM to it, then SIGKILL after the step's termination grace, a preemption or
 ///    drain (the pod's DisruptionTarget condition): the gang restarts without spending a retry.
 /// It fires `seconds` after the pods of the step's first attempt start; one whose attempt ended
-/// before its time passes to the next attempt, timed from that attempt's start.
+/// before its time passes to the next attempt, timed from that attempt's start. With `checkpoints`
+/// (`@checkpoint:N[+SECONDS]`) it fires `seconds` after the store the step syncs its checkpoints to
+/// holds N of them, in whichever attempt is running then: a failure after a resumable point, however
+/// fast or slow this machine is today.
 struct Fault {
   enum class Kind { kill, preempt };
   Kind kind = Kind::kill;
   std::string step;      ///< "" = the run's first torchrun or command step
   int pod = 0;           ///< the pod's index: its NODE_RANK, the Job's completion index
   double seconds = 0;
-  std::string option() const;  ///< as the command line spells it: `--kill train:1@12.5`
+  int checkpoints = 0;   ///< > 0: fires `seconds` after the store holds this many of the step's checkpoints
+  std::string option() const;  ///< as the command line spells it: `--kill train:1@12.5`, `--kill 1@checkpoint:2+3`
+  std::string when() const;    ///< "12.5 s after the pods of attempt 1 start", "when ... holds 2 checkpoints"
 };
 
 struct LocalRunOptions {
@@ -59,8 +64,9 @@ struct LocalRunOptions {
 /// Parses `STORE[:/PATH]=FOLDER`; false (and `error`) when malformed.
 bool parse_seed(const std::string& text, LocalRunOptions::Seed& seed, std::string& error);
 
-/// Parses `[STEP:]RANK@SECONDS` (SECONDS a number, optionally ending in `s`) into `fault`, whose
-/// kind the caller sets; false (and `error`, naming `flag`) when malformed.
+/// Parses `[STEP:]RANK@SECONDS` (SECONDS a number, optionally ending in `s`) or
+/// `[STEP:]RANK@checkpoint:N[+SECONDS]` into `fault`, whose kind the caller sets; false (and
+/// `error`, naming `flag`) when malformed.
 bool parse_fault(const std::string& text, const std::string& flag, Fault& fault, std::string& error);
 
 /// The --kill that --chaos SEED picks: one of `steps` (the run's torchrun and command steps, in
