@@ -7,7 +7,7 @@ Each shape is written to a file and given to `trainc check`, `trainc plan --form
 diagnostic. A command past twice its bound is killed, so a regression fails here instead of holding
 the suite. The shapes reach the schema's bounds: steps of 100,000 pods (Kubernetes' limit on an
 Indexed Job) on one-node pools, 500 such steps, 100 pools of 1,000 nodes with 500 steps that name
-no pool, 50 services and 50 clusters of 1,000 replicas, TPU steps over 64 slices, and long-lived
+no pool, 50 services and 50 clusters of 1,000 replicas, 50 clusters of 100 worker groups, TPU steps over 64 slices, and long-lived
 pods of many sizes on a pool they almost fill (where first fit fails and the exact search runs) under
 500 steps. TAP output.
 
@@ -100,6 +100,19 @@ def shape_search():
     return out
 
 
+def shape_many_groups():
+    # 50 Dask clusters of 100 small worker groups (the schema's bounds): the runbook's capacity of
+    # each group once summed every long-lived pod again, quadratic in the groups.
+    out = HEAD.format(name="hostile") + pools([("cpu", "{machine: n2-standard-8, nodes: 1000}")])
+    out += "clusters:\n"
+    for i in range(50):
+        out += (f"  c{i}:\n    engine: dask\n    image: ghcr.io/dask/dask:2024.12.1\n"
+                f"    scheduler: {{pool: cpu}}\n    workers:\n")
+        for g in range(100):
+            out += f"      w{g}: {{pool: cpu, replicas: 1, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}\n"
+    return out
+
+
 # Each shape, and what trainc must say of it: "" (it is right), or a phrase every error has.
 PENDING = "would stay Pending"
 SHAPES = {
@@ -110,6 +123,7 @@ SHAPES = {
     "50 clusters of 2000 pods each": (shape_long_lived, ""),
     "TPU steps over 64 slices": (shape_tpu_slices, ""),
     "long-lived pods the exact search must place, under 500 steps": (shape_search, ""),
+    "50 clusters of 100 worker groups": (shape_many_groups, ""),
 }
 
 

@@ -41,6 +41,10 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
 void check_pools(const System& sys, const Document& doc, Diagnostics& diags);
 /// Generated Kubernetes names fit their limits (names.cpp).
 void check_names(const System& sys, const Document& doc, Diagnostics& diags);
+/// Every object of the output is one of a kind: no two workloads make the same (API group, kind,
+/// namespace, name), which would be one object on the cluster (names.cpp). Run on a system the
+/// other families passed: it builds the output's plan.
+void check_object_names(const System& sys, const Document& doc, Diagnostics& diags);
 /// Each step says what to run, checkpoints live inside outputs, env does not shadow trainc's (steps.cpp).
 void check_steps(const System& sys, const Document& doc, Diagnostics& diags);
 /// Multi-node GPU steps say how often they checkpoint (checkpoints.cpp): a warning, with the

@@ -4,6 +4,7 @@
 #include "base/data_path.h"
 #include "checks/checks.h"
 #include "k8s/names.h"
+#include "k8s/plan.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -153,6 +154,72 @@ void check_names(const System& sys, const Document& doc, Diagnostics& diags) {
                 Anchor::key, {doc.note("/name", fmt::format("system name '{}' is part of it", sys.name))});
       break;
     }
+}
+
+namespace {
+
+/// Where the output puts `o`: "" for the cluster-scoped kinds, else its namespace.
+std::string object_namespace(const System& sys, const k8s::Object& o) {
+  switch (o.role) {
+    case k8s::Role::kNamespace:
+    case k8s::Role::kNetworkParams:
+    case k8s::Role::kNetwork:
+    case k8s::Role::kTopology:
+    case k8s::Role::kResourceFlavor:
+    case k8s::Role::kClusterQueue: return "";
+    case k8s::Role::kGibInstaller: return std::string(k8s::kGibInstallerNamespace);
+    default: return sys.ns;
+  }
+}
+
+}  // namespace
+
+void check_object_names(const System& sys, const Document& doc, Diagnostics& diags) {
+  // Every object of the output, by what the API server keys it by: the API group, the kind, the
+  // namespace and the name. Two of one key would be one object, the second overwriting the first
+  // on every apply; a shared object (the namespace, the networks) is one object by design.
+  const k8s::Plan plan = k8s::plan(sys);
+  struct Source {
+    std::string what, ptr;
+  };
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Source> seen;
+  // The objects each pair of sources would share, reported once per pair in the order met.
+  std::vector<std::pair<Source, Source>> pairs;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> shared;
+  auto visit = [&](const std::vector<k8s::Object>& objects, const Source& from) {
+    for (const auto& o : objects) {
+      const auto slash = o.api_version.find('/');
+      const std::string group = slash == std::string::npos ? "" : o.api_version.substr(0, slash);
+      const std::string ns = object_namespace(sys, o);
+      const auto [it, fresh] = seen.emplace(std::tuple{group, o.kind, ns, o.name}, from);
+      if (fresh || it->second.ptr == from.ptr) continue;
+      auto& objs = shared[{it->second.ptr, from.ptr}];
+      if (objs.empty()) pairs.emplace_back(it->second, from);
+      objs.push_back(fmt::format("{} '{}'{}", o.kind, o.name, ns.empty() ? "" : fmt::format(" in namespace '{}'", ns)));
+    }
+  };
+  visit(plan.shared, {"the system", ""});
+  for (const auto& w : plan.clusters) {
+    // A worker group's Deployment is the group's; the rest is the cluster's.
+    for (const auto& o : w.objects) {
+      const PodGroup* g = nullptr;
+      if (o.role == k8s::Role::kDaskWorkers)
+        for (const auto& wg : w.cluster->workers)
+          if (wg.name == o.group) g = &wg;
+      visit({o}, g ? Source{fmt::format("worker group '{}' of cluster '{}'", g->name, w.cluster->name), g->ptr}
+                   : Source{fmt::format("cluster '{}'", w.cluster->name), w.cluster->ptr});
+    }
+  }
+  for (const auto& w : plan.services) visit(w.objects, {fmt::format("service '{}'", w.name), w.service->ptr});
+  for (const auto& w : plan.workloads) visit(w.objects, {fmt::format("step '{}'", w.name), w.step->ptr});
+  for (const auto& [first, second] : pairs) {
+    const auto& objs = shared[{first.ptr, second.ptr}];
+    doc.error(diags, second.ptr,
+              fmt::format("{} and {} would both make {}: {} on the cluster, which each apply would take from the "
+                          "other; rename one of them",
+                          first.what, second.what, fmt::join(objs, ", "), objs.size() == 1 ? "one object" : "the same objects"),
+              Anchor::key, {doc.note(first.ptr, fmt::format("{} is here", first.what), Anchor::key)});
+  }
 }
 
 }  // namespace trainc

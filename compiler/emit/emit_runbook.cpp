@@ -161,8 +161,8 @@ An MPI-style hostfile, one host per line: `tr ',' '\n' <<<"$NODE_HOSTS" >hostfil
 /// A `kubectl scale` of a Dask worker group that its pool can hold: one pod more when there is room
 /// for it beside the rest of the system, else fewer (as many as fit, below the spec's count); ""
 /// when neither is possible.
-std::string scale_example(const System& sys, const ComputeCluster& c, const PodGroup& g) {
-  const std::optional<int> most = group_capacity(sys, c, g);
+std::string scale_example(const LongLivedLoad& load, const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  const std::optional<int> most = group_capacity(load, sys, c, g);
   const bool grow = !most || g.replicas < *most;
   const int to = grow ? g.replicas + 1 : std::min(g.replicas - 1, *most);
   if (to < 0 || to == g.replicas) return "";
@@ -181,6 +181,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
   std::string md = "## Clusters\n\n";
   const std::string& ns = sys.ns;
   const KubeTarget kube = runbook_target();
+  const LongLivedLoad load(sys);
   for (const auto& w : plan.clusters) {
     const ComputeCluster& c = *w.cluster;
     const std::string base = k8s::cluster_name(sys, c);
@@ -205,7 +206,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
               k8s::dask_scheduler_address(sys, c));
           const std::string scheduler = k8s::dask_scheduler_name(sys, c);
           s += cmd::port_forward(kube, ns, scheduler, {"8787:8787"}).line() + "\n";
-          for (const auto& g : c.workers) s += scale_example(sys, c, g);
+          for (const auto& g : c.workers) s += scale_example(load, sys, c, g);
           s += cmd::kubectl(kube, {"logs", "-n", ns, "deployment/" + scheduler}).line() + "\n";
           return s + "```\n\nA finished client's output stays in its Job's logs (" +
                  kubectl_code({"logs", "-n", ns, "job/NAME"}) + "). `kubectl scale` lasts until the next apply, which sets the spec's replicas again; more "

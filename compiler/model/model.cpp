@@ -208,31 +208,55 @@ PoolCapacity capacity(const Pool& pool) {
   return c;
 }
 
-PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except) {
-  PoolCapacity c = capacity(pool);
+LongLivedLoad::LongLivedLoad(const System& sys) {
   // The long-lived pods as the cluster runs them: with their sidecars and the operators' containers.
   for (const auto& pod : long_lived_pods(sys)) {
-    if (pod.pool != pool.name || (except && pod.ptr == except->ptr)) continue;
     const auto n = static_cast<double>(pod.count);
-    c.cpu = std::max(0.0, c.cpu - pod.cores() * n);
-    c.memory = std::max(0.0, c.memory - pod.bytes() * n);
-    c.gpus = std::max(0LL, c.gpus - pod.gpus * pod.count);
+    for (Use* u : {&by_pool_[pod.pool], &by_ptr_pool_[{pod.ptr, pod.pool}]}) {
+      u->cpu += pod.cores() * n;
+      u->memory += pod.bytes() * n;
+      u->gpus += pod.gpus * pod.count;
+    }
+    pods_.emplace(pod.workload, std::pair{pod.cores(), pod.bytes()});
   }
+}
+
+PoolCapacity LongLivedLoad::left(const Pool& pool, const PodGroup* except) const {
+  PoolCapacity c = capacity(pool);
+  Use used;
+  if (auto it = by_pool_.find(pool.name); it != by_pool_.end()) used = it->second;
+  if (except)
+    if (auto it = by_ptr_pool_.find({except->ptr, pool.name}); it != by_ptr_pool_.end()) {
+      used.cpu -= it->second.cpu;
+      used.memory -= it->second.memory;
+      used.gpus -= it->second.gpus;
+    }
+  c.cpu = std::max(0.0, c.cpu - used.cpu);
+  c.memory = std::max(0.0, c.memory - used.memory);
+  c.gpus = std::max(0LL, c.gpus - used.gpus);
   return c;
+}
+
+std::pair<double, double> LongLivedLoad::pod(const std::string& workload) const {
+  const auto it = pods_.find(workload);
+  return it == pods_.end() ? std::pair{0.0, 0.0} : it->second;
+}
+
+PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except) {
+  return LongLivedLoad(sys).left(pool, except);
 }
 
 PoolCapacity queue_capacity(const System& sys, const Pool& pool) { return capacity_left(sys, pool); }
 
 std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, const PodGroup& g) {
+  return group_capacity(LongLivedLoad(sys), sys, c, g);
+}
+
+std::optional<int> group_capacity(const LongLivedLoad& load, const System& sys, const ComputeCluster& c,
+                                  const PodGroup& g) {
   if (sys.pools.empty()) return std::nullopt;
   // One of its pods as the cluster runs it, sidecars included.
-  double cpu = 0, memory = 0;
-  for (const auto& pod : long_lived_pods(sys))
-    if (pod.workload == c.name + "/" + g.name) {
-      cpu = pod.cores();
-      memory = pod.bytes();
-      break;
-    }
+  const auto [cpu, memory] = load.pod(c.name + "/" + g.name);
   long long most = 0;
   for (const auto& [name, pool] : sys.pools) {
     if (!g.pool.empty() && name != g.pool) continue;
@@ -244,7 +268,7 @@ std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, co
     if (per_node == std::numeric_limits<int>::max()) per_node = 1;
     long long n = per_node * pool.max_nodes();
     // Within what the pool's other long-lived pods leave.
-    const PoolCapacity left = capacity_left(sys, pool, &g);
+    const PoolCapacity left = load.left(pool, &g);
     if (g.gpus > 0) n = std::min(n, left.gpus / g.gpus);
     if (cpu > 0) n = std::min(n, static_cast<long long>(left.cpu / cpu + 1e-9));
     if (memory > 0) n = std::min(n, static_cast<long long>(left.memory / memory));
