@@ -26,6 +26,7 @@
 #include "frontend/schema_check.h"
 #include "frontend/spec_detect.h"
 #include "io/drift_summary.h"
+#include "io/untrusted_folder.h"
 #include "io/tree_writer.h"
 #include "io/work_tree.h"
 #include "run/local_runner.h"
@@ -227,7 +228,7 @@ int cmd_diff(const Options& opt) {
     std::string error;
     std::vector<FileDrift> drift = compare_tree(opt.against, r.system.name, r.files, error);
     if (!error.empty()) {
-      fmt::print(stderr, "trainc: {}\n", error);
+      fmt::print(stderr, "trainc: {}\n", printable(error));
       if (github) commands += github_command("error", folder, 0, 0, "trainc", error);
       drifted.push_back(specs[i]);
       failed = true;
@@ -283,12 +284,13 @@ int cmd_diff(const Options& opt) {
     if (github) commands += github_command("error", path, 0, 0, "trainc", message);
     failed = true;
   }
-  std::fputs(summaries.c_str(), stdout);
+  // The committed folder is a pull request's to write: no terminal escapes reach the screen.
+  std::fputs(printable(summaries).c_str(), stdout);
   if (!summaries.empty() && !diffs.empty()) std::fputs("\n", stdout);
-  std::fputs(diffs.c_str(), stdout);
+  std::fputs(printable(diffs).c_str(), stdout);
   std::fflush(stdout);
-  std::fputs(commands.c_str(), stderr);
-  for (const auto& o : orphans) fmt::print(stderr, "{}\n", o);
+  std::fputs(printable(commands).c_str(), stderr);
+  for (const auto& o : orphans) fmt::print(stderr, "{}\n", printable(o));
   if (!drifted.empty())
     fmt::print(stderr, "trainc: '{}' differs from what the spec compiles to; run 'trainc compile {} -o {}'\n",
                opt.against, fmt::join(drifted, " "), opt.against);
@@ -316,39 +318,42 @@ void print_plan(const Options& opt, const System& sys, const AgainstPlan* agains
     return;
   }
   fmt::print("{}", render_plan_text(plan));
-  if (against) fmt::print("\n{}", render_against_text(*against));
+  // Names and paths from OLD, which a pull request can write: no terminal escapes reach the screen.
+  if (against) fmt::print("\n{}", printable(render_against_text(*against)));
 }
 
 /// The output folder `plan --against` compares with: DIR itself when it holds k8s/, else
-/// DIR/<system> (the folder given to compile -o). Reads k8s/**.yaml and model.yaml.
+/// DIR/<system> (the folder given to compile -o). Reads k8s/**.yaml and model.yaml as untrusted
+/// input (io/untrusted_folder.h): CI compares with a base branch a pull request can change.
 std::optional<OutputFiles> read_old_output(const std::string& dir, const std::string& system, std::string& folder,
                                            std::string& error) {
-  std::error_code ec;
   folder = dir;
-  if (!fs::is_directory(fs::path(dir) / "k8s", ec) && fs::is_directory(fs::path(dir) / system / "k8s", ec))
-    folder = (fs::path(dir) / system).generic_string();
-  if (!fs::is_directory(fs::path(folder) / "k8s", ec)) {
+  std::string unread;
+  {
+    UntrustedFolder given(dir, unread);
+    if (!given.is_folder("k8s") && given.is_folder(system + "/k8s")) folder = (fs::path(dir) / system).generic_string();
+  }
+  UntrustedFolder old(folder, unread);
+  if (!old.is_folder("k8s")) {
     error = fmt::format("'{}' holds no k8s/ folder (nor does '{}'): give the output folder applied last, as compile "
                         "wrote it",
-                        dir, (fs::path(dir) / system).generic_string());
+                        printable(dir), printable((fs::path(dir) / system).generic_string()));
     return std::nullopt;
   }
   OutputFiles files;
-  std::vector<fs::path> paths{fs::path(folder) / "model.yaml"};
-  for (auto it = fs::recursive_directory_iterator(fs::path(folder) / "k8s", ec); !ec && it != fs::end(it);
-       it.increment(ec))
-    if (it->is_regular_file() && (it->path().extension() == ".yaml" || it->path().extension() == ".yml"))
-      paths.push_back(it->path());
-  if (ec) {
-    error = fmt::format("cannot read '{}': {}", folder, ec.message());
-    return std::nullopt;
+  std::vector<std::string> paths{"model.yaml"};
+  for (const auto& e : old.list("k8s", error)) {
+    const bool yaml = e.path.ends_with(".yaml") || e.path.ends_with(".yml");
+    if (yaml && e.type == UntrustedFolder::Entry::Type::file) paths.push_back(e.path);
+    else if (yaml && e.type != UntrustedFolder::Entry::Type::folder)
+      paths.push_back(e.path);  // read() says why it is refused
   }
+  if (!error.empty()) return std::nullopt;
   for (const auto& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) continue;  // no model.yaml: pools are not compared (the plan says so)
-    std::ostringstream text;
-    text << in.rdbuf();
-    files[fs::relative(p, folder).generic_string()] = text.str();
+    auto text = old.read(p, error);
+    if (!error.empty()) return std::nullopt;
+    if (!text) continue;  // no model.yaml: pools are not compared (the plan says so)
+    files[p] = std::move(*text);
   }
   return files;
 }

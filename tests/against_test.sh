@@ -154,4 +154,78 @@ t "plan --against DIR finds DIR/<system>" grep -q "^Changes against $TMP/same/xg
 run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/nothing"
 t "plan --against a folder with no output exits 2" test "$rc" -eq 2
 t "... and says what to give" grep -q 'holds no k8s/ folder' "$TMP/stderr"
+# An untrusted OLD folder (CI compares with a base branch a pull request can change): each hostile
+# file ends plan --against within seconds, exit 2, saying which file and why, and nothing from it
+# reaches the terminal raw. The same folders under `trainc diff`.
+hostile_old() {  # hostile_old NAME: a fresh copy of the xgb-a4 output in $TMP/hostile/NAME/xgb-a4
+  rm -rf "$TMP/hostile/$1"
+  mkdir -p "$TMP/hostile/$1"
+  cp -r "$TMP/same/xgb-a4" "$TMP/hostile/$1/"
+  echo "$TMP/hostile/$1/xgb-a4"
+}
+# plan_refuses DIR WHAT: plan --against DIR ends in 20 s with exit 2 and WHAT on stderr; trainc diff
+# of DIR's root ends in 20 s, exit 1 or 2, with WHAT on stderr too unless a second argument says so.
+plan_refuses() {
+  rc=0
+  timeout 20 "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$1" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  [ "$rc" -eq 2 ] || { echo "plan --against: exit $rc (124: still running after 20 s), expected 2"; head -c 600 "$TMP/stderr"; return 1; }
+  grep -qF -- "$2" "$TMP/stderr" || { echo "plan --against: expected '$2' in:"; head -c 600 "$TMP/stderr"; return 1; }
+  if grep -q $'\x1b' "$TMP/stdout" "$TMP/stderr"; then echo "an escape byte reached the output"; return 1; fi
+  rc=0
+  timeout 20 "$TRAINC" diff examples/xgb-a4/spec.yaml --against "$(dirname "$1")" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  [ "$rc" -eq 1 ] || [ "$rc" -eq 2 ] || { echo "diff: exit $rc (124: still running after 20 s)"; head -c 600 "$TMP/stderr"; return 1; }
+  if grep -q $'\x1b' "$TMP/stdout" "$TMP/stderr"; then echo "diff: an escape byte reached the output"; return 1; fi
+  [ -n "${3:-}" ] || grep -qF -- "$2" "$TMP/stderr" || { echo "diff: expected '$2' in:"; head -c 600 "$TMP/stderr"; return 1; }
+}
+old_commas() {
+  local d; d=$(hostile_old commas)
+  printf ',' >"$d/k8s/zz.yaml"
+  plan_refuses "$d" "k8s/zz.yaml: not an output's YAML" diff-reads-it-as-text
+}
+old_alias_bomb() {
+  local d; d=$(hostile_old bomb)
+  { echo 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'
+    for x in b c d e f g h i; do echo "$x: &$x [*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a},*${prev:-a}]"; prev=$x; done
+  } >"$d/k8s/zz.yaml"
+  plan_refuses "$d" "an anchor" diff-reads-it-as-text
+}
+old_dev_zero() {
+  local d; d=$(hostile_old zero)
+  rm "$d/model.yaml"
+  ln -s /dev/zero "$d/model.yaml"
+  plan_refuses "$d" "model.yaml' is a symbolic link"
+}
+old_link_out() {
+  local d; d=$(hostile_old linkout)
+  echo "secret: do-not-read" >"$TMP/hostile/outside.yaml"
+  ln -s "$TMP/hostile/outside.yaml" "$d/k8s/zz.yaml"
+  plan_refuses "$d" "k8s/zz.yaml' is a symbolic link"
+  if grep -q "do-not-read" "$TMP/stdout" "$TMP/stderr"; then echo "the linked file was read"; return 1; fi
+  rm "$d/k8s/zz.yaml"
+  ln -s /tmp "$d/k8s/sub"
+  rc=0
+  timeout 20 "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$d" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  [ "$rc" -eq 0 ] || { echo "a linked folder in k8s/ (not followed): exit $rc"; cat "$TMP/stderr"; return 1; }
+}
+old_escapes() {
+  local d; d=$(hostile_old escapes)
+  # An object of the old output named with an OSC 52 sequence (writes the clipboard).
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "x\\e]52;c;aGk=\\ax"\n  namespace: xgb-a4\n' >"$d/k8s/zz.yaml"
+  rc=0
+  timeout 20 "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$d" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  [ "$rc" -eq 0 ] || { echo "exit $rc"; cat "$TMP/stderr"; return 1; }
+  if grep -q $'\x1b' "$TMP/stdout" "$TMP/stderr"; then echo "an escape byte reached the output"; return 1; fi
+  grep -qF 'x\x1b]52;c;aGk=\x07x' "$TMP/stdout" || { echo "the name is not shown escaped:"; grep -a 52 "$TMP/stdout"; return 1; }
+}
+old_not_utf8() {
+  local d; d=$(hostile_old latin1)
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caf\xe9\n' >"$d/k8s/zz.yaml"
+  plan_refuses "$d" "k8s/zz.yaml' is not UTF-8 text"
+}
+t "untrusted OLD: a k8s/*.yaml of only ',' ends at once (yaml-cpp's LoadAll looped for ever)" old_commas
+t "untrusted OLD: an alias bomb is refused at its first anchor" old_alias_bomb
+t "untrusted OLD: model.yaml -> /dev/zero is refused, not read" old_dev_zero
+t "untrusted OLD: links out of OLD are not followed" old_link_out
+t "untrusted OLD: terminal escapes in object names are shown escaped" old_escapes
+t "untrusted OLD: text that is not UTF-8 is a clear error" old_not_utf8
 tap_done

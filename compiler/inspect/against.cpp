@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/yaml_tree.h"
+#include "io/untrusted_folder.h"
 #include "k8s/names.h"
 
 namespace trainc {
@@ -28,9 +30,9 @@ std::vector<Listed> read_manifests(const OutputFiles& files, const std::string& 
     if (!path.starts_with("k8s/") || !path.ends_with(".yaml") || path == "k8s/kustomization.yaml") continue;
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-      throw std::runtime_error(fmt::format("{}/{}: not YAML: {}", where, path, e.what()));
+      docs = read_yaml_documents(text);  // bounded, no aliases: OLD is untrusted (io/untrusted_folder.h)
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(printable(fmt::format("{}/{}: not an output's YAML: {}", where, path, e.what())));
     }
     for (const auto& d : docs) {
       json obj = k8s::manifest_json(d);
@@ -65,10 +67,11 @@ std::set<std::string> pipeline_names(const std::string& model_yaml) {
   std::set<std::string> out;
   if (model_yaml.empty()) return out;
   try {
-    const YAML::Node m = YAML::Load(model_yaml);
-    for (const auto& s : m["pipeline"])
+    const auto docs = read_yaml_documents(model_yaml);
+    if (docs.empty()) return out;
+    for (const auto& s : docs[0]["pipeline"])
       if (s["name"]) out.insert(s["name"].as<std::string>());
-  } catch (const YAML::Exception&) {
+  } catch (const std::exception&) {
   }
   return out;
 }

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/yaml_tree.h"
 #include "inspect/against.h"
+#include "io/untrusted_folder.h"
 
 namespace trainc {
 namespace {
@@ -28,10 +30,13 @@ std::vector<PoolChange> compare_pools(const std::string& old_model, const std::s
   std::vector<PoolChange> out;
   YAML::Node old_root, new_root;
   try {
-    old_root = YAML::Load(old_model);
-    new_root = YAML::Load(new_model);
-  } catch (const YAML::Exception& e) {
-    notes.push_back(fmt::format("model.yaml is not YAML ({}): pools are not compared", e.what()));
+    // Bounded, no aliases: the old one is untrusted (io/untrusted_folder.h).
+    for (auto [text, root] : {std::pair{&old_model, &old_root}, {&new_model, &new_root}}) {
+      const auto docs = read_yaml_documents(*text);
+      if (!docs.empty()) root->reset(docs[0]);
+    }
+  } catch (const std::runtime_error& e) {
+    notes.push_back(printable(fmt::format("model.yaml is not an output's YAML ({}): pools are not compared", e.what())));
     return out;
   }
   const YAML::Node& o = old_root;

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "io/untrusted_folder.h"
 #include "quoting/shell.h"
 
 namespace fs = std::filesystem;
@@ -171,10 +172,13 @@ std::vector<OutputFolder> output_folders(const fs::path& root) {
   std::vector<OutputFolder> out;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return out;
+  // Read as untrusted input (a pull request's tree): a linked folder or manifest is not trainc's.
+  std::string error;
+  const UntrustedFolder folder(root, error);
   for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (!e.is_directory(ec)) continue;
+    if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
     if (e.path().filename().string().starts_with(".")) continue;  // a compile's temporary, not an output
-    auto manifest = read_file(e.path() / kManifestName);
+    auto manifest = folder.read(e.path().filename().string() + "/" + std::string(kManifestName), error);
     if (!manifest) continue;
     out.push_back({e.path().filename().string(), manifest_source(*manifest)});
   }
@@ -196,7 +200,9 @@ std::vector<UnknownEntry> unknown_entries(const fs::path& root, const std::set<s
     const fs::file_status st = fs::symlink_status(p, ec);
     if (ours.count(name) && !fs::is_symlink(st)) {
       if (compared.count(name)) continue;  // compare_tree reports what it holds
-      const auto listed = manifest_entries(read_file(p / kManifestName).value_or(""));
+      std::string error;
+      const auto listed =
+          manifest_entries(UntrustedFolder(root, error).read(name + "/" + std::string(kManifestName), error).value_or(""));
       for (const auto& f : files_in(p))
         if (f != kManifestName && !listed.count(f)) out.push_back({(fs::path(name) / f).generic_string(), {}, 1});
       continue;
@@ -328,17 +334,29 @@ std::vector<FileDrift> compare_tree(const fs::path& root, const std::string& nam
   const fs::path dir = root / name;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    error = fmt::format("'{}' does not exist; run 'trainc compile' to create it", dir.generic_string());
+    error = fmt::format("'{}' does not exist; run 'trainc compile' to create it", printable(dir.generic_string()));
     return {};
   }
+  // The committed output is untrusted (a pull request's own): read without following links, each
+  // file bounded (io/untrusted_folder.h).
+  const UntrustedFolder folder(dir, error);
+  if (!folder.open()) return {};
   std::map<std::string, FileDrift> drift;
-  std::set<std::string> on_disk = files_in(dir);
+  std::set<std::string> on_disk;
+  for (const auto& e : folder.list("", error))
+    if (e.type != UntrustedFolder::Entry::Type::folder) on_disk.insert(e.path);
+  if (!error.empty()) return {};
   for (const auto& [path, content] : files.files()) {
-    auto current = read_file(dir / path);
+    auto current = folder.read(path, error);
+    if (!error.empty()) return {};
     if (!current || *current != content) drift[path] = FileDrift{path, current, content};
     on_disk.erase(path);
   }
-  for (const auto& extra : on_disk) drift[extra] = FileDrift{extra, read_file(dir / extra).value_or(""), std::nullopt};
+  for (const auto& extra : on_disk) {
+    auto current = folder.read(extra, error);
+    if (!error.empty()) return {};
+    drift[extra] = FileDrift{extra, current.value_or(""), std::nullopt};
+  }
   std::vector<FileDrift> out;
   for (auto& [_, d] : drift) out.push_back(std::move(d));
   return out;
