@@ -69,7 +69,10 @@ int wait_for_port(const fs::path& file, int seconds) {
   return 0;
 }
 
-int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOptions& opt) {
+/// The tracker and the ranks start from `env` (clean_env: PATH and the loopback preload), nothing
+/// of this shell's.
+int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOptions& opt,
+                          const std::map<std::string, std::string>& env) {
   const int world = step.nodes;
   if (opt.tracker.empty() || !fs::exists(opt.tracker)) {
     fmt::print(stderr, "trainc: step '{}' trains on {} ranks and needs XGBoost 1.7's tracker script, tracker17.py, "
@@ -85,7 +88,7 @@ int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOpti
                                    fmt::format("--world-size={}", world), "--timeout=600"};
   fmt::print("  $ {} &\n", sh_join(tracker));
   std::string error;
-  Child tracker_proc(tracker, error);
+  Child tracker_proc(tracker, error, env, {}, Inherit::nothing);
   if (!tracker_proc.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
     return 2;
@@ -105,7 +108,7 @@ int run_distributed_train(const Step& step, const XGBoost& x, const LocalRunOpti
                             {std::string(trainrt::kAddrVar), "127.0.0.1"},
                             {std::string(trainrt::kPortVar), std::to_string(port)}});
     fmt::print("  $ {} &\n", sh_join(argv));
-    ranks.emplace_back(argv, error);
+    ranks.emplace_back(argv, error, env, fs::path(), Inherit::nothing);
     if (!ranks.back().started()) {
       fmt::print(stderr, "trainc: {}\n", error);
       return 2;
@@ -314,11 +317,12 @@ bool clean_env(const System& sys, const std::vector<const Step*>& steps, const L
   env["PATH"] = path ? path : "/usr/bin:/bin";
   // gloo listens on the address of the interface it is given, else on the one the host name has.
   env["GLOO_SOCKET_IFNAME"] = "lo";
-  if (std::all_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); })) return true;
+  // trainrt's steps too: an XGBoost rank listens on every interface for its peers.
   if (!opt.loopback_preload.empty()) env["LD_PRELOAD"] = fs::absolute(opt.loopback_preload).string();
   else
     fmt::print("(libtrainc-loopback.so was not found beside trainc: a process that listens on every interface, as "
-               "torchrun's rendezvous store does, is reachable from the network during this run)\n");
+               "torchrun's rendezvous store and XGBoost's ranks do, is reachable from the network during this run)\n");
+  if (std::all_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); })) return true;
   const bool any_torchrun = std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->runs_torchrun(); });
   const bool any_ray = std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::ray; });
   if (!any_ray &&
@@ -362,7 +366,7 @@ std::string versions_used(const System& sys, const std::vector<const Step*>& ste
   }
   if (std::any_of(steps.begin(), steps.end(), [&](const Step* s) { return local_cluster(sys, *s) == LocalCluster::dask; })) {
     // `dask --version` prints "dask, version X".
-    std::string v = capture({"dask", "--version"}, env).value_or("");
+    std::string v = capture({"dask", "--version"}, env, Inherit::nothing).value_or("");
     if (const auto at = v.rfind(' '); at != std::string::npos) v = v.substr(at + 1);
     while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
     parts.push_back(fmt::format("Dask {} (the `dask` on PATH)", named(v)));
@@ -370,7 +374,7 @@ std::string versions_used(const System& sys, const std::vector<const Step*>& ste
   if (std::any_of(steps.begin(), steps.end(), [](const Step* s) { return s->uses_trainrt(); })) {
     // `trainrt --version` ends with the XGBoost it links: "xgboost: X".
     std::string v;
-    const std::string text = capture({opt.trainrt.string(), "--version"}).value_or("");
+    const std::string text = capture({opt.trainrt.string(), "--version"}, env, Inherit::nothing).value_or("");
     if (const auto at = text.find("xgboost: "); at != std::string::npos) v = text.substr(at + 9);
     while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
     parts.push_back(fmt::format("trainrt {} with XGBoost {}", opt.trainrt.string(), named(v)));
@@ -538,7 +542,9 @@ long long scaled_rows(const Datagen& d, double scale) {
   return std::max(1LL, static_cast<long long>(std::floor(static_cast<double>(d.rows) * scale)));
 }
 
-int run_local(const System& sys, const LocalRunOptions& opt) {
+namespace {
+
+int run_here(const System& sys, const LocalRunOptions& opt) {
   catch_interrupts();
   const std::set<pid_t> before = adopt_orphans();
   const int rc = run_steps(sys, opt);
@@ -547,6 +553,22 @@ int run_local(const System& sys, const LocalRunOptions& opt) {
     fmt::print(stderr, "trainc: stopped {} process(es) that the run's steps had left running outside their pods (pids {})\n",
                left.size(), fmt::join(left, ", "));
   return rc;
+}
+
+}  // namespace
+
+int run_local(const System& sys, const LocalRunOptions& opt) {
+  // The run in a PID namespace of its own: whatever a step leaves behind, however it detached
+  // itself, the kernel ends when the run does. TRAINC_LOCAL_CONTAIN=0 runs without it (as where
+  // the namespaces cannot be made).
+  std::string why_not = "TRAINC_LOCAL_CONTAIN=0";
+  const char* contain = std::getenv("TRAINC_LOCAL_CONTAIN");
+  if (!contain || std::string_view(contain) != "0")
+    if (auto rc = run_in_pid_namespace([&] { return run_here(sys, opt); }, why_not)) return *rc;
+  fmt::print("(the run is not contained in a PID namespace of its own ({}): what a step detaches is stopped at the "
+             "end as far as a scan of /proc finds it, but a process that forks and exits in a loop can outlive the run)\n",
+             why_not);
+  return run_here(sys, opt);
 }
 
 namespace {
@@ -667,11 +689,12 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
         },
         [&](const Datagen& d) {
           fs::create_directories(local_path(opt, d.to));
-          return run_one(datagen_argv(d, opt));
+          return run_one(datagen_argv(d, opt), pod_env, {}, Inherit::nothing);
         },
         [&](const XGBoost& x) {
           fs::create_directories(local_path(opt, x.to));
-          return s->distributed() ? run_distributed_train(*s, x, opt) : run_one(local_argv(train_command(*s, x, opt), opt));
+          return s->distributed() ? run_distributed_train(*s, x, opt, pod_env)
+                                  : run_one(local_argv(train_command(*s, x, opt), opt), pod_env, {}, Inherit::nothing);
         });
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rc != 0) {

@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -200,13 +202,15 @@ std::optional<std::string> capture(const std::vector<std::string>& argv, const s
   return out;
 }
 
-int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& cwd) {
+int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& cwd,
+            Inherit inherit) {
   std::string shown;
-  for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
+  if (inherit == Inherit::caller)
+    for (const auto& [k, v] : env) shown += sh_quote(k + "=" + v) + " ";
   fmt::print("  $ {}{}\n", shown, sh_join(argv));
   std::fflush(stdout);
   std::string error;
-  Child child(argv, error, env, cwd);
+  Child child(argv, error, env, cwd, inherit);
   if (!child.started()) {
     fmt::print(stderr, "trainc: {}\n", error);
     return 2;
@@ -261,6 +265,116 @@ void reap_exited(const std::set<pid_t>& spare) {
 }
 
 }  // namespace
+
+namespace {
+
+volatile sig_atomic_t g_namespace_child = 0;
+void pass_on(int sig) {
+  if (g_namespace_child > 0) ::kill(g_namespace_child, sig);
+}
+
+/// Writes `text` to /proc/self/FILE (a user namespace's uid and gid maps).
+bool write_proc_self(const char* file, const std::string& text) {
+  const int fd = ::open((std::string("/proc/self/") + file).c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::string& why_not) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // The namespaces are made in a child, so that this process keeps its own (a failure here leaves
+  // it as it was, to run `body` uncontained).
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    why_not = fmt::format("pipe: {}", std::strerror(errno));
+    return std::nullopt;
+  }
+  const pid_t outer = ::fork();
+  if (outer < 0) {
+    why_not = fmt::format("fork: {}", std::strerror(errno));
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return std::nullopt;
+  }
+  if (outer == 0) {
+    ::close(ready[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // trainc killed outright: its run goes too
+    const uid_t uid = ::getuid();
+    const gid_t gid = ::getgid();
+    if (::unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+      // Without CAP_SYS_ADMIN: a user namespace mapping this user to itself grants it there.
+      if (::unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) != 0 || !write_proc_self("setgroups", "deny") ||
+          !write_proc_self("uid_map", fmt::format("{} {} 1\n", uid, uid)) ||
+          !write_proc_self("gid_map", fmt::format("{} {} 1\n", gid, gid))) {
+        const std::string why = fmt::format("unshare: {}", std::strerror(errno));
+        (void)!::write(ready[1], why.data(), why.size());
+        ::_exit(125);
+      }
+    }
+    // The namespace's first process is the next child: this one waits for it and passes its status on.
+    const pid_t init = ::fork();
+    if (init < 0) ::_exit(125);
+    if (init == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // Its own /proc, so that scans of it (end_descendants) see this namespace's pids, and mounts
+      // made here stay here.
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+          ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+        const std::string why = fmt::format("mount /proc: {}", std::strerror(errno));
+        (void)!::write(ready[1], why.data(), why.size());
+        ::_exit(125);
+      }
+      (void)!::write(ready[1], "", 1);  // one NUL byte: contained, running
+      ::close(ready[1]);
+      const int rc = body();
+      std::fflush(nullptr);
+      ::_exit(rc);
+    }
+    ::close(ready[1]);
+    struct sigaction sa {};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    g_namespace_child = init;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    int status = 0;
+    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  ::close(ready[1]);
+  std::string said;
+  char buf[256];
+  for (ssize_t n; (n = ::read(ready[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    said.append(buf, static_cast<size_t>(n));
+    if (said == std::string(1, '\0')) break;  // running: the rest of the pipe closes when it ends
+  }
+  ::close(ready[0]);
+  struct sigaction sa {}, old_int {}, old_term {};
+  sa.sa_handler = pass_on;
+  sigemptyset(&sa.sa_mask);
+  g_namespace_child = outer;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int status = 0;
+  while (::waitpid(outer, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_namespace_child = 0;
+  if (said != std::string(1, '\0')) {
+    why_not = said.empty() ? "the contained process did not start" : said;
+    return std::nullopt;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 std::set<pid_t> adopt_orphans() {
   prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -57,16 +58,25 @@ void catch_interrupts();
 /// The signal catch_interrupts caught, or 0.
 int interrupted();
 
-/// Runs argv to completion, printing it first as `  $ ENV... ARGV`; its exit code (2 if it could
-/// not start).
+/// Runs argv to completion, printing it first as `  $ ENV... ARGV` (with Inherit::nothing, `env` is
+/// its whole environment and only ARGV is printed); its exit code (2 if it could not start).
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
-            const std::filesystem::path& cwd = {});
+            const std::filesystem::path& cwd = {}, Inherit inherit = Inherit::caller);
 
 /// Runs argv to completion with its stdout captured (stderr to /dev/null): what it printed when it
 /// exited 0, else nullopt. For short queries of a tool (a package's version), not for steps.
 std::optional<std::string> capture(const std::vector<std::string>& argv,
                                    const std::map<std::string, std::string>& env = {},
                                    Inherit inherit = Inherit::caller);
+
+/// Runs `body` in a child that is the first process (pid 1) of a new PID namespace with its own
+/// /proc, and returns its exit code (128 + the signal when it was killed): when that child ends,
+/// the kernel kills every process left in the namespace, so nothing it started outlives it, however
+/// it detached itself (setsid, a double fork, a chain forking and exiting faster than a scan of
+/// /proc can follow). SIGINT and SIGTERM sent to this process are passed on to it. nullopt, with
+/// `why_not`, when the namespaces cannot be made here (no CAP_SYS_ADMIN and no unprivileged user
+/// namespaces, a seccomp filter, a chroot): then nothing has run.
+std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::string& why_not);
 
 /// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER): a process
 /// a step detaches (setsid, a double fork) is then still below it, to be found and stopped.
