@@ -187,7 +187,8 @@ dry_runs() {
   grep -qE '^\+ (docker buildx build|gcloud builds submit) ' "$TMP/stderr" || { echo "no build printed"; show; return 1; }
   run_script "$ex" apply.sh "" --dry-run
   [ "$rc" -eq 0 ] || { echo "apply.sh --dry-run failed"; show; return 1; }
-  [ ! -s "$STUB_STATE/log" ] || { echo "a dry run called tools:"; stub_log; return 1; }
+  # apply.sh reads the cluster (what pruning would delete, whose objects these names are); nothing else.
+  if stub_log | grep -v '^kubectl --context [^ ]* get '; then echo "a dry run called tools to change something (above)"; return 1; fi
   image=$(sed -n 's/^build \([^ ]*\) .*/\1/p' "$CHECKOUT/golden/$ex/scripts/build.sh" | head -n 1)
   grep -qF "+ gcloud artifacts docker images describe $image" "$TMP/stderr" || { echo "no check of $image printed"; show; return 1; }
 }
@@ -223,7 +224,7 @@ for ex in "${with_builds[@]}"; do
   t "$ex: build.sh with a docker lacking buildx uses Cloud Build" no_buildx "$ex"
   t "$ex: build.sh before up.sh stops: no repository" needs_repository "$ex"
   t "$ex: apply.sh stops before applying when an image is missing" apply_checks "$ex"
-  t "$ex: dry runs call nothing and print the builds and the image check" dry_runs "$ex"
+  t "$ex: dry runs change nothing (apply.sh only reads) and print the builds and the image check" dry_runs "$ex"
 done
 
 t "${with_builds[0]}: Cloud Build gets the context's .dockerignore" dockerignore_uploaded "${with_builds[0]}"

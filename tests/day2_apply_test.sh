@@ -330,4 +330,147 @@ ray() {
 }
 t "ray-t4: applied twice, then with the step's command edited: a new RayJob, nothing refused" ray
 
+# ---- several systems on one cluster: what one owns, another never prunes or takes over ------------------
+# team_spec NAME NAMESPACE POOL QUEUE [CLUSTER]: a spec of system NAME (in NAMESPACE, "" for its own) with
+# one CPU pool POOL and one step, queued in LocalQueue QUEUE ("" for none), with Dask cluster CLUSTER
+# when given; written to $TMP/NAME@NAMESPACE/spec/spec.yaml. Every such system is on GKE cluster
+# `shared`, made once by the first one's up.sh.
+team_spec() {
+  local dir="$TMP/$1@${2:-own}"
+  mkdir -p "$dir/spec"
+  {
+    echo "apiVersion: trainc/v1"
+    echo "kind: TrainingSystem"
+    echo "name: $1"
+    [ -z "$2" ] || echo "namespace: $2"
+    echo "gcp: {project: my-project, region: us-central1, zone: us-central1-a}"
+    echo "cluster:"
+    echo "  name: shared"
+    echo "  pools:"
+    echo "    $3: {machine: n2-standard-8, nodes: 4}"
+    [ -z "$4" ] || echo "queue: {name: $4}"
+    if [ -n "${5:-}" ]; then
+      echo "clusters:"
+      echo "  $5: {engine: dask, image: 'ghcr.io/dask/dask:2024.12.1', scheduler: {pool: $3}, workers: {w: {pool: $3, replicas: 1}}}"
+    fi
+    echo "pipeline:"
+    echo "  - {name: hello, image: 'python:3.12-slim', pool: $3, command: [python3, -c, 'print(1)']}"
+  } >"$dir/spec/spec.yaml"
+  "$TRAINC" compile "$dir/spec/spec.yaml" -o "$dir/out" >"$TMP/compile.out" 2>&1 ||
+    { echo "trainc compile failed:"; cat "$TMP/compile.out"; return 1; }
+  stub_repin "$dir/out/$1"
+  stub_user_objects "$dir/out/$1" >/dev/null
+  echo "$dir/out/$1"
+}
+# The cluster-scoped Kueue objects the stand-in cluster holds, kind/name a line.
+kueue_objects() { stub_k8s_objects | grep -E '^(clusterqueue|resourceflavor|topology)\.' | sed -E 's|^([a-z]+)\.[^/]*//|\1/|' | sort; }
+
+stubs_install "$TMP/stubs-teams"
+two_teams() {
+  local a b before
+  rm -rf "$SANDBOX"
+  a=$(team_spec train team-a cpu team-a) || { echo "$a"; return 1; }
+  b=$(team_spec train team-b cpu "") || { echo "$b"; return 1; }
+  run_script "$a" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  apply "$a" || return 1
+  before=$(kueue_objects)
+  [ "$(grep -c . <<<"$before")" -eq 2 ] || { echo "team A's queue and flavor are not there:"; echo "$before"; return 1; }
+  apply "$b" || return 1
+  [ "$(kueue_objects)" = "$before" ] || { echo "team B's apply changed team A's Kueue objects:"; echo "before:"; echo "$before"; echo "after:"; kueue_objects; stub_k8s_deleted; return 1; }
+  if stub_k8s_deleted | grep -q .; then echo "team B's apply deleted: $(stub_k8s_deleted | tr '\n' ' ')"; return 1; fi
+}
+t "two systems named 'train' in namespaces team-a and team-b: B's apply (no queue) leaves A's ClusterQueue and ResourceFlavor" two_teams
+
+joins_meet() {
+  local a ax flavors
+  a=$(team_spec a "" x-y q) || { echo "$a"; return 1; }
+  ax=$(team_spec a-x "" y q) || { echo "$ax"; return 1; }
+  apply "$a" || return 1
+  apply "$ax" || return 1
+  apply "$a" || return 1
+  flavors=$(kueue_objects | grep -c '^resourceflavor/a-x-y-')
+  [ "$flavors" -eq 2 ] || { echo "system a's pool x-y and system a-x's pool y do not have a flavor each:"; kueue_objects; return 1; }
+  if stub_k8s_deleted | grep -q .; then echo "deleted: $(stub_k8s_deleted | tr '\n' ' ')"; return 1; fi
+}
+t "system a with pool x-y beside system a-x with pool y: two flavors, neither apply prunes the other's" joins_meet
+
+not_taken_over() {
+  local a ab
+  a=$(team_spec a shared cpu "" b-x) || { echo "$a"; return 1; }
+  ab=$(team_spec a-b shared cpu "" x) || { echo "$ab"; return 1; }
+  apply "$a" || return 1
+  run_script "$ab" apply.sh
+  [ "$rc" -ne 0 ] || { echo "system a-b's apply took over system a's Dask scheduler"; show; return 1; }
+  grep -q "deployments.apps/a-b-x-scheduler in namespace shared belongs to system 'a'" "$TMP/stderr" ||
+    { echo "the refusal does not say whose it is:"; tail -n 5 "$TMP/stderr"; return 1; }
+  stub_k8s_objects | grep -q '^deployment.apps/shared/a-b-x-scheduler$' || { echo "system a's scheduler is gone"; return 1; }
+}
+t "system a-b's Dask cluster x would be system a's cluster b-x in one namespace: apply.sh refuses, naming the owner" not_taken_over
+
+dry_run_lists() {
+  local a dir="$TMP/train@team-a"
+  a="$dir/out/train"
+  sed -i 's/^  - {name: hello,/  - {name: hi,/' "$dir/spec/spec.yaml"
+  "$TRAINC" compile "$dir/spec/spec.yaml" -o "$dir/out" >"$TMP/compile.out" 2>&1 || { cat "$TMP/compile.out"; return 1; }
+  stub_repin "$a"
+  run_script "$a" apply.sh --dry-run
+  [ "$rc" -eq 0 ] || { echo "apply.sh --dry-run failed"; show; return 1; }
+  grep -q "dry run: would delete jobs.batch/train-hello-[0-9a-f]*: a run of step 'hello', which the spec no longer has" "$TMP/stderr" ||
+    { echo "the dry run does not name the run it would delete:"; grep -i 'dry run\|delet' "$TMP/stderr"; return 1; }
+  if stub_k8s_deleted | grep -q .; then echo "the dry run deleted: $(stub_k8s_deleted)"; return 1; fi
+}
+t "apply.sh --dry-run lists each object pruning would delete, by name, and deletes none" dry_run_lists
+
+# A system applied by a trainc that named its ClusterQueue after the system alone: its LocalQueue is
+# made again onto the new ClusterQueue (Kueue lets no update move it), and the old ClusterQueue and
+# flavor, which carry this system's labels and no namespace label, are pruned; nothing is refused.
+from_before_namespaces() {
+  local a dir
+  a=$(team_spec legacy "" cpu lq) || { echo "$a"; return 1; }
+  mkdir -p "$TMP/legacy-old"
+  cat >"$TMP/legacy-old/old.yaml" <<'OLD'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: legacy-cpu
+  labels: {app.kubernetes.io/managed-by: trainc, app.kubernetes.io/part-of: legacy}
+spec:
+  nodeLabels: {cloud.google.com/gke-nodepool: cpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: legacy
+  labels: {app.kubernetes.io/managed-by: trainc, app.kubernetes.io/part-of: legacy}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: legacy}}
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors: [{name: legacy-cpu, resources: [{name: cpu, nominalQuota: "8"}]}]
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: legacy
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq
+  namespace: legacy
+  labels: {app.kubernetes.io/managed-by: trainc, app.kubernetes.io/part-of: legacy}
+spec:
+  clusterQueue: legacy
+OLD
+  (cd "$SANDBOX" && PATH="$STUB_BIN:$PATH" kubectl apply -f "$TMP/legacy-old/old.yaml") >/dev/null 2>&1 ||
+    { echo "the old objects could not be made"; return 1; }
+  apply "$a" || return 1
+  grep -q "LocalQueue lq feeds ClusterQueue legacy; it now feeds legacy-" "$TMP/stderr" || { echo "the LocalQueue's move is not said:"; tail -n 20 "$TMP/stderr"; return 1; }
+  kueue_objects | grep -qx 'clusterqueue/legacy' && { echo "the old ClusterQueue stayed"; kueue_objects; return 1; }
+  kueue_objects | grep -qx 'resourceflavor/legacy-cpu' && { echo "the old flavor stayed"; kueue_objects; return 1; }
+  stub_k8s_objects | grep -q '^localqueue.kueue.x-k8s.io/legacy/lq$' || { echo "the LocalQueue is gone"; return 1; }
+}
+t "a system from before names told namespaces apart: its LocalQueue moves, its old ClusterQueue and flavor go" from_before_namespaces
+
 tap_done

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The preload `trainc run --local` loads into a spec's processes (compiler/run/loopback_bind.cpp),
-judged from real sockets (TAP): a listener on every interface is moved to loopback, and a
+judged from real sockets (TAP): a listener on every interface (0.0.0.0, ::, ::ffff:0.0.0.0, and a
+UDP server on a port of its own) is moved to loopback, and a
 connection to another of this machine's own addresses still reaches it there, as torchrun's
 workers need when the host name resolves to 127.0.1.1 (a stock Debian /etc/hosts) or to the
 machine's network address. A listener on a named address is left where it is and keeps its own
@@ -148,6 +149,24 @@ def case_v6only():
     reach_own_v6(port, "six")
 
 
+def case_mapped_any_moved():
+    s = listen(socket.AF_INET6, "::ffff:0.0.0.0", v6only=0)
+    expect("a listener on ::ffff:0.0.0.0 is bound to", s.getsockname()[0], "::ffff:127.0.0.1")
+
+
+def case_udp_server_moved():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    s.bind(("0.0.0.0", port))
+    expect("a UDP socket on 0.0.0.0 and a port of its own is bound to", s.getsockname()[0], "127.0.0.1")
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.bind(("0.0.0.0", 0))
+    expect("a UDP client's ephemeral socket on 0.0.0.0:0 stays on", c.getsockname()[0], "0.0.0.0")
+
+
 CASES = [
     ("a listener on every interface is bound to 127.0.0.1 instead", case_any_moved),
     ("a connection to 127.0.1.1 (a stock Debian host name) reaches it, blocking or not", case_alias_reaches),
@@ -156,6 +175,8 @@ CASES = [
     ("a port nothing listens on stays refused", case_refused_stays_refused),
     ("a dual-stack listener on :: is on v4-mapped loopback and reached from both families", case_dual_stack),
     ("an IPv6-only listener on :: is on ::1", case_v6only),
+    ("a listener on ::ffff:0.0.0.0 (every IPv4 interface) is on ::ffff:127.0.0.1", case_mapped_any_moved),
+    ("a UDP server on 0.0.0.0 is on 127.0.0.1; a client's ephemeral UDP socket is left", case_udp_server_moved),
 ]
 
 

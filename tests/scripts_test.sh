@@ -5,7 +5,7 @@
 # makes everything, the second finds it all and makes nothing; build.sh (where there is one)
 # pushes the images apply.sh checks for; down.sh deletes it all, and
 # again finds nothing. status.sh runs in between; down.sh refuses buckets that hold data without
-# --delete-data; and --dry-run calls no tool at all. Usage: tests/scripts_test.sh TRAINC
+# --delete-data; and --dry-run calls no tool but apply.sh's reads of the cluster. Usage: tests/scripts_test.sh TRAINC
 set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
@@ -117,7 +117,9 @@ dry_runs() {
     run_script "$dir" "$s" --dry-run
     [ "$rc" -eq 0 ] || { echo "$s --dry-run failed"; show; return 1; }
   done
-  [ ! -s "$STUB_STATE/log" ] || { echo "a dry run called tools:"; stub_log; return 1; }
+  # apply.sh reads the cluster (what pruning would delete, whose objects these names are); nothing
+  # else calls a tool.
+  if stub_log | grep -v '^kubectl --context [^ ]* get '; then echo "a dry run called tools to change something (above)"; return 1; fi
 }
 
 cluster_name() { sed -n 's/^CLUSTER=//p' "$1/scripts/up.sh"; }
@@ -291,7 +293,7 @@ done
 t "six examples have scripts" test "${#with_scripts[@]}" -ge 6
 for ex in "${with_scripts[@]}"; do
   t "$ex: up, apply and down each run twice, exit 0, and leave the fake cloud empty" life "$TMP/out/$ex"
-  t "$ex: --dry-run of every script exits 0 and calls no tool" dry_runs "$TMP/out/$ex"
+  t "$ex: --dry-run of every script exits 0 and calls no tool but apply.sh's reads" dry_runs "$TMP/out/$ex"
   t "$ex: day 0 without CI: up, build, apply and health leave every image and model the system names in place" \
     day0 "$TMP/out/$ex"
   t "$ex: the nodes run as their own account, made and granted before the cluster, deleted after it" \

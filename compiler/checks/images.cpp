@@ -79,7 +79,7 @@ std::optional<ImageFacts> facts_of(const System& sys, const std::string& image, 
 using Warned = std::set<std::pair<std::string, std::string>>;
 
 void judge(const System& sys, const ImageUse& u, const Document& doc, Diagnostics& diags, Warned& warned) {
-  if (const std::string why = image_reference_error(u.image); !u.image.empty() && !why.empty()) {
+  if (const std::string why = image_reference_bounds_error(u.image); !u.image.empty() && !why.empty()) {
     const bool runtime = u.image == sys.runtime_image && written(doc, "/runtime/image");
     if (warned.emplace(u.image, "").second)
       doc.error(diags, runtime ? std::string("/runtime/image") : image_ptr(doc, u.ptr),

@@ -342,7 +342,7 @@ void prologue(ShellScript& sh, const System& sys, const About& about, std::vecto
   variables(sh, sys, needs);
   sh.open("log() {").line(fmt::format("printf '{}: %s\\n' \"$*\" >&2", about.script)).close("}");
   sh.open("die() {").line("log \"error: $*\"").line("exit 1").close("}");
-  opts.push_back({"--dry-run", "DRY_RUN", "print the commands without running any"});
+  opts.push_back({"--dry-run", "DRY_RUN", "print the commands that would change anything, without running them"});
   opts.push_back({"-h|--help", "", "show this help"});
   usage(sh, about.script, about.help, opts, needs);
   sh.line();

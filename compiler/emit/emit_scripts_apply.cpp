@@ -435,6 +435,8 @@ std::string apply_script(const System& sys, const Planned& plan) {
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
   call(sh, cluster_call("get-credentials"));
   if (!k8s::prerequisites(sys).empty()) check_prerequisites(sh, sys);
+  sh.line("guard_owners");
+  sh.line("move_local_queue");
   for (const auto& [name, pool] : sys.pools)
     if (pool.tas()) sh.line("need_topology_labels " + lit(name));
   for (std::size_t i = 0; i < r.steps.size(); ++i) {

@@ -32,6 +32,10 @@ constexpr std::string_view kNamespacedTypes[] = {
 constexpr std::string_view kClusterTypes[] = {"clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
                                               "topologies.kueue.x-k8s.io"};
 
+bool is_cluster_type(std::string_view type) {
+  return std::any_of(std::begin(kClusterTypes), std::end(kClusterTypes), [&](auto t) { return t == type; });
+}
+
 bool prunable(const k8s::Object& o) {
   const std::string type = k8s::resource_type(o);
   auto in = [&](const auto& list) {
@@ -63,6 +67,11 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
   sh.line();
   sh.comment("What trainc made for this system carries these labels; apply.sh deletes only such objects.");
   sh.line("SELECTOR=" + lit(fmt::format("app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of={}", sys.name)));
+  sh.comment("Cluster-scoped objects (Kueue's) also name the namespace they serve: another system of the same");
+  sh.comment("name in another namespace has its own, which this one never lists, prunes or takes over.");
+  sh.line("CLUSTER_SELECTOR=" + lit(fmt::format("app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of={},{}={}",
+                                                sys.name, k8s::kNamespaceLabel, sys.ns)));
+  sh.line("SYSTEM=" + lit(sys.name));
   sh.comment("Every object of this output that pruning looks at, as TYPE/NAME.");
   sh.line("declare -A CURRENT=(");
   std::set<std::string> current;
@@ -70,6 +79,21 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
     if (prunable(*o)) current.insert(k8s::resource_type(*o) + "/" + o->name);
   for (const auto& c : current) sh.line(assoc(c, "1"));
   sh.line(")");
+  // The types of this output's objects, namespaced and cluster-scoped, which guard_owners looks at.
+  std::set<std::string> own_namespaced, own_cluster;
+  for (const auto& c : current) {
+    const std::string type = c.substr(0, c.find('/'));
+    (is_cluster_type(type) ? own_cluster : own_namespaced).insert(type);
+  }
+  sh.line(fmt::format("OWN_NAMESPACED=({})", fmt::join(own_namespaced, " ")));
+  sh.line(fmt::format("OWN_CLUSTER=({})", fmt::join(own_cluster, " ")));
+  // The LocalQueue and the ClusterQueue it feeds (move_local_queue).
+  std::string local_queue, cluster_queue;
+  for (const k8s::Object* o : plan.apply_order())
+    if (o->role == k8s::Role::kLocalQueue) local_queue = o->name;
+    else if (o->role == k8s::Role::kClusterQueue) cluster_queue = o->name;
+  sh.line("LOCAL_QUEUE=" + lit(local_queue) + " CLUSTER_QUEUE=" + lit(cluster_queue));
+  sh.line("OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_queue)");
   sh.comment("Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs");
   sh.comment("are kept (its history), and the steps that run again with it: itself and every step after it.");
   std::vector<std::string> run_of, history, after;
@@ -90,7 +114,8 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
     for (const auto& l : *lines) sh.line(l);
     sh.line(")");
   }
-  sh.line("readonly SELECTOR CURRENT RUN_OF HISTORY AFTER");
+  sh.line("readonly SELECTOR CLUSTER_SELECTOR SYSTEM CURRENT OWN_NAMESPACED OWN_CLUSTER LOCAL_QUEUE CLUSTER_QUEUE RUN_OF "
+          "HISTORY AFTER");
   sh.line("KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)");
   sh.line("read -r -a RERUN_STEPS <<<\"$RERUN\"");
   sh.open("for step in ${RERUN_STEPS[@]+\"${RERUN_STEPS[@]}\"}; do")
@@ -104,25 +129,31 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
 }
 
 void runs_functions(ShellScript& sh) {
-  Call get = kubectl({"get", "\"$1\"", "\"${@:3}\"", "-l", ref("SELECTOR"), "--ignore-not-found"});
+  Call get = kubectl({"get", "\"$1\"", "\"${@:3}\"", "-l", "\"${LIST_SELECTOR:-$SELECTOR}\"", "--ignore-not-found"});
   get.next_line().opt("--sort-by", ".metadata.creationTimestamp").flag("--no-headers");
   get.flag("--output", "\"custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\\.dev/step,STATE:$2\"");
   const auto parts = get.parts();
   sh.line();
   sh.comment("The objects of type $1 the system's labels select, oldest first, as \"NAME STEP STATE\" lines");
   sh.comment("(STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a");
-  sh.comment("cluster-scoped type. A type whose CRD is not installed has none.");
+  sh.comment("cluster-scoped type (listed by LIST_SELECTOR when set). A type whose CRD is not installed has none;");
+  sh.comment("in a dry run, a cluster that cannot be read (no credentials yet) has none either (prune says so).");
   sh.open("listed() {");
   for (size_t i = 0; i < parts.size(); ++i)
     sh.line((i == 0 ? "local out cmd=(" : "  ") + parts[i] + (i + 1 == parts.size() ? ")" : ""));
   sh.line("if out=$(\"${cmd[@]}\" 2>/dev/null); then printf '%s\\n' \"$out\"; return 0; fi")
       .line("out=$(\"${cmd[@]}\" 2>&1 >/dev/null) || true")
       .line("case \"$out\" in *\"doesn't have a resource type\"*) return 0 ;; esac")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi  # prune said why it cannot list")
       .line("die \"cannot list $1: $out\"")
       .close("}");
   Call del = kubectl({"delete", "\"$1\"", "\"${@:3}\"", "--ignore-not-found", "--wait=false"});
   sh.comment("Deletes $1 (TYPE/NAME), saying why ($2); $3...: -n NAMESPACE, or nothing.");
-  sh.open("drop() {").line("log \"deleting $1: $2\"").line("run " + del.line()).close("}");
+  sh.open("drop() {")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then log \"dry run: would delete $1: $2\"; return 0; fi")
+      .line("log \"deleting $1: $2\"")
+      .line("run " + del.line())
+      .close("}");
   sh.open("kept() {")
       .line("local k")
       .line("for k in \"${KEPT[@]}\"; do [ \"$k\" = \"$1\" ] && return 0; done")
@@ -168,14 +199,19 @@ void runs_functions(ShellScript& sh) {
       .line("drop \"$1/$name\" 'this output no longer has it' \"${@:2}\"")
       .close("done <<<\"$lines\"")
       .close("}");
+  Call probe = kubectl({"get", "namespace", ref("NAMESPACE"), "--ignore-not-found", "--output=name"});
   sh.comment("Deletes what trainc made for this system that this output no longer holds (--no-prune: nothing).");
+  sh.comment("A dry run reads the cluster and names each deletion instead.");
   sh.open("prune() {")
       .line("local type")
       .line("if [ \"$NO_PRUNE\" = 1 ]; then log '--no-prune: nothing is deleted'; return 0; fi")
       .open("if [ \"$DRY_RUN\" = 1 ]; then")
-      .line("log 'dry run: here what trainc made for the system that this output no longer holds, and the runs'")
-      .line("log \"  beyond each step's history, would be deleted, each named (selector $SELECTOR)\"")
+      .line("local probe=(" + probe.line() + ") out")
+      .open("if ! out=$(\"${probe[@]}\" 2>&1 >/dev/null); then")
+      .line("log \"dry run: the cluster cannot be read (${out:-no answer}): what pruning would delete is not listed\"")
       .line("return 0")
+      .close("fi")
+      .line("log \"dry run: what pruning would delete (selector $SELECTOR):\"")
       .close("fi")
       .open("if [ \"$SERVICES_ONLY\" = 0 ]; then");
   for (const RunType& r : kRunTypes) sh.line(fmt::format("prune_runs {} {} {}", lit(r.type), lit(r.state), lit(r.done)));
@@ -186,7 +222,98 @@ void runs_functions(ShellScript& sh) {
   sh.line("for type in" + namespaced + "; do")
       .line("  prune_rest \"$type\" -n \"$NAMESPACE\"")
       .line("done")
-      .line("for type in" + cluster + "; do prune_rest \"$type\"; done")
+      .line("for type in" + cluster + "; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest \"$type\"; done")
+      .line("prune_old_queue")
+      .close("}");
+  // Who holds each object: its name, its system (part-of) and, cluster-scoped, its namespace label.
+  Call owners = kubectl({"get", "\"$1\"", "\"${@:2}\"", "--ignore-not-found", "--no-headers"});
+  owners.flag("--output", "\"custom-columns=NAME:.metadata.name,SYSTEM:.metadata.labels.app\\.kubernetes\\.io/part-of,"
+                          "NAMESPACE:.metadata.labels.trainc\\.dev/namespace\"");
+  sh.comment("Every object of type $1 ($2...: -n NAMESPACE, or nothing) as \"NAME SYSTEM NAMESPACE\" lines (<none>");
+  sh.comment("where a label is unset); nothing when it cannot be listed (no such type yet, or a dry run).");
+  sh.open("owners() {");
+  const auto owner_parts = owners.parts();
+  for (size_t i = 0; i < owner_parts.size(); ++i)
+    sh.line((i == 0 ? "local cmd=(" : "  ") + owner_parts[i] + (i + 1 == owner_parts.size() ? ")" : ""));
+  sh.line("\"${cmd[@]}\" 2>/dev/null || true").close("}");
+  sh.comment("Refuses to take over an object another system holds (or one no trainc system made) under a name");
+  sh.comment("this output uses: apply would make it this system's, and the other's next apply would take it");
+  sh.comment("back or prune it. An object carrying this system's labels (and, cluster-scoped, its namespace's)");
+  sh.comment("is taken as this system's, whoever made it.");
+  sh.open("guard_owners() {")
+      .line("local type name owner ns")
+      .open("for type in ${OWN_NAMESPACED[@]+\"${OWN_NAMESPACED[@]}\"}; do")
+      .open("while read -r name owner ns; do")
+      .line("[ -n \"${CURRENT[$type/${name:-}]:-}\" ] || continue")
+      .line("if [ \"$owner\" = \"$SYSTEM\" ]; then continue; fi")
+      .line("if [ \"$owner\" = '<none>' ]; then die \"$type/$name exists in namespace $NAMESPACE and trainc did not make it "
+            "(no app.kubernetes.io/part-of label): this output would take it over; delete or rename it, or rename the "
+            "object in the spec\"; fi")
+      .line("die \"$type/$name in namespace $NAMESPACE belongs to system '$owner': both systems name an object so; rename "
+            "this system or the workload, or deploy into a namespace of its own\"")
+      .close("done < <(owners \"$type\" -n \"$NAMESPACE\")")
+      .close("done")
+      .open("for type in ${OWN_CLUSTER[@]+\"${OWN_CLUSTER[@]}\"}; do")
+      .open("while read -r name owner ns; do")
+      .line("[ -n \"${CURRENT[$type/${name:-}]:-}\" ] || continue")
+      .line("if [ \"$owner\" = \"$SYSTEM\" ] && [ \"$ns\" = \"$NAMESPACE\" ]; then continue; fi")
+      .line("die \"$type/$name (cluster-scoped) belongs to system '$owner' in namespace '$ns', not to this one in "
+            "'$NAMESPACE': rename one of the systems\"")
+      .close("done < <(owners \"$type\")")
+      .close("done")
+      .close("}");
+  Call lq_get = kubectl({"get", "localqueues.kueue.x-k8s.io/\"$LOCAL_QUEUE\"", "-n", ref("NAMESPACE"), "--ignore-not-found"});
+  lq_get.flag("--output", "'jsonpath={.spec.clusterQueue} {.metadata.labels.app\\.kubernetes\\.io/part-of}'");
+  Call lq_delete = kubectl({"delete", "localqueues.kueue.x-k8s.io/\"$LOCAL_QUEUE\"", "-n", ref("NAMESPACE"),
+                            "--ignore-not-found", "--wait=true", "--timeout=120s"});
+  sh.comment("Kueue keeps a LocalQueue's clusterQueue as it was made (CRD rule self == oldSelf): the system's LocalQueue");
+  sh.comment("feeding another ClusterQueue (one named before trainc told namespaces apart) is made again, and the");
+  sh.comment("ClusterQueue it fed is remembered for prune_old_queue. Its workloads wait meanwhile; none is lost.");
+  sh.open("move_local_queue() {")
+      .line("local was owner")
+      .line("[ -n \"$LOCAL_QUEUE\" ] || return 0")
+      .line("read -r was owner < <(" + lq_get.line() + " 2>/dev/null; echo) || true")
+      .line("if [ -z \"$was\" ] || [ \"$was\" = \"$CLUSTER_QUEUE\" ] || [ \"$owner\" != \"$SYSTEM\" ]; then return 0; fi")
+      .line("OLD_CLUSTER_QUEUE=$was")
+      .line("log \"LocalQueue $LOCAL_QUEUE feeds ClusterQueue $was; it now feeds $CLUSTER_QUEUE, which Kueue lets no update "
+            "change: it is made again\"")
+      .line("run " + lq_delete.line())
+      .close("}");
+  Call cq_flavors = kubectl({"get", "clusterqueues.kueue.x-k8s.io/\"$OLD_CLUSTER_QUEUE\"", "--ignore-not-found"});
+  cq_flavors.flag("--output", "'jsonpath={.spec.resourceGroups[*].flavors[*].name}'");
+  Call rf_topology = kubectl({"get", "resourceflavors.kueue.x-k8s.io/\"$f\"", "--ignore-not-found"});
+  rf_topology.flag("--output", "'jsonpath={.spec.topologyName}'");
+  sh.comment("The ClusterQueue the LocalQueue fed before (move_local_queue), with its flavors and their Topology: this");
+  sh.comment("system's, from before cluster-scoped objects named their namespace, and so outside CLUSTER_SELECTOR.");
+  sh.comment("Only what carries this system's labels and no namespace label goes.");
+  sh.comment("Whether object $1, listed as NAME $2, SYSTEM $3, NAMESPACE $4, is this system's from before");
+  sh.comment("cluster-scoped objects named their namespace: its labels, and no namespace label.");
+  sh.open("ours_from_before() {")
+      .line("[ \"$2\" = \"$1\" ] || return 1")
+      .line("[ \"$3\" = \"$SYSTEM\" ] || return 1")
+      .line("[ \"$4\" = '<none>' ]")
+      .close("}");
+  sh.open("prune_old_queue() {")
+      .line("local name owner ns f flavors topologies=()")
+      .line("[ -n \"$OLD_CLUSTER_QUEUE\" ] || return 0")
+      .line("read -r name owner ns < <(owners clusterqueues.kueue.x-k8s.io | awk -v q=\"$OLD_CLUSTER_QUEUE\" '$1 == q'; echo)")
+      .line("if ! ours_from_before \"$OLD_CLUSTER_QUEUE\" \"$name\" \"$owner\" \"$ns\"; then return 0; fi")
+      .line("flavors=$(" + cq_flavors.line() + " 2>/dev/null) || true")
+      .line("drop \"clusterqueues.kueue.x-k8s.io/$OLD_CLUSTER_QUEUE\" \"the ClusterQueue LocalQueue $LOCAL_QUEUE fed before "
+            "$CLUSTER_QUEUE\"")
+      .open("for f in $flavors; do")
+      .line("[ -z \"${CURRENT[resourceflavors.kueue.x-k8s.io/$f]:-}\" ] || continue")
+      .line("read -r name owner ns < <(owners resourceflavors.kueue.x-k8s.io | awk -v q=\"$f\" '$1 == q'; echo)")
+      .line("if ! ours_from_before \"$f\" \"$name\" \"$owner\" \"$ns\"; then continue; fi")
+      .line("topologies+=(\"$(" + rf_topology.line() + " 2>/dev/null)\")")
+      .line("drop \"resourceflavors.kueue.x-k8s.io/$f\" \"a flavor of ClusterQueue $OLD_CLUSTER_QUEUE\"")
+      .close("done")
+      .open("for f in ${topologies[@]+\"${topologies[@]}\"}; do")
+      .line("if [ -z \"$f\" ] || [ -n \"${CURRENT[topologies.kueue.x-k8s.io/$f]:-}\" ]; then continue; fi")
+      .line("read -r name owner ns < <(owners topologies.kueue.x-k8s.io | awk -v q=\"$f\" '$1 == q'; echo)")
+      .line("if ! ours_from_before \"$f\" \"$name\" \"$owner\" \"$ns\"; then continue; fi")
+      .line("drop \"topologies.kueue.x-k8s.io/$f\" \"the Topology of ClusterQueue $OLD_CLUSTER_QUEUE's flavors\"")
+      .close("done")
       .close("}");
   Call rerun_delete = kubectl({"delete", "\"${RUN_OF[$s]}\"", "-n", ref("NAMESPACE"), "--ignore-not-found", "--wait=true"});
   sh.comment("--rerun: deletes the current run of each step named, and of every step after it, so that the");

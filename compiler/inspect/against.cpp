@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/printable.h"
 #include "base/yaml_tree.h"
-#include "io/untrusted_folder.h"
 #include "k8s/names.h"
 
 namespace trainc {

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/printable.h"
 #include "base/yaml_tree.h"
 #include "inspect/against.h"
-#include "io/untrusted_folder.h"
 
 namespace trainc {
 namespace {

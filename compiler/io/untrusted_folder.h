@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/printable.h"
+
 namespace trainc {
 
 class UntrustedFolder {
@@ -55,9 +57,5 @@ class UntrustedFolder {
   mutable size_t total_ = 0;
 };
 
-/// `text` with every control character but tab and newline (C0, DEL and C1) written as \xNN (C1 as
-/// \u00NN), so that text from an untrusted folder printed to a terminal cannot move the cursor, set
-/// the title or write the clipboard (OSC 52).
-std::string printable(std::string_view text);
 
 }  // namespace trainc

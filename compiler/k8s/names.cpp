@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
+#include "base/sha256.h"
 #include "common/fnv.h"
 
 namespace trainc::k8s {
@@ -59,11 +60,13 @@ std::string jobset_coordinator(const System& sys, const Step& step) { return mas
 
 std::string service_name(const System& sys, const Service& s) { return fmt::format("{}-{}", sys.name, s.name); }
 
-std::string resource_flavor_name(const System& sys, const Pool& pool) { return sys.name + "-" + pool.name; }
+std::string scope_hash(std::initializer_list<std::string_view> parts) {
+  std::string joined;
+  for (const auto p : parts) (joined += p) += '\0';
+  return sha256_hex(joined).substr(0, kScopeHashLength);
+}
 
-std::string cluster_queue_name(const System& sys) { return sys.name; }
-
-std::string topology_name(const System& sys) { return sys.name; }
+std::string cluster_queue_name(const System& sys) { return fmt::format("{}-{}", sys.name, scope_hash({sys.ns, sys.name})); }
 
 std::string gateway_name(const System& sys) { return sys.name + "-gateway"; }
 

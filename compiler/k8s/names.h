@@ -42,13 +42,20 @@ std::string worker_group_name(const System& sys, const ComputeCluster& c, const 
 std::string ray_head_service(const System& sys, const ComputeCluster& c);
 /// "<system>-<service>": a service's Deployment, Service and the objects around them.
 std::string service_name(const System& sys, const Service& s);
-/// "<system>": the Kueue Topology the system's flavors with topology-aware placement name
-/// (cluster-scoped, and immutable once made, so each system has its own).
-std::string topology_name(const System& sys);
-/// "<system>-<pool>": the Kueue ResourceFlavor of a pool (cluster-scoped, so the system's name).
-std::string resource_flavor_name(const System& sys, const Pool& pool);
-/// The Kueue ClusterQueue: cluster-scoped, so named after the system (whose namespace it serves),
-/// never after the spec's queue name, which another system may use too.
+/// The label naming the namespace a cluster-scoped object of a system serves: pruning selects the
+/// system's cluster-scoped objects by it with the system's own labels, so that another system of
+/// the same name in another namespace keeps its own.
+inline constexpr std::string_view kNamespaceLabel = "trainc.dev/namespace";
+/// Kueue's objects are cluster-scoped, so their names must tell apart two systems of one name in two
+/// namespaces, and `<system>-<pool>` joins that meet (system `a` with pool `x-y`, system `a-x` with
+/// pool `y`): each ends in a hash of the namespace and the names, kept apart (scope_hash; the
+/// Topology and ResourceFlavors in k8s/queue.h).
+inline constexpr int kScopeHashLength = 6;
+/// The first kScopeHashLength hex digits of the SHA-256 of `parts`, each ended by a NUL (which no
+/// name holds), so that no two lists of names join to the same text.
+std::string scope_hash(std::initializer_list<std::string_view> parts);
+/// The Kueue ClusterQueue, "<system>-<scope_hash(namespace, system)>": named after the system
+/// (whose namespace it serves), never after the spec's queue name, which another system may use too.
 std::string cluster_queue_name(const System& sys);
 /// "<system>-gateway": the Istio Gateway every exposed service binds its routes to.
 std::string gateway_name(const System& sys);

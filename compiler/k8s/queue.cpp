@@ -135,12 +135,12 @@ std::string kueue_config_mark(const System& sys) {
 }
 
 std::string queue_topology_name(const System& sys) {
-  return fmt::format("{}-{}", sys.name, content_hash(topology_levels().dump()));
+  return fmt::format("{}-{}", sys.name, scope_hash({sys.ns, sys.name, topology_levels().dump()}));
 }
 
 std::string queue_flavor_name(const System& sys, const Pool& pool) {
-  if (!pool.tas()) return fmt::format("{}-{}", sys.name, pool.name);
-  return fmt::format("{}-{}-{}", sys.name, pool.name, content_hash(flavor_immutables(sys, pool).dump()));
+  return fmt::format("{}-{}-{}", sys.name, pool.name,
+                     scope_hash({sys.ns, sys.name, pool.name, pool.tas() ? flavor_immutables(sys, pool).dump() : ""}));
 }
 
 ojson queued(const System& sys, ojson labels) {
@@ -166,7 +166,7 @@ void ask_topology(ojson& meta, const TopologyRequest& r) {
 
 ojson topology(const System& sys, const Object& obj) {
   ojson t = typed(obj);
-  t["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  t["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
   t["spec"] = {{"levels", topology_levels()}};
   return t;
 }
@@ -174,7 +174,7 @@ ojson topology(const System& sys, const Object& obj) {
 ojson resource_flavor(const System& sys, const Object& obj) {
   const Pool& pool = sys.pools.at(obj.group);
   ojson rf = typed(obj);
-  rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
   const ojson fixed = flavor_immutables(sys, pool);
   rf["spec"] = {{"nodeLabels", fixed["nodeLabels"]}};
   // The taints of the pool's nodes: Kueue gives a workload this flavor only if its pods tolerate
@@ -205,7 +205,7 @@ ojson cluster_queue(const System& sys, const Object& obj) {
     flavors.push_back({{"name", queue_flavor_name(sys, pool)}, {"resources", quotas}});
   }
   ojson cq = typed(obj);
-  cq["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue"));
+  cq["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
   cq["spec"] = {
       // Only the system's namespace queues here.
       {"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", sys.ns}}}}},

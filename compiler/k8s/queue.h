@@ -19,12 +19,14 @@ void ask_topology(ojson& meta, const System& sys, const Pool* pool, int pods);
 /// The same for a request made already.
 void ask_topology(ojson& meta, const TopologyRequest& r);
 
-/// The Topology: "<system>-<hash of its levels>". Kueue keeps `spec.levels` immutable (CRD rule
-/// `self == oldSelf`), so a trainc whose catalog lists other levels writes a new Topology, and the
-/// flavors that name it are new too (queue_flavor_name), instead of an apply Kueue refuses.
+/// The Topology: "<system>-<scope_hash of namespace, system and its levels>" (cluster-scoped: the
+/// namespace tells two systems of one name apart, k8s/names.h). Kueue keeps `spec.levels`
+/// immutable (CRD rule `self == oldSelf`), so a trainc whose catalog lists other levels writes a new
+/// Topology, and the flavors that name it are new too (queue_flavor_name), instead of an apply
+/// Kueue refuses.
 std::string queue_topology_name(const System& sys);
-/// A pool's ResourceFlavor: "<system>-<pool>", and on a pool placed by topology
-/// "<system>-<pool>-<hash of nodeLabels and topologyName>": once `topologyName` is set Kueue keeps
+/// A pool's ResourceFlavor: "<system>-<pool>-<scope_hash of namespace, system, pool>", and on a pool
+/// placed by topology of its nodeLabels and topologyName too: once `topologyName` is set Kueue keeps
 /// it and the node labels immutable (CRD rules), so a change of either (or placement turned off)
 /// makes a new flavor, which the ClusterQueue names in the same apply; the old one is pruned.
 std::string queue_flavor_name(const System& sys, const Pool& pool);

@@ -126,6 +126,18 @@ std::string image_reference_error(const std::string& reference) {
   return "";
 }
 
+std::string image_reference_bounds_error(const std::string& reference) {
+  if (reference.empty()) return "an image reference is empty";
+  std::string tag;
+  const std::string name = image_repository(reference, &tag);
+  if (tag.size() > 128)
+    return fmt::format("its tag is {} characters; a tag has at most 128 (the OCI distribution spec)", tag.size());
+  const auto at = reference.find('@');
+  if ((at == std::string::npos ? reference.size() : at) - (tag.empty() ? 0 : tag.size() + 1) > 255)
+    return "its name is over 255 characters; a name has at most 255";
+  return "";
+}
+
 std::string image_repository(const std::string& reference, std::string* tag) {
   std::string ref = reference;
   if (auto at = ref.find('@'); at != std::string::npos) ref.resize(at);
@@ -256,7 +268,7 @@ const std::regex& compiled(const std::string& pattern) {
 std::optional<ImageFacts> ImageBook::facts(const std::string& reference) const {
   // The tag patterns run on well-formed references only (a tag of at most 128 characters): a
   // backtracking std::regex recurses per character.
-  if (!image_reference_error(reference).empty()) return std::nullopt;
+  if (!image_reference_bounds_error(reference).empty()) return std::nullopt;
   std::string tag;
   const std::string repo = image_repository(reference, &tag);
   for (const auto& fam : families_) {

@@ -36,6 +36,11 @@ struct ImageFacts {
 /// (a registry host[:port] first), a tag of at most 128 characters from [A-Za-z0-9_.-] not starting
 /// with '.' or '-', a digest ALGORITHM:HEX. Checked before any pattern is matched against it.
 std::string image_reference_error(const std::string& reference);
+/// The part of image_reference_error that bounds what a pattern is matched against: an empty
+/// reference, a name over 255 characters or a tag over 128 ("" when within). A spec's image is
+/// judged by this alone (its characters are quoted wherever it is written); `explain --image` by
+/// the whole grammar.
+std::string image_reference_bounds_error(const std::string& reference);
 
 /// The repository of an image reference, without tag or digest and without docker.io/ or
 /// docker.io/library/; `tag` gets the tag ("" when the reference has none).

@@ -32,6 +32,10 @@ TEST_CASE("image references are checked as a registry checks them, before any pa
   CHECK_FALSE(image_reference_error("pytorch/pytorch:" + std::string(129, '1')).empty());
   // The book answers nothing of it, and quickly: no regex is run on it.
   CHECK_FALSE(image_book().facts(long_tag).has_value());
+  CHECK_FALSE(image_reference_bounds_error(long_tag).empty());
+  // A spec's image is bounded, not parsed: its characters are quoted wherever it is written.
+  CHECK(image_reference_bounds_error("reg.example/img:1$(touch${IFS}x)").empty());
+  CHECK_FALSE(image_reference_bounds_error("").empty());
   for (const char* bad : {"", "python:", "python:-x", "Python:3", "a//b", "/a", "a b", "a\x1b]52;c;x\x07", "a@sha256:12",
                           "a@nohash", "a:b@sha256:zz"}) {
     CAPTURE(bad);

@@ -207,35 +207,12 @@ struct ComputeCluster;
 /// largest (services with their Istio proxy, compute clusters' heads, schedulers and workers with
 /// their GCS FUSE sidecar), leaving out the pods of `except`.
 PoolCapacity capacity_left(const System& sys, const Pool& pool, const PodGroup* except = nullptr);
-/// What the long-lived pods of a system take of each pool at their largest, counted once: the
-/// checks and the runbook ask for every pool and every worker group, and a system may have many.
-class LongLivedLoad {
- public:
-  explicit LongLivedLoad(const System& sys);
-  /// As capacity_left(sys, pool, except).
-  PoolCapacity left(const Pool& pool, const PodGroup* except = nullptr) const;
-  /// The cores and bytes of one pod of workload `workload` ("CLUSTER/GROUP") as the cluster runs it,
-  /// sidecars included; {0, 0} when there is none.
-  std::pair<double, double> pod(const std::string& workload) const;
-
- private:
-  struct Use {
-    double cpu = 0, memory = 0;
-    long long gpus = 0;
-  };
-  std::map<std::string, Use> by_pool_;
-  std::map<std::pair<std::string, std::string>, Use> by_ptr_pool_;  ///< (the group's ptr, pool)
-  std::map<std::string, std::pair<double, double>> pods_;
-};
 /// What a queue may hand out on `pool`: what the pods Kueue does not admit leave of it.
 PoolCapacity queue_capacity(const System& sys, const Pool& pool);
 /// The most pods worker group `g` of cluster `c` can have at once: whole pods per node of its pool
 /// (of any pool when it names none) by GPUs, CPU and memory, within what the other long-lived pods
 /// leave there. nullopt when the system declares no pools to judge by.
 std::optional<int> group_capacity(const System& sys, const ComputeCluster& c, const PodGroup& g);
-/// As group_capacity, with the long-lived pods counted once (`load`, of `sys`).
-std::optional<int> group_capacity(const LongLivedLoad& load, const System& sys, const ComputeCluster& c,
-                                  const PodGroup& g);
 
 /// A named store: an S3 bucket (synced with the AWS CLI) or a GCS bucket (mounted with GCS FUSE).
 struct Store {

@@ -18,6 +18,7 @@
 // once) within one work budget for the whole system; past it the result says it is unproven. Selectors and taints decide the pools: a pod that names a pool runs there; one
 // that names none runs on a pool whose taints it tolerates (GKE taints GPU and TPU nodes).
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +120,32 @@ std::pair<double, double> system_share(const System& sys, const Pool& pool);
 std::vector<FinalPod> system_pods(const System& sys, const Addons& addons);
 /// The long-lived pods of the system, as the cluster runs them.
 std::vector<FinalPod> long_lived_pods(const System& sys);
+
+/// What the long-lived pods of a system take of each pool at their largest, counted once: the
+/// checks and the runbook ask for every pool and every worker group, and a system may have many.
+class LongLivedLoad {
+ public:
+  explicit LongLivedLoad(const System& sys);
+  /// As capacity_left(sys, pool, except).
+  PoolCapacity left(const Pool& pool, const PodGroup* except = nullptr) const;
+  /// The cores and bytes of one pod of workload `workload` ("CLUSTER/GROUP") as the cluster runs it,
+  /// sidecars included; {0, 0} when there is none.
+  std::pair<double, double> pod(const std::string& workload) const;
+
+ private:
+  struct Use {
+    double cpu = 0, memory = 0;
+    long long gpus = 0;
+  };
+  std::map<std::string, Use> by_pool_;
+  std::map<std::pair<std::string, std::string>, Use> by_ptr_pool_;  ///< (the group's ptr, pool)
+  std::map<std::string, std::pair<double, double>> pods_;
+};
+
+/// As group_capacity, with the long-lived pods counted once (`load`, of `sys`).
+std::optional<int> group_capacity(const LongLivedLoad& load, const System& sys, const ComputeCluster& c,
+                                  const PodGroup& g);
+
 /// The pods of `step` (none when a cluster runs it without pods of its own).
 std::vector<FinalPod> step_pods(const System& sys, const Step& step);
 /// Every pod packed onto its pool: the system pods first, spread over the untainted nodes as the

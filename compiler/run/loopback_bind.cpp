@@ -2,7 +2,10 @@
 // bound to every interface (0.0.0.0 or ::) is bound to loopback instead, so that what listens
 // for a pod in the cluster, where only its peers reach it, does not listen on this machine's
 // network. Some listeners take no address to bind (PyTorch's c10d store binds every interface,
-// whatever its host), so flags alone cannot keep them on loopback.
+// whatever its host), so flags alone cannot keep them on loopback. The v4-mapped any address
+// (::ffff:0.0.0.0) is every IPv4 interface too. A UDP socket bound to every interface on a port of
+// its own is a server (Gloo's and NCCL's bootstrap, a metrics agent) and moves as well; one on
+// port 0 is a client's ephemeral socket, left alone so that it can still send beyond loopback.
 //
 // A connection to another of this machine's own addresses reaches such a listener where it now
 // is: torchrun's workers connect to the address the host name resolves to, which on a stock Debian
@@ -29,10 +32,19 @@ using ConnectFn = int (*)(int, const sockaddr*, socklen_t);
 BindFn real_bind() { return reinterpret_cast<BindFn>(dlsym(RTLD_NEXT, "bind")); }
 ConnectFn real_connect() { return reinterpret_cast<ConnectFn>(dlsym(RTLD_NEXT, "connect")); }
 
-bool is_stream(int fd) {
+int socket_type(int fd) {
   int type = 0;
   socklen_t len = sizeof type;
-  return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+  return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 ? type : 0;
+}
+
+bool is_stream(int fd) { return socket_type(fd) == SOCK_STREAM; }
+
+/// Whether a bind of `fd` to every interface on `port` (host order) is one to move to loopback:
+/// any TCP socket, and a UDP socket on a port of its own.
+bool moves(int fd, unsigned port) {
+  const int type = socket_type(fd);
+  return type == SOCK_STREAM || (type == SOCK_DGRAM && port != 0);
 }
 
 in6_addr v4_mapped(in_addr_t net_order) {
@@ -195,18 +207,20 @@ bool moved_listener(const in6_addr& target, unsigned port, in6_addr& to) {
 
 extern "C" int bind(int fd, const sockaddr* addr, socklen_t len) {
   BindFn bind_fn = real_bind();
-  if (addr && addr->sa_family == AF_INET && len >= sizeof(sockaddr_in) && is_stream(fd)) {
+  if (addr && addr->sa_family == AF_INET && len >= sizeof(sockaddr_in)) {
     sockaddr_in a;
     std::memcpy(&a, addr, sizeof a);
-    if (a.sin_addr.s_addr == htonl(INADDR_ANY)) {
+    if (a.sin_addr.s_addr == htonl(INADDR_ANY) && moves(fd, ntohs(a.sin_port))) {
       a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
       return bind_fn(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
     }
-  } else if (addr && addr->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6) && is_stream(fd)) {
+  } else if (addr && addr->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
     sockaddr_in6 a;
     std::memcpy(&a, addr, sizeof a);
-    if (IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr)) {
-      a.sin6_addr = loopback6(fd);
+    const in6_addr any4 = v4_mapped(htonl(INADDR_ANY));
+    const bool mapped_any = std::memcmp(&a.sin6_addr, &any4, sizeof any4) == 0;
+    if ((IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr) || mapped_any) && moves(fd, ntohs(a.sin6_port))) {
+      a.sin6_addr = mapped_any ? v4_mapped(htonl(INADDR_LOOPBACK)) : loopback6(fd);
       return bind_fn(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
     }
   }

@@ -30,7 +30,7 @@ usage() {
     'that needs a node pool replaced, naming the commands, unless --replace names it.' \
     '' \
     '  --replace POOL replace node pool POOL where the spec changed what gcloud cannot update' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location'
 }

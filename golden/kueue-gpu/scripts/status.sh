@@ -26,7 +26,7 @@ usage() {
     'Shows the cluster, its node pools, the buckets, the service account and the' \
     'system'\''s Jobs and pods. Changes nothing.' \
     '' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'

@@ -26,7 +26,7 @@ usage() {
     '' \
     '  --force        build and push even the images whose tag is in the registry' \
     '  --cloud-build  build with Cloud Build even where docker is' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID and REGION override the spec'\''s project and region'
 }

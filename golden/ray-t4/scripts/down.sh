@@ -29,7 +29,7 @@ usage() {
     '' \
     '  -y|--yes       do not ask for confirmation' \
     '  --delete-data  also delete buckets that hold data, with the data' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location'
 }

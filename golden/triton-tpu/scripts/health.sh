@@ -28,7 +28,7 @@ usage() {
     'HEALTH_ATTEMPTS times (default 30), HEALTH_DELAY seconds apart (default 10).' \
     'Exits 1 naming the first check that never passed. Changes nothing.' \
     '' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'

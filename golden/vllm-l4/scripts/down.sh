@@ -27,7 +27,7 @@ usage() {
     'The Google APIs stay enabled. Safe to run again.' \
     '' \
     '  -y|--yes       do not ask for confirmation' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'

@@ -32,7 +32,7 @@ usage() {
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
-    '  --dry-run      print the commands without running any' \
+    '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
     '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
@@ -73,6 +73,10 @@ run() {
 
 # What trainc made for this system carries these labels; apply.sh deletes only such objects.
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-a4
+# Cluster-scoped objects (Kueue's) also name the namespace they serve: another system of the same
+# name in another namespace has its own, which this one never lists, prunes or takes over.
+CLUSTER_SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-a4,trainc.dev/namespace=xgb-a4
+SYSTEM=xgb-a4
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [configmaps/xgb-a4-datagen-59d9acbebd]=1
@@ -82,6 +86,10 @@ declare -A CURRENT=(
   [serviceaccounts/zt-fuse-ksa]=1
   [services/xgb-a4-datagen-59d9acbebd]=1
 )
+OWN_NAMESPACED=(configmaps jobs.batch jobsets.jobset.x-k8s.io serviceaccounts services)
+OWN_CLUSTER=()
+LOCAL_QUEUE='' CLUSTER_QUEUE=''
+OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_queue)
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
@@ -97,7 +105,7 @@ declare -A AFTER=(
   [train]=train
   [all]='datagen train'
 )
-readonly SELECTOR CURRENT RUN_OF HISTORY AFTER
+readonly SELECTOR CLUSTER_SELECTOR SYSTEM CURRENT OWN_NAMESPACED OWN_CLUSTER LOCAL_QUEUE CLUSTER_QUEUE RUN_OF HISTORY AFTER
 KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)
 read -r -a RERUN_STEPS <<<"$RERUN"
 for step in ${RERUN_STEPS[@]+"${RERUN_STEPS[@]}"}; do
@@ -108,17 +116,20 @@ if [ "$SERVICES_ONLY" = 1 ] && [ "${#RERUN_STEPS[@]}" -gt 0 ]; then die '--rerun
 
 # The objects of type $1 the system's labels select, oldest first, as "NAME STEP STATE" lines
 # (STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a
-# cluster-scoped type. A type whose CRD is not installed has none.
+# cluster-scoped type (listed by LIST_SELECTOR when set). A type whose CRD is not installed has none;
+# in a dry run, a cluster that cannot be read (no credentials yet) has none either (prune says so).
 listed() {
-  local out cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:3}" -l "$SELECTOR" --ignore-not-found \
+  local out cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:3}" -l "${LIST_SELECTOR:-$SELECTOR}" --ignore-not-found \
     --sort-by=.metadata.creationTimestamp --no-headers --output="custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\.dev/step,STATE:$2")
   if out=$("${cmd[@]}" 2>/dev/null); then printf '%s\n' "$out"; return 0; fi
   out=$("${cmd[@]}" 2>&1 >/dev/null) || true
   case "$out" in *"doesn't have a resource type"*) return 0 ;; esac
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi  # prune said why it cannot list
   die "cannot list $1: $out"
 }
 # Deletes $1 (TYPE/NAME), saying why ($2); $3...: -n NAMESPACE, or nothing.
 drop() {
+  if [ "$DRY_RUN" = 1 ]; then log "dry run: would delete $1: $2"; return 0; fi
   log "deleting $1: $2"
   run kubectl --context "$KUBE_CONTEXT" delete "$1" "${@:3}" --ignore-not-found --wait=false
 }
@@ -167,13 +178,17 @@ prune_rest() {
   done <<<"$lines"
 }
 # Deletes what trainc made for this system that this output no longer holds (--no-prune: nothing).
+# A dry run reads the cluster and names each deletion instead.
 prune() {
   local type
   if [ "$NO_PRUNE" = 1 ]; then log '--no-prune: nothing is deleted'; return 0; fi
   if [ "$DRY_RUN" = 1 ]; then
-    log 'dry run: here what trainc made for the system that this output no longer holds, and the runs'
-    log "  beyond each step's history, would be deleted, each named (selector $SELECTOR)"
-    return 0
+    local probe=(kubectl --context "$KUBE_CONTEXT" get namespace "$NAMESPACE" --ignore-not-found --output=name) out
+    if ! out=$("${probe[@]}" 2>&1 >/dev/null); then
+      log "dry run: the cluster cannot be read (${out:-no answer}): what pruning would delete is not listed"
+      return 0
+    fi
+    log "dry run: what pruning would delete (selector $SELECTOR):"
   fi
   if [ "$SERVICES_ONLY" = 0 ]; then
     prune_runs jobs.batch '.status.conditions[*].type' '(^|,)(Complete|Failed)(,|$)'
@@ -183,7 +198,79 @@ prune() {
   for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io; do
     prune_rest "$type" -n "$NAMESPACE"
   done
-  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do prune_rest "$type"; done
+  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
+  prune_old_queue
+}
+# Every object of type $1 ($2...: -n NAMESPACE, or nothing) as "NAME SYSTEM NAMESPACE" lines (<none>
+# where a label is unset); nothing when it cannot be listed (no such type yet, or a dry run).
+owners() {
+  local cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:2}" --ignore-not-found --no-headers --output="custom-columns=NAME:.metadata.name,SYSTEM:.metadata.labels.app\.kubernetes\.io/part-of,NAMESPACE:.metadata.labels.trainc\.dev/namespace")
+  "${cmd[@]}" 2>/dev/null || true
+}
+# Refuses to take over an object another system holds (or one no trainc system made) under a name
+# this output uses: apply would make it this system's, and the other's next apply would take it
+# back or prune it. An object carrying this system's labels (and, cluster-scoped, its namespace's)
+# is taken as this system's, whoever made it.
+guard_owners() {
+  local type name owner ns
+  for type in ${OWN_NAMESPACED[@]+"${OWN_NAMESPACED[@]}"}; do
+    while read -r name owner ns; do
+      [ -n "${CURRENT[$type/${name:-}]:-}" ] || continue
+      if [ "$owner" = "$SYSTEM" ]; then continue; fi
+      if [ "$owner" = '<none>' ]; then die "$type/$name exists in namespace $NAMESPACE and trainc did not make it (no app.kubernetes.io/part-of label): this output would take it over; delete or rename it, or rename the object in the spec"; fi
+      die "$type/$name in namespace $NAMESPACE belongs to system '$owner': both systems name an object so; rename this system or the workload, or deploy into a namespace of its own"
+    done < <(owners "$type" -n "$NAMESPACE")
+  done
+  for type in ${OWN_CLUSTER[@]+"${OWN_CLUSTER[@]}"}; do
+    while read -r name owner ns; do
+      [ -n "${CURRENT[$type/${name:-}]:-}" ] || continue
+      if [ "$owner" = "$SYSTEM" ] && [ "$ns" = "$NAMESPACE" ]; then continue; fi
+      die "$type/$name (cluster-scoped) belongs to system '$owner' in namespace '$ns', not to this one in '$NAMESPACE': rename one of the systems"
+    done < <(owners "$type")
+  done
+}
+# Kueue keeps a LocalQueue's clusterQueue as it was made (CRD rule self == oldSelf): the system's LocalQueue
+# feeding another ClusterQueue (one named before trainc told namespaces apart) is made again, and the
+# ClusterQueue it fed is remembered for prune_old_queue. Its workloads wait meanwhile; none is lost.
+move_local_queue() {
+  local was owner
+  [ -n "$LOCAL_QUEUE" ] || return 0
+  read -r was owner < <(kubectl --context "$KUBE_CONTEXT" get localqueues.kueue.x-k8s.io/"$LOCAL_QUEUE" -n "$NAMESPACE" --ignore-not-found --output='jsonpath={.spec.clusterQueue} {.metadata.labels.app\.kubernetes\.io/part-of}' 2>/dev/null; echo) || true
+  if [ -z "$was" ] || [ "$was" = "$CLUSTER_QUEUE" ] || [ "$owner" != "$SYSTEM" ]; then return 0; fi
+  OLD_CLUSTER_QUEUE=$was
+  log "LocalQueue $LOCAL_QUEUE feeds ClusterQueue $was; it now feeds $CLUSTER_QUEUE, which Kueue lets no update change: it is made again"
+  run kubectl --context "$KUBE_CONTEXT" delete localqueues.kueue.x-k8s.io/"$LOCAL_QUEUE" -n "$NAMESPACE" --ignore-not-found --wait=true --timeout=120s
+}
+# The ClusterQueue the LocalQueue fed before (move_local_queue), with its flavors and their Topology: this
+# system's, from before cluster-scoped objects named their namespace, and so outside CLUSTER_SELECTOR.
+# Only what carries this system's labels and no namespace label goes.
+# Whether object $1, listed as NAME $2, SYSTEM $3, NAMESPACE $4, is this system's from before
+# cluster-scoped objects named their namespace: its labels, and no namespace label.
+ours_from_before() {
+  [ "$2" = "$1" ] || return 1
+  [ "$3" = "$SYSTEM" ] || return 1
+  [ "$4" = '<none>' ]
+}
+prune_old_queue() {
+  local name owner ns f flavors topologies=()
+  [ -n "$OLD_CLUSTER_QUEUE" ] || return 0
+  read -r name owner ns < <(owners clusterqueues.kueue.x-k8s.io | awk -v q="$OLD_CLUSTER_QUEUE" '$1 == q'; echo)
+  if ! ours_from_before "$OLD_CLUSTER_QUEUE" "$name" "$owner" "$ns"; then return 0; fi
+  flavors=$(kubectl --context "$KUBE_CONTEXT" get clusterqueues.kueue.x-k8s.io/"$OLD_CLUSTER_QUEUE" --ignore-not-found --output='jsonpath={.spec.resourceGroups[*].flavors[*].name}' 2>/dev/null) || true
+  drop "clusterqueues.kueue.x-k8s.io/$OLD_CLUSTER_QUEUE" "the ClusterQueue LocalQueue $LOCAL_QUEUE fed before $CLUSTER_QUEUE"
+  for f in $flavors; do
+    [ -z "${CURRENT[resourceflavors.kueue.x-k8s.io/$f]:-}" ] || continue
+    read -r name owner ns < <(owners resourceflavors.kueue.x-k8s.io | awk -v q="$f" '$1 == q'; echo)
+    if ! ours_from_before "$f" "$name" "$owner" "$ns"; then continue; fi
+    topologies+=("$(kubectl --context "$KUBE_CONTEXT" get resourceflavors.kueue.x-k8s.io/"$f" --ignore-not-found --output='jsonpath={.spec.topologyName}' 2>/dev/null)")
+    drop "resourceflavors.kueue.x-k8s.io/$f" "a flavor of ClusterQueue $OLD_CLUSTER_QUEUE"
+  done
+  for f in ${topologies[@]+"${topologies[@]}"}; do
+    if [ -z "$f" ] || [ -n "${CURRENT[topologies.kueue.x-k8s.io/$f]:-}" ]; then continue; fi
+    read -r name owner ns < <(owners topologies.kueue.x-k8s.io | awk -v q="$f" '$1 == q'; echo)
+    if ! ours_from_before "$f" "$name" "$owner" "$ns"; then continue; fi
+    drop "topologies.kueue.x-k8s.io/$f" "the Topology of ClusterQueue $OLD_CLUSTER_QUEUE's flavors"
+  done
 }
 # --rerun: deletes the current run of each step named, and of every step after it, so that the
 # apply below starts them again (their ConfigMaps and Services stay).
@@ -259,6 +346,8 @@ if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
 run gcloud container clusters get-credentials "$CLUSTER" \
     --location="$LOCATION" \
     --project="$PROJECT_ID"
+guard_owners
+move_local_queue
 
 # The images the pods pull from Artifact Registry, before anything is applied.
 need_image us-docker.pkg.dev/my-project/ml/trainrt:0.1.0 'build it from docker/trainrt.Dockerfile (its build context is the trainc source tree, see its header) and push it'
