@@ -34,13 +34,15 @@ build() {
   # -Dcuda=enabled: a build without nvcc, cudart or NCCL fails here instead of leaving the kernels
   # out. A build tree made with another toolkit (a new lock's environment) is configured again:
   # its trainrt's run path names the toolkit it was linked with.
+  # -Dtoolkit_root: the run path stays the toolkit's when ninja or `meson test` reconfigures without
+  # this environment.
   if [ ! -f build/build.ninja ]; then
-    meson setup build --buildtype=release -Dcuda=enabled
+    meson setup build --buildtype=release -Dcuda=enabled -Dtoolkit_root="$CUDA_PATH"
   elif [ "$(cat build/.cuda-home 2>/dev/null)" != "$CUDA_PATH" ] ||
-       [ "$(meson introspect build --buildoptions | python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "cuda"))')" != enabled ]; then
+       [ "$(meson introspect build --buildoptions | python3 -c 'import json, sys; o = {o["name"]: o["value"] for o in json.load(sys.stdin)}; print(o["cuda"], o.get("toolkit_root", ""))')" != "enabled $CUDA_PATH" ]; then
     # Meson keeps the dependencies it found: forget them, or the old toolkit's paths stay.
     meson configure build --clearcache
-    meson setup --reconfigure build -Dcuda=enabled
+    meson setup --reconfigure build -Dcuda=enabled -Dtoolkit_root="$CUDA_PATH"
   fi
   printf '%s\n' "$CUDA_PATH" >build/.cuda-home
   ninja -C build

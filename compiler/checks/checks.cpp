@@ -40,9 +40,10 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
   check_operators(sys, doc, diags);
   check_security(sys, doc, diags);
   check_secrets(sys, doc, diags, opts);
-  if (!diags.has_errors()) check_object_names(sys, doc, diags);
   if (whole) *whole = !diags.has_errors();
   check_topology_settings(sys, doc, diags);
+  // On a system the families above passed: it builds the output's plan.
+  if (!diags.has_errors()) check_object_names(sys, doc, diags);
   // Where the pods land is judged on a system whose parts are right, with one packing of them.
   if (!diags.has_errors()) {
     const Placement placed = place(sys);

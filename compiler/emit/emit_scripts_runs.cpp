@@ -72,6 +72,7 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
   sh.line("CLUSTER_SELECTOR=" + lit(fmt::format("app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of={},{}={}",
                                                 sys.name, k8s::kNamespaceLabel, sys.ns)));
   sh.line("SYSTEM=" + lit(sys.name));
+  sh.line("LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)");
   sh.comment("Every object of this output that pruning looks at, as TYPE/NAME.");
   sh.line("declare -A CURRENT=(");
   std::set<std::string> current;
@@ -230,12 +231,18 @@ void runs_functions(ShellScript& sh) {
   owners.flag("--output", "\"custom-columns=NAME:.metadata.name,SYSTEM:.metadata.labels.app\\.kubernetes\\.io/part-of,"
                           "NAMESPACE:.metadata.labels.trainc\\.dev/namespace\"");
   sh.comment("Every object of type $1 ($2...: -n NAMESPACE, or nothing) as \"NAME SYSTEM NAMESPACE\" lines (<none>");
-  sh.comment("where a label is unset); nothing when it cannot be listed (no such type yet, or a dry run).");
+  sh.comment("where a label is unset); nothing for a type not installed yet, or in a dry run that cannot read; any");
+  sh.comment("other failure stops the script: a guard that cannot see must not pass.");
   sh.open("owners() {");
   const auto owner_parts = owners.parts();
   for (size_t i = 0; i < owner_parts.size(); ++i)
     sh.line((i == 0 ? "local cmd=(" : "  ") + owner_parts[i] + (i + 1 == owner_parts.size() ? ")" : ""));
-  sh.line("\"${cmd[@]}\" 2>/dev/null || true").close("}");
+  sh.line("local out")
+      .line("if out=$(\"${cmd[@]}\" 2>&1); then printf '%s\\n' \"$out\"; return 0; fi")
+      .line("case \"$out\" in *\"doesn't have a resource type\"*) return 0 ;; esac")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("die \"cannot list $1 to see whose objects these names are: $out\"")
+      .close("}");
   sh.comment("Refuses to take over an object another system holds (or one no trainc system made) under a name");
   sh.comment("this output uses: apply would make it this system's, and the other's next apply would take it");
   sh.comment("back or prune it. An object carrying this system's labels (and, cluster-scoped, its namespace's)");
@@ -293,11 +300,22 @@ void runs_functions(ShellScript& sh) {
       .line("[ \"$3\" = \"$SYSTEM\" ] || return 1")
       .line("[ \"$4\" = '<none>' ]")
       .close("}");
+  Call all_lq = kubectl({"get", "localqueues.kueue.x-k8s.io", "--all-namespaces", "--no-headers"});
+  all_lq.flag("--output", "'custom-columns=NAMESPACE:.metadata.namespace,QUEUE:.spec.clusterQueue'");
+  sh.comment("Whether a LocalQueue outside this namespace feeds ClusterQueue $1 (two systems of one name in two");
+  sh.comment("namespaces shared it under the old names); unknown counts as yes.");
+  sh.open("fed_elsewhere() {")
+      .line("local lines")
+      .line("lines=$(" + all_lq.line() + " 2>/dev/null) || return 0")
+      .line("awk -v ns=\"$NAMESPACE\" -v q=\"$1\" '$1 != ns && $2 == q { found = 1 } END { exit !found }' <<<\"$lines\"")
+      .close("}");
   sh.open("prune_old_queue() {")
       .line("local name owner ns f flavors topologies=()")
       .line("[ -n \"$OLD_CLUSTER_QUEUE\" ] || return 0")
       .line("read -r name owner ns < <(owners clusterqueues.kueue.x-k8s.io | awk -v q=\"$OLD_CLUSTER_QUEUE\" '$1 == q'; echo)")
       .line("if ! ours_from_before \"$OLD_CLUSTER_QUEUE\" \"$name\" \"$owner\" \"$ns\"; then return 0; fi")
+      .line("if fed_elsewhere \"$OLD_CLUSTER_QUEUE\"; then log \"ClusterQueue $OLD_CLUSTER_QUEUE stays: a LocalQueue of another "
+            "namespace still feeds it (a system of this name there, not moved yet)\"; return 0; fi")
       .line("flavors=$(" + cq_flavors.line() + " 2>/dev/null) || true")
       .line("drop \"clusterqueues.kueue.x-k8s.io/$OLD_CLUSTER_QUEUE\" \"the ClusterQueue LocalQueue $LOCAL_QUEUE fed before "
             "$CLUSTER_QUEUE\"")
@@ -305,7 +323,7 @@ void runs_functions(ShellScript& sh) {
       .line("[ -z \"${CURRENT[resourceflavors.kueue.x-k8s.io/$f]:-}\" ] || continue")
       .line("read -r name owner ns < <(owners resourceflavors.kueue.x-k8s.io | awk -v q=\"$f\" '$1 == q'; echo)")
       .line("if ! ours_from_before \"$f\" \"$name\" \"$owner\" \"$ns\"; then continue; fi")
-      .line("topologies+=(\"$(" + rf_topology.line() + " 2>/dev/null)\")")
+      .line("topologies+=(\"$(" + rf_topology.line() + " 2>/dev/null || true)\")")
       .line("drop \"resourceflavors.kueue.x-k8s.io/$f\" \"a flavor of ClusterQueue $OLD_CLUSTER_QUEUE\"")
       .close("done")
       .open("for f in ${topologies[@]+\"${topologies[@]}\"}; do")

@@ -120,17 +120,32 @@ std::pair<fs::path, bool> stored_checkpoints(const System& sys, const Step& step
   return {fs::absolute(under(opt.workdir / "s3" / store->bucket, key) / rel).lexically_normal(), true};
 }
 
-/// How many of `step`'s checkpoints (names matching its pattern) `folder` holds.
-int count_checkpoints(const Step& step, const std::pair<fs::path, bool>& folder) {
+/// The names of `step`'s checkpoints (matching its pattern) that `folder` holds, with each one's
+/// modification time: s3rver keeps an object as KEY._S3rver_object beside KEY._S3rver_metadata.json
+/// and KEY._S3rver_object.md5, so only the first names an object there.
+std::map<std::string, fs::file_time_type> stored(const Step& step, const std::pair<fs::path, bool>& folder) {
+  std::map<std::string, fs::file_time_type> out;
   std::error_code ec;
-  int n = 0;
   constexpr std::string_view kS3rver = "._S3rver_object";
   for (fs::directory_iterator it(folder.first, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (folder.second && name.size() > kS3rver.size() && name.compare(name.size() - kS3rver.size(), kS3rver.size(), kS3rver) == 0)
+    if (folder.second && !it->is_directory(ec)) {
+      if (name.size() <= kS3rver.size() || name.compare(name.size() - kS3rver.size(), kS3rver.size(), kS3rver) != 0)
+        continue;
       name.resize(name.size() - kS3rver.size());
-    if (::fnmatch(step.checkpoints->pattern.c_str(), name.c_str(), 0) == 0) ++n;
+    }
+    if (::fnmatch(step.checkpoints->pattern.c_str(), name.c_str(), 0) == 0) out[name] = it->last_write_time(ec);
   }
+  return out;
+}
+
+/// How many of `now`'s checkpoints are new since `before` (the store when the step started: a
+/// workdir kept from an earlier run holds that run's) or written again since.
+int new_checkpoints(const std::map<std::string, fs::file_time_type>& before,
+                    const std::map<std::string, fs::file_time_type>& now) {
+  int n = 0;
+  for (const auto& [name, time] : now)
+    if (auto it = before.find(name); it == before.end() || it->second != time) ++n;
   return n;
 }
 
@@ -140,7 +155,8 @@ int count_checkpoints(const Step& step, const std::pair<fs::path, bool>& folder)
 /// timeout counts from.
 AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
                        const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults);
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults,
+                       const std::map<std::string, fs::file_time_type>& before);
 
 }  // namespace
 
@@ -281,6 +297,9 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
     return std::pair(a.checkpoints, a.seconds) < std::pair(b.checkpoints, b.seconds);
   });
   std::vector<Pending> pending;
+  // What the store held before the step: checkpoint-timed faults count what this run writes.
+  std::map<std::string, fs::file_time_type> before;
+  if (step.checkpoints) before = stored(step, stored_checkpoints(sys, step, opt));
   for (const auto& f : faults) {
     fmt::print("  {}: {} pod {} {}{}\n", f.option(), f.kind == Fault::Kind::kill ? "SIGKILL to" : "preempting", f.pod,
                f.when(), f.checkpoints > 0 ? fmt::format(" ({})", stored_checkpoints(sys, step, opt).first.string()) : "");
@@ -299,7 +318,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   int rc = 0, attempt = 0, spent = 0, disruptions = 0;
   while (true) {
     ++attempt;
-    const AttemptEnd end = run_attempt(sys, step, here, opt, env, dir, script, attempt, started, pending);
+    const AttemptEnd end = run_attempt(sys, step, here, opt, env, dir, script, attempt, started, pending, before);
     if (const int sig = interrupted()) {  // trainc's own Ctrl-C or SIGTERM: the run ends, nothing is retried
       rc = 128 + sig;
       break;
@@ -358,9 +377,10 @@ namespace {
 
 AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, const LocalRunOptions& opt,
                        const std::map<std::string, std::string>& env, const fs::path& dir, const fs::path& script,
-                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults) {
+                       int attempt, std::chrono::steady_clock::time_point started, std::vector<Pending>& faults,
+                       const std::map<std::string, fs::file_time_type>& before) {
   using Why = AttemptEnd::Why;
-  const auto stored = stored_checkpoints(sys, step, opt);
+  const auto folder = stored_checkpoints(sys, step, opt);
   const int port = free_port();
   std::vector<Child> pods;
   for (int i = 0; i < step.nodes; ++i) {
@@ -407,7 +427,7 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
     std::optional<int> held;  // the store's checkpoints, counted once per look
     for (auto it = faults.begin(); it != faults.end();) {
       if (it->fault.checkpoints > 0 && !it->reached) {
-        if (!held) held = count_checkpoints(step, stored);
+        if (!held) held = new_checkpoints(before, stored(step, folder));
         if (*held >= it->fault.checkpoints) {
           it->reached = std::chrono::steady_clock::now();
           fmt::print("  [{:.1f}s] {}: the store holds {} of step '{}''s checkpoints\n", now, it->fault.option(), *held,

@@ -304,6 +304,7 @@ std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::s
   if (outer == 0) {
     ::close(ready[0]);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // trainc killed outright: its run goes too
+    if (::getppid() == 1) ::_exit(125);  // it already was, before the line above took effect
     const uid_t uid = ::getuid();
     const gid_t gid = ::getgid();
     if (::unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
@@ -331,7 +332,14 @@ std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::s
       }
       (void)!::write(ready[1], "", 1);  // one NUL byte: contained, running
       ::close(ready[1]);
-      const int rc = body();
+      int rc = 70;  // EX_SOFTWARE: what escaped body() must not unwind into main() as pid 1
+      try {
+        rc = body();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "trainc: internal error in the contained run: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "trainc: internal error in the contained run\n");
+      }
       std::fflush(nullptr);
       ::_exit(rc);
     }
@@ -343,8 +351,10 @@ std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::s
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     int status = 0;
-    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    pid_t got;
+    while ((got = ::waitpid(init, &status, 0)) < 0 && errno == EINTR) {
     }
+    if (got < 0) ::_exit(70);
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   ::close(ready[1]);
@@ -364,8 +374,10 @@ std::optional<int> run_in_pid_namespace(const std::function<int()>& body, std::s
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   int status = 0;
-  while (::waitpid(outer, &status, 0) < 0 && errno == EINTR) {
+  pid_t got;
+  while ((got = ::waitpid(outer, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (got < 0) status = 70 << 8;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   g_namespace_child = 0;

@@ -77,6 +77,7 @@ SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-dask-
 # name in another namespace has its own, which this one never lists, prunes or takes over.
 CLUSTER_SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-dask-a4,trainc.dev/namespace=xgb-dask-a4
 SYSTEM=xgb-dask-a4
+LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [configmaps/xgb-dask-a4-datagen-374a0754c0]=1
@@ -204,10 +205,15 @@ prune() {
   prune_old_queue
 }
 # Every object of type $1 ($2...: -n NAMESPACE, or nothing) as "NAME SYSTEM NAMESPACE" lines (<none>
-# where a label is unset); nothing when it cannot be listed (no such type yet, or a dry run).
+# where a label is unset); nothing for a type not installed yet, or in a dry run that cannot read; any
+# other failure stops the script: a guard that cannot see must not pass.
 owners() {
   local cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:2}" --ignore-not-found --no-headers --output="custom-columns=NAME:.metadata.name,SYSTEM:.metadata.labels.app\.kubernetes\.io/part-of,NAMESPACE:.metadata.labels.trainc\.dev/namespace")
-  "${cmd[@]}" 2>/dev/null || true
+  local out
+  if out=$("${cmd[@]}" 2>&1); then printf '%s\n' "$out"; return 0; fi
+  case "$out" in *"doesn't have a resource type"*) return 0 ;; esac
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  die "cannot list $1 to see whose objects these names are: $out"
 }
 # Refuses to take over an object another system holds (or one no trainc system made) under a name
 # this output uses: apply would make it this system's, and the other's next apply would take it
@@ -253,18 +259,26 @@ ours_from_before() {
   [ "$3" = "$SYSTEM" ] || return 1
   [ "$4" = '<none>' ]
 }
+# Whether a LocalQueue outside this namespace feeds ClusterQueue $1 (two systems of one name in two
+# namespaces shared it under the old names); unknown counts as yes.
+fed_elsewhere() {
+  local lines
+  lines=$(kubectl --context "$KUBE_CONTEXT" get localqueues.kueue.x-k8s.io --all-namespaces --no-headers --output='custom-columns=NAMESPACE:.metadata.namespace,QUEUE:.spec.clusterQueue' 2>/dev/null) || return 0
+  awk -v ns="$NAMESPACE" -v q="$1" '$1 != ns && $2 == q { found = 1 } END { exit !found }' <<<"$lines"
+}
 prune_old_queue() {
   local name owner ns f flavors topologies=()
   [ -n "$OLD_CLUSTER_QUEUE" ] || return 0
   read -r name owner ns < <(owners clusterqueues.kueue.x-k8s.io | awk -v q="$OLD_CLUSTER_QUEUE" '$1 == q'; echo)
   if ! ours_from_before "$OLD_CLUSTER_QUEUE" "$name" "$owner" "$ns"; then return 0; fi
+  if fed_elsewhere "$OLD_CLUSTER_QUEUE"; then log "ClusterQueue $OLD_CLUSTER_QUEUE stays: a LocalQueue of another namespace still feeds it (a system of this name there, not moved yet)"; return 0; fi
   flavors=$(kubectl --context "$KUBE_CONTEXT" get clusterqueues.kueue.x-k8s.io/"$OLD_CLUSTER_QUEUE" --ignore-not-found --output='jsonpath={.spec.resourceGroups[*].flavors[*].name}' 2>/dev/null) || true
   drop "clusterqueues.kueue.x-k8s.io/$OLD_CLUSTER_QUEUE" "the ClusterQueue LocalQueue $LOCAL_QUEUE fed before $CLUSTER_QUEUE"
   for f in $flavors; do
     [ -z "${CURRENT[resourceflavors.kueue.x-k8s.io/$f]:-}" ] || continue
     read -r name owner ns < <(owners resourceflavors.kueue.x-k8s.io | awk -v q="$f" '$1 == q'; echo)
     if ! ours_from_before "$f" "$name" "$owner" "$ns"; then continue; fi
-    topologies+=("$(kubectl --context "$KUBE_CONTEXT" get resourceflavors.kueue.x-k8s.io/"$f" --ignore-not-found --output='jsonpath={.spec.topologyName}' 2>/dev/null)")
+    topologies+=("$(kubectl --context "$KUBE_CONTEXT" get resourceflavors.kueue.x-k8s.io/"$f" --ignore-not-found --output='jsonpath={.spec.topologyName}' 2>/dev/null || true)")
     drop "resourceflavors.kueue.x-k8s.io/$f" "a flavor of ClusterQueue $OLD_CLUSTER_QUEUE"
   done
   for f in ${topologies[@]+"${topologies[@]}"}; do
