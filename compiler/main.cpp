@@ -329,11 +329,14 @@ std::optional<OutputFiles> read_old_output(const std::string& dir, const std::st
                                            std::string& error) {
   folder = dir;
   std::string unread;
+  bool nested = false;
   {
     UntrustedFolder given(dir, unread);
-    if (!given.is_folder("k8s") && given.is_folder(system + "/k8s")) folder = (fs::path(dir) / system).generic_string();
+    nested = !given.is_folder("k8s") && given.is_folder(system + "/k8s");
+    if (nested) folder = (fs::path(dir) / system).generic_string();
   }
-  UntrustedFolder old(folder, unread);
+  // DIR/<system> reached from DIR without following a link, as every file below it is.
+  UntrustedFolder old = nested ? UntrustedFolder(dir, system, unread) : UntrustedFolder(dir, unread);
   if (!old.is_folder("k8s")) {
     error = fmt::format("'{}' holds no k8s/ folder (nor does '{}'): give the output folder applied last, as compile "
                         "wrote it",

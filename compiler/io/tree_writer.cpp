@@ -339,7 +339,7 @@ std::vector<FileDrift> compare_tree(const fs::path& root, const std::string& nam
   }
   // The committed output is untrusted (a pull request's own): read without following links, each
   // file bounded (io/untrusted_folder.h).
-  const UntrustedFolder folder(dir, error);
+  const UntrustedFolder folder(root, name, error);  // `name` itself reached without following a link
   if (!folder.open()) return {};
   std::map<std::string, FileDrift> drift;
   std::set<std::string> on_disk;

@@ -57,6 +57,28 @@ struct Fd {
 
 }  // namespace
 
+namespace {
+int open_folder(int dir, const std::vector<std::string>& parts, size_t count);
+}  // namespace
+
+UntrustedFolder::UntrustedFolder(const fs::path& root, const std::string& sub, std::string& error)
+    : root_(root / sub) {
+  const int top = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0) {
+    error = fmt::format("cannot read '{}': {}", printable(root.string()), std::strerror(errno));
+    return;
+  }
+  const auto parts = components(sub, error);
+  if (error.empty()) {
+    fd_ = open_folder(top, parts, parts.size());
+    if (fd_ < 0)
+      error = fmt::format("cannot read '{}': {}", printable(root_.string()),
+                          errno == ELOOP ? "it is a symbolic link, which is not followed in a folder read as untrusted input"
+                                         : std::strerror(errno));
+  }
+  ::close(top);
+}
+
 UntrustedFolder::UntrustedFolder(const fs::path& root, std::string& error) : root_(root) {
   fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) error = fmt::format("cannot read '{}': {}", printable(root.string()), std::strerror(errno));
@@ -101,32 +123,30 @@ std::vector<UntrustedFolder::Entry> UntrustedFolder::list(const std::string& rel
   if (!error.empty()) return out;
   std::string prefix;
   for (const auto& p : parts) prefix += p + "/";
-  // An explicit stack: the folder's fd, its path with '/', its depth.
-  struct Open {
-    int fd;
+  // An explicit stack of folders still to read, each opened from the root when its turn comes (so
+  // no more than one is open at once): its path with '/', its depth.
+  struct Todo {
     std::string path;
     int depth;
   };
-  std::vector<Open> todo;
-  const int first = open_folder(fd_, parts, parts.size());
-  if (first < 0) {
-    error = fmt::format("cannot read '{}': {}", printable((root_ / rel).string()), std::strerror(errno));
-    return out;
-  }
-  todo.push_back({first, prefix, 0});
-  while (!todo.empty()) {
-    const Open here = todo.back();
+  std::vector<Todo> todo{{prefix, 0}};
+  while (!todo.empty() && error.empty()) {
+    const Todo here = todo.back();
     todo.pop_back();
-    DIR* d = ::fdopendir(here.fd);
+    std::string ignore;
+    const auto here_parts = components(here.path, ignore);
+    const int fd = open_folder(fd_, here_parts, here_parts.size());
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
     if (!d) {
-      ::close(here.fd);
+      if (fd >= 0) ::close(fd);
       error = fmt::format("cannot read '{}': {}", printable((root_ / here.path).string()), std::strerror(errno));
-      continue;
+      break;
     }
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
       if (name == "." || name == "..") continue;
+      if (out.size() + names.size() >= kMaxEntries) break;
       names.push_back(name);
     }
     std::sort(names.begin(), names.end());
@@ -137,7 +157,10 @@ std::vector<UntrustedFolder::Entry> UntrustedFolder::list(const std::string& rel
         break;
       }
       struct stat st {};
-      if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        error = fmt::format("cannot read '{}': {}", printable((root_ / (here.path + name)).string()), std::strerror(errno));
+        break;
+      }
       Entry entry{here.path + name, Entry::Type::other};
       if (S_ISREG(st.st_mode)) entry.type = Entry::Type::file;
       else if (S_ISLNK(st.st_mode)) entry.type = Entry::Type::link;
@@ -145,17 +168,14 @@ std::vector<UntrustedFolder::Entry> UntrustedFolder::list(const std::string& rel
       if (entry.type == Entry::Type::folder) {
         if (here.depth + 1 > kMaxDepth) {
           error = fmt::format("'{}' nests folders deeper than {}", printable(root_.string()), kMaxDepth);
-          continue;
+          break;
         }
-        const int sub = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) todo.push_back({sub, entry.path + "/", here.depth + 1});
+        todo.push_back({entry.path + "/", here.depth + 1});
       }
       out.push_back(std::move(entry));
     }
-    ::closedir(d);  // closes here.fd
-    if (out.size() >= kMaxEntries) break;
+    ::closedir(d);  // closes fd
   }
-  for (const auto& o : todo) ::close(o.fd);
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.path < b.path; });
   return out;
 }

@@ -26,6 +26,8 @@ class UntrustedFolder {
 
   /// Opens `root` (itself reached as the user named it, links included); `error` says why not.
   UntrustedFolder(const std::filesystem::path& root, std::string& error);
+  /// Opens folder `sub` ("a/b") of `root`, reached from it without following a link.
+  UntrustedFolder(const std::filesystem::path& root, const std::string& sub, std::string& error);
   ~UntrustedFolder();
   UntrustedFolder(const UntrustedFolder&) = delete;
   UntrustedFolder& operator=(const UntrustedFolder&) = delete;
