@@ -77,8 +77,8 @@ std::string ImageFacts::arch_list() const {
 }
 
 std::string image_reference_error(const std::string& reference) {
-  constexpr size_t kMaxName = 255, kMaxTag = 128, kMaxDigest = 256 + 1 + 128;
-  if (reference.empty()) return "an image reference is empty";
+  constexpr size_t kMaxDigest = 256 + 1 + 128;
+  if (std::string why = image_reference_bounds_error(reference); !why.empty()) return why;
   for (unsigned char c : reference)
     if (c <= ' ' || c >= 0x7f) return "an image reference has no spaces, control or non-ASCII characters";
   std::string name = reference, tag, digest;
@@ -97,15 +97,11 @@ std::string image_reference_error(const std::string& reference) {
     tag = name.substr(colon + 1);
     name.resize(colon);
     if (tag.empty()) return "its tag after ':' is empty";
-    if (tag.size() > kMaxTag)
-      return fmt::format("its tag is {} characters; a tag has at most {} (the OCI distribution spec)", tag.size(), kMaxTag);
     if (tag.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != std::string::npos ||
         tag.front() == '.' || tag.front() == '-')
       return "its tag has characters other than letters, digits, '_', '.' and '-' (and starts with neither '.' nor '-')";
   }
   if (name.empty()) return "it names no repository";
-  if (name.size() > kMaxName)
-    return fmt::format("its name is {} characters; a name has at most {}", name.size(), kMaxName);
   size_t begin = 0;
   for (bool first = true;; first = false) {
     const auto end = name.find('/', begin);
