@@ -65,7 +65,7 @@ one_rank_fails_the_gang() {
   [ "$rc" -eq 1 ] || { echo "expected exit 1 (pod 1's code), got $rc"; tail -n 20 "$TMP/stdout" "$TMP/stderr"; return 1; }
   [ $((SECONDS - t0)) -lt 30 ] || { echo "the other pods were waited for, not stopped ($((SECONDS - t0)) s)"; return 1; }
   [ "$(starts one)" -eq 6 ] || { echo "expected 2 attempts of 3 pods, got $(starts one) pod starts"; return 1; }
-  [ "$(grep -c "the gang stops: SIGTERM to pod(s) 0, 2 of step 'one'" "$TMP/stdout")" -eq 2 ] ||
+  [ "$(grep -c "the gang stops: SIGTERM to the entry script of pod(s) 0, 2 of step 'one'" "$TMP/stdout")" -eq 2 ] ||
     { echo "the gang did not stop in each attempt:"; cat "$TMP/stdout"; return 1; }
   grep -q "step 'one' failed: pod 1 (NODE_RANK 1) exited with code 1 and no retries are left (\`retries: 1\`, 1 spent)" "$TMP/stderr" ||
     { echo "no final failure naming pod 1:"; cat "$TMP/stderr"; return 1; }
@@ -108,7 +108,7 @@ preemption_spends_no_retry() {
   [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 20 "$TMP/stdout" "$TMP/stderr"; return 1; }
   [ "$(starts pre)" -eq 4 ] || { echo "expected 2 attempts of 2 pods, got $(starts pre) pod starts"; return 1; }
   grep -q '^1 term$' "$TMP/pre.lines" || { echo "pod 1 got no SIGTERM before it was stopped"; cat "$TMP/pre.lines"; return 1; }
-  grep -q "\--preempt pre:1@1: pod 1 is preempted in attempt 1: SIGTERM to its process group, SIGKILL after the step's 30 s termination grace" "$TMP/stdout" ||
+  grep -q "\--preempt pre:1@1: pod 1 is preempted in attempt 1: SIGTERM to its entry script (the container's PID 1), SIGKILL to all its processes after the step's 30 s termination grace" "$TMP/stdout" ||
     { echo "no preemption said:"; cat "$TMP/stdout"; return 1; }
   grep -q "pod 1 was disrupted (preempted; on the cluster its DisruptionTarget condition): this did not count against the step's retries (0 of 0 left)" "$TMP/stdout" ||
     { echo "not said that it did not count:"; cat "$TMP/stdout"; return 1; }
@@ -283,7 +283,7 @@ mnist_killed() {
   [ "$rc" -eq 0 ] || { echo "exit $rc (--kill 2@checkpoint:2)"; tail -n 30 "$MNIST/killed.log"; return 1; }
   grep -q "\--kill train:2@checkpoint:2: the store holds [2-5] of step 'train''s checkpoints" "$MNIST/killed.log" || { echo "the bucket's checkpoints were not seen"; return 1; }
   grep -q "\--kill train:2@checkpoint:2: SIGKILL to pod 2's process group in attempt 1" "$MNIST/killed.log" || { echo "the kill did not fire"; return 1; }
-  grep -q "the gang stops: SIGTERM to pod(s) 0, 1, 3 of step 'train'" "$MNIST/killed.log" || { echo "the gang did not stop"; return 1; }
+  grep -q "the gang stops: SIGTERM to the entry script of pod(s) 0, 1, 3 of step 'train'" "$MNIST/killed.log" || { echo "the gang did not stop"; return 1; }
   resumed "$MNIST/killed.log" "$(cat "$MNIST/newest")" 4 || { tail -n 30 "$MNIST/killed.log"; return 1; }
   local firsts
   firsts=$(grep -c 'rank 0 epoch 1 batch 0/' "$MNIST/killed.log")
@@ -333,6 +333,29 @@ gpt_killed() {
   gpt_ckpts "$GPT/killed" | cmp -s - "$GPT/whole.ckpts" || { echo "the bucket's checkpoints differ from the unbroken run's:"; gpt_ckpts "$GPT/killed"; return 1; }
 }
 
+# ---- a gang stop keeps what rank 0 wrote since its last sync ------------------------------------
+# Rank 0 writes a checkpoint and starts a helper process; pod 1 then fails. Its outputs sync every
+# 10 minutes, so the checkpoint is only in pod 0's folder when the gang stops: the stop must reach
+# rank 0's entry script alone (as the kubelet signals PID 1; the helper must hear nothing), which
+# stops its trainer and syncs the checkpoint out, and attempt 2 must resume from it.
+GANG_SYNC='if [ -n "$TRAINC_RESUME_FROM" ]; then echo "$NODE_RANK resumed ${TRAINC_RESUME_FROM##*/}" >>"$LINES"; exit 0; fi;'
+GANG_SYNC+=' if [ "$NODE_RANK" = 0 ]; then mkdir -p ckpt; echo one >ckpt/c-1.pt;'
+GANG_SYNC+=' bash -c "trap \"echo helper-term >>\\\"\$LINES\\\"; exit 143\" TERM; sleep 120 & wait" & touch "$MARK.written"; sleep 120;'
+GANG_SYNC+=' else until [ -e "$MARK.written" ]; do sleep 0.1; done; exit 1; fi'
+gang_stop_keeps_rank0_checkpoint() {
+  gang_spec gsync 2 1 "$GANG_SYNC" '    outputs: {path: ckpt, to: "ck:/out/", every: 10m}
+    checkpoints: {path: ckpt, pattern: "c-*.pt"}'
+  sed -i 's/^pipeline:/storage:\n  ck: {s3: {bucket: gsync}}\npipeline:/' "$TMP/gsync.yaml"
+  run "$TRAINC" run --local "$TMP/gsync.yaml" --workdir "$TMP/gsync"
+  [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
+  grep -q "the gang stops: SIGTERM to the entry script of pod(s) 0 of step 'gsync'" "$TMP/stdout" || { echo "the gang did not stop:"; cat "$TMP/stdout"; return 1; }
+  if grep -q 'helper-term' "$TMP/gsync.lines"; then echo "a process rank 0's trainer started got SIGTERM (the kubelet signals PID 1 only)"; return 1; fi
+  grep -q "start fresh, resuming from c-1.pt, the newest of the 1 checkpoint(s) the store holds" "$TMP/stdout" ||
+    { echo "the retry does not name the checkpoint rank 0 wrote before the stop:"; grep -i 'retrying\|final sync\|termination' "$TMP/stdout"; return 1; }
+  [ "$(grep -c 'resumed c-1.pt$' "$TMP/gsync.lines")" -eq 2 ] || { echo "both pods of attempt 2 must resume from c-1.pt:"; cat "$TMP/gsync.lines"; return 1; }
+  [ -e "$TMP/gsync/s3/gsync/out/c-1.pt._S3rver_object" ] || { echo "c-1.pt is not in the bucket"; find "$TMP/gsync/s3"; return 1; }
+}
+
 t "every pod of a 4-pod step failing is one gang failure: one retry, then success" every_rank_fails_once
 t "one pod exiting 1 stops the others at once; each gang failure spends one retry, then the step fails with its code" one_rank_fails_the_gang
 t "an exit code in noRetryExitCodes (3 listed; 127 by default) fails the step in one attempt, naming pod and code" no_retry_code_fails_at_once
@@ -342,11 +365,12 @@ t "a kill due after its attempt ended hits the next attempt; two due at once are
 t "--kill, --preempt and --chaos arguments are checked before anything runs" bad_faults_refused
 t "--chaos SEED prints the --kill it chose, and that --kill reproduces the run" chaos_is_reproducible
 if ! torch_tools_present; then
-  for name in "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
+  for name in "a gang stop keeps rank 0's checkpoint" "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
     "examples/customgpt unbroken" "examples/customgpt with its pod killed mid-epoch"; do
     t_skip "$name" "missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   done
 else
+  t "a gang stop reaches rank 0's entry script alone, which syncs its unsynced checkpoint; attempt 2 resumes from it" gang_stop_keeps_rank0_checkpoint
   t "examples/mnist (4 pods, checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints" mnist_unbroken
   t "examples/mnist with pod 2 killed mid-epoch: the gang restarts once from the newest checkpoint, same checkpoints" mnist_killed
   t "examples/customgpt (checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints in the bucket" gpt_unbroken

@@ -3,6 +3,7 @@
 # (meson passes the built binary), runs from the repo root, and prints `1..N` at the end.
 #   tap_init "$@"           resolves TRAINC, cd's to the repo root, makes $TMP (removed on exit)
 #   t NAME CMD [ARG...]     one test: ok when CMD succeeds; what CMD prints becomes `# ` lines
+#                           (TAP_ONLY=REGEX runs only the tests whose names match)
 #   tap_done                prints the plan; exits 1 when a test failed
 #   oracles_present NAME TOOL...   sets $ORACLE; true when the independent oracles are there (below)
 #   torch_tools_present     sets $TORCH_TOOLS_MISSING; true when `run --local`'s PyTorch cases can run (below)
@@ -55,6 +56,12 @@ diag() {
 t() {
   local name=$1 out
   shift
+  # TAP_ONLY=PATTERN (an extended regex) runs only the tests whose names match it, the others
+  # reported as skipped: for working on one case of a long suite.
+  if [ -n "${TAP_ONLY:-}" ] && ! [[ $name =~ $TAP_ONLY ]]; then
+    t_skip "$name" "TAP_ONLY=$TAP_ONLY"
+    return 0
+  fi
   tap_n=$((tap_n + 1))
   if out=$("$@" 2>&1); then
     echo "ok $tap_n - $name"

@@ -207,6 +207,9 @@ std::string entry_script(const System& sys, const Step& step) {
       .line("if [ -n \"$KEEPALIVE_PID\" ]; then kill \"$KEEPALIVE_PID\" 2>/dev/null || true; fi")
       .line("KEEPALIVE_PID=")
       .close("}");
+  sh.comment("As the container's PID 1 the script would ignore a TERM it does not trap: stopped before its");
+  sh.comment("trainer starts, it ends at once (nothing of the trainer's to keep yet).");
+  sh.line("trap 'log \"termination requested before the trainer started; exiting\" || true; exit 143' TERM INT");
 
   const bool uses_s3 = !step.inputs.empty() || step.outputs.has_value();
   if (uses_s3) {
@@ -334,7 +337,9 @@ std::string entry_script(const System& sys, const Step& step) {
   sh.comment("Every line the trainer prints lands in $LOG, whose age the liveness probe checks.");
   sh.line("\"${trainer[@]}\" > >(tee -a \"$LOG\") 2>&1 &");
   sh.line("TRAINER_PID=$!");
-  sh.line("trap 'log \"termination requested; stopping the trainer\"; kill -TERM \"$TRAINER_PID\" 2>/dev/null || true' TERM INT");
+  sh.comment("A stop (TERM to PID 1 only) is passed on to the trainer; this script then goes on to the final");
+  sh.comment("sync within the pod's termination grace.");
+  sh.line("trap 'log \"termination requested; stopping the trainer\" || true; kill -TERM \"$TRAINER_PID\" 2>/dev/null || true' TERM INT");
   sh.line("status=0");
   sh.line("wait \"$TRAINER_PID\" || status=$?");
   sh.comment("A trapped signal ends the first wait early: wait until the trainer has really exited.");
@@ -360,6 +365,7 @@ std::string entry_script(const System& sys, const Step& step) {
   }
   if (step.outputs) {
     sh.line();
+    sh.line("trap 'log \"termination requested again; the final sync goes on until the grace period ends\" || true' TERM INT");
     sh.line("kill \"$SYNC_PID\" 2>/dev/null || true");
     sh.line("wait \"$SYNC_PID\" 2>/dev/null || true");
     sh.line("SYNC_PID=");

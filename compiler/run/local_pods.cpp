@@ -311,10 +311,21 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
   // activeDeadlineSeconds) spans every attempt.
   const auto started = std::chrono::steady_clock::now();
   const auto& no_retry = step.no_retry_exit_codes;
-  const std::string resume = step.checkpoints
-                                 ? fmt::format("resuming from the newest checkpoint in {} (each pod's entry script says which)",
-                                               step.checkpoints->path)
-                                 : "starting over (the step keeps no checkpoints)";
+  // What the next attempt resumes from: the newest checkpoint the store holds now (the entry
+  // script looks there), not a promise.
+  const auto ckpt_folder = stored_checkpoints(sys, step, opt);
+  auto resume = [&]() -> std::string {
+    if (!step.checkpoints) return "starting over (the step keeps no checkpoints)";
+    if (ckpt_folder.first.empty())
+      return fmt::format("resuming from the newest checkpoint in {}, if any (each pod's entry script says which)",
+                         step.checkpoints->path);
+    const auto held = stored(step, ckpt_folder);
+    if (held.empty()) return "starting over: the store holds none of its checkpoints yet";
+    auto newest = held.begin();
+    for (auto it = held.begin(); it != held.end(); ++it)
+      if (it->second > newest->second) newest = it;
+    return fmt::format("resuming from {}, the newest of the {} checkpoint(s) the store holds", newest->first, held.size());
+  };
   int rc = 0, attempt = 0, spent = 0, disruptions = 0;
   while (true) {
     ++attempt;
@@ -334,7 +345,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       fmt::print("  pod {} was disrupted (preempted; on the cluster its DisruptionTarget condition): this did not count "
                  "against the step's retries ({} of {} left)\n", end.pod, step.retries - spent, step.retries);
       fmt::print("  restarting step '{}' as one gang: attempt {}, its {} pod(s) fresh, {}\n", step.name, attempt + 1,
-                 step.nodes, resume);
+                 step.nodes, resume());
       continue;
     }
     if (std::binary_search(no_retry.begin(), no_retry.end(), end.status)) {
@@ -355,7 +366,7 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
     ++spent;
     fmt::print("  retrying step '{}' as one gang (attempt {}): pod {}'s failure (exit {}{}) spent retry {} of {} ({} "
                "left); its {} pod(s) start fresh, {}\n", step.name, attempt + 1, end.pod, end.status, why, spent,
-               step.retries, step.retries - spent, step.nodes, resume);
+               step.retries, step.retries - spent, step.nodes, resume());
   }
   std::fflush(stdout);
   if (attempt > 1 || !faults.empty() || disruptions > 0)
@@ -371,6 +382,22 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
                    : "",
                under(dir / "0", step.outputs->path).string());
   return rc;
+}
+
+// Stops the pods still running as the kubelet stops a deleted pod: SIGTERM to each one's entry
+// script alone (the container's PID 1; what it started hears nothing from the kubelet, only what
+// the script forwards), all at once, and SIGKILL to every process of the pods still there after
+// the termination grace. The entry script spends that grace stopping its trainer and syncing out
+// what the trainer wrote.
+void stop_gang(std::vector<Child>& pods, const std::vector<bool>& done, int grace_seconds) {
+  for (size_t i = 0; i < pods.size(); ++i)
+    if (!done[i]) pods[i].terminate();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace_seconds);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (done[i]) continue;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pods[i].stop(static_cast<int>(std::max<long long>(0, ms.count())), Child::Term::sent);
+  }
 }
 
 namespace {
@@ -417,7 +444,7 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
     }
     if (step.timeout_seconds &&
         std::chrono::steady_clock::now() - started > std::chrono::seconds(*step.timeout_seconds)) {
-      for (auto& p : pods) p.stop();
+      stop_gang(pods, done, grace);
       fmt::print(stderr, "trainc: step '{}' ran past its timeout ({} s, the Job's activeDeadlineSeconds): its pods are "
                  "stopped and it is not retried\n", step.name, *step.timeout_seconds);
       return {Why::timed_out, -1, 1};
@@ -460,11 +487,12 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
         fmt::print(stderr, "trainc: pod {} of step '{}' exited with status {}\n", i, step.name, status);
         ended(Why::failed, f.pod, status);
       } else {
-        fmt::print("  [{:.1f}s] {}: pod {} is preempted in attempt {}: SIGTERM to its process group, SIGKILL after the "
-                   "step's {} s termination grace\n", elapsed(), f.option(), f.pod, attempt, grace);
+        fmt::print("  [{:.1f}s] {}: pod {} is preempted in attempt {}: SIGTERM to its entry script (the container's "
+                   "PID 1), SIGKILL to all its processes after the step's {} s termination grace\n", elapsed(),
+                   f.option(), f.pod, attempt, grace);
         std::fflush(stdout);
         const double at = elapsed();
-        const std::optional<int> status = pods[i].stop(grace * 1000);
+        const std::optional<int> status = pods[i].stop(grace * 1000, Child::Term::leader);
         done[i] = true;
         --left;
         fmt::print("  pod {} stopped {:.1f}s later{}\n", f.pod, elapsed() - at,
@@ -485,22 +513,16 @@ AttemptEnd run_attempt(const System& sys, const Step& step, const Step& here, co
     if (left > 0 && end.why == Why::succeeded) usleep(100000);
   }
   if (end.why == Why::succeeded) return end;
-  // The gang stops: every other pod at once, as JobSet deletes the attempt's pods, each with the
-  // pod's termination grace.
+  // The gang stops: every other pod at once, as JobSet deletes the attempt's pods.
   std::vector<size_t> rest;
   for (size_t i = 0; i < pods.size(); ++i)
     if (!done[i]) rest.push_back(i);
   if (!rest.empty()) {
-    fmt::print("  the gang stops: SIGTERM to pod(s) {} of step '{}' (SIGKILL after {} s)\n", fmt::join(rest, ", "),
-               step.name, grace);
+    fmt::print("  the gang stops: SIGTERM to the entry script of pod(s) {} of step '{}' (SIGKILL after {} s)\n",
+               fmt::join(rest, ", "), step.name, grace);
     std::fflush(stdout);
     const double at = elapsed();
-    for (size_t i : rest) pods[i].signal(SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
-    for (size_t i : rest) {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pods[i].stop(static_cast<int>(std::max<long long>(0, ms.count())));
-    }
+    stop_gang(pods, done, grace);
     fmt::print("  the gang stopped in {:.1f}s\n", elapsed() - at);
   }
   return end;

@@ -148,9 +148,14 @@ void Child::signal(int sig) {
   if (group_ > 0) ::kill(-group_, sig);
 }
 
-std::optional<int> Child::stop(int grace_ms) {
+void Child::terminate() {
+  if (pid_ > 0) ::kill(pid_, SIGTERM);
+}
+
+std::optional<int> Child::stop(int grace_ms, Term term) {
   if (group_ <= 0) return std::nullopt;
-  ::kill(-group_, SIGTERM);
+  if (term == Term::group) ::kill(-group_, SIGTERM);
+  if (term == Term::leader) terminate();
   int status = 0;
   std::optional<int> code;
   const bool interrupted_before = interrupted() != 0;

@@ -36,10 +36,16 @@ class Child {
   int wait();
   /// The exit code (or 128 + signal) if the process has ended, without waiting.
   std::optional<int> poll();
-  /// Stops the process group: TERM, and KILL for what is still there after `grace_ms` (at once
-  /// when an interrupt is caught meanwhile). The process's exit code (or 128 + signal) when it was
-  /// still running, else nothing.
-  std::optional<int> stop(int grace_ms = 3000);
+  /// Who gets the TERM that starts a stop: the whole group (trainc's own tools), the leader alone
+  /// (a pod: the kubelet signals the container's PID 1 only, and what it started hears nothing
+  /// until the KILL), or no one (the caller already sent it, to several children at once).
+  enum class Term { group, leader, sent };
+  /// Stops the process group: TERM (to `term`), and KILL for what is still there after `grace_ms`
+  /// (at once when an interrupt is caught meanwhile). The process's exit code (or 128 + signal)
+  /// when it was still running, else nothing.
+  std::optional<int> stop(int grace_ms = 3000, Term term = Term::group);
+  /// Sends SIGTERM to the leader alone, as the kubelet does to a container's PID 1.
+  void terminate();
   /// Sends `sig` to the whole group (SIGKILL: the step dies as a preempted pod does).
   void signal(int sig);
   bool started() const { return pid_ > 0; }

@@ -81,12 +81,12 @@ LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; nev
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/gpt-a4-tas-76980b]=1
-  [configmaps/gpt-a4-tas-evaluate-a582ebb71c]=1
-  [configmaps/gpt-a4-tas-pretrain-754196d7be]=1
-  [configmaps/gpt-a4-tas-tokenize-24bf8ed999]=1
-  [jobs.batch/gpt-a4-tas-evaluate-a582ebb71c]=1
-  [jobs.batch/gpt-a4-tas-tokenize-24bf8ed999]=1
-  [jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-754196d7be]=1
+  [configmaps/gpt-a4-tas-evaluate-033c565991]=1
+  [configmaps/gpt-a4-tas-pretrain-79cc7db278]=1
+  [configmaps/gpt-a4-tas-tokenize-540e781626]=1
+  [jobs.batch/gpt-a4-tas-evaluate-033c565991]=1
+  [jobs.batch/gpt-a4-tas-tokenize-540e781626]=1
+  [jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-79cc7db278]=1
   [localqueues.kueue.x-k8s.io/research]=1
   [resourceflavors.kueue.x-k8s.io/gpt-a4-tas-a4-06b3ed]=1
   [resourceflavors.kueue.x-k8s.io/gpt-a4-tas-cpu-f3ac4d]=1
@@ -99,9 +99,9 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-24bf8ed999
-  [pretrain]=jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-754196d7be
-  [evaluate]=jobs.batch/gpt-a4-tas-evaluate-a582ebb71c
+  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-540e781626
+  [pretrain]=jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-79cc7db278
+  [evaluate]=jobs.batch/gpt-a4-tas-evaluate-033c565991
 )
 declare -A HISTORY=(
   [tokenize]=3
@@ -451,13 +451,13 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/tokenize-job.yaml"
 
 # Step 'pretrain', after tokenize.
-wait_job gpt-a4-tas-tokenize-24bf8ed999
+wait_job gpt-a4-tas-tokenize-540e781626
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-configmap.yaml" \
     -f "${K8S_DIR}/pretrain-jobset.yaml"
 
 # Step 'evaluate', after pretrain.
-wait_for jobset/gpt-a4-tas-pretrain-754196d7be condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
+wait_for jobset/gpt-a4-tas-pretrain-79cc7db278 condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/evaluate-configmap.yaml" \
     -f "${K8S_DIR}/evaluate-job.yaml"
@@ -468,4 +468,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=gpt-a4-tas -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate-a582ebb71c -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-a4-tas-evaluate-033c565991 -n ${NAMESPACE}"

@@ -80,8 +80,8 @@ SYSTEM=jax-l4
 LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/jax-l4-train-b08156eb94]=1
-  [jobsets.jobset.x-k8s.io/jax-l4-train-b08156eb94]=1
+  [configmaps/jax-l4-train-6e89e01d7c]=1
+  [jobsets.jobset.x-k8s.io/jax-l4-train-6e89e01d7c]=1
   [serviceaccounts/jax-ksa]=1
 )
 OWN_NAMESPACED=(configmaps jobsets.jobset.x-k8s.io serviceaccounts)
@@ -91,7 +91,7 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobsets.jobset.x-k8s.io/jax-l4-train-b08156eb94
+  [train]=jobsets.jobset.x-k8s.io/jax-l4-train-6e89e01d7c
 )
 declare -A HISTORY=(
   [train]=3
@@ -385,4 +385,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=jax-l4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train-b08156eb94-node-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/jax-l4-train-6e89e01d7c-node-0 -n ${NAMESPACE}"

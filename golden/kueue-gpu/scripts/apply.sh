@@ -81,12 +81,12 @@ LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; nev
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/kueue-gpu-006c49]=1
-  [configmaps/kueue-gpu-prep-c8dc6ec2d3]=1
-  [configmaps/kueue-gpu-train-large-df37b10707]=1
-  [configmaps/kueue-gpu-train-small-0426dd5be7]=1
-  [jobs.batch/kueue-gpu-prep-c8dc6ec2d3]=1
-  [jobsets.jobset.x-k8s.io/kueue-gpu-train-large-df37b10707]=1
-  [jobsets.jobset.x-k8s.io/kueue-gpu-train-small-0426dd5be7]=1
+  [configmaps/kueue-gpu-prep-8e5bbdf4cf]=1
+  [configmaps/kueue-gpu-train-large-7e177b795e]=1
+  [configmaps/kueue-gpu-train-small-b969208cf2]=1
+  [jobs.batch/kueue-gpu-prep-8e5bbdf4cf]=1
+  [jobsets.jobset.x-k8s.io/kueue-gpu-train-large-7e177b795e]=1
+  [jobsets.jobset.x-k8s.io/kueue-gpu-train-small-b969208cf2]=1
   [localqueues.kueue.x-k8s.io/team-a]=1
   [resourceflavors.kueue.x-k8s.io/kueue-gpu-cpu-a00ede]=1
   [resourceflavors.kueue.x-k8s.io/kueue-gpu-t4-3049e1]=1
@@ -98,9 +98,9 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [prep]=jobs.batch/kueue-gpu-prep-c8dc6ec2d3
-  [train-small]=jobsets.jobset.x-k8s.io/kueue-gpu-train-small-0426dd5be7
-  [train-large]=jobsets.jobset.x-k8s.io/kueue-gpu-train-large-df37b10707
+  [prep]=jobs.batch/kueue-gpu-prep-8e5bbdf4cf
+  [train-small]=jobsets.jobset.x-k8s.io/kueue-gpu-train-small-b969208cf2
+  [train-large]=jobsets.jobset.x-k8s.io/kueue-gpu-train-large-7e177b795e
 )
 declare -A HISTORY=(
   [prep]=3
@@ -418,7 +418,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/prep-job.yaml"
 
 # Step 'train-small', after prep.
-wait_job kueue-gpu-prep-c8dc6ec2d3
+wait_job kueue-gpu-prep-8e5bbdf4cf
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-small-configmap.yaml" \
     -f "${K8S_DIR}/train-small-jobset.yaml"
@@ -434,4 +434,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=kueue-gpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large-df37b10707-node-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/kueue-gpu-train-large-7e177b795e-node-0 -n ${NAMESPACE}"

@@ -80,8 +80,8 @@ SYSTEM=mnist
 LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/mnist-train-1a4d1329e6]=1
-  [jobsets.jobset.x-k8s.io/mnist-train-1a4d1329e6]=1
+  [configmaps/mnist-train-03b6def0d2]=1
+  [jobsets.jobset.x-k8s.io/mnist-train-03b6def0d2]=1
 )
 OWN_NAMESPACED=(configmaps jobsets.jobset.x-k8s.io)
 OWN_CLUSTER=()
@@ -90,7 +90,7 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [train]=jobsets.jobset.x-k8s.io/mnist-train-1a4d1329e6
+  [train]=jobsets.jobset.x-k8s.io/mnist-train-03b6def0d2
 )
 declare -A HISTORY=(
   [train]=3
@@ -382,4 +382,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=mnist -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-1a4d1329e6-node-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/mnist-train-03b6def0d2-node-0 -n ${NAMESPACE}"

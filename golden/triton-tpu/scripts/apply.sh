@@ -82,13 +82,13 @@ LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; nev
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/triton-tpu-66c49c]=1
-  [configmaps/triton-tpu-finetune-67cfd7adfc]=1
-  [configmaps/triton-tpu-pretrain-1529002068]=1
+  [configmaps/triton-tpu-finetune-941ecc5859]=1
+  [configmaps/triton-tpu-pretrain-4f9c6040ca]=1
   [deployments.apps/triton-tpu-triton]=1
   [gateways.networking.istio.io/triton-tpu-gateway]=1
   [horizontalpodautoscalers.autoscaling/triton-tpu-triton]=1
-  [jobsets.jobset.x-k8s.io/triton-tpu-finetune-67cfd7adfc]=1
-  [jobsets.jobset.x-k8s.io/triton-tpu-pretrain-1529002068]=1
+  [jobsets.jobset.x-k8s.io/triton-tpu-finetune-941ecc5859]=1
+  [jobsets.jobset.x-k8s.io/triton-tpu-pretrain-4f9c6040ca]=1
   [localqueues.kueue.x-k8s.io/triton-tpu]=1
   [poddisruptionbudgets.policy/triton-tpu-triton]=1
   [podmonitorings.monitoring.googleapis.com/triton-tpu-triton]=1
@@ -106,8 +106,8 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [finetune]=jobsets.jobset.x-k8s.io/triton-tpu-finetune-67cfd7adfc
-  [pretrain]=jobsets.jobset.x-k8s.io/triton-tpu-pretrain-1529002068
+  [finetune]=jobsets.jobset.x-k8s.io/triton-tpu-finetune-941ecc5859
+  [pretrain]=jobsets.jobset.x-k8s.io/triton-tpu-pretrain-4f9c6040ca
 )
 declare -A HISTORY=(
   [finetune]=3
@@ -525,4 +525,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=triton-tpu -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-1529002068-slice-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/triton-tpu-pretrain-4f9c6040ca-slice-0 -n ${NAMESPACE}"

@@ -80,12 +80,12 @@ SYSTEM=xgb-a4
 LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/xgb-a4-datagen-59d9acbebd]=1
-  [configmaps/xgb-a4-train-b941044b12]=1
-  [jobs.batch/xgb-a4-datagen-59d9acbebd]=1
-  [jobsets.jobset.x-k8s.io/xgb-a4-train-b941044b12]=1
+  [configmaps/xgb-a4-datagen-47699f852d]=1
+  [configmaps/xgb-a4-train-e9ba530189]=1
+  [jobs.batch/xgb-a4-datagen-47699f852d]=1
+  [jobsets.jobset.x-k8s.io/xgb-a4-train-e9ba530189]=1
   [serviceaccounts/zt-fuse-ksa]=1
-  [services/xgb-a4-datagen-59d9acbebd]=1
+  [services/xgb-a4-datagen-47699f852d]=1
 )
 OWN_NAMESPACED=(configmaps jobs.batch jobsets.jobset.x-k8s.io serviceaccounts services)
 OWN_CLUSTER=()
@@ -94,8 +94,8 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [datagen]=jobs.batch/xgb-a4-datagen-59d9acbebd
-  [train]=jobsets.jobset.x-k8s.io/xgb-a4-train-b941044b12
+  [datagen]=jobs.batch/xgb-a4-datagen-47699f852d
+  [train]=jobsets.jobset.x-k8s.io/xgb-a4-train-e9ba530189
 )
 declare -A HISTORY=(
   [datagen]=3
@@ -406,7 +406,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train', after datagen.
-wait_job xgb-a4-datagen-59d9acbebd
+wait_job xgb-a4-datagen-47699f852d
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
     -f "${K8S_DIR}/train-jobset.yaml"
@@ -417,4 +417,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train-b941044b12-node-0 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-a4-train-e9ba530189-node-0 -n ${NAMESPACE}"
