@@ -20,12 +20,14 @@ cat >"$BIN/aws" <<'STUB'
 #!/usr/bin/env bash
 # aws s3 sync SRC DST [--only-show-errors]: s3://bkt/x maps to $FAKE_S3/bkt/x.
 set -euo pipefail
+map() { case "$1" in s3://*) echo "$FAKE_S3/${1#s3://}" ;; *) echo "$1" ;; esac; }
+# aws s3 cp FILE s3://bkt/dir/: a run's start marker, copied into the folder.
+if [ "$1" = s3 ] && [ "$2" = cp ] && [ -f "$3" ]; then mkdir -p "$(map "$4")"; cp -a "$3" "$(map "$4")/"; exit 0; fi
 [ "$1" = s3 ] && [ "$2" = sync ] || { echo "unexpected aws call: $*" >&2; exit 2; }
 # AWS_FAIL=CODE:WHICH: a sync whose destination (out) or source (in) is the bucket fails with CODE.
 if [ -n "${AWS_FAIL:-}" ]; then
   case "${AWS_FAIL#*:}:$3" in in:s3://* | out:[!s]*) echo "upload failed: stand-in failure" >&2; exit "${AWS_FAIL%%:*}" ;; esac
 fi
-map() { case "$1" in s3://*) echo "$FAKE_S3/${1#s3://}" ;; *) echo "$1" ;; esac; }
 src=$(map "$3"); dst=$(map "$4")
 mkdir -p "$dst"
 if [ -d "$src" ]; then cp -a "$src/." "$dst/"; fi
@@ -78,7 +80,7 @@ extract_script() {
 run_pod() {
   rm -rf "$WORK" "$STATE" "$TMP/log"
   mkdir -p "$TMP/log"
-  env PATH="$BIN:$PATH" FAKE_S3="$BUCKET" FAKE_LOG="$TMP/log" TRAINER_MODE="$1" \
+  env PATH="$BIN:$PATH" FAKE_S3="$BUCKET" FAKE_LOG="$TMP/log" TRAINER_MODE="$1" TRAINC_RUN="${RUN:-r1}" \
     bash "$TMP/entrypoint.sh" >"$TMP/log/stdout" 2>&1
 }
 
@@ -141,11 +143,11 @@ failed_syncs_exit_75() {
 sigterm_reaches_trainer() {
   rm -rf "$WORK" "$STATE" "$TMP/log" "$BUCKET/bkt/runs/out"
   mkdir -p "$TMP/log"
-  env PATH="$BIN:$PATH" FAKE_S3="$BUCKET" FAKE_LOG="$TMP/log" TRAINER_MODE=sleep \
+  env PATH="$BIN:$PATH" FAKE_S3="$BUCKET" FAKE_LOG="$TMP/log" TRAINER_MODE=sleep TRAINC_RUN=r1 \
     bash "$TMP/entrypoint.sh" >"$TMP/log/stdout" 2>&1 &
   local pid=$! rc=0
   for _ in $(seq 100); do [ -f "$TMP/log/started" ] && break; sleep 0.1; done
-  [ -f "$TMP/log/started" ] || { echo "trainer never started"; kill "$pid"; return 1; }
+  [ -f "$TMP/log/started" ] || { echo "trainer never started"; cat "$TMP/log/stdout"; kill "$pid"; return 1; }
   kill -TERM "$pid"
   wait "$pid" || rc=$?
   [ "$rc" -eq 143 ] || { echo "expected exit 143, got $rc"; cat "$TMP/log/stdout"; return 1; }
@@ -382,6 +384,7 @@ pod_env() {
     awk '$1 == "-" && $2 == "name:" { name = $3; next }
          name ~ /^(NNODES|MASTER_ADDR|MASTER_PORT|DASK_SCHEDULER_ADDRESS)$/ && $1 == "value:" { v = $2; gsub(/"/, "", v); print name "=" v }
          name == "NODE_RANK" && $1 ~ /^value/ { print "NODE_RANK=0" }
+         name == "TRAINC_RUN" && $1 == "valueFrom:" { print "TRAINC_RUN=r1" }
          { name = "" }' "$f"
     return 0
   done
@@ -407,8 +410,8 @@ entry_run() {
   # The restored outputs folder and, for steps with checkpoints, where they are looked for.
   local from='' to='' ckdir='' pattern='' resume_flag='' placed=''
   read -r from to < <(grep -A 2 "^log 'restoring outputs from " "$TMP/entry.sh" | sed -n 's/^s3 sync \(s3:[^ ]*\) \(.*\)$/\1 \2/p')
-  ckdir=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\1/p" "$TMP/entry.sh")
-  pattern=$(sed -n "s/^TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\2/p" "$TMP/entry.sh")
+  ckdir=$(sed -n "s/^ *TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\1/p" "$TMP/entry.sh")
+  pattern=$(sed -n "s/^ *TRAINC_RESUME_FROM=\$({ find \([^ ]*\) -type f -name '\([^']*\)'.*/\2/p" "$TMP/entry.sh")
   resume_flag=$(sed -n 's/^  trainer+=(\([^ ]*\) "$TRAINC_RESUME_FROM")$/\1/p' "$TMP/entry.sh")
   # The script names the pod's paths under its root ("$ROOT"), here $root.
   to=${to//'"$ROOT"'/$root}
@@ -420,6 +423,8 @@ entry_run() {
       local rel=${ckdir#"$to"} name=${pattern//\*/step-000200}
       mkdir -p "$TMP/bucket/${from#s3://}/$rel"
       touch -d '2020-01-01' "$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-000100}"
+      # This run (TRAINC_RUN=r1) started before both (a retry of the same run resumes).
+      touch -d '2019-01-01' "$TMP/bucket/${from#s3://}/$rel/.trainc-run-r1"
       echo w >"$TMP/bucket/${from#s3://}/$rel/$name"
       placed="$ckdir/$name"
       placed=${placed//\/\//\/}
@@ -584,7 +589,9 @@ runs_as_its_user() {
     chmod a-w "$root$workdir"
   fi
   local -a podenv
-  mapfile -t podenv < <(pod_env "$(dirname "$job")" "$(basename "${job%set.yaml}.yaml" -job.yaml)")
+  local step=${job##*/}
+  step=${step%-jobset.yaml}
+  mapfile -t podenv < <(pod_env "$(dirname "$job")" "${step%-job.yaml}")
   local rc=0
   # USER and LOGNAME: the image names its uid, which this machine's /etc/passwd need not.
   (cd "$root" && "${as_user[@]}" env PATH="$STUB_BIN:$PATH" HOME="$root/home-sandbox" TMPDIR="$root/tmp" USER=trainer LOGNAME=trainer \

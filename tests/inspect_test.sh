@@ -255,7 +255,7 @@ bash_completion() {
     { echo "trainc graph - -> $out"; return 1; }
   out=$(complete_bash trainc plan --format '') && [ "$(sort <<<"$out" | tr '\n' ' ')" = "json text " ] ||
     { echo "trainc plan --format -> $out"; return 1; }
-  out=$(complete_bash trainc explain pipeline.checkpoints.re) && [ "$out" = pipeline.checkpoints.resumeFlag ] ||
+  out=$(complete_bash trainc explain pipeline.checkpoints.resumeFl) && [ "$out" = pipeline.checkpoints.resumeFlag ] ||
     { echo "trainc explain pipeline.checkpoints.re -> '$out'"; return 1; }
   out=$(cd examples/mnist && complete_bash trainc compile sp) && grep -qx spec.yaml <<<"$out" &&
     grep -qx spec.jsonnet <<<"$out" || { echo "trainc compile sp (in examples/mnist) -> $out"; return 1; }

@@ -350,10 +350,44 @@ gang_stop_keeps_rank0_checkpoint() {
   [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
   grep -q "the gang stops: SIGTERM to the entry script of pod(s) 0 of step 'gsync'" "$TMP/stdout" || { echo "the gang did not stop:"; cat "$TMP/stdout"; return 1; }
   if grep -q 'helper-term' "$TMP/gsync.lines"; then echo "a process rank 0's trainer started got SIGTERM (the kubelet signals PID 1 only)"; return 1; fi
-  grep -q "start fresh, resuming from c-1.pt, the newest of the 1 checkpoint(s) the store holds" "$TMP/stdout" ||
+  grep -q "start fresh, resuming from c-1.pt, the newest of the 1 checkpoint(s) of this run the store holds" "$TMP/stdout" ||
     { echo "the retry does not name the checkpoint rank 0 wrote before the stop:"; grep -i 'retrying\|final sync\|termination' "$TMP/stdout"; return 1; }
   [ "$(grep -c 'resumed c-1.pt$' "$TMP/gsync.lines")" -eq 2 ] || { echo "both pods of attempt 2 must resume from c-1.pt:"; cat "$TMP/gsync.lines"; return 1; }
   [ -e "$TMP/gsync/s3/gsync/out/c-1.pt._S3rver_object" ] || { echo "c-1.pt is not in the bucket"; find "$TMP/gsync/s3"; return 1; }
+}
+
+# ---- a new run starts clean; the same run, or resumeFrom: previous, continues -------------------
+# One workdir (so one local bucket) across four runs of a step that writes c-<N>.pt, N one more
+# than the checkpoint it resumed from: the spec as is; the same spec again (the same run: resumes
+# c-1); a changed env (a new run: starts clean although the bucket holds c-1 and c-2, and writes
+# c-1 again); another change with checkpoints.resumeFrom: previous (continues from the bucket's
+# newest, that c-1).
+RUNS_CMD='n=0; if [ -n "$TRAINC_RESUME_FROM" ]; then n=${TRAINC_RESUME_FROM##*/c-}; n=${n%.pt}; fi;'
+RUNS_CMD+=' echo "resumed:${TRAINC_RESUME_FROM##*/}" >>"$LINES"; mkdir -p ckpt; sleep 1; echo x >ckpt/c-$((n + 1)).pt'
+runs_spec() {  # runs_spec LR [RESUME_FROM]
+  gang_spec runs 1 0 "$RUNS_CMD" "    checkpoints: {path: ckpt, pattern: \"c-*.pt\"${2:+, resumeFrom: $2}}
+    outputs: {path: ckpt, to: \"ck:/out/\", every: 10m}"
+  sed -i -e 's/^pipeline:/storage:\n  ck: {s3: {bucket: runs}}\npipeline:/' \
+    -e "s/^    env: {LINES/    env: {LR: \"$1\", LINES/" "$TMP/runs.yaml"
+}
+new_run_starts_clean() {
+  local last
+  runs_spec 0.1
+  run "$TRAINC" run --local "$TMP/runs.yaml" --workdir "$TMP/runs"
+  [ "$rc" -eq 0 ] && [ "$(grep resumed "$TMP/runs.lines")" = "resumed:" ] || { echo "first run (exit $rc):"; cat "$TMP/runs.lines"; tail -n 20 "$TMP/stdout"; return 1; }
+  grep -q "run [0-9a-f]* starts clean" "$TMP/stdout" || { echo "the first run did not say it starts clean"; return 1; }
+  runs_spec 0.1
+  run "$TRAINC" run --local "$TMP/runs.yaml" --workdir "$TMP/runs"
+  last=$(grep resumed "$TMP/runs.lines")
+  [ "$rc" -eq 0 ] && [ "$last" = "resumed:c-1.pt" ] || { echo "the same run again must resume c-1.pt (exit $rc): $last"; tail -n 20 "$TMP/stdout"; return 1; }
+  runs_spec 0.2
+  run "$TRAINC" run --local "$TMP/runs.yaml" --workdir "$TMP/runs"
+  last=$(grep resumed "$TMP/runs.lines")
+  [ "$rc" -eq 0 ] && [ "$last" = "resumed:" ] || { echo "a new run (env LR changed) must start clean although the bucket holds c-2.pt (exit $rc): $last"; tail -n 20 "$TMP/stdout"; return 1; }
+  runs_spec 0.3 previous
+  run "$TRAINC" run --local "$TMP/runs.yaml" --workdir "$TMP/runs"
+  last=$(grep resumed "$TMP/runs.lines")
+  [ "$rc" -eq 0 ] && [ "$last" = "resumed:c-1.pt" ] || { echo "resumeFrom: previous must continue from the bucket's newest, the c-1.pt the last run wrote (exit $rc): $last"; tail -n 20 "$TMP/stdout"; return 1; }
 }
 
 t "every pod of a 4-pod step failing is one gang failure: one retry, then success" every_rank_fails_once
@@ -365,12 +399,13 @@ t "a kill due after its attempt ended hits the next attempt; two due at once are
 t "--kill, --preempt and --chaos arguments are checked before anything runs" bad_faults_refused
 t "--chaos SEED prints the --kill it chose, and that --kill reproduces the run" chaos_is_reproducible
 if ! torch_tools_present; then
-  for name in "a gang stop keeps rank 0's checkpoint" "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
+  for name in "a gang stop keeps rank 0's checkpoint" "a new run starts clean" "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
     "examples/customgpt unbroken" "examples/customgpt with its pod killed mid-epoch"; do
     t_skip "$name" "missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   done
 else
   t "a gang stop reaches rank 0's entry script alone, which syncs its unsynced checkpoint; attempt 2 resumes from it" gang_stop_keeps_rank0_checkpoint
+  t "a new run starts clean though the bucket holds an earlier run's checkpoints; the same run, or resumeFrom: previous, continues" new_run_starts_clean
   t "examples/mnist (4 pods, checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints" mnist_unbroken
   t "examples/mnist with pod 2 killed mid-epoch: the gang restarts once from the newest checkpoint, same checkpoints" mnist_killed
   t "examples/customgpt (checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints in the bucket" gpt_unbroken

@@ -401,13 +401,15 @@ SH
 
   cat >"$STUB_BIN/aws" <<'SH'
 #!/usr/bin/env bash
-# aws s3 sync SRC DST [flags]: s3://B/K is the folder $STUB_S3/B/K.
+# aws s3 sync SRC DST [flags]: s3://B/K is the folder $STUB_S3/B/K; aws s3 cp FILE s3://B/K/
+# copies FILE into that folder.
 # shellcheck source=/dev/null
 . "${0%/*}/.record"
 stub_record aws "$@"
 set -euo pipefail
-[ "$1" = s3 ] && [ "$2" = sync ] || { echo "stub aws: unexpected call: $*" >&2; exit 2; }
 map() { case "$1" in s3://*) printf '%s\n' "$STUB_S3/${1#s3://}" ;; *) printf '%s\n' "$1" ;; esac; }
+if [ "$1" = s3 ] && [ "$2" = cp ] && [ -f "$3" ]; then mkdir -p "$(map "$4")"; cp -a "$3" "$(map "$4")/"; exit 0; fi
+[ "$1" = s3 ] && [ "$2" = sync ] || { echo "stub aws: unexpected call: $*" >&2; exit 2; }
 src=$(map "$3") dst=$(map "$4")
 mkdir -p "$dst"
 if [ -d "$src" ]; then cp -a "$src/." "$dst/"; fi

@@ -104,6 +104,10 @@ ojson container(const System& sys, const Step& step) {
   } else {
     k8s::add_env(env, k8s::rendezvous_env(sys, step));
   }
+  // The run the pod belongs to (its label, set once the run is named): a run resumes from its own
+  // checkpoints only.
+  if (step.checkpoints && !step.checkpoints->resume_previous)
+    env.push_back(k8s::env_field("TRAINC_RUN", fmt::format("metadata.labels['{}']", k8s::kRunLabel)));
   std::set<std::string> regions;
   auto note_store = [&](const std::string& store) {
     if (const auto* s = sys.store(store); s && !s->region.empty()) regions.insert(s->region);

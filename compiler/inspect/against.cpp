@@ -217,7 +217,8 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
   for (const auto& s : sys.steps) {
     const auto r = reruns.find(s.name);
     if (r == reruns.end()) continue;
-    StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt};
+    StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt, ""};
+    if (s.checkpoints) run.checkpoints = s.checkpoints->resume_previous ? "previous" : "clean";
     if (const WorkloadPlan* w = step_workload(plan, s.name)) {
       run.pods = w->max_pods;
       run.gpus = w->max_pods * w->gpus_per_pod;
@@ -267,6 +268,12 @@ std::string render_against_text(const AgainstPlan& a) {
       if (r.cost_bound) held += fmt::format(", <= ${:.2f}", *r.cost_bound);
       if (r.price_per_hour) held += fmt::format(", ${:.2f} per hour while it runs", *r.price_per_hour);
       out += fmt::format("  {}: {} ({} pod{}, {})\n", r.step, r.why, r.pods, r.pods == 1 ? "" : "s", held);
+      if (r.checkpoints == "clean")
+        out += "    starts clean: the checkpoints of its earlier runs stay in the store, not resumed "
+               "(checkpoints.resumeFrom: previous would continue from them)\n";
+      else if (r.checkpoints == "previous")
+        out += "    continues from the newest checkpoint in the store, whichever run wrote it (checkpoints.resumeFrom: "
+               "previous)\n";
     }
     if (a.accelerator_hours && *a.accelerator_hours > 0)
       out += fmt::format("  in all: <= {} accelerator-hours{}\n", hours(*a.accelerator_hours),
@@ -339,7 +346,8 @@ nlohmann::ordered_json against_json(const AgainstPlan& a) {
                     {"tpuChips", r.chips},
                     {"acceleratorHours", r.accelerator_hours ? oj(*r.accelerator_hours) : oj()},
                     {"costBound", r.cost_bound ? oj(*r.cost_bound) : oj()},
-                    {"pricePerHour", r.price_per_hour ? oj(*r.price_per_hour) : oj()}});
+                    {"pricePerHour", r.price_per_hour ? oj(*r.price_per_hour) : oj()},
+                    {"checkpoints", r.checkpoints.empty() ? oj() : oj(r.checkpoints)}});
   out["runs"] = runs;
   oj counts = oj::object();
   for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove"}) {

@@ -40,6 +40,10 @@ struct StepRun {
   std::optional<double> accelerator_hours, cost_bound;
   /// Its accelerators' share of their nodes' list price per hour, while it runs; nullopt when unpriced.
   std::optional<double> price_per_hour;
+  /// Where a new run of a step that keeps checkpoints starts: "clean" (resumeFrom: run, the
+  /// default: an earlier run's checkpoints are not its own), "previous" (it continues from the
+  /// store's newest checkpoint), "" when it keeps none.
+  std::string checkpoints;
 };
 
 struct AgainstPlan {

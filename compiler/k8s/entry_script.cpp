@@ -1,5 +1,8 @@
 #include "k8s/entry_script.h"
 
+#include <filesystem>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "base/overloaded.h"
@@ -122,8 +125,11 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
            "use an image with python3 and the distributed package of Dask, e.g. the image of the cluster");
       p.python = true;
     });
-  if (step.checkpoints)
+  if (step.checkpoints) {
     tool("find", "to find the newest checkpoint", "add findutils to the image");
+    if (!step.checkpoints->resume_previous)
+      tool("stat", "to date the run's start marker", "add coreutils to the image");
+  }
   std::vector<std::string> launcher;
   if (const auto* argv = step.command_line()) launcher = *argv;
   else launcher = {trainer_words(step).front()};  // torchrun or trainrt: a bare word
@@ -141,6 +147,22 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
 
 /// The step's logs in its outputs folder, one per attempt: trainc-<step>-<UTC start>.log (the step's
 /// name is a DNS label: no glob or shell character).
+/// Whether `inner` is `outer` or below it (both absolute pod paths).
+bool within(const std::string& inner, const std::string& outer) {
+  return inner == outer || inner.starts_with(outer.ends_with('/') ? outer : outer + "/");
+}
+
+/// The checkpoint folder's place under outputs.path when the checkpoints travel with the outputs
+/// (synced with S3: "" for outputs.path itself), or nothing when a writable mount holds them.
+std::optional<std::string> checkpoints_in_outputs(const Step& step) {
+  if (!step.checkpoints || !step.outputs) return std::nullopt;
+  for (const auto& m : step.mounts)
+    if (!m.read_only && within(step.checkpoints->path, m.path)) return std::nullopt;
+  if (!within(step.checkpoints->path, step.outputs->path)) return std::nullopt;
+  const std::string rel = std::filesystem::path(step.checkpoints->path).lexically_relative(step.outputs->path).generic_string();
+  return rel == "." ? "" : rel;
+}
+
 std::string output_log_glob(const Step& step) { return fmt::format("trainc-{}-*.log", step.name); }
 
 }  // namespace
@@ -251,13 +273,51 @@ std::string entry_script(const System& sys, const Step& step) {
   if (!step.checkpoints) sh.line("TRAINC_RESUME_FROM=");
   if (step.checkpoints) {
     const auto& c = *step.checkpoints;
-    sh.comment("The newest checkpoint by modification time, if any (the folder need not exist yet: under");
-    sh.comment("pipefail, find's failure would otherwise end the script).");
-    // Never the step's own logs, which each sync copies into the outputs (that folder may hold them).
-    sh.line(fmt::format("TRAINC_RESUME_FROM=$({{ find -H {} -type f -name {}{} -printf '%T@ %p\\n' 2>/dev/null || true; }} \\",
-                        pod_path(c.path), sh_quote(c.pattern),
-                        upload_log ? " ! -name " + sh_quote(output_log_glob(step)) : ""));
-    sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
+    // Never the step's own logs, which each sync copies into the outputs (that folder may hold
+    // them), nor a run's start marker.
+    const std::string newest = fmt::format(
+        "{{ find -H {} -type f -name {} ! -name '{}*'{} -printf '%T@ %p\\n' 2>/dev/null || true; }}", pod_path(c.path),
+        sh_quote(c.pattern), k8s::kRunMarkerPrefix, upload_log ? " ! -name " + sh_quote(output_log_glob(step)) : "");
+    if (c.resume_previous) {
+      sh.comment("The newest checkpoint by modification time, whichever run wrote it (resumeFrom: previous); the");
+      sh.comment("folder need not exist yet: under pipefail, find's failure would otherwise end the script.");
+      sh.line(fmt::format("TRAINC_RESUME_FROM=$({} \\", newest));
+      sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
+    } else {
+      // Each run marks its first start with a file in the checkpoint folder (synced out at once
+      // when the folder is in S3, so that a retry finds it with the store's time, as it finds the
+      // checkpoints). Only what was written since then is this run's own.
+      const bool only_rank0 = step.distributed();
+      std::string marker_dir = pod_path(c.path);
+      sh.comment("A run resumes from its own checkpoints only: the newest written since its first start, which");
+      sh.comment("the marker below records. A new run (TRAINC_RUN is the pod's trainc.dev/run label) starts clean");
+      sh.comment("whatever an earlier run left in the store (checkpoints.resumeFrom: previous would continue).");
+      sh.line(fmt::format("RUN_MARK={}/{}\"${{TRAINC_RUN:?the pod has no trainc.dev/run label}}\"", marker_dir,
+                          k8s::kRunMarkerPrefix));
+      sh.open("if [ -e \"$RUN_MARK\" ]; then")
+          .line(fmt::format("TRAINC_RESUME_FROM=$({} \\", newest))
+          .line("  | awk -v since=\"$(stat -c %Y \"$RUN_MARK\")\" '$1 >= since' | sort -n | tail -n 1 | cut -d' ' -f2-)")
+          .open("if [ -z \"$TRAINC_RESUME_FROM\" ]; then")
+          .line("log \"run $TRAINC_RUN has written no checkpoint yet: starting clean\"")
+          .close("fi")
+          .branch("else")
+          .line("TRAINC_RESUME_FROM=")
+          .line("log \"run $TRAINC_RUN starts clean: an earlier run's checkpoints are not resumed (checkpoints.resumeFrom: previous would)\"");
+      std::string guard;
+      if (only_rank0 && step.multislice()) guard = "[ \"$NODE_RANK\" = 0 ] && [ \"$MEGASCALE_SLICE_ID\" = 0 ]";
+      else if (only_rank0) guard = "[ \"$NODE_RANK\" = 0 ]";
+      std::string mark = fmt::format("mkdir -p {} && : >\"$RUN_MARK\"", marker_dir);
+      if (const auto rel = checkpoints_in_outputs(step)) {
+        std::string url = step.outputs->to.url;
+        if (url.empty() || url.back() != '/') url += '/';
+        if (!rel->empty()) url += *rel + "/";
+        mark += " && s3 cp \"$RUN_MARK\" " + sh_quote(url);
+      }
+      if (!guard.empty()) sh.open(fmt::format("if {}; then", guard));
+      sh.line(mark);
+      if (!guard.empty()) sh.close("fi");
+      sh.close("fi");
+    }
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line("log \"resuming from $TRAINC_RESUME_FROM\"")
         .close("fi");

@@ -24,6 +24,9 @@ std::string step_base_name(const System& sys, const Step& step);
 /// The labels that find a step's runs: every run object carries the step's name and its run id.
 inline constexpr std::string_view kStepLabel = "trainc.dev/step";
 inline constexpr std::string_view kRunLabel = "trainc.dev/run";
+/// A run marks its first start with an empty file "<prefix><run id>" in its checkpoint folder: the
+/// checkpoints written since are its own (k8s/entry_script.h).
+inline constexpr std::string_view kRunMarkerPrefix = ".trainc-run-";
 /// "<system>-<step>-<run>": the step's current run, named by what it runs (Step::run_id), so the
 /// same output applied again starts nothing and a changed step is a new run beside the old ones.
 /// Its Job (or JobSet, RayJob), entry-script ConfigMap, headless Service and the pods' instance

@@ -115,6 +115,7 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
     out.checkpoints = Checkpoints{.path = pod_path(out.workdir, c["path"]),
                                   .pattern = get_or<std::string>(c, "pattern", "*"),
                                   .resume_flag = get_or<std::string>(c, "resumeFlag", ""),
+                                  .resume_previous = get_or<std::string>(c, "resumeFrom", "run") == "previous",
                                   .ptr = cptr,
                                   .every_seconds = seconds("every"),
                                   .cost_seconds = seconds("cost")};

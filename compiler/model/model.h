@@ -317,6 +317,9 @@ struct Checkpoints {
   std::string path;  ///< absolute path in the pod, inside outputs.path
   std::string pattern = "*";
   std::string resume_flag;
+  /// resumeFrom: previous: a new run continues from whatever the store holds; else a run resumes
+  /// only from the checkpoints written since it first started (its .trainc-run-<id> marker).
+  bool resume_previous = false;
   std::string ptr;
   std::optional<int> every_seconds, cost_seconds;  ///< the interval and one write's time (model/goodput.h)
 };

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "k8s/entry_script.h"
+#include "k8s/names.h"
 #include "k8s/pod.h"
 #include "k8s/preflight.h"
 #include "model/failure.h"
@@ -84,6 +85,7 @@ std::map<std::string, std::string> pod_env(const System& sys, const Step& step, 
   // Secrets live in the cluster: here they come from this shell's environment, when set.
   for (const auto& [k, _] : step.secret_env)
     if (const char* v = std::getenv(k.c_str())) env[k] = v;
+  if (step.checkpoints && !step.checkpoints->resume_previous) env["TRAINC_RUN"] = step.run_id;
   env["TRAINC_POD_ROOT"] = root.string();
   env["TRAINC_LOCAL"] = "1";
   return env;
@@ -134,6 +136,7 @@ std::map<std::string, fs::file_time_type> stored(const Step& step, const std::pa
         continue;
       name.resize(name.size() - kS3rver.size());
     }
+    if (name.starts_with(k8s::kRunMarkerPrefix)) continue;  // a run's start marker, no checkpoint
     if (::fnmatch(step.checkpoints->pattern.c_str(), name.c_str(), 0) == 0) out[name] = it->last_write_time(ec);
   }
   return out;
@@ -319,12 +322,24 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
     if (ckpt_folder.first.empty())
       return fmt::format("resuming from the newest checkpoint in {}, if any (each pod's entry script says which)",
                          step.checkpoints->path);
-    const auto held = stored(step, ckpt_folder);
-    if (held.empty()) return "starting over: the store holds none of its checkpoints yet";
+    auto held = stored(step, ckpt_folder);
+    if (!step.checkpoints->resume_previous) {
+      // This run's own: written since its start marker (which the entry script stores at once).
+      std::error_code ec;
+      const fs::path mark = ckpt_folder.first / (std::string(k8s::kRunMarkerPrefix) + step.run_id +
+                                                 (ckpt_folder.second ? "._S3rver_object" : ""));
+      const auto since = fs::last_write_time(mark, ec);
+      if (ec) return fmt::format("starting clean: run {} has stored no start marker, so no checkpoint of its own", step.run_id);
+      std::erase_if(held, [&](const auto& c) {
+        return std::chrono::floor<std::chrono::seconds>(c.second) < std::chrono::floor<std::chrono::seconds>(since);
+      });
+    }
+    if (held.empty()) return "starting over: the store holds none of this run's checkpoints yet";
     auto newest = held.begin();
     for (auto it = held.begin(); it != held.end(); ++it)
       if (it->second > newest->second) newest = it;
-    return fmt::format("resuming from {}, the newest of the {} checkpoint(s) the store holds", newest->first, held.size());
+    return fmt::format("resuming from {}, the newest of the {} checkpoint(s) of this run the store holds", newest->first,
+                       held.size());
   };
   int rc = 0, attempt = 0, spent = 0, disruptions = 0;
   while (true) {
