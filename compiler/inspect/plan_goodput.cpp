@@ -119,9 +119,10 @@ std::string render_goodput_text(const ResourcePlan& plan) {
           approx_number(book.spot_per_node_day()[1]), approx_number(book.spot_per_node_day()[2]));
     else if (g.provisioning == "flex-start" &&
              (!g.length_seconds || *g.length_seconds > book.flex_start_max_run_seconds()))
-      out += fmt::format("  {}: flex-start nodes are not preempted but stop after {} (stdlib/failures.yaml); its "
-                         "timeout allows longer, so count on a restart at least that often\n",
-                         w->name, approx_duration(book.flex_start_max_run_seconds()));
+      out += fmt::format("  {}: flex-start nodes are not preempted but stop after {} (stdlib/failures.yaml); {}, "
+                         "so count on a restart at least that often\n",
+                         w->name, approx_duration(book.flex_start_max_run_seconds()),
+                         g.length_seconds ? "its timeout allows longer" : "it has no timeout");
   }
   return out + "\n";
 }

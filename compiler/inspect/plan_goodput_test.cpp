@@ -164,12 +164,15 @@ cluster:
     cpu: {machine: n2-standard-16}
     ondemand: {machine: a3-highgpu-8g, nodes: 4}
     spot: {machine: a3-highgpu-8g, nodes: 4, provisioning: spot}
+storage:
+  data: {s3: {bucket: acme-runs}}
 pipeline:
   - {name: safe, image: t:1, pool: ondemand, nodes: 4, torchrun: {script: t.py}, timeout: 72h,
-     checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
   - {name: cheap, image: t:1, pool: spot, nodes: 4, torchrun: {script: t.py}, timeout: 72h,
-     checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
-  - {name: cheapnoevery, image: t:1, pool: spot, nodes: 4, torchrun: {script: t.py}, checkpoints: {path: out/ckpt}}
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
+  - {name: cheapnoevery, image: t:1, pool: spot, nodes: 4, torchrun: {script: t.py},
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt}}
 )");
   const ResourcePlan plan = make_plan(c.sys);
   const FailureBook& book = failure_book();
