@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "k8s/names.h"
 #include "model/catalog.h"
 #include "model/pricing.h"
 
@@ -47,18 +48,67 @@ std::optional<double> pick(const Price& p, const std::string& provisioning, std:
   return p.on_demand;
 }
 
-/// Whether GKE's or the add-ons' system pods run on pool `pool` once the system is up (the
-/// long-lived phase of the placement): they keep at least one of its nodes from scaling down. The
-/// placement spreads them over the pool at its largest, so it says where, not how few.
-bool holds_system_pods(const Placement& placement, const std::string& pool) {
-  const PoolPlacement* p = placement.pool(pool);
-  if (!p) return false;
-  for (const Phase& phase : p->phases)
-    if (phase.name == "long-lived")
-      for (const NodeLoad& n : phase.nodes)
-        for (const FinalPod& pod : n.pods)
-          if (pod.kind == "system") return true;
-  return false;
+/// How many pods of a long-lived workload stay while the system is up: a service's minimum
+/// replicas, a compute cluster's lead and its worker groups' minimum (none for a per-job Ray
+/// cluster, which exists only while a job runs); every system pod.
+long long fewest_pods(const System& sys, const FinalPod& pod) {
+  if (pod.kind.starts_with("service/")) {
+    auto it = sys.services.find(pod.workload);
+    return it == sys.services.end() ? pod.of : it->second.min;
+  }
+  if (pod.kind.starts_with("cluster/")) {
+    const auto slash = pod.workload.find('/');
+    const ComputeCluster* c = sys.compute_cluster(pod.workload.substr(0, slash));
+    if (!c || slash == std::string::npos) return pod.of;
+    if (c->per_job()) return 0;
+    const std::string group = pod.workload.substr(slash + 1);
+    if (group == c->lead_name()) return 1;
+    for (const auto& g : c->workers)
+      if (g.name == group) return g.min;
+    return pod.of;
+  }
+  return pod.of;
+}
+
+/// The nodes of pool `name` that stay up at the least because long-lived pods hold them: the
+/// system pods GKE and the add-ons run there (kube-dns and the controllers keep the node they run
+/// on from scaling down), compute clusters' pods and services' replicas at their fewest, packed as
+/// tightly as the pool allows. The placement spreads them over the pool at its largest, so it says
+/// where, not how few; `who` gets the workloads that count ("system" for GKE's pods).
+long long held_nodes(const System& sys, const Placement& placement, const std::string& name, long long limit,
+                     std::vector<std::string>& who) {
+  const PoolPlacement* p = placement.pool(name);
+  if (!p) return 0;
+  std::vector<FinalPod> pods;  // one entry per workload, its pods on this pool at their fewest
+  long long occupied = 0;      // nodes the placement at the largest puts them on
+  for (const Phase& phase : p->phases) {
+    if (phase.name != "long-lived") continue;
+    for (const NodeLoad& n : phase.nodes) {
+      if (!n.pods.empty()) occupied += n.count;
+      for (const FinalPod& pod : n.pods) {
+        auto it = std::find_if(pods.begin(), pods.end(),
+                               [&](const FinalPod& q) { return q.kind == pod.kind && q.workload == pod.workload; });
+        if (it == pods.end()) {
+          pods.push_back(pod);
+          pods.back().index = 0;
+          pods.back().count = 0;
+          it = pods.end() - 1;
+        }
+        it->count += pod.count * n.count;  // placed here
+      }
+    }
+  }
+  std::vector<FinalPod> fewest;
+  for (FinalPod pod : pods) {
+    pod.count = std::min(pod.count, fewest_pods(sys, pod));
+    if (pod.count <= 0) continue;
+    const std::string w = pod.kind == "system" ? "system" : pod.workload;
+    if (std::find(who.begin(), who.end(), w) == who.end()) who.push_back(w);
+    fewest.push_back(std::move(pod));
+  }
+  if (fewest.empty()) return 0;
+  // Fewer nodes than the placement uses, when they hold the pods; else as the placement has them.
+  return nodes_needed(*p, fewest, std::max(limit, occupied), 1).value_or(occupied);
 }
 
 PoolPlan plan_pool(const Pool& pool, const std::string& region) {
@@ -191,11 +241,22 @@ ResourcePlan make_plan(const System& sys) {
   std::map<std::string, const PoolPlan*> by_name;
   for (const auto& [name, pool] : sys.pools) plan.pools.push_back(plan_pool(pool, plan.region));
   for (auto& p : plan.pools) {
-    p.floor_nodes = std::max(p.min_nodes, holds_system_pods(plan.placement, p.name) ? 1 : 0);
-    if (p.floor_nodes > p.min_nodes)
+    const long long held = held_nodes(sys, plan.placement, p.name, p.max_nodes, p.floor_pods);
+    p.floor_nodes = static_cast<int>(std::clamp<long long>(held, p.min_nodes, std::max(p.min_nodes, p.max_nodes)));
+    if (p.floor_nodes <= p.min_nodes) continue;
+    std::vector<std::string> others;
+    for (const auto& w : p.floor_pods)
+      if (w != "system") others.push_back(w);
+    if (others.empty())
       plan.notes.push_back(fmt::format("Pool {} may scale to {} node(s), but GKE's system pods (kube-dns and the "
                                        "controllers) run on it and keep {} node(s) up: the minimum price counts them.",
                                        p.name, p.min_nodes, p.floor_nodes));
+    else
+      plan.notes.push_back(fmt::format(
+          "Pool {} may scale to {} node(s), but pods that stay while the system is up ({}{}, at their fewest) hold {} "
+          "node(s) the autoscaler cannot remove: the minimum price counts them.",
+          p.name, p.min_nodes, others.size() < p.floor_pods.size() ? "GKE's system pods, " : "",
+          fmt::join(others, ", "), p.floor_nodes));
   }
   for (const auto& p : plan.pools) {
     by_name[p.name] = &p;
@@ -239,17 +300,23 @@ ResourcePlan make_plan(const System& sys) {
     if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
     w.timeout_seconds = st.timeout_seconds;
     w.retries = st.retries;
-    w.goodput = plan_goodput(st);
+    w.goodput = plan_goodput(st, sys.pool(st.pool));
     // A step's own Job (a Dask client's too); a RayJob's pods are its cluster's, below.
     if (const ComputeCluster* c = sys.compute_cluster(st.cluster); !c || c->steps_have_own_pods())
       w.topology = topology_request(sys, st).describe();
     const long long accelerators = static_cast<long long>(w.max_pods) * (w.gpus_per_pod + w.chips_per_pod);
     if (accelerators > 0) {
       if (st.timeout_seconds) {
-        // A Job's activeDeadlineSeconds spans its retries; a TPU step's JobSet recreates its Jobs, each
-        // with a fresh deadline, on every restart.
-        const int runs = pool && pool->chips_per_node > 0 ? st.retries + 1 : 1;
-        w.accelerator_hours = static_cast<double>(accelerators) * runs * *st.timeout_seconds / 3600.0;
+        // A Job's activeDeadlineSeconds spans its retries and the pods a disruption replaces. A JobSet
+        // (a TPU step, a gang) recreates its Jobs, each with a fresh deadline, on every restart: up to
+        // `retries` counted ones, and one per disruption, which its failure policy does not count
+        // (k8s/failure.cpp: RestartJobSetAndIgnoreMaxRestarts).
+        if (k8s::runs_as_jobset(sys, st)) {
+          w.attempts = st.retries + 1;
+          w.disruptions_unbounded = true;
+          plan.disruptions_unbounded = true;
+        }
+        w.accelerator_hours = static_cast<double>(accelerators) * w.attempts * *st.timeout_seconds / 3600.0;
         hours_total += *w.accelerator_hours;
         const int per_node = pool ? pool->gpus_per_node + pool->chips_per_node : 0;
         if (pool && pool->node_price && per_node > 0)
@@ -374,9 +441,13 @@ std::string render_plan_text(const ResourcePlan& plan) {
         if (!w.timeout_seconds)
           bound = w.gpus_per_pod + w.chips_per_pod > 0 ? "no timeout: unbounded" : "no timeout";
         else if (w.accelerator_hours)
-          bound = fmt::format("{}: <= {} {}-hours{}", duration(*w.timeout_seconds), hours(*w.accelerator_hours),
-                              w.gpus_per_pod ? "GPU" : "chip",
-                              w.cost_bound ? fmt::format(", <= {}", money(*w.cost_bound)) : "");
+          bound = fmt::format("{}{}: <= {} {}-hours{}{}", duration(*w.timeout_seconds),
+                              w.attempts > 1 ? fmt::format(" x {} attempts", w.attempts) : "",
+                              hours(*w.accelerator_hours), w.gpus_per_pod ? "GPU" : "chip",
+                              w.cost_bound ? fmt::format(", <= {}", money(*w.cost_bound)) : "",
+                              w.disruptions_unbounded
+                                  ? fmt::format(", +{} per disruption", hours(*w.accelerator_hours / w.attempts))
+                                  : "");
         else
           bound = duration(*w.timeout_seconds);
       }
@@ -410,7 +481,10 @@ std::string render_plan_text(const ResourcePlan& plan) {
                       money(*p.node_price * p.max_nodes), p.price_basis.substr(0, p.price_basis.find(' ')),
                       p.price_date});
     }
-    rows.push_back({"total", "", money(plan.min_price), money(plan.max_price), "", ""});
+    if (plan.unpriced.size() < plan.pools.size())
+      rows.push_back({"total", "", money(plan.min_price), money(plan.max_price), "", ""});
+    else  // nothing priced: an unknown price is not $0
+      rows.push_back({"total", "", "unknown", "unknown", "", ""});
     out += table(rows) + "\n";
   }
   if (plan.pools.empty()) {
@@ -421,9 +495,15 @@ std::string render_plan_text(const ResourcePlan& plan) {
     const std::string per_hour = money(plan.min_price) == money(plan.max_price)
                                      ? money(plan.max_price)
                                      : money(plan.min_price) + " to " + money(plan.max_price);
-    out += fmt::format("Totals: {} nodes, {} vCPUs, {} GPUs, {} TPU chips at max scale; {} per hour",
-                       range(plan.min_nodes, plan.max_nodes), plan.max_vcpus, plan.max_gpus, plan.max_chips, per_hour);
-    if (!plan.unpriced.empty()) out += fmt::format(" (without {})", fmt::join(plan.unpriced, ", "));
+    out += fmt::format("Totals: {} nodes, {} vCPUs, {} GPUs, {} TPU chips at max scale; ",
+                       range(plan.min_nodes, plan.max_nodes), plan.max_vcpus, plan.max_gpus, plan.max_chips);
+    // A pool without a price is unknown, never $0: with none priced there is no total to give.
+    if (plan.unpriced.size() == plan.pools.size())
+      out += fmt::format("price unknown for {}", plan.region);
+    else
+      out += per_hour + " per hour";
+    if (!plan.unpriced.empty() && plan.unpriced.size() < plan.pools.size())
+      out += fmt::format(" (without {})", fmt::join(plan.unpriced, ", "));
     out += "\n";
   }
   bool accelerator_steps = false;
@@ -431,9 +511,14 @@ std::string render_plan_text(const ResourcePlan& plan) {
     accelerator_steps = accelerator_steps || (w.kind.starts_with("step/") && w.gpus_per_pod + w.chips_per_pod > 0);
   if (accelerator_steps)
     out += plan.accelerator_hours
-               ? fmt::format("Steps hold accelerators for at most {} accelerator-hours (their timeouts; TPU steps "
-                             "once per restart; a Job Kueue suspends starts its deadline again when resumed)\n",
-                             hours(*plan.accelerator_hours))
+               ? fmt::format("Steps hold accelerators for at most {} accelerator-hours (their timeouts; a JobSet "
+                             "step's, TPU or gang, once per attempt{}; a Job Kueue suspends starts its deadline again "
+                             "when resumed)\n",
+                             hours(*plan.accelerator_hours),
+                             plan.disruptions_unbounded
+                                 ? ", and once more per disruption (preemption, node drain), which JobSet restarts "
+                                   "without counting"
+                                 : "")
                : "Steps' accelerator-hours are unbounded: a step on GPUs or TPUs has no timeout\n";
   for (const auto& p : plan.pools)
     if (p.node_price && p.price_basis.find(' ') != std::string::npos)
@@ -502,7 +587,10 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     if (w.kind.starts_with("step/")) {
       o["timeoutSeconds"] = opt(w.timeout_seconds);
       o["retries"] = w.retries;
+      o["attempts"] = w.attempts;
       o["acceleratorHours"] = hrs_opt(w.accelerator_hours);
+      o["acceleratorHoursPerDisruption"] =
+          w.disruptions_unbounded && w.accelerator_hours ? hrs_opt(*w.accelerator_hours / w.attempts) : ojson(nullptr);
       o["costBound"] = usd_opt(w.cost_bound);
       o["goodput"] = w.goodput ? goodput_json(*w.goodput) : ojson(nullptr);
     }
@@ -514,7 +602,9 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
                  {"vcpus", plan.max_vcpus},
                  {"gpus", plan.max_gpus},
                  {"tpuChips", plan.max_chips},
-                 {"pricePerHour", {{"min", usd(plan.min_price)}, {"max", usd(plan.max_price)}}},
+                 {"pricePerHour", plan.pools.empty() || plan.unpriced.size() < plan.pools.size()
+                                      ? ojson{{"min", usd(plan.min_price)}, {"max", usd(plan.max_price)}}
+                                      : ojson{{"min", nullptr}, {"max", nullptr}}},
                  {"unpriced", plan.unpriced},
                  {"acceleratorHours", hrs_opt(plan.accelerator_hours)}};
   j["failureRates"] = failure_rates_json();

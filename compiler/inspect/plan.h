@@ -27,9 +27,12 @@ struct PoolPlan {
   std::string name, machine, provisioning;
   std::vector<std::string> node_pools;  ///< GKE node pools (one per TPU slice)
   int min_nodes = 0, max_nodes = 0;     ///< over all of its node pools
-  /// The nodes that stay up at the least: min_nodes, and at least one when the pool holds GKE's
-  /// system pods (kube-dns, the controllers), which keep the node they run on from scaling down.
+  /// The nodes that stay up at the least: min_nodes, and at least the nodes that hold the pods
+  /// that never go away at their fewest (GKE's system pods, compute clusters' leads and worker
+  /// groups at their minimum, services at their minimum replicas), which the cluster autoscaler
+  /// cannot remove.
   int floor_nodes = 0;
+  std::vector<std::string> floor_pods;  ///< which workloads keep floor_nodes up ("system" for GKE's)
   int vcpus_per_node = 0;
   double memory_gib_per_node = 0;
   std::string accelerator;  ///< GPU label or TPU accelerator label; "" for CPU pools
@@ -50,6 +53,8 @@ struct PoolPlan {
 struct GoodputPlan {
   long long gpus = 0;
   std::optional<int> length_seconds;  ///< the step's timeout; nullopt = no bound
+  std::string provisioning = "standard";  ///< its pool's: spot adds preemptions to `failures`
+  long long spot_nodes = 0;               ///< the nodes whose preemption ends an attempt (spot only)
   StepFailures failures;
   /// How it checkpoints: "declared" (checkpoints.every), "undeclared" (checkpoints without every),
   /// "none", "rounds" (trainrt xgboost's checkpointEvery), "shards" (datagen resumes by shard).
@@ -73,8 +78,15 @@ struct WorkloadPlan {
   int gpus_per_pod = 0, chips_per_pod = 0;
   std::optional<int> timeout_seconds;  ///< steps only
   int retries = 0;
-  /// Steps with a timeout: GPUs (or TPU chips) x timeout, the most the step can hold them for (a
-  /// Job's activeDeadlineSeconds spans its retries; a TPU step's JobSet runs it once per restart).
+  /// The attempts its timeout bounds one at a time: 1 for a Job (its activeDeadlineSeconds spans
+  /// its retries and disruptions), retries + 1 for a JobSet (a TPU step or a gang), whose every
+  /// restart makes new Jobs with a fresh activeDeadlineSeconds.
+  int attempts = 1;
+  /// A JobSet restarts on a disruption without counting it against maxRestarts: each one may add
+  /// another timeout's accelerator-hours, which no controller bounds.
+  bool disruptions_unbounded = false;
+  /// Steps with a timeout: GPUs (or TPU chips) x timeout x attempts, the most the step can hold
+  /// them for, disruptions of a JobSet aside (disruptions_unbounded).
   std::optional<double> accelerator_hours;
   std::optional<double> cost_bound;  ///< accelerator-hours priced at the pool's per-accelerator rate
   /// What its Kueue PodSet asks of topology-aware placement (TopologyRequest::describe()); "" = nothing.
@@ -94,6 +106,7 @@ struct ResourcePlan {
   double min_price = 0, max_price = 0;      ///< per hour; pools without a price are left out (and named)
   std::vector<std::string> unpriced;        ///< pools the price table has no row for
   std::optional<double> accelerator_hours;  ///< sum of the steps' bounds; nullopt if any step has none
+  bool disruptions_unbounded = false;       ///< a JobSet step's disruptions may add to the bound
   std::vector<std::string> notes;
   /// Every pod on its pool's nodes (model/placement.h); its pools point into the System planned.
   Placement placement;
@@ -107,8 +120,9 @@ std::string render_plan_text(const ResourcePlan& plan);
 nlohmann::ordered_json plan_json(const ResourcePlan& plan);
 /// Rows of cells as an aligned table, two spaces between columns, indented by two.
 std::string render_table(const std::vector<std::vector<std::string>>& rows);
-/// The goodput of `step` if it is a long GPU step (plan_goodput.cpp).
-std::optional<GoodputPlan> plan_goodput(const Step& step);
+/// The goodput of `step` if it is a long GPU step (plan_goodput.cpp), on `pool` (its provisioning
+/// decides the preemptions; nullptr: none).
+std::optional<GoodputPlan> plan_goodput(const Step& step, const Pool* pool = nullptr);
 /// The goodput table, one line per long GPU step; "" when there is none.
 std::string render_goodput_text(const ResourcePlan& plan);
 nlohmann::ordered_json goodput_json(const GoodputPlan& g);

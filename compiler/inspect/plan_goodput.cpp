@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/overloaded.h"
+#include "base/units.h"
 #include "inspect/plan.h"
 
 namespace trainc {
@@ -28,7 +29,7 @@ std::string percents(const std::array<double, 3>& v) {
 
 }  // namespace
 
-std::optional<GoodputPlan> plan_goodput(const Step& step) {
+std::optional<GoodputPlan> plan_goodput(const Step& step, const Pool* pool) {
   const FailureBook& book = failure_book();
   GoodputPlan g;
   g.gpus = static_cast<long long>(step.gpus) * step.nodes * step.slices;
@@ -36,7 +37,10 @@ std::optional<GoodputPlan> plan_goodput(const Step& step) {
   if (g.gpus == 0 || !step.cluster.empty()) return std::nullopt;
   if (step.timeout_seconds && *step.timeout_seconds < book.long_step_seconds()) return std::nullopt;
   g.length_seconds = step.timeout_seconds;
-  g.failures = step_failures(g.gpus, book);
+  // A spot pool's nodes are preempted too: any of the step's nodes ends the attempt.
+  if (pool) g.provisioning = pool->provisioning;
+  if (g.provisioning == "spot") g.spot_nodes = static_cast<long long>(step.nodes) * step.slices;
+  g.failures = step_failures(g.gpus, book, g.spot_nodes);
   g.checkpoints = cadence(step);
   g.restart_seconds = book.restart_seconds();
   g.cost_seconds = book.checkpoint_cost_seconds();
@@ -82,8 +86,9 @@ std::string render_goodput_text(const ResourcePlan& plan) {
       {"step", "GPUs", "failures/day", "checkpoints", "GPU time lost", "least-loss interval (Daly)"}};
   for (const WorkloadPlan* w : steps) {
     const GoodputPlan& g = *w->goodput;
-    const std::string write = fmt::format("{} write{}", approx_duration(g.cost_seconds), g.cost_estimated ? ", est." : "");
-    std::string ckpt = g.checkpoints == "declared"     ? fmt::format("every {} ({})", approx_duration(*g.every_seconds), write)
+    // The spec's own durations as written (90s stays 90s); computed ones are rounded.
+    const std::string write = fmt::format("{} write{}", format_duration(g.cost_seconds), g.cost_estimated ? ", est." : "");
+    std::string ckpt = g.checkpoints == "declared"     ? fmt::format("every {} ({})", format_duration(*g.every_seconds), write)
                        : g.checkpoints == "undeclared" ? "no interval (checkpoints.every)"
                        : g.checkpoints == "rounds"     ? "every checkpointEvery rounds"
                        : g.checkpoints == "shards"     ? "resumes by shard"
@@ -101,7 +106,25 @@ std::string render_goodput_text(const ResourcePlan& plan) {
                                 approx_duration(g.best_interval[2]), approx_duration(g.best_interval[0]),
                                 percents(g.best_lost), g.checkpoints == "declared" ? "" : " with a " + write)});
   }
-  return out + render_table(rows) + "\n";
+  out += render_table(rows);
+  for (const WorkloadPlan* w : steps) {
+    const GoodputPlan& g = *w->goodput;
+    if (g.spot_nodes > 0)
+      out += fmt::format(
+          "  {}: its failures/day count {} ({}-{}) preemptions of its {} spot node(s), an ASSUMPTION of {} / {} / {} "
+          "per node-day: Google publishes no Spot VM rate, only 5-15% of a project's preemptible VMs a day "
+          "(stdlib/failures.yaml)\n",
+          w->name, approx_number(g.failures.preemptions[1]), approx_number(g.failures.preemptions[0]),
+          approx_number(g.failures.preemptions[2]), g.spot_nodes, approx_number(book.spot_per_node_day()[0]),
+          approx_number(book.spot_per_node_day()[1]), approx_number(book.spot_per_node_day()[2]));
+    else if (g.provisioning == "flex-start" &&
+             (!g.length_seconds || *g.length_seconds > book.flex_start_max_run_seconds()))
+      out += fmt::format("  {}: flex-start nodes are not preempted but stop after {} (stdlib/failures.yaml); {}, "
+                         "so count on a restart at least that often\n",
+                         w->name, approx_duration(book.flex_start_max_run_seconds()),
+                         g.length_seconds ? "its timeout allows longer" : "it has no timeout");
+  }
+  return out + "\n";
 }
 
 nlohmann::ordered_json goodput_json(const GoodputPlan& g) {
@@ -117,9 +140,13 @@ nlohmann::ordered_json goodput_json(const GoodputPlan& g) {
   const std::array<double, 3> mtbf{g.failures.mtbf_seconds[0], g.failures.mtbf_seconds[1],
                                    g.failures.mtbf_seconds[2]};
   ojson o;
+  const std::array<double, 3> preemptions{g.failures.preemptions[0], g.failures.preemptions[1],
+                                          g.failures.preemptions[2]};
   o["gpus"] = g.gpus;
   o["lengthSeconds"] = g.length_seconds ? ojson(*g.length_seconds) : ojson(nullptr);
+  o["provisioning"] = g.provisioning;
   o["failuresPerDay"] = triple(per_day, 1e6);
+  o["preemptionsPerDay"] = g.spot_nodes > 0 ? triple(preemptions, 1e6) : ojson(nullptr);
   o["mtbfSeconds"] = triple(mtbf, 1);
   o["checkpoints"] = g.checkpoints;
   o["everySeconds"] = g.every_seconds ? ojson(*g.every_seconds) : ojson(nullptr);
@@ -143,6 +170,10 @@ nlohmann::ordered_json failure_rates_json() {
   o["restartSeconds"] = book.restart_seconds();
   o["checkpointCostSeconds"] = book.checkpoint_cost_seconds();
   o["longStepSeconds"] = book.long_step_seconds();
+  const auto& spot = book.spot_per_node_day();
+  o["spotPreemptionsPerNodeDay"] = {{"low", spot[0]}, {"central", spot[1]}, {"high", spot[2]},
+                                    {"source", book.spot_source()}, {"assumption", book.spot_assumption()}};
+  o["flexStartMaxRunSeconds"] = book.flex_start_max_run_seconds();
   return o;
 }
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -149,4 +150,61 @@ TEST_CASE("check: a multi-node GPU step without a checkpoint interval gets a war
   CHECK(d.find("'pretrain'") == std::string::npos);
   CHECK(d.find("'short'") == std::string::npos);
   CHECK(d.find("2 warnings") != std::string::npos);
+}
+
+TEST_CASE("plan: a spot pool's preemptions count in the failures, the loss and the interval") {
+  // The same 4 x 8-GPU step on on-demand and on spot nodes. On spot each node adds the assumed
+  // 0.05 / 0.10 / 0.15 preemptions a day (stdlib/failures.yaml): 4 nodes, 0.4 a day at the center.
+  const SpecResult c = compile_spec(R"(apiVersion: trainc/v1
+kind: TrainingSystem
+name: s
+gcp: {project: my-project, region: us-central1, zone: us-central1-c}
+cluster:
+  pools:
+    cpu: {machine: n2-standard-16}
+    ondemand: {machine: a3-highgpu-8g, nodes: 4}
+    spot: {machine: a3-highgpu-8g, nodes: 4, provisioning: spot}
+storage:
+  data: {s3: {bucket: acme-runs}}
+pipeline:
+  - {name: safe, image: t:1, pool: ondemand, nodes: 4, torchrun: {script: t.py}, timeout: 72h,
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
+  - {name: cheap, image: t:1, pool: spot, nodes: 4, torchrun: {script: t.py}, timeout: 72h,
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt, every: 1h, cost: 90s}}
+  - {name: cheapnoevery, image: t:1, pool: spot, nodes: 4, torchrun: {script: t.py},
+     outputs: {path: out, to: "data:/runs/"}, checkpoints: {path: out/ckpt}}
+)");
+  const ResourcePlan plan = make_plan(c.sys);
+  const FailureBook& book = failure_book();
+  const GoodputPlan& safe = *step_named(plan, "safe").goodput;
+  const GoodputPlan& cheap = *step_named(plan, "cheap").goodput;
+  const double hw = 32 * book.central().per_gpu_day;
+  CHECK(book.spot_per_node_day()[1] == doctest::Approx(0.10));
+  CHECK(safe.failures.per_day[1] == doctest::Approx(hw));
+  CHECK(safe.failures.preemptions[1] == 0);
+  CHECK(cheap.spot_nodes == 4);
+  CHECK(cheap.failures.preemptions[1] == doctest::Approx(0.4));
+  CHECK(cheap.failures.preemptions[0] == doctest::Approx(0.2));
+  CHECK(cheap.failures.preemptions[2] == doctest::Approx(0.6));
+  CHECK(cheap.failures.per_day[1] == doctest::Approx(hw + 0.4));
+  const double m = 86400 / (hw + 0.4);
+  CHECK(cheap.best_interval[1] == doctest::Approx(daly_interval(90, m)));
+  REQUIRE(cheap.lost);
+  REQUIRE(safe.lost);
+  CHECK((*cheap.lost)[1] == doctest::Approx(lost_fraction(3600, 90, book.restart_seconds(), m)));
+  CHECK((*cheap.lost)[1] > (*safe.lost)[1]);
+  CHECK(cheap.best_interval[1] < safe.best_interval[1]);
+  const std::string text = render_plan_text(plan);
+  CAPTURE(text);
+  // A spec's 90s cost is shown as written, not rounded to 2m.
+  CHECK(text.find("every 1h (90s write)") != std::string::npos);
+  CHECK(text.find("2m write") == std::string::npos);
+  CHECK(text.find("cheap: its failures/day count 0.40 (0.20-0.60) preemptions of its 4 spot node(s), an ASSUMPTION") !=
+        std::string::npos);
+  CHECK(plan_json(plan)["workloads"][1]["goodput"]["preemptionsPerDay"]["central"] == doctest::Approx(0.4));
+  // The check's recommended interval counts the preemptions too.
+  CAPTURE(c.diagnostics);
+  CHECK(c.diagnostics.find("spot preemptions, an assumption") != std::string::npos);
+  CHECK(c.diagnostics.find(fmt::format("about {} loses least", approx_duration(daly_interval(60, m)))) !=
+        std::string::npos);
 }

@@ -92,14 +92,17 @@ pipeline:
   CHECK(plan.min_price == doctest::Approx(*t4.node_price * 1 + *cheap.node_price * 2));
   CHECK(plan.max_price == doctest::Approx(*t4.node_price * 4 + *cheap.node_price * 2));
 
-  // train: 3 pods x 2 GPUs (the pool's) x 2h; eval has no timeout, so the total is unbounded.
+  // train, a gang (a JobSet): 3 pods x 2 GPUs (the pool's) x 2h, once per attempt (retries 2 by
+  // default: 3 attempts), and 12 more per disruption; eval has no timeout, so the total is unbounded.
   REQUIRE(plan.workloads.size() == 2);
   const WorkloadPlan& train = plan.workloads[0];
   CHECK(train.gpus_per_pod == 2);
+  CHECK(train.attempts == 3);
+  CHECK(train.disruptions_unbounded);
   REQUIRE(train.accelerator_hours);
-  CHECK(*train.accelerator_hours == doctest::Approx(12.0));
+  CHECK(*train.accelerator_hours == doctest::Approx(36.0));
   REQUIRE(train.cost_bound);
-  CHECK(*train.cost_bound == doctest::Approx(12.0 * *t4.node_price / 2));
+  CHECK(*train.cost_bound == doctest::Approx(36.0 * *t4.node_price / 2));
   CHECK_FALSE(plan.accelerator_hours);
   CHECK(render_plan_text(plan).find("unbounded") != std::string::npos);
 }
@@ -123,6 +126,77 @@ pipeline:
   CHECK(render_plan_text(plan).find("Pool system may scale to 0 node(s), but GKE's system pods") != std::string::npos);
 }
 
+TEST_CASE("plan: a gang's timeout bounds each attempt; a Job's spans its retries") {
+  // prep-and-train's train: 2 nodes x 8 GPUs, 48h, retries 2. A JobSet restart makes new Jobs with a
+  // fresh activeDeadlineSeconds: 3 attempts x 16 GPUs x 48 h = 2,304 GPU-hours, and each disruption
+  // (not counted against maxRestarts) 768 more. A one-pod Job's deadline spans its retries: 8 x 48.
+  const System sys = compile_text(kHeader + R"(cluster:
+  pools:
+    cpu: {machine: n2-standard-16}
+    h100: {machine: a3-highgpu-8g, nodes: 2}
+pipeline:
+  - {name: train, image: x/y:1, pool: h100, nodes: 2, torchrun: {script: t.py}, timeout: 48h, retries: 2}
+  - {name: eval, image: x/y:1, pool: h100, command: [run], timeout: 48h, retries: 2}
+)");
+  const ResourcePlan plan = make_plan(sys);
+  const WorkloadPlan& train = plan.workloads[0];
+  CHECK(train.attempts == 3);
+  REQUIRE(train.accelerator_hours);
+  CHECK(*train.accelerator_hours == doctest::Approx(2304.0));
+  const Price* m = price_book().machine("us-central1", "a3-highgpu-8g");
+  REQUIRE(m);
+  REQUIRE(train.cost_bound);
+  CHECK(*train.cost_bound == doctest::Approx(2304.0 * *m->on_demand / 8));
+  const WorkloadPlan& eval = plan.workloads[1];
+  CHECK(eval.attempts == 1);
+  CHECK_FALSE(eval.disruptions_unbounded);
+  REQUIRE(eval.accelerator_hours);
+  CHECK(*eval.accelerator_hours == doctest::Approx(384.0));
+  REQUIRE(plan.accelerator_hours);
+  CHECK(*plan.accelerator_hours == doctest::Approx(2688.0));
+  const std::string text = render_plan_text(plan);
+  CAPTURE(text);
+  CHECK(text.find("48h x 3 attempts: <= 2304 GPU-hours") != std::string::npos);
+  CHECK(text.find("+768 per disruption") != std::string::npos);
+  CHECK(text.find("once more per disruption") != std::string::npos);
+  const auto j = plan_json(plan);
+  CHECK(j["workloads"][0]["attempts"] == 3);
+  CHECK(j["workloads"][0]["acceleratorHoursPerDisruption"] == 768.0);
+  CHECK(j["workloads"][1]["acceleratorHoursPerDisruption"].is_null());
+}
+
+TEST_CASE("plan: long-lived pods that pin nodes count in the minimum price") {
+  // A Dask scheduler and three whole-node workers hold all four nodes of a pool that may scale to
+  // zero: the autoscaler can remove none, so the floor is 4 nodes, not the 1 the system pods keep.
+  const System sys = compile_text(kHeader + R"(cluster:
+  pools:
+    cpu: {machine: n2-standard-8, autoscaling: {min: 0, max: 4}}
+clusters:
+  dask:
+    engine: dask
+    image: ghcr.io/dask/dask:2024.12.1
+    scheduler: {pool: cpu, resources: {requests: {cpu: "2", memory: 8Gi}, limits: {memory: 8Gi}}}
+    workers:
+      cpu: {pool: cpu, replicas: 3}
+pipeline:
+  - {name: client, cluster: dask, command: [python3, client.py]}
+)");
+  const ResourcePlan plan = make_plan(sys);
+  const PoolPlan& cpu = pool_named(plan, "cpu");
+  CHECK(cpu.min_nodes == 0);
+  CHECK(cpu.floor_nodes == 4);
+  const Price* m = price_book().machine("us-central1", "n2-standard-8");
+  REQUIRE(m);
+  CHECK(plan.min_price == doctest::Approx(4 * *m->on_demand));  // 4 x 0.388472 = 1.553888
+  CHECK(plan.max_price == doctest::Approx(4 * *m->on_demand));
+  const std::string text = render_plan_text(plan);
+  CAPTURE(text);
+  CHECK(text.find("$1.55 per hour") != std::string::npos);
+  CHECK(text.find("pods that stay while the system is up (GKE's system pods, ") != std::string::npos);
+  CHECK(text.find("dask/scheduler") != std::string::npos);
+  CHECK(cpu.floor_pods.size() == 3);  // system, dask/scheduler, dask/cpu
+}
+
 TEST_CASE("plan: TPU slices count chips per slice, and a region without prices says so") {
   const System sys = compile_text(
       "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
@@ -137,9 +211,38 @@ TEST_CASE("plan: TPU slices count chips per slice, and a region without prices s
   const QuotaPair* q = price_book().tpu_quota("v5e");
   REQUIRE(q);
   CHECK(need(p.quota, q->on_demand) == 16);
+  // europe-west4 has Cyclenerd's machine rows, but no source read prices TPU slices there.
   CHECK_FALSE(p.node_price);
-  CHECK(plan.unpriced == std::vector<std::string>{"system", "v5e"});
-  CHECK(render_plan_text(plan).find("no rows for europe-west4") != std::string::npos);
+  CHECK(plan.unpriced == std::vector<std::string>{"v5e"});
+  const Price* e2 = price_book().machine("europe-west4", "e2-standard-4");
+  REQUIRE(e2);
+  CHECK(plan.max_price == doctest::Approx(*e2->on_demand));
+
+  // A region the table has no rows for: the price is unknown, never $0.
+  const System far = compile_text(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: p\n"
+      "gcp: {project: my-project, region: antarctica-south1, zone: antarctica-south1-a}\n"
+      "cluster:\n  pools:\n    system: {machine: e2-standard-4}\n");
+  const ResourcePlan unknown = make_plan(far);
+  const std::string text = render_plan_text(unknown);
+  CAPTURE(text);
+  CHECK(text.find("no rows for antarctica-south1") != std::string::npos);
+  CHECK(text.find("price unknown for antarctica-south1") != std::string::npos);
+  CHECK(text.find("$0.00") == std::string::npos);
+  CHECK(plan_json(unknown)["totals"]["pricePerHour"]["max"].is_null());
+}
+
+TEST_CASE("price book: every region where a catalog machine is offered has prices") {
+  // Regions of tools/machinetyperegion.csv (Cyclenerd @ fd66b26) that offer catalog machine types.
+  for (const char* region : {"us-east1", "us-east4", "us-west1", "europe-west1", "europe-west4", "asia-southeast1",
+                             "asia-northeast1", "australia-southeast1", "southamerica-east1", "me-west1"}) {
+    CAPTURE(region);
+    CHECK(price_book().has_region(region));
+    const Price* n2 = price_book().machine(region, "n2-standard-8");
+    REQUIRE(n2);
+    CHECK(n2->on_demand);
+    CHECK(n2->source.find("Cyclenerd") != std::string::npos);
+  }
 }
 
 TEST_CASE("plan: node counts are the ones Terraform and up.sh create; TPU steps count each restart") {

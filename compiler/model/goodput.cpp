@@ -59,6 +59,22 @@ FailureBook FailureBook::parse(const std::string& yaml_text) {
   b.restart_seconds_ = seconds(e, "restartSeconds");
   b.checkpoint_cost_seconds_ = seconds(e, "checkpointCostSeconds");
   b.long_step_seconds_ = seconds(e, "longStepSeconds");
+  const YAML::Node spot = root["preemptions"]["spot"];
+  if (!spot || !spot.IsMap()) throw std::runtime_error("failures: no preemptions.spot");
+  const char* ends[3] = {"low", "central", "high"};
+  for (int i = 0; i < 3; ++i)
+    b.spot_per_node_day_[i] = positive(spot["perNodeDay"], ends[i], "preemptions.spot.perNodeDay");
+  if (!(b.spot_per_node_day_[0] <= b.spot_per_node_day_[1] && b.spot_per_node_day_[1] <= b.spot_per_node_day_[2]))
+    throw std::runtime_error("failures: preemptions.spot.perNodeDay is not in order low <= central <= high");
+  for (auto [key, out] : {std::pair{"source", &b.spot_source_}, std::pair{"assumption", &b.spot_assumption_}}) {
+    if (!spot[key] || spot[key].as<std::string>().empty())
+      throw std::runtime_error(fmt::format("failures: preemptions.spot has no {}", key));
+    *out = spot[key].as<std::string>();
+  }
+  const YAML::Node flex = root["preemptions"]["flexStart"];
+  if (!flex || !flex["source"]) throw std::runtime_error("failures: preemptions.flexStart has no source");
+  b.flex_max_run_seconds_ = static_cast<int>(positive(flex, "maxRunDays", "preemptions.flexStart") * 86400);
+  b.flex_source_ = flex["source"].as<std::string>();
   return b;
 }
 
@@ -87,11 +103,12 @@ double lost_fraction(double tau, double delta, double restart, double mtbf) {
   return 1 - tau / expected_wall_time(tau, tau, delta, restart, mtbf);
 }
 
-StepFailures step_failures(long long gpus, const FailureBook& book) {
+StepFailures step_failures(long long gpus, const FailureBook& book, long long spot_nodes) {
   StepFailures f;
   const FailureRate* rates[3] = {&book.low(), &book.central(), &book.high()};
   for (int i = 0; i < 3; ++i) {
-    f.per_day[i] = static_cast<double>(gpus) * rates[i]->per_gpu_day;
+    f.preemptions[i] = static_cast<double>(spot_nodes) * book.spot_per_node_day()[i];
+    f.per_day[i] = static_cast<double>(gpus) * rates[i]->per_gpu_day + f.preemptions[i];
     f.mtbf_seconds[i] = 86400 / f.per_day[i];
   }
   return f;

@@ -6,6 +6,7 @@
 // (J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9), 1974).
 // Failures arrive at a constant rate (Poisson) with mean time between them M; every failure costs a
 // restart R and the work since the last checkpoint; each checkpoint stops the work for delta.
+#include <array>
 #include <string>
 
 namespace trainc {
@@ -30,10 +31,21 @@ class FailureBook {
   int checkpoint_cost_seconds() const { return checkpoint_cost_seconds_; }
   /// A GPU step at least this long (by its timeout), or without a timeout, gets a goodput line.
   int long_step_seconds() const { return long_step_seconds_; }
+  /// Preemptions of one spot node a day at the low, central and high end (an assumption built on
+  /// Google's published preemptible-VM figure; spot_source() and spot_assumption() say which).
+  const std::array<double, 3>& spot_per_node_day() const { return spot_per_node_day_; }
+  const std::string& spot_source() const { return spot_source_; }
+  const std::string& spot_assumption() const { return spot_assumption_; }
+  /// How long a flex-start VM runs at most before Compute Engine stops it (not preempted before).
+  int flex_start_max_run_seconds() const { return flex_max_run_seconds_; }
+  const std::string& flex_start_source() const { return flex_source_; }
 
  private:
   FailureRate low_, central_, high_;
   int restart_seconds_ = 0, checkpoint_cost_seconds_ = 0, long_step_seconds_ = 0;
+  std::array<double, 3> spot_per_node_day_{};
+  std::string spot_source_, spot_assumption_, flex_source_;
+  int flex_max_run_seconds_ = 0;
 };
 
 /// The embedded failure rates, parsed once.
@@ -52,12 +64,14 @@ double expected_wall_time(double work, double tau, double delta, double restart,
 /// the same for any work long beside tau (it does not depend on `work` when checkpointing).
 double lost_fraction(double tau, double delta, double restart, double mtbf);
 
-/// The same at each published rate for `gpus` GPUs: failures per day and mean time between them.
+/// The same at each published rate for `gpus` GPUs on `spot_nodes` spot nodes (0 when not spot):
+/// failures per day, preemptions included, and the mean time between them.
 struct StepFailures {
-  double per_day[3] = {0, 0, 0};       ///< at the low, central and high rate
-  double mtbf_seconds[3] = {0, 0, 0};  ///< 86400 / per_day
+  double per_day[3] = {0, 0, 0};          ///< at the low, central and high rate
+  double preemptions[3] = {0, 0, 0};      ///< the part of per_day that is spot preemptions
+  double mtbf_seconds[3] = {0, 0, 0};     ///< 86400 / per_day
 };
-StepFailures step_failures(long long gpus, const FailureBook& book = failure_book());
+StepFailures step_failures(long long gpus, const FailureBook& book = failure_book(), long long spot_nodes = 0);
 
 /// A rounded duration for people: "50s", "12m", "2h10m", "3d4h".
 std::string approx_duration(double seconds);

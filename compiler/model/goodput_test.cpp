@@ -60,7 +60,10 @@ TEST_CASE("failure rates: the embedded table computes each rate from its publish
 }
 
 TEST_CASE("failure rates: malformed tables are refused, naming the entry") {
-  const std::string estimates = "estimates: {restartSeconds: 600, checkpointCostSeconds: 60, longStepSeconds: 3600}\n";
+  const std::string estimates = "estimates: {restartSeconds: 600, checkpointCostSeconds: 60, longStepSeconds: 3600}\n"
+                                "preemptions:\n"
+                                "  spot: {perNodeDay: {low: 0.05, central: 0.1, high: 0.15}, source: d, assumption: e}\n"
+                                "  flexStart: {maxRunDays: 7, source: f}\n";
   const std::string ok = "rates:\n"
                          "  low: {interruptions: 1, gpus: 10, days: 1, source: a}\n"
                          "  central: {interruptions: 2, gpus: 10, days: 1, source: b}\n"
@@ -70,6 +73,8 @@ TEST_CASE("failure rates: malformed tables are refused, naming the entry") {
   CHECK(b.central().per_gpu_day == doctest::Approx(0.2));
   CHECK(b.high().per_gpu_day == doctest::Approx(4));
   CHECK(b.restart_seconds() == 600);
+  CHECK(b.spot_per_node_day()[1] == doctest::Approx(0.1));
+  CHECK(b.flex_start_max_run_seconds() == 7 * 86400);
   auto refused = [&](const std::string& yaml, const std::string& says) {
     CAPTURE(yaml);
     try {
