@@ -164,4 +164,28 @@ staged_downloads() {
 }
 t "the runbook stages downloads in mktemp -d and stops at a failed check, before any upload" staged_downloads
 
+# Where the pods get the AWS CLI, as the runbook tells it: the manifests' init container that
+# copies it in (trainc-tools-aws), by its image and folder; the image need not have one.
+aws_cli_as_applied() {
+  "$TRAINC" compile examples/customgpt/spec.yaml -o "$TMP/aws" >"$TMP/compile.log" 2>&1 || { cat "$TMP/compile.log"; return 1; }
+  local out=$TMP/aws/customgpt image
+  image=$(python3 - "$out" <<'PY'
+import glob, os, sys, yaml
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "k8s", "*.yaml"))):
+    for doc in yaml.safe_load_all(open(path)):
+        spec = ((doc or {}).get("spec") or {}).get("template", {}).get("spec", {})
+        for c in spec.get("initContainers") or []:
+            if c["name"] == "trainc-tools-aws":
+                print(c["image"]); sys.exit(0)
+PY
+  )
+  [ -n "$image" ] || { echo "customgpt's pods get no AWS CLI from trainc: update this test"; return 1; }
+  if grep -n "AWS CLI (\`aws\`) and its training dependencies baked in" "$out/README.md"; then
+    echo "the runbook asks the image for the AWS CLI the pods get from trainc's init container (above)"; return 1
+  fi
+  grep -F "copies from \`$image\` into \`/opt/trainc-tools/aws\`" "$out/README.md" >/dev/null ||
+    { echo "the runbook does not say the init container copies the AWS CLI from $image:"; grep -n "AWS CLI" "$out/README.md"; return 1; }
+}
+t "the runbook says the pods get the AWS CLI from trainc's init container when the image may lack it" aws_cli_as_applied
+
 tap_done

@@ -2,6 +2,7 @@
 // hold, and the gateway they are exposed through exists and routes each host to one service.
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "base/data_path.h"
 #include "checks/checks.h"
 #include "model/catalog.h"
+#include "model/images.h"
 
 namespace trainc {
 namespace {
@@ -134,9 +136,15 @@ void check_model_fits(const System& sys, const Service& s, const Document& doc, 
   if (need(s.gpus) <= have(s.gpus, gib)) return;
   const GpuMachine* best = nullptr;
   const auto machines = gpu_machines();
+  std::set<std::string> no_dtype;  // GPUs that would hold it but cannot run its dtype
   for (const auto& m : machines) {
     if (need(m.gpus) > have(m.gpus, m.gib)) continue;
     if (std::find(sm->unsupported.begin(), sm->unsupported.end(), m.accelerator) != sm->unsupported.end()) continue;
+    if (const std::optional<int> cc = image_book().compute_capability(m.accelerator);
+        cc && *cc < mm.min_compute_capability) {
+      no_dtype.insert(fmt::format("{} ({}.{})", m.accelerator, *cc / 10, *cc % 10));
+      continue;
+    }
     auto key = [](const GpuMachine& g) { return std::tuple(g.gpus * g.gib, g.gpus, g.vcpus == 0, g.vcpus, g.what); };
     if (!best || key(m) < key(*best)) best = &m;
   }
@@ -146,12 +154,18 @@ void check_model_fits(const System& sys, const Service& s, const Document& doc, 
                          "('dtype')",
                          best->what, best->gpus, best->gib, best->gpus, best->gpus)
            : std::string("no machine in the catalog holds it: serve a smaller or quantized model ('dtype')");
+  const std::string skipped =
+      no_dtype.empty() ? ""
+                       : fmt::format(" ({} left out: {} needs compute capability {}.{} or higher)",
+                                     fmt::join(no_dtype, ", "), mm.dtype, mm.min_compute_capability / 10,
+                                     mm.min_compute_capability % 10);
   doc.error(diags, at,
             fmt::format("the model of service '{}' cannot load: its weights take {:.1f} GiB ({}), and with vLLM's "
                         "KV-cache floor of {:g} GiB per GPU it needs {:.1f} GiB, but {} x {} ({:g} GiB each) on pool "
-                        "'{}' ({}) give vLLM {:.1f} GiB at --gpu-memory-utilization={:g}; {}",
+                        "'{}' ({}) give vLLM {:.1f} GiB at --gpu-memory-utilization={:g}; {}{}",
                         s.name, mm.weight_bytes / kGiB, mm.how, sm->kv_floor_gib, need(s.gpus) / kGiB, s.gpus,
-                        pool->accelerator->type, gib, pool->name, pool->machine, have(s.gpus, gib) / kGiB, util, fix),
+                        pool->accelerator->type, gib, pool->name, pool->machine, have(s.gpus, gib) / kGiB, util, fix,
+                        skipped),
             Anchor::key, {doc.note(pool->ptr, fmt::format("pool '{}' declared here", pool->name), Anchor::key)});
 }
 

@@ -21,6 +21,7 @@
 #include "inspect/graph.h"
 #include "inspect/plan.h"
 #include "model/catalog.h"
+#include "model/images.h"
 
 namespace trainc {
 namespace {
@@ -481,7 +482,12 @@ std::string before_section(const System& sys, const k8s::Plan& plan) {
   md += fmt::format("- {} names the cluster to deploy to.\n", kubectl_code({"config", "current-context"}));
   md += prerequisites_list(sys);
   bool s3 = false;
-  for (const auto& st : sys.steps) s3 = s3 || !st.inputs.empty() || st.outputs;
+  const InjectedTool* aws = nullptr;  // the AWS CLI trainc copies into some step's pods
+  for (const auto& st : sys.steps) {
+    s3 = s3 || !st.inputs.empty() || st.outputs;
+    for (const InjectedTool* t : injected_tools(sys, st))
+      if (t->name == "aws") aws = t;
+  }
   bool entry_scripts = false, ray_jobs = false;
   for (const auto& w : plan.workloads)
     for (const auto& o : w.objects) {
@@ -489,10 +495,14 @@ std::string before_section(const System& sys, const k8s::Plan& plan) {
       ray_jobs = ray_jobs || o.role == k8s::Role::kRayJob;
     }
   if (entry_scripts) {
-    md += "- Each step's image has `bash`";
-    md += s3 ? ", the AWS CLI (`aws`) and its training dependencies baked in; the pods can reach the buckets "
-               "(node IAM role or the store's `credentialsSecret`).\n"
-             : " and its training dependencies baked in.\n";
+    md += "- Each step's image has `bash` and its training dependencies baked in.";
+    if (s3 && aws)
+      md += fmt::format(" The S3 syncs run the image's own AWS CLI (`aws`) when it has one, else the one an init "
+                        "container copies from `{}` into `{}/{}` (it runs on glibc images)",
+                        aws->image, k8s::kToolsDir, aws->bin);
+    else if (s3)
+      md += " The S3 syncs run the image's own AWS CLI (`aws`)";
+    md += s3 ? "; the pods can reach the buckets (node IAM role or the store's `credentialsSecret`).\n" : "\n";
   }
   if (ray_jobs)
     md += "- The Ray cluster's image holds the code each RayJob's entrypoint runs, in its working directory.\n";

@@ -289,6 +289,18 @@ void reference_rows(const json& schema, const json& n, const std::string& prefix
   }
 }
 
+/// Whether every segment of `segs` names a field or a map's key, from the top.
+bool walks(const json& schema, const std::vector<std::string>& segs) {
+  json node = resolve(schema, schema);
+  for (const auto& seg : segs) {
+    const std::vector<Field> fs = next_fields(schema, node);
+    const auto next = std::find_if(fs.begin(), fs.end(), [&](const Field& f) { return f.name == seg || f.name == kAnyKey; });
+    if (seg.empty() || next == fs.end()) return false;
+    node = next->node;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> explain(const json& schema, std::string_view path, bool recursive, std::string& error) {
@@ -297,7 +309,13 @@ std::optional<std::string> explain(const json& schema, std::string_view path, bo
   std::string shown;  // the path as the schema names it, <name> for map keys
   if (!path.empty()) {
     std::string walked;
-    for (const auto& seg : split(path)) {
+    std::vector<std::string> segs = split(path);
+    // A segment read as a map's key that is also a field of the map's values is that field:
+    // `cluster.pools.provisioning` is every pool's provisioning, not a pool named "provisioning".
+    // (A path that only reads with keys put back in the middle is an error: missing_key_error.)
+    if (const auto r = best_reading(schema, node, segs, 0, 0); r && !r->maps.empty() && walks(schema, segs))
+      segs = r->segments;
+    for (const auto& seg : segs) {
       if (seg.empty()) {
         error =
             fmt::format("'{}' is not a field path: use dot-separated keys such as pipeline.checkpoints.pattern", path);

@@ -86,6 +86,22 @@ TEST_CASE("explain: a path that skips a map's key says a <name> is missing and g
   CHECK(error.find("did you mean 'machine'?") != std::string::npos);
 }
 
+TEST_CASE("explain: a map's key that is a field of the map's values shows that field, not the map's value") {
+  std::string error;
+  auto t = explain(schema(), "cluster.pools.provisioning", false, error);
+  REQUIRE_MESSAGE(t, error);
+  CHECK(t->starts_with("FIELD:    cluster.pools.<name>.provisioning\nTYPE:     string\n"));
+  CHECK(t->find("spot") != std::string::npos);
+  CHECK(t->find("\nFIELDS:\n") == std::string::npos);
+  auto labels = explain(schema(), "cluster.pools.labels", false, error);
+  REQUIRE_MESSAGE(labels, error);
+  CHECK(labels->starts_with("FIELD:    cluster.pools.<name>.labels\n"));
+  // A key that is no field is still a key.
+  auto pool = explain(schema(), "cluster.pools.gpu", false, error);
+  REQUIRE_MESSAGE(pool, error);
+  CHECK(pool->starts_with("FIELD:    cluster.pools.<name>\nTYPE:     object\n"));
+}
+
 TEST_CASE("explain takes data paths as diagnostics print them, and keys of plain maps") {
   std::string error;
   auto nodes = explain(schema(), "pipeline[0].nodes", false, error);

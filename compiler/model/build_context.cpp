@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -226,6 +228,86 @@ std::variant<std::string, BuildInputError> build_tag(const fs::path& spec_dir, c
   }
   if (auto err = digest_files(walk, sha)) return BuildInputError{ptr_key(b.ptr, "context"), *err};
   return "c-" + sha.hex().substr(0, 16);
+}
+
+DockerfileBase dockerfile_base(const fs::path& spec_dir, const Build& b) {
+  DockerfileBase out;
+  out.path = (fs::path(b.context) / b.dockerfile).lexically_normal().generic_string();
+  const fs::path context = (spec_dir / b.context).lexically_normal(), file = context / b.dockerfile;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return out;
+  // Not a FIFO (reading it would wait for a writer) nor a link out of the context.
+  if (!fs::is_regular_file(fs::status(file, ec)) ||
+      !within(fs::weakly_canonical(file, ec), fs::weakly_canonical(context, ec))) {
+    out.problem = "is not a file in the build context";
+    return out;
+  }
+  if (const auto size = fs::file_size(file, ec); !ec && size > (1u << 20)) {
+    out.problem = "is larger than 1 MiB";
+    return out;
+  }
+  std::ifstream in(file);
+  if (!in) {
+    out.problem = "cannot be opened";
+    return out;
+  }
+  std::map<std::string, std::string> args, stages;  // ARG defaults before the first FROM; stage -> image
+  bool from_seen = false;
+  std::string line, joined;
+  const auto lower = [](std::string w) {
+    for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return w;
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\\') {  // an instruction goes on past a line that ends in a backslash
+      joined += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    joined += line;
+    std::vector<std::string> words;
+    for (size_t at = 0; (at = joined.find_first_not_of(" \t\r", at)) != std::string::npos;) {
+      const size_t end = std::min(joined.find_first_of(" \t\r", at), joined.size());
+      words.push_back(joined.substr(at, end - at));
+      at = end;
+    }
+    joined.clear();
+    if (words.empty() || words[0].starts_with("#")) continue;
+    const std::string op = lower(words[0]);
+    if (op == "arg" && !from_seen) {
+      for (size_t i = 1; i < words.size(); ++i)
+        if (const size_t eq = words[i].find('='); eq != std::string::npos) {
+          std::string v = words[i].substr(eq + 1);
+          if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+          args[words[i].substr(0, eq)] = v;
+        }
+    } else if (op == "from") {
+      from_seen = true;
+      size_t i = 1;
+      while (i < words.size() && words[i].starts_with("--")) ++i;  // --platform=...
+      if (i == words.size()) continue;
+      std::string image = words[i];
+      for (const auto& [name, value] : args)
+        for (const std::string& ref : {"${" + name + "}", "$" + name})
+          for (size_t at = 0; (at = image.find(ref, at)) != std::string::npos;) {
+            const size_t end = at + ref.size();
+            if (ref[1] != '{' && end < image.size() && (std::isalnum(static_cast<unsigned char>(image[end])) || image[end] == '_')) {
+              at = end;  // $VER is not $VERSION
+              continue;
+            }
+            image.replace(at, ref.size(), value);
+            at += value.size();
+          }
+      if (auto it = stages.find(lower(image)); it != stages.end()) image = it->second;
+      if (i + 2 < words.size() && lower(words[i + 1]) == "as") stages[lower(words[i + 2])] = image;
+      out.image = image;
+    }
+  }
+  if (!from_seen) out.problem = "has no FROM line";
+  else if (out.image.find('$') != std::string::npos) {
+    out.problem = fmt::format("builds FROM '{}', a build argument with no default", out.image);
+    out.image.clear();
+  }
+  return out;
 }
 
 void finish_builds(System& sys, const Document& doc, Diagnostics& diags) {

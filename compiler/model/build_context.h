@@ -34,6 +34,15 @@ struct BuildInputError {
 std::variant<std::string, BuildInputError> build_tag(const std::filesystem::path& spec_dir, const Build& build,
                                                      std::string_view template_text);
 
+/// The image the user's Dockerfile (`build.dockerfile`, not generated) builds its final stage
+/// FROM, with the ARG defaults before its first FROM put in and a stage's name followed back to
+/// its image. `path` is the Dockerfile as the spec's folder sees it; `problem` says why the image
+/// cannot be told ("" when the file is missing, which build_tag reports).
+struct DockerfileBase {
+  std::string image, path, problem;
+};
+DockerfileBase dockerfile_base(const std::filesystem::path& spec_dir, const Build& build);
+
 /// Digests every build (checking its files even when the spec names the tag), then gives each
 /// workload that builds, and each client step of a cluster that builds, the image's reference.
 void finish_builds(System& sys, const Document& doc, Diagnostics& diags);

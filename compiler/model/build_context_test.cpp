@@ -194,4 +194,35 @@ TEST_CASE("build tag: a FIFO in the context is refused, not read (which would wa
 }
 
 }  // namespace
+TEST_CASE("dockerfile_base: the image the user's Dockerfile builds its last stage FROM") {
+  TempDir d;
+  Build b;
+  b.name = "ray";
+  b.context = "image";
+  b.dockerfile = "Dockerfile";
+  const auto base = [&](const std::string& text) {
+    d.write("image/Dockerfile", text);
+    return dockerfile_base(d.path, b);
+  };
+  CHECK(base("FROM rayproject/ray:2.52.0-gpu\nRUN pip install torch\n").image == "rayproject/ray:2.52.0-gpu");
+  // ARG defaults before the first FROM, flags, a stage's name followed back, lower-case keywords.
+  const DockerfileBase staged = base(
+      "# syntax=docker/dockerfile:1\nARG RAY=2.52.0 PY=\"py312\"\nFROM --platform=linux/amd64 \\\n"
+      "  rayproject/ray:${RAY}-$PY-gpu AS deps\nRUN true\nfrom deps\nCOPY . /workspace\n");
+  CHECK(staged.image == "rayproject/ray:2.52.0-py312-gpu");
+  CHECK(staged.problem.empty());
+  CHECK(staged.path == "image/Dockerfile");
+  // $VER is not $VERSION.
+  CHECK(base("ARG VER=1\nARG VERSION=2.52.0\nFROM rayproject/ray:$VERSION\n").image == "rayproject/ray:2.52.0");
+  const DockerfileBase unset = base("ARG BASE\nFROM ${BASE}\n");
+  CHECK(unset.image.empty());
+  CHECK(unset.problem == "builds FROM '${BASE}', a build argument with no default");
+  CHECK(base("RUN true\n").problem == "has no FROM line");
+  // A missing Dockerfile is build_tag's to report.
+  b.dockerfile = "Missing.Dockerfile";
+  const DockerfileBase missing = dockerfile_base(d.path, b);
+  CHECK(missing.image.empty());
+  CHECK(missing.problem.empty());
+}
+
 }  // namespace trainc

@@ -136,7 +136,7 @@ System Lowerer::run() {
   }
   resolve_needs(steps);
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
-  objectives_from_tables(sys.steps);
+  objectives_from_tables(sys, sys.steps);
   size_whole_nodes(sys);
   size_steps(sys);
   sys.builds = std::move(builds_);

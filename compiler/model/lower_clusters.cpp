@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "base/overloaded.h"
 #include "base/spelling.h"
 #include "base/units.h"
+#include "model/build_context.h"
 #include "model/catalog.h"
 #include "model/placement.h"
 
@@ -244,23 +246,43 @@ ComputeCluster Lowerer::compute_cluster(const System& sys, const std::string& na
         r.head = lead;
         r.per_job = get_or(c, "perJob", false);
         r.ttl_after_finished = duration(c, "ttlAfterFinished", 600, out.ptr);
-        // A generated build runs on its base image, whose tag names the Ray version.
+        // A build runs on its base image, whose tag names the Ray version: a generated build's
+        // `base`, or the FROM of the user's Dockerfile.
         const Build* built = nullptr;
         if (auto b = builds_.find(name); c.contains("build") && b != builds_.end()) built = &b->second;
-        const std::string from_tag = tag_version(built ? built->base : out.image);
+        std::string image = out.image, source = fmt::format("the image tag '{}'", out.image), problem;
+        std::string image_at = ptr_key(out.ptr, "image"), named = "the image is named here";
+        if (built && built->generated()) {
+          image = built->base;
+          source = fmt::format("the tag of its base image '{}'", image);
+          image_at = ptr_key(ptr_key(out.ptr, "build"), "base");
+        } else if (built) {
+          auto spec_dir = std::filesystem::path(doc_.file->name()).parent_path();
+          const DockerfileBase from = dockerfile_base(spec_dir.empty() ? std::filesystem::path(".") : spec_dir, *built);
+          image = from.image;
+          source = fmt::format("the tag of '{}', the image its Dockerfile '{}' builds FROM", image, from.path);
+          if (!from.problem.empty()) problem = fmt::format("its Dockerfile '{}' {}", from.path, from.problem);
+          image_at = ptr_key(ptr_key(out.ptr, "build"), "dockerfile");
+          named = fmt::format("the Dockerfile, which builds FROM {}", image);
+        }
+        const std::string from_tag = tag_version(image);
         r.version = get_or<std::string>(c, "version", from_tag);
-        if (r.version.empty())
+        // A build with errors has no image; its own error says why (and a missing Dockerfile's).
+        const bool unknown = c.contains("build") && (!built || (!built->generated() && image.empty() && problem.empty()));
+        if (r.version.empty() && !unknown)
           doc_.error(diags_, out.ptr,
-                     fmt::format("cluster '{}': the Ray version is not in the image tag '{}'; set 'version' (e.g. "
-                                 "2.52.0) to the Ray version the image holds",
-                                 name, out.image),
+                     fmt::format("cluster '{}': the Ray version {}; set 'version' (e.g. 2.52.0) to the Ray version "
+                                 "the image holds",
+                                 name,
+                                 problem.empty() ? "is not in " + source
+                                                 : "cannot be told from the image: " + problem),
                      Anchor::key);
         else if (!from_tag.empty() && r.version != from_tag)
           doc_.error(diags_, ptr_key(out.ptr, "version"),
-                     fmt::format("version {} disagrees with the image tag, which holds Ray {}; KubeRay and the "
-                                 "autoscaler need the version the image runs",
-                                 r.version, from_tag),
-                     Anchor::value, {doc_.note(ptr_key(out.ptr, "image"), "the image is named here")});
+                     fmt::format("version {} disagrees with {}, which holds Ray {}; KubeRay and the autoscaler need "
+                                 "the version the image runs",
+                                 r.version, built ? source : "the image tag", from_tag),
+                     Anchor::value, {doc_.note(image_at, named)});
         return r;
       },
       [&](std::type_identity<Dask>) {

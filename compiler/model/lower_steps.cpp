@@ -261,7 +261,7 @@ XGBoost Lowerer::xgboost(const System& sys, const json& x, const std::string& pt
   return out;
 }
 
-void Lowerer::objectives_from_tables(std::vector<Step>& steps) {
+void Lowerer::objectives_from_tables(const System& sys, std::vector<Step>& steps) {
   const auto same = [](const StoreLoc& a, const StoreLoc& b) {
     auto trim = [](std::string p) {
       while (p.size() > 1 && p.ends_with("/")) p.pop_back();
@@ -269,13 +269,36 @@ void Lowerer::objectives_from_tables(std::vector<Step>& steps) {
     };
     return !a.store.empty() && a.store == b.store && trim(a.path) == trim(b.path);
   };
+  // Which tables the datagen steps write is known when none was left out (a schema error, a cycle)
+  // and each writes to a store of the system; else a step that reads none of them is not told to
+  // set its objective (the error that left one out comes first).
+  bool tables_known = true;
+  for (const auto& other : in_cycles_) tables_known = tables_known && !other.as<Datagen>();
+  for (const auto& other : steps)
+    if (const auto* g = other.as<Datagen>(); g && !sys.store(g->to.store)) tables_known = false;
+  if (auto p = doc_.root.find("pipeline"); p != doc_.root.end() && p->is_array())
+    for (size_t i = 0; i < p->size(); ++i)
+      if (doc_.pruned.count(ptr_index("/pipeline", i)) && (*p)[i].is_object() && (*p)[i].contains("datagen"))
+        tables_known = false;
   for (auto& st : steps) {
     auto* x = std::get_if<XGBoost>(&st.run);
     if (!x) continue;
     const Step* maker = nullptr;
     for (const auto& other : steps)
       if (const auto* g = other.as<Datagen>(); g && same(g->to, x->from)) maker = &other;
-    if (!maker) continue;
+    if (!maker) {
+      // XGBoost's own default, reg:squarederror, would train a regression on a 0/1 label without a
+      // word; the table's task is known only for a datagen step's table.
+      if (tables_known && !x->params.count("objective"))
+        doc_.error(diags_, x->from.ptr,
+                   fmt::format("'{}:{}' is not a table a datagen step of the system writes, so trainc cannot tell "
+                               "its task and XGBoost would train a regression (reg:squarederror) whatever its label "
+                               "holds; set 'params.objective', e.g. 'binary:logistic' for a 0/1 label, "
+                               "'multi:softprob' with 'num_class' for classes, 'reg:squarederror' for a number",
+                               x->from.store, x->from.path),
+                   Anchor::value);
+      continue;
+    }
     const Datagen& g = *maker->as<Datagen>();
     const bool regression = g.task == "regression", binary = !regression && g.classes == 2;
     const std::string table = regression ? "a regression table"

@@ -181,8 +181,8 @@ class Lowerer {
   /// An XGBoost step that reads a table a datagen step of the system writes learns what the table
   /// holds: its objective and eval metric default to the table's task (binary:logistic and logloss,
   /// multi:softprob with num_class and mlogloss, reg:squarederror and rmse); an objective of another
-  /// family is an error.
-  void objectives_from_tables(std::vector<Step>& steps);
+  /// family is an error. One that reads any other table must set its objective.
+  void objectives_from_tables(const System& sys, std::vector<Step>& steps);
 
   /// A trainrt step's pods mount every GCS store it names, once.
   void add_store_mounts(const System& sys, Step& step);

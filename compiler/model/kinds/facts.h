@@ -120,6 +120,10 @@ struct ModelMemory {
   std::string params_key;   ///< the spec key below the kind's that gives the size ("params")
   bool require_known = false;  ///< an unknown size is an error (the spec asks), not a warning
   double utilization = 0;      ///< the share of each GPU's memory it takes; 0 = the catalog's default
+  /// The least compute capability (sm_XY as XY) of a GPU that runs the weights' dtype (80 for
+  /// bfloat16), and that dtype; 0 = any GPU.
+  int min_compute_capability = 0;
+  std::string dtype;
 };
 
 struct CallingExamples {

@@ -182,6 +182,7 @@ ModelMemory Vllm::model_memory() const {
   }
   // The bytes a parameter takes.
   double bytes = 2;
+  std::string used = "bfloat16";
   std::string bytes_how = "bfloat16, assumed: vLLM loads the checkpoint's own dtype, which the spec does not give";
   const std::string quant = flag_value(args, "--quantization"), dt = flag_value(args, "--dtype");
   auto from_name = [&]() -> std::optional<std::string> {
@@ -191,16 +192,26 @@ ModelMemory Vllm::model_memory() const {
   };
   if (!dtype.empty() && dtype_bytes(dtype)) {
     bytes = *dtype_bytes(dtype);
+    used = dtype;
     bytes_how = fmt::format("{}, dtype", dtype);
   } else if (!quant.empty() && dtype_bytes(quant)) {
     bytes = *dtype_bytes(quant);
+    used = quant;
     bytes_how = fmt::format("{}, --quantization", quant);
   } else if (auto w = from_name()) {
     bytes = *dtype_bytes(*w);
+    used = *w;
     bytes_how = fmt::format("{}, as the name states", *w);
   } else if (!dt.empty() && dtype_bytes(dt)) {
     bytes = *dtype_bytes(dt);
+    used = dt;
     bytes_how = fmt::format("{}, --dtype", dt);
+  }
+  // GPUs below compute capability 8.0 (T4 7.5, V100 7.0) have no bfloat16: vLLM refuses it there,
+  // or casts a bfloat16 checkpoint it loads as it is to float16, whose range is narrower.
+  if (lower(used) == "bfloat16" || lower(used) == "bf16") {
+    out.min_compute_capability = 80;
+    out.dtype = "bfloat16";
   }
   out.weight_bytes = *count * bytes;
   out.how = fmt::format("{} x {:g} byte(s) each ({})", count_how, bytes, bytes_how);
