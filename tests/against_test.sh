@@ -21,7 +21,7 @@ EDITS=(
   "kueue-gpu|spec.yaml|prep.py|prep2.py|runs-include=prep; object=LocalQueue:k8s/localqueue.yaml:unchanged"
   "triton-tpu|spec.jsonnet|--model=base|--model=small|runs=finetune; object=JobSet:k8s/finetune-jobset.yaml:replace,rerun"
   "ray-t4|spec.yaml|--results=/results]|--results=/results/v2]|runs=train; object=RayJob:k8s/train-rayjob.yaml:rerun"
-  "dask-cpu|spec.yaml|cpu: {pool: cpu, replicas: 2}|cpu: {pool: cpu, replicas: 1}|runs=sum-of-squares; object=Deployment:k8s/cluster-dask-cpu-deployment.yaml:update"
+  "dask-cpu|spec.yaml|cpu: {pool: cpu, replicas: 2}|cpu: {pool: cpu, replicas: 1}|runs=; object=Deployment:k8s/cluster-dask-cpu-deployment.yaml:update; object=ConfigMap:k8s/sum-of-squares-configmap.yaml:update; object=Job:k8s/sum-of-squares-job.yaml:unchanged"
   "gpt-a4-tas|spec.yaml|torchrun: {script: eval.py}|torchrun: {script: eval2.py}|runs=evaluate"
 )
 
@@ -145,6 +145,25 @@ done
 
 # The same output against itself: nothing runs, nothing changes; the text says so.
 run "$TRAINC" compile examples/xgb-a4/spec.yaml -o "$TMP/same"
+# Reordering a step's needs changes nothing it runs: the same output, nothing re-runs.
+mkdir -p "$TMP/reorder"
+reorder_spec() {
+  cat >"$TMP/reorder/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: reorder
+pipeline:
+  - {name: a, image: img, command: [echo, a]}
+  - {name: b, image: img, command: [echo, b]}
+  - {name: c, image: img, command: [echo, c], needs: [$1]}
+SPEC
+}
+reorder_spec "a, b"
+run "$TRAINC" compile "$TMP/reorder/spec.yaml" -o "$TMP/reorder/old"
+reorder_spec "b, a"
+run "$TRAINC" plan "$TMP/reorder/spec.yaml" --against "$TMP/reorder/old/reorder"
+t "needs reordered ([a, b] -> [b, a]): nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
+
 run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same/xgb-a4"
 t "the same output: nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
 t "the same output: every object unchanged" grep -Eq '^Summary: 0 step\(s\) run; objects: [0-9]+ unchanged$' "$TMP/stdout"

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <variant>
 
 #include "base/sha256.h"
 #include "emit/emitter.h"
@@ -29,11 +30,26 @@ void collect_images(const nlohmann::ordered_json& j, std::set<std::string>& out)
 void name_runs(System& sys) {
   for (auto& step : sys.steps) step.run_id.clear();
   const k8s::Plan plan = k8s::plan(sys);  // with the steps' plain names: a run's name is no input of its hash
+  // A Dask cluster's size is no input either: a client step waits for however many worker pods the
+  // cluster has, which its entry script names, but scaling the cluster changes nothing it computes.
+  // Its objects are hashed as they are with one replica per worker group.
+  System unsized = sys;
+  for (auto& [_, c] : unsized.clusters)
+    if (std::holds_alternative<Dask>(c.engine))
+      for (auto& g : c.workers) g.replicas = g.min = g.max = 1;
+  const k8s::Plan unsized_plan = k8s::plan(unsized);
   std::map<std::string, std::string, std::less<>> runs;
   for (const k8s::Workload& w : plan.workloads) {  // in dependency order: what a step needs is named first
+    const k8s::Workload* hashed = &w;
+    if (!w.on.empty())
+      for (const k8s::Workload& u : unsized_plan.workloads)
+        if (u.name == w.name) hashed = &u;
     std::string text;
-    for (const k8s::Object& obj : w.objects) text += k8s_object(sys, obj, &w).dump() + "\n";
-    for (const auto& need : w.needs) text += "needs " + need + " " + runs[need] + "\n";
+    for (const k8s::Object& obj : hashed->objects)
+      text += k8s_object(hashed == &w ? sys : unsized, obj, hashed).dump() + "\n";
+    // The runs it needs, as a set: reordering `needs` changes nothing it runs.
+    std::set<std::string> needs(w.needs.begin(), w.needs.end());
+    for (const auto& need : needs) text += "needs " + need + " " + runs[need] + "\n";
     // A step on a compute cluster runs its code in the cluster's pods too: their images decide its
     // work (the cluster's size does not).
     if (const k8s::Workload* on = w.on.empty() ? nullptr : plan.cluster(w.on)) {

@@ -80,12 +80,12 @@ SYSTEM=xgb-dask-a4
 LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
-  [configmaps/xgb-dask-a4-datagen-5bb6f7568c]=1
-  [configmaps/xgb-dask-a4-train-e1596bce02]=1
+  [configmaps/xgb-dask-a4-datagen-ec993430a1]=1
+  [configmaps/xgb-dask-a4-train-3462aab864]=1
   [deployments.apps/xgb-dask-a4-dask-b200]=1
   [deployments.apps/xgb-dask-a4-dask-scheduler]=1
-  [jobs.batch/xgb-dask-a4-datagen-5bb6f7568c]=1
-  [jobs.batch/xgb-dask-a4-train-e1596bce02]=1
+  [jobs.batch/xgb-dask-a4-datagen-ec993430a1]=1
+  [jobs.batch/xgb-dask-a4-train-3462aab864]=1
   [serviceaccounts/zt-fuse-ksa]=1
   [services/xgb-dask-a4-dask-scheduler]=1
 )
@@ -96,8 +96,8 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [datagen]=jobs.batch/xgb-dask-a4-datagen-5bb6f7568c
-  [train]=jobs.batch/xgb-dask-a4-train-e1596bce02
+  [datagen]=jobs.batch/xgb-dask-a4-datagen-ec993430a1
+  [train]=jobs.batch/xgb-dask-a4-train-3462aab864
 )
 declare -A HISTORY=(
   [datagen]=3
@@ -410,7 +410,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train' on cluster 'dask', after datagen.
-wait_job xgb-dask-a4-datagen-5bb6f7568c
+wait_job xgb-dask-a4-datagen-ec993430a1
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-configmap.yaml" \
     -f "${K8S_DIR}/train-job.yaml"
@@ -421,4 +421,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=xgb-dask-a4 -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train-e1596bce02 -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/xgb-dask-a4-train-3462aab864 -n ${NAMESPACE}"
