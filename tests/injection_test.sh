@@ -227,6 +227,8 @@ CKPT_NAME="step-2\$(touch\${IFS}pwned-pat)x.pt"
 entry_resumed() {
   local ck="$SANDBOX/bucket/bkt/runs/out/\$(touch $PWNED/outto)/ck"
   mkdir -p "$ck"
+  # The run started before it wrote the checkpoint (a retry of the same run resumes).
+  touch -d '2020-01-01' "$ck/.trainc-run-stand-in-run"
   echo w >"$ck/$CKPT_NAME"
   stub_reset_calls
   run_in_sandbox bash "$TMP/entry/train.sh"

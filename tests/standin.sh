@@ -103,7 +103,7 @@ SH
 
 # standin IMAGE UID GPUS CC SCRIPT [NAME=VALUE...]: runs SCRIPT as a pod of IMAGE whose process
 # runs as UID on a node whose GPUs have compute capability CC, with the container's env NAME=VALUE
-# (HOME, when not given, is the passwd entry's home of UID, else /, as the container runtime
+# (and TRAINC_RUN, from the pod's run label; HOME, when not given, is the passwd entry's home of UID, else /, as the container runtime
 # sets it). The pod's filesystem is $POD (TRAINC_POD_ROOT): the home, /tmp and /workspace under
 # it; the bucket is $TMP/bucket. Sets rc, SECS (how long it ran) and leaves its output in
 # $TMP/pod.out and the stand-ins' calls in $TMP/calls.
@@ -189,7 +189,7 @@ standin() {
      { [ ! -d "$1/opt" ] || mount --bind "$1/opt" /opt; } &&
      { [ ! -f "$1/etc/hosts" ] || { mount --bind "$1/etc/hosts" /etc/hosts && "$2" -c "$3"; }; } && shift 3 && exec "$@"' \
     standin "$POD" "$PYTHON" "$LO_UP" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
-    env -i PATH="$POD/bin" TRAINC_POD_ROOT="$POD" "${env[@]}" "$(command -v timeout)" "${STANDIN_TIMEOUT:-30}" \
+    env -i PATH="$POD/bin" TRAINC_POD_ROOT="$POD" TRAINC_RUN=stand-in-run "${env[@]}" "$(command -v timeout)" "${STANDIN_TIMEOUT:-30}" \
     "$POD/bin/bash" "$script") >"$TMP/pod.out" 2>&1 || rc=$?
   SECS=$(( ($(date +%s%N) - t0) / 1000000 ))  # milliseconds
 }

@@ -668,7 +668,7 @@ stub_run_in_sandbox() {
   shift
   rc=0
   (cd "$SANDBOX" && env PATH="$STUB_BIN:$PATH" HOME="$SANDBOX/home" TMPDIR="$SANDBOX/tmp" \
-    HEALTH_ATTEMPTS=1 HEALTH_DELAY=0 NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 \
+    HEALTH_ATTEMPTS=1 HEALTH_DELAY=0 NNODES=2 NODE_RANK=0 MASTER_ADDR=master.test MASTER_PORT=29500 TRAINC_RUN=stand-in-run \
     STUB_S3="$SANDBOX/bucket" timeout "$seconds" "$@") >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
 }
 

@@ -127,8 +127,6 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
     });
   if (step.checkpoints) {
     tool("find", "to find the newest checkpoint", "add findutils to the image");
-    if (!step.checkpoints->resume_previous)
-      tool("stat", "to date the run's start marker", "add coreutils to the image");
   }
   std::vector<std::string> launcher;
   if (const auto* argv = step.command_line()) launcher = *argv;
@@ -295,8 +293,11 @@ std::string entry_script(const System& sys, const Step& step) {
       sh.line(fmt::format("RUN_MARK={}/{}\"${{TRAINC_RUN:?the pod has no trainc.dev/run label}}\"", marker_dir,
                           k8s::kRunMarkerPrefix));
       sh.open("if [ -e \"$RUN_MARK\" ]; then")
-          .line(fmt::format("TRAINC_RESUME_FROM=$({} \\", newest))
-          .line("  | awk -v since=\"$(stat -c %Y \"$RUN_MARK\")\" '$1 >= since' | sort -n | tail -n 1 | cut -d' ' -f2-)")
+          .line("TRAINC_RESUME_FROM=")
+          .line("run_since=$(find \"$RUN_MARK\" -maxdepth 0 -printf '%Ts')")
+          .open("while read -r when file; do")
+          .line("if [ \"${when%.*}\" -ge \"$run_since\" ]; then TRAINC_RESUME_FROM=$file; fi")
+          .close(fmt::format("done < <({} | sort -n)", newest))
           .open("if [ -z \"$TRAINC_RESUME_FROM\" ]; then")
           .line("log \"run $TRAINC_RUN has written no checkpoint yet: starting clean\"")
           .close("fi")
