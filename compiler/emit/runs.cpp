@@ -3,7 +3,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <variant>
 
 #include "base/sha256.h"
 #include "emit/emitter.h"
@@ -30,12 +29,13 @@ void collect_images(const nlohmann::ordered_json& j, std::set<std::string>& out)
 void name_runs(System& sys) {
   for (auto& step : sys.steps) step.run_id.clear();
   const k8s::Plan plan = k8s::plan(sys);  // with the steps' plain names: a run's name is no input of its hash
-  // A Dask cluster's size is no input either: a client step waits for however many worker pods the
-  // cluster has, which its entry script names, but scaling the cluster changes nothing it computes.
-  // Its objects are hashed as they are with one replica per worker group.
+  // A compute cluster's size is no input either: a client step in pods of its own (Dask's) waits
+  // for however many worker pods the cluster has, which its entry script names, but scaling the
+  // cluster changes nothing it computes. Its objects are hashed as they are with one replica per
+  // worker group. (A per-job cluster's size is part of its step's own object, and counts.)
   System unsized = sys;
   for (auto& [_, c] : unsized.clusters)
-    if (std::holds_alternative<Dask>(c.engine))
+    if (c.steps_have_own_pods() && !c.per_job())
       for (auto& g : c.workers) g.replicas = g.min = g.max = 1;
   const k8s::Plan unsized_plan = k8s::plan(unsized);
   std::map<std::string, std::string, std::less<>> runs;
