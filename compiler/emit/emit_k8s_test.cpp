@@ -274,6 +274,16 @@ TEST_CASE("a step's run is named by what it runs, and by the runs of the steps i
   CHECK(cm["metadata"]["name"].as<std::string>() == "mnist-train-" + second[0]);
 }
 
+TEST_CASE("a run id is never a number to a YAML reader, so no tool drops its label's quotes") {
+  // The digest that named gpt-a4-tas's tokenize run "540e781626", which kustomize wrote as null.
+  CHECK(k8s::run_id("540e781626abcdef") == "40e781626a");
+  CHECK(k8s::run_id("1234567890fedcba") == "234567890f");
+  CHECK(k8s::run_id("0b01010101cafe") == "b01010101c");
+  CHECK(k8s::run_id("0123456789abcdef") == "123456789a");
+  CHECK(k8s::run_id("abc0123456789") == "abc0123456");  // the first window when it is a string
+  CHECK(k8s::run_id("00000e00000") == "r00000e000");   // no window left: a letter makes it a string
+}
+
 TEST_CASE("torchrun flags derive from nodes and GPUs") {
   System sys = two_node_system();
   auto words = trainer_words(sys.steps[0]);

@@ -39,6 +39,9 @@ void name_runs(System& sys) {
       for (auto& g : c.workers) g.replicas = g.min = g.max = 1;
   const k8s::Plan unsized_plan = k8s::plan(unsized);
   std::map<std::string, std::string, std::less<>> runs;
+  // What a step needs enters its hash as the digest of the needed run, not its id: how an id is
+  // made readable (k8s::run_id) is no change to the runs after it.
+  std::map<std::string, std::string, std::less<>> digests;
   for (const k8s::Workload& w : plan.workloads) {  // in dependency order: what a step needs is named first
     const k8s::Workload* hashed = &w;
     if (!w.on.empty())
@@ -49,7 +52,7 @@ void name_runs(System& sys) {
       text += k8s_object(hashed == &w ? sys : unsized, obj, hashed).dump() + "\n";
     // The runs it needs, as a set: reordering `needs` changes nothing it runs.
     std::set<std::string> needs(w.needs.begin(), w.needs.end());
-    for (const auto& need : needs) text += "needs " + need + " " + runs[need] + "\n";
+    for (const auto& need : needs) text += "needs " + need + " " + digests[need] + "\n";
     // A step on a compute cluster runs its code in the cluster's pods too: their images decide its
     // work (the cluster's size does not).
     if (const k8s::Workload* on = w.on.empty() ? nullptr : plan.cluster(w.on)) {
@@ -57,7 +60,9 @@ void name_runs(System& sys) {
       for (const k8s::Object& obj : on->objects) collect_images(k8s_object(sys, obj, on), images);
       for (const auto& image : images) text += "on " + w.on + " image " + image + "\n";
     }
-    runs[w.name] = sha256_hex(text).substr(0, k8s::kHashLength);
+    const std::string digest = sha256_hex(text);
+    digests[w.name] = digest.substr(0, k8s::kHashLength);
+    runs[w.name] = k8s::run_id(digest);
   }
   for (auto& step : sys.steps)
     if (auto it = runs.find(step.name); it != runs.end()) step.run_id = it->second;

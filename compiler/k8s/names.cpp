@@ -74,6 +74,25 @@ std::vector<GeneratedName> service_names(const System& sys, const Service& s) {
   return {{service_name(sys, s), "service name"}, {s.identity.ksa, "service account name"}};
 }
 
+namespace {
+bool reads_as_number(std::string_view id) {
+  const auto digits = [](std::string_view s, std::string_view set = "0123456789") {
+    return !s.empty() && s.find_first_not_of(set) == std::string_view::npos;
+  };
+  if (digits(id)) return true;
+  if (id.size() > 2 && id.substr(0, 2) == "0b" && digits(id.substr(2), "01")) return true;
+  const auto e = id.find_first_of("eE");
+  return e != std::string_view::npos && digits(id.substr(0, e)) && digits(id.substr(e + 1));
+}
+}  // namespace
+
+std::string run_id(std::string_view hex_digest) {
+  for (size_t at = 0; at + kHashLength <= hex_digest.size(); ++at)
+    if (!reads_as_number(hex_digest.substr(at, kHashLength))) return std::string(hex_digest.substr(at, kHashLength));
+  // A digest of digits and one "e" only: a letter of its own makes it a string.
+  return "r" + std::string(hex_digest.substr(0, kHashLength - 1));
+}
+
 std::string content_hash(std::string_view data) {
   // A historical seed (kFnvOffset short of a digit), kept: another would rename every ConfigMap users have applied.
   const uint64_t h = common::fnv1a64(data, 1469598103934665603ULL);

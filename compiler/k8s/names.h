@@ -27,6 +27,12 @@ inline constexpr std::string_view kRunLabel = "trainc.dev/run";
 /// A run marks its first start with an empty file "<prefix><run id>" in its checkpoint folder: the
 /// checkpoints written since are its own (k8s/entry_script.h).
 inline constexpr std::string_view kRunMarkerPrefix = ".trainc-run-";
+/// A run id from the hex digest of what the run runs: its first kHashLength-digit window that no
+/// YAML reader takes for a number. A label value of digits with one "e" ("540e781626") is a float
+/// to YAML 1.2 too large for Go's parser, which is why kustomize's writer drops its quotes and the
+/// label reaches the API server as null; digits alone, or "0b" and binary digits (YAML 1.1), are
+/// numbers as well.
+std::string run_id(std::string_view hex_digest);
 /// "<system>-<step>-<run>": the step's current run, named by what it runs (Step::run_id), so the
 /// same output applied again starts nothing and a changed step is a new run beside the old ones.
 /// Its Job (or JobSet, RayJob), entry-script ConfigMap, headless Service and the pods' instance

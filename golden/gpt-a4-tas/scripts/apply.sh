@@ -83,9 +83,9 @@ declare -A CURRENT=(
   [clusterqueues.kueue.x-k8s.io/gpt-a4-tas-76980b]=1
   [configmaps/gpt-a4-tas-evaluate-033c565991]=1
   [configmaps/gpt-a4-tas-pretrain-79cc7db278]=1
-  [configmaps/gpt-a4-tas-tokenize-540e781626]=1
+  [configmaps/gpt-a4-tas-tokenize-0e7816268d]=1
   [jobs.batch/gpt-a4-tas-evaluate-033c565991]=1
-  [jobs.batch/gpt-a4-tas-tokenize-540e781626]=1
+  [jobs.batch/gpt-a4-tas-tokenize-0e7816268d]=1
   [jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-79cc7db278]=1
   [localqueues.kueue.x-k8s.io/research]=1
   [resourceflavors.kueue.x-k8s.io/gpt-a4-tas-a4-06b3ed]=1
@@ -99,7 +99,7 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
-  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-540e781626
+  [tokenize]=jobs.batch/gpt-a4-tas-tokenize-0e7816268d
   [pretrain]=jobsets.jobset.x-k8s.io/gpt-a4-tas-pretrain-79cc7db278
   [evaluate]=jobs.batch/gpt-a4-tas-evaluate-033c565991
 )
@@ -451,7 +451,7 @@ run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/tokenize-job.yaml"
 
 # Step 'pretrain', after tokenize.
-wait_job gpt-a4-tas-tokenize-540e781626
+wait_job gpt-a4-tas-tokenize-0e7816268d
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-configmap.yaml" \
     -f "${K8S_DIR}/pretrain-jobset.yaml"
