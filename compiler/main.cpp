@@ -17,6 +17,7 @@
 
 #include "completion.h"
 #include "driver.h"
+#include "emit/emit_scripts.h"
 #include "inspect/against.h"
 #include "inspect/explain.h"
 #include "model/images.h"
@@ -344,7 +345,8 @@ std::optional<OutputFiles> read_old_output(const std::string& dir, const std::st
     return std::nullopt;
   }
   OutputFiles files;
-  std::vector<std::string> paths{"model.yaml"};
+  // model.yaml for the pools, addons/'s Kueue configuration for the controller's restart.
+  std::vector<std::string> paths{"model.yaml", std::string(scripts::kKueueConfigFile)};
   for (const auto& e : old.list("k8s", error)) {
     const bool yaml = e.path.ends_with(".yaml") || e.path.ends_with(".yml");
     if (yaml && e.type == UntrustedFolder::Entry::Type::file) paths.push_back(e.path);

@@ -19,6 +19,7 @@ EDITS=(
   "vllm-l4|spec.yaml|--max-model-len=8192|--max-model-len=4096|runs=; object=Deployment:k8s/service-chat-deployment.yaml:roll"
   "kueue-gpu|spec.yaml|--model=small|--model=tiny|runs=train-small"
   "kueue-gpu|spec.yaml|prep.py|prep2.py|runs-include=prep; object=LocalQueue:k8s/localqueue.yaml:unchanged"
+  "kueue-gpu|spec.yaml|queue: {name: team-a}|queue: {name: team-a, podsReadyTimeout: 7m}|runs=; object=ConfigMap:addons/kueue-manager-config.yaml:update; object=Deployment:addons/kueue-manager-config.yaml:roll"
   "triton-tpu|spec.jsonnet|--model=base|--model=small|runs=finetune; object=JobSet:k8s/finetune-jobset.yaml:replace,rerun"
   "ray-t4|spec.yaml|--results=/results]|--results=/results/v2]|runs=train; object=RayJob:k8s/train-rayjob.yaml:rerun"
   "dask-cpu|spec.yaml|cpu: {pool: cpu, replicas: 2}|cpu: {pool: cpu, replicas: 1}|runs=; object=Deployment:k8s/cluster-dask-cpu-deployment.yaml:update; object=ConfigMap:k8s/sum-of-squares-configmap.yaml:update; object=Job:k8s/sum-of-squares-job.yaml:unchanged"

@@ -9,7 +9,9 @@
 
 #include "base/printable.h"
 #include "base/yaml_tree.h"
+#include "emit/emit_scripts.h"
 #include "k8s/names.h"
+#include "model/catalog.h"
 
 namespace trainc {
 namespace {
@@ -107,6 +109,65 @@ const WorkloadPlan* step_workload(const ResourcePlan& plan, const std::string& s
 /// Why a step's run object has a new name, until the steps it needs are known to re-run or not.
 constexpr std::string_view kNewRun = "what it runs changed: its run has a new name";
 
+/// The Configuration in an output's Kueue ConfigMap (addons/), as JSON; null when the output has
+/// none (a system without queues) or it does not parse.
+json kueue_configuration_in(const OutputFiles& files) {
+  const auto f = files.find(std::string(scripts::kKueueConfigFile));
+  if (f == files.end()) return nullptr;
+  try {
+    for (const auto& d : read_yaml_documents(f->second)) {
+      const json cm = k8s::manifest_json(d);
+      const auto data = cm.find("data");
+      if (data == cm.end() || !data->is_object()) continue;
+      const auto text = data->find(catalog().kueue_config().key);
+      if (text == data->end() || !text->is_string()) continue;
+      const auto cfg = read_yaml_documents(text->get<std::string>());
+      if (!cfg.empty()) return k8s::manifest_json(cfg[0]);
+    }
+  } catch (const std::runtime_error&) {
+  }
+  return nullptr;
+}
+
+/// Kueue's configuration is no object of k8s/: apply.sh writes it over the release's and restarts
+/// Kueue's controller when the configuration it runs is another (emit_scripts_apply.cpp
+/// configure_kueue). Named here as the two objects that change: the ConfigMap and the Deployment.
+void kueue_configuration_change(const OutputFiles& old, const OutputFiles& neu, AgainstPlan& a) {
+  const json now = kueue_configuration_in(neu);
+  if (now.is_null()) return;
+  const json before = kueue_configuration_in(old);
+  if (before == now) return;
+  const KueueConfig& k = catalog().kueue_config();
+  const std::string& ns = catalog().kueue().ns;
+  const std::string file(scripts::kKueueConfigFile);
+  ObjectChange config;
+  config.key = {"", "ConfigMap", ns, k.config_map};
+  config.file = file;
+  ObjectChange controller;
+  controller.action = "roll";
+  controller.key = {"apps", "Deployment", ns, k.deployment};
+  controller.file = file;
+  if (before.is_null()) {
+    config.action = "create";
+    config.detail = "Kueue's configuration for the cluster (the last output had none, or was written before it was "
+                    "compiled): where Kueue runs already with another, it is replaced for every queue there";
+    controller.detail = "Kueue's controller restarts where it runs already with another configuration (it reads it "
+                        "only when it starts): admission pauses on the whole cluster until it is back, up to 300 s; "
+                        "admitted workloads keep running";
+  } else {
+    config.action = "update";
+    config.changed = k8s::changed_paths(before, now);
+    config.detail = fmt::format("Kueue's configuration ({}): the whole cluster's, so every queue there gets it",
+                                pointer_list(config.changed));
+    controller.changed = config.changed;
+    controller.detail = "apply.sh restarts Kueue's controller, which reads its configuration only when it starts: "
+                        "admission pauses for every queue on the cluster until it is back (up to 300 s, its rollout "
+                        "wait); admitted workloads keep running";
+  }
+  a.objects.push_back(std::move(config));
+  a.objects.push_back(std::move(controller));
+}
+
 std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
 
 }  // namespace
@@ -197,6 +258,7 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
       c.detail = "no longer in the output: pruned (kubectl apply -k alone leaves it behind)";
     a.objects.push_back(std::move(c));
   }
+  kueue_configuration_change(old, neu, a);
   for (const auto& c : a.objects) ++a.counts[c.action];
 
   // A new run of a step after a step it needs re-runs: named so because that one's run changed
