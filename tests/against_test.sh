@@ -165,6 +165,47 @@ reorder_spec "b, a"
 run "$TRAINC" plan "$TMP/reorder/spec.yaml" --against "$TMP/reorder/old/reorder"
 t "needs reordered ([a, b] -> [b, a]): nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
 
+# A service of one pod on a pool with no room for another: a roll stops it before its replacement
+# starts, and plan --against and the runbook say so; with room for one more node, the Deployment
+# surges a pod first (maxSurge 1) and neither says it.
+mkdir -p "$TMP/outage"
+outage_spec() {  # outage_spec POOL_NODES MAX_MODEL_LEN
+  cat >"$TMP/outage/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: outage
+gcp: {project: my-project, region: us-central1, zone: us-central1-a}
+cluster:
+  pools:
+    system: {machine: e2-standard-4}
+    l4: {machine: g2-standard-8, autoscaling: {min: 1, max: $1}}
+services:
+  chat:
+    pool: l4
+    vllm: {model: Qwen/Qwen2.5-0.5B-Instruct, args: [--max-model-len=$2]}
+SPEC
+}
+for nodes in 1 2; do
+  outage_spec "$nodes" 8192
+  run "$TRAINC" compile "$TMP/outage/spec.yaml" -o "$TMP/outage/old$nodes"
+  outage_spec "$nodes" 4096
+  run "$TRAINC" compile "$TMP/outage/spec.yaml" -o "$TMP/outage/new$nodes"
+  run "$TRAINC" plan "$TMP/outage/spec.yaml" --against "$TMP/outage/old$nodes/outage"
+  deploy="$TMP/outage/new$nodes/outage/k8s/service-chat-deployment.yaml"
+  if [ "$nodes" = 1 ]; then
+    t "one pod, no room for another: the roll is named an outage, with how long" \
+      grep -q "its only pod stops before its replacement starts (pool 'l4' has no room for another): the service is down until the new pod is ready, up to 20m" "$TMP/stdout"
+    t "... and the runbook says it" grep -q "at one replica its only pod stops before its replacement starts" "$TMP/outage/new$nodes/outage/README.md"
+    t "... the Deployment stops one pod before starting one (maxSurge 0)" grep -q "maxSurge: 0" "$deploy"
+  else
+    # Kubernetes' default strategy (maxSurge 25%, rounded up: one pod) or trainc's own, never 0.
+    t "room for a second node: the Deployment starts a pod before stopping one (no maxSurge 0)" \
+      bash -c '! grep -q "maxSurge: 0" "$1"' _ "$deploy"
+    t "... and neither plan --against nor the runbook speaks of an outage" \
+      bash -c '! grep -q "only pod stops" "$1" "$2"' _ "$TMP/stdout" "$TMP/outage/new$nodes/outage/README.md"
+  fi
+done
+
 run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same/xgb-a4"
 t "the same output: nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
 t "the same output: every object unchanged" grep -Eq '^Summary: 0 step\(s\) run; objects: [0-9]+ unchanged$' "$TMP/stdout"

@@ -219,7 +219,7 @@ std::string clusters_section(const System& sys, const k8s::Plan& plan) {
 }
 
 /// How to call, watch, scale and roll back a vLLM service.
-std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
+std::string vllm_service(const System& sys, const Service& s, const Vllm& v, const std::string& outage) {
   const std::string& ns = sys.ns;
   const std::string name = k8s::service_name(sys, s);
   std::string out =
@@ -285,9 +285,10 @@ std::string vllm_service(const System& sys, const Service& s, const Vllm& v) {
       "**New models and rollback.** vLLM loads the weights when a pod starts, which may take up to the startup probe's "
       "{} minutes; the Deployment's progress deadline ({} minutes: that window and time for the node and the image "
       "pull) is when a rollout counts as failed, and `scripts/apply.sh` waits that long. To serve another model or "
-      "revision, change the spec and apply it: a rolling update replaces the pods while the others serve. To roll "
+      "revision, change the spec and apply it: a rolling update replaces the pods{}. To roll "
       "back, {} until the spec is fixed and applied again.\n\n",
       (s.startup_seconds + 59) / 60, (k8s::rollout_timing(s).progress_deadline + 59) / 60,
+      outage.empty() ? " while the others serve" : ", but at one replica " + outage,
       kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
   return out;
 }
@@ -336,7 +337,7 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
     const std::string name = k8s::service_name(sys, s);
     md += fmt::format("### `{}` ({})\n\n", s.name, s.kind());
     md += match(
-        s.server, [&](const Vllm& v) { return vllm_service(sys, s, v); },
+        s.server, [&](const Vllm& v) { return vllm_service(sys, s, v, k8s::roll_outage(w)); },
         [&](const Triton& t) {
       std::string out = fmt::format(
           "Triton serves the model repository `{}` (one folder per model, each with `config.pbtxt` and numbered "
@@ -395,6 +396,8 @@ std::string services_section(const System& sys, const k8s::Plan& plan) {
           "again.\n\n",
           kubectl_code({"rollout", "restart", "-n", ns, "deployment/" + name}),
           kubectl_code({"rollout", "undo", "-n", ns, "deployment/" + name}));
+      if (const std::string outage = k8s::roll_outage(w); !outage.empty())
+        out += fmt::format("**A roll is an outage at one replica**: {}.\n\n", outage);
       return out;
         });
   }

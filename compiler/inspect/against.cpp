@@ -11,6 +11,7 @@
 #include "base/yaml_tree.h"
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
+#include "k8s/services.h"
 #include "model/catalog.h"
 
 namespace trainc {
@@ -168,6 +169,17 @@ void kueue_configuration_change(const OutputFiles& old, const OutputFiles& neu, 
   a.objects.push_back(std::move(controller));
 }
 
+/// What a roll of a service's Deployment costs it (k8s::roll_outage), "" for other objects.
+std::string service_roll_outage(const k8s::Plan& plan, const ObjectKey& key) {
+  if (key.kind != "Deployment") return "";
+  for (const auto& w : plan.services)
+    if (w.service && w.objects.end() != std::find_if(w.objects.begin(), w.objects.end(), [&](const k8s::Object& o) {
+          return o.role == k8s::Role::kServer && o.name == key.name;
+        }))
+      return k8s::roll_outage(w);
+  return "";
+}
+
 std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
 
 }  // namespace
@@ -197,6 +209,7 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
 
   std::map<std::string, std::string> reruns;  // step -> why
   std::set<ObjectKey> seen;
+  const k8s::Plan services = k8s::plan(sys);  // the rollouts its Deployments make
   for (const auto& m : news) {
     ObjectChange c;
     c.key = m.key;
@@ -235,6 +248,7 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
         reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
       } else if (v.action == k8s::UpdateVerdict::Action::roll) {
         c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
+        if (const std::string outage = service_roll_outage(services, m.key); !outage.empty()) c.detail += "; " + outage;
       } else if (v.action == k8s::UpdateVerdict::Action::update) {
         c.detail = v.why.empty() ? fmt::format("changed in place: {}", pointer_list(v.changed)) : v.why;
       }

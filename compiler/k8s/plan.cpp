@@ -133,6 +133,28 @@ std::optional<Rollout> rollout_for(long long replicas, std::optional<long long> 
   return Rollout{0, 1};
 }
 
+/// An autoscaled service's rolling update when its pool has no room for a surge pod with the
+/// service at its largest: the room is looked for at each count it may run at. Where a surge pod
+/// fits at its fewest (and so at one replica, where stopping a pod first is an outage), one is
+/// started first and none stopped below the count whose pool is full; from that count one in
+/// maxUnavailable's percentage is stopped first, which the Deployment controller rounds down per
+/// count. nullopt where no count leaves room (or too many counts to look at): rollout_for's.
+std::optional<Rollout> autoscaled_rollout(const System& sys, const Service& s) {
+  constexpr int kMostCounts = 32;
+  if (!s.autoscaled() || s.max - s.min >= kMostCounts) return std::nullopt;
+  int full = 0;  // the fewest replicas at which no surge pod fits
+  for (int r = s.min; r <= s.max && full == 0; ++r) {
+    System at = sys;
+    Service& t = at.services.at(s.name);
+    t.min = t.max = t.replicas = r;
+    const auto room = surge_room(place(at), s.name, 1);
+    if (!room) return std::nullopt;
+    if (*room == 0) full = r;
+  }
+  if (full == 0 || full == s.min) return std::nullopt;
+  return Rollout{1, 0, (100 + full - 1) / full};
+}
+
 /// Sets the rollout of every Deployment of the clusters and services from the cluster model.
 void plan_rollouts(const System& sys, Plan& p) {
   bool any = false;
@@ -152,7 +174,11 @@ void plan_rollouts(const System& sys, Plan& p) {
     }
   for (auto& w : p.services)
     for (auto& o : w.objects)
-      if (o.role == Role::kServer) o.rollout = rollout_for(w.service->max, surge_room(placed, w.name, (w.service->max + 3) / 4));
+      if (o.role == Role::kServer) {
+        o.rollout = rollout_for(w.service->max, surge_room(placed, w.name, (w.service->max + 3) / 4));
+        if (o.rollout && o.rollout->max_surge == 0)
+          if (auto scaled = autoscaled_rollout(sys, *w.service)) o.rollout = scaled;
+      }
 }
 
 }  // namespace

@@ -71,6 +71,14 @@ inline constexpr int kGvnicNic = -1;
 /// maxUnavailable 25% rounded down) would start more pods than its pool holds beside the rest.
 struct Rollout {
   long long max_surge = 0, max_unavailable = 1;
+  /// When > 0, maxUnavailable is this percentage of the replicas the Deployment has as it rolls
+  /// (rounded down): none below the count at which its pool has no room left for a surge pod, one
+  /// or more from there (an autoscaled service rolls without an outage at one replica).
+  int max_unavailable_percent = 0;
+  /// Its only pod stops before its replacement starts: the server is down through the roll.
+  bool outage(long long replicas) const {
+    return max_unavailable_percent == 0 && max_surge == 0 && replicas <= max_unavailable;
+  }
 };
 
 struct Object {

@@ -1,6 +1,7 @@
 #include "k8s/plan.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "frontend/yaml_loader.h"
 #include "model/lower.h"
@@ -96,6 +97,38 @@ TEST_CASE("a per-job Ray cluster is no object of its own") {
   CHECK(plan.needs_kuberay);
   CHECK(plan.clusters.empty());
   CHECK(plan.workload("train")->done().kind == "RayJob");
+}
+
+}  // namespace trainc
+
+namespace trainc {
+
+TEST_CASE("an autoscaled service whose pool is full only at its largest surges below that, never stops its only pod") {
+  auto rollout_at = [](int pool_max) {
+    const System sys = lowered(fmt::format(
+        "apiVersion: trainc/v1\nkind: TrainingSystem\nname: s\n"
+        "gcp: {{project: p, region: us-central1, zone: us-central1-a}}\n"
+        "cluster: {{pools: {{system: {{machine: e2-standard-4}}, "
+        "l4: {{machine: g2-standard-8, autoscaling: {{min: 1, max: {}}}}}}}}}\n"
+        "services: {{chat: {{pool: l4, vllm: {{model: m/m}}, autoscaling: {{min: 1, max: 3}}}}}}\n",
+        pool_max));
+    const k8s::Plan plan = k8s::plan(sys);
+    for (const auto& o : plan.services.at(0).objects)
+      if (o.role == k8s::Role::kServer) return o.rollout;
+    return std::optional<k8s::Rollout>{};
+  };
+  // One L4 per pod, three nodes at most: full at three replicas, room for a surge pod below.
+  const auto three = rollout_at(3);
+  REQUIRE(three);
+  CHECK(three->max_surge == 1);
+  CHECK(three->max_unavailable_percent == 34);
+  // The Deployment controller rounds maxUnavailable's percentage down per replica count
+  // (deployment/util ResolveFenceposts): none at 1 and 2, where a surge pod fits; one at 3.
+  for (const auto& [replicas, stopped] : std::vector<std::pair<int, int>>{{1, 0}, {2, 0}, {3, 1}})
+    CHECK(replicas * three->max_unavailable_percent / 100 == stopped);
+  CHECK_FALSE(three->outage(1));
+  // Room for a fourth pod at the largest: Kubernetes' default (25% surge, rounded up) fits.
+  CHECK_FALSE(rollout_at(4));
 }
 
 }  // namespace trainc

@@ -42,7 +42,9 @@ ojson batch_pod_labels(const System& sys, ojson labels) {
 }
 
 ojson rolling_update(const Rollout& r) {
-  return {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", r.max_surge}, {"maxUnavailable", r.max_unavailable}}}};
+  ojson unavailable = r.max_unavailable;
+  if (r.max_unavailable_percent > 0) unavailable = fmt::format("{}%", r.max_unavailable_percent);
+  return {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", r.max_surge}, {"maxUnavailable", unavailable}}}};
 }
 
 ojson metadata(const std::string& name, const std::string& ns, ojson labels) {

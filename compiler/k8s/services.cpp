@@ -81,6 +81,22 @@ RolloutTiming rollout_timing(const Service& s) {
   return t;
 }
 
+std::string roll_outage(const Workload& w) {
+  if (!w.service) return "";
+  const Service& s = *w.service;
+  for (const auto& o : w.objects) {
+    if (o.role != Role::kServer || !o.rollout || !o.rollout->outage(s.autoscaled() ? s.min : s.replicas)) continue;
+    const RolloutTiming t = rollout_timing(s);
+    const std::string pool = s.pool.empty() ? "its pool" : fmt::format("pool '{}'", s.pool);
+    return fmt::format("its only pod stops before its replacement starts ({} has no room for another): the service is "
+                       "down until the new pod is ready, up to {}m (the startup probe's window) after its node is up "
+                       "and its image pulled, {}m at most (the progress deadline); one more node for {} (its "
+                       "`autoscaling.max` or `nodes`) lets it roll without an outage",
+                       pool, (t.startup_window + 59) / 60, (t.progress_deadline + 59) / 60, pool);
+  }
+  return "";
+}
+
 ojson service_account(const System& sys, const Service& s, const Object& obj) {
   ojson sa = typed(obj);
   sa["metadata"] = metadata(obj.name, sys.ns, service_labels(sys, s));

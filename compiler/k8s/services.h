@@ -24,6 +24,10 @@ struct RolloutTiming {
   int startup_window = 0, progress_deadline = 0, wait = 0;
 };
 RolloutTiming rollout_timing(const Service& s);
+/// When rolling service `w`'s Deployment stops its only pod before its replacement starts (at its
+/// fewest replicas its pool has no room for a surge pod, plan()'s rollout), what that means in
+/// words: how long the service is down and how to roll without it; "" when a pod serves throughout.
+std::string roll_outage(const Workload& w);
 ojson service_account(const System& sys, const Service& s, const Object& obj);
 ojson server_deployment(const System& sys, const Service& s, const Object& obj);
 ojson server_service(const System& sys, const Service& s, const Object& obj);
