@@ -137,8 +137,8 @@ System Lowerer::run() {
   resolve_needs(steps);
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys, sys.steps);
-  size_whole_nodes(sys);
   size_steps(sys);
+  size_whole_nodes(sys);  // after the steps: a cluster's whole-node pods leave room for its client steps
   sys.builds = std::move(builds_);
   finish_builds(sys, doc_, diags_);
   default_versioning(sys);

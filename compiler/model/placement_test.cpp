@@ -230,3 +230,30 @@ TEST_CASE("surge room: what the long-lived phase still holds beside a group, and
 }
 
 }  // namespace trainc
+
+namespace trainc {
+
+TEST_CASE("a Dask scheduler the spec does not size leaves its client steps room on their one node") {
+  // Seed 000 as a newcomer writes it: the scheduler and the client steps on one e2-standard-8.
+  const System sys = testing::lowered(
+      "apiVersion: trainc/v1\nkind: TrainingSystem\nname: s\n"
+      "gcp: {project: p, region: us-central1, zone: us-central1-b}\n"
+      "cluster: {pools: {system: {machine: e2-standard-8}, "
+      "a4: {machine: a4-highgpu-8g, provisioning: flex-start, autoscaling: {min: 0, max: 2}}}}\n"
+      "storage: {data: {gcs: {bucket: b}}}\n"
+      "identity: {serviceAccount: ksa, gcpServiceAccount: gsa}\n"
+      "clusters: {dask: {engine: dask, image: img, scheduler: {pool: system}, workers: {b200: {pool: a4, replicas: 2}},\n"
+      "  mounts: [{store: data, path: /data}]}}\n"
+      "pipeline:\n"
+      "  - {name: datagen, cluster: dask, command: [python, datagen.py], mounts: [{store: data, path: /data}]}\n"
+      "  - {name: train, needs: [datagen], cluster: dask, command: [python, train.py], mounts: [{store: data, path: /data}]}\n");
+  const Placement placed = place(sys);
+  for (const auto& pp : placed.pools)
+    for (const auto& ph : pp.phases) CHECK_MESSAGE(ph.unplaced.empty(), pp.pool->name << " " << ph.name);
+  // Still the most of the node: the whole node less one client step (2 cores and its GCS FUSE sidecar).
+  const double scheduler = std::get<Dask>(sys.clusters.at("dask").engine).scheduler.resources.requested("cpu");
+  CHECK(scheduler > 3.5);
+  CHECK(scheduler < 5);
+}
+
+}  // namespace trainc
