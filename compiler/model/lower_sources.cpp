@@ -146,6 +146,38 @@ ContentSource Lowerer::content_source(const json& j, const std::string& ptr, con
                            where, n.path, from.empty() ? "" : did_you_mean(top, folders_in(folder))),
                Anchor::value, {doc_.note(from.empty() ? ptr : from_ptr, "the repository's contents come from here")});
   }
+  // A model's versions: a numbered folder under its own with a file in it, fetched or in the folder.
+  auto numbered = [](std::string_view name) {
+    return !name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  for (size_t i = 0; i < needs.size(); ++i) {
+    const NeededObject& n = needs[i];
+    if (n.versions_in.empty()) continue;
+    bool found = false;
+    for (const auto& f : fetched) {
+      const std::string_view rest = std::string_view(f).substr(std::min(f.size(), n.versions_in.size() + 1));
+      const auto slash = rest.find('/');
+      found = found || (f.starts_with(n.versions_in + "/") && slash != std::string_view::npos &&
+                        numbered(rest.substr(0, slash)));
+    }
+    std::error_code ec;
+    if (!found && !from.empty() && fs::is_directory(folder / n.versions_in, ec))
+      for (const auto& e : fs::directory_iterator(folder / n.versions_in, ec)) {
+        if (!e.is_directory(ec) || !numbered(e.path().filename().string())) continue;
+        for (const auto& f : fs::recursive_directory_iterator(e.path(), ec)) found = found || f.is_regular_file(ec);
+      }
+    // A model missing its config is said above already.
+    const bool config = fetched.count(n.path) || (!from.empty() && fs::is_regular_file(folder / n.path, ec));
+    if (found || !config) continue;
+    const std::string where = from.empty() ? "the fetched files" : fmt::format("the folder '{}'", out.folder);
+    doc_.error(diags_, ptr_index(needs_ptr, i),
+               fmt::format("{} has no version in {}: Triton loads a model from a numbered folder beside its "
+                           "config.pbtxt ({}/1/model.onnx, for instance) and fails to load one without (\"at least "
+                           "one version must be available under the version policy\"); add {}/1/ with the model's "
+                           "file, in the folder or with `fetch`",
+                           n.what, where, n.versions_in, n.versions_in),
+               Anchor::value, {doc_.note(from.empty() ? ptr : from_ptr, "the repository's contents come from here")});
+  }
   return out;
 }
 

@@ -86,6 +86,9 @@ struct ContentSource {
 struct NeededObject {
   std::string path;  ///< under the folder, e.g. densenet_onnx/config.pbtxt
   std::string what;  ///< e.g. "model 'densenet_onnx'"
+  /// A folder beside `path` that must hold a numbered version folder with a file in it
+  /// (densenet_onnx/1/model.onnx): how Triton finds a model's versions. "" = none needed.
+  std::string versions_in;
 };
 
 /// What a server reads from a store folder: the objects it needs there, and where they come from.

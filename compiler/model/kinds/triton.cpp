@@ -43,7 +43,10 @@ std::vector<HealthCheck> Triton::health_checks() const {
 std::vector<StoreContents> Triton::store_contents() const {
   if (repository.url.empty()) return {};
   StoreContents c{&repository, {}, source ? &*source : nullptr, "source"};
-  for (const auto& m : models) c.needs.push_back({m + "/config.pbtxt", fmt::format("model '{}'", m)});
+  // And at least one version: a numbered folder beside the config, which Triton's default version
+  // policy (latest 1) loads; a model with none fails to load ("at least one version must be
+  // available under the version policy", the model repository docs' "Repository Layout").
+  for (const auto& m : models) c.needs.push_back({m + "/config.pbtxt", fmt::format("model '{}'", m), m});
   return {c};
 }
 
