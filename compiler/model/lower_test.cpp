@@ -204,25 +204,35 @@ TEST_CASE("a Triton repository's source: fetched files may bring what a model ne
     return "          - {url: 'https://example.com/x', sha256: " + pin + ", to: '" + to + "'}\n";
   };
   Diagnostics diags;
-  auto sys = lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("./b//config.pbtxt"),
+  auto sys = lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("./b//config.pbtxt") +
+                            fetch("a/1/model.onnx") + fetch("b/2/model.onnx"),
                         diags);
   REQUIRE_MESSAGE(sys, diags.render_text());
   const Triton* t = sys->services.at("t").as<Triton>();
   REQUIRE(t != nullptr);
   REQUIRE(t->source);
   CHECK(t->source->folder.empty());
-  REQUIRE(t->source->fetch.size() == 2);
+  REQUIRE(t->source->fetch.size() == 4);
   CHECK(t->source->fetch[1].to == "b/config.pbtxt");
   CHECK(t->source->fetch[1].sha256 == pin);
 
   // A model no fetched file brings, a file fetched twice to one path: each reported where it is written.
   Diagnostics bad;
-  lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("a/config.pbtxt"), bad);
+  lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("a/config.pbtxt") +
+                 fetch("a/1/model.onnx"),
+             bad);
   const std::string text = bad.render_text();
   CHECK(bad.error_count() == 2);
   CHECK(text.find("two files are fetched to 'a/config.pbtxt'; keep one") != std::string::npos);
   CHECK(text.find("model 'b' is not in the fetched files: the repository needs b/config.pbtxt") != std::string::npos);
   CHECK(text.find("services.t.triton.models[1]") != std::string::npos);
+  // A model with its config and no numbered version folder: Triton would not load it.
+  Diagnostics unversioned;
+  lower_text(head + "      source:\n        fetch:\n" + fetch("a/config.pbtxt") + fetch("b/config.pbtxt") +
+                 fetch("a/1/model.onnx") + fetch("b/v1/model.onnx"),
+             unversioned);
+  CHECK(unversioned.error_count() == 1);
+  CHECK(unversioned.render_text().find("model 'b' has no version in the fetched files") != std::string::npos);
 }
 
 TEST_CASE("topology-aware placement: the catalog's default on fixed-size labelled pools behind a queue, the spec's otherwise") {
