@@ -206,6 +206,58 @@ for nodes in 1 2; do
   fi
 done
 
+# Train, then serve: a service that needs a step is applied once that step is done, and a new run
+# of the step rolls the service (its pod template names the run it serves).
+mkdir -p "$TMP/serve/repo/xgb"
+printf 'backend: "fil"\n' >"$TMP/serve/repo/xgb/config.pbtxt"
+serve_spec() {  # serve_spec ROUNDS WRITTEN_TO NEEDS
+  cat >"$TMP/serve/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: serve
+gcp: {project: my-project, region: us-central1, zone: us-central1-a}
+runtime: {image: us-docker.pkg.dev/my-project/ml/trainrt:0.1.0}
+identity: {serviceAccount: serve-ksa, gcpServiceAccount: serve-gsa}
+cluster: {pools: {cpu: {machine: n2-standard-8, nodes: 2}}}
+storage: {models: {gcs: {bucket: serve-models}}}
+pipeline:
+  - {name: datagen, pool: cpu, datagen: {rows: 100000, features: 16, to: "models:/table"}}
+  - {name: train, needs: [datagen], pool: cpu, xgboost: {from: "models:/table", to: "$2", rounds: $1}}
+services:
+  scorer: {pool: cpu, needs: [$3], triton: {repository: "models:/repo", models: [xgb], source: {from: repo}}}
+SPEC
+}
+serve_spec 50 "models:/repo/xgb/1" train
+run "$TRAINC" compile "$TMP/serve/spec.yaml" -o "$TMP/serve/old"
+t "train, then serve: the spec compiles, with no warning" bash -c '[ "$1" -eq 0 ] && ! grep -q warning "$2"' _ "$rc" "$TMP/stderr"
+serve_order() {
+  local apply=$TMP/serve/old/serve/scripts/apply.sh train_job
+  train_job=$(sed -n 's/^  name: \(serve-train-.*\)$/\1/p' "$TMP/serve/old/serve/k8s/train-job.yaml" | head -1)
+  # The service's objects come after the wait for the train Job, and health.sh after them.
+  awk -v job="$train_job" '
+    $0 == "wait_job " job { waited = NR }
+    /service-scorer-deployment.yaml/ && !applied { applied = NR }
+    /health.sh"$/ && !health { health = NR }
+    END { exit !(waited && applied > waited && health > applied) }' "$apply" ||
+    { echo "train job $train_job; apply.sh:"; grep -n "wait_job\|scorer\|health.sh" "$apply"; return 1; }
+  grep -q "trainc.dev/serves-runs: train=${train_job#serve-train-}" "$TMP/serve/old/serve/k8s/service-scorer-deployment.yaml" ||
+    { echo "the pod template does not name run ${train_job#serve-train-}"; return 1; }
+}
+t "... apply.sh applies the service once the train Job is done, then asks health.sh; its pods name the run" serve_order
+serve_spec 60 "models:/repo/xgb/1" train
+run "$TRAINC" plan "$TMP/serve/spec.yaml" --against "$TMP/serve/old/serve" --format json
+cp "$TMP/stdout" "$TMP/serve/plan.json"
+t "... a new run of train rolls the service" check_plan "$TMP/serve/plan.json" \
+  "runs=train; object=Deployment:k8s/service-scorer-deployment.yaml:roll"
+serve_spec 50 "models:/elsewhere" train
+run "$TRAINC" check "$TMP/serve/spec.yaml"
+t "... a service whose model folder no step it needs writes gets a warning" \
+  grep -q "service 'scorer' serves gs://serve-models/repo and needs 'train', but no step it needs writes there ('train' writes models:/elsewhere)" "$TMP/stderr"
+serve_spec 50 "models:/repo/xgb/1" trian
+run "$TRAINC" check "$TMP/serve/spec.yaml"
+t "... an unknown step in a service's needs is an error with a suggestion" \
+  grep -q "unknown step 'trian' in needs of service 'scorer'; did you mean 'train'?" "$TMP/stderr"
+
 run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same/xgb-a4"
 t "the same output: nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
 t "the same output: every object unchanged" grep -Eq '^Summary: 0 step\(s\) run; objects: [0-9]+ unchanged$' "$TMP/stdout"

@@ -169,6 +169,55 @@ void check_model_fits(const System& sys, const Service& s, const Document& doc, 
             Anchor::key, {doc.note(pool->ptr, fmt::format("pool '{}' declared here", pool->name), Anchor::key)});
 }
 
+/// A service that serves steps' output: its model folder should be what one of them writes, to
+/// its outputs' folder or through a writable mount of the same store. A warning: the steps may
+/// write it another way (their own upload), which trainc cannot see.
+void check_served_output(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
+  if (s.needs.empty()) return;
+  const auto trim = [](std::string p) {
+    while (!p.empty() && (p.back() == '/')) p.pop_back();
+    while (!p.empty() && p.front() == '/') p.erase(0, 1);
+    return p;
+  };
+  const auto overlap = [&](const StoreRef& a, const std::string& store, const std::string& path) {
+    if (a.store != store) return false;
+    const std::string x = trim(a.path), y = trim(path);
+    return x.empty() || y.empty() || x == y || x.starts_with(y + "/") || y.starts_with(x + "/");
+  };
+  std::vector<std::string> written;
+  for (const StoreRef* ref : s.store_refs()) {
+    if (ref->store.empty()) continue;
+    bool found = false;
+    for (const auto& need : s.needs)
+      for (const auto& st : sys.steps) {
+        if (st.name != need) continue;
+        // Its outputs' folder, what trainrt writes (datagen's and xgboost's `to`), a writable mount.
+        if (st.outputs) {
+          found = found || overlap(*ref, st.outputs->to.store, st.outputs->to.path);
+          written.push_back(fmt::format("'{}' writes {}", st.name, st.outputs->to.url));
+        }
+        const auto reads = store_reads(st.run);
+        for (const StoreLoc* loc : store_locs(st.run)) {
+          if (std::find(reads.begin(), reads.end(), loc) != reads.end()) continue;
+          found = found || overlap(*ref, loc->store, loc->path);
+          written.push_back(fmt::format("'{}' writes {}:{}", st.name, loc->store, loc->path));
+        }
+        // A user's program may write anywhere through a writable mount of the store; trainrt writes
+        // only its `to` (the mounts trainc adds for it say nothing more).
+        if (store_locs(st.run).empty())
+          for (const auto& m : st.mounts) found = found || (m.store == ref->store && !m.read_only);
+      }
+    if (!found)
+      doc.warning(diags, ref->ptr,
+                  fmt::format("service '{}' serves {} and needs {}, but no step it needs writes there ({}): it would "
+                              "serve what an earlier run or a person left; point `outputs.to` of the training step "
+                              "at this folder",
+                              s.name, ref->url.empty() ? ref->store + ":" + ref->path : ref->url,
+                              fmt::format("'{}'", fmt::join(s.needs, "', '")),
+                              written.empty() ? "they have no `outputs`" : fmt::format("{}", fmt::join(written, "; "))));
+  }
+}
+
 }  // namespace
 
 void check_services(const System& sys, const Document& doc, Diagnostics& diags) {
@@ -197,6 +246,7 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
     const auto& s = entry.second;
     check_placement(sys, s, doc, diags);
     check_model_fits(sys, s, doc, diags);
+    check_served_output(sys, s, doc, diags);
     if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)
       doc.error(diags, s.ptr,
                 fmt::format("service '{}' asks for {} GPU(s) but names no pool; set 'pool' to a GPU pool", name, s.gpus),

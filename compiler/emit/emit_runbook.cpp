@@ -562,8 +562,19 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
       break;
     case RolloutStep::Kind::kShared:
     case RolloutStep::Kind::kCluster: apply_each(); break;
-    case RolloutStep::Kind::kContents: return contents_runbook_commands(sys, *step.workload->service);
+    case RolloutStep::Kind::kContents: {
+      std::string md;
+      for (const k8s::Object* done : step.waits)
+        md += cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
+                                  "--timeout=-1s", k8s::kubectl_ref(*done)})
+                  .line() +
+              "\n";
+      return md + contents_runbook_commands(sys, *step.workload->service);
+    }
     case RolloutStep::Kind::kService:
+      for (const k8s::Object* done : step.waits)
+        cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
+                                           "--timeout=-1s", k8s::kubectl_ref(*done)}));
       apply_each();
       cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
       break;

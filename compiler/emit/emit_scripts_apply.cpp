@@ -211,7 +211,10 @@ void install(ShellScript& sh, const System& sys, const RolloutStep& step) {
 void apply_service(ShellScript& sh, const RolloutStep& step) {
   const k8s::Workload& w = *step.workload;
   sh.line();
-  sh.comment(fmt::format("Service '{}' ({}).", w.name, w.service->kind()));
+  sh.comment(w.needs.empty() ? fmt::format("Service '{}' ({}).", w.name, w.service->kind())
+                             : fmt::format("Service '{}' ({}), serving the output of {}: a new run of one rolls it.",
+                                           w.name, w.service->kind(), fmt::join(w.needs, ", ")));
+  for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
   call(sh, cmd::apply_files(kube_target(), step.files));
   sh.line(fmt::format("wait_rollout {} {}s", lit(k8s::kubectl_ref(w.done())), k8s::rollout_timing(*w.service).wait));
 }
@@ -279,7 +282,16 @@ void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
       call(sh, cmd::apply_files(kube_target(), step.files));
       return;
     }
-    case RolloutStep::Kind::kContents: contents_step(sh, sys, *step.workload->service); return;
+    case RolloutStep::Kind::kContents:
+      if (!step.waits.empty()) {  // a service that serves steps' output: what it looks for, they write
+        sh.line();
+        sh.comment(fmt::format("Service '{}' serves the output of {}: once {} done.", step.workload->name,
+                               fmt::join(step.workload->needs, ", "),
+                               step.workload->needs.size() == 1 ? "it is" : "they are"));
+        for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
+      }
+      contents_step(sh, sys, *step.workload->service);
+      return;
     case RolloutStep::Kind::kService: apply_service(sh, step); return;
     case RolloutStep::Kind::kHealth: health_check(sh); return;
     case RolloutStep::Kind::kWorkload: apply_workload(sh, step); return;

@@ -24,6 +24,9 @@ std::string step_base_name(const System& sys, const Step& step);
 /// The labels that find a step's runs: every run object carries the step's name and its run id.
 inline constexpr std::string_view kStepLabel = "trainc.dev/step";
 inline constexpr std::string_view kRunLabel = "trainc.dev/run";
+/// On a service's pod template: "<step>=<run id>,..." for the steps whose output it serves (its
+/// `needs`), so a new run of one rolls it.
+inline constexpr std::string_view kServedRunsAnnotation = "trainc.dev/serves-runs";
 /// A run marks its first start with an empty file "<prefix><run id>" in its checkpoint folder: the
 /// checkpoints written since are its own (k8s/entry_script.h).
 inline constexpr std::string_view kRunMarkerPrefix = ".trainc-run-";

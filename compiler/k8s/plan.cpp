@@ -296,6 +296,7 @@ Plan plan(const System& sys) {
     Workload w;
     w.service = &s;
     w.name = name;
+    w.needs = s.needs;
     service_objects(sys, s, w);
     p.services.push_back(std::move(w));
   }

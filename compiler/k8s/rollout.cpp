@@ -1,6 +1,7 @@
 #include "k8s/rollout.h"
 
 #include <set>
+#include <utility>
 
 namespace trainc {
 
@@ -83,18 +84,33 @@ Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
     r.steps.push_back(std::move(s));
   }
   for (const auto& w : plan.clusters) r.steps.push_back(apply(Kind::kCluster, w));
-  for (const auto& w : plan.services) {
+  // A service that serves steps' output (its `needs`) comes after the pipeline, once they are done.
+  bool serves_steps = false;
+  std::set<std::string> waited;
+  auto service = [&](const k8s::Workload& w) {
+    std::vector<const k8s::Object*> waits;
+    for (const auto& need : w.needs)
+      if (const k8s::Workload* dep = plan.workload(need))
+        if (waited.insert(need).second && dep->done().ready != k8s::Ready::kApplied) waits.push_back(&dep->done());
     bool contents = false;
     for (const StoreContents& c : w.service->store_contents()) contents = contents || c.source || !c.needs.empty();
     if (contents) {
       RolloutStep s{Kind::kContents};
       s.workload = &w;
+      s.waits = std::exchange(waits, {});  // what it looks for is what the steps wrote
       r.steps.push_back(std::move(s));
     }
-    r.steps.push_back(apply(Kind::kService, w));
+    RolloutStep s = apply(Kind::kService, w);
+    s.waits = std::move(waits);
+    r.steps.push_back(std::move(s));
+  };
+  for (const auto& w : plan.services) {
+    if (w.needs.empty())
+      service(w);
+    else
+      serves_steps = true;
   }
-  if (!plan.services.empty()) r.steps.push_back(RolloutStep{Kind::kHealth});
-  std::set<std::string> waited;
+  if (!plan.services.empty() && !serves_steps) r.steps.push_back(RolloutStep{Kind::kHealth});
   for (const auto& w : plan.workloads) {
     RolloutStep s = apply(Kind::kWorkload, w);
     auto wait = [&](const k8s::Object& done, const std::string& key) {
@@ -104,6 +120,11 @@ Rollout make_rollout(const System& sys, const k8s::Plan& plan) {
     for (const auto& need : w.needs)
       if (const k8s::Workload* dep = plan.workload(need)) wait(dep->done(), need);
     r.steps.push_back(std::move(s));
+  }
+  if (serves_steps) {
+    for (const auto& w : plan.services)
+      if (!w.needs.empty()) service(w);
+    r.steps.push_back(RolloutStep{Kind::kHealth});
   }
 
   // Teardown: the gateway's load balancer first, released by the cluster that made it; then the

@@ -134,6 +134,13 @@ ojson server_deployment(const System& sys, const Service& s, const Object& obj) 
     // The server reads GCS as it starts: through the sidecar, which must be up first.
     meta["annotations"] = {{"proxy.istio.io/config", R"({"holdApplicationUntilProxyStarts": true})"}};
   }
+  // The runs of the steps whose output it serves: a new run changes the pod template, so the
+  // Deployment rolls and the server loads what the new run wrote.
+  std::vector<std::string> runs;
+  for (const auto& need : s.needs)
+    for (const auto& st : sys.steps)
+      if (st.name == need) runs.push_back(need + "=" + (st.run_id.empty() ? std::string("unnamed") : st.run_id));
+  if (!runs.empty()) meta["annotations"][std::string(kServedRunsAnnotation)] = fmt::format("{}", fmt::join(runs, ","));
   meta["labels"] = labels;
   spec["template"] = {{"metadata", meta}, {"spec", pod}};
   d["spec"] = spec;

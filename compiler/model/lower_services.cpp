@@ -21,7 +21,7 @@ constexpr int kVllmStartupSeconds = 1200;
 
 }  // namespace
 
-Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr) {
+Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr, bool serves_steps) {
   Triton out;
   out.repository = gcs_ref(sys, t["repository"], ptr_key(ptr, "repository"), "Triton");
   if (t.contains("models")) out.models = string_list(t["models"]);
@@ -29,9 +29,11 @@ Triton Lowerer::triton(const System& sys, const json& t, const std::string& ptr)
   if (t.contains("source")) {
     // The repository's one StoreContents: what each model of `models` needs, in their order.
     const std::vector<StoreContents> contents = out.store_contents();
-    out.source = content_source(t["source"], ptr_key(ptr, "source"), out.repository,
-                                contents.empty() ? std::vector<NeededObject>{} : contents.front().needs,
-                                ptr_key(ptr, "models"));
+    std::vector<NeededObject> needs = contents.empty() ? std::vector<NeededObject>{} : contents.front().needs;
+    // A service that serves steps' output gets its models' versions from them, when they have run.
+    if (serves_steps)
+      for (auto& n : needs) n.versions_in.clear();
+    out.source = content_source(t["source"], ptr_key(ptr, "source"), out.repository, needs, ptr_key(ptr, "models"));
   }
   return out;
 }
@@ -121,7 +123,7 @@ ServerKind Lowerer::server_kind(const System& sys, const json& s, Service& svc) 
   const std::string kptr = ptr_key(svc.ptr, std::string(set.front()));
   const json& k = s[std::string(set.front())];
   return make_alternative<ServerKind>(set.front(),
-                                      [&](std::type_identity<Triton>) { return triton(sys, k, kptr); },
+                                      [&](std::type_identity<Triton>) { return triton(sys, k, kptr, s.contains("needs") && !s["needs"].empty()); },
                                       [&](std::type_identity<Vllm>) { return vllm(sys, s, kptr, svc); });
 }
 
@@ -135,6 +137,7 @@ Service Lowerer::service(const System& sys, const std::string& name, const json&
     out.pool = s["pool"];
     pool = pool_ref(sys, out.pool, ptr_key(out.ptr, "pool"));
   }
+  if (s.contains("needs")) out.needs = string_list(s["needs"]);
   if (s.contains("autoscaling")) {
     const json& a = s["autoscaling"];
     const std::string aptr = ptr_key(out.ptr, "autoscaling");

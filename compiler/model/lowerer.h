@@ -150,7 +150,7 @@ class Lowerer {
 
   // lower_services.cpp: services and the servers they run.
 
-  Triton triton(const System& sys, const json& t, const std::string& ptr);
+  Triton triton(const System& sys, const json& t, const std::string& ptr, bool serves_steps);
 
   /// `source:` (at `ptr`) of the store folder `into`, which must hold `needs`, each named by the
   /// item of the spec's list at `needs_ptr`: a folder source must hold each, a fetched file may

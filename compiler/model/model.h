@@ -673,6 +673,8 @@ struct Service {
   ServerKind server;
   std::string image, image_pull_policy = "IfNotPresent";
   std::string pool;  ///< "" = no placement constraint
+  /// Steps whose output it serves: applied once they have completed, rolled by their new runs.
+  std::vector<std::string> needs;
   int replicas = 1, min = 1, max = 1;
   int pending_requests = 10;  ///< the HPA's target of waiting requests per pod
   int gpus = 0;
