@@ -17,8 +17,8 @@
 
 #include "completion.h"
 #include "driver.h"
-#include "emit/emit_scripts.h"
 #include "inspect/against.h"
+#include "k8s/queue.h"
 #include "inspect/explain.h"
 #include "model/images.h"
 #include "inspect/graph.h"
@@ -346,7 +346,7 @@ std::optional<OutputFiles> read_old_output(const std::string& dir, const std::st
   }
   OutputFiles files;
   // model.yaml for the pools, addons/'s Kueue configuration for the controller's restart.
-  std::vector<std::string> paths{"model.yaml", std::string(scripts::kKueueConfigFile)};
+  std::vector<std::string> paths{"model.yaml", std::string(k8s::kKueueConfigFile)};
   for (const auto& e : old.list("k8s", error)) {
     const bool yaml = e.path.ends_with(".yaml") || e.path.ends_with(".yml");
     if (yaml && e.type == UntrustedFolder::Entry::Type::file) paths.push_back(e.path);

@@ -249,6 +249,7 @@ run "$TRAINC" plan "$TMP/serve/spec.yaml" --against "$TMP/serve/old/serve" --for
 cp "$TMP/stdout" "$TMP/serve/plan.json"
 t "... a new run of train rolls the service" check_plan "$TMP/serve/plan.json" \
   "runs=train; object=Deployment:k8s/service-scorer-deployment.yaml:roll"
+t "... and the plan says why" grep -q "it serves a new run of the steps it needs" "$TMP/serve/plan.json"
 serve_spec 50 "models:/elsewhere" train
 run "$TRAINC" check "$TMP/serve/spec.yaml"
 t "... a service whose model folder no step it needs writes gets a warning" \

@@ -15,8 +15,9 @@ stdlib/catalog.yaml and the variant's parameters:
     hold for the pool, of the DaemonSets trainc emits there (read from its manifests), and the
     margin;
   - every pod's requests: a whole-node pod asks for the room less the containers added beside it
-    (GCS FUSE sidecar, KubeRay autoscaler); an explicit one for what the variant wrote, plus them
-    (and the Istio proxy);
+    (GCS FUSE sidecar, KubeRay autoscaler), and an unsized Dask scheduler less its largest client
+    step too, where it keeps half; an explicit one for what the variant wrote, plus them (and the
+    Istio proxy);
   - the system pods (catalog systemPods whose conditions hold), which name no pool and go on the
     open pools (those without GPUs; every pool when all have GPUs, as GKE then taints none), and
     which whole-node pods on those pools leave room for;
@@ -486,6 +487,16 @@ def draft(rng, cat, n, own_ds):
             p.own = tuple(base[k] * p.fraction - added[k] for k in (0, 1))
         else:
             p.own = tuple(min(p.capped[k], base[k] - added[k]) for k in (0, 1))
+    # A Dask scheduler trainc sizes leaves room beside itself for the largest of its cluster's client
+    # steps that may land on its pool (the pool a client names, or an open pool when it names none),
+    # where the scheduler keeps at least half of what it would have.
+    for lead in [p for p in expected if p.kind == "cluster/dask" and p.workload.endswith("/scheduler") and p.whole]:
+        clients = [q for q in step_pods.get("on-" + lead.workload.split("/")[0], [])
+                   if q.pool == lead.pool or (q.pool is None and lead.pool in open_pools(by_name))]
+        if clients:
+            need = (max(q.cpu for q in clients), max(q.mem for q in clients))
+            if all(need[k] <= lead.own[k] / 2 for k in (0, 1)):
+                lead.own = tuple(lead.own[k] - need[k] for k in (0, 1))
     # Most variants get pools of the fewest nodes (up to 3) that hold their pods; the others one pool
     # a node short: placement is judged on both sides of the line.
     short = rng.choice(list(by_name)) if rng.random() < 0.3 else None

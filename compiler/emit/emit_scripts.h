@@ -9,13 +9,14 @@
 
 #include "commands/command.h"
 #include "emit/emitter.h"
+#include "k8s/queue.h"
 #include "quoting/shell.h"
 #include "model/model.h"
 
 namespace trainc::scripts {
 
 /// Kueue's configuration (k8s/queue.h kueue_config_map), written when the system installs Kueue.
-inline constexpr std::string_view kKueueConfigFile = "addons/kueue-manager-config.yaml";
+inline constexpr std::string_view kKueueConfigFile = k8s::kKueueConfigFile;
 
 /// The pool GKE makes with every cluster; removed as Terraform's remove_default_node_pool does.
 inline constexpr std::string_view kDefaultPool = "default-pool";

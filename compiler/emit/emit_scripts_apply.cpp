@@ -363,11 +363,19 @@ void check_prerequisites(ShellScript& sh, const System& sys) {
 void services_only_exit(ShellScript& sh, const k8s::Plan& plan) {
   sh.line();
   sh.line("prune");
+  // Services that serve steps' output come after the steps: not applied either.
+  std::vector<std::string> after;
+  for (const auto& w : plan.services)
+    if (!w.needs.empty()) after.push_back("'" + w.name + "'");
   sh.open("if [ \"$SERVICES_ONLY\" = 1 ]; then")
-      .line(plan.workloads.empty() ? "log 'applied (the system has no pipeline steps)'"
-                                   : fmt::format("log {}", sh_quote(fmt::format("applied; --services-only: the {} pipeline "
-                                                                                "step(s) are not started",
-                                                                                plan.workloads.size()))))
+      .line(plan.workloads.empty()
+                ? "log 'applied (the system has no pipeline steps)'"
+                : fmt::format("log {}", sh_quote(fmt::format(
+                                            "applied; --services-only: the {} pipeline step(s) are not started{}",
+                                            plan.workloads.size(),
+                                            after.empty() ? ""
+                                                          : fmt::format(", nor service(s) {}, which serve their output",
+                                                                        fmt::join(after, ", "))))))
       .line("exit 0")
       .close("fi");
   if (!plan.workloads.empty()) sh.line("rerun_steps");

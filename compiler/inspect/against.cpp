@@ -9,8 +9,8 @@
 
 #include "base/printable.h"
 #include "base/yaml_tree.h"
-#include "emit/emit_scripts.h"
 #include "k8s/names.h"
+#include "k8s/queue.h"
 #include "k8s/services.h"
 #include "model/catalog.h"
 
@@ -113,7 +113,7 @@ constexpr std::string_view kNewRun = "what it runs changed: its run has a new na
 /// The Configuration in an output's Kueue ConfigMap (addons/), as JSON; null when the output has
 /// none (a system without queues) or it does not parse.
 json kueue_configuration_in(const OutputFiles& files) {
-  const auto f = files.find(std::string(scripts::kKueueConfigFile));
+  const auto f = files.find(std::string(k8s::kKueueConfigFile));
   if (f == files.end()) return nullptr;
   try {
     for (const auto& d : read_yaml_documents(f->second)) {
@@ -140,7 +140,7 @@ void kueue_configuration_change(const OutputFiles& old, const OutputFiles& neu, 
   if (before == now) return;
   const KueueConfig& k = catalog().kueue_config();
   const std::string& ns = catalog().kueue().ns;
-  const std::string file(scripts::kKueueConfigFile);
+  const std::string file(k8s::kKueueConfigFile);
   ObjectChange config;
   config.key = {"", "ConfigMap", ns, k.config_map};
   config.file = file;
@@ -248,6 +248,10 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
         reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
       } else if (v.action == k8s::UpdateVerdict::Action::roll) {
         c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
+        std::string served = "/spec/template/metadata/annotations/";
+        for (char ch : k8s::kServedRunsAnnotation) served += ch == '/' ? std::string("~1") : std::string(1, ch);
+        if (std::find(v.changed.begin(), v.changed.end(), served) != v.changed.end())
+          c.detail += "; it serves a new run of the steps it needs, and loads what that run writes once it is done";
         if (const std::string outage = service_roll_outage(services, m.key); !outage.empty()) c.detail += "; " + outage;
       } else if (v.action == k8s::UpdateVerdict::Action::update) {
         c.detail = v.why.empty() ? fmt::format("changed in place: {}", pointer_list(v.changed)) : v.why;

@@ -55,6 +55,8 @@ PodsReady pods_ready(const System& sys);
 std::string go_duration(int seconds);
 /// Kueue's Configuration for the system: the pinned release's, plus waitForPodsReady (YAML text).
 std::string kueue_configuration(const System& sys);
+/// Where the output holds it, as a ConfigMap apply.sh applies over the release's.
+inline constexpr std::string_view kKueueConfigFile = "addons/kueue-manager-config.yaml";
 /// The ConfigMap that holds it, as the release manifest names and labels it; apply.sh applies it
 /// after the manifest (addons/kueue-manager-config.yaml).
 ojson kueue_config_map(const System& sys);

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <regex>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -124,16 +123,17 @@ void Lowerer::node_reserves(System& sys) {
 }
 
 void Lowerer::size_whole_nodes(System& sys) {
-  // client_room: one whole-node group on each pool the cluster's client steps (in pods of their
-  // own, Dask's; sized already by size_steps) may land on leaves room beside itself for the
-  // largest of them, GCS FUSE sidecar included, the scheduler before the workers.
-  auto size_cluster = [&](ComputeCluster& c, bool client_room) {
+  for (auto& [name, c] : sys.clusters) {
     const auto added = c.added_containers();
     const bool fuse = !c.mounts.empty();
+    // A lead the spec does not size (a Dask scheduler) leaves room beside itself for the largest
+    // of the cluster's client steps (in pods of their own; sized already by size_steps), GCS FUSE
+    // sidecar included, on each pool they may land on: what trainc sizes fits together. Whatever
+    // the pools' node counts, so that a fix that adds nodes sizes nothing anew.
     std::map<std::string, std::pair<double, double>> clients;
-    if (client_room)
+    if (c.steps_have_own_pods())
       for (const Step& st : sys.steps) {
-        if (st.cluster != c.name) continue;
+        if (st.cluster != name) continue;
         const Sidecar& sidecar = catalog().gcsfuse_sidecar();
         // A step without a pool lands on a pool open to it (placement.h open_pools).
         for (const auto& p : st.pool.empty() ? open_pools(sys, st.gpus) : std::vector<std::string>{st.pool}) {
@@ -142,7 +142,6 @@ void Lowerer::size_whole_nodes(System& sys) {
           bytes = std::max(bytes, st.resources.requested("memory") + (st.mounts.empty() ? 0 : sidecar.bytes));
         }
       }
-    std::set<std::string> beside;  // pools whose client room a group has left
     auto size = [&](PodGroup& g, bool lead) {
       const Pool* pool = sys.pool(g.pool);
       if (!g.whole_node || !pool) return;
@@ -158,43 +157,20 @@ void Lowerer::size_whole_nodes(System& sys) {
         cores += r.requested("cpu");
         bytes += r.requested("memory");
       }
-      if (const auto client = clients.find(g.pool); client != clients.end() && !beside.count(g.pool)) {
+      if (const auto client = clients.find(g.pool); lead && client != clients.end()) {
         const double room_cores = pool->room_cpu() - cores - (fuse ? catalog().gcsfuse_sidecar().cores : 0);
         const double room_bytes = pool->room_memory() - bytes - (fuse ? catalog().gcsfuse_sidecar().bytes : 0);
-        // Only where the group keeps at least half of what it would have: else it takes the node and
-        // the placement check says the client steps find no room, and why.
+        // Only where the lead keeps at least half of what it would have: else it takes the node, and
+        // the placement check says where the client steps find no room.
         if (client->second.first <= room_cores / 2 && client->second.second <= room_bytes / 2) {
           cores += client->second.first;
           bytes += client->second.second;
-          beside.insert(g.pool);
         }
       }
       if (auto whole = whole_node(pool, lead, fuse, cores, bytes)) g.resources = *whole;
     };
     std::visit([&](auto& e) { size(e.lead(), true); }, c.engine);
     for (auto& g : c.workers) size(g, false);
-  };
-  std::set<std::string> with_clients;  // clusters with whole-node groups and client steps in pods of their own
-  for (auto& [name, c] : sys.clusters) {
-    size_cluster(c, false);
-    bool whole = false;
-    std::visit([&](auto& e) { whole = e.lead().whole_node; }, c.engine);
-    for (const auto& g : c.workers) whole = whole || g.whole_node;
-    if (!whole || !c.steps_have_own_pods()) continue;
-    for (const Step& st : sys.steps)
-      if (st.cluster == name) with_clients.insert(name);
-  }
-  if (with_clients.empty()) return;
-  // Where the whole-node pods leave a client step no room, they leave it some: the spec sized
-  // neither, so what trainc places together fits.
-  std::set<std::string> stranded;
-  for (const auto& pp : place(sys).pools)
-    for (const auto& ph : pp.phases)
-      for (const auto& pod : ph.unplaced) stranded.insert(pod.workload);
-  for (const auto& name : with_clients) {
-    bool resize = false;
-    for (const Step& st : sys.steps) resize = resize || (st.cluster == name && stranded.count(st.name));
-    if (resize) size_cluster(sys.clusters.at(name), true);
   }
 }
 

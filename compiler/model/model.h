@@ -673,11 +673,9 @@ struct Service {
   ServerKind server;
   std::string image, image_pull_policy = "IfNotPresent";
   std::string pool;  ///< "" = no placement constraint
-  /// Steps whose output it serves: applied once they have completed, rolled by their new runs.
-  std::vector<std::string> needs;
-  int replicas = 1, min = 1, max = 1;
+  std::vector<std::string> needs;  ///< steps whose output it serves: applied after them, rolled by their runs
+  int replicas = 1, min = 1, max = 1, gpus = 0;
   int pending_requests = 10;  ///< the HPA's target of waiting requests per pod
-  int gpus = 0;
   Resources resources;
   std::string shm;
   int startup_seconds = kDefaultStartupSeconds;
