@@ -542,6 +542,11 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
   auto apply_each = [&] {  // a file a line, each easy to run again alone
     for (const auto& f : step.files) cmds.push_back(cmd::apply_files(kube, {f}));
   };
+  auto wait_each = [&] {  // what the step waits for first; a jsonpath's braces are quoted for the shell
+    for (const k8s::Object* done : step.waits)
+      cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
+                                         "--timeout=-1s", k8s::kubectl_ref(*done)}));
+  };
   switch (step.kind) {
     case RolloutStep::Kind::kImages:  // each is in the registry (see "Build the images")
       for (const auto& i : step.images) cmds.push_back(cmd::gcloud({"artifacts", "docker", "images", "describe", i.image}));
@@ -563,26 +568,19 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
     case RolloutStep::Kind::kShared:
     case RolloutStep::Kind::kCluster: apply_each(); break;
     case RolloutStep::Kind::kContents: {
+      wait_each();
       std::string md;
-      for (const k8s::Object* done : step.waits)
-        md += cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
-                                  "--timeout=-1s", k8s::kubectl_ref(*done)})
-                  .line() +
-              "\n";
+      for (const auto& c : cmds) md += c.line() + "\n";
       return md + contents_runbook_commands(sys, *step.workload->service);
     }
     case RolloutStep::Kind::kService:
-      for (const k8s::Object* done : step.waits)
-        cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
-                                           "--timeout=-1s", k8s::kubectl_ref(*done)}));
+      wait_each();
       apply_each();
       cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
       break;
     case RolloutStep::Kind::kHealth: break;  // scripts/health.sh, named above the commands
     case RolloutStep::Kind::kWorkload:
-      for (const k8s::Object* done : step.waits)  // a jsonpath's braces are quoted for the shell
-        cmds.push_back(cmd::kubectl(kube, {"wait", "-n", sys.ns, fmt::format("--for={}", k8s::wait_condition(done->ready)),
-                                           "--timeout=-1s", k8s::kubectl_ref(*done)}));
+      wait_each();
       apply_each();
       break;
   }
