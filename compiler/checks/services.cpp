@@ -184,10 +184,10 @@ void check_served_output(const System& sys, const Service& s, const Document& do
     const std::string x = trim(a.path), y = trim(path);
     return x.empty() || y.empty() || x == y || x.starts_with(y + "/") || y.starts_with(x + "/");
   };
-  std::vector<std::string> written;
   for (const StoreRef* ref : s.store_refs()) {
     if (ref->store.empty()) continue;
     bool found = false;
+    std::vector<std::string> written;
     for (const auto& need : s.needs)
       for (const auto& st : sys.steps) {
         if (st.name != need) continue;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "base/data_path.h"
 #include "base/printable.h"
 #include "base/yaml_tree.h"
 #include "k8s/names.h"
@@ -248,8 +249,7 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
         reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
       } else if (v.action == k8s::UpdateVerdict::Action::roll) {
         c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
-        std::string served = "/spec/template/metadata/annotations/";
-        for (char ch : k8s::kServedRunsAnnotation) served += ch == '/' ? std::string("~1") : std::string(1, ch);
+        const std::string served = ptr_key("/spec/template/metadata/annotations", k8s::kServedRunsAnnotation);
         if (std::find(v.changed.begin(), v.changed.end(), served) != v.changed.end())
           c.detail += "; it serves a new run of the steps it needs, and loads what that run writes once it is done";
         if (const std::string outage = service_roll_outage(services, m.key); !outage.empty()) c.detail += "; " + outage;

@@ -136,16 +136,13 @@ System Lowerer::run() {
       steps.push_back(step(sys, pipeline[i], ptr));
   }
   resolve_needs(steps);
-  // A service's needs name steps too (train, then serve).
-  for (const auto& [name, s] : sys.services) {
-    std::vector<std::string> names;
-    for (const auto& st : steps) names.push_back(st.name);
+  // A service's needs name steps too (train, then serve): any in the pipeline, pruned or not.
+  for (const auto& [name, s] : sys.services)
     for (size_t i = 0; i < s.needs.size(); ++i)
-      if (std::find(names.begin(), names.end(), s.needs[i]) == names.end() && !pruned("step", s.needs[i]))
+      if (std::find(step_names_.begin(), step_names_.end(), s.needs[i]) == step_names_.end())
         doc_.error(diags_, ptr_index(ptr_key(s.ptr, "needs"), i),
                    fmt::format("unknown step '{}' in needs of service '{}'{}", s.needs[i], name,
-                               did_you_mean(s.needs[i], names)));
-  }
+                               did_you_mean(s.needs[i], step_names_)));
   sys.steps = dependency_order(std::move(steps), doc_, diags_, &in_cycles_);
   objectives_from_tables(sys, sys.steps);
   size_steps(sys);
