@@ -24,6 +24,8 @@ EDITS=(
   "ray-t4|spec.yaml|--results=/results]|--results=/results/v2]|runs=train; object=RayJob:k8s/train-rayjob.yaml:rerun"
   "dask-cpu|spec.yaml|cpu: {pool: cpu, replicas: 2}|cpu: {pool: cpu, replicas: 1}|runs=; object=Deployment:k8s/cluster-dask-cpu-deployment.yaml:update; object=ConfigMap:k8s/sum-of-squares-configmap.yaml:update; object=Job:k8s/sum-of-squares-job.yaml:unchanged"
   "gpt-a4-tas|spec.yaml|torchrun: {script: eval.py}|torchrun: {script: eval2.py}|runs=evaluate"
+  "customgpt|spec.yaml|labels: {batch-size: \"1200\"|labels: {batch-size: \"1300\"|runs=train; ckpt=train:clean"
+  "customgpt|spec.yaml|resumeFlag: --resume}|resumeFlag: --resume, resumeFrom: data/base.pt}|runs=train; ckpt=train:file:/home/eai_role/code/data/base.pt"
 )
 
 # check_plan JSON EXPECTATION: the plan's `against` section meets the expectation.
@@ -57,6 +59,11 @@ for part in [p.strip() for p in sys.argv[2].split(";") if p.strip()]:
         found = [p["action"] for p in a["pools"] if p["pool"] == pool]
         if found != [action]:
             problems.append(f"pool {pool}: {found}, expected {action}")
+    elif part.startswith("ckpt="):
+        step, where, *file = part[5:].split(":")
+        found = [(r.get("checkpoints"), r.get("resumeFile")) for r in a["runs"] if r["step"] == step]
+        if found != [(where, file[0] if file else None)]:
+            problems.append(f"run of {step} starts from {found}, expected {where} {file}")
     elif part == "pools-unchanged":
         changed = [p["pool"] for p in a["pools"] if p["action"] != "unchanged"]
         if changed:

@@ -390,6 +390,55 @@ new_run_starts_clean() {
   [ "$rc" -eq 0 ] && [ "$last" = "resumed:c-1.pt" ] || { echo "resumeFrom: previous must continue from the bucket's newest, the c-1.pt the last run wrote (exit $rc): $last"; tail -n 20 "$TMP/stdout"; return 1; }
 }
 
+# ---- history bounds the runs whose checkpoints the store keeps ----------------------------------
+# One bucket across three runs (LR 1, 2, 3) of a step with history: 2 that writes c-<LR>.pt: the
+# third run's start removes the first run's checkpoint and marker, in the bucket too, and keeps the
+# second's.
+PRUNE_CMD='mkdir -p ckpt; sleep 1; echo x >ckpt/c-$LR.pt'
+prune_spec() {
+  gang_spec prune 1 0 "$PRUNE_CMD" '    history: 2
+    checkpoints: {path: ckpt, pattern: "c-*.pt"}
+    outputs: {path: ckpt, to: "ck:/out/", every: 10m}'
+  sed -i -e 's/^pipeline:/storage:\n  ck: {s3: {bucket: prune}}\npipeline:/' \
+    -e "s/^    env: {LINES/    env: {LR: \"$1\", LINES/" "$TMP/prune.yaml"
+}
+bucket_files() { find "$1" -name '*._S3rver_object' -printf '%f\n' 2>/dev/null | sed 's/\._S3rver_object$//' | sort | tr '\n' ' '; }
+history_prunes_old_runs() {
+  local lr got
+  for lr in 1 2 3; do
+    prune_spec "$lr"
+    run "$TRAINC" run --local "$TMP/prune.yaml" --workdir "$TMP/prune"
+    [ "$rc" -eq 0 ] || { echo "run LR=$lr: exit $rc"; tail -n 20 "$TMP/stdout"; return 1; }
+    got=$(bucket_files "$TMP/prune/s3/prune/out" | tr ' ' '\n' | grep -c '^\.trainc-run-')
+    [ "$got" -eq "$((lr < 2 ? lr : 2))" ] || { echo "after run LR=$lr the bucket holds $got run markers: $(bucket_files "$TMP/prune/s3/prune/out")"; return 1; }
+  done
+  got=$(bucket_files "$TMP/prune/s3/prune/out" | tr ' ' '\n' | grep '^c-' | tr '\n' ' ')
+  [ "$got" = "c-2.pt c-3.pt " ] || { echo "history: 2 must keep the checkpoints of runs LR=2 and 3 only; the bucket holds: $got"; return 1; }
+  grep -q "removing checkpoint c-1.pt: its run is older than the 2 kept (history)" "$TMP/stdout" || { echo "the removal was not said:"; tail -n 20 "$TMP/stdout"; return 1; }
+}
+
+# ---- resumeFrom a file: a new run starts from it, its retry from its own checkpoint ---------------
+# The base file comes with an input; attempt 1 writes c-1.pt and is killed by its own hand (exit 1),
+# attempt 2 must resume c-1.pt, not the base. A spec naming a file no input brings is refused.
+START_CMD='echo "resumed:${TRAINC_RESUME_FROM##*/}" >>"$LINES"; mkdir -p ckpt; echo x >ckpt/c-1.pt; sleep 1;'
+START_CMD+=' if [ ! -e "$MARK.failed" ]; then touch "$MARK.failed"; exit 1; fi'
+resume_from_file() {
+  gang_spec start 1 1 "$START_CMD" '    inputs: [{from: "ck:/base/", to: base}]
+    checkpoints: {path: ckpt, pattern: "c-*.pt", resumeFrom: base/model.pt}
+    outputs: {path: ckpt, to: "ck:/out/", every: 1s}'
+  sed -i -e 's/^pipeline:/storage:\n  ck: {s3: {bucket: start}}\npipeline:/' "$TMP/start.yaml"
+  mkdir -p "$TMP/start-base" && echo base >"$TMP/start-base/model.pt"
+  run "$TRAINC" run --local "$TMP/start.yaml" --workdir "$TMP/start" --seed "ck:/base/=$TMP/start-base"
+  [ "$rc" -eq 0 ] || { echo "exit $rc"; tail -n 30 "$TMP/stdout" "$TMP/stderr"; return 1; }
+  [ "$(grep resumed "$TMP/start.lines" | tr '\n' ' ')" = "resumed:model.pt resumed:c-1.pt " ] ||
+    { echo "attempt 1 must start from base/model.pt and attempt 2 resume its own c-1.pt:"; cat "$TMP/start.lines"; tail -n 30 "$TMP/stdout"; return 1; }
+  grep -q "starts from .*/base/model.pt (checkpoints.resumeFrom)" "$TMP/stdout" || { echo "the start file was not said"; return 1; }
+  sed -i 's|resumeFrom: base/model.pt|resumeFrom: previus|' "$TMP/start.yaml"
+  run "$TRAINC" check "$TMP/start.yaml"
+  [ "$rc" -ne 0 ] && grep -q "resumeFrom 'previus' is neither 'run', 'previous' nor a file the step's inputs or mounts bring.*did you mean 'previous'" "$TMP/stderr" ||
+    { echo "a misspelled resumeFrom must be refused with a did-you-mean (exit $rc):"; cat "$TMP/stderr"; return 1; }
+}
+
 t "every pod of a 4-pod step failing is one gang failure: one retry, then success" every_rank_fails_once
 t "one pod exiting 1 stops the others at once; each gang failure spends one retry, then the step fails with its code" one_rank_fails_the_gang
 t "an exit code in noRetryExitCodes (3 listed; 127 by default) fails the step in one attempt, naming pod and code" no_retry_code_fails_at_once
@@ -399,13 +448,15 @@ t "a kill due after its attempt ended hits the next attempt; two due at once are
 t "--kill, --preempt and --chaos arguments are checked before anything runs" bad_faults_refused
 t "--chaos SEED prints the --kill it chose, and that --kill reproduces the run" chaos_is_reproducible
 if ! torch_tools_present; then
-  for name in "a gang stop keeps rank 0's checkpoint" "a new run starts clean" "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
+  for name in "a gang stop keeps rank 0's checkpoint" "a new run starts clean" "history prunes old runs' checkpoints" "resumeFrom a file" "examples/mnist unbroken" "examples/mnist with pod 2 killed mid-epoch" \
     "examples/customgpt unbroken" "examples/customgpt with its pod killed mid-epoch"; do
     t_skip "$name" "missing $TORCH_TOOLS_MISSING; tools/install-deps.sh installs them"
   done
 else
   t "a gang stop reaches rank 0's entry script alone, which syncs its unsynced checkpoint; attempt 2 resumes from it" gang_stop_keeps_rank0_checkpoint
   t "a new run starts clean though the bucket holds an earlier run's checkpoints; the same run, or resumeFrom: previous, continues" new_run_starts_clean
+  t "history: 2 keeps the checkpoints of the newest 2 runs in the bucket; the third run's start removes the first's" history_prunes_old_runs
+  t "resumeFrom a file an input brings: a new run starts from it, its retry resumes its own checkpoint; a misspelling is refused" resume_from_file
   t "examples/mnist (4 pods, checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints" mnist_unbroken
   t "examples/mnist with pod 2 killed mid-epoch: the gang restarts once from the newest checkpoint, same checkpoints" mnist_killed
   t "examples/customgpt (checkpoints synced to a local S3 bucket) unbroken: 5 checkpoints in the bucket" gpt_unbroken

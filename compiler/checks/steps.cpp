@@ -1,15 +1,48 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/data_path.h"
 #include "base/overloaded.h"
+#include "base/spelling.h"
 #include "checks/checks.h"
+#include "model/checkpoints.h"
 
 namespace trainc {
 namespace {
 
-/// Whether `inner` is `outer` or below it (both absolute, normalised).
-bool path_within(const std::string& inner, const std::string& outer) {
-  return inner == outer || outer == "/" || inner.starts_with(outer + "/");
+/// checkpoints.resumeFrom naming a file: one that an input syncs in or a mount holds, outside the
+/// checkpoint folder (which runs write and prune). A word that is neither ("previus") is likely a
+/// misspelled keyword rather than a file.
+void check_start_file(const Step& step, const Document& doc, Diagnostics& diags) {
+  const Checkpoints& c = *step.checkpoints;
+  const std::string file = c.start_from, ptr = ptr_key(c.ptr, "resumeFrom");
+  const std::string written =
+      path_within(file, step.workdir) && file != step.workdir ? file.substr(step.workdir.size() + (step.workdir == "/" ? 0 : 1)) : file;
+  std::vector<std::string> places;
+  bool brought = false;
+  for (const auto& in : step.inputs) {
+    places.push_back(fmt::format("input {} syncs into {}", in.from.url, in.to));
+    brought = brought || (file != in.to && path_within(file, in.to));
+  }
+  for (const auto& m : step.mounts) {
+    places.push_back(fmt::format("store '{}' is mounted at {}", m.store, m.path));
+    brought = brought || (file != m.path && path_within(file, m.path));
+  }
+  if (path_within(file, c.path)) {
+    doc.error(diags, ptr,
+              fmt::format("resumeFrom '{}' is in the checkpoint folder '{}', which the step's runs write and prune; "
+                          "keep the file a new run starts from elsewhere (an input or a mount), or use resumeFrom: "
+                          "previous to continue from the newest checkpoint there",
+                          written, c.path),
+              Anchor::value);
+  } else if (!brought) {
+    const std::string where = places.empty() ? "the step has no inputs or mounts" : fmt::format("{}", fmt::join(places, "; "));
+    doc.error(diags, ptr,
+              fmt::format("resumeFrom '{}' is neither 'run', 'previous' nor a file the step's inputs or mounts bring "
+                          "({}): add an input that syncs it in, or mount its bucket{}",
+                          written, where, did_you_mean(written, {"run", "previous"})),
+              Anchor::value);
+  }
 }
 
 /// Names the entry script or the Job set for the trainer; a spec that sets them breaks rendezvous.
@@ -83,10 +116,7 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
               "'pipeline' or a 'gcp' section");
   for (const auto& step : sys.steps) {
     check_kind(sys, step, doc, diags);
-    const Mount* ckpt_mount = nullptr;
-    if (step.checkpoints)
-      for (const auto& m : step.mounts)
-        if (!m.read_only && path_within(step.checkpoints->path, m.path)) ckpt_mount = &m;
+    const Mount* ckpt_mount = checkpoint_mount(step);
     if (step.checkpoints && !step.outputs && !ckpt_mount) {
       doc.error(diags, step.checkpoints->ptr,
                 "'checkpoints' needs 'outputs' (an S3 store synced in and out) or a writable GCS mount that holds "
@@ -99,6 +129,7 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
                             step.checkpoints->path, step.outputs->path, step.outputs->path),
                 Anchor::value, {doc.note(ptr_key(step.outputs->ptr, "path"), "outputs path set here")});
     }
+    if (step.checkpoints && !step.checkpoints->start_from.empty()) check_start_file(step, doc, diags);
     if (!step.mounts.empty() && sys.pod_service_account().empty())
       doc.error(diags, ptr_key(step.ptr, "mounts"),
                 "GCS mounts need an identity the bucket trusts: add 'identity' (a service account bound with "

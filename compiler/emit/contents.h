@@ -34,7 +34,7 @@ bool reads_spec_dir(const System& sys);
 
 /// apply.sh's kContents step: fetch and check the pinned files, then upload; or, without a
 /// source, die at once when a needed object is missing.
-void contents_step(ShellScript& sh, const System& sys, const Service& s);
+void contents_step(ShellScript& sh, const Service& s);
 
 /// health.sh: dies at once, with missing_message(), when a needed object is not in its store.
 void contents_lookups(ShellScript& sh, const Service& s);

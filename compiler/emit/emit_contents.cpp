@@ -132,7 +132,7 @@ void contents_lookups(ShellScript& sh, const Service& s) {
   for (const StoreContents& c : s.store_contents()) lookups(sh, s, c);
 }
 
-void contents_step(ShellScript& sh, const System& sys, const Service& s) {
+void contents_step(ShellScript& sh, const Service& s) {
   for (const StoreContents& c : s.store_contents()) {
     if (!c.source && c.needs.empty()) continue;
     sh.line();

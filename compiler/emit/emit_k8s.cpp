@@ -13,6 +13,7 @@
 #include "k8s/names.h"
 #include "k8s/prerequisites.h"
 #include "model/catalog.h"
+#include "model/checkpoints.h"
 #include "model/failure.h"
 #include "k8s/pod.h"
 #include "model/images.h"
@@ -106,7 +107,7 @@ ojson container(const System& sys, const Step& step) {
   }
   // The run the pod belongs to (its label, set once the run is named): a run resumes from its own
   // checkpoints only.
-  if (step.checkpoints && !step.checkpoints->resume_previous)
+  if (runs_keep_apart(step))
     env.push_back(k8s::env_field("TRAINC_RUN", fmt::format("metadata.labels['{}']", k8s::kRunLabel)));
   std::set<std::string> regions;
   auto note_store = [&](const std::string& store) {

@@ -109,6 +109,7 @@ ojson step_json(const Step& s) {
                                    : ojson(nullptr);
   // Written only when the spec gives them (the plan's goodput line reads them; no object does).
   if (s.checkpoints && s.checkpoints->resume_previous) j["checkpoints"]["resumeFrom"] = "previous";
+  if (s.checkpoints && !s.checkpoints->start_from.empty()) j["checkpoints"]["resumeFrom"] = s.checkpoints->start_from;
   if (s.checkpoints && s.checkpoints->every_seconds) j["checkpoints"]["every"] = format_duration(*s.checkpoints->every_seconds);
   if (s.checkpoints && s.checkpoints->cost_seconds) j["checkpoints"]["cost"] = format_duration(*s.checkpoints->cost_seconds);
   j["labels"] = map_json(s.labels);

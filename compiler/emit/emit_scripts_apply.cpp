@@ -290,7 +290,7 @@ void apply_step(ShellScript& sh, const System& sys, const RolloutStep& step) {
                                step.workload->needs.size() == 1 ? "it is" : "they are"));
         for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
       }
-      contents_step(sh, sys, *step.workload->service);
+      contents_step(sh, *step.workload->service);
       return;
     case RolloutStep::Kind::kService: apply_service(sh, step); return;
     case RolloutStep::Kind::kHealth: health_check(sh); return;

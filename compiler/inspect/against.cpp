@@ -298,7 +298,11 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
     const auto r = reruns.find(s.name);
     if (r == reruns.end()) continue;
     StepRun run{s.name, r->second, 0, 0, 0, std::nullopt, std::nullopt, std::nullopt, ""};
-    if (s.checkpoints) run.checkpoints = s.checkpoints->resume_previous ? "previous" : "clean";
+    if (s.checkpoints) {
+      run.checkpoints = s.checkpoints->resume_previous ? "previous" : s.checkpoints->start_from.empty() ? "clean" : "file";
+      run.resume_file = s.checkpoints->start_from;
+      if (!s.checkpoints->resume_previous) run.history = s.history;
+    }
     if (const WorkloadPlan* w = step_workload(plan, s.name)) {
       run.pods = w->max_pods;
       run.gpus = w->max_pods * w->gpus_per_pod;
@@ -348,9 +352,13 @@ std::string render_against_text(const AgainstPlan& a) {
       if (r.cost_bound) held += fmt::format(", <= ${:.2f}", *r.cost_bound);
       if (r.price_per_hour) held += fmt::format(", ${:.2f} per hour while it runs", *r.price_per_hour);
       out += fmt::format("  {}: {} ({} pod{}, {})\n", r.step, r.why, r.pods, r.pods == 1 ? "" : "s", held);
+      const std::string kept =
+          fmt::format("the checkpoints of its earlier runs stay in the store (the newest {} runs', history), not resumed",
+                      r.history);
       if (r.checkpoints == "clean")
-        out += "    starts clean: the checkpoints of its earlier runs stay in the store, not resumed "
-               "(checkpoints.resumeFrom: previous would continue from them)\n";
+        out += fmt::format("    starts clean: {} (checkpoints.resumeFrom: previous would continue from them)\n", kept);
+      else if (r.checkpoints == "file")
+        out += fmt::format("    starts from {} (checkpoints.resumeFrom): {}\n", r.resume_file, kept);
       else if (r.checkpoints == "previous")
         out += "    continues from the newest checkpoint in the store, whichever run wrote it (checkpoints.resumeFrom: "
                "previous)\n";
@@ -418,7 +426,7 @@ nlohmann::ordered_json against_json(const AgainstPlan& a) {
     pools.push_back({{"pool", p.pool}, {"action", p.action}, {"fields", p.fields}, {"detail", p.detail}});
   out["pools"] = pools;
   oj runs = oj::array();
-  for (const auto& r : a.runs)
+  for (const auto& r : a.runs) {
     runs.push_back({{"step", r.step},
                     {"why", r.why},
                     {"pods", r.pods},
@@ -428,6 +436,8 @@ nlohmann::ordered_json against_json(const AgainstPlan& a) {
                     {"costBound", r.cost_bound ? oj(*r.cost_bound) : oj()},
                     {"pricePerHour", r.price_per_hour ? oj(*r.price_per_hour) : oj()},
                     {"checkpoints", r.checkpoints.empty() ? oj() : oj(r.checkpoints)}});
+    if (!r.resume_file.empty()) runs.back()["resumeFile"] = r.resume_file;
+  }
   out["runs"] = runs;
   oj counts = oj::object();
   for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove"}) {

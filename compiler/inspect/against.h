@@ -42,8 +42,10 @@ struct StepRun {
   std::optional<double> price_per_hour;
   /// Where a new run of a step that keeps checkpoints starts: "clean" (resumeFrom: run, the
   /// default: an earlier run's checkpoints are not its own), "previous" (it continues from the
-  /// store's newest checkpoint), "" when it keeps none.
-  std::string checkpoints;
+  /// store's newest checkpoint), "file" (it starts from `resume_file`, resumeFrom's file), "" when
+  /// it keeps none.
+  std::string checkpoints, resume_file;
+  int history = 0;  ///< the runs whose checkpoints the store keeps (not under "previous")
 };
 
 struct AgainstPlan {

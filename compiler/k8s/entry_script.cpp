@@ -10,6 +10,7 @@
 #include "k8s/names.h"
 #include "k8s/preflight.h"
 #include "model/catalog.h"
+#include "model/checkpoints.h"
 #include "model/images.h"
 #include "base/output_sink.h"
 #include "quoting/shell.h"
@@ -145,22 +146,6 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
 
 /// The step's logs in its outputs folder, one per attempt: trainc-<step>-<UTC start>.log (the step's
 /// name is a DNS label: no glob or shell character).
-/// Whether `inner` is `outer` or below it (both absolute pod paths).
-bool within(const std::string& inner, const std::string& outer) {
-  return inner == outer || inner.starts_with(outer.ends_with('/') ? outer : outer + "/");
-}
-
-/// The checkpoint folder's place under outputs.path when the checkpoints travel with the outputs
-/// (synced with S3: "" for outputs.path itself), or nothing when a writable mount holds them.
-std::optional<std::string> checkpoints_in_outputs(const Step& step) {
-  if (!step.checkpoints || !step.outputs) return std::nullopt;
-  for (const auto& m : step.mounts)
-    if (!m.read_only && within(step.checkpoints->path, m.path)) return std::nullopt;
-  if (!within(step.checkpoints->path, step.outputs->path)) return std::nullopt;
-  const std::string rel = std::filesystem::path(step.checkpoints->path).lexically_relative(step.outputs->path).generic_string();
-  return rel == "." ? "" : rel;
-}
-
 std::string output_log_glob(const Step& step) { return fmt::format("trainc-{}-*.log", step.name); }
 
 }  // namespace
@@ -286,11 +271,13 @@ std::string entry_script(const System& sys, const Step& step) {
       // when the folder is in S3, so that a retry finds it with the store's time, as it finds the
       // checkpoints). Only what was written since then is this run's own.
       const bool only_rank0 = step.distributed();
-      std::string marker_dir = pod_path(c.path);
+      const std::string& start = c.start_from;
       sh.comment("A run resumes from its own checkpoints only: the newest written since its first start, which");
-      sh.comment("the marker below records. A new run (TRAINC_RUN is the pod's trainc.dev/run label) starts clean");
-      sh.comment("whatever an earlier run left in the store (checkpoints.resumeFrom: previous would continue).");
-      sh.line(fmt::format("RUN_MARK={}/{}\"${{TRAINC_RUN:?the pod has no trainc.dev/run label}}\"", marker_dir,
+      sh.comment("the marker below records. A new run (TRAINC_RUN is the pod's trainc.dev/run label) starts");
+      sh.comment(start.empty() ? "clean whatever an earlier run left in the store (checkpoints.resumeFrom: previous would continue)."
+                               : "from checkpoints.resumeFrom's file, whatever an earlier run left in the store.");
+      sh.line(fmt::format("CKPT_DIR={}", pod_path(c.path)));
+      sh.line(fmt::format("RUN_MARK=\"$CKPT_DIR\"/{}\"${{TRAINC_RUN:?the pod has no trainc.dev/run label}}\"",
                           k8s::kRunMarkerPrefix));
       sh.open("if [ -e \"$RUN_MARK\" ]; then")
           .line("TRAINC_RESUME_FROM=")
@@ -298,26 +285,65 @@ std::string entry_script(const System& sys, const Step& step) {
           .open("while read -r when file; do")
           .line("if [ \"${when%.*}\" -ge \"$run_since\" ]; then TRAINC_RESUME_FROM=$file; fi")
           .close(fmt::format("done < <({} | sort -n)", newest))
-          .open("if [ -z \"$TRAINC_RESUME_FROM\" ]; then")
-          .line("log \"run $TRAINC_RUN has written no checkpoint yet: starting clean\"")
-          .close("fi")
-          .branch("else")
-          .line("TRAINC_RESUME_FROM=")
-          .line("log \"run $TRAINC_RUN starts clean: an earlier run's checkpoints are not resumed (checkpoints.resumeFrom: previous would)\"");
+          .open("if [ -z \"$TRAINC_RESUME_FROM\" ]; then");
+      if (start.empty()) {
+        sh.line("log \"run $TRAINC_RUN has written no checkpoint yet: starting clean\"");
+      } else {
+        sh.line(fmt::format("TRAINC_RESUME_FROM={}", pod_path(start)))
+            .line("log \"run $TRAINC_RUN has written no checkpoint yet: starting from $TRAINC_RESUME_FROM (checkpoints.resumeFrom)\"");
+      }
+      sh.close("fi").branch("else");
+      if (start.empty()) {
+        sh.line("TRAINC_RESUME_FROM=")
+            .line("log \"run $TRAINC_RUN starts clean: an earlier run's checkpoints are not resumed (checkpoints.resumeFrom: previous would)\"");
+      } else {
+        sh.line(fmt::format("TRAINC_RESUME_FROM={}", pod_path(start)))
+            .line("log \"run $TRAINC_RUN starts from $TRAINC_RESUME_FROM (checkpoints.resumeFrom): an earlier run's checkpoints are not resumed\"");
+      }
       std::string guard;
       if (only_rank0 && step.multislice()) guard = "[ \"$NODE_RANK\" = 0 ] && [ \"$MEGASCALE_SLICE_ID\" = 0 ]";
       else if (only_rank0) guard = "[ \"$NODE_RANK\" = 0 ]";
-      std::string mark = fmt::format("mkdir -p {} && : >\"$RUN_MARK\"", marker_dir);
+      // The folder's place in the store when the checkpoints travel with the outputs: what is
+      // marked or pruned here is marked or pruned there too (the output sync only adds).
+      std::string url;
       if (const auto rel = checkpoints_in_outputs(step)) {
-        std::string url = step.outputs->to.url;
+        url = step.outputs->to.url;
         if (url.empty() || url.back() != '/') url += '/';
         if (!rel->empty()) url += *rel + "/";
-        mark += " && s3 cp \"$RUN_MARK\" " + sh_quote(url);
       }
       if (!guard.empty()) sh.open(fmt::format("if {}; then", guard));
-      sh.line(mark);
+      sh.line("mkdir -p \"$CKPT_DIR\" && : >\"$RUN_MARK\"");
+      if (!url.empty()) sh.line("s3 cp \"$RUN_MARK\" " + sh_quote(url));
+      sh.comment(fmt::format("The store keeps the checkpoints of the newest {} run(s) (history): an older run's go, with", step.history));
+      sh.comment("its marker. A checkpoint belongs to the newest run that had started when it was written.");
+      sh.line("mapfile -t run_marks < <(find \"$CKPT_DIR\" -maxdepth 1 -type f -name '" + std::string(k8s::kRunMarkerPrefix) +
+              "*' -printf '%T@ %p\\n' | sort -rn | cut -d' ' -f2-)");
+      sh.open(fmt::format("if [ \"${{#run_marks[@]}}\" -gt {} ]; then", step.history))
+          .line(fmt::format("keep_since=$(find \"${{run_marks[{}]}}\" -maxdepth 0 -printf '%Ts')", step.history - 1))
+          .open("while read -r when file; do")
+          .line("[ \"${when%.*}\" -lt \"$keep_since\" ] || continue")
+          .line(fmt::format("log \"removing checkpoint ${{file#\"$CKPT_DIR\"/}}: its run is older than the {} kept (history)\"", step.history))
+          .line("rm -f -- \"$file\"");
+      if (!url.empty()) sh.line(fmt::format("s3 rm {}\"${{file#\"$CKPT_DIR\"/}}\"", sh_quote(url)));
+      sh.close(fmt::format("done < <({})", newest))
+          .open(fmt::format("for file in \"${{run_marks[@]:{}}}\"; do", step.history))
+          .line("rm -f -- \"$file\"");
+      if (!url.empty()) sh.line(fmt::format("s3 rm {}\"${{file##*/}}\"", sh_quote(url)));
+      sh.close("done").close("fi");
       if (!guard.empty()) sh.close("fi");
       sh.close("fi");
+      if (!start.empty()) {
+        sh.comment("The file a new run starts from comes with an input or a mount: without it, no retry helps.");
+        sh.open(fmt::format("if [ \"$TRAINC_RESUME_FROM\" = {} ] && [ ! -f \"$TRAINC_RESUME_FROM\" ]; then", pod_path(start)))
+            .line(fmt::format("line=\"trainc: step '{}' starts from checkpoints.resumeFrom $TRAINC_RESUME_FROM, which is not "
+                              "there: put the file in the store the step's inputs or mounts bring\"",
+                              step.name))
+            .line("log \"$line\"")
+            .line("printf '%s\\n' \"$line\" >&2")
+            .line("if [ -z \"${TRAINC_LOCAL:-}\" ] && [ -w /dev/termination-log ]; then printf '%s\\n' \"$line\" >/dev/termination-log; fi")
+            .line(fmt::format("exit {}", kPreflightExit))
+            .close("fi");
+      }
     }
     sh.open("if [ -n \"$TRAINC_RESUME_FROM\" ]; then")
         .line("log \"resuming from $TRAINC_RESUME_FROM\"")

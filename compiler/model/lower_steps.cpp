@@ -112,10 +112,14 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
     auto seconds = [&](const char* key) {
       return c.contains(key) ? std::optional<int>(duration(c, key, 0, cptr)) : std::nullopt;
     };
+    // "run", "previous", or a file a new run starts from (checks/steps.cpp judges where it is).
+    const std::string resume_from = get_or<std::string>(c, "resumeFrom", "run");
+    const bool named = resume_from == "run" || resume_from == "previous";
     out.checkpoints = Checkpoints{.path = pod_path(out.workdir, c["path"]),
                                   .pattern = get_or<std::string>(c, "pattern", "*"),
                                   .resume_flag = get_or<std::string>(c, "resumeFlag", ""),
-                                  .resume_previous = get_or<std::string>(c, "resumeFrom", "run") == "previous",
+                                  .resume_previous = resume_from == "previous",
+                                  .start_from = named ? "" : pod_path(out.workdir, resume_from),
                                   .ptr = cptr,
                                   .every_seconds = seconds("every"),
                                   .cost_seconds = seconds("cost")};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/spelling.h"
+#include "model/checkpoints.h"
 
 namespace trainc::lowering {
 
@@ -119,10 +120,7 @@ void Lowerer::default_versioning(System& sys) {
   for (auto& [name, st] : sys.stores) {
     if (st.kind != Store::Kind::gcs || root_["storage"][name]["gcs"].contains("versioning")) continue;
     for (const auto& step : sys.steps)
-      for (const auto& m : step.mounts)
-        if (m.store == name && step.checkpoints &&
-            (step.checkpoints->path == m.path || step.checkpoints->path.starts_with(m.path + "/")))
-          st.versioning = true;
+      if (const Mount* m = checkpoint_mount(step); m && m->store == name) st.versioning = true;
   }
 }
 

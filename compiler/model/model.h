@@ -298,7 +298,6 @@ struct Mount {
 struct StoreRef {
   std::string store, path, url, ptr;
 };
-
 struct Sync {
   StoreRef from;
   std::string to;  ///< absolute path in the pod
@@ -317,9 +316,10 @@ struct Checkpoints {
   std::string path;  ///< absolute path in the pod, inside outputs.path
   std::string pattern = "*";
   std::string resume_flag;
-  /// resumeFrom: previous: a new run continues from whatever the store holds; else a run resumes
-  /// only from the checkpoints written since it first started (its .trainc-run-<id> marker).
+  /// resumeFrom: previous: a new run continues from whatever the store holds; else a run resumes only
+  /// what it wrote since it first started (its .trainc-run-<id> marker), or else `start_from` (a file).
   bool resume_previous = false;
+  std::string start_from;  ///< resumeFrom: <file>: absolute pod path, inside an input or a mount
   std::string ptr;
   std::optional<int> every_seconds, cost_seconds;  ///< the interval and one write's time (model/goodput.h)
 };

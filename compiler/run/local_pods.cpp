@@ -17,6 +17,7 @@
 #include "k8s/names.h"
 #include "k8s/pod.h"
 #include "k8s/preflight.h"
+#include "model/checkpoints.h"
 #include "model/failure.h"
 #include "quoting/shell.h"
 #include "run/local_s3.h"
@@ -85,7 +86,7 @@ std::map<std::string, std::string> pod_env(const System& sys, const Step& step, 
   // Secrets live in the cluster: here they come from this shell's environment, when set.
   for (const auto& [k, _] : step.secret_env)
     if (const char* v = std::getenv(k.c_str())) env[k] = v;
-  if (step.checkpoints && !step.checkpoints->resume_previous) env["TRAINC_RUN"] = step.run_id;
+  if (runs_keep_apart(step)) env["TRAINC_RUN"] = step.run_id;
   env["TRAINC_POD_ROOT"] = root.string();
   env["TRAINC_LOCAL"] = "1";
   return env;
@@ -109,11 +110,11 @@ struct Pending {
 /// synced (`checkpoints.path` inside `outputs.path`, under `outputs.to`), and whether it is the
 /// local S3 server's (whose objects end in `._S3rver_object`); "" when the step syncs none.
 std::pair<fs::path, bool> stored_checkpoints(const System& sys, const Step& step, const LocalRunOptions& opt) {
-  if (!step.checkpoints || !step.outputs) return {};
+  const auto in_outputs = checkpoints_in_outputs(step);
+  if (!in_outputs) return {};
   const Store* store = sys.store(step.outputs->to.store);
   if (!store) return {};
-  const fs::path rel = fs::path(step.checkpoints->path).lexically_relative(step.outputs->path);
-  if (rel.empty() || *rel.begin() == "..") return {};
+  const fs::path rel(*in_outputs);
   if (store->kind == Store::Kind::gcs)
     return {fs::absolute(under(opt.workdir / "stores" / store->name, step.outputs->to.path) / rel).lexically_normal(), false};
   // s3rver keeps object KEY of BUCKET in <data>/BUCKET/KEY._S3rver_object.
@@ -329,11 +330,17 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       const fs::path mark = ckpt_folder.first / (std::string(k8s::kRunMarkerPrefix) + step.run_id +
                                                  (ckpt_folder.second ? "._S3rver_object" : ""));
       const auto since = fs::last_write_time(mark, ec);
+      if (ec && !step.checkpoints->start_from.empty())
+        return fmt::format("starting from {} (checkpoints.resumeFrom): run {} has stored no start marker, so no "
+                           "checkpoint of its own", step.checkpoints->start_from, step.run_id);
       if (ec) return fmt::format("starting clean: run {} has stored no start marker, so no checkpoint of its own", step.run_id);
       std::erase_if(held, [&](const auto& c) {
         return std::chrono::floor<std::chrono::seconds>(c.second) < std::chrono::floor<std::chrono::seconds>(since);
       });
     }
+    if (held.empty() && !step.checkpoints->start_from.empty())
+      return fmt::format("starting from {} (checkpoints.resumeFrom): the store holds none of this run's checkpoints yet",
+                         step.checkpoints->start_from);
     if (held.empty()) return "starting over: the store holds none of this run's checkpoints yet";
     auto newest = held.begin();
     for (auto it = held.begin(); it != held.end(); ++it)
