@@ -266,6 +266,58 @@ run "$TRAINC" check "$TMP/serve/spec.yaml"
 t "... an unknown step in a service's needs is an error with a suggestion" \
   grep -q "unknown step 'trian' in needs of service 'scorer'; did you mean 'train'?" "$TMP/stderr"
 
+# A step on a schedule: a CronJob whose Jobs are each a run of their own, applied after the steps
+# it needs; an edit updates the CronJob in place and starts nothing now.
+mkdir -p "$TMP/sched"
+sched_spec() {  # sched_spec SCRIPT
+  cat >"$TMP/sched/spec.yaml" <<SPEC
+apiVersion: trainc/v1
+kind: TrainingSystem
+name: nightly
+gcp: {project: my-project, region: us-central1}
+storage: {ck: {s3: {bucket: evals}}}
+pipeline:
+  - {name: train, image: python:3.12, command: [python3, train.py]}
+  - name: evaluate
+    needs: [train]
+    image: python:3.12
+    command: [python3, $1]
+    schedule: {cron: "*/30 1-5 * * MON-FRI", timeZone: Europe/Berlin}
+    outputs: {path: out, to: "ck:/evals/"}
+    checkpoints: {path: out/ckpt}
+SPEC
+}
+sched_spec eval.py
+run "$TRAINC" compile "$TMP/sched/spec.yaml" -o "$TMP/sched/old"
+CJ=$TMP/sched/old/nightly/k8s/evaluate-cronjob.yaml
+t "schedule: the spec compiles to a CronJob named <system>-<step>" bash -c '[ "$1" -eq 0 ] && grep -q "^  name: nightly-evaluate$" "$2"' _ "$rc" "$CJ"
+t "... with the schedule, the time zone, no overlap and the step's history" bash -c \
+  'grep -q "^  schedule: \"\*/30 1-5 \* \* MON-FRI\"$" "$1" && grep -q "^  timeZone: Europe/Berlin$" "$1" &&
+   grep -q "^  concurrencyPolicy: Forbid$" "$1" && grep -q "^  successfulJobsHistoryLimit: 3$" "$1"' _ "$CJ"
+t "... each scheduled Job is a run of its own: TRAINC_RUN is the Job's name" \
+  grep -q "fieldPath: \"metadata.labels\['batch.kubernetes.io/job-name'\]\"" "$CJ"
+sched_order() {
+  local apply=$TMP/sched/old/nightly/scripts/apply.sh
+  awk '/^wait_job nightly-train-/ { waited = NR } /evaluate-cronjob.yaml/ { applied = NR }
+       END { exit !(waited && applied > waited) }' "$apply" || { grep -n "wait_job\|cronjob" "$apply"; return 1; }
+  grep -q 'LIST_SELECTOR="$SELECTOR,!trainc.dev/schedule" listed' "$apply" || { echo "run pruning would take the CronJob's Jobs"; return 1; }
+}
+t "... apply.sh applies it once train is done, and leaves its Jobs to the CronJob's history" sched_order
+if oracles_present "the CronJob meets the API server's schema" k8s-validate; then
+  run "$ORACLE/k8s-validate" "$CJ"
+  t "the CronJob meets the API server's schema (k8s-validate)" test "$rc" -eq 0
+fi
+sched_spec eval2.py
+run "$TRAINC" compile "$TMP/sched/spec.yaml" -o "$TMP/sched/new"
+run "$TRAINC" plan "$TMP/sched/spec.yaml" --against "$TMP/sched/old/nightly" --format json
+cp "$TMP/stdout" "$TMP/sched/plan.json"
+t "an edited scheduled step starts nothing now: its CronJob is updated in place" check_plan "$TMP/sched/plan.json" \
+  "runs=; object=CronJob:k8s/evaluate-cronjob.yaml:update"
+if [ "$have_oracle" = 1 ]; then
+  "$ORACLE/k8s-update-check" "$TMP/sched/old/nightly/k8s" "$TMP/sched/new/nightly/k8s" >"$TMP/sched/update.txt" 2>&1
+  t "... and the API server accepts the update (k8s-update-check)" grep -q "^0 refused" "$TMP/sched/update.txt"
+fi
+
 run "$TRAINC" plan examples/xgb-a4/spec.yaml --against "$TMP/same/xgb-a4"
 t "the same output: nothing runs" grep -q '^Steps that run: none' "$TMP/stdout"
 t "the same output: every object unchanged" grep -Eq '^Summary: 0 step\(s\) run; objects: [0-9]+ unchanged$' "$TMP/stdout"

@@ -5,6 +5,7 @@
 #include "base/overloaded.h"
 #include "base/spelling.h"
 #include "checks/checks.h"
+#include "k8s/names.h"
 #include "model/checkpoints.h"
 
 namespace trainc {
@@ -43,6 +44,52 @@ void check_start_file(const Step& step, const Document& doc, Diagnostics& diags)
                           written, where, did_you_mean(written, {"run", "previous"})),
               Anchor::value);
   }
+}
+
+/// A step on a schedule: a cron expression the CronJob controller reads, a step a CronJob can make
+/// (one pod of a Job), a CronJob name within Kubernetes' 52 characters, and nothing that waits for
+/// it to finish (it never does).
+void check_schedule(const System& sys, const Step& step, const Document& doc, Diagnostics& diags) {
+  const Schedule& sc = *step.schedule;
+  if (const auto problem = cron_problem(sc.cron))
+    doc.error(diags, ptr_key(sc.ptr, "cron"), fmt::format("schedule '{}': {}", sc.cron, *problem), Anchor::value);
+  std::string why;
+  if (sys.compute_cluster(step.cluster) && !sys.compute_cluster(step.cluster)->steps_have_own_pods())
+    why = fmt::format("it runs on Ray cluster '{}' as a RayJob", step.cluster);
+  else if (k8s::runs_as_jobset(sys, step))
+    why = "it runs as a JobSet (a TPU slice, or pods that restart as one)";
+  else if (step.distributed())
+    why = fmt::format("its {} pods find each other through a Service named after their Job, which a CronJob's Jobs, "
+                      "named at each time, do not have",
+                      step.nodes);
+  if (!why.empty())
+    doc.error(diags, sc.ptr,
+              fmt::format("step '{}' cannot run on a schedule: {}, and Kubernetes schedules only Jobs (a CronJob); run "
+                          "it once per apply, or schedule a one-pod step",
+                          step.name, why),
+              Anchor::key);
+  const std::string name = k8s::step_base_name(sys, step);
+  if (name.size() > 52)
+    doc.error(diags, sc.ptr,
+              fmt::format("the CronJob of step '{}' would be named '{}', {} characters; Kubernetes allows 52 (its "
+                          "controller adds 11 to name each Job): shorten the step's or the system's name",
+                          step.name, name, name.size()),
+              Anchor::key);
+  if (sc.starting_deadline_seconds < 10)
+    doc.error(diags, ptr_key(sc.ptr, "startingDeadline"),
+              "a starting deadline under 10s may never be met: the CronJob controller looks every 10 seconds",
+              Anchor::value);
+  const auto refuse_need = [&](const std::string& who, const std::string& ptr, const std::vector<std::string>& needs) {
+    for (size_t i = 0; i < needs.size(); ++i)
+      if (needs[i] == step.name)
+        doc.error(diags, ptr_index(ptr_key(ptr, "needs"), i),
+                  fmt::format("{} needs step '{}', which runs on a schedule and so never finishes for it to wait on; "
+                              "drop it from needs, or take the schedule off '{}'",
+                              who, step.name, step.name),
+                  Anchor::value);
+  };
+  for (const auto& other : sys.steps) refuse_need(fmt::format("step '{}'", other.name), other.ptr, other.needs);
+  for (const auto& [name, svc] : sys.services) refuse_need(fmt::format("service '{}'", name), svc.ptr, svc.needs);
 }
 
 /// Names the entry script or the Job set for the trainer; a spec that sets them breaks rendezvous.
@@ -130,6 +177,7 @@ void check_steps(const System& sys, const Document& doc, Diagnostics& diags) {
                 Anchor::value, {doc.note(ptr_key(step.outputs->ptr, "path"), "outputs path set here")});
     }
     if (step.checkpoints && !step.checkpoints->start_from.empty()) check_start_file(step, doc, diags);
+    if (step.schedule) check_schedule(sys, step, doc, diags);
     if (!step.mounts.empty() && sys.pod_service_account().empty())
       doc.error(diags, ptr_key(step.ptr, "mounts"),
                 "GCS mounts need an identity the bucket trusts: add 'identity' (a service account bound with "

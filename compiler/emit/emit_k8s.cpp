@@ -107,8 +107,10 @@ ojson container(const System& sys, const Step& step) {
   }
   // The run the pod belongs to (its label, set once the run is named): a run resumes from its own
   // checkpoints only.
+  // A scheduled step's run is each Job its CronJob makes: one night's run does not resume another's.
   if (runs_keep_apart(step))
-    env.push_back(k8s::env_field("TRAINC_RUN", fmt::format("metadata.labels['{}']", k8s::kRunLabel)));
+    env.push_back(k8s::env_field("TRAINC_RUN", fmt::format("metadata.labels['{}']", step.schedule ? "batch.kubernetes.io/job-name"
+                                                                                                   : k8s::kRunLabel)));
   std::set<std::string> regions;
   auto note_store = [&](const std::string& store) {
     if (const auto* s = sys.store(store); s && !s->region.empty()) regions.insert(s->region);
@@ -250,6 +252,29 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   spec["template"] = pod_template(sys, step, configmap, false);
   j["spec"] = spec;
   return j;
+}
+
+/// A step on a schedule: a CronJob whose Jobs are the step's Job. The Jobs and their pods carry
+/// the CronJob's name (k8s::kScheduleLabel), which apply.sh's run pruning leaves to the CronJob's
+/// own history limits; Kueue reads its queue label on the Job template, as on a Job.
+ojson cron_job(const System& sys, const Step& step, const k8s::Object& obj, const std::string& configmap) {
+  const Schedule& sc = *step.schedule;
+  ojson made = job(sys, step, obj, configmap);
+  const std::string label(k8s::kScheduleLabel);
+  ojson job_meta{{"labels", made["metadata"]["labels"]}};
+  job_meta["labels"][label] = obj.name;
+  if (made["metadata"].contains("annotations")) job_meta["annotations"] = made["metadata"]["annotations"];
+  made["spec"]["template"]["metadata"]["labels"][label] = obj.name;
+  ojson cj = typed(obj);
+  cj["metadata"] = metadata(obj.name, sys.ns, step_labels(sys, step));
+  cj["spec"] = {{"schedule", sc.cron},
+                {"timeZone", sc.time_zone},
+                {"startingDeadlineSeconds", sc.starting_deadline_seconds},
+                {"concurrencyPolicy", sc.replace ? "Replace" : "Forbid"},
+                {"successfulJobsHistoryLimit", step.history},
+                {"failedJobsHistoryLimit", step.history},
+                {"jobTemplate", {{"metadata", job_meta}, {"spec", made["spec"]}}}};
+  return cj;
 }
 
 /// A TPU step (one Indexed Job per slice, `nodes` pods each, one per host) or a gang (one Indexed
@@ -409,10 +434,12 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kClusterQueue: return k8s::cluster_queue(sys, obj);
     case k8s::Role::kLocalQueue: return k8s::local_queue(sys, obj);
     case k8s::Role::kBatchJob:
+    case k8s::Role::kCronJob:
     case k8s::Role::kJobSet: {
       std::string configmap;
       for (const auto& o : w->objects)
         if (o.role == k8s::Role::kEntryScript) configmap = o.name;
+      if (obj.role == k8s::Role::kCronJob) return cron_job(sys, *w->step, obj, configmap);
       return obj.role == k8s::Role::kJobSet ? jobset(sys, *w->step, obj, configmap) : job(sys, *w->step, obj, configmap);
     }
   }

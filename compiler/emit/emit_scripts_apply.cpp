@@ -464,6 +464,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
     apply_step(sh, sys, r.steps[i]);
   }
   if (r.services_end() == r.steps.size()) services_only_exit(sh, plan);
+  if (!plan.workloads.empty()) sh.line("rerun_scheduled");
   watch_hint(sh, sys, plan);
   return sh.text();
 }

@@ -28,7 +28,7 @@ constexpr std::string_view kNamespacedTypes[] = {
     "configmaps", "services", "deployments.apps", "serviceaccounts", "poddisruptionbudgets.policy",
     "horizontalpodautoscalers.autoscaling", "podmonitorings.monitoring.googleapis.com",
     "virtualservices.networking.istio.io", "gateways.networking.istio.io", "rayclusters.ray.io",
-    "localqueues.kueue.x-k8s.io"};
+    "localqueues.kueue.x-k8s.io", "cronjobs.batch"};
 constexpr std::string_view kClusterTypes[] = {"clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
                                               "topologies.kueue.x-k8s.io"};
 
@@ -118,6 +118,7 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
   sh.line("readonly SELECTOR CLUSTER_SELECTOR SYSTEM CURRENT OWN_NAMESPACED OWN_CLUSTER LOCAL_QUEUE CLUSTER_QUEUE RUN_OF "
           "HISTORY AFTER");
   sh.line("KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)");
+  sh.line("RERUN_SCHEDULED=()  # scheduled steps --rerun starts a Job of once they are applied");
   sh.line("read -r -a RERUN_STEPS <<<\"$RERUN\"");
   sh.open("for step in ${RERUN_STEPS[@]+\"${RERUN_STEPS[@]}\"}; do")
       .line(fmt::format("[ -n \"${{AFTER[$step]:-}}\" ] || {{ usage >&2; log {}; exit 2; }}",
@@ -162,11 +163,12 @@ void runs_functions(ShellScript& sh) {
       .close("}");
   sh.comment("The runs of type $1 (state at jsonpath $2, finished when it matches $3): the current run of each");
   sh.comment("step stays, with the newest earlier finished ones up to the step's history. An earlier run still");
-  sh.comment("going is stopped: the current run replaces it. The runs of a step no longer in the spec go.");
+  sh.comment("going is stopped: the current run replaces it. The runs of a step no longer in the spec go. The");
+  sh.comment(fmt::format("Jobs a scheduled step's CronJob makes ({}) are left to its history limits.", k8s::kScheduleLabel));
   sh.open("prune_runs() {")
       .line("local name step state lines")
       .line("local -A older=()")
-      .line("lines=$(listed \"$1\" \"$2\" -n \"$NAMESPACE\")")
+      .line(fmt::format("lines=$(LIST_SELECTOR=\"$SELECTOR,!{}\" listed \"$1\" \"$2\" -n \"$NAMESPACE\")", k8s::kScheduleLabel))
       .open("while read -r name step state; do")
       .line("[ -n \"$name\" ] || continue")
       .line("if [ -n \"${CURRENT[$1/$name]:-}\" ]; then KEPT+=(\"$name\"); continue; fi")
@@ -334,16 +336,31 @@ void runs_functions(ShellScript& sh) {
       .close("done")
       .close("}");
   Call rerun_delete = kubectl({"delete", "\"${RUN_OF[$s]}\"", "-n", ref("NAMESPACE"), "--ignore-not-found", "--wait=true"});
+  Call rerun_now = kubectl({"create", "job", "--from=\"${RUN_OF[$s]}\"", "\"${RUN_OF[$s]#*/}-$(date -u +%y%m%d%H%M)\"",
+                            "-n", ref("NAMESPACE")});
   sh.comment("--rerun: deletes the current run of each step named, and of every step after it, so that the");
-  sh.comment("apply below starts them again (their ConfigMaps and Services stay).");
+  sh.comment("apply below starts them again (their ConfigMaps and Services stay). A scheduled step is left to");
+  sh.comment("rerun_scheduled.");
   sh.open("rerun_steps() {")
       .line("local step s steps")
       .open("for step in ${RERUN_STEPS[@]+\"${RERUN_STEPS[@]}\"}; do")
       .line("read -ra steps <<<\"${AFTER[$step]}\"")
       .open("for s in \"${steps[@]}\"; do")
       .line("log \"--rerun $step: step '$s' starts again\"")
-      .line("run " + rerun_delete.line())
+      .open("case \"${RUN_OF[$s]}\" in")
+      .line("cronjobs.batch/*) RERUN_SCHEDULED+=(\"$s\") ;;  # once its CronJob is applied")
+      .line("*) run " + rerun_delete.line() + " ;;")
+      .close("esac")
       .close("done")
+      .close("done")
+      .close("}");
+  sh.comment("--rerun of a scheduled step, once the apply has made its CronJob as the spec has it: a Job of it now,");
+  sh.comment("besides its times, named for the minute (the CronJob's name is at most 52 characters, this 63).");
+  sh.open("rerun_scheduled() {")
+      .line("local s")
+      .open("for s in ${RERUN_SCHEDULED[@]+\"${RERUN_SCHEDULED[@]}\"}; do")
+      .line("log \"--rerun: a Job of step '$s' now, from its CronJob\"")
+      .line("run " + rerun_now.line())
       .close("done")
       .close("}");
 }

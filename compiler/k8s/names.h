@@ -30,6 +30,9 @@ inline constexpr std::string_view kServedRunsAnnotation = "trainc.dev/serves-run
 /// A run marks its first start with an empty file "<prefix><run id>" in its checkpoint folder: the
 /// checkpoints written since are its own (k8s/entry_script.h).
 inline constexpr std::string_view kRunMarkerPrefix = ".trainc-run-";
+/// On the Jobs a scheduled step's CronJob makes and their pods: the CronJob's name. apply.sh's run
+/// pruning leaves such Jobs to the CronJob's own history limits.
+inline constexpr std::string_view kScheduleLabel = "trainc.dev/schedule";
 /// A run id from the hex digest of what the run runs: its first kHashLength-digit window that no
 /// YAML reader takes for a number. A label value of digits with one "e" ("540e781626") is a float
 /// to YAML 1.2 too large for Go's parser, which is why kustomize's writer drops its quotes and the

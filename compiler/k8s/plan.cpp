@@ -25,6 +25,11 @@ void batch_step(const System& sys, const Step& step, Workload& w) {
   if (step.distributed())
     w.objects.push_back({Role::kRendezvous, "v1", "Service", job_name(sys, step), step_file(step, "service"),
                          fmt::format("rendezvous service of step '{}'", step.name)});
+  if (step.schedule) {  // nothing to wait for: its Jobs come at their times (nothing may need it)
+    w.objects.push_back({Role::kCronJob, "batch/v1", "CronJob", step_base_name(sys, step), step_file(step, "cronjob"),
+                         fmt::format("step '{}' on schedule '{}'", step.name, step.schedule->cron)});
+    return;
+  }
   w.objects.push_back({Role::kBatchJob, "batch/v1", "Job", job_name(sys, step), step_file(step, "job"),
                        fmt::format("step '{}'", step.name), Ready::kJobComplete});
 }
@@ -184,8 +189,8 @@ void plan_rollouts(const System& sys, Plan& p) {
 }  // namespace
 
 const Object& Workload::done() const {
-  for (const auto& o : objects)
-    if (o.ready != Ready::kApplied) return o;
+  for (const auto& o : objects)  // a CronJob is done once applied: its Jobs come at their times
+    if (o.ready != Ready::kApplied || o.role == Role::kCronJob) return o;
   throw std::logic_error("workload '" + name + "' has no object that says when it is done");
 }
 
@@ -341,6 +346,7 @@ SecurityNeed gib_installer_need(const System& sys) {
 bool makes_pods(Role role) {
   switch (role) {
     case Role::kBatchJob:
+    case Role::kCronJob:
     case Role::kJobSet:
     case Role::kDaskScheduler:
     case Role::kDaskWorkers:
@@ -400,6 +406,7 @@ std::string logs_ref(const Object& o) {
     case Role::kRayJob:  // HTTPMode: no Job, no submitter pod (the runbook's Watch says what to run instead)
       throw std::logic_error("RayJob '" + o.name + "' has no pod `kubectl logs` can follow");
     case Role::kJobSet: return fmt::format("job/{}-{}-0", o.name, o.group);  // its first Job: host 0 coordinates
+    case Role::kCronJob: return fmt::format("--selector={}={}", kScheduleLabel, o.name);  // the pods of its Jobs
     case Role::kNamespace:
     case Role::kServiceAccount:
     case Role::kEntryScript:

@@ -21,6 +21,7 @@ enum class Role {
   kEntryScript,     ///< a ConfigMap holding a step's entry script
   kRendezvous,      ///< the headless Service ranks of a multi-node step resolve each other by
   kBatchJob,        ///< the (Indexed) Job that runs a step
+  kCronJob,         ///< the CronJob that makes a scheduled step's Jobs
   kJobSet,          ///< the JobSet that runs a TPU step (an Indexed Job per slice) or a gang (one Indexed Job)
   kDaskService,     ///< the Service in front of a Dask scheduler
   kDaskScheduler,   ///< the Dask scheduler's Deployment

@@ -68,6 +68,15 @@ Step Lowerer::step(const System& sys, const json& s, const std::string& ptr) {
                                 out.no_retry_exit_codes.end());
   out.history = integer(s, "history", 3, ptr);
   if (s.contains("timeout")) out.timeout_seconds = duration(s, "timeout", 0, ptr);
+  if (s.contains("schedule")) {
+    const json& sc = s["schedule"];
+    const std::string sptr = ptr_key(ptr, "schedule");
+    out.schedule = Schedule{.cron = get_or<std::string>(sc, "cron", ""),
+                            .time_zone = get_or<std::string>(sc, "timeZone", "Etc/UTC"),
+                            .starting_deadline_seconds = duration(sc, "startingDeadline", 3600, sptr),
+                            .replace = get_or<std::string>(sc, "overlap", "skip") == "replace",
+                            .ptr = sptr};
+  }
   json hb = s.value("heartbeat", json::object());
   out.heartbeat.max_age_seconds = duration(hb, "maxAge", 3600, ptr_key(ptr, "heartbeat"));
   out.heartbeat.file = hb.contains("file") ? pod_path(out.workdir, hb["file"]) : std::string(kStepLogPath);

@@ -11,6 +11,7 @@
 
 #include "model/catalog.h"
 #include "model/failure.h"
+#include "model/schedule.h"
 #include "model/startup.h"
 #include "model/kinds/facts.h"
 
@@ -469,14 +470,13 @@ struct Step {
   std::optional<Checkpoints> checkpoints;
   StringMap labels, annotations;
   PodSecurity security;
-  /// Spec `placement`: replaces its pool's topology-aware placement for this step's pods.
-  std::optional<TopologyPlacement> placement;
+  std::optional<TopologyPlacement> placement;  ///< `placement`: replaces its pool's topology-aware one
+  std::optional<Schedule> schedule;  ///< a CronJob makes its Jobs (`schedule`)
   std::string run_id;  ///< the current run: a hash of what decides its work (emit/runs.h); "" before
 
   bool distributed() const { return nodes > 1; }
   bool gang() const;  ///< pods that work together (not independent shards): they fail and restart as one
-  /// More than one TPU slice: the slices meet over the data-center network (megascale).
-  bool multislice() const { return slices > 1; }
+  bool multislice() const { return slices > 1; }  ///< TPU slices that meet over the data-center network
   /// Runs the trainrt runtime image (datagen or xgboost) rather than a user image.
   bool uses_trainrt() const;
   /// The alternative's kName: the component label and what the script runs.

@@ -661,6 +661,8 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
     ++index;
     auto start = std::chrono::steady_clock::now();
     fmt::print("[{}/{}] {} ({})\n", index, steps.size(), s->name, s->kind());
+    if (s->schedule)  // the cluster's CronJob makes a Job at each time; here it runs once, in order
+      fmt::print("  on schedule '{}' ({}) on the cluster; here it runs once\n", s->schedule->cron, s->schedule->time_zone);
     std::fflush(stdout);
     const int rc = match(
         s->run, [&](const Torchrun&) { return run_pod_step(here, *s, opt, pod_env, faults[s->name]); },

@@ -112,6 +112,7 @@ declare -A AFTER=(
 )
 readonly SELECTOR CLUSTER_SELECTOR SYSTEM CURRENT OWN_NAMESPACED OWN_CLUSTER LOCAL_QUEUE CLUSTER_QUEUE RUN_OF HISTORY AFTER
 KEPT=()  # the names of the runs pruning keeps (their ConfigMaps and Services stay with them)
+RERUN_SCHEDULED=()  # scheduled steps --rerun starts a Job of once they are applied
 read -r -a RERUN_STEPS <<<"$RERUN"
 for step in ${RERUN_STEPS[@]+"${RERUN_STEPS[@]}"}; do
   [ -n "${AFTER[$step]:-}" ] || { usage >&2; log "error: --rerun ${step}: no such step (the steps: datagen train; or all)"; exit 2; }
@@ -145,11 +146,12 @@ kept() {
 }
 # The runs of type $1 (state at jsonpath $2, finished when it matches $3): the current run of each
 # step stays, with the newest earlier finished ones up to the step's history. An earlier run still
-# going is stopped: the current run replaces it. The runs of a step no longer in the spec go.
+# going is stopped: the current run replaces it. The runs of a step no longer in the spec go. The
+# Jobs a scheduled step's CronJob makes (trainc.dev/schedule) are left to its history limits.
 prune_runs() {
   local name step state lines
   local -A older=()
-  lines=$(listed "$1" "$2" -n "$NAMESPACE")
+  lines=$(LIST_SELECTOR="$SELECTOR,!trainc.dev/schedule" listed "$1" "$2" -n "$NAMESPACE")
   while read -r name step state; do
     [ -n "$name" ] || continue
     if [ -n "${CURRENT[$1/$name]:-}" ]; then KEPT+=("$name"); continue; fi
@@ -200,7 +202,7 @@ prune() {
     prune_runs jobsets.jobset.x-k8s.io .status.terminalState '^(Completed|Failed)$'
     prune_runs rayjobs.ray.io .status.jobDeploymentStatus '^(Complete|Failed|ValidationFailed)$'
   fi
-  for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io; do
+  for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io cronjobs.batch; do
     prune_rest "$type" -n "$NAMESPACE"
   done
   for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
@@ -291,15 +293,28 @@ prune_old_queue() {
   done
 }
 # --rerun: deletes the current run of each step named, and of every step after it, so that the
-# apply below starts them again (their ConfigMaps and Services stay).
+# apply below starts them again (their ConfigMaps and Services stay). A scheduled step is left to
+# rerun_scheduled.
 rerun_steps() {
   local step s steps
   for step in ${RERUN_STEPS[@]+"${RERUN_STEPS[@]}"}; do
     read -ra steps <<<"${AFTER[$step]}"
     for s in "${steps[@]}"; do
       log "--rerun $step: step '$s' starts again"
-      run kubectl --context "$KUBE_CONTEXT" delete "${RUN_OF[$s]}" -n "$NAMESPACE" --ignore-not-found --wait=true
+      case "${RUN_OF[$s]}" in
+        cronjobs.batch/*) RERUN_SCHEDULED+=("$s") ;;  # once its CronJob is applied
+        *) run kubectl --context "$KUBE_CONTEXT" delete "${RUN_OF[$s]}" -n "$NAMESPACE" --ignore-not-found --wait=true ;;
+      esac
     done
+  done
+}
+# --rerun of a scheduled step, once the apply has made its CronJob as the spec has it: a Job of it now,
+# besides its times, named for the minute (the CronJob's name is at most 52 characters, this 63).
+rerun_scheduled() {
+  local s
+  for s in ${RERUN_SCHEDULED[@]+"${RERUN_SCHEDULED[@]}"}; do
+    log "--rerun: a Job of step '$s' now, from its CronJob"
+    run kubectl --context "$KUBE_CONTEXT" create job --from="${RUN_OF[$s]}" "${RUN_OF[$s]#*/}-$(date -u +%y%m%d%H%M)" -n "$NAMESPACE"
   done
 }
 
@@ -430,6 +445,7 @@ if [ "$DRY_RUN" = 1 ]; then
 else
   "$(dirname "$0")/health.sh"
 fi
+rerun_scheduled
 
 if [ "$DRY_RUN" = 1 ]; then
   log 'dry run done: nothing was applied; once it is, watch the Jobs with:'
