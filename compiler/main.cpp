@@ -54,6 +54,7 @@ struct Options {
   std::vector<std::string> kills, preempts;  // run --local: [STEP:]RANK@SECONDS
   std::string chaos;                         // run --local: --chaos SEED
   double chaos_within = 60;
+  bool serve = false;
   int max_ranks = 0;
   std::string out_dir = "out";
   std::string against;
@@ -538,6 +539,7 @@ int cmd_run(const Options& opt, const char* argv0) {
     run.chaos_seed = seed;
   }
   run.chaos_within = opt.chaos_within;
+  run.serve = opt.serve;
   return run_local(sys, run);
 }
 
@@ -617,6 +619,9 @@ int run_cli(int argc, char** argv) {
                   "run again with --kill");
   run->add_option("--chaos-within", opt.chaos_within, "the latest second --chaos picks (default 60)")
       ->check(CLI::Range(1.0, 7 * 24 * 3600.0));
+  run->add_flag("--serve", opt.serve,
+                "after the steps, keep the services up until interrupted (default: start each, check its models are "
+                "ready, stop); Triton services run on NVIDIA's Triton build that tools/install-python.sh installs");
 
   auto* plan = app.add_subcommand("plan", "print what a spec will hold before it is paid for: per pool the nodes, "
                                           "accelerators, quota metrics and price per hour; per workload the pods and "

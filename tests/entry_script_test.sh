@@ -351,6 +351,8 @@ expect triton-tpu finetune python3 train.py --model=base
 expect triton-tpu pretrain python3 train.py --model=large
 expect xgb-a4 datagen trainrt datagen --rows=3740648379 --features=400 --shards=64 --shard-index=0 --out=/mnt/stores/data/synthetic
 expect xgb-a4 train trainrt train --data=/mnt/stores/data/synthetic --model-dir=/mnt/stores/data/models/xgb --rounds=2000 --rank=0 --world-size=2
+expect xgb-triton datagen trainrt datagen --rows=2000000 --features=16 --shards=8 --out=/mnt/stores/models/table
+expect xgb-triton train trainrt train --data=/mnt/stores/models/table --model-dir=/mnt/stores/models/repo/fraud/1 --rounds=300
 expect xgb-dask-a4 datagen python datagen.py --out=/data/synthetic
 expect xgb-dask-a4 train python train.py --data=/data/synthetic --model=/data/models/xgb
 
@@ -501,7 +503,7 @@ for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   t "$ex/$step: a fresh pod reaches the launcher with the spec's arguments" entry_run "$ex/$step" "$cm" fresh
   t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
 done
-t "every expected step has an entry script (18)" test "$n_steps" -eq "${#EXPECT[@]}"
+t "every expected step has an entry script (20)" test "$n_steps" -eq "${#EXPECT[@]}"
 
 # ---- A Dask client's heartbeat stays fresh while its cluster's workers are provisioned ---------
 # xgb-dask-a4's workers are on a flex-start pool, whose nodes may take hours to come. Its client

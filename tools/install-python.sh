@@ -118,6 +118,48 @@ if [ "$(readlink "$home/current" 2>/dev/null)" != "$key" ]; then
   ln -sfn "$key" "$home/current.tmp.$$" && mv -T "$home/current.tmp.$$" "$home/current"
 fi
 
+# Triton for `trainc run --local`'s Triton services (tools/python/triton.lock): NVIDIA's build in the
+# nvidia-pytriton wheel, unpacked into its own folder (a zip keeps no file modes: the binaries are
+# made executable again), and `triton` linked to it. About 55 MB.
+triton_lock="$root/tools/python/triton.lock"
+triton_key="triton-$(sha256sum "$triton_lock" | cut -c1-12)"
+triton_dir="$home/$triton_key"
+install_triton() {
+  local wheel
+  rm -rf "$triton_dir"
+  # Called where set -e does not hold (`if ! install_triton`): each step says when it failed.
+  "$env_dir/bin/pip" download --disable-pip-version-check --no-input --progress-bar off -q \
+    --require-hashes --no-deps -r "$triton_lock" -d "$home/wheels" >&2 || return 1
+  wheel=$(sed -n 's/.*# \(nvidia_pytriton-.*\.whl\)$/\1/p' "$triton_lock")
+  mkdir -p "$triton_dir" || return 1
+  "$env_dir/bin/python3" -m zipfile -e "$home/wheels/$wheel" "$triton_dir" || return 1
+  chmod +x "$triton_dir/pytriton/tritonserver/bin/tritonserver" \
+    "$triton_dir"/pytriton/tritonserver/python_backend_stubs/*/triton_python_backend_stub || return 1
+  # The server starts with the wheel's own libraries: it prints its usage (and exits 1).
+  local usage
+  usage=$(LD_LIBRARY_PATH="$triton_dir/nvidia_pytriton.libs" "$triton_dir/pytriton/tritonserver/bin/tritonserver" \
+    --help 2>&1) || true
+  case $usage in
+    *--model-repository*) ;;
+    *) say "Triton's server does not start here: ${usage:0:300}"; return 1 ;;
+  esac
+  touch "$triton_dir/.complete"
+  say "installed Triton ($wheel) in $triton_dir"
+}
+if [ ! -f "$triton_dir/.complete" ]; then
+  exec 9>"$home/.lock"
+  flock 9
+  if [ ! -f "$triton_dir/.complete" ] && ! install_triton; then
+    rm -rf "$triton_dir"
+    say "installing Triton failed; nothing was left in $triton_dir"
+    exit 1
+  fi
+  flock -u 9
+fi
+if [ "$(readlink "$home/triton" 2>/dev/null)" != "$triton_key" ]; then
+  ln -sfn "$triton_key" "$home/triton.tmp.$$" && mv -T "$home/triton.tmp.$$" "$home/triton"
+fi
+
 case ${1:-} in
   --prefix) echo "$env_dir" ;;
   --cuda-home) echo "$env_dir/cuda" ;;

@@ -22,6 +22,7 @@
 #include "run/local_pods.h"
 #include "run/local_ray.h"
 #include "run/local_s3.h"
+#include "run/local_services.h"
 #include "run/process.h"
 
 namespace fs = std::filesystem;
@@ -590,7 +591,7 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
                  "on those nodes\n", s.name, s.pool);
     else steps.push_back(&s);  // a torchrun or command step: its pods' entry scripts run here
   }
-  if (steps.empty()) {
+  if (steps.empty() && sys.services.empty()) {
     fmt::print(stderr, "trainc: system '{}' has no steps that run locally\n", sys.name);
     return 2;
   }
@@ -705,6 +706,11 @@ int run_steps(const System& sys, const LocalRunOptions& given) {
       return rc;
     }
     fmt::print("[{}/{}] {} done in {:.1f}s\n", index, steps.size(), s->name, secs);
+  }
+  // Services after the steps (a service that needs none could start first; here all wait).
+  if (int rc = run_services(here, opt); rc != 0) {
+    fmt::print("ran with: {}\n", versions);
+    return rc;
   }
   if (fs::exists(opt.workdir / "stores")) fmt::print("stores are in {}\n", (opt.workdir / "stores").string());
   if (s3) fmt::print("the local S3 server's data is in {}\n", fs::absolute(opt.workdir / "s3").string());

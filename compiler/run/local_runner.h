@@ -59,6 +59,7 @@ struct LocalRunOptions {
   std::vector<Fault> faults;          ///< --kill, --preempt
   std::optional<uint64_t> chaos_seed;  ///< --chaos: one --kill picked from the seed
   double chaos_within = 60;            ///< --chaos-within: the latest second --chaos picks
+  bool serve = false;                  ///< --serve: services stay up until interrupted
 };
 
 /// Parses `STORE[:/PATH]=FOLDER`; false (and `error`) when malformed.

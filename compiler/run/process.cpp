@@ -9,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -445,6 +446,35 @@ bool accepts(int port, int seconds) {
     usleep(100000);
   }
   return false;
+}
+
+std::optional<int> http_status(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return std::nullopt;
+  timeval timeout{5, 0};  // a server that accepts and never answers is not ready
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::optional<int> status;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = fmt::format("GET {} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n", path, port);
+    char buf[64] = {};
+    size_t got = 0;
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()))
+      while (got < sizeof buf - 1) {
+        const ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+    // "HTTP/1.x NNN ..."
+    int code = 0;
+    if (std::sscanf(buf, "HTTP/%*d.%*d %d", &code) == 1) status = code;
+  }
+  close(fd);
+  return status;
 }
 
 }  // namespace trainc

@@ -100,4 +100,8 @@ int free_port();
 /// Whether something accepts connections on 127.0.0.1:port within `seconds`.
 bool accepts(int port, int seconds);
 
+/// The status code of `GET path` on http://127.0.0.1:port (HTTP/1.0, 5 s to answer), or nothing
+/// when nothing answers.
+std::optional<int> http_status(int port, const std::string& path);
+
 }  // namespace trainc
