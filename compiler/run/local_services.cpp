@@ -219,7 +219,9 @@ int run_services(const System& sys, const LocalRunOptions& opt) {
   const fs::path python = project_python();
   std::vector<std::unique_ptr<Started>> running;  // stopped on return
   bool said_where = false;
-  for (const auto& [name, s] : sys.services) {
+  for (const auto& entry : sys.services) {
+    const std::string& name = entry.first;  // not a structured binding: lambdas below capture it
+    const Service& s = entry.second;
     const Triton* t = match(
         s.server, [](const Triton& triton) { return &triton; },
         [&](const Vllm&) -> const Triton* {
