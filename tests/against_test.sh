@@ -216,7 +216,11 @@ done
 # Train, then serve: a service that needs a step is applied once that step is done, and a new run
 # of the step rolls the service (its pod template names the run it serves).
 mkdir -p "$TMP/serve/repo/xgb"
-printf 'backend: "fil"\n' >"$TMP/serve/repo/xgb/config.pbtxt"
+fil_config() {  # fil_config [EXTRA LINE]: Triton's FIL backend on the UBJSON file trainrt writes
+  printf 'backend: "fil"\n%s\nparameters [{ key: "model_type" value: { string_value: "xgboost_ubj" } }]\n' "$1" \
+    >"$TMP/serve/repo/xgb/config.pbtxt"
+}
+fil_config 'default_model_filename: "model.ubj"'
 serve_spec() {  # serve_spec ROUNDS WRITTEN_TO NEEDS
   cat >"$TMP/serve/spec.yaml" <<SPEC
 apiVersion: trainc/v1
@@ -261,6 +265,12 @@ serve_spec 50 "models:/elsewhere" train
 run "$TRAINC" check "$TMP/serve/spec.yaml"
 t "... a service whose model folder no step it needs writes gets a warning" \
   grep -q "service 'scorer' serves gs://serve-models/repo and needs 'train', but no step it needs writes there ('train' writes models:/elsewhere)" "$TMP/stderr"
+fil_config ''
+serve_spec 50 "models:/repo/xgb/1" train
+run "$TRAINC" check "$TMP/serve/spec.yaml"
+t "... a FIL config that would look for another file than trainrt's model.ubj gets a warning" \
+  grep -q "model 'xgb' is served by Triton's FIL backend, which loads xgb/1/xgboost.ubj (model_type xgboost_ubj, no default_model_filename), but step 'train' writes xgb/1/model.ubj" "$TMP/stderr"
+fil_config 'default_model_filename: "model.ubj"'
 serve_spec 50 "models:/repo/xgb/1" trian
 run "$TRAINC" check "$TMP/serve/spec.yaml"
 t "... an unknown step in a service's needs is an error with a suggestion" \

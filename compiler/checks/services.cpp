@@ -1,6 +1,9 @@
 // Model servers: their pods fit the pools they are placed on, as many of them as the pools can
 // hold, and the gateway they are exposed through exists and routes each host to one service.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -8,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/data_path.h"
+#include "base/overloaded.h"
 #include "checks/checks.h"
 #include "model/catalog.h"
 #include "model/images.h"
@@ -172,6 +176,94 @@ void check_model_fits(const System& sys, const Service& s, const Document& doc, 
 /// A service that serves steps' output: its model folder should be what one of them writes, to
 /// its outputs' folder or through a writable mount of the same store. A warning: the steps may
 /// write it another way (their own upload), which trainc cannot see.
+/// What a model's config.pbtxt says about how Triton loads it: its backend, FIL's model_type and
+/// the file a version folder must hold (default_model_filename). Read loosely, line by line: the
+/// protobuf text format's comments (#) are dropped; a value is the quoted string after its key.
+struct ModelConfig {
+  std::string backend, model_type, file;
+};
+
+std::optional<ModelConfig> read_model_config(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > (1u << 20)) return std::nullopt;  // a config is a few KiB; a bigger file is not one
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  ModelConfig c;
+  bool model_type_next = false;
+  auto quoted = [](const std::string& line, size_t from) -> std::optional<std::string> {
+    const size_t open = line.find('"', from);
+    const size_t close = open == std::string::npos ? open : line.find('"', open + 1);
+    if (close == std::string::npos) return std::nullopt;
+    return line.substr(open + 1, close - open - 1);
+  };
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    if (const size_t k = line.find("backend"); k != std::string::npos && line.find(':', k) != std::string::npos)
+      if (auto v = quoted(line, line.find(':', k))) c.backend = *v;
+    if (const size_t k = line.find("default_model_filename"); k != std::string::npos)
+      if (auto v = quoted(line, k + 22)) c.file = *v;
+    // parameters [{ key: "model_type" value: { string_value: "xgboost_ubj" } }], on one line or several
+    if (line.find("\"model_type\"") != std::string::npos) model_type_next = true;
+    if (const size_t k = line.find("string_value"); model_type_next && k != std::string::npos)
+      if (auto v = quoted(line, k)) {
+        c.model_type = *v;
+        model_type_next = false;
+      }
+  }
+  if (c.model_type.empty()) c.model_type = "xgboost";  // FIL's default
+  return c;
+}
+
+/// Triton's FIL backend loads <model>/<version>/<file>: config.pbtxt's default_model_filename, else
+/// the name its model_type implies (xgboost.model, xgboost.json, xgboost.ubj, model.txt,
+/// checkpoint.tl, as fil_backend defaults them). trainrt's xgboost step writes model.ubj, XGBoost's
+/// UBJSON: a version folder it fills serves only when the config names that file and xgboost_ubj.
+void check_fil_files(const System& sys, const Service& s, const Triton& t, const Document& doc, Diagnostics& diags) {
+  if (!t.source || t.source->folder.empty() || s.needs.empty()) return;
+  std::filesystem::path spec_dir = std::filesystem::path(doc.file->name()).parent_path();
+  if (spec_dir.empty()) spec_dir = ".";
+  const auto trim = [](std::string p) {
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    while (!p.empty() && p.front() == '/') p.erase(0, 1);
+    return p;
+  };
+  static const std::map<std::string, std::string> kDefaultFile{{"xgboost", "xgboost.model"},
+                                                               {"xgboost_json", "xgboost.json"},
+                                                               {"xgboost_ubj", "xgboost.ubj"},
+                                                               {"lightgbm", "model.txt"},
+                                                               {"treelite_checkpoint", "checkpoint.tl"}};
+  for (size_t i = 0; i < t.models.size(); ++i) {
+    const std::string& m = t.models[i];
+    const auto config = read_model_config(spec_dir / t.source->folder / m / "config.pbtxt");
+    if (!config || config->backend != "fil") continue;
+    const auto known = kDefaultFile.find(config->model_type);
+    const std::string file = !config->file.empty() ? config->file : known == kDefaultFile.end() ? "" : known->second;
+    if (file == "model.ubj" && config->model_type == "xgboost_ubj") continue;
+    const std::string prefix = trim(t.repository.path).empty() ? m + "/" : trim(t.repository.path) + "/" + m + "/";
+    for (const auto& need : s.needs)
+      for (const auto& st : sys.steps) {
+        if (st.name != need) continue;
+        const StoreLoc* to = match(
+            st.run, [](const XGBoost& x) { return &x.to; }, [](const Torchrun&) -> const StoreLoc* { return nullptr; },
+            [](const Command&) -> const StoreLoc* { return nullptr; },
+            [](const Datagen&) -> const StoreLoc* { return nullptr; });
+        if (!to || to->store != t.repository.store) continue;
+        const std::string path = trim(to->path);
+        if (!path.starts_with(prefix)) continue;
+        const std::string version = path.substr(prefix.size());
+        if (version.empty() || version.find_first_not_of("0123456789") != std::string::npos) continue;
+        doc.warning(diags, ptr_index(ptr_key(ptr_key(s.ptr, "triton"), "models"), i),
+                    fmt::format("model '{0}' is served by Triton's FIL backend, which loads {0}/{1}/{2} (model_type "
+                                "{3}{4}), but step '{5}' writes {0}/{1}/model.ubj, XGBoost's UBJSON: set "
+                                "`default_model_filename: \"model.ubj\"` and model_type xgboost_ubj in {6}/{0}/config.pbtxt",
+                                m, version, file.empty() ? "?" : file, config->model_type,
+                                config->file.empty() ? ", no default_model_filename" : "", st.name, t.source->folder),
+                    Anchor::value);
+      }
+  }
+}
+
 void check_served_output(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
   if (s.needs.empty()) return;
   const auto trim = [](std::string p) {
@@ -247,6 +339,7 @@ void check_services(const System& sys, const Document& doc, Diagnostics& diags) 
     check_placement(sys, s, doc, diags);
     check_model_fits(sys, s, doc, diags);
     check_served_output(sys, s, doc, diags);
+    match(s.server, [&](const Triton& t) { check_fil_files(sys, s, t, doc, diags); }, [](const Vllm&) {});
     if (s.pool.empty() && !sys.pools.empty() && s.gpus > 0)
       doc.error(diags, s.ptr,
                 fmt::format("service '{}' asks for {} GPU(s) but names no pool; set 'pool' to a GPU pool", name, s.gpus),
