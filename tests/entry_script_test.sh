@@ -421,13 +421,18 @@ entry_run() {
   if [ "$scenario" = resumed ]; then
     if [ -n "$ckdir" ]; then
       [ -n "$from" ] || { echo "checkpoints without restored outputs"; return 1; }
-      # Two checkpoints in the bucket; the newer one is resumed from.
-      local rel=${ckdir#"$to"} name=${pattern//\*/step-000200}
+      # Checkpoints in the bucket; the newest is resumed from. A store's time is when a sync
+      # uploaded the file: step-9 and step-10 came in one sync, step-9 a moment later, and within
+      # one second the name in version order decides (step-10).
+      local rel=${ckdir#"$to"} name=${pattern//\*/step-10}
       mkdir -p "$TMP/bucket/${from#s3://}/$rel"
-      touch -d '2020-01-01' "$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-000100}"
-      # This run (TRAINC_RUN=r1) started before both (a retry of the same run resumes).
+      touch -d '2020-01-01' "$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-1}"
+      # This run (TRAINC_RUN=r1) started before them all (a retry of the same run resumes).
       touch -d '2019-01-01' "$TMP/bucket/${from#s3://}/$rel/.trainc-run-r1"
       echo w >"$TMP/bucket/${from#s3://}/$rel/$name"
+      touch -d '2030-01-01 00:00:00.2' "$TMP/bucket/${from#s3://}/$rel/$name"
+      echo w >"$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-9}"
+      touch -d '2030-01-01 00:00:00.7' "$TMP/bucket/${from#s3://}/$rel/${pattern//\*/step-9}"
       placed="$ckdir/$name"
       placed=${placed//\/\//\/}
     else

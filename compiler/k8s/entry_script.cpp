@@ -146,6 +146,9 @@ k8s::Preflight preflight_of(const System& sys, const Step& step) {
 
 /// The step's logs in its outputs folder, one per attempt: trainc-<step>-<UTC start>.log (the step's
 /// name is a DNS label: no glob or shell character).
+/// Checkpoints oldest first, as "SECONDS PATH" lines: by time, then by name in version order.
+constexpr std::string_view kNewestOrder = "sort -k1,1n -k2V";
+
 std::string output_log_glob(const Step& step) { return fmt::format("trainc-{}-*.log", step.name); }
 
 }  // namespace
@@ -257,15 +260,17 @@ std::string entry_script(const System& sys, const Step& step) {
   if (step.checkpoints) {
     const auto& c = *step.checkpoints;
     // Never the step's own logs, which each sync copies into the outputs (that folder may hold
-    // them), nor a run's start marker.
+    // them), nor a run's start marker. Times in whole seconds, and within one second the name in
+    // version order (kNewestOrder): a store's time is when a sync uploaded the file, and two
+    // checkpoints one sync uploads land in either order within it.
     const std::string newest = fmt::format(
-        "{{ find -H {} -type f -name {} ! -name '{}*'{} -printf '%T@ %p\\n' 2>/dev/null || true; }}", pod_path(c.path),
+        "{{ find -H {} -type f -name {} ! -name '{}*'{} -printf '%Ts %p\\n' 2>/dev/null || true; }}", pod_path(c.path),
         sh_quote(c.pattern), k8s::kRunMarkerPrefix, upload_log ? " ! -name " + sh_quote(output_log_glob(step)) : "");
     if (c.resume_previous) {
       sh.comment("The newest checkpoint by modification time, whichever run wrote it (resumeFrom: previous); the");
       sh.comment("folder need not exist yet: under pipefail, find's failure would otherwise end the script.");
       sh.line(fmt::format("TRAINC_RESUME_FROM=$({} \\", newest));
-      sh.line("  | sort -n | tail -n 1 | cut -d' ' -f2-)");
+      sh.line(fmt::format("  | {} | tail -n 1 | cut -d' ' -f2-)", kNewestOrder));
     } else {
       // Each run marks its first start with a file in the checkpoint folder (synced out at once
       // when the folder is in S3, so that a retry finds it with the store's time, as it finds the
@@ -284,7 +289,7 @@ std::string entry_script(const System& sys, const Step& step) {
           .line("run_since=$(find \"$RUN_MARK\" -maxdepth 0 -printf '%Ts')")
           .open("while read -r when file; do")
           .line("if [ \"${when%.*}\" -ge \"$run_since\" ]; then TRAINC_RESUME_FROM=$file; fi")
-          .close(fmt::format("done < <({} | sort -n)", newest))
+          .close(fmt::format("done < <({} | {})", newest, kNewestOrder))
           .open("if [ -z \"$TRAINC_RESUME_FROM\" ]; then");
       if (start.empty()) {
         sh.line("log \"run $TRAINC_RUN has written no checkpoint yet: starting clean\"");

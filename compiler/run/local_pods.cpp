@@ -1,6 +1,7 @@
 #include "run/local_pods.h"
 
 #include <fnmatch.h>
+#include <string.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -342,9 +343,14 @@ int run_pod_step(const System& sys, const Step& step, const LocalRunOptions& opt
       return fmt::format("starting from {} (checkpoints.resumeFrom): the store holds none of this run's checkpoints yet",
                          step.checkpoints->start_from);
     if (held.empty()) return "starting over: the store holds none of this run's checkpoints yet";
+    // As the entry script picks it: the latest whole second, and within it the name last in
+    // version order (a store's time is when a sync uploaded the file, in either order within one).
     auto newest = held.begin();
-    for (auto it = held.begin(); it != held.end(); ++it)
-      if (it->second > newest->second) newest = it;
+    for (auto it = held.begin(); it != held.end(); ++it) {
+      const auto a = std::chrono::floor<std::chrono::seconds>(it->second);
+      const auto b = std::chrono::floor<std::chrono::seconds>(newest->second);
+      if (a > b || (a == b && ::strverscmp(it->first.c_str(), newest->first.c_str()) > 0)) newest = it;
+    }
     return fmt::format("resuming from {}, the newest of the {} checkpoint(s) of this run the store holds", newest->first,
                        held.size());
   };
