@@ -2,7 +2,6 @@
 // hold, and the gateway they are exposed through exists and routes each host to one service.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +14,7 @@
 #include "checks/checks.h"
 #include "model/catalog.h"
 #include "model/images.h"
+#include "model/triton_config.h"
 
 namespace trainc {
 namespace {
@@ -173,46 +173,11 @@ void check_model_fits(const System& sys, const Service& s, const Document& doc, 
             Anchor::key, {doc.note(pool->ptr, fmt::format("pool '{}' declared here", pool->name), Anchor::key)});
 }
 
-/// A service that serves steps' output: its model folder should be what one of them writes, to
-/// its outputs' folder or through a writable mount of the same store. A warning: the steps may
-/// write it another way (their own upload), which trainc cannot see.
-/// What a model's config.pbtxt says about how Triton loads it: its backend, FIL's model_type and
-/// the file a version folder must hold (default_model_filename). Read loosely, line by line: the
-/// protobuf text format's comments (#) are dropped; a value is the quoted string after its key.
-struct ModelConfig {
-  std::string backend, model_type, file;
-};
-
-std::optional<ModelConfig> read_model_config(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > (1u << 20)) return std::nullopt;  // a config is a few KiB; a bigger file is not one
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  ModelConfig c;
-  bool model_type_next = false;
-  auto quoted = [](const std::string& line, size_t from) -> std::optional<std::string> {
-    const size_t open = line.find('"', from);
-    const size_t close = open == std::string::npos ? open : line.find('"', open + 1);
-    if (close == std::string::npos) return std::nullopt;
-    return line.substr(open + 1, close - open - 1);
-  };
-  for (std::string line; std::getline(in, line);) {
-    line = line.substr(0, line.find('#'));
-    if (const size_t k = line.find("backend"); k != std::string::npos && line.find(':', k) != std::string::npos)
-      if (auto v = quoted(line, line.find(':', k))) c.backend = *v;
-    if (const size_t k = line.find("default_model_filename"); k != std::string::npos)
-      if (auto v = quoted(line, k + 22)) c.file = *v;
-    // parameters [{ key: "model_type" value: { string_value: "xgboost_ubj" } }], on one line or several
-    if (line.find("\"model_type\"") != std::string::npos) model_type_next = true;
-    if (const size_t k = line.find("string_value"); model_type_next && k != std::string::npos)
-      if (auto v = quoted(line, k)) {
-        c.model_type = *v;
-        model_type_next = false;
-      }
-  }
-  if (c.model_type.empty()) c.model_type = "xgboost";  // FIL's default
-  return c;
+/// A store path without its leading and trailing slashes, to compare two of them.
+std::string trim(std::string p) {
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  while (!p.empty() && p.front() == '/') p.erase(0, 1);
+  return p;
 }
 
 /// Triton's FIL backend loads <model>/<version>/<file>: config.pbtxt's default_model_filename, else
@@ -223,11 +188,6 @@ void check_fil_files(const System& sys, const Service& s, const Triton& t, const
   if (!t.source || t.source->folder.empty() || s.needs.empty()) return;
   std::filesystem::path spec_dir = std::filesystem::path(doc.file->name()).parent_path();
   if (spec_dir.empty()) spec_dir = ".";
-  const auto trim = [](std::string p) {
-    while (!p.empty() && p.back() == '/') p.pop_back();
-    while (!p.empty() && p.front() == '/') p.erase(0, 1);
-    return p;
-  };
   static const std::map<std::string, std::string> kDefaultFile{{"xgboost", "xgboost.model"},
                                                                {"xgboost_json", "xgboost.json"},
                                                                {"xgboost_ubj", "xgboost.ubj"},
@@ -235,11 +195,12 @@ void check_fil_files(const System& sys, const Service& s, const Triton& t, const
                                                                {"treelite_checkpoint", "checkpoint.tl"}};
   for (size_t i = 0; i < t.models.size(); ++i) {
     const std::string& m = t.models[i];
-    const auto config = read_model_config(spec_dir / t.source->folder / m / "config.pbtxt");
+    const auto config = read_triton_model_config(spec_dir / t.source->folder / m / "config.pbtxt");
     if (!config || config->backend != "fil") continue;
-    const auto known = kDefaultFile.find(config->model_type);
+    const std::string type = config->model_type.empty() ? "xgboost" : config->model_type;  // FIL's default
+    const auto known = kDefaultFile.find(type);
     const std::string file = !config->file.empty() ? config->file : known == kDefaultFile.end() ? "" : known->second;
-    if (file == "model.ubj" && config->model_type == "xgboost_ubj") continue;
+    if (file == "model.ubj" && type == "xgboost_ubj") continue;
     const std::string prefix = trim(t.repository.path).empty() ? m + "/" : trim(t.repository.path) + "/" + m + "/";
     for (const auto& need : s.needs)
       for (const auto& st : sys.steps) {
@@ -257,20 +218,18 @@ void check_fil_files(const System& sys, const Service& s, const Triton& t, const
                     fmt::format("model '{0}' is served by Triton's FIL backend, which loads {0}/{1}/{2} (model_type "
                                 "{3}{4}), but step '{5}' writes {0}/{1}/model.ubj, XGBoost's UBJSON: set "
                                 "`default_model_filename: \"model.ubj\"` and model_type xgboost_ubj in {6}/{0}/config.pbtxt",
-                                m, version, file.empty() ? "?" : file, config->model_type,
+                                m, version, file.empty() ? "?" : file, type,
                                 config->file.empty() ? ", no default_model_filename" : "", st.name, t.source->folder),
                     Anchor::value);
       }
   }
 }
 
+/// A service that serves steps' output: its model folder should be what one of them writes, to
+/// its outputs' folder or through a writable mount of the same store. A warning: the steps may
+/// write it another way (their own upload), which trainc cannot see.
 void check_served_output(const System& sys, const Service& s, const Document& doc, Diagnostics& diags) {
   if (s.needs.empty()) return;
-  const auto trim = [](std::string p) {
-    while (!p.empty() && (p.back() == '/')) p.pop_back();
-    while (!p.empty() && p.front() == '/') p.erase(0, 1);
-    return p;
-  };
   const auto overlap = [&](const StoreRef& a, const std::string& store, const std::string& path) {
     if (a.store != store) return false;
     const std::string x = trim(a.path), y = trim(path);

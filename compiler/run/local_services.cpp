@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "base/overloaded.h"
+#include "model/triton_config.h"
 #include "run/local_pods.h"
 #include "run/process.h"
 
@@ -18,26 +19,6 @@ namespace fs = std::filesystem;
 
 namespace trainc {
 namespace {
-
-/// What serves a model: its config.pbtxt's `backend`, or the backend its `platform` implies
-/// (onnxruntime_onnx is ONNX Runtime's); "" when the file names neither.
-std::string model_backend(const fs::path& config) {
-  std::ifstream in(config);
-  std::string backend;
-  for (std::string line; std::getline(in, line);) {
-    line = line.substr(0, line.find('#'));
-    const size_t key = line.find_first_not_of(" \t");
-    if (key == std::string::npos) continue;
-    const bool is_backend = line.compare(key, 7, "backend") == 0, is_platform = line.compare(key, 8, "platform") == 0;
-    if (!is_backend && !is_platform) continue;
-    const size_t open = line.find('"'), close = line.rfind('"');
-    if (open == std::string::npos || close <= open) continue;
-    std::string value = line.substr(open + 1, close - open - 1);
-    if (is_platform) value = value.substr(0, value.find('_'));  // onnxruntime_onnx, pytorch_libtorch, ...
-    if (is_backend || backend.empty()) backend = value;
-  }
-  return backend;
-}
 
 /// The backends this Triton build has: its backends/ folder's subfolders.
 std::vector<std::string> local_backends(const fs::path& server) {
@@ -128,7 +109,8 @@ int start_triton(const System& sys, const Service& s, const Triton& t, const Loc
   const auto have = local_backends(server);
   std::vector<std::string> models;
   for (const auto& m : t.models) {
-    const std::string backend = model_backend(repo / m / "config.pbtxt");
+    const auto config = read_triton_model_config(repo / m / "config.pbtxt");
+    const std::string backend = config ? config->backend : "";
     if (backend.empty() || std::find(have.begin(), have.end(), backend) != have.end()) {
       models.push_back(m);
       continue;
@@ -218,7 +200,7 @@ int run_services(const System& sys, const LocalRunOptions& opt) {
   const fs::path home = triton_home(), server = home / "pytriton/tritonserver";
   const fs::path python = project_python();
   std::vector<std::unique_ptr<Started>> running;  // stopped on return
-  bool said_where = false;
+  std::string version, site;  // the project's Python: its version (3.11) and its packages' folder
   for (const auto& entry : sys.services) {
     const std::string& name = entry.first;  // not a structured binding: lambdas below capture it
     const Service& s = entry.second;
@@ -235,23 +217,23 @@ int run_services(const System& sys, const LocalRunOptions& opt) {
                  name, home.string());
       return 2;
     }
-    const auto version = capture({python.string(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"});
-    const auto site = capture({python.string(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
-    if (!version || !site) {
-      fmt::print(stderr, "trainc: service '{}': Triton's Python backend runs the models with the project's Python, "
-                         "which is not at {}: run tools/install-python.sh\n", name, python.string());
-      return 2;
-    }
-    auto trim = [](std::string v) { return v.substr(0, v.find_last_not_of("\n") + 1); };
-    if (!said_where) {
+    if (version.empty()) {  // once, for the first Triton service: the Python its models import from
+      const auto v = capture({python.string(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"});
+      const auto p = capture({python.string(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+      if (!v || !p) {
+        fmt::print(stderr, "trainc: service '{}': Triton's Python backend runs the models with the project's Python, "
+                           "which is not at {}: run tools/install-python.sh\n", name, python.string());
+        return 2;
+      }
+      version = v->substr(0, v->find_last_not_of('\n') + 1);
+      site = p->substr(0, p->find_last_not_of('\n') + 1);
       fmt::print("services: Triton from {} (NVIDIA's build in the nvidia-pytriton wheel; Python backend), models' "
-                 "Python {} with {}\n", home.string(), trim(*version), trim(*site));
-      said_where = true;
+                 "Python {} with {}\n", home.string(), version, site);
     }
     fmt::print("[service] {} (triton{})\n", name,
                s.needs.empty() ? "" : fmt::format(", serving what {} wrote", fmt::join(s.needs, ", ")));
     std::unique_ptr<Started> started;
-    const int rc = start_triton(sys, s, *t, opt, server, trim(*version), trim(*site), started);
+    const int rc = start_triton(sys, s, *t, opt, server, version, site, started);
     if (rc == kSkipped) continue;
     if (rc != 0) return rc;
     running.push_back(std::move(started));
