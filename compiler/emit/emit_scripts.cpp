@@ -223,7 +223,11 @@ void variables(ShellScript& sh, const System& sys, const Needs& n) {
   if (n.gsa && sys.identity)
     define("GSA_EMAIL", fmt::format("GSA_EMAIL={}", dq(sys.identity->gsa, "@", Var{"PROJECT_ID"}, ".iam.gserviceaccount.com")));
   if (n.ns) define("NAMESPACE", fmt::format("NAMESPACE={}", lit(sys.ns)));
-  if (n.kube) {
+  if (n.kube && n.kubeconfig) {
+    sh.comment("The kubectl context: KUBE_CONTEXT in the environment, else the current context of");
+    sh.comment("--kubeconfig's file, else the one `gcloud container clusters get-credentials` writes.");
+    sh.line("KUBE_CONTEXT=\"${KUBE_CONTEXT:-}\"");
+  } else if (n.kube) {
     sh.comment("The context `gcloud container clusters get-credentials` writes for this cluster.");
     define("KUBE_CONTEXT", "KUBE_CONTEXT=\"${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}\"");
   }
@@ -287,7 +291,10 @@ void usage(ShellScript& sh, std::string_view script, const std::vector<std::stri
     text.push_back(fmt::format("  {:<14} {}", o.value.empty() ? o.flag : o.flag + " " + o.value, o.help));
   text.emplace_back(needs.cluster ? "environment: PROJECT_ID, REGION, ZONE override the spec's project and location"
                                   : "environment: PROJECT_ID and REGION override the spec's project and region");
-  if (needs.kube) text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
+  if (needs.kube && needs.kubeconfig)
+    text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: --kubeconfig's current, or get-credentials')");
+  else if (needs.kube)
+    text.emplace_back("  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)");
   sh.open("usage() {").line("printf '%s\\n' \\");
   for (std::size_t i = 0; i < text.size(); ++i) sh.line("  " + lit(text[i]) + (i + 1 == text.size() ? "" : " \\"));
   sh.close("}");
@@ -307,7 +314,7 @@ void parse_args(ShellScript& sh, const std::vector<Option>& opts) {
     else
       sh.open(fmt::format("{})", o.flag))
           .line(fmt::format("if [ \"$#\" -lt 2 ]; then usage >&2; log 'error: {} needs a {}'; exit 2; fi", o.flag, o.value))
-          .line(fmt::format("{}+=\" $2\"", o.var))
+          .line(o.once ? fmt::format("{}=$2", o.var) : fmt::format("{}+=\" $2\"", o.var))
           .line("shift")
           .close(";;");
   }
@@ -348,6 +355,20 @@ void prologue(ShellScript& sh, const System& sys, const About& about, std::vecto
   sh.line();
   parse_args(sh, opts);
   run_function(sh);
+}
+
+void kubeconfig_context(ShellScript& sh) {
+  sh.open("if [ -n \"$KUBECONFIG_FILE\" ]; then")
+      .line("[ -f \"$KUBECONFIG_FILE\" ] || die \"--kubeconfig $KUBECONFIG_FILE: no such file\"")
+      .line("export KUBECONFIG=\"$KUBECONFIG_FILE\"")
+      .open("if [ -z \"$KUBE_CONTEXT\" ]; then")
+      .line("KUBE_CONTEXT=$(kubectl config current-context) || die \"--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT\"")
+      .close("fi")
+      .line("log \"--kubeconfig: context $KUBE_CONTEXT of $KUBECONFIG_FILE; gcloud is not asked for credentials, and images are not looked for in Artifact Registry\"")
+      .branch("else")
+      .line("KUBE_CONTEXT=\"${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}\"")
+      .close("fi");
+  sh.line("readonly KUBE_CONTEXT");
 }
 
 /// exists/present/missing: whether a describe command finds its resource.

@@ -104,15 +104,23 @@ Call pool_create(const System& sys, const Pool& p, const std::string& name);
 struct Option {
   std::string flag, var, help;  ///< var "" for -h/--help
   /// The name of the option's value ("POOL"); "" for a switch. A valued option may be given
-  /// again: var holds its values, space-separated.
+  /// again: var holds its values, space-separated; unless `once`: then var holds the last.
   std::string value = {};
+  bool once = false;
 };
 
 /// What a script needs defined at its top, besides the project and the cluster's location.
 struct Needs {
   bool region = false, gsa = false, ns = false, kube = false, k8s_dir = false;
   bool cluster = true;  ///< the cluster's location and name (build.sh names neither)
+  /// The script takes --kubeconfig FILE: KUBE_CONTEXT is set after the arguments are read
+  /// (kubeconfig_context()), from that file's current context when it is given.
+  bool kubeconfig = false;
 };
+
+/// After the arguments: with --kubeconfig FILE, kubectl and helm read FILE (KUBECONFIG, exported)
+/// and KUBE_CONTEXT defaults to its current context; without, to get-credentials' context.
+void kubeconfig_context(ShellScript& sh);
 
 /// A script's name, its one-line summary and the help text under the synopsis.
 struct About {

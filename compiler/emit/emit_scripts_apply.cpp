@@ -175,6 +175,46 @@ void configure_kueue(ShellScript& sh, const System& sys) {
   sh.close("fi");
 }
 
+/// The release a pinned manifest's URL names (.../download/<release>/manifests.yaml).
+std::string release_of(const Manifest& m) {
+  const auto end = m.url.rfind('/');
+  const auto start = end == std::string::npos ? end : m.url.rfind('/', end - 1);
+  return start == std::string::npos ? m.url : m.url.substr(start + 1, end - start - 1);
+}
+
+/// The addon and its pinned version, as --addons-installed's messages name it.
+std::string addon_name(const RolloutStep& step) {
+  switch (step.addon) {
+    case Addon::kIstio: return "Istio " + catalog().istiod().version;
+    case Addon::kKubeRay: return "KubeRay " + catalog().kuberay().version;
+    case Addon::kMetricsAdapter: return "the Custom Metrics Stackdriver Adapter";
+    case Addon::kKueue: return "Kueue " + release_of(catalog().kueue());
+    case Addon::kJobSet: return "JobSet " + release_of(catalog().jobset());
+  }
+  return "";
+}
+
+/// With --addons-installed, Kueue's configuration is the administrators': apply.sh changes
+/// nothing, and says when the controller runs another than this system's.
+void kueue_config_check(ShellScript& sh, const System& sys) {
+  const KueueConfig& k = catalog().kueue_config();
+  const std::string& ns = catalog().kueue().ns;
+  std::string key(k8s::kKueueConfigAnnotation);
+  std::string escaped;
+  for (char c : key) escaped += c == '.' ? std::string("\\.") : std::string(1, c);
+  Call running = kubectl({"get", "deployment/" + k.deployment, "-n", ns});
+  running.spaced = true;
+  running.next_line().opt("-o", "jsonpath={.spec.template.metadata.annotations." + escaped + "}");
+  const auto r = running.parts();
+  sh.line("kueue_config=$(run " + r.front());
+  sh.line("  " + r.back() + ") || die \"cannot read Kueue's deployment/" + k.deployment + "\"");
+  sh.open("if [ \"${kueue_config%% *}\" != " + k8s::kueue_config_digest(sys) + " ]; then")
+      .line(fmt::format("log \"warning: Kueue runs its administrators' configuration (${{kueue_config:-unmarked}}), "
+                        "not this system's: {} is what its queues expect (waitForPodsReady)\"",
+                        kKueueConfigFile))
+      .close("fi");
+}
+
 /// An addon: Istio's or KubeRay's charts (`helm upgrade --install` is idempotent), or a pinned
 /// release manifest; a controller's is server-side applied as its install guide says, then waited
 /// for: its webhooks must answer before objects of its kinds are applied.
@@ -198,12 +238,26 @@ void install(ShellScript& sh, const System& sys, const RolloutStep& step) {
     case Addon::kKueue: sh.comment("Kueue, before its queues and any queued workload (CRDs included)."); break;
     case Addon::kJobSet: sh.comment("The JobSet controller, before any JobSet (CRDs included)."); break;
   }
+  // --addons-installed: the cluster's administrators installed it; its controllers must be there
+  // and available (a chart without Deployments, Istio's CRD-only base, is covered by the next).
+  std::vector<std::string> namespaces;
+  auto add_ns = [&](const std::string& ns) {
+    if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end()) namespaces.push_back(ns);
+  };
+  for (const Operator* op : step.charts)
+    if (op->chart != "base") add_ns(op->ns);
+  if (step.manifest) add_ns(step.manifest->ns);
+  sh.open("if [ \"$ADDONS_INSTALLED\" = 1 ]; then");
+  for (const auto& ns : namespaces) sh.line(fmt::format("need_addon {} {}", lit(ns), lit(addon_name(step))));
+  if (step.addon == Addon::kKueue) kueue_config_check(sh, sys);
+  sh.branch("else");
   for (const Operator* op : step.charts) call(sh, cmd::helm_install(kube, *op));
   if (step.manifest) {
     call(sh, cmd::apply_manifest(kube, *step.manifest, step.controller));
     if (step.addon == Addon::kKueue) configure_kueue(sh, sys);
     if (step.controller) call(sh, cmd::wait_deployments(kube, *step.manifest));
   }
+  sh.close("fi");
 }
 
 /// A service's objects, then its rollout: loading the models may take the whole startup budget,
@@ -244,12 +298,25 @@ void apply_workload(ShellScript& sh, const RolloutStep& step) {
 
 /// The image check's function: a dry run prints the check, a real one asks quietly (as up.sh asks
 /// what exists) and stops at the first image missing, before anything is applied.
+/// --addons-installed's check of one add-on: its Deployments in namespace $1 are available.
+void need_addon_function(ShellScript& sh) {
+  Call wait = kubectl({"wait", "deployment", "--all", "-n", "\"$1\""});
+  wait.opt("--for", "condition=available").opt("--timeout", "300s");
+  sh.line();
+  sh.comment("--addons-installed: add-on $2's Deployments in namespace $1 must be there and available.");
+  sh.open("need_addon() {")
+      .line("if run " + wait.line() + "; then return 0; fi")
+      .line("die \"$2 is not installed and available in namespace $1: without --addons-installed, apply.sh installs it\"")
+      .close("}");
+}
+
 void need_image_function(ShellScript& sh) {
   const std::string describe = gcloud({"artifacts", "docker", "images", "describe", "\"$1\""}).line();
   sh.line();
   sh.comment("Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images");
   sh.comment("elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.");
   sh.open("need_image() {")
+      .line("if [ -n \"$KUBECONFIG_FILE\" ]; then return 0; fi  # --kubeconfig: not asked of gcloud (said once)")
       .open("if [ \"$DRY_RUN\" = 1 ]; then")
       .line("run " + describe)
       .branch("elif ! exists " + describe + "; then")
@@ -435,8 +502,13 @@ std::string apply_script(const System& sys, const Planned& plan) {
            {{"--services-only", "SERVICES_ONLY",
              "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"},
             {"--rerun", "RERUN", "start STEP's run again, and every step's after it (all: every step)", "STEP"},
-            {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"}},
-           {.ns = true, .kube = true, .k8s_dir = true});
+            {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"},
+            {"--kubeconfig", "KUBECONFIG_FILE",
+             "use FILE's cluster (its current context): no gcloud credentials, no image check", "FILE", true},
+            {"--addons-installed", "ADDONS_INSTALLED",
+             "the cluster's admins installed the add-ons: check them, install none"}},
+           {.ns = true, .kube = true, .k8s_dir = true, .kubeconfig = true});
+  kubeconfig_context(sh);
   runs_variables(sh, sys, plan);
   runs_functions(sh);
   wait_function(sh);
@@ -447,13 +519,17 @@ std::string apply_script(const System& sys, const Planned& plan) {
     check_functions(sh, false);
     need_image_function(sh);
   }
+  if (std::any_of(r.steps.begin(), r.steps.end(), [](const RolloutStep& s) { return s.kind == RolloutStep::Kind::kInstall; }))
+    need_addon_function(sh);
   if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
     topology_labels_function(sh);
   if (!k8s::prerequisites(sys).empty()) prerequisite_functions(sh, sys);
   if (reads_spec_dir(sys)) find_spec_dir(sh, sys, "apply.sh");
   sh.line();
   sh.line("if [ \"$DRY_RUN\" = 1 ]; then log 'dry run: commands are printed, not run'; fi");
+  sh.open("if [ -z \"$KUBECONFIG_FILE\" ]; then");
   call(sh, cluster_call("get-credentials"));
+  sh.close("fi");
   if (!k8s::prerequisites(sys).empty()) check_prerequisites(sh, sys);
   sh.line("guard_owners");
   sh.line("move_local_queue");

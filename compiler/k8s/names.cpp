@@ -45,11 +45,6 @@ std::vector<GeneratedName> cluster_names(const System& sys, const ComputeCluster
   return out;
 }
 
-bool runs_as_jobset(const System& sys, const Step& step) {
-  if (sys.compute_cluster(step.cluster)) return false;  // a RayJob, or a Dask client's Job
-  const Pool* pool = sys.pool(step.pool);
-  return (pool && pool->tpu) || step.gang();
-}
 
 std::string_view replicated_job(const System& sys, const Step& step) {
   const Pool* pool = sys.pool(step.pool);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/placement.h"
 
 namespace trainc::k8s {
 
@@ -87,9 +88,9 @@ std::string gvnic_subnet(const System& sys);
 std::string gvnic_firewall(const System& sys);
 /// The entry script's ConfigMap: the run's name (the script is part of what names the run).
 std::string configmap_name(const System& sys, const Step& step);
-/// Whether the step runs as a JobSet: on a TPU pool (a slice's hosts start together), or as a gang
-/// (Step::gang, not on a compute cluster), whose pods JobSet stops and restarts as one.
-bool runs_as_jobset(const System& sys, const Step& step);
+/// Whether the step runs as a JobSet: model/placement.h's, which the placement also asks (the
+/// JobSet controller's pod is counted for it).
+using trainc::runs_as_jobset;
 /// The replicated Job of a TPU step's JobSet: one per slice.
 inline constexpr std::string_view kSliceJob = "slice";
 /// The replicated Job of a gang's JobSet: one Indexed Job, a pod per node.

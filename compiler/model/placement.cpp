@@ -416,9 +416,14 @@ Addons addons_of(const System& sys) {
   a.istio = sys.istio && sys.istio->install;
   for (const auto& [_, s] : sys.services) a.metrics_adapter = a.metrics_adapter || s.autoscaled();
   a.kueue = sys.queue.has_value();
-  for (const auto& st : sys.steps)
-    if (const Pool* p = sys.pool(st.pool); p && p->tpu) a.jobset = true;
+  for (const auto& st : sys.steps) a.jobset = a.jobset || runs_as_jobset(sys, st);
   return a;
+}
+
+bool runs_as_jobset(const System& sys, const Step& step) {
+  if (sys.compute_cluster(step.cluster)) return false;  // a RayJob, or a Dask client's Job
+  const Pool* pool = sys.pool(step.pool);
+  return (pool && pool->tpu) || step.gang();
 }
 
 bool gpu_pools_tainted(const System& sys) {

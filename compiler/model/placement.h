@@ -106,8 +106,11 @@ struct Addons {
 
 /// The add-ons `sys` needs: KubeRay for engines whose addon() names it, Istio when the spec has
 /// it installed, the metrics adapter for services that autoscale, Kueue with a queue, JobSet for
-/// steps on TPU pools (k8s::Plan installs exactly these).
+/// the steps that run as JobSets (k8s::Plan installs exactly these).
 Addons addons_of(const System& sys);
+/// Whether `step` runs as a JobSet: on a TPU pool (a slice), or a gang of pods that restart
+/// together; not when a compute cluster runs it (a RayJob, or a Dask client's Job).
+bool runs_as_jobset(const System& sys, const Step& step);
 /// Whether GKE taints the GPU nodes of `sys` (nvidia.com/gpu): only beside a pool without
 /// accelerators, which then holds the system pods.
 bool gpu_pools_tainted(const System& sys);

@@ -9,10 +9,11 @@ ZONE="${ZONE:-us-central1-c}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=kueue-gpu
 NAMESPACE=kueue-gpu
-# The context `gcloud container clusters get-credentials` writes for this cluster.
-KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+# The kubectl context: KUBE_CONTEXT in the environment, else the current context of
+# --kubeconfig's file, else the one `gcloud container clusters get-credentials` writes.
+KUBE_CONTEXT="${KUBE_CONTEXT:-}"
 K8S_DIR="$(dirname "$0")/../k8s"
-readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE KUBE_CONTEXT K8S_DIR
+readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE K8S_DIR
 
 log() {
   printf 'apply.sh: %s\n' "$*" >&2
@@ -23,7 +24,7 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     'It first checks that every image the pods pull from Artifact Registry is there' \
@@ -32,15 +33,19 @@ usage() {
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
+    '  --kubeconfig FILE use FILE'\''s cluster (its current context): no gcloud credentials, no image check' \
+    '  --addons-installed the cluster'\''s admins installed the add-ons: check them, install none' \
     '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
-    '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
+    '  and KUBE_CONTEXT the kubectl context (default: --kubeconfig'\''s current, or get-credentials'\'')'
 }
 
 SERVICES_ONLY=0
 RERUN=''
 NO_PRUNE=0
+KUBECONFIG_FILE=''
+ADDONS_INSTALLED=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -51,13 +56,19 @@ while [ "$#" -gt 0 ]; do
       shift
     ;;
     --no-prune) NO_PRUNE=1 ;;
+    --kubeconfig)
+      if [ "$#" -lt 2 ]; then usage >&2; log 'error: --kubeconfig needs a FILE'; exit 2; fi
+      KUBECONFIG_FILE=$2
+      shift
+    ;;
+    --addons-installed) ADDONS_INSTALLED=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly SERVICES_ONLY RERUN NO_PRUNE DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -70,6 +81,17 @@ run() {
   if [ "$DRY_RUN" = 1 ]; then return 0; fi
   "$@"
 }
+if [ -n "$KUBECONFIG_FILE" ]; then
+  [ -f "$KUBECONFIG_FILE" ] || die "--kubeconfig $KUBECONFIG_FILE: no such file"
+  export KUBECONFIG="$KUBECONFIG_FILE"
+  if [ -z "$KUBE_CONTEXT" ]; then
+    KUBE_CONTEXT=$(kubectl config current-context) || die "--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT"
+  fi
+  log "--kubeconfig: context $KUBE_CONTEXT of $KUBECONFIG_FILE; gcloud is not asked for credentials, and images are not looked for in Artifact Registry"
+else
+  KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+fi
+readonly KUBE_CONTEXT
 
 # What trainc made for this system carries these labels; apply.sh deletes only such objects.
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=kueue-gpu
@@ -371,6 +393,7 @@ present() {
 # Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images
 # elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.
 need_image() {
+  if [ -n "$KUBECONFIG_FILE" ]; then return 0; fi  # --kubeconfig: not asked of gcloud (said once)
   if [ "$DRY_RUN" = 1 ]; then
     run gcloud artifacts docker images describe "$1"
   elif ! exists gcloud artifacts docker images describe "$1"; then
@@ -378,10 +401,18 @@ need_image() {
   fi
 }
 
+# --addons-installed: add-on $2's Deployments in namespace $1 must be there and available.
+need_addon() {
+  if run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n "$1" --for=condition=available --timeout=300s; then return 0; fi
+  die "$2 is not installed and available in namespace $1: without --addons-installed, apply.sh installs it"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
-run gcloud container clusters get-credentials "$CLUSTER" \
-    --location="$LOCATION" \
-    --project="$PROJECT_ID"
+if [ -z "$KUBECONFIG_FILE" ]; then
+  run gcloud container clusters get-credentials "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID"
+fi
 guard_owners
 move_local_queue
 
@@ -390,29 +421,42 @@ need_image us-docker.pkg.dev/my-project/ml/prep:1.0 'trainc does not build it; p
 need_image us-docker.pkg.dev/my-project/ml/train:1.0 'trainc does not build it; push it there'
 
 # The JobSet controller, before any JobSet (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+if [ "$ADDONS_INSTALLED" = 1 ]; then
+  need_addon jobset-system 'JobSet v0.12.0'
+else
+  run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml
+  run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n jobset-system --for=condition=available --timeout=300s
+fi
 
 # Kueue, before its queues and any queued workload (CRDs included).
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
-
-# Kueue's configuration (addons/kueue-manager-config.yaml): the release's, with
-# waitForPodsReady's timeout 25m and blockAdmission.
-# Kueue reads it only when it starts: its pods roll when the configuration they run (the
-# annotation trainc.dev/kueue-config on them) is not this one. It is the whole cluster's: the
-# last system applied sets it for every queue there.
-kueue_config=$(run kubectl --context "$KUBE_CONTEXT" get deployment/kueue-controller-manager -n kueue-system \
-  -o 'jsonpath={.spec.template.metadata.annotations.trainc\.dev/kueue-config}') || die "cannot read Kueue's deployment/kueue-controller-manager"
-run kubectl --context "$KUBE_CONTEXT" apply --server-side -f "${K8S_DIR}/../addons/kueue-manager-config.yaml"
-if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
-  if [ -n "$kueue_config" ]; then
-    log "Kueue's configuration was $kueue_config (hash, system, timeout); kueue-gpu's replaces it for every queue on the cluster: its controller restarts"
+if [ "$ADDONS_INSTALLED" = 1 ]; then
+  need_addon kueue-system 'Kueue v0.19.2'
+  kueue_config=$(run kubectl --context "$KUBE_CONTEXT" get deployment/kueue-controller-manager -n kueue-system \
+    -o 'jsonpath={.spec.template.metadata.annotations.trainc\.dev/kueue-config}') || die "cannot read Kueue's deployment/kueue-controller-manager"
+  if [ "${kueue_config%% *}" != d9cf95ff5a ]; then
+    log "warning: Kueue runs its administrators' configuration (${kueue_config:-unmarked}), not this system's: addons/kueue-manager-config.yaml is what its queues expect (waitForPodsReady)"
   fi
-  run kubectl --context "$KUBE_CONTEXT" patch deployment/kueue-controller-manager -n kueue-system --type=merge \
-      --patch='{"spec":{"template":{"metadata":{"annotations":{"trainc.dev/kueue-config":"d9cf95ff5a kueue-gpu waitForPodsReady.timeout=25m"}}}}}'
-  run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
+else
+  run kubectl --context "$KUBE_CONTEXT" apply --server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/manifests.yaml
+
+  # Kueue's configuration (addons/kueue-manager-config.yaml): the release's, with
+  # waitForPodsReady's timeout 25m and blockAdmission.
+  # Kueue reads it only when it starts: its pods roll when the configuration they run (the
+  # annotation trainc.dev/kueue-config on them) is not this one. It is the whole cluster's: the
+  # last system applied sets it for every queue there.
+  kueue_config=$(run kubectl --context "$KUBE_CONTEXT" get deployment/kueue-controller-manager -n kueue-system \
+    -o 'jsonpath={.spec.template.metadata.annotations.trainc\.dev/kueue-config}') || die "cannot read Kueue's deployment/kueue-controller-manager"
+  run kubectl --context "$KUBE_CONTEXT" apply --server-side -f "${K8S_DIR}/../addons/kueue-manager-config.yaml"
+  if [ "$DRY_RUN" = 1 ] || [ "${kueue_config%% *}" != d9cf95ff5a ]; then
+    if [ -n "$kueue_config" ]; then
+      log "Kueue's configuration was $kueue_config (hash, system, timeout); kueue-gpu's replaces it for every queue on the cluster: its controller restarts"
+    fi
+    run kubectl --context "$KUBE_CONTEXT" patch deployment/kueue-controller-manager -n kueue-system --type=merge \
+        --patch='{"spec":{"template":{"metadata":{"annotations":{"trainc.dev/kueue-config":"d9cf95ff5a kueue-gpu waitForPodsReady.timeout=25m"}}}}}'
+    run kubectl --context "$KUBE_CONTEXT" rollout status deployment/kueue-controller-manager -n kueue-system --timeout=300s
+  fi
+  run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
 fi
-run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n kueue-system --for=condition=available --timeout=300s
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/flavor-cpu.yaml" \

@@ -9,10 +9,11 @@ ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=vllm-l4
 NAMESPACE=vllm-l4
-# The context `gcloud container clusters get-credentials` writes for this cluster.
-KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+# The kubectl context: KUBE_CONTEXT in the environment, else the current context of
+# --kubeconfig's file, else the one `gcloud container clusters get-credentials` writes.
+KUBE_CONTEXT="${KUBE_CONTEXT:-}"
 K8S_DIR="$(dirname "$0")/../k8s"
-readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE KUBE_CONTEXT K8S_DIR
+readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE K8S_DIR
 
 log() {
   printf 'apply.sh: %s\n' "$*" >&2
@@ -23,7 +24,7 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then the' \
     'services (waiting until they roll out and health.sh finds them serving), then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
@@ -31,15 +32,19 @@ usage() {
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
+    '  --kubeconfig FILE use FILE'\''s cluster (its current context): no gcloud credentials, no image check' \
+    '  --addons-installed the cluster'\''s admins installed the add-ons: check them, install none' \
     '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
-    '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
+    '  and KUBE_CONTEXT the kubectl context (default: --kubeconfig'\''s current, or get-credentials'\'')'
 }
 
 SERVICES_ONLY=0
 RERUN=''
 NO_PRUNE=0
+KUBECONFIG_FILE=''
+ADDONS_INSTALLED=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -50,13 +55,19 @@ while [ "$#" -gt 0 ]; do
       shift
     ;;
     --no-prune) NO_PRUNE=1 ;;
+    --kubeconfig)
+      if [ "$#" -lt 2 ]; then usage >&2; log 'error: --kubeconfig needs a FILE'; exit 2; fi
+      KUBECONFIG_FILE=$2
+      shift
+    ;;
+    --addons-installed) ADDONS_INSTALLED=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly SERVICES_ONLY RERUN NO_PRUNE DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -69,6 +80,17 @@ run() {
   if [ "$DRY_RUN" = 1 ]; then return 0; fi
   "$@"
 }
+if [ -n "$KUBECONFIG_FILE" ]; then
+  [ -f "$KUBECONFIG_FILE" ] || die "--kubeconfig $KUBECONFIG_FILE: no such file"
+  export KUBECONFIG="$KUBECONFIG_FILE"
+  if [ -z "$KUBE_CONTEXT" ]; then
+    KUBE_CONTEXT=$(kubectl config current-context) || die "--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT"
+  fi
+  log "--kubeconfig: context $KUBE_CONTEXT of $KUBECONFIG_FILE; gcloud is not asked for credentials, and images are not looked for in Artifact Registry"
+else
+  KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+fi
+readonly KUBE_CONTEXT
 
 # What trainc made for this system carries these labels; apply.sh deletes only such objects.
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=vllm-l4
@@ -332,40 +354,57 @@ wait_rollout() {
     die "$1 has not rolled out in ${2:-30m}; see: kubectl describe pods -n $NAMESPACE -l app.kubernetes.io/instance=${1#*/}"
 }
 
+# --addons-installed: add-on $2's Deployments in namespace $1 must be there and available.
+need_addon() {
+  if run kubectl --context "$KUBE_CONTEXT" wait deployment --all -n "$1" --for=condition=available --timeout=300s; then return 0; fi
+  die "$2 is not installed and available in namespace $1: without --addons-installed, apply.sh installs it"
+}
+
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
-run gcloud container clusters get-credentials "$CLUSTER" \
-    --location="$LOCATION" \
-    --project="$PROJECT_ID"
+if [ -z "$KUBECONFIG_FILE" ]; then
+  run gcloud container clusters get-credentials "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID"
+fi
 guard_owners
 move_local_queue
 
 # Istio 1.30.3: CRDs, the control plane (its webhook gives service pods their sidecar)
 # and the ingress gateway, a LoadBalancer Service on port 80.
-run helm upgrade --install istio-base base \
-    --repo=https://istio-release.storage.googleapis.com/charts \
-    --version=1.30.3 \
-    --namespace=istio-system \
-    --create-namespace \
-    --kube-context="$KUBE_CONTEXT" \
-    --wait
-run helm upgrade --install istiod istiod \
-    --repo=https://istio-release.storage.googleapis.com/charts \
-    --version=1.30.3 \
-    --namespace=istio-system \
-    --create-namespace \
-    --kube-context="$KUBE_CONTEXT" \
-    --wait
-run helm upgrade --install istio-ingressgateway gateway \
-    --repo=https://istio-release.storage.googleapis.com/charts \
-    --version=1.30.3 \
-    --namespace=istio-ingress \
-    --create-namespace \
-    --kube-context="$KUBE_CONTEXT" \
-    --wait
+if [ "$ADDONS_INSTALLED" = 1 ]; then
+  need_addon istio-system 'Istio 1.30.3'
+  need_addon istio-ingress 'Istio 1.30.3'
+else
+  run helm upgrade --install istio-base base \
+      --repo=https://istio-release.storage.googleapis.com/charts \
+      --version=1.30.3 \
+      --namespace=istio-system \
+      --create-namespace \
+      --kube-context="$KUBE_CONTEXT" \
+      --wait
+  run helm upgrade --install istiod istiod \
+      --repo=https://istio-release.storage.googleapis.com/charts \
+      --version=1.30.3 \
+      --namespace=istio-system \
+      --create-namespace \
+      --kube-context="$KUBE_CONTEXT" \
+      --wait
+  run helm upgrade --install istio-ingressgateway gateway \
+      --repo=https://istio-release.storage.googleapis.com/charts \
+      --version=1.30.3 \
+      --namespace=istio-ingress \
+      --create-namespace \
+      --kube-context="$KUBE_CONTEXT" \
+      --wait
+fi
 
 # The Custom Metrics Stackdriver Adapter, which serves Managed Prometheus metrics to the
 # autoscalers (pinned manifest; up.sh or Terraform grants it roles/monitoring.viewer).
-run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
+if [ "$ADDONS_INSTALLED" = 1 ]; then
+  need_addon custom-metrics 'the Custom Metrics Stackdriver Adapter'
+else
+  run kubectl --context "$KUBE_CONTEXT" apply -f https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/673c7dd872a7d8b7c1a26c2af7cca7c33549efa0/custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml
+fi
 run kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/namespace.yaml" \
     -f "${K8S_DIR}/gateway.yaml"

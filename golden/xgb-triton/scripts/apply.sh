@@ -9,10 +9,11 @@ ZONE="${ZONE:-us-central1-a}"
 LOCATION="$ZONE"  # a zonal cluster
 CLUSTER=xgb-triton
 NAMESPACE=xgb-triton
-# The context `gcloud container clusters get-credentials` writes for this cluster.
-KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+# The kubectl context: KUBE_CONTEXT in the environment, else the current context of
+# --kubeconfig's file, else the one `gcloud container clusters get-credentials` writes.
+KUBE_CONTEXT="${KUBE_CONTEXT:-}"
 K8S_DIR="$(dirname "$0")/../k8s"
-readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE KUBE_CONTEXT K8S_DIR
+readonly PROJECT_ID ZONE LOCATION CLUSTER NAMESPACE K8S_DIR
 
 log() {
   printf 'apply.sh: %s\n' "$*" >&2
@@ -23,7 +24,7 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then the' \
     'services (waiting until they roll out and health.sh finds them serving), then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
@@ -33,15 +34,19 @@ usage() {
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
+    '  --kubeconfig FILE use FILE'\''s cluster (its current context): no gcloud credentials, no image check' \
+    '  --addons-installed the cluster'\''s admins installed the add-ons: check them, install none' \
     '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
-    '  and KUBE_CONTEXT the kubectl context (default: the one get-credentials writes)'
+    '  and KUBE_CONTEXT the kubectl context (default: --kubeconfig'\''s current, or get-credentials'\'')'
 }
 
 SERVICES_ONLY=0
 RERUN=''
 NO_PRUNE=0
+KUBECONFIG_FILE=''
+ADDONS_INSTALLED=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -52,13 +57,19 @@ while [ "$#" -gt 0 ]; do
       shift
     ;;
     --no-prune) NO_PRUNE=1 ;;
+    --kubeconfig)
+      if [ "$#" -lt 2 ]; then usage >&2; log 'error: --kubeconfig needs a FILE'; exit 2; fi
+      KUBECONFIG_FILE=$2
+      shift
+    ;;
+    --addons-installed) ADDONS_INSTALLED=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly SERVICES_ONLY RERUN NO_PRUNE DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -71,6 +82,17 @@ run() {
   if [ "$DRY_RUN" = 1 ]; then return 0; fi
   "$@"
 }
+if [ -n "$KUBECONFIG_FILE" ]; then
+  [ -f "$KUBECONFIG_FILE" ] || die "--kubeconfig $KUBECONFIG_FILE: no such file"
+  export KUBECONFIG="$KUBECONFIG_FILE"
+  if [ -z "$KUBE_CONTEXT" ]; then
+    KUBE_CONTEXT=$(kubectl config current-context) || die "--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT"
+  fi
+  log "--kubeconfig: context $KUBE_CONTEXT of $KUBECONFIG_FILE; gcloud is not asked for credentials, and images are not looked for in Artifact Registry"
+else
+  KUBE_CONTEXT="${KUBE_CONTEXT:-gke_${PROJECT_ID}_${LOCATION}_${CLUSTER}}"
+fi
+readonly KUBE_CONTEXT
 
 # What trainc made for this system carries these labels; apply.sh deletes only such objects.
 SELECTOR=app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of=xgb-triton
@@ -360,6 +382,7 @@ present() {
 # Stops unless Artifact Registry image $1 is there; $2 says how to put it there. Images
 # elsewhere (Docker Hub, nvcr.io, gcr.io) are not checked: public, or not Artifact Registry's.
 need_image() {
+  if [ -n "$KUBECONFIG_FILE" ]; then return 0; fi  # --kubeconfig: not asked of gcloud (said once)
   if [ "$DRY_RUN" = 1 ]; then
     run gcloud artifacts docker images describe "$1"
   elif ! exists gcloud artifacts docker images describe "$1"; then
@@ -392,9 +415,11 @@ fi
 readonly OUT_DIR ROOT SPEC SPEC_SHA256 SPEC_DIR
 
 if [ "$DRY_RUN" = 1 ]; then log 'dry run: commands are printed, not run'; fi
-run gcloud container clusters get-credentials "$CLUSTER" \
-    --location="$LOCATION" \
-    --project="$PROJECT_ID"
+if [ -z "$KUBECONFIG_FILE" ]; then
+  run gcloud container clusters get-credentials "$CLUSTER" \
+      --location="$LOCATION" \
+      --project="$PROJECT_ID"
+fi
 guard_owners
 move_local_queue
 

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Judges what the test cluster did with a system against what `trainc plan` said it would do.
+
+Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`trainc plan SPEC
+--format json`), and prints one problem per line (nothing when all holds):
+
+  - every pod of the system's namespace is bound to a node (none Pending), and none failed;
+  - every Job ran to completion, and every JobSet; each step started after the steps it needs
+    completed (a Job's startTime against its needs' completionTime; `needs` from the output's
+    model.yaml);
+  - each Kueue Workload of the namespace was admitted, its pod sets' topology assignments on the
+    nodes the pods run on;
+  - per step and pool, the pods of the step on each node, as a sorted list of counts, are the plan's
+    for that step's phase (the nodes of a pool are interchangeable, so counts, not names, compare);
+  - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise.
+
+Usage: judge.py KUBECTL KUBECONFIG PLAN.json MODEL.yaml NAMESPACE
+"""
+import json
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+import yaml
+
+
+def kubectl(k, kc, *args):
+    out = subprocess.run([k, "--kubeconfig", kc, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"kubectl {' '.join(args)} failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def main():
+    k, kc, plan_file, model_file, ns = sys.argv[1:6]
+    plan = json.load(open(plan_file))
+    problems = []
+    nodes = kubectl(k, kc, "get", "nodes", "-o", "json")["items"]
+    pool_of = {n["metadata"]["name"]: n["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "") for n in nodes}
+    pools_of_plan = {p["name"]: set(p["nodePools"]) for p in plan["pools"]}
+    pool_of_nodepool = {np: name for name, nps in pools_of_plan.items() for np in nps}
+    pods = kubectl(k, kc, "get", "pods", "-n", ns, "-o", "json")["items"]
+    for p in pods:
+        name = p["metadata"]["name"]
+        phase = p["status"].get("phase")
+        if not p["spec"].get("nodeName"):
+            conds = {c["type"]: c for c in p["status"].get("conditions") or []}
+            why = conds.get("PodScheduled", {}).get("message", "")
+            gated = [g["name"] for g in p["spec"].get("schedulingGates") or []]
+            problems.append(f"pod {name} is not bound to a node ({phase}; {why or 'gated by ' + ', '.join(gated) if gated else why})")
+        elif phase == "Failed":
+            problems.append(f"pod {name} failed on {p['spec']['nodeName']}")
+
+    # Steps: completion and order.
+    jobs = kubectl(k, kc, "get", "jobs", "-n", ns, "-o", "json")["items"]
+    step_of_job = {}
+    done_at, started_at = {}, {}
+    for j in jobs:
+        labels = j["metadata"].get("labels") or {}
+        step = labels.get("trainc.dev/step")
+        conds = {c["type"]: c["status"] for c in j["status"].get("conditions") or []}
+        if conds.get("Complete") != "True":
+            problems.append(f"job {j['metadata']['name']} did not complete (conditions {conds})")
+        if step:
+            step_of_job[j["metadata"]["name"]] = step
+            if j["status"].get("startTime"):
+                started_at[step] = min(started_at.get(step, "~"), j["status"]["startTime"])
+            if j["status"].get("completionTime"):
+                done_at[step] = max(done_at.get(step, ""), j["status"]["completionTime"])
+    try:
+        jobsets = kubectl(k, kc, "get", "jobsets.jobset.x-k8s.io", "-n", ns, "-o", "json")["items"]
+    except SystemExit:
+        jobsets = []
+    for js in jobsets:
+        conds = {c["type"]: c["status"] for c in js["status"].get("conditions") or []}
+        if conds.get("Completed") != "True":
+            problems.append(f"jobset {js['metadata']['name']} did not complete (conditions {conds})")
+    model = yaml.safe_load(open(model_file))
+    needs = {s["name"]: s.get("needs") or [] for s in model.get("pipeline") or []}
+    for step, before in needs.items():
+        for b in before:
+            if step in started_at and b in done_at and started_at[step] < done_at[b]:
+                problems.append(f"step {step} started at {started_at[step]}, before {b}, which it needs, completed at {done_at[b]}")
+
+    # Kueue: every Workload admitted.
+    try:
+        workloads = kubectl(k, kc, "get", "workloads.kueue.x-k8s.io", "-n", ns, "-o", "json")["items"]
+    except SystemExit:
+        workloads = []
+    for w in workloads:
+        conds = {c["type"]: c for c in w["status"].get("conditions") or []}
+        if conds.get("Admitted", {}).get("status") != "True" and conds.get("Finished", {}).get("status") != "True":
+            problems.append(f"Kueue workload {w['metadata']['name']} was not admitted: "
+                            f"{conds.get('QuotaReserved', {}).get('message') or conds}")
+
+    # Placement: per step (or long-lived workload) and pool, the per-node pod counts.
+    seen = defaultdict(Counter)  # (workload, pool) -> Counter(node -> pods)
+    for p in pods:
+        node = p["spec"].get("nodeName")
+        if not node:
+            continue
+        labels = p["metadata"].get("labels") or {}
+        workload = labels.get("trainc.dev/step") or labels.get("trainc.dev/service") or labels.get("trainc.dev/cluster")
+        if not workload:
+            continue
+        seen[(workload, pool_of_nodepool.get(pool_of.get(node), pool_of.get(node)))][node] += 1
+    want = defaultdict(list)
+    for pp in plan.get("placement") or []:
+        for phase in pp["phases"]:
+            step = phase["name"][len("step "):] if phase["name"].startswith("step ") else None
+            for n in phase["nodes"]:
+                per = Counter()
+                for pod in n["pods"]:
+                    wl = pod["workload"]
+                    if step is not None and wl == step:
+                        per[wl] += pod["count"]
+                for wl, c in per.items():
+                    want[(wl, pp["pool"])] += [c] * n["count"]
+    for key in sorted(set(want) | {k2 for k2 in seen if k2[0] in {w[0] for w in want}}):
+        got = sorted(seen.get(key, Counter()).values(), reverse=True)
+        exp = sorted(want.get(key, []), reverse=True)
+        if got != exp:
+            problems.append(f"step {key[0]} on pool {key[1]}: pods per node {got}, trainc's plan {exp}")
+    for line in problems:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The operators trainc's output uses, on the test cluster as a cluster's administrators install
+# them (apply.sh --addons-installed then checks them and installs none): JobSet and Kueue from their
+# own release manifests (`kubectl kustomize config/default` of their modules, tests/cluster/
+# manifests.py pointing their webhooks at loopback), KubeRay's CRDs and the Deployment its Helm
+# chart makes. Each controller runs as a process (a pod's containers never run here) under a loop
+# that restarts it when it exits, as a kubelet restarts a crashing container; its Deployment's pod
+# runs on a kwok node and takes its room there.
+#
+# Usage: operators.sh STATE BIN [KUEUE_CONFIG]
+#   KUEUE_CONFIG: a ConfigMap file holding Kueue's configuration (trainc's
+#   addons/kueue-manager-config.yaml), applied, and run by the controller; else the release's.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+state=$1 bin=$2 kueue_config=${3:-}
+prefix=$(cd "$bin/.." && pwd)
+cfg=$prefix/config
+kc=$state/kubeconfig
+k() { "$bin/kubectl" --kubeconfig "$kc" "$@"; }
+say() { echo "operators: $*" >&2; }
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+mkdir -p "$state/operators"
+
+# A serving certificate for 127.0.0.1, signed by the cluster's CA, where controller-runtime looks
+# for it ($TMPDIR/k8s-webhook-server/serving-certs) unless the configuration names a folder.
+webhook_cert() {  # DIR
+  local d=$1/k8s-webhook-server/serving-certs
+  mkdir -p "$d"
+  openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/tls.ext"
+  openssl x509 -req -in "$d/tls.csr" -CA "$state/pki/ca.crt" -CAkey "$state/pki/ca.key" -CAcreateserial -days 30 \
+    -extfile "$d/tls.ext" -out "$d/tls.crt" 2>/dev/null
+}
+
+# Runs "$@" as operator $name, restarted a second after it exits; its own process group, which
+# cluster.sh down ends.
+supervise() {
+  local name=$1
+  shift
+  setsid bash -c 'while :; do "$@"; echo "--- exited $?; restarting"; sleep 1; done' supervise "$@" \
+    >"$state/logs/$name.log" 2>&1 &
+  echo "$!" >"$state/pids/$name"
+}
+
+release() {  # NAME PORT: the release manifests of config/NAME/default with webhooks on PORT, applied
+  "$bin/kubectl" kustomize "$cfg/$1/default" | python3 "$here/manifests.py" "$2" "$state/pki/ca.crt" \
+    >"$state/operators/$1.yaml"
+  k apply --server-side --force-conflicts -f "$state/operators/$1.yaml" >/dev/null
+}
+
+# Waits for a controller's webhook server to answer TLS on PORT.
+wait_port() {  # NAME PORT
+  local i
+  for i in $(seq 120); do
+    if curl -sk --max-time 1 -o /dev/null "https://127.0.0.1:$2/"; then return 0; fi
+    sleep 0.5
+  done
+  say "$1's webhook server did not answer on 127.0.0.1:$2; the end of its log:"
+  tail -n 30 "$state/logs/$1.log" >&2
+  return 1
+}
+
+t0=$SECONDS
+# ---- JobSet ---------------------------------------------------------------------------------
+jport=$(free_port)
+mkdir -p "$state/operators/jobset-tmp"
+webhook_cert "$state/operators/jobset-tmp"
+release jobset "$jport"
+python3 - "$cfg/jobset/components/manager/controller_manager_config.yaml" "$jport" "$(free_port)" \
+  >"$state/operators/jobset-config.yaml" <<'PY'
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+c["leaderElection"] = {"leaderElect": False}
+c["internalCertManagement"] = {"enable": False}
+c["webhook"] = {"port": int(sys.argv[2]), "host": "127.0.0.1"}
+c["health"] = {"healthProbeBindAddress": "127.0.0.1:" + sys.argv[3]}
+c["metrics"] = {"bindAddress": "0"}
+yaml.safe_dump(c, sys.stdout)
+PY
+TMPDIR="$state/operators/jobset-tmp" KUBECONFIG=$kc supervise jobset \
+  "$bin/jobset" --config "$state/operators/jobset-config.yaml" --kubeconfig "$kc" --zap-log-level=info
+wait_port jobset "$jport"
+
+# ---- Kueue ----------------------------------------------------------------------------------
+qport=$(free_port)
+mkdir -p "$state/operators/kueue-tmp"
+webhook_cert "$state/operators/kueue-tmp"
+release kueue "$qport"
+if [ -n "$kueue_config" ]; then
+  k apply --server-side --force-conflicts -f "$kueue_config" >/dev/null
+fi
+# The configuration the controller runs: the ConfigMap's, with the serving addresses of a process.
+k get configmap kueue-manager-config -n kueue-system -o 'jsonpath={.data.controller_manager_config\.yaml}' |
+  python3 -c '
+import sys, yaml
+c = yaml.safe_load(sys.stdin)
+c["leaderElection"] = {"leaderElect": False}
+c["internalCertManagement"] = {"enable": False}
+c["webhook"] = {"port": int(sys.argv[1]), "host": "127.0.0.1", "certDir": sys.argv[3]}
+c["health"] = {"healthProbeBindAddress": "127.0.0.1:" + sys.argv[2]}
+c["metrics"] = {"bindAddress": "0"}
+yaml.safe_dump(c, sys.stdout)' "$qport" "$(free_port)" "$state/operators/kueue-tmp/k8s-webhook-server/serving-certs" \
+  >"$state/operators/kueue-config.yaml"
+TMPDIR="$state/operators/kueue-tmp" KUBECONFIG=$kc supervise kueue \
+  "$bin/kueue" --config "$state/operators/kueue-config.yaml" --kubeconfig "$kc" --zap-log-level=info
+wait_port kueue "$qport"
+
+# ---- KubeRay --------------------------------------------------------------------------------
+k apply --server-side --force-conflicts -f "$cfg/kuberay/crd/bases" >/dev/null
+k create namespace kuberay-system --dry-run=client -o yaml | k apply -f - >/dev/null
+# What its Helm chart (which apply.sh installs) makes that takes room: one Deployment whose one
+# container's limits, 100m and 512Mi, are also its requests (stdlib/catalog.yaml systemPods).
+k apply -f - >/dev/null <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: kuberay-operator
+  namespace: kuberay-system
+  labels: {app.kubernetes.io/name: kuberay-operator}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app.kubernetes.io/name: kuberay-operator}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: kuberay-operator}
+    spec:
+      containers:
+      - name: kuberay-operator
+        image: quay.io/kuberay/operator:v1.6.0
+        resources:
+          limits: {cpu: 100m, memory: 512Mi}
+EOF
+KUBECONFIG=$kc supervise kuberay \
+  "$bin/ray-operator" --metrics-addr=0 --health-probe-bind-address="127.0.0.1:$(free_port)" \
+  --enable-leader-election=false
+say "JobSet, Kueue and KubeRay started in $((SECONDS - t0)) s"

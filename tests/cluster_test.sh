@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The `cluster` suite: each example's compiled output applied by its own scripts/apply.sh
+# (--kubeconfig FILE --addons-installed, as a user of a cluster whose administrators installed the
+# add-ons runs it) to the upstream control plane of tests/cluster/cluster.sh: kube-apiserver,
+# kube-controller-manager, kube-scheduler, etcd, the JobSet, Kueue and KubeRay controllers, and
+# kwok nodes made for the example's pools as GKE makes them. Then tests/cluster/judge.py holds the
+# cluster to `trainc plan`: every object accepted (apply.sh would stop), every pod bound, every
+# Kueue workload admitted, every Job and JobSet complete in `needs` order, and the pods of each
+# step on as many nodes, as many a node, as the plan says.
+#
+# The programs are built by tools/install-cluster.sh (.ci/run builds them first). Without them
+# (no Go, no module proxy) the suite is skipped with a line saying why; TRAINC_REQUIRE_CLUSTER=1
+# (.ci/run sets it) makes that a failure.
+#
+# Usage: tests/cluster_test.sh TRAINC [EXAMPLE...]   (TAP_ONLY=REGEX as in tests/tap.sh)
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/tap.sh"
+# shellcheck source=tests/stubs.sh
+. "$(dirname "$0")/stubs.sh"
+tap_init "$1"
+shift
+
+if ! prefix=$(bash tools/install-cluster.sh --check >/dev/null 2>&1 && bash tools/install-cluster.sh --prefix 2>/dev/null); then
+  why="the control plane's programs are not built (tools/install-cluster.sh; it needs Go and the Go module proxy)"
+  if [ "${TRAINC_REQUIRE_CLUSTER:-0}" = 1 ]; then
+    t_fail "cluster suite" "$why, and TRAINC_REQUIRE_CLUSTER=1"
+  else
+    t_skip "cluster suite" "$why"
+  fi
+  tap_done
+  exit
+fi
+BIN=$prefix/bin
+stubs_install "$TMP/stubs"   # gcloud and curl: the cloud is not the subject here
+
+examples=("$@")
+if [ "${#examples[@]}" -eq 0 ]; then
+  for d in examples/*/; do examples+=("$(basename "$d")"); done
+fi
+
+spec_of() {
+  local d=examples/$1
+  if [ -f "$d/spec.yaml" ]; then echo "$d/spec.yaml"; else echo "$d/spec.jsonnet"; fi
+}
+
+# What the harness does not run: the add-ons apply.sh would find missing.
+unsupported() {  # OUT
+  if grep -q "need_addon istio-system" "$1/scripts/apply.sh"; then echo "Istio is not built here (its control plane and sidecar injector)"; return; fi
+  if grep -q "need_addon custom-metrics" "$1/scripts/apply.sh"; then echo "the Custom Metrics Stackdriver Adapter is not built here"; return; fi
+}
+
+cluster_case() {
+  local name=$1 spec out state kc rc
+  spec=$(spec_of "$name")
+  out=$TMP/out-$name
+  state=$TMP/cluster-$name
+  "$TRAINC" compile "$spec" -o "$out" >"$TMP/$name-compile.log" 2>&1 || { cat "$TMP/$name-compile.log"; return 1; }
+  out=$out/$(ls "$out")
+  "$TRAINC" plan "$spec" --format json >"$TMP/$name-plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
+  local kueue=()
+  if [ -f "$out/addons/kueue-manager-config.yaml" ]; then kueue=(--kueue-config "$out/addons/kueue-manager-config.yaml"); fi
+  if ! kc=$(bash tests/cluster/cluster.sh up --state "$state" ${kueue[@]+"${kueue[@]}"} "$TMP/$name-plan.json" 2>"$TMP/$name-up.log" | tail -n 1); then
+    tail -n 40 "$TMP/$name-up.log"
+    bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null
+    return 1
+  fi
+  rc=0
+  PATH="$BIN:$STUB_BIN:$PATH" timeout 600 bash "$out/scripts/apply.sh" --kubeconfig "$kc" --addons-installed \
+    >"$TMP/$name-apply.log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "apply.sh exited $rc; its last lines:"
+    tail -n 25 "$TMP/$name-apply.log"
+  fi
+  # Steps apply.sh started last run on after it returns.
+  local ns
+  ns=$(sed -n 's/^NAMESPACE=//p' "$out/scripts/apply.sh" | head -n 1)
+  "$BIN/kubectl" --kubeconfig "$kc" wait jobs --all -n "$ns" --for=condition=complete --timeout=120s >/dev/null 2>&1 || true
+  "$BIN/kubectl" --kubeconfig "$kc" wait jobsets.jobset.x-k8s.io --all -n "$ns" --for=condition=completed --timeout=60s >/dev/null 2>&1 || true
+  local problems
+  problems=$(python3 tests/cluster/judge.py "$BIN/kubectl" "$kc" "$TMP/$name-plan.json" "$out/model.yaml" "$ns" 2>&1) || rc=1
+  if [ -n "$problems" ]; then
+    printf '%s\n' "$problems"
+    rc=1
+  fi
+  if [ "$rc" -ne 0 ]; then
+    "$BIN/kubectl" --kubeconfig "$kc" get pods -A -o wide 2>&1 | head -n 40
+    mkdir -p out/cluster-logs
+    rm -rf "out/cluster-logs/$name"
+    cp -r "$state/logs" "out/cluster-logs/$name" 2>/dev/null || true
+    cp "$TMP/$name-apply.log" "out/cluster-logs/$name/" 2>/dev/null || true
+    echo "the components' logs: out/cluster-logs/$name"
+  fi
+  bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null
+  return "$rc"
+}
+
+for name in "${examples[@]}"; do
+  spec=$(spec_of "$name")
+  "$TRAINC" compile "$spec" -o "$TMP/probe-$name" >/dev/null 2>&1 || true
+  why=$(unsupported "$TMP/probe-$name/$(ls "$TMP/probe-$name" 2>/dev/null | head -n 1)" 2>/dev/null || true)
+  if [ -n "$why" ]; then
+    t_skip "examples/$name on the upstream control plane" "$why"
+    continue
+  fi
+  t "examples/$name on the upstream control plane: applied, admitted, bound where the plan says, run in order" cluster_case "$name"
+done
+tap_done

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds the upstream control plane the cluster tests run (tests/cluster) from the Go module proxy:
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from k8s.io/kubernetes, etcd,
+# kwok, and the JobSet, Kueue and KubeRay controllers, all `tool`s of the module tools/cluster
+# (go.mod maps k8s.io/kubernetes's staging modules to their published versions, which a requiring
+# module must do). Every version is in tools/cluster/versions.env. Quiet when the set is built.
+#
+# Where: $TRAINC_CLUSTER_HOME, else ${XDG_CACHE_HOME:-~/.cache}/trainc/cluster, one folder per set
+# (the first 12 digits of the sha256 of versions.env, go.mod, go.sum and the Go version),
+# so a changed pin builds beside the old. Each set holds bin/ and the operators' own config/
+# folders (CRDs, webhooks, RBAC) copied from their modules.
+#
+# Usage: tools/install-cluster.sh            build if missing
+#        tools/install-cluster.sh --prefix   print the set's folder (after building)
+#        tools/install-cluster.sh --check    exit 0 if built, 1 if not (builds nothing)
+# A cold build takes about 20 minutes on two cores; the Go build cache makes a rebuild quick.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+src="$root/tools/cluster"
+home=${TRAINC_CLUSTER_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/trainc/cluster}
+
+say() { echo "install-cluster: $*" >&2; }
+
+if ! command -v go >/dev/null 2>&1; then
+  say "go is not installed: the cluster tests need Go 1.26 and the Go module proxy"
+  exit 3
+fi
+# shellcheck source=/dev/null
+. <(grep -E '^[A-Z]+=v[0-9][0-9A-Za-z.+-]*$' "$src/versions.env")
+for v in KUBERNETES ETCD KWOK KUEUE JOBSET KUBERAY; do
+  if [ -z "${!v:-}" ]; then say "tools/cluster/versions.env has no $v"; exit 2; fi
+done
+# The module must require what versions.env names.
+for want in "k8s.io/kubernetes $KUBERNETES" "go.etcd.io/etcd/server/v3 $ETCD" "sigs.k8s.io/kwok $KWOK" \
+            "sigs.k8s.io/kueue $KUEUE" "sigs.k8s.io/jobset $JOBSET" "github.com/ray-project/kuberay/ray-operator $KUBERAY"; do
+  if ! grep -q "^[[:space:]]*$want\b" "$src/go.mod"; then
+    say "tools/cluster/go.mod does not require $want (versions.env says so)"
+    exit 2
+  fi
+done
+
+key=$( { cat "$src/versions.env" "$src/go.mod" "$src/go.sum"; go version; } | sha256sum | cut -c1-12)
+dest="$home/$key"
+
+case "${1:-}" in
+  --check) [ -f "$dest/.complete" ]; exit $? ;;
+  --prefix|"") ;;
+  *) say "unknown option $1"; exit 2 ;;
+esac
+
+if [ ! -f "$dest/.complete" ]; then
+  start=$SECONDS
+  tmp="$dest.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp/bin" "$tmp/config"
+  trap 'rm -rf "$tmp"' EXIT
+  minor=${KUBERNETES#v1.}; minor=${minor%%.*}
+  # The version the components report (/version, kubectl version), as a release build sets it.
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$KUBERNETES -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  say "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $KUBERNETES, etcd $ETCD, kwok $KWOK, JobSet $JOBSET, Kueue $KUEUE, KubeRay $KUBERAY"
+  export GOFLAGS=-mod=readonly
+  (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$tmp/bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  say "Kubernetes built ($((SECONDS - start)) s)"
+  (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/etcd" go.etcd.io/etcd/server/v3)
+  (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kueue/cmd/kueue \
+    sigs.k8s.io/jobset github.com/ray-project/kuberay/ray-operator)
+  say "etcd, kwok and the controllers built ($((SECONDS - start)) s)"
+  # The operators' own CRDs, webhooks and release kustomizations, and kwok's stages, from the
+  # module cache.
+  dir_of() { (cd "$src" && go list -m -f '{{.Dir}}' "$1"); }
+  copy_tree() { cp -r "$1" "$2"; chmod -R u+w "$2"; }
+  copy_tree "$(dir_of sigs.k8s.io/kueue)/config" "$tmp/config/kueue"
+  copy_tree "$(dir_of sigs.k8s.io/jobset)/config" "$tmp/config/jobset"
+  copy_tree "$(dir_of github.com/ray-project/kuberay/ray-operator)/config" "$tmp/config/kuberay"
+  copy_tree "$(dir_of sigs.k8s.io/kwok)/kustomize" "$tmp/config/kwok"
+  cp "$src/versions.env" "$tmp/versions.env"
+  echo "$((SECONDS - start))" >"$tmp/build-seconds"
+  touch "$tmp/.complete"
+  rm -rf "$dest"
+  mv "$tmp" "$dest"
+  trap - EXIT
+  say "built in $((SECONDS - start)) s: $dest"
+fi
+if [ "${1:-}" = --prefix ]; then echo "$dest"; fi
