@@ -470,7 +470,10 @@ def draft(rng, cat, n, own_ds):
     svc = (spec.get("services") or {}).values()
     expected += cat.system_pods({
         "always": True, "dataplaneV2": dpv2, "managedPrometheus": services, "istio": "istio" in spec,
-        "kuberay": any(c["engine"] == "ray" for c in clusters.values()), "jobset": False, "kueue": False,
+        "kuberay": any(c["engine"] == "ray" for c in clusters.values()), "kueue": False,
+        # A step of several nodes off a compute cluster runs as a JobSet (docs/spec-v1.md), whose
+        # controller's pod needs room like GKE's own.
+        "jobset": any(st.get("nodes", 1) > 1 and not st.get("cluster") for st in steps),
         "metricsAdapter": any("autoscaling" in v for v in svc)})
     # A pod trainc sizes from its node leaves the catalog's slack and, on a pool the system pods may
     # use, room for all of them.

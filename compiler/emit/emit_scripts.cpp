@@ -362,7 +362,8 @@ void kubeconfig_context(ShellScript& sh) {
       .line("[ -f \"$KUBECONFIG_FILE\" ] || die \"--kubeconfig $KUBECONFIG_FILE: no such file\"")
       .line("export KUBECONFIG=\"$KUBECONFIG_FILE\"")
       .open("if [ -z \"$KUBE_CONTEXT\" ]; then")
-      .line("KUBE_CONTEXT=$(kubectl config current-context) || die \"--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT\"")
+      .line("KUBE_CONTEXT=$(" + cmd::kubectl(KubeTarget{}, {"config", "current-context"}).line() +
+            ") || die \"--kubeconfig $KUBECONFIG_FILE names no current context: set KUBE_CONTEXT\"")
       .close("fi")
       .line("log \"--kubeconfig: context $KUBE_CONTEXT of $KUBECONFIG_FILE; gcloud is not asked for credentials, and images are not looked for in Artifact Registry\"")
       .branch("else")
