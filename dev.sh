@@ -7,6 +7,8 @@
 #   ./dev.sh build      install dependencies and build only
 #   ./dev.sh fuzz [SECONDS] [HARNESS...]   run each libFuzzer harness (fuzz/) for SECONDS (default 60) in build-fuzz/
 #   ./dev.sh tsan       build trainc with ThreadSanitizer in build-tsan/ and check many specs per process for data races
+#   ./dev.sh cluster up [SPEC...]   the upstream control plane on loopback (tests/cluster/cluster.sh) with nodes for SPECs' pools (default: every example's); prints its kubeconfig last
+#   ./dev.sh cluster down           stop it and remove its state (out/cluster)
 #   ./dev.sh fresh-machine [--keep]   as root: a fresh Debian 12 root (debootstrap) in build-fresh/, a clone of HEAD in it, both commands above, timed
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -501,7 +503,40 @@ cmd_fresh_machine() {
   [ "$rc_examples" -eq 0 ] && [ "$rc_test" -eq 0 ]
 }
 
+cmd_cluster() {
+  local what=${1:-}
+  shift || true
+  case "$what" in
+    up)
+      build
+      bash tools/install-cluster.sh
+      local specs=("$@") plans=() spec name kueue=() out
+      if [ "${#specs[@]}" -eq 0 ]; then
+        for dir in examples/*/; do specs+=("$(primary_spec "${dir%/}")"); done
+      fi
+      mkdir -p out/cluster-plans
+      for spec in "${specs[@]}"; do
+        name=$(basename "$(dirname "$spec")")
+        "$TRAINC" plan "$spec" --format json >"out/cluster-plans/$name.json"
+        plans+=("out/cluster-plans/$name.json")
+      done
+      if [ "${#specs[@]}" -eq 1 ]; then
+        # One spec: its output too, and Kueue with the configuration it asks for.
+        rm -rf out/cluster-output
+        "$TRAINC" compile "${specs[0]}" -o out/cluster-output >/dev/null
+        out=$(ls -d out/cluster-output/*/)
+        if [ -f "${out}addons/kueue-manager-config.yaml" ]; then kueue=(--kueue-config "${out}addons/kueue-manager-config.yaml"); fi
+        echo "dev.sh: apply it with: PATH=\"$(bash tools/install-cluster.sh --prefix)/bin:\$PATH\" ${out}scripts/apply.sh --kubeconfig out/cluster/kubeconfig --addons-installed" >&2
+      fi
+      bash tests/cluster/cluster.sh up ${kueue[@]+"${kueue[@]}"} "${plans[@]}"
+      ;;
+    down) bash tests/cluster/cluster.sh down ;;
+    *) echo "usage: ./dev.sh cluster up [SPEC...] | ./dev.sh cluster down" >&2; return 2 ;;
+  esac
+}
+
 case ${1:-} in
+  cluster) shift; cmd_cluster "$@" ;;
   examples|test|golden|bench|fuzz|tsan)
     cmd=$1; shift
     "cmd_$cmd" "$@" ;;

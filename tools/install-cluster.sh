@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the upstream control plane the cluster tests run (tests/cluster) from the Go module proxy:
 # kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from k8s.io/kubernetes, etcd,
-# kwok, and the JobSet, Kueue and KubeRay controllers, all `tool`s of the module tools/cluster
-# (go.mod maps k8s.io/kubernetes's staging modules to their published versions, which a requiring
-# module must do). Every version is in tools/cluster/versions.env. Quiet when the set is built.
+# kwok, and the JobSet and Kueue controllers, all `tool`s of the module tools/cluster (go.mod maps
+# k8s.io/kubernetes's staging modules to their published versions, which a requiring module must
+# do), and KubeRay's operator from tools/cluster/kuberay. Every version is in
+# tools/cluster/versions.env. Quiet when the set is built.
 #
 # Where: $TRAINC_CLUSTER_HOME, else ${XDG_CACHE_HOME:-~/.cache}/trainc/cluster, one folder per set
-# (the first 12 digits of the sha256 of versions.env, go.mod, go.sum and the Go version),
+# (the first 12 digits of the sha256 of versions.env, the go.mod and go.sum files and the Go version),
 # so a changed pin builds beside the old. Each set holds bin/ and the operators' own config/
 # folders (CRDs, webhooks, RBAC) copied from their modules.
 #
@@ -31,15 +32,17 @@ for v in KUBERNETES ETCD KWOK KUEUE JOBSET KUBERAY; do
   if [ -z "${!v:-}" ]; then say "tools/cluster/versions.env has no $v"; exit 2; fi
 done
 # The module must require what versions.env names.
-for want in "k8s.io/kubernetes $KUBERNETES" "go.etcd.io/etcd/server/v3 $ETCD" "sigs.k8s.io/kwok $KWOK" \
-            "sigs.k8s.io/kueue $KUEUE" "sigs.k8s.io/jobset $JOBSET" "github.com/ray-project/kuberay/ray-operator $KUBERAY"; do
-  if ! grep -q "^[[:space:]]*$want\b" "$src/go.mod"; then
-    say "tools/cluster/go.mod does not require $want (versions.env says so)"
+for want in "go.mod:k8s.io/kubernetes $KUBERNETES" "go.mod:go.etcd.io/etcd/server/v3 $ETCD" "go.mod:sigs.k8s.io/kwok $KWOK" \
+            "go.mod:sigs.k8s.io/kueue $KUEUE" "go.mod:sigs.k8s.io/jobset $JOBSET" \
+            "kuberay/go.mod:github.com/ray-project/kuberay/ray-operator $KUBERAY"; do
+  if ! grep -q "^[[:space:]]*${want#*:}\b" "$src/${want%%:*}"; then
+    say "tools/cluster/${want%%:*} does not require ${want#*:} (versions.env says so)"
     exit 2
   fi
 done
 
-key=$( { cat "$src/versions.env" "$src/go.mod" "$src/go.sum"; go version; } | sha256sum | cut -c1-12)
+key=$( { cat "$src/versions.env" "$src/go.mod" "$src/go.sum" "$src/kuberay/go.mod" "$src/kuberay/go.sum"; go version; } |
+  sha256sum | cut -c1-12)
 dest="$home/$key"
 
 case "${1:-}" in
@@ -68,7 +71,8 @@ if [ ! -f "$dest/.complete" ]; then
   say "Kubernetes built ($((SECONDS - start)) s)"
   (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/etcd" go.etcd.io/etcd/server/v3)
   (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kueue/cmd/kueue \
-    sigs.k8s.io/jobset github.com/ray-project/kuberay/ray-operator)
+    sigs.k8s.io/jobset)
+  (cd "$src/kuberay" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/" github.com/ray-project/kuberay/ray-operator)
   say "etcd, kwok and the controllers built ($((SECONDS - start)) s)"
   # The operators' own CRDs, webhooks and release kustomizations, and kwok's stages, from the
   # module cache.
@@ -76,7 +80,7 @@ if [ ! -f "$dest/.complete" ]; then
   copy_tree() { cp -r "$1" "$2"; chmod -R u+w "$2"; }
   copy_tree "$(dir_of sigs.k8s.io/kueue)/config" "$tmp/config/kueue"
   copy_tree "$(dir_of sigs.k8s.io/jobset)/config" "$tmp/config/jobset"
-  copy_tree "$(dir_of github.com/ray-project/kuberay/ray-operator)/config" "$tmp/config/kuberay"
+  copy_tree "$(cd "$src/kuberay" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config" "$tmp/config/kuberay"
   copy_tree "$(dir_of sigs.k8s.io/kwok)/kustomize" "$tmp/config/kwok"
   cp "$src/versions.env" "$tmp/versions.env"
   echo "$((SECONDS - start))" >"$tmp/build-seconds"

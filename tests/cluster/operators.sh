@@ -58,7 +58,7 @@ wait_port() {  # NAME PORT
     sleep 0.5
   done
   say "$1's webhook server did not answer on 127.0.0.1:$2; the end of its log:"
-  tail -n 30 "$state/logs/$1.log" >&2
+  tail -n 8 "$state/logs/$1.log" | cut -c1-600 >&2
   return 1
 }
 
@@ -103,8 +103,19 @@ c["health"] = {"healthProbeBindAddress": "127.0.0.1:" + sys.argv[2]}
 c["metrics"] = {"bindAddress": "0"}
 yaml.safe_dump(c, sys.stdout)' "$qport" "$(free_port)" "$state/operators/kueue-tmp/k8s-webhook-server/serving-certs" \
   >"$state/operators/kueue-config.yaml"
+# Without its internal certificate management (whose certificate names only the webhook Service,
+# which the API server cannot reach here), Kueue reads its metrics server's certificate from the
+# fixed folder /etc/kueue/metrics/certs, as its pod mounts it: the process sees /etc with that
+# folder added (an overlay in a mount namespace of its own; the machine's /etc is not changed).
+# Its visibility API (pending workloads, served through the aggregator, which cannot reach it here
+# either, so manifests.py leaves its APIService out) is turned off.
+overlay=$state/operators/kueue-etc
+mkdir -p "$overlay/upper/kueue/metrics/certs" "$overlay/work"
+cp "$state/operators/kueue-tmp/k8s-webhook-server/serving-certs/tls."{crt,key} "$overlay/upper/kueue/metrics/certs/"
 TMPDIR="$state/operators/kueue-tmp" KUBECONFIG=$kc supervise kueue \
-  "$bin/kueue" --config "$state/operators/kueue-config.yaml" --kubeconfig "$kc" --zap-log-level=info
+  unshare -m --propagation private sh -c 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$0/upper,workdir=$0/work" /etc && exec "$@"' \
+  "$overlay" "$bin/kueue" --config "$state/operators/kueue-config.yaml" --kubeconfig "$kc" --zap-log-level=info \
+  --feature-gates=VisibilityOnDemand=false
 wait_port kueue "$qport"
 
 # ---- KubeRay --------------------------------------------------------------------------------
