@@ -194,9 +194,18 @@ up() {
     --authentication-kubeconfig "$state/kubeconfig-scheduler" \
     --authorization-kubeconfig "$state/kubeconfig-scheduler" \
     --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false --v=1
-  # kwok's own "fast" stages: nodes Ready with a lease heartbeat; pods Running and Ready once bound,
-  # a Job's pods Succeeded (exit 0) right after.
-  "$bin/kubectl" kustomize "$bin/../config/kwok/stage/fast" >"$state/kwok-stages.yaml"
+  # kwok's own "fast" stages: nodes Ready with a lease heartbeat; pods Running and Ready once bound;
+  # a Job's pods Succeeded (exit 0) 5 s later (the annotation pod-complete.stage.kwok.x-k8s.io/delay
+  # on a pod changes that), so that a step's pods all run at once, as real ones would, before any
+  # ends and frees its node.
+  "$bin/kubectl" kustomize "$bin/../config/kwok/stage/fast" | python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+for d in docs:
+    if d["metadata"]["name"] == "pod-complete":
+        d["spec"]["delay"] = {"durationMilliseconds": 5000, "durationFrom": {
+            "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
+yaml.safe_dump_all(docs, sys.stdout)' >"$state/kwok-stages.yaml"
   start kwok "$bin/kwok" --kubeconfig "$state/kubeconfig-kwok" --config "$state/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 --cidr=10.0.0.1/16 --node-ip=10.0.0.1 \
@@ -204,6 +213,12 @@ up() {
   # The namespace-default service account appears when the controller manager runs.
   wait_until 60 kube-controller-manager "$state/logs/kube-controller-manager.log" \
     "${k[@]}" get serviceaccount default -n default || die "the controller manager did not start"
+  # The CRDs GKE itself installs: multi-networking's Network and GKENetworkParamSet (RDMA pools) and
+  # Managed Prometheus's PodMonitoring, as trainc's schemas/crds has them from their sources.
+  local crd
+  for crd in networking.gke.io_networks networking.gke.io_gkenetworkparamsets monitoring.googleapis.com_podmonitorings; do
+    gzip -dc "$root/schemas/crds/$crd.yaml.gz" | "${k[@]}" apply --server-side -f - >/dev/null || die "GKE's CRD $crd was refused"
+  done
   say "control plane up in $((SECONDS - t0)) s"
   if [ "$operators" = 1 ]; then
     bash "$here/operators.sh" "$state" "$bin" "$kueue_config" || die "the operators did not start (logs in $state/logs)"

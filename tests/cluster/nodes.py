@@ -16,6 +16,8 @@ accelerator, TPU topology, provisioning) and prints, as one YAML stream:
   - GKE's and the operators' Deployments that need room on untainted nodes (catalog `systemPods`,
     the rows the plan places), kube-dns with the anti-affinity GKE's has.
 
+A plan without pools (a spec for a cluster of the user's) gets two large GPU nodes standing for it.
+
 What this cannot show: what a real node's kubelet reports (GKE's exact allocatable on a machine
 the catalog has no worked example for), and the operators' pods, which run here as processes
 (tests/cluster/operators.sh) and so are not among these Deployments.
@@ -141,6 +143,20 @@ def main():
                          "metadata": {"name": name, "labels": lab, "annotations": dict(KWOK)},
                          "spec": {"taints": taints} if taints else {},
                          "status": {"capacity": capacity, "allocatable": allocatable}})
+    if not plan["pools"]:
+        # A spec without pools runs on a cluster of the user's that trainc knows nothing about (its
+        # plan places nothing): two large GPU nodes stand for it, so its pods can be admitted,
+        # bound and run; nothing is compared with a placement.
+        for i in range(2):
+            name = f"user-node-{i}"
+            res = {"cpu": "64", "memory": "512Gi", "pods": str(MAX_PODS), "ephemeral-storage": "500Gi",
+                   "nvidia.com/gpu": "8"}
+            docs.append({"apiVersion": "v1", "kind": "Node",
+                         "metadata": {"name": name, "annotations": dict(KWOK),
+                                      "labels": {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                                                 "kubernetes.io/hostname": name, "type": "kwok"}},
+                         "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+                         "status": {"capacity": res, "allocatable": res}})
     if problems:
         for p in problems:
             print("nodes.py: " + p, file=sys.stderr)
