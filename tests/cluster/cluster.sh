@@ -6,10 +6,11 @@
 # (the containers never run: no image is pulled); and the JobSet, Kueue and KubeRay controllers
 # (tests/cluster/operators.sh) with their own CRDs and webhooks.
 #
-# Usage: cluster.sh up [--state DIR] [--no-operators] [--kueue-config FILE] [PLAN.json...]
+# Usage: cluster.sh up [--state DIR] [--no-operators] [--addons LIST] [--kueue-config FILE] [PLAN.json...]
 #          starts it (nodes for each `trainc plan --format json` given, tests/cluster/nodes.py) and
 #          prints the kubeconfig's path on its last line; Kueue runs the configuration FILE
-#          holds (trainc's addons/kueue-manager-config.yaml), else its release's
+#          holds (trainc's addons/kueue-manager-config.yaml), else its release's; LIST: which of
+#          jobset,kueue,kuberay to install (default all)
 #        cluster.sh nodes [--state DIR] PLAN.json...   adds the nodes of more plans
 #        cluster.sh down [--state DIR]                 stops it and removes its state
 #        cluster.sh kubectl [--state DIR] ARGS...      the cluster's kubectl, with its kubeconfig
@@ -29,12 +30,14 @@ shift
 state=${TRAINC_CLUSTER_STATE:-$root/out/cluster}
 operators=1
 kueue_config=''
+addons=jobset,kueue,kuberay
 args=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --state) state=$2; shift ;;
     --no-operators) operators=0 ;;
     --kueue-config) kueue_config=$2; shift ;;
+    --addons) addons=$2; shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -206,9 +209,12 @@ for d in docs:
         d["spec"]["delay"] = {"durationMilliseconds": 5000, "durationFrom": {
             "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
 yaml.safe_dump_all(docs, sys.stdout)' >"$state/kwok-stages.yaml"
+  # Pod and node addresses are loopback ones: whatever dials a pod (the API server's service
+  # proxy, an operator) reaches nothing beyond this machine. The EndpointSlice controller's slices
+  # refuse them ("may not be in the loopback range"), so Services get no endpoints here.
   start kwok "$bin/kwok" --kubeconfig "$state/kubeconfig-kwok" --config "$state/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-lease-duration-seconds=40 --cidr=10.0.0.1/16 --node-ip=10.0.0.1 \
+    --node-lease-duration-seconds=40 --cidr=127.10.0.1/16 --node-ip=127.0.0.2 \
     --server-address= --v=0
   # The namespace-default service account appears when the controller manager runs.
   wait_until 60 kube-controller-manager "$state/logs/kube-controller-manager.log" \
@@ -221,7 +227,7 @@ yaml.safe_dump_all(docs, sys.stdout)' >"$state/kwok-stages.yaml"
   done
   say "control plane up in $((SECONDS - t0)) s"
   if [ "$operators" = 1 ]; then
-    bash "$here/operators.sh" "$state" "$bin" "$kueue_config" || die "the operators did not start (logs in $state/logs)"
+    bash "$here/operators.sh" "$state" "$bin" "$kueue_config" "$addons" || die "the operators did not start (logs in $state/logs)"
   fi
   if [ "$#" -gt 0 ]; then add_nodes "$@"; fi
   say "up in $((SECONDS - t0)) s; kubectl --kubeconfig $kubeconfig"

@@ -7,12 +7,15 @@
 # that restarts it when it exits, as a kubelet restarts a crashing container; its Deployment's pod
 # runs on a kwok node and takes its room there.
 #
-# Usage: operators.sh STATE BIN [KUEUE_CONFIG]
+# Usage: operators.sh STATE BIN KUEUE_CONFIG ADDONS
 #   KUEUE_CONFIG: a ConfigMap file holding Kueue's configuration (trainc's
-#   addons/kueue-manager-config.yaml), applied, and run by the controller; else the release's.
+#   addons/kueue-manager-config.yaml), applied, and run by the controller; "" for the release's.
+#   ADDONS: which to install, comma-separated, of jobset, kueue and kuberay (a cluster has only
+#   those its systems use: each controller's pod takes room on a node).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-state=$1 bin=$2 kueue_config=${3:-}
+state=$1 bin=$2 kueue_config=${3:-} addons=,${4:-jobset,kueue,kuberay},
+wants() { [[ $addons == *",$1,"* ]]; }
 prefix=$(cd "$bin/.." && pwd)
 cfg=$prefix/config
 kc=$state/kubeconfig
@@ -52,8 +55,8 @@ release() {  # NAME PORT: the release manifests of config/NAME/default with webh
 
 # Waits for a controller's webhook server to answer TLS on PORT.
 wait_port() {  # NAME PORT
-  local i
-  for i in $(seq 120); do
+  local _
+  for _ in $(seq 120); do
     if curl -sk --max-time 1 -o /dev/null "https://127.0.0.1:$2/"; then return 0; fi
     sleep 0.5
   done
@@ -64,6 +67,7 @@ wait_port() {  # NAME PORT
 
 t0=$SECONDS
 # ---- JobSet ---------------------------------------------------------------------------------
+if wants jobset; then
 jport=$(free_port)
 mkdir -p "$state/operators/jobset-tmp"
 webhook_cert "$state/operators/jobset-tmp"
@@ -82,8 +86,10 @@ PY
 TMPDIR="$state/operators/jobset-tmp" KUBECONFIG=$kc supervise jobset \
   "$bin/jobset" --config "$state/operators/jobset-config.yaml" --kubeconfig "$kc" --zap-log-level=info
 wait_port jobset "$jport"
+fi
 
 # ---- Kueue ----------------------------------------------------------------------------------
+if wants kueue; then
 qport=$(free_port)
 mkdir -p "$state/operators/kueue-tmp"
 webhook_cert "$state/operators/kueue-tmp"
@@ -117,8 +123,10 @@ TMPDIR="$state/operators/kueue-tmp" KUBECONFIG=$kc supervise kueue \
   "$overlay" "$bin/kueue" --config "$state/operators/kueue-config.yaml" --kubeconfig "$kc" --zap-log-level=info \
   --feature-gates=VisibilityOnDemand=false
 wait_port kueue "$qport"
+fi
 
 # ---- KubeRay --------------------------------------------------------------------------------
+if wants kuberay; then
 k apply --server-side --force-conflicts -f "$cfg/kuberay/crd/bases" >/dev/null
 k create namespace kuberay-system --dry-run=client -o yaml | k apply -f - >/dev/null
 # What its Helm chart (which apply.sh installs) makes that takes room: one Deployment whose one
@@ -147,4 +155,5 @@ EOF
 KUBECONFIG=$kc supervise kuberay \
   "$bin/ray-operator" --metrics-addr=0 --health-probe-bind-address="127.0.0.1:$(free_port)" \
   --enable-leader-election=false
-say "JobSet, Kueue and KubeRay started in $((SECONDS - t0)) s"
+fi
+say "add-ons ${addons:1:-1} started in $((SECONDS - t0)) s"
