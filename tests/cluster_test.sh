@@ -126,6 +126,45 @@ cluster_case() {
   return "$rc"
 }
 
+# A spec trainc refuses because some of a step's pods would stay Pending, fixed as the error says
+# (the pool raised to the nodes it names), compiled and applied to a cluster with the pool at the
+# size the spec had: exactly the pods trainc said find no room stay Pending, the scheduler saying
+# why. The pods that run keep running (an hour) so that none frees its node.
+pending_case() {
+  local case=tests/errors/$1 msg step want pool size fix out state kc rc=0
+  msg=$(cat "$case/expected.stderr")
+  [[ $msg =~ step\ \'([^\']+)\'\ would\ stay\ Pending:\ ([0-9]+)\ of\ its\ [0-9]+\ pod\(s\)\ find\ no\ room\ on\ pool\ \'([^\']+)\'\ \(([0-9]+)\ node ]] ||
+    { echo "$case/expected.stderr names no step that would stay Pending"; return 1; }
+  step=${BASH_REMATCH[1]} want=${BASH_REMATCH[2]} pool=${BASH_REMATCH[3]} size=${BASH_REMATCH[4]}
+  [[ $msg =~ raise\ the\ pool\'s\ nodes\ to\ ([0-9]+) ]] || { echo "its error offers no pool size"; return 1; }
+  fix=${BASH_REMATCH[1]}
+  python3 - "$case/spec.yaml" "$pool" "$fix" >"$TMP/$1.yaml" <<'PY' || return 1
+import sys, yaml
+spec = yaml.safe_load(open(sys.argv[1]))
+spec["cluster"]["pools"][sys.argv[2]]["nodes"] = int(sys.argv[3])
+yaml.safe_dump(spec, sys.stdout, sort_keys=False)
+PY
+  out=$TMP/out-$1
+  "$TRAINC" compile "$TMP/$1.yaml" -o "$out" >/dev/null 2>&1 || { echo "the fixed spec does not compile"; return 1; }
+  out=$out/$(ls "$out")
+  "$TRAINC" plan "$TMP/$1.yaml" --format json >"$TMP/$1-plan.json" 2>/dev/null || return 1
+  state=$TMP/cluster-$1
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" --nodes "$pool=$size" \
+    --run-seconds 3600 "$TMP/$1-plan.json" 2>"$TMP/$1-up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$TMP/$1-up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  local ns
+  ns=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["namespace"]["name"])' "$out/model.yaml")
+  (cd "$out" && PATH="$BIN:$PATH" KUBECONFIG=$kc timeout 120 bash "$OLDPWD/tests/cluster/readme_apply.sh" README.md) \
+    >"$TMP/$1-apply.log" 2>&1 || true
+  sleep 15  # the scheduler tries each pod, and says why it stays Pending
+  local problems
+  problems=$(python3 tests/cluster/judge.py "$BIN/kubectl" "$kc" "$TMP/$1-plan.json" "$out/model.yaml" "$ns" \
+    --pending "$step=$want" 2>&1) || rc=1
+  if [ -n "$problems" ]; then printf '%s\n' "$problems"; tail -n 10 "$TMP/$1-apply.log"; rc=1; fi
+  bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null
+  return "$rc"
+}
+
 for name in "${examples[@]}"; do
   spec=$(spec_of "$name")
   "$TRAINC" compile "$spec" -o "$TMP/probe-$name" >/dev/null 2>&1 || true
@@ -136,4 +175,11 @@ for name in "${examples[@]}"; do
   fi
   t "examples/$name on the upstream control plane: applied, admitted, bound where the plan says, run in order" cluster_case "$name"
 done
+# The error cases about placement that have the shape pending_case reads.
+pending_cases=(nodes-exceed-pool)
+if [ "$#" -eq 0 ]; then
+  for c in "${pending_cases[@]}"; do
+    t "tests/errors/$c on the upstream control plane: the pods trainc says find no room stay Pending" pending_case "$c"
+  done
+fi
 tap_done

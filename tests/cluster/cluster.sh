@@ -6,11 +6,13 @@
 # (the containers never run: no image is pulled); and the JobSet, Kueue and KubeRay controllers
 # (tests/cluster/operators.sh) with their own CRDs and webhooks.
 #
-# Usage: cluster.sh up [--state DIR] [--no-operators] [--addons LIST] [--kueue-config FILE] [PLAN.json...]
+# Usage: cluster.sh up [--state DIR] [--no-operators] [--addons LIST] [--kueue-config FILE]
+#                     [--nodes POOL=N]... [--run-seconds S] [PLAN.json...]
 #          starts it (nodes for each `trainc plan --format json` given, tests/cluster/nodes.py) and
 #          prints the kubeconfig's path on its last line; Kueue runs the configuration FILE
 #          holds (trainc's addons/kueue-manager-config.yaml), else its release's; LIST: which of
-#          jobset,kueue,kuberay to install (default all)
+#          jobset,kueue,kuberay to install (default all); --nodes: N nodes of POOL, not its largest
+#          size; --run-seconds: how long a Job's pods run before they succeed (default 5)
 #        cluster.sh nodes [--state DIR] PLAN.json...   adds the nodes of more plans
 #        cluster.sh down [--state DIR]                 stops it and removes its state
 #        cluster.sh kubectl [--state DIR] ARGS...      the cluster's kubectl, with its kubeconfig
@@ -31,6 +33,8 @@ state=${TRAINC_CLUSTER_STATE:-$root/out/cluster}
 operators=1
 kueue_config=''
 addons=jobset,kueue,kuberay
+node_sizes=()
+run_seconds=5
 args=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -38,6 +42,8 @@ while [ "$#" -gt 0 ]; do
     --no-operators) operators=0 ;;
     --kueue-config) kueue_config=$2; shift ;;
     --addons) addons=$2; shift ;;
+    --nodes) node_sizes+=(--nodes "$2"); shift ;;
+    --run-seconds) run_seconds=$2; shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -198,17 +204,17 @@ up() {
     --authorization-kubeconfig "$state/kubeconfig-scheduler" \
     --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false --v=1
   # kwok's own "fast" stages: nodes Ready with a lease heartbeat; pods Running and Ready once bound;
-  # a Job's pods Succeeded (exit 0) 5 s later (the annotation pod-complete.stage.kwok.x-k8s.io/delay
-  # on a pod changes that), so that a step's pods all run at once, as real ones would, before any
-  # ends and frees its node.
+  # a Job's pods Succeeded (exit 0) --run-seconds (default 5) later (the annotation
+  # pod-complete.stage.kwok.x-k8s.io/delay on a pod changes that), so that a step's pods all run at
+  # once, as real ones would, before any ends and frees its node.
   "$bin/kubectl" kustomize "$bin/../config/kwok/stage/fast" | python3 -c '
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
 for d in docs:
     if d["metadata"]["name"] == "pod-complete":
-        d["spec"]["delay"] = {"durationMilliseconds": 5000, "durationFrom": {
+        d["spec"]["delay"] = {"durationMilliseconds": int(sys.argv[1]) * 1000, "durationFrom": {
             "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
-yaml.safe_dump_all(docs, sys.stdout)' >"$state/kwok-stages.yaml"
+yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" >"$state/kwok-stages.yaml"
   # Pod and node addresses are loopback ones: whatever dials a pod (the API server's service
   # proxy, an operator) reaches nothing beyond this machine. The EndpointSlice controller's slices
   # refuse them ("may not be in the loopback range"), so Services get no endpoints here.
@@ -241,7 +247,8 @@ add_nodes() {
   local plan n=0
   for plan in "$@"; do
     n=$((n + 1))
-    python3 "$here/nodes.py" "$plan" >"$state/nodes/$n-$(basename "$plan" .json).yaml" || die "nodes.py refused $plan"
+    python3 "$here/nodes.py" "$plan" ${node_sizes[@]+"${node_sizes[@]}"} >"$state/nodes/$n-$(basename "$plan" .json).yaml" ||
+      die "nodes.py refused $plan"
     "$bin/kubectl" --kubeconfig "$kubeconfig" apply --server-side --force-conflicts \
       -f "$state/nodes/$n-$(basename "$plan" .json).yaml" >/dev/null || die "the nodes of $plan were refused"
   done

@@ -14,7 +14,11 @@ Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`
     for that step's phase (the nodes of a pool are interchangeable, so counts, not names, compare);
   - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise.
 
-Usage: judge.py KUBECTL KUBECONFIG PLAN.json MODEL.yaml NAMESPACE
+With --pending STEP=K it requires instead that exactly K pods of STEP stay unbound, the scheduler
+saying why (FailedScheduling), and judges nothing else: a spec trainc says would leave pods Pending,
+applied to a cluster of the size it names.
+
+Usage: judge.py KUBECTL KUBECONFIG PLAN.json MODEL.yaml NAMESPACE [--pending STEP=K]
 """
 import json
 import subprocess
@@ -33,6 +37,15 @@ def kubectl(k, kc, *args):
 
 def main():
     k, kc, plan_file, model_file, ns = sys.argv[1:6]
+    if len(sys.argv) > 7 and sys.argv[6] == "--pending":
+        step, want = sys.argv[7].split("=")
+        pods = kubectl(k, kc, "get", "pods", "-n", ns, "-l", f"trainc.dev/step={step}", "-o", "json")["items"]
+        pending = [p for p in pods if not p["spec"].get("nodeName")]
+        unschedulable = [p for p in pending if any(c.get("reason") == "Unschedulable" for c in p["status"].get("conditions") or [])]
+        if len(pending) != int(want) or len(unschedulable) != len(pending):
+            print(f"step {step}: {len(pending)} of {len(pods)} pods unbound ({len(unschedulable)} unschedulable "
+                  f"by the scheduler), trainc said {want} would stay Pending")
+        return
     plan = json.load(open(plan_file))
     problems = []
     nodes = kubectl(k, kc, "get", "nodes", "-o", "json")["items"]

@@ -22,7 +22,7 @@ What this cannot show: what a real node's kubelet reports (GKE's exact allocatab
 the catalog has no worked example for), and the operators' pods, which run here as processes
 (tests/cluster/operators.sh) and so are not among these Deployments.
 
-Usage: nodes.py PLAN.json [--catalog stdlib/catalog.yaml]
+Usage: nodes.py PLAN.json [--catalog stdlib/catalog.yaml] [--nodes POOL=N]...
 """
 import argparse
 import hashlib
@@ -76,7 +76,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("plan")
     ap.add_argument("--catalog", default=os.path.join(ROOT, "stdlib", "catalog.yaml"))
+    ap.add_argument("--nodes", action="append", default=[], metavar="POOL=N",
+                    help="make N nodes of POOL instead of its largest size (a cluster smaller than the spec)")
     a = ap.parse_args()
+    sizes = dict(x.split("=", 1) for x in a.nodes)
     plan = json.load(open(a.plan))
     cat = Catalog(a.catalog)
     data = yaml.safe_load(open(a.catalog))
@@ -132,7 +135,7 @@ def main():
             labels["cloud.google.com/gke-provisioning"] = "spot"
         elif prov in ("flex-start", "queued"):
             labels["cloud.google.com/gke-provisioning"] = "flex-start" if prov == "flex-start" else "queued"
-        n = pool["nodes"]["max"]
+        n = int(sizes.get(pool["name"], pool["nodes"]["max"]))
         pools = pool["nodePools"]
         for i in range(n):
             np_name = pools[i % len(pools)]
