@@ -8,8 +8,8 @@ Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`
   - every Job ran to completion, and every JobSet; each step started after the steps it needs
     completed (a Job's startTime against its needs' completionTime; `needs` from the output's
     model.yaml);
-  - each Kueue Workload of the namespace was admitted, its pod sets' topology assignments on the
-    nodes the pods run on;
+  - each Kueue Workload of the namespace was admitted, and one of a step the plan places by
+    topology (TAS) with a topology assignment;
   - per step and pool, the pods of the step on each node, as a sorted list of counts, are the plan's
     for that step's phase (the nodes of a pool are interchangeable, so counts, not names, compare);
   - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise.
@@ -100,11 +100,29 @@ def main():
         workloads = kubectl(k, kc, "get", "workloads.kueue.x-k8s.io", "-n", ns, "-o", "json")["items"]
     except SystemExit:
         workloads = []
+    step_of_owner = {}
+    for o in jobs + jobsets:
+        step = (o["metadata"].get("labels") or {}).get("trainc.dev/step")
+        if step:
+            step_of_owner[o["metadata"]["name"]] = step
+    topology = {w["name"]: w.get("topology") for w in plan.get("workloads") or []}
     for w in workloads:
         conds = {c["type"]: c for c in w["status"].get("conditions") or []}
         if conds.get("Admitted", {}).get("status") != "True" and conds.get("Finished", {}).get("status") != "True":
             problems.append(f"Kueue workload {w['metadata']['name']} was not admitted: "
                             f"{conds.get('QuotaReserved', {}).get('message') or conds}")
+            continue
+        # A step the plan places by topology (Kueue's topology-aware scheduling): Kueue assigned
+        # its pod sets a topology.
+        owner = ((w["metadata"].get("ownerReferences") or [{}])[0]).get("name")
+        step = step_of_owner.get(owner)
+        want = topology.get(step) if step else None
+        if want and want != "unconstrained":
+            assigned = [ps for ps in (w["status"].get("admission") or {}).get("podSetAssignments") or []
+                        if ps.get("topologyAssignment")]
+            if not assigned:
+                problems.append(f"step {step}: trainc's plan places it by topology ({want}), "
+                                f"but Kueue's admission of {w['metadata']['name']} assigned none")
 
     # Placement: per step (or long-lived workload) and pool, the per-node pod counts.
     seen = defaultdict(Counter)  # (workload, pool) -> Counter(node -> pods)
