@@ -92,7 +92,10 @@ cluster_case() {
   if [ "$rc" -ne 0 ]; then
     :
   elif [ -f "$out/scripts/apply.sh" ]; then
-    PATH="$BIN:$STUB_BIN:$PATH" timeout 420 bash "$out/scripts/apply.sh" --kubeconfig "$kc" --addons-installed \
+    # --addons-installed only where apply.sh has add-ons to install (and so the option).
+    local installed=()
+    if grep -q -- '--addons-installed)' "$out/scripts/apply.sh"; then installed=(--addons-installed); fi
+    PATH="$BIN:$STUB_BIN:$PATH" timeout 420 bash "$out/scripts/apply.sh" --kubeconfig "$kc" ${installed[@]+"${installed[@]}"} \
       >"$TMP/$name-apply.log" 2>&1 || rc=$?
   else
     # An output without GCP has no scripts: its README says how to apply it.

@@ -497,16 +497,21 @@ std::vector<std::string> apply_help(const Planned& plan) {
 
 std::string apply_script(const System& sys, const Planned& plan) {
   ShellScript sh;
-  prologue(sh, sys,
-           {"apply.sh", "applies the Kubernetes objects", apply_help(plan)},
-           {{"--services-only", "SERVICES_ONLY",
-             "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"},
-            {"--rerun", "RERUN", "start STEP's run again, and every step's after it (all: every step)", "STEP"},
-            {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"},
-            {"--kubeconfig", "KUBECONFIG_FILE",
-             "use FILE's cluster (its current context): no gcloud credentials, no image check", "FILE", true},
-            {"--addons-installed", "ADDONS_INSTALLED",
-             "the cluster's admins installed the add-ons: check them, install none"}},
+  const Rollout& r = plan.rollout;
+  const bool installs =
+      std::any_of(r.steps.begin(), r.steps.end(), [](const RolloutStep& s) { return s.kind == RolloutStep::Kind::kInstall; });
+  std::vector<Option> options{
+      {"--services-only", "SERVICES_ONLY",
+       "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"},
+      {"--rerun", "RERUN", "start STEP's run again, and every step's after it (all: every step)", "STEP"},
+      {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"},
+      {"--kubeconfig", "KUBECONFIG_FILE",
+       "use FILE's cluster (its current context): no gcloud credentials, no image check", "FILE", true}};
+  // Only an output that installs add-ons has any to leave to the cluster's administrators.
+  if (installs)
+    options.push_back({"--addons-installed", "ADDONS_INSTALLED",
+                       "the cluster's admins installed the add-ons: check them, install none"});
+  prologue(sh, sys, {"apply.sh", "applies the Kubernetes objects", apply_help(plan)}, options,
            {.ns = true, .kube = true, .k8s_dir = true, .kubeconfig = true});
   kubeconfig_context(sh);
   runs_variables(sh, sys, plan);
@@ -514,13 +519,11 @@ std::string apply_script(const System& sys, const Planned& plan) {
   wait_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
-  const Rollout& r = plan.rollout;
   if (checks_images(r)) {
     check_functions(sh, false);
     need_image_function(sh);
   }
-  if (std::any_of(r.steps.begin(), r.steps.end(), [](const RolloutStep& s) { return s.kind == RolloutStep::Kind::kInstall; }))
-    need_addon_function(sh);
+  if (installs) need_addon_function(sh);
   if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
     topology_labels_function(sh);
   if (!k8s::prerequisites(sys).empty()) prerequisite_functions(sh, sys);

@@ -24,7 +24,7 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then the' \
     'services (waiting until they roll out and health.sh finds them serving), then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
@@ -35,7 +35,6 @@ usage() {
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
     '  --kubeconfig FILE use FILE'\''s cluster (its current context): no gcloud credentials, no image check' \
-    '  --addons-installed the cluster'\''s admins installed the add-ons: check them, install none' \
     '  --dry-run      print the commands that would change anything, without running them' \
     '  -h|--help      show this help' \
     'environment: PROJECT_ID, REGION, ZONE override the spec'\''s project and location' \
@@ -46,7 +45,6 @@ SERVICES_ONLY=0
 RERUN=''
 NO_PRUNE=0
 KUBECONFIG_FILE=''
-ADDONS_INSTALLED=0
 DRY_RUN=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -62,14 +60,13 @@ while [ "$#" -gt 0 ]; do
       KUBECONFIG_FILE=$2
       shift
     ;;
-    --addons-installed) ADDONS_INSTALLED=1 ;;
     --dry-run) DRY_RUN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; log "error: unknown argument '$1'"; exit 2 ;;
   esac
   shift
 done
-readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
