@@ -2,6 +2,7 @@
 # TAP plumbing for the tests/*_test.sh scripts (sourced). Each script is called as `SCRIPT TRAINC`
 # (meson passes the built binary), runs from the repo root, and prints `1..N` at the end.
 #   tap_init "$@"           resolves TRAINC, cd's to the repo root, makes $TMP (removed on exit)
+#                           (kept when TRAINC_KEEP_TMP=1, to read what a failing test left)
 #   t NAME CMD [ARG...]     one test: ok when CMD succeeds; what CMD prints becomes `# ` lines
 #                           (TAP_ONLY=REGEX runs only the tests whose names match)
 #   tap_done                prints the plan; exits 1 when a test failed
@@ -24,7 +25,7 @@ tap_init() {
     exit 1
   fi
   TMP=$(mktemp -d "${TMPDIR:-/tmp}/trainc-test.XXXXXX")
-  trap 'rm -rf "$TMP"' EXIT
+  trap '[ -n "${TRAINC_KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
   tap_n=0
   tap_failed=0
 }

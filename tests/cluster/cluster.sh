@@ -215,12 +215,16 @@ for d in docs:
         d["spec"]["delay"] = {"durationMilliseconds": int(sys.argv[1]) * 1000, "durationFrom": {
             "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
 yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" >"$state/kwok-stages.yaml"
-  # Pod and node addresses are loopback ones: whatever dials a pod (the API server's service
-  # proxy, an operator) reaches nothing beyond this machine. The EndpointSlice controller's slices
-  # refuse them ("may not be in the loopback range"), so Services get no endpoints here.
+  # Pod addresses: inside the network namespace of tests/cluster/netns.sh (TRAINC_CLUSTER_NETNS=1)
+  # from the benchmarking range it routes to its own loopback, so Services get endpoints and the
+  # API server's service proxy reaches tests/cluster/responder.py; outside it loopback ones, which
+  # reach nothing beyond this machine but which the EndpointSlice controller refuses ("may not be
+  # in the loopback range"), so Services get no endpoints. Node addresses are loopback ones.
+  local pod_cidr=127.10.0.1/16
+  if [ "${TRAINC_CLUSTER_NETNS:-}" = 1 ]; then pod_cidr=198.18.0.1/16; fi
   start kwok "$bin/kwok" --kubeconfig "$state/kubeconfig-kwok" --config "$state/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-lease-duration-seconds=40 --cidr=127.10.0.1/16 --node-ip=127.0.0.2 \
+    --node-lease-duration-seconds=40 --cidr="$pod_cidr" --node-ip=127.0.0.2 \
     --server-address= --v=0
   # The namespace-default service account appears when the controller manager runs.
   wait_until 60 kube-controller-manager "$state/logs/kube-controller-manager.log" \

@@ -12,13 +12,18 @@ Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`
     topology (TAS) with a topology assignment;
   - per step and pool, the pods of the step on each node, as a sorted list of counts, are the plan's
     for that step's phase (the nodes of a pool are interchangeable, so counts, not names, compare);
-  - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise.
+  - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise, on
+    the nodes the plan's long-lived phase places them;
+  - every Deployment available (all its replicas updated and available), every PodDisruptionBudget
+    with as many healthy pods as it asks; with --endpoints (pods have addresses Services take:
+    tests/cluster/netns.sh), every Service with a selector has a ready endpoint in its
+    EndpointSlices.
 
 With --pending STEP=K it requires instead that exactly K pods of STEP stay unbound, the scheduler
 saying why (FailedScheduling), and judges nothing else: a spec trainc says would leave pods Pending,
 applied to a cluster of the size it names.
 
-Usage: judge.py KUBECTL KUBECONFIG PLAN.json MODEL.yaml NAMESPACE [--pending STEP=K]
+Usage: judge.py KUBECTL KUBECONFIG PLAN.json MODEL.yaml NAMESPACE [--endpoints] [--pending STEP=K]
 """
 import json
 import subprocess
@@ -35,10 +40,55 @@ def kubectl(k, kc, *args):
     return json.loads(out.stdout)
 
 
+def long_lived_key(labels):
+    """The name a long-lived pod goes by in the plan, as system-workload ("xgb-triton-fraud" for
+    the plan's "fraud", "ray-t4-ray-head" for "ray/head"); None for other pods."""
+    instance = labels.get("app.kubernetes.io/instance")
+    if not instance:
+        return None
+    node_type = labels.get("ray.io/node-type")
+    if node_type == "head":
+        return instance + "-head"
+    if node_type == "worker":
+        return instance + "-" + labels.get("ray.io/group", "")
+    return instance
+
+
+def services(k, kc, ns, endpoints):
+    """Deployments available, PDBs satisfied, selector Services with ready endpoints."""
+    problems = []
+    for d in kubectl(k, kc, "get", "deployments", "-n", ns, "-o", "json")["items"]:
+        want = d["spec"].get("replicas", 1)
+        st = d.get("status") or {}
+        if st.get("availableReplicas", 0) < want or st.get("updatedReplicas", 0) < want:
+            conds = {c["type"]: c.get("message") for c in st.get("conditions") or []}
+            problems.append(f"deployment {d['metadata']['name']}: {st.get('availableReplicas', 0)} of {want} "
+                            f"replicas available ({conds})")
+    for b in kubectl(k, kc, "get", "poddisruptionbudgets", "-n", ns, "-o", "json")["items"]:
+        st = b.get("status") or {}
+        if st.get("currentHealthy", 0) < st.get("desiredHealthy", 0) or st.get("expectedPods", 0) == 0:
+            problems.append(f"poddisruptionbudget {b['metadata']['name']}: {st.get('currentHealthy', 0)} healthy "
+                            f"of {st.get('expectedPods', 0)} pods, {st.get('desiredHealthy', 0)} wanted")
+    if endpoints:
+        slices = kubectl(k, kc, "get", "endpointslices", "-n", ns, "-o", "json")["items"]
+        ready = Counter()
+        for sl in slices:
+            svc = (sl["metadata"].get("labels") or {}).get("kubernetes.io/service-name")
+            ready[svc] += sum(1 for e in sl.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
+        for svc in kubectl(k, kc, "get", "services", "-n", ns, "-o", "json")["items"]:
+            name = svc["metadata"]["name"]
+            if svc["spec"].get("selector") and ready[name] == 0:
+                problems.append(f"service {name} has no ready endpoint")
+    return problems
+
+
 def main():
     k, kc, plan_file, model_file, ns = sys.argv[1:6]
-    if len(sys.argv) > 7 and sys.argv[6] == "--pending":
-        step, want = sys.argv[7].split("=")
+    rest = sys.argv[6:]
+    endpoints = "--endpoints" in rest
+    rest = [a for a in rest if a != "--endpoints"]
+    if len(rest) > 1 and rest[0] == "--pending":
+        step, want = rest[1].split("=")
         pods = kubectl(k, kc, "get", "pods", "-n", ns, "-l", f"trainc.dev/step={step}", "-o", "json")["items"]
         pending = [p for p in pods if not p["spec"].get("nodeName")]
         unschedulable = [p for p in pending if any(c.get("reason") == "Unschedulable" for c in p["status"].get("conditions") or [])]
@@ -131,10 +181,14 @@ def main():
         if not node:
             continue
         labels = p["metadata"].get("labels") or {}
-        workload = labels.get("trainc.dev/step") or labels.get("trainc.dev/service") or labels.get("trainc.dev/cluster")
+        workload = labels.get("trainc.dev/step") or long_lived_key(labels)
         if not workload:
             continue
         seen[(workload, pool_of_nodepool.get(pool_of.get(node), pool_of.get(node)))][node] += 1
+    # The plan's long-lived workloads (services, compute clusters' groups) by their pods' name.
+    system = plan["system"]
+    long_lived = {w["name"]: system + "-" + w["name"].replace("/", "-") for w in plan.get("workloads") or []
+                  if w["kind"].split("/")[0] in ("service", "cluster")}
     want = defaultdict(list)
     for pp in plan.get("placement") or []:
         for phase in pp["phases"]:
@@ -145,13 +199,18 @@ def main():
                     wl = pod["workload"]
                     if step is not None and wl == step:
                         per[wl] += pod["count"]
+                    elif phase["name"] == "long-lived" and wl in long_lived:
+                        per[long_lived[wl]] += pod["count"]
                 for wl, c in per.items():
                     want[(wl, pp["pool"])] += [c] * n["count"]
     for key in sorted(set(want) | {k2 for k2 in seen if k2[0] in {w[0] for w in want}}):
         got = sorted(seen.get(key, Counter()).values(), reverse=True)
         exp = sorted(want.get(key, []), reverse=True)
         if got != exp:
-            problems.append(f"step {key[0]} on pool {key[1]}: pods per node {got}, trainc's plan {exp}")
+            what = "step" if key[0] in needs or key[0] in started_at else "long-lived"
+            problems.append(f"{what} {key[0]} on pool {key[1]}: pods per node {got}, trainc's plan {exp}")
+
+    problems += services(k, kc, ns, endpoints)
     for line in problems:
         print(line)
 
