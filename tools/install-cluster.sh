@@ -3,7 +3,8 @@
 # kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from k8s.io/kubernetes, etcd,
 # kwok, and the JobSet and Kueue controllers, all `tool`s of the module tools/cluster (go.mod maps
 # k8s.io/kubernetes's staging modules to their published versions, which a requiring module must
-# do), and KubeRay's operator from tools/cluster/kuberay. Every version is in
+# do), KubeRay's operator from tools/cluster/kuberay, and Istio's pilot-discovery (istiod) with
+# the objects its installer renders (tools/cluster/istio). Every version is in
 # tools/cluster/versions.env. Quiet when the set is built.
 #
 # Where: $TRAINC_CLUSTER_HOME, else ${XDG_CACHE_HOME:-~/.cache}/trainc/cluster, one folder per set
@@ -14,7 +15,8 @@
 # Usage: tools/install-cluster.sh            build if missing
 #        tools/install-cluster.sh --prefix   print the set's folder (after building)
 #        tools/install-cluster.sh --check    exit 0 if built, 1 if not (builds nothing)
-# A cold build takes about 20 minutes on two cores; the Go build cache makes a rebuild quick.
+# A cold build takes about 30 minutes on two cores (Istio about 8 of them); the Go build cache
+# makes a rebuild quick (about 2 minutes).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 src="$root/tools/cluster"
@@ -28,20 +30,21 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 # shellcheck source=/dev/null
 . <(grep -E '^[A-Z]+=v[0-9][0-9A-Za-z.+-]*$' "$src/versions.env")
-for v in KUBERNETES ETCD KWOK KUEUE JOBSET KUBERAY; do
+for v in KUBERNETES ETCD KWOK KUEUE JOBSET KUBERAY ISTIO; do
   if [ -z "${!v:-}" ]; then say "tools/cluster/versions.env has no $v"; exit 2; fi
 done
 # The module must require what versions.env names.
 for want in "go.mod:k8s.io/kubernetes $KUBERNETES" "go.mod:go.etcd.io/etcd/server/v3 $ETCD" "go.mod:sigs.k8s.io/kwok $KWOK" \
             "go.mod:sigs.k8s.io/kueue $KUEUE" "go.mod:sigs.k8s.io/jobset $JOBSET" \
-            "kuberay/go.mod:github.com/ray-project/kuberay/ray-operator $KUBERAY"; do
-  if ! grep -q "^[[:space:]]*${want#*:}\b" "$src/${want%%:*}"; then
+            "kuberay/go.mod:github.com/ray-project/kuberay/ray-operator $KUBERAY" "istio/go.mod:istio.io/istio $ISTIO"; do
+  if ! grep -Eq "^[[:space:]]*(require[[:space:]]+)?${want#*:}\b" "$src/${want%%:*}"; then
     say "tools/cluster/${want%%:*} does not require ${want#*:} (versions.env says so)"
     exit 2
   fi
 done
 
-key=$( { cat "$src/versions.env" "$src/go.mod" "$src/go.sum" "$src/kuberay/go.mod" "$src/kuberay/go.sum"; go version; } |
+key=$( { cat "$src/versions.env" "$src/go.mod" "$src/go.sum" "$src/kuberay/go.mod" "$src/kuberay/go.sum" \
+  "$src/istio/go.mod" "$src/istio/go.sum" "$src/istio/render/main.go" "$src/istio/istio-operator.yaml"; go version; } |
   sha256sum | cut -c1-12)
 dest="$home/$key"
 
@@ -63,7 +66,7 @@ if [ ! -f "$dest/.complete" ]; then
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="$ldflags -X $pkg.gitVersion=$KUBERNETES -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
   done
-  say "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $KUBERNETES, etcd $ETCD, kwok $KWOK, JobSet $JOBSET, Kueue $KUEUE, KubeRay $KUBERAY"
+  say "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $KUBERNETES, etcd $ETCD, kwok $KWOK, JobSet $JOBSET, Kueue $KUEUE, KubeRay $KUBERAY, Istio $ISTIO"
   export GOFLAGS=-mod=readonly
   (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$tmp/bin/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -74,6 +77,13 @@ if [ ! -f "$dest/.complete" ]; then
     sigs.k8s.io/jobset)
   (cd "$src/kuberay" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/" github.com/ray-project/kuberay/ray-operator)
   say "etcd, kwok and the controllers built ($((SECONDS - start)) s)"
+  # Istio as its own build does it: no cgo, its release's build tags.
+  (cd "$src/istio" && CGO_ENABLED=0 go build -trimpath -tags vtprotobuf,disable_pgv -ldflags "-s -w" -o "$tmp/bin/" \
+    istio.io/istio/pilot/cmd/pilot-discovery)
+  (cd "$src/istio" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/bin/istio-render" ./render)
+  mkdir -p "$tmp/config/istio"
+  "$tmp/bin/istio-render" "$src/istio/istio-operator.yaml" >"$tmp/config/istio/istio.yaml"
+  say "Istio built ($((SECONDS - start)) s)"
   # The operators' own CRDs, webhooks and release kustomizations, and kwok's stages, from the
   # module cache.
   dir_of() { (cd "$src" && go list -m -f '{{.Dir}}' "$1"); }

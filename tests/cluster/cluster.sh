@@ -11,7 +11,7 @@
 #          starts it (nodes for each `trainc plan --format json` given, tests/cluster/nodes.py) and
 #          prints the kubeconfig's path on its last line; Kueue runs the configuration FILE
 #          holds (trainc's addons/kueue-manager-config.yaml), else its release's; LIST: which of
-#          jobset,kueue,kuberay to install (default all); --nodes: N nodes of POOL, not its largest
+#          jobset,kueue,kuberay,istio,metrics-adapter to install (default all); --nodes: N nodes of POOL, not its largest
 #          size; --run-seconds: how long a Job's pods run before they succeed (default 5)
 #        cluster.sh nodes [--state DIR] PLAN.json...   adds the nodes of more plans
 #        cluster.sh down [--state DIR]                 stops it and removes its state
@@ -32,7 +32,7 @@ shift
 state=${TRAINC_CLUSTER_STATE:-$root/out/cluster}
 operators=1
 kueue_config=''
-addons=jobset,kueue,kuberay
+addons=jobset,kueue,kuberay,istio,metrics-adapter
 node_sizes=()
 run_seconds=5
 args=()
@@ -229,6 +229,11 @@ yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" >"$state/kwok-stages.yaml"
   # The namespace-default service account appears when the controller manager runs.
   wait_until 60 kube-controller-manager "$state/logs/kube-controller-manager.log" \
     "${k[@]}" get serviceaccount default -n default || die "the controller manager did not start"
+  # Google Cloud's load balancer controller, played by loadbalancer.py, where addresses it gives
+  # reach only this namespace's loopback.
+  if [ "${TRAINC_CLUSTER_NETNS:-}" = 1 ]; then
+    start loadbalancer python3 "$here/loadbalancer.py" "$bin/kubectl" "$kubeconfig"
+  fi
   # The CRDs GKE itself installs: multi-networking's Network and GKENetworkParamSet (RDMA pools) and
   # Managed Prometheus's PodMonitoring, as trainc's schemas/crds has them from their sources.
   local crd

@@ -4,7 +4,8 @@
 Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`trainc plan SPEC
 --format json`), and prints one problem per line (nothing when all holds):
 
-  - every pod of the system's namespace is bound to a node (none Pending), and none failed;
+  - every pod of the system's namespace is bound to a node (none Pending), and none failed; one
+    that asks for Istio's sidecar has it (the injector's webhook ran);
   - every Job ran to completion, and every JobSet; each step started after the steps it needs
     completed (a Job's startTime against its needs' completionTime; `needs` from the output's
     model.yaml);
@@ -13,11 +14,12 @@ Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`
   - per step and pool, the pods of the step on each node, as a sorted list of counts, are the plan's
     for that step's phase (the nodes of a pool are interchangeable, so counts, not names, compare);
   - per pool, the long-lived pods of the system (services, compute clusters' pods) likewise, on
-    the nodes the plan's long-lived phase places them;
+    the nodes the plan's long-lived phase places them (a service that autoscales at its maximum:
+    tests/cluster_test.sh scales it there first, as its autoscaler would under load);
   - every Deployment available (all its replicas updated and available), every PodDisruptionBudget
     with as many healthy pods as it asks; with --endpoints (pods have addresses Services take:
-    tests/cluster/netns.sh), every Service with a selector has a ready endpoint in its
-    EndpointSlices.
+    tests/cluster/netns.sh), every Service of the system's with a selector (not one a controller
+    made and owns) has a ready endpoint in its EndpointSlices.
 
 With --pending STEP=K it requires instead that exactly K pods of STEP stay unbound, the scheduler
 saying why (FailedScheduling), and judges nothing else: a spec trainc says would leave pods Pending,
@@ -77,7 +79,9 @@ def services(k, kc, ns, endpoints):
             ready[svc] += sum(1 for e in sl.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
         for svc in kubectl(k, kc, "get", "services", "-n", ns, "-o", "json")["items"]:
             name = svc["metadata"]["name"]
-            if svc["spec"].get("selector") and ready[name] == 0:
+            # A controller's own (a JobSet's headless Service) lives and empties with its pods.
+            owned = svc["metadata"].get("ownerReferences")
+            if svc["spec"].get("selector") and not owned and ready[name] == 0:
                 problems.append(f"service {name} has no ready endpoint")
     return problems
 
@@ -113,6 +117,13 @@ def main():
             problems.append(f"pod {name} is not bound to a node ({phase}; {why or 'gated by ' + ', '.join(gated) if gated else why})")
         elif phase == "Failed":
             problems.append(f"pod {name} failed on {p['spec']['nodeName']}")
+        # A pod that asks for Istio's sidecar got it from the injector (istio-proxy, as a native
+        # sidecar among the init containers or as a container).
+        labels = p["metadata"].get("labels") or {}
+        if labels.get("sidecar.istio.io/inject") == "true":
+            names = [c["name"] for c in (p["spec"].get("initContainers") or []) + p["spec"]["containers"]]
+            if "istio-proxy" not in names:
+                problems.append(f"pod {name} asks for Istio's sidecar, but has none (containers {names})")
 
     # Steps: completion and order.
     jobs = kubectl(k, kc, "get", "jobs", "-n", ns, "-o", "json")["items"]

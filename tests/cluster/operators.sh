@@ -10,11 +10,12 @@
 # Usage: operators.sh STATE BIN KUEUE_CONFIG ADDONS
 #   KUEUE_CONFIG: a ConfigMap file holding Kueue's configuration (trainc's
 #   addons/kueue-manager-config.yaml), applied, and run by the controller; "" for the release's.
-#   ADDONS: which to install, comma-separated, of jobset, kueue and kuberay (a cluster has only
-#   those its systems use: each controller's pod takes room on a node).
+#   ADDONS: which to install, comma-separated, of jobset, kueue, kuberay, istio and
+#   metrics-adapter (a cluster has only those its systems use: each controller's pod takes room on
+#   a node).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-state=$1 bin=$2 kueue_config=${3:-} addons=,${4:-jobset,kueue,kuberay},
+state=$1 bin=$2 kueue_config=${3:-} addons=,${4-jobset,kueue,kuberay,istio,metrics-adapter},
 wants() { [[ $addons == *",$1,"* ]]; }
 prefix=$(cd "$bin/.." && pwd)
 cfg=$prefix/config
@@ -156,4 +157,76 @@ KUBECONFIG=$kc supervise kuberay \
   "$bin/ray-operator" --metrics-addr=0 --health-probe-bind-address="127.0.0.1:$(free_port)" \
   --enable-leader-election=false
 fi
-say "add-ons ${addons:1:-1} started in $((SECONDS - t0)) s"
+# ---- Istio ----------------------------------------------------------------------------------
+# The objects Istio's installer renders from its charts (install-cluster.sh: config/istio), with
+# the sidecar injector's and the validation webhooks' calls sent to istiod, which runs as a process
+# with a serving certificate for 127.0.0.1 signed by the cluster's CA (it writes that CA into the
+# webhook configurations itself, as it does on a cluster). Its injector reads its templates when it
+# starts, so the CRDs and ConfigMaps come first; the Deployments' pods (istiod's, which takes its
+# room, and the ingress gateway's, which the injector gives its proxy) are made once it serves.
+if wants istio; then
+iport=$(free_port)
+idir=$state/operators/istio
+mkdir -p "$idir/run"
+webhook_cert "$idir"
+python3 "$here/manifests.py" "$iport" "$state/pki/ca.crt" <"$cfg/istio/istio.yaml" >"$state/operators/istio.yaml"
+for ns in istio-system istio-ingress; do
+  k create namespace "$ns" --dry-run=client -o yaml | k apply -f - >/dev/null
+done
+python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+first = [d for d in docs if d["kind"] in ("CustomResourceDefinition", "ConfigMap")]
+yaml.safe_dump_all(first, open(sys.argv[2], "w"))
+yaml.safe_dump_all([d for d in docs if d["kind"] not in ("CustomResourceDefinition", "ConfigMap")], open(sys.argv[3], "w"))' \
+  "$state/operators/istio.yaml" "$idir/first.yaml" "$idir/rest.yaml"
+k apply --server-side --force-conflicts -f "$idir/first.yaml" >/dev/null
+k wait --for=condition=established crd --all --timeout=60s >/dev/null
+certs=$idir/k8s-webhook-server/serving-certs
+(cd "$idir/run" && POD_NAMESPACE=istio-system POD_NAME=istiod-local REVISION=default CLUSTER_ID=Kubernetes \
+  supervise istio "$bin/pilot-discovery" discovery --kubeconfig "$kc" --domain cluster.local \
+    --httpAddr "127.0.0.1:$(free_port)" --grpcAddr "127.0.0.1:$(free_port)" --secureGRPCAddr "127.0.0.1:$(free_port)" \
+    --monitoringAddr "127.0.0.1:$(free_port)" --httpsAddr "127.0.0.1:$iport" --ctrlz_port "$(free_port)" \
+    --tlsCertFile "$certs/tls.crt" --tlsKeyFile "$certs/tls.key" --caCertFile "$state/pki/ca.crt" \
+    --keepaliveMaxServerConnectionAge 30m)
+wait_port istio "$iport"
+k apply --server-side --force-conflicts -f "$idir/rest.yaml" >/dev/null
+fi
+
+# ---- The Custom Metrics Stackdriver Adapter ----------------------------------------------------
+# Not built: its module is not on the Go module proxy. What stands in is its Deployment as its
+# release manifest makes it (stdlib/catalog.yaml systemPods' row: one container, 250m and 200Mi,
+# the GPU and TPU taints tolerated), whose pod takes its room on a node; the custom and external
+# metrics APIs it would serve are not served, so the autoscalers here find no metrics (their
+# objects are still judged by the API server).
+if wants metrics-adapter; then
+k create namespace custom-metrics --dry-run=client -o yaml | k apply -f - >/dev/null
+k apply -f - >/dev/null <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: custom-metrics-stackdriver-adapter
+  namespace: custom-metrics
+  labels: {run: custom-metrics-stackdriver-adapter, k8s-app: custom-metrics-stackdriver-adapter}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {run: custom-metrics-stackdriver-adapter, k8s-app: custom-metrics-stackdriver-adapter}
+  template:
+    metadata:
+      labels: {run: custom-metrics-stackdriver-adapter, k8s-app: custom-metrics-stackdriver-adapter}
+    spec:
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}
+      - {key: cloud.google.com/gke-tpu, operator: Equal, value: present, effect: NoSchedule}
+      containers:
+      - name: pod-custom-metrics-stackdriver-adapter
+        image: gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0
+        resources:
+          limits: {cpu: 250m, memory: 200Mi}
+          requests: {cpu: 250m, memory: 200Mi}
+EOF
+fi
+list=${addons#,}
+list=${list%,}
+say "add-ons ${list:-(none)} started in $((SECONDS - t0)) s"

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Prints the container ports of the Deployments in a folder of manifests, one per line: the ports
-tests/cluster/responder.py answers on for the services of an example on the test cluster.
+"""What tests/cluster/responder.py answers for an example's services on the test cluster, from its
+folder of manifests:
 
-Usage: ports.py K8S_DIR
+  ports.py K8S_DIR            the container ports of its Deployments and the ports of its Istio
+                              Gateways' servers (the ingress gateway's), one per line;
+  ports.py --models K8S_DIR   the model names its vLLM containers serve (--served-model-name), one
+                              per line, which /v1/models lists.
 """
 import pathlib
 import sys
@@ -10,16 +13,34 @@ import sys
 import yaml
 
 
-def main():
-    ports = set()
-    for f in sorted(pathlib.Path(sys.argv[1]).glob("*.yaml")):
+def docs(folder):
+    for f in sorted(pathlib.Path(folder).glob("*.yaml")):
         for d in yaml.safe_load_all(f.read_text()):
-            if not d or d.get("kind") != "Deployment":
-                continue
-            for c in d["spec"]["template"]["spec"].get("containers") or []:
-                ports.update(p["containerPort"] for p in c.get("ports") or [])
-    for p in sorted(ports):
-        print(p)
+            if d:
+                yield d
+
+
+def main():
+    models = sys.argv[1] == "--models"
+    folder = sys.argv[-1]
+    found = set()
+    for d in docs(folder):
+        if d.get("kind") == "Gateway" and d["apiVersion"].startswith("networking.istio.io/") and not models:
+            found.update(s["port"]["number"] for s in d["spec"].get("servers") or [])
+        if d.get("kind") != "Deployment":
+            continue
+        for c in d["spec"]["template"]["spec"].get("containers") or []:
+            if models:
+                words = list(c.get("command") or []) + list(c.get("args") or [])
+                for i, w in enumerate(words):
+                    if w == "--served-model-name" and i + 1 < len(words):
+                        found.add(words[i + 1])
+                    elif w.startswith("--served-model-name="):
+                        found.add(w.split("=", 1)[1])
+            else:
+                found.update(p["containerPort"] for p in c.get("ports") or [])
+    for x in sorted(found):
+        print(x)
 
 
 if __name__ == "__main__":
