@@ -148,6 +148,8 @@ cluster_case() {
   ns=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["namespace"]["name"])' "$out/model.yaml")
   "$BIN/kubectl" --kubeconfig "$kc" wait jobs --all -n "$ns" --for=condition=complete --timeout=120s >/dev/null 2>&1 || true
   "$BIN/kubectl" --kubeconfig "$kc" wait jobsets.jobset.x-k8s.io --all -n "$ns" --for=condition=completed --timeout=60s >/dev/null 2>&1 || true
+  "$BIN/kubectl" --kubeconfig "$kc" wait rayjobs.ray.io --all -n "$ns" --for=jsonpath='{.status.jobDeploymentStatus}'=Complete \
+    --timeout=120s >/dev/null 2>&1 || true
   # Each autoscaled Deployment at its autoscaler's maximum, as under load (the plan gives its pool
   # room for that many; the autoscaler, which finds no metrics here, leaves a count in its range).
   local target max

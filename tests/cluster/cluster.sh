@@ -229,10 +229,11 @@ yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" >"$state/kwok-stages.yaml"
   # The namespace-default service account appears when the controller manager runs.
   wait_until 60 kube-controller-manager "$state/logs/kube-controller-manager.log" \
     "${k[@]}" get serviceaccount default -n default || die "the controller manager did not start"
-  # Google Cloud's load balancer controller, played by loadbalancer.py, where addresses it gives
-  # reach only this namespace's loopback.
+  # Google Cloud's load balancer controller, and Service names for the operators (network.py),
+  # where the addresses they give reach only this namespace's loopback.
   if [ "${TRAINC_CLUSTER_NETNS:-}" = 1 ]; then
-    start loadbalancer python3 "$here/loadbalancer.py" "$bin/kubectl" "$kubeconfig"
+    echo "127.0.0.1 localhost" >"$state/hosts"
+    start network python3 "$here/network.py" "$bin/kubectl" "$kubeconfig" "$state/hosts"
   fi
   # The CRDs GKE itself installs: multi-networking's Network and GKENetworkParamSet (RDMA pools) and
   # Managed Prometheus's PodMonitoring, as trainc's schemas/crds has them from their sources.

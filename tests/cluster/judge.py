@@ -6,9 +6,9 @@ Reads the cluster through kubectl (KUBECTL, with its kubeconfig) and the plan (`
 
   - every pod of the system's namespace is bound to a node (none Pending), and none failed; one
     that asks for Istio's sidecar has it (the injector's webhook ran);
-  - every Job ran to completion, and every JobSet; each step started after the steps it needs
-    completed (a Job's startTime against its needs' completionTime; `needs` from the output's
-    model.yaml);
+  - every Job ran to completion, and every JobSet and RayJob; each step started after the steps it
+    needs completed (a Job's startTime against its needs' completionTime; `needs` from the
+    output's model.yaml);
   - each Kueue Workload of the namespace was admitted, and one of a step the plan places by
     topology (TAS) with a topology assignment;
   - per step and pool, the pods of the step on each node, as a sorted list of counts, are the plan's
@@ -149,6 +149,21 @@ def main():
         conds = {c["type"]: c["status"] for c in js["status"].get("conditions") or []}
         if conds.get("Completed") != "True":
             problems.append(f"jobset {js['metadata']['name']} did not complete (conditions {conds})")
+    # RayJobs (KubeRay submits each to its Ray head's job server): succeeded and complete.
+    try:
+        rayjobs = kubectl(k, kc, "get", "rayjobs.ray.io", "-n", ns, "-o", "json")["items"]
+    except SystemExit:
+        rayjobs = []
+    for rj in rayjobs:
+        st = rj.get("status") or {}
+        if st.get("jobDeploymentStatus") != "Complete" or st.get("jobStatus") != "SUCCEEDED":
+            problems.append(f"rayjob {rj['metadata']['name']} did not complete (jobDeploymentStatus "
+                            f"{st.get('jobDeploymentStatus')}, jobStatus {st.get('jobStatus')}: {st.get('message', '')})")
+        step = (rj["metadata"].get("labels") or {}).get("trainc.dev/step")
+        if step and st.get("startTime"):
+            started_at[step] = min(started_at.get(step, "~"), st["startTime"])
+        if step and st.get("endTime"):
+            done_at[step] = max(done_at.get(step, ""), st["endTime"])
     model = yaml.safe_load(open(model_file))
     needs = {s["name"]: s.get("needs") or [] for s in model.get("pipeline") or []}
     for step, before in needs.items():

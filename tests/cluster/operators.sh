@@ -153,9 +153,15 @@ spec:
         resources:
           limits: {cpu: 100m, memory: 512Mi}
 EOF
-KUBECONFIG=$kc supervise kuberay \
-  "$bin/ray-operator" --metrics-addr=0 --health-probe-bind-address="127.0.0.1:$(free_port)" \
-  --enable-leader-election=false
+# It asks a Ray head's dashboard at the head Service's name: where network.py names Services (in
+# the network namespace), its process sees that list as /etc/hosts (a mount namespace of its own).
+ray=("$bin/ray-operator" --metrics-addr=0 --health-probe-bind-address="127.0.0.1:$(free_port)" --enable-leader-election=false)
+if [ -f "$state/hosts" ]; then
+  KUBECONFIG=$kc supervise kuberay \
+    unshare -m --propagation private sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$state/hosts" "${ray[@]}"
+else
+  KUBECONFIG=$kc supervise kuberay "${ray[@]}"
+fi
 fi
 # ---- Istio ----------------------------------------------------------------------------------
 # The objects Istio's installer renders from its charts (install-cluster.sh: config/istio), with

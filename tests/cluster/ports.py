@@ -2,8 +2,9 @@
 """What tests/cluster/responder.py answers for an example's services on the test cluster, from its
 folder of manifests:
 
-  ports.py K8S_DIR            the container ports of its Deployments and the ports of its Istio
-                              Gateways' servers (the ingress gateway's), one per line;
+  ports.py K8S_DIR            the container ports of its Deployments and of its RayClusters' head
+                              (the dashboard's job API), and the ports of its Istio Gateways'
+                              servers (the ingress gateway's), one per line;
   ports.py --models K8S_DIR   the model names its vLLM containers serve (--served-model-name), one
                               per line, which /v1/models lists.
 """
@@ -27,9 +28,13 @@ def main():
     for d in docs(folder):
         if d.get("kind") == "Gateway" and d["apiVersion"].startswith("networking.istio.io/") and not models:
             found.update(s["port"]["number"] for s in d["spec"].get("servers") or [])
-        if d.get("kind") != "Deployment":
+        if d.get("kind") == "Deployment":
+            containers = d["spec"]["template"]["spec"].get("containers") or []
+        elif d.get("kind") == "RayCluster" and not models:
+            containers = d["spec"]["headGroupSpec"]["template"]["spec"].get("containers") or []
+        else:
             continue
-        for c in d["spec"]["template"]["spec"].get("containers") or []:
+        for c in containers:
             if models:
                 words = list(c.get("command") or []) + list(c.get("args") or [])
                 for i, w in enumerate(words):
