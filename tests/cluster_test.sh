@@ -84,8 +84,47 @@ addons_of() {
   echo "${list[*]}"
 }
 
+# Applies output folder OUT to the cluster of kubeconfig KC as a user does: its scripts/apply.sh
+# --kubeconfig (with --addons-installed where it installs add-ons), or, for an output without GCP,
+# its README's Apply commands. What it says goes to LOG; on failure its last lines are printed.
+apply_output() {  # OUT KC LOG
+  local out=$1 kc=$2 log=$3 rc=0
+  if [ -f "$out/scripts/apply.sh" ]; then
+    # The one change to the script: the files it fetches from the internet (which the curl
+    # stand-in plays) are pinned to what the stand-in downloads, or its SHA-256 check stops it.
+    stub_repin "$out"
+    local installed=()
+    if grep -q -- '--addons-installed)' "$out/scripts/apply.sh"; then installed=(--addons-installed); fi
+    PATH="$BIN:$STUB_BIN:$PATH" HEALTH_DELAY=2 timeout 420 bash "$out/scripts/apply.sh" --kubeconfig "$kc" ${installed[@]+"${installed[@]}"} \
+      >"$log" 2>&1 || rc=$?
+  else
+    (cd "$out" && PATH="$BIN:$PATH" KUBECONFIG=$kc timeout 420 bash "$OLDPWD/tests/cluster/readme_apply.sh" README.md) \
+      >"$log" 2>&1 || rc=$?
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "applying $(basename "$out") exited $rc; its last lines:"
+    tail -n 25 "$log"
+    return 1
+  fi
+}
+
+namespace_of() {  # OUT
+  python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["namespace"]["name"])' "$1/model.yaml"
+}
+
+# Waits for the steps apply.sh started last (it returns once they are started) to end.
+wait_steps() {  # KC NS
+  "$BIN/kubectl" --kubeconfig "$1" wait jobs --all -n "$2" --for=condition=complete --timeout=120s >/dev/null 2>&1 || true
+  "$BIN/kubectl" --kubeconfig "$1" wait jobsets.jobset.x-k8s.io --all -n "$2" --for=condition=completed --timeout=60s >/dev/null 2>&1 || true
+  "$BIN/kubectl" --kubeconfig "$1" wait rayjobs.ray.io --all -n "$2" --for=jsonpath='{.status.jobDeploymentStatus}'=Complete \
+    --timeout=120s >/dev/null 2>&1 || true
+}
+
+# cluster_case NAME: the example applied and judged against its plan. cluster_case NAME EDIT: day 2,
+# the example applied, then its spec edited by the sed expression EDIT, compiled again and applied
+# over it, and what changed on the cluster judged against `trainc plan --against` (day2.py).
 cluster_case() {
-  local name=$1 spec out state kc rc
+  local name=$1 edit=${2:-} spec out state kc rc
   spec=$(spec_of "$name")
   out=$TMP/out-$name
   state=$TMP/cluster-$name
@@ -123,33 +162,15 @@ cluster_case() {
     mkdir -p "$STUB_STATE/cloud"
     PATH="$STUB_BIN:$PATH" bash "$out/scripts/up.sh" >"$TMP/$name-up-sh.log" 2>&1 || { echo "up.sh failed:"; tail -n 20 "$TMP/$name-up-sh.log"; rc=1; }
   fi
-  if [ "$rc" -ne 0 ]; then
-    :
-  elif [ -f "$out/scripts/apply.sh" ]; then
-    # --addons-installed only where apply.sh has add-ons to install (and so the option).
-    # The one change to the script: the files it fetches from the internet (which the curl
-    # stand-in plays) are pinned to what the stand-in downloads, or its SHA-256 check stops it.
-    stub_repin "$out"
-    local installed=()
-    if grep -q -- '--addons-installed)' "$out/scripts/apply.sh"; then installed=(--addons-installed); fi
-    PATH="$BIN:$STUB_BIN:$PATH" HEALTH_DELAY=2 timeout 420 bash "$out/scripts/apply.sh" --kubeconfig "$kc" ${installed[@]+"${installed[@]}"} \
-      >"$TMP/$name-apply.log" 2>&1 || rc=$?
-  else
-    # An output without GCP has no scripts: its README says how to apply it.
-    (cd "$out" && PATH="$BIN:$PATH" KUBECONFIG=$kc timeout 420 bash "$OLDPWD/tests/cluster/readme_apply.sh" README.md) \
-      >"$TMP/$name-apply.log" 2>&1 || rc=$?
-  fi
-  if [ "$rc" -ne 0 ]; then
-    echo "applying exited $rc; its last lines:"
-    tail -n 25 "$TMP/$name-apply.log"
-  fi
-  # Steps apply.sh started last run on after it returns.
+  if [ "$rc" -eq 0 ]; then apply_output "$out" "$kc" "$TMP/$name-apply.log" || rc=1; fi
   local ns
-  ns=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["namespace"]["name"])' "$out/model.yaml")
-  "$BIN/kubectl" --kubeconfig "$kc" wait jobs --all -n "$ns" --for=condition=complete --timeout=120s >/dev/null 2>&1 || true
-  "$BIN/kubectl" --kubeconfig "$kc" wait jobsets.jobset.x-k8s.io --all -n "$ns" --for=condition=completed --timeout=60s >/dev/null 2>&1 || true
-  "$BIN/kubectl" --kubeconfig "$kc" wait rayjobs.ray.io --all -n "$ns" --for=jsonpath='{.status.jobDeploymentStatus}'=Complete \
-    --timeout=120s >/dev/null 2>&1 || true
+  ns=$(namespace_of "$out")
+  wait_steps "$kc" "$ns"
+  if [ -n "$edit" ]; then
+    day2 "$name" "$spec" "$out" "$kc" "$ns" "$edit" || rc=1
+    finish_case "$name" "$state" "$rc" "$responder"
+    return
+  fi
   # Each autoscaled Deployment at its autoscaler's maximum, as under load (the plan gives its pool
   # room for that many; the autoscaler, which finds no metrics here, leaves a count in its range).
   local target max
@@ -169,23 +190,52 @@ cluster_case() {
     printf '%s\n' "$problems"
     rc=1
   fi
-  if [ "$rc" -ne 0 ]; then
-    "$BIN/kubectl" --kubeconfig "$kc" get pods -A -o wide 2>&1 | head -n 40
-    mkdir -p out/cluster-logs
-    rm -rf "out/cluster-logs/$name"
-    cp -r "$state/logs" "out/cluster-logs/$name" 2>/dev/null || true
-    cp "$TMP/$name-apply.log" "out/cluster-logs/$name/" 2>/dev/null || true
-    echo "the components' logs: out/cluster-logs/$name"
-  fi
-  if [ -n "$responder" ]; then kill "$responder" 2>/dev/null; wait "$responder" 2>/dev/null; fi
   # health.sh said the services serve: its requests came through the service proxy to the pods.
   if [ -n "$responder" ] && [ -f "$out/scripts/health.sh" ] && [ "$rc" -eq 0 ] &&
     ! grep -q '"GET /' "$TMP/$name-responder.log"; then
     echo "health.sh passed, but no request of it reached a pod's address through the service proxy"
     rc=1
   fi
+  finish_case "$name" "$state" "$rc" "$responder"
+}
+
+# Stops a case's cluster (and responder), keeping the components' logs when it failed; returns RC.
+finish_case() {  # NAME STATE RC RESPONDER_PID
+  local name=$1 state=$2 rc=$3 responder=$4
+  if [ "$rc" -ne 0 ]; then
+    "$BIN/kubectl" --kubeconfig "$state/kubeconfig" get pods -A -o wide 2>&1 | head -n 40
+    mkdir -p out/cluster-logs
+    rm -rf "out/cluster-logs/$name"
+    cp -r "$state/logs" "out/cluster-logs/$name" 2>/dev/null || true
+    cp "$TMP/$name"-apply*.log "out/cluster-logs/$name/" 2>/dev/null || true
+    echo "the components' logs: out/cluster-logs/$name"
+  fi
+  if [ -n "$responder" ]; then kill "$responder" 2>/dev/null; wait "$responder" 2>/dev/null; fi
   bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null
   return "$rc"
+}
+
+# Day 2 on a running system: the spec edited, compiled, its plan against the output applied, and
+# the new output applied over it by its own apply.sh (the server must refuse nothing); then what
+# was started, deleted and rolled is what the plan said (tests/cluster/day2.py).
+day2() {  # NAME SPEC OUT KC NS EDIT
+  local name=$1 spec=$2 out=$3 kc=$4 ns=$5 edit=$6 dir new problems
+  dir=$TMP/day2-$name
+  rm -rf "$dir"
+  cp -r "$(dirname "$spec")" "$dir"
+  sed -i -E "$edit" "$dir/$(basename "$spec")"
+  if cmp -s "$spec" "$dir/$(basename "$spec")"; then echo "the edit '$edit' changed nothing in $spec"; return 1; fi
+  "$TRAINC" compile "$dir/$(basename "$spec")" -o "$dir/out" >"$TMP/$name-compile2.log" 2>&1 || { cat "$TMP/$name-compile2.log"; return 1; }
+  new=$dir/out/$(basename "$out")
+  "$TRAINC" plan "$dir/$(basename "$spec")" --against "$out" --format json >"$TMP/$name-against.json" 2>"$TMP/$name-against.log" ||
+    { cat "$TMP/$name-against.log"; return 1; }
+  python3 tests/cluster/day2.py snapshot "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-before.json" || return 1
+  apply_output "$new" "$kc" "$TMP/$name-apply2.log" || return 1
+  wait_steps "$kc" "$ns"
+  python3 tests/cluster/day2.py snapshot "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-after.json" || return 1
+  problems=$(python3 tests/cluster/day2.py judge "$TMP/$name-before.json" "$TMP/$name-after.json" "$TMP/$name-against.json" 2>&1) ||
+    { printf '%s\n' "$problems"; return 1; }
+  if [ -n "$problems" ]; then printf '%s\n' "$problems"; return 1; fi
 }
 
 # A spec trainc refuses because some of a step's pods would stay Pending, fixed as the error says
@@ -249,6 +299,19 @@ pending_cases=(nodes-exceed-pool)
 if [ "$#" -eq 0 ]; then
   for c in "${pending_cases[@]}"; do
     t "tests/errors/$c on the upstream control plane: the pods trainc says find no room stay Pending" pending_case "$c"
+  done
+fi
+# Day 2: an example running, its spec edited, the new output applied over it (EXAMPLE|EDIT|WHAT).
+day2_cases=(
+  "kueue-gpu|s/--model=small]/--model=smaller]/|a step's arguments: that step runs again, nothing else"
+  "kueue-gpu|s/prep[.]py/prep2.py/|the first step's command: it and the steps after it run again"
+  "kueue-gpu|/- name: train-large/,\$d|a step removed: its Job is deleted, nothing runs"
+  "xgb-triton|s/rounds: 300/rounds: 200/|training rounds: train runs again and the service it feeds rolls"
+)
+if [ "$#" -eq 0 ]; then
+  for c in "${day2_cases[@]}"; do
+    IFS='|' read -r ex edit what <<<"$c"
+    t "day 2 on the upstream control plane: examples/$ex, $what, as trainc plan --against says" cluster_case "$ex" "$edit"
   done
 fi
 tap_done

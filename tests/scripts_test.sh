@@ -64,20 +64,24 @@ life() {
     [ "$rc" -eq 0 ] || { echo "build.sh failed"; show; return 1; }
   fi
 
-  local run_no
+  local run_no f name
   for run_no in first second; do
     stub_reset_calls
     run_script "$dir" apply.sh
     [ "$rc" -eq 0 ] || { echo "$run_no apply.sh failed"; show; return 1; }
     grep -q "^kubectl .* apply " "$STUB_STATE/log" || { echo "$run_no apply.sh applied nothing"; show; return 1; }
-  done
-  # Every file apply.sh names exists (a missing one fails kubectl apply) and every manifest in
-  # k8s/ but the kustomization was applied.
-  local f name
-  for f in "$dir"/k8s/*.yaml; do
-    name=$(basename "$f")
-    [ "$name" = kustomization.yaml ] && continue
-    stub_saw kubectl "$dir/scripts/../k8s/$name" || { echo "apply.sh never applied k8s/$name"; return 1; }
+    for f in "$dir"/k8s/*.yaml; do
+      name=$(basename "$f")
+      [ "$name" = kustomization.yaml ] && continue
+      if [ "$run_no" = first ]; then
+        # Every file apply.sh names exists (a missing one fails kubectl apply) and every manifest
+        # in k8s/ but the kustomization was applied.
+        stub_saw kubectl "$dir/scripts/../k8s/$name" || { echo "apply.sh never applied k8s/$name"; return 1; }
+      elif [[ $name =~ -(job|jobset|rayjob)\.yaml$ ]] && stub_saw kubectl "$dir/scripts/../k8s/$name"; then
+        # A step's run that is there already is left as it is (start_run).
+        echo "the second apply.sh applied k8s/$name again, though its run was there"; return 1
+      fi
+    done
   done
 
   run_script "$dir" status.sh

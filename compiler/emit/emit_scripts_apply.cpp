@@ -293,7 +293,41 @@ void apply_workload(ShellScript& sh, const RolloutStep& step) {
   sh.comment(w.needs.empty() ? fmt::format("Step '{}'{}.", w.name, on)
                              : fmt::format("Step '{}'{}, after {}.", w.name, on, fmt::join(w.needs, ", ")));
   for (const k8s::Object* done : step.waits) sh.line(wait_line(*done));
-  call(sh, cmd::apply_files(kube_target(), step.files));
+  // Its run (the Job, JobSet or RayJob) is started only where it is not there yet: start_run. A
+  // CronJob, named by its step alone, is applied as it changes.
+  const k8s::Object& run = w.done();
+  if (run.role == k8s::Role::kCronJob) {
+    call(sh, cmd::apply_files(kube_target(), step.files));
+    return;
+  }
+  std::vector<std::string> others;
+  for (const auto& f : step.files)
+    if (f != run.file) others.push_back(f);
+  if (!others.empty()) call(sh, cmd::apply_files(kube_target(), others));
+  call(sh, cmd::apply_files(kube_target(), {run.file}), "start_run " + lit(k8s::kubectl_ref(run)));
+}
+
+/// A step's run is named by what it runs, so one of that name on the cluster is this run, started
+/// before: it is left as it is. Applied again, it would send back fields its controllers and Kueue
+/// have set since (Kueue's flavor in a JobSet's pod templates), which the API server refuses on a
+/// JobSet whose jobs are immutable.
+void start_run_function(ShellScript& sh) {
+  Call get = kubectl({"get", "\"$1\"", "-n", ref("NAMESPACE")});
+  sh.line();
+  sh.comment("Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is");
+  sh.comment("named by what it runs, so that one is this run, started before, and is left as it is.");
+  sh.open("start_run() {")
+      .line("local err")
+      .open("if [ \"$DRY_RUN\" != 1 ]; then")
+      .open("if err=$(" + get.line() + " 2>&1 >/dev/null); then")
+      .line("log \"$1 is on the cluster: this run started before, and is left as it is\"")
+      .line("return 0")
+      .close("fi")
+      .line("case \"$err\" in *NotFound* | *[Nn]ot\\ found*) ;; *) die \"cannot tell whether $1 is on the cluster: $err\" ;; esac")
+      .close("fi")
+      .line("shift")
+      .line("run \"$@\"")
+      .close("}");
 }
 
 /// The image check's function: a dry run prints the check, a real one asks quietly (as up.sh asks
@@ -517,6 +551,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
   runs_variables(sh, sys, plan);
   runs_functions(sh);
   wait_function(sh);
+  if (!plan.workloads.empty()) start_run_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
   if (checks_images(r)) {

@@ -363,6 +363,21 @@ wait_job() {
   done
 }
 
+# Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is
+# named by what it runs, so that one is this run, started before, and is left as it is.
+start_run() {
+  local err
+  if [ "$DRY_RUN" != 1 ]; then
+    if err=$(kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" 2>&1 >/dev/null); then
+      log "$1 is on the cluster: this run started before, and is left as it is"
+      return 0
+    fi
+    case "$err" in *NotFound* | *[Nn]ot\ found*) ;; *) die "cannot tell whether $1 is on the cluster: $err" ;; esac
+  fi
+  shift
+  run "$@"
+}
+
 # Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
 # with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
 wait_for() {
@@ -505,20 +520,20 @@ fi
 rerun_steps
 
 # Step 'tokenize'.
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/tokenize-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/tokenize-configmap.yaml"
+start_run job/gpt-a4-tas-tokenize-0e7816268d kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/tokenize-job.yaml"
 
 # Step 'pretrain', after tokenize.
 wait_job gpt-a4-tas-tokenize-0e7816268d
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/pretrain-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/pretrain-configmap.yaml"
+start_run jobset/gpt-a4-tas-pretrain-79cc7db278 kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-jobset.yaml"
 
 # Step 'evaluate', after pretrain.
 wait_for jobset/gpt-a4-tas-pretrain-79cc7db278 condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/evaluate-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/evaluate-configmap.yaml"
+start_run job/gpt-a4-tas-evaluate-033c565991 kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/evaluate-job.yaml"
 rerun_scheduled
 

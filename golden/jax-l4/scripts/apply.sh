@@ -349,6 +349,21 @@ wait_job() {
   done
 }
 
+# Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is
+# named by what it runs, so that one is this run, started before, and is left as it is.
+start_run() {
+  local err
+  if [ "$DRY_RUN" != 1 ]; then
+    if err=$(kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" 2>&1 >/dev/null); then
+      log "$1 is on the cluster: this run started before, and is left as it is"
+      return 0
+    fi
+    case "$err" in *NotFound* | *[Nn]ot\ found*) ;; *) die "cannot tell whether $1 is on the cluster: $err" ;; esac
+  fi
+  shift
+  run "$@"
+}
+
 # Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
 # with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
 wait_for() {
@@ -425,8 +440,8 @@ fi
 rerun_steps
 
 # Step 'train'.
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/train-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-configmap.yaml"
+start_run jobset/jax-l4-train-6e89e01d7c kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-jobset.yaml"
 rerun_scheduled
 

@@ -362,6 +362,21 @@ wait_job() {
   done
 }
 
+# Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is
+# named by what it runs, so that one is this run, started before, and is left as it is.
+start_run() {
+  local err
+  if [ "$DRY_RUN" != 1 ]; then
+    if err=$(kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" 2>&1 >/dev/null); then
+      log "$1 is on the cluster: this run started before, and is left as it is"
+      return 0
+    fi
+    case "$err" in *NotFound* | *[Nn]ot\ found*) ;; *) die "cannot tell whether $1 is on the cluster: $err" ;; esac
+  fi
+  shift
+  run "$@"
+}
+
 # Blocks until $1 (kind/name) meets `kubectl wait --for=$2`, asking again every 5 minutes;
 # with $3 and $4, stops when the jsonpath $3 of $1 reads $4 (a failed run).
 wait_for() {
@@ -472,19 +487,19 @@ fi
 rerun_steps
 
 # Step 'prep'.
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/prep-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/prep-configmap.yaml"
+start_run job/kueue-gpu-prep-8e5bbdf4cf kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/prep-job.yaml"
 
 # Step 'train-small', after prep.
 wait_job kueue-gpu-prep-8e5bbdf4cf
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/train-small-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-small-configmap.yaml"
+start_run jobset/kueue-gpu-train-small-b969208cf2 kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-small-jobset.yaml"
 
 # Step 'train-large', after prep.
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/train-large-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-large-configmap.yaml"
+start_run jobset/kueue-gpu-train-large-7e177b795e kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-large-jobset.yaml"
 rerun_scheduled
 

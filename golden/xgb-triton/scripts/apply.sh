@@ -356,6 +356,21 @@ wait_job() {
   done
 }
 
+# Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is
+# named by what it runs, so that one is this run, started before, and is left as it is.
+start_run() {
+  local err
+  if [ "$DRY_RUN" != 1 ]; then
+    if err=$(kubectl --context "$KUBE_CONTEXT" get "$1" -n "$NAMESPACE" 2>&1 >/dev/null); then
+      log "$1 is on the cluster: this run started before, and is left as it is"
+      return 0
+    fi
+    case "$err" in *NotFound* | *[Nn]ot\ found*) ;; *) die "cannot tell whether $1 is on the cluster: $err" ;; esac
+  fi
+  shift
+  run "$@"
+}
+
 # Blocks until $1 (deployment/name) has rolled out: every pod new and ready, within $2.
 wait_rollout() {
   run kubectl --context "$KUBE_CONTEXT" rollout status "$1" -n "$NAMESPACE" --timeout="${2:-30m}" ||
@@ -434,14 +449,14 @@ fi
 rerun_steps
 
 # Step 'datagen'.
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/datagen-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/datagen-configmap.yaml"
+start_run job/xgb-triton-datagen-0ec8a14cba kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/datagen-job.yaml"
 
 # Step 'train', after datagen.
 wait_job xgb-triton-datagen-0ec8a14cba
-run kubectl --context "$KUBE_CONTEXT" apply \
-    -f "${K8S_DIR}/train-configmap.yaml" \
+run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/train-configmap.yaml"
+start_run job/xgb-triton-train-d332803f61 kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/train-job.yaml"
 
 # Service 'fraud' serves the output of train: once it is done.
