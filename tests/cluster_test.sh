@@ -2,11 +2,14 @@
 # The `cluster` suite: each example's compiled output applied by its own scripts/apply.sh
 # (--kubeconfig FILE --addons-installed, as a user of a cluster whose administrators installed the
 # add-ons runs it) to the upstream control plane of tests/cluster/cluster.sh: kube-apiserver,
-# kube-controller-manager, kube-scheduler, etcd, the JobSet, Kueue and KubeRay controllers, and
-# kwok nodes made for the example's pools as GKE makes them. Then tests/cluster/judge.py holds the
-# cluster to `trainc plan`: every object accepted (apply.sh would stop), every pod bound, every
-# Kueue workload admitted, every Job and JobSet complete in `needs` order, and the pods of each
-# step on as many nodes, as many a node, as the plan says.
+# kube-controller-manager, kube-scheduler, etcd, the JobSet, Kueue and KubeRay controllers, Istio's
+# istiod, and kwok nodes made for the example's pools as GKE makes them. Then
+# tests/cluster/judge.py holds the cluster to `trainc plan`: every object accepted (apply.sh would
+# stop), every pod bound, every Kueue workload admitted, every Job, JobSet and RayJob complete in
+# `needs` order, and the pods of each step and service on as many nodes, as many a node, as the plan
+# says. Day 2 too: an example running, its spec edited, the new output applied over it by its
+# apply.sh; what was started, deleted and rolled is held to `trainc plan --against`
+# (tests/cluster/day2.py).
 #
 # The programs are built by tools/install-cluster.sh (.ci/run builds them first). Without them
 # (no Go, no module proxy) the suite is skipped with a line saying why; TRAINC_REQUIRE_CLUSTER=1
