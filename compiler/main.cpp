@@ -18,6 +18,7 @@
 #include "completion.h"
 #include "driver.h"
 #include "inspect/against.h"
+#include "kubectl_cluster.h"
 #include "k8s/queue.h"
 #include "inspect/explain.h"
 #include "model/images.h"
@@ -63,6 +64,8 @@ struct Options {
   bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
   bool all = false;             ///< diff: also every output folder whose recorded spec exists
   bool stat = false;            ///< diff: the summary only, no unified diff
+  bool live = false;            ///< diff --live: against the cluster of the kubectl context
+  std::string context, kubeconfig;  ///< diff --live: kubectl's --context and --kubeconfig
   std::string format = "text";  ///< plan: text or json
   std::string graph_out;        ///< graph: FILE.svg or FILE.dot ("" = DOT on stdout)
   std::string field;            ///< explain: the field path
@@ -211,7 +214,14 @@ std::vector<std::string> specs_to_compare(const Options& opt) {
   return out;
 }
 
+int cmd_diff_live(const Options& opt);
+
 int cmd_diff(const Options& opt) {
+  if (opt.live) return cmd_diff_live(opt);
+  if (opt.against.empty()) {
+    fmt::print(stderr, "trainc: error: diff needs --against DIR (the output folder), or --live (the cluster)\n");
+    return kUsage;
+  }
   Options given = opt;
   given.specs = specs_to_compare(opt);
   std::vector<Compiled> results;
@@ -308,6 +318,59 @@ std::optional<Compiled> compile_one(const Options& opt, int& rc) {
   rc = compile_all(one, "", results, specs);
   if (rc != kOk) return std::nullopt;
   return std::move(results[0]);
+}
+
+/// `diff --live SPEC`: the spec's output against the cluster (inspect/live.h).
+int cmd_diff_live(const Options& opt) {
+  if (opt.specs.size() != 1) {
+    fmt::print(stderr, "trainc: error: diff --live compares one spec with the cluster ({} given)\n", opt.specs.size());
+    return kUsage;
+  }
+  Options one = opt;
+  one.spec = opt.specs[0];
+  // An output folder (what apply.sh --diff gives): the spec it records, compiled, must be that folder.
+  std::error_code ec;
+  std::string out_root;
+  if (fs::is_directory(one.spec, ec)) {
+    const fs::path dir = fs::absolute(one.spec).lexically_normal();
+    const fs::path folder = dir.filename().empty() ? dir.parent_path() : dir;
+    out_root = folder.parent_path().string();
+    std::string source;
+    for (const auto& f : output_folders(out_root))
+      if (f.name == folder.filename().string()) source = f.source;
+    const auto spec = find_recorded_spec(out_root, source);
+    if (!spec) {
+      fmt::print(stderr, "trainc: error: '{}' is not an output folder whose recorded spec exists ({}); give the spec: "
+                         "trainc diff --live SPEC\n",
+                 printable(opt.specs[0]), source.empty() ? "it records none" : "it records '" + printable(source) + "'");
+      return kUsage;
+    }
+    one.spec = spec->string();
+  }
+  int rc = kOk;
+  std::optional<Compiled> c;
+  {
+    Options single = one;
+    single.specs = {one.spec};
+    std::vector<Compiled> results;
+    std::vector<std::string> specs;
+    rc = compile_all(single, out_root, results, specs);
+    if (rc != kOk) return rc;
+    c = std::move(results[0]);
+  }
+  if (!out_root.empty()) {
+    std::string error;
+    const auto differs = compare_tree(out_root, c->system.name, c->files, error);
+    if (!error.empty() || !differs.empty()) {
+      fmt::print(stderr, "trainc: error: '{}' is not what {} compiles to{}: run 'trainc compile {} -o {}' first (what "
+                         "applying it does is what its files say, and those are compared with the spec's)\n",
+                 printable(opt.specs[0]), one.spec, error.empty() ? "" : " (" + printable(error) + ")", one.spec,
+                 out_root);
+      return kUsage;
+    }
+  }
+  g_activity = "asking the cluster";
+  return diff_live_and_print(c->system, c->files.files(), {"kubectl", opt.context, opt.kubeconfig}, opt.format);
 }
 
 void print_plan(const Options& opt, const System& sys, const AgainstPlan* against = nullptr) {
@@ -573,8 +636,23 @@ int run_cli(int argc, char** argv) {
 
   auto* diff = app.add_subcommand("diff", "exit 1 with a summary and a unified diff when DIR differs from what the "
                                           "specs compile to, or holds a folder whose spec is gone");
-  diff->add_option("specs", opt.specs, "spec files (none: only look for orphaned folders)");
-  diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)")->required();
+  diff->add_option("specs", opt.specs,
+                   "spec files (none: only look for orphaned folders); with --live one spec, or an output folder "
+                   "(its recorded spec, which must compile to it)");
+  auto* diff_against = diff->add_option("--against", opt.against, "folder holding earlier output (as given to compile -o)");
+  auto* diff_live = diff->add_flag(
+      "--live", opt.live,
+      "compare with the cluster instead (one spec): each object read and applied as a server-side dry run, read-only; "
+      "what would be created, changed, rolled, re-run, pruned or refused, and what drifted since the last apply. "
+      "Exit 0: nothing would change; 1: changes or drift; 2: the cluster cannot be asked; 3: the server refuses a "
+      "change");
+  diff_live->excludes(diff_against);
+  diff->add_option("--context", opt.context, "diff --live: the kubeconfig context (default: the current one)")
+      ->needs(diff_live);
+  diff->add_option("--kubeconfig", opt.kubeconfig, "diff --live: the kubeconfig file (default: kubectl's)")
+      ->needs(diff_live);
+  diff->add_option("--format", opt.format, "diff --live: text or json")->check(CLI::IsMember({"text", "json"}))
+      ->needs(diff_live);
   diff->add_option("--allow-secret-like", opt.allow_secret_like, allow_help);
   diff->add_flag("--stat", opt.stat, "print the summary of what changed, without the unified diff");
   diff->add_flag("--all", opt.all,
@@ -680,7 +758,8 @@ int run_cli(int argc, char** argv) {
                             {"run --seed", "none"}, {"run --max-ranks", "none"},
                             {"run --kill", "none"}, {"run --preempt", "none"}, {"run --chaos", "none"},
                             {"run --chaos-within", "none"},
-                            {"plan --format", "text json"}, {"plan --against", "dir"}, {"graph --out", "file"}, {"explain field", "paths"},
+                            {"plan --format", "text json"}, {"plan --against", "dir"}, {"diff --format", "text json"},
+                            {"diff --context", "none"}, {"diff --kubeconfig", "file"}, {"graph --out", "file"}, {"explain field", "paths"},
                             {"explain --image", "none"}, {"explain --format", "text json"},
                             {"completion shell", "bash zsh"}, {"schema ", "none"}};
     fmt::print("{}", completion_script(app, opt.shell, values));

@@ -51,7 +51,7 @@ for part in [p.strip() for p in sys.argv[2].split(";") if p.strip()]:
                 problems.append(f"step {s} runs ({runs})")
     elif part.startswith("object="):
         kind, file, actions = part[7:].split(":")
-        found = [o["action"] for o in a["objects"] if o["kind"] == kind and o["file"] == file and o["action"] != "remove"]
+        found = [o["action"] for o in a["objects"] if o["kind"] == kind and o["file"] == file and o["action"] not in ("remove", "keep")]
         if not found or found[0] not in actions.split(","):
             problems.append(f"{kind} {file}: {found}, expected one of {actions}")
     elif part.startswith("pool="):
@@ -87,7 +87,7 @@ for line in open(sys.argv[2]):
         refused.add(f"{m.group(1)} {m.group(2)}")
 def describe(o):
     return f"{o['kind']} {o['namespace'] + '/' if o['namespace'] else ''}{o['name']}"
-actions = {describe(o): o["action"] for o in a["objects"] if o["action"] != "remove"}
+actions = {describe(o): o["action"] for o in a["objects"] if o["action"] not in ("remove", "keep")}
 problems = []
 for r in sorted(refused):
     if actions.get(r) not in ("replace", "rerun"):

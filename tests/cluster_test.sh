@@ -8,8 +8,11 @@
 # stop), every pod bound, every Kueue workload admitted, every Job, JobSet and RayJob complete in
 # `needs` order, and the pods of each step and service on as many nodes, as many a node, as the plan
 # says. Day 2 too: an example running, its spec edited, the new output applied over it by its
-# apply.sh; what was started, deleted and rolled is held to `trainc plan --against`
-# (tests/cluster/day2.py).
+# apply.sh; what was started, deleted and rolled is held to `trainc plan --against` and `trainc diff
+# --live` (tests/cluster/day2.py). `trainc diff --live` itself against the live objects: drift,
+# refusals, read-only (tests/cluster/live.py). Failures: pods ended with chosen exit codes or
+# conditions, a node deleted, pods never Ready under Kueue, judged by what the Job and JobSet
+# controllers, the pod garbage collector and Kueue do (tests/cluster/failures.py).
 #
 # The programs are built by tools/install-cluster.sh (.ci/run builds them first). Without them
 # (no Go, no module proxy) the suite is skipped with a line saying why; TRAINC_REQUIRE_CLUSTER=1
@@ -115,6 +118,20 @@ namespace_of() {  # OUT
   python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["namespace"]["name"])' "$1/model.yaml"
 }
 
+# Waits until every pod of the namespace runs (a day-2 case "while running"), at most 120 s.
+wait_running() {  # KC NS
+  local i
+  for ((i = 0; i < 60; i++)); do
+    if [ -n "$("$BIN/kubectl" --kubeconfig "$1" get pods -n "$2" --no-headers 2>/dev/null)" ] &&
+      [ -z "$("$BIN/kubectl" --kubeconfig "$1" get pods -n "$2" --no-headers --field-selector=status.phase!=Running 2>/dev/null)" ]; then
+      return 0
+    fi
+    sleep 2
+  done
+  echo "the pods of $2 did not all run within 120 s"
+  return 1
+}
+
 # Waits for the steps apply.sh started last (it returns once they are started) to end.
 wait_steps() {  # KC NS
   "$BIN/kubectl" --kubeconfig "$1" wait jobs --all -n "$2" --for=condition=complete --timeout=120s >/dev/null 2>&1 || true
@@ -127,7 +144,8 @@ wait_steps() {  # KC NS
 # the example applied, then its spec edited by the sed expression EDIT, compiled again and applied
 # over it, and what changed on the cluster judged against `trainc plan --against` (day2.py).
 cluster_case() {
-  local name=$1 edit=${2:-} spec out state kc rc
+  local name=$1 edit=${2:-} mode=${3:-} running='' spec out state kc rc
+  if [ "$mode" = running ]; then running=1; fi
   spec=$(spec_of "$name")
   out=$TMP/out-$name
   state=$TMP/cluster-$name
@@ -137,7 +155,10 @@ cluster_case() {
   local kueue=() addons
   if [ -f "$out/addons/kueue-manager-config.yaml" ]; then kueue=(--kueue-config "$out/addons/kueue-manager-config.yaml"); fi
   addons=$(addons_of "$out")
-  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$addons" ${kueue[@]+"${kueue[@]}"} "$TMP/$name-plan.json" \
+  # A day-2 case "while running": the steps' pods run for an hour, so the second apply meets them running.
+  local run_for=()
+  if [ -n "$running" ]; then run_for=(--run-seconds 3600); fi
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$addons" ${kueue[@]+"${kueue[@]}"} ${run_for[@]+"${run_for[@]}"} "$TMP/$name-plan.json" \
     2>"$TMP/$name-up.log" | tail -n 1)
   if [ ! -f "$kc" ]; then
     tail -n 40 "$TMP/$name-up.log"
@@ -157,6 +178,7 @@ cluster_case() {
     setsid python3 tests/cluster/responder.py --models "$models" $ports 2>"$TMP/$name-responder.log" &
     responder=$!
   fi
+  if [ "$mode" = live ]; then live_before "$name" "$spec" "$out" "$kc" || rc=1; fi
   if [ -f "$out/scripts/up.sh" ]; then
     # up.sh first, as a user does, against the fake cloud of tests/stubs.sh (buckets apply.sh fills),
     # each example in a project of its own: xgb-a4 and xgb-dask-a4 name the same Google service
@@ -168,9 +190,18 @@ cluster_case() {
   if [ "$rc" -eq 0 ]; then apply_output "$out" "$kc" "$TMP/$name-apply.log" || rc=1; fi
   local ns
   ns=$(namespace_of "$out")
-  wait_steps "$kc" "$ns"
-  if [ -n "$edit" ]; then
-    day2 "$name" "$spec" "$out" "$kc" "$ns" "$edit" || rc=1
+  if [ -n "$running" ]; then
+    wait_running "$kc" "$ns" || rc=1
+  else
+    wait_steps "$kc" "$ns"
+  fi
+  if [ "$mode" = live ]; then
+    if [ "$rc" -eq 0 ]; then live_after "$name" "$spec" "$out" "$kc" "$ns" || rc=1; fi
+    finish_case "$name" "$state" "$rc" "$responder"
+    return
+  fi
+  if [ -n "$edit" ] || [ -n "$running" ]; then
+    if [ "$rc" -eq 0 ]; then day2 "$name" "$spec" "$out" "$kc" "$ns" "$edit" "$running" || rc=1; fi
     finish_case "$name" "$state" "$rc" "$responder"
     return
   fi
@@ -199,6 +230,16 @@ cluster_case() {
     echo "health.sh passed, but no request of it reached a pod's address through the service proxy"
     rc=1
   fi
+  # Day 2 on the running system: the example's edits (day2_edits), each applied over the last.
+  local what gen=0 cur_spec=$spec cur_out=$out line lines=()
+  mapfile -t lines < <(day2_edits "$name")  # read first: what day2 runs reads stdin
+  for line in ${lines[@]+"${lines[@]}"}; do
+    [ "$rc" -eq 0 ] || break
+    edit=${line%%|*} what=${line#*|}
+    gen=$((gen + 1))
+    day2 "$name-$gen" "$cur_spec" "$cur_out" "$kc" "$ns" "$edit" </dev/null || { echo "day 2, $what: as above"; rc=1; break; }
+    cur_spec=$DAY2_SPEC cur_out=$DAY2_OUT
+  done
   finish_case "$name" "$state" "$rc" "$responder"
 }
 
@@ -210,7 +251,7 @@ finish_case() {  # NAME STATE RC RESPONDER_PID
     mkdir -p out/cluster-logs
     rm -rf "out/cluster-logs/$name"
     cp -r "$state/logs" "out/cluster-logs/$name" 2>/dev/null || true
-    cp "$TMP/$name"-apply*.log "out/cluster-logs/$name/" 2>/dev/null || true
+    cp "$TMP/$name"-apply*.log "$TMP/$name"-[0-9]*-apply*.log "out/cluster-logs/$name/" 2>/dev/null || true
     echo "the components' logs: out/cluster-logs/$name"
   fi
   if [ -n "$responder" ]; then kill "$responder" 2>/dev/null; wait "$responder" 2>/dev/null; fi
@@ -221,24 +262,231 @@ finish_case() {  # NAME STATE RC RESPONDER_PID
 # Day 2 on a running system: the spec edited, compiled, its plan against the output applied, and
 # the new output applied over it by its own apply.sh (the server must refuse nothing); then what
 # was started, deleted and rolled is what the plan said (tests/cluster/day2.py).
-day2() {  # NAME SPEC OUT KC NS EDIT
-  local name=$1 spec=$2 out=$3 kc=$4 ns=$5 edit=$6 dir new problems
+day2() {  # NAME SPEC OUT KC NS EDIT [RUNNING]: an empty EDIT (while running) applies the same spec again
+  # The edited spec and its output are left in DAY2_SPEC and DAY2_OUT, for the next edit to start from.
+  local name=$1 spec=$2 out=$3 kc=$4 ns=$5 edit=$6 running=${7:-} dir new problems
   dir=$TMP/day2-$name
   rm -rf "$dir"
   cp -r "$(dirname "$spec")" "$dir"
-  sed -i -E "$edit" "$dir/$(basename "$spec")"
-  if cmp -s "$spec" "$dir/$(basename "$spec")"; then echo "the edit '$edit' changed nothing in $spec"; return 1; fi
+  if [ -n "$edit" ]; then
+    sed -i -E "$edit" "$dir/$(basename "$spec")"
+    if cmp -s "$spec" "$dir/$(basename "$spec")"; then echo "the edit '$edit' changed nothing in $spec"; return 1; fi
+  fi
   "$TRAINC" compile "$dir/$(basename "$spec")" -o "$dir/out" >"$TMP/$name-compile2.log" 2>&1 || { cat "$TMP/$name-compile2.log"; return 1; }
   new=$dir/out/$(basename "$out")
+  DAY2_SPEC=$dir/$(basename "$spec") DAY2_OUT=$new
   "$TRAINC" plan "$dir/$(basename "$spec")" --against "$out" --format json >"$TMP/$name-against.json" 2>"$TMP/$name-against.log" ||
     { cat "$TMP/$name-against.log"; return 1; }
+  # What the cluster itself says applying would do (read-only): exit 1 when anything changes.
+  local live_rc=0 want_rc=1
+  PATH="$BIN:$PATH" "$TRAINC" diff --live "$dir/$(basename "$spec")" --kubeconfig "$kc" --format json \
+    >"$TMP/$name-live.json" 2>"$TMP/$name-live.log" || live_rc=$?
+  if [ -z "$edit" ]; then want_rc=0; fi
+  if [ "$live_rc" -ne "$want_rc" ]; then
+    echo "trainc diff --live exited $live_rc, expected $want_rc"
+    cat "$TMP/$name-live.log"
+    return 1
+  fi
   python3 tests/cluster/day2.py snapshot "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-before.json" || return 1
-  apply_output "$new" "$kc" "$TMP/$name-apply2.log" || return 1
-  wait_steps "$kc" "$ns"
+  # The services' availability through the apply (a roll that surges keeps one pod available).
+  python3 tests/cluster/availability.py watch "$BIN/kubectl" "$kc" "$ns" "$TMP/$name-avail.json" &
+  local watcher=$!
+  apply_output "$new" "$kc" "$TMP/$name-apply2.log" || { kill "$watcher"; wait "$watcher"; return 1; }
+  kill -TERM "$watcher"
+  wait "$watcher"
+  if [ -n "$running" ]; then sleep 5; else wait_steps "$kc" "$ns"; fi
   python3 tests/cluster/day2.py snapshot "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-after.json" || return 1
-  problems=$(python3 tests/cluster/day2.py judge "$TMP/$name-before.json" "$TMP/$name-after.json" "$TMP/$name-against.json" 2>&1) ||
+  problems=$(python3 tests/cluster/availability.py judge "$TMP/$name-avail.json" "$TMP/$name-against.json" 2>&1) ||
+    { printf '%s\n' "$problems"; return 1; }
+  problems=$(python3 tests/cluster/day2.py judge "$TMP/$name-before.json" "$TMP/$name-after.json" "$TMP/$name-against.json" \
+    "$TMP/$name-live.json" 2>&1) ||
     { printf '%s\n' "$problems"; return 1; }
   if [ -n "$problems" ]; then printf '%s\n' "$problems"; return 1; fi
+}
+
+# trainc diff --live SPEC on this cluster, its JSON in $TMP/NAME-live-WHAT.json; fails unless it exits WANT.
+live_diff() {  # NAME WHAT SPEC KC WANT
+  local rc=0
+  PATH="$BIN:$PATH" "$TRAINC" diff --live "$3" --kubeconfig "$4" --format json >"$TMP/$1-live-$2.json" \
+    2>"$TMP/$1-live-$2.log" || rc=$?
+  if [ "$rc" -ne "$5" ]; then
+    echo "trainc diff --live ($2) exited $rc, expected $5"
+    cat "$TMP/$1-live-$2.log"
+    return 1
+  fi
+}
+
+# apply.sh --diff: its answer to the question is ANSWER, typed at a terminal (script(1) gives it
+# one), or none when ANSWER is empty (stdin is then no terminal). Exits as apply.sh does.
+apply_diff() {  # OUT KC LOG ANSWER
+  local out=$1 kc=$2 log=$3 answer=$4 installed=()
+  if grep -q -- '--addons-installed)' "$out/scripts/apply.sh"; then installed=(--addons-installed); fi
+  local cmd=(env "PATH=$BIN:$STUB_BIN:$PATH" HEALTH_DELAY=2 "TRAINC=$TRAINC" timeout 420 bash "$out/scripts/apply.sh"
+    --kubeconfig "$kc" ${installed[@]+"${installed[@]}"} --diff)
+  if [ -z "$answer" ]; then
+    "${cmd[@]}" </dev/null >"$log" 2>&1
+  else
+    printf '%s\n' "$answer" | script -qec "$(printf '%q ' "${cmd[@]}")" /dev/null >"$log" 2>&1
+  fi
+}
+
+# Before the system is applied: diff --live on the cluster without it says every object is made and
+# every step runs; and against a cluster no one answers for, it says so, exits 2 and writes nothing.
+live_before() {  # NAME SPEC OUT KC
+  local name=$1 spec=$2 out=$3 kc=$4 steps problems empty
+  steps=$(python3 -c 'import sys, yaml; print(",".join(s["name"] for s in yaml.safe_load(open(sys.argv[1]))["pipeline"]))' "$out/model.yaml")
+  live_diff "$name" empty "$spec" "$kc" 1 || return 1
+  problems=$(python3 tests/cluster/live.py empty "$TMP/$name-live-empty.json" "$steps") || { printf '%s\n' "$problems"; return 1; }
+  # A kubeconfig whose server no one listens on (port 9 on loopback: discard, closed here).
+  sed -E 's#server: .*#server: https://127.0.0.1:9#' "$kc" >"$TMP/$name-nowhere.kubeconfig"
+  empty=$TMP/$name-empty-dir
+  mkdir -p "$empty"
+  local rc=0
+  (cd "$empty" && PATH="$BIN:$PATH" "$TRAINC" diff --live "$OLDPWD/$spec" --kubeconfig "$TMP/$name-nowhere.kubeconfig" \
+    >"$TMP/$name-nowhere.out" 2>"$TMP/$name-nowhere.err") || rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -q 'cannot reach the cluster' "$TMP/$name-nowhere.err" || [ -s "$TMP/$name-nowhere.out" ] ||
+    [ -n "$(ls -A "$empty")" ]; then
+    echo "diff --live against a cluster no one answers for: exit $rc (expected 2), stderr: $(cat "$TMP/$name-nowhere.err")"
+    ls -A "$empty"
+    return 1
+  fi
+}
+
+# After the system is applied and its steps are done: diff --live says nothing would change and
+# writes nothing (every object's resourceVersion stays); then three hand-made changes (a Deployment
+# scaled, a ConfigMap's script edited, the last step's Job deleted) are its drift, and apply.sh puts
+# them back, after which it says nothing again; a key added by hand is drift apply.sh leaves; then a
+# Deployment made again by hand with another selector is refused by the server: exit 3.
+live_after() {  # NAME SPEC OUT KC NS
+  local name=$1 spec=$2 out=$3 kc=$4 ns=$5 problems k=("$BIN/kubectl" --kubeconfig "$4")
+  python3 tests/cluster/live.py versions "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-versions-before" || return 1
+  live_diff "$name" applied "$spec" "$kc" 0 || { python3 tests/cluster/live.py none "$TMP/$name-live-applied.json"; return 1; }
+  problems=$(python3 tests/cluster/live.py none "$TMP/$name-live-applied.json") || { printf '%s\n' "$problems"; return 1; }
+  python3 tests/cluster/live.py versions "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-versions-after" || return 1
+  if ! diff "$TMP/$name-versions-before" "$TMP/$name-versions-after" >"$TMP/$name-versions.diff"; then
+    echo "objects changed while diff --live ran (it must write nothing):"
+    head -n 20 "$TMP/$name-versions.diff"
+    return 1
+  fi
+  # apply.sh --diff with nothing to change: says so and applies nothing.
+  apply_diff "$out" "$kc" "$TMP/$name-apply-diff-none.log" '' ||
+    { echo "apply.sh --diff with nothing to change exited $?:"; tail -n 5 "$TMP/$name-apply-diff-none.log"; return 1; }
+  grep -q 'nothing would change' "$TMP/$name-apply-diff-none.log" ||
+    { echo "apply.sh --diff did not say nothing would change:"; tail -n 5 "$TMP/$name-apply-diff-none.log"; return 1; }
+  local deploy cm job last
+  deploy=$("${k[@]}" get deployments -n "$ns" -l app.kubernetes.io/managed-by=trainc -o name | head -n 1)
+  cm=$("${k[@]}" get configmaps -n "$ns" -l trainc.dev/step -o name | head -n 1)
+  last=$(python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["pipeline"][-1]["name"])' "$out/model.yaml")
+  job=$("${k[@]}" get jobs -n "$ns" -l "trainc.dev/step=$last" -o name | head -n 1)
+  if [ -z "$deploy" ] || [ -z "$cm" ] || [ -z "$job" ]; then
+    echo "drift needs a Deployment, a step's ConfigMap and a Job (found '$deploy' '$cm' '$job')"
+    return 1
+  fi
+  "${k[@]}" scale -n "$ns" "$deploy" --replicas=2 >/dev/null &&
+    "${k[@]}" patch -n "$ns" "$cm" --type=merge -p '{"data":{"entrypoint.sh":"echo edited by hand"}}' >/dev/null &&
+    "${k[@]}" delete -n "$ns" "$job" --wait=true >/dev/null || return 1
+  live_diff "$name" drift "$spec" "$kc" 1 || return 1
+  problems=$(python3 tests/cluster/live.py drift "$TMP/$name-live-drift.json" "Deployment/${deploy#*/}" \
+    "ConfigMap/${cm#*/}" "Job/${job#*/}") || { printf '%s\n' "$problems"; return 1; }
+  # apply.sh --diff shows the drift and asks: without a terminal it stops, applying nothing; at one,
+  # "n" applies nothing; "y" applies.
+  if apply_diff "$out" "$kc" "$TMP/$name-apply-diff-notty.log" ''; then
+    echo "apply.sh --diff applied with no terminal to ask at"; return 1
+  fi
+  grep -q 'stdin is no terminal' "$TMP/$name-apply-diff-notty.log" ||
+    { echo "apply.sh --diff without a terminal:"; tail -n 5 "$TMP/$name-apply-diff-notty.log"; return 1; }
+  apply_diff "$out" "$kc" "$TMP/$name-apply-diff-no.log" n || { echo "apply.sh --diff answered n exited $?"; return 1; }
+  grep -q 'nothing was applied' "$TMP/$name-apply-diff-no.log" ||
+    { echo "apply.sh --diff answered n:"; tail -n 5 "$TMP/$name-apply-diff-no.log"; return 1; }
+  live_diff "$name" drift-again "$spec" "$kc" 1 || return 1
+  cmp -s <(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["drift"])' "$TMP/$name-live-drift.json") \
+    <(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["drift"])' "$TMP/$name-live-drift-again.json") ||
+    { echo "the drift changed though apply.sh --diff applied nothing"; return 1; }
+  apply_diff "$out" "$kc" "$TMP/$name-apply-drift.log" y ||
+    { echo "apply.sh --diff answered y exited $?:"; tail -n 20 "$TMP/$name-apply-drift.log"; return 1; }
+  grep -q 'Deployment' "$TMP/$name-apply-drift.log" ||
+    { echo "apply.sh --diff showed no diff before applying:"; head -n 20 "$TMP/$name-apply-drift.log"; return 1; }
+  wait_steps "$kc" "$ns"
+  "${k[@]}" rollout status -n "$ns" "$deploy" --timeout=120s >/dev/null || return 1
+  live_diff "$name" put-back "$spec" "$kc" 0 || { python3 tests/cluster/live.py none "$TMP/$name-live-put-back.json"; return 1; }
+  # A key the output does not have, added by hand: drift that applying leaves (kubectl's apply
+  # removes only what it applied).
+  "${k[@]}" patch -n "$ns" "$cm" --type=merge -p '{"data":{"added-by-hand":"yes"}}' >/dev/null || return 1
+  live_diff "$name" left "$spec" "$kc" 1 || return 1
+  problems=$(python3 tests/cluster/live.py left "$TMP/$name-live-left.json" "ConfigMap/${cm#*/}") ||
+    { printf '%s\n' "$problems"; return 1; }
+  # The Deployment made again by hand, with the selector kubectl create gives it: immutable.
+  "${k[@]}" delete -n "$ns" "$deploy" --wait=true >/dev/null &&
+    "${k[@]}" create deployment -n "$ns" "${deploy#*/}" --image=registry.k8s.io/pause:3.10 >/dev/null || return 1
+  live_diff "$name" refused "$spec" "$kc" 3 || return 1
+  problems=$(python3 tests/cluster/live.py refused "$TMP/$name-live-refused.json" "Deployment/${deploy#*/}") ||
+    { printf '%s\n' "$problems"; return 1; }
+}
+
+# Failures on the real controllers (tests/cluster/failures.py): the example running, its pods for an
+# hour, then a pod ended with a chosen exit code or the DisruptionTarget condition (kwok's pod-fail
+# stage), or its node deleted. EDIT (a sed expression, or empty) changes the spec first; each
+# following argument is one failures.py check (its words after KUBECTL KUBECONFIG NAMESPACE, with
+# NODES standing for the command that makes the deleted nodes again); between two, the step's run
+# is deleted and the output applied again, which starts it anew.
+failure_case() {  # NAME EDIT CHECK...
+  local name=$1 edit=$2 spec dir out state kc rc=0 ns check
+  shift 2
+  spec=$(spec_of "$name")
+  dir=$TMP/fail-$name-$(printf '%s\n' "$edit" "$@" | sha256sum | cut -c1-8)
+  mkdir -p "$dir"
+  cp -r "$(dirname "$spec")" "$dir/spec"
+  spec=$dir/spec/$(basename "$spec")
+  if [ -n "$edit" ]; then
+    sed -i -E "$edit" "$spec"
+    if cmp -s "$spec" "$(spec_of "$name")"; then echo "the edit '$edit' changed nothing"; return 1; fi
+  fi
+  "$TRAINC" compile "$spec" -o "$dir/out" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; return 1; }
+  out=$dir/out/$(ls "$dir/out")
+  "$TRAINC" plan "$spec" --format json >"$dir/plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
+  local kueue=()
+  if [ -f "$out/addons/kueue-manager-config.yaml" ]; then kueue=(--kueue-config "$out/addons/kueue-manager-config.yaml"); fi
+  state=$dir/cluster
+  local unready=()  # podsready_case: that step's pods never become Ready
+  if [ -n "${unready_step:-}" ]; then unready=(--unready-step "$unready_step"); fi
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" ${kueue[@]+"${kueue[@]}"} \
+    --run-seconds "${run_seconds_case:-3600}" ${unready[@]+"${unready[@]}"} "$dir/plan.json" 2>"$dir/up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$dir/up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  if [ -f "$out/scripts/up.sh" ]; then
+    rm -rf "$STUB_STATE/cloud"
+    mkdir -p "$STUB_STATE/cloud"
+    PATH="$STUB_BIN:$PATH" bash "$out/scripts/up.sh" >"$dir/up-sh.log" 2>&1 || { echo "up.sh failed"; tail -n 20 "$dir/up-sh.log"; rc=1; }
+  fi
+  ns=$(namespace_of "$out")
+  local first=1
+  for check in "$@"; do
+    [ "$rc" -eq 0 ] || break
+    if [ "$first" = 0 ]; then  # the step's run deleted, and applied again: a new start
+      local type
+      for type in jobs.batch jobsets.jobset.x-k8s.io; do  # the latter only where JobSet is installed
+        "$BIN/kubectl" --kubeconfig "$kc" delete "$type" -n "$ns" -l "trainc.dev/step,!jobset.sigs.k8s.io/jobset-name" \
+          --cascade=foreground --wait=true >/dev/null 2>&1 || true
+      done
+    fi
+    first=0
+    apply_output "$out" "$kc" "$dir/apply.log" || { rc=1; break; }
+    local words=()
+    read -r -a words <<<"$check"
+    local argv=() w
+    for w in "${words[@]}"; do
+      if [ "$w" = NODES ]; then argv+=(bash tests/cluster/cluster.sh nodes --state "$state" "$dir/plan.json"); else argv+=("$w"); fi
+    done
+    python3 tests/cluster/failures.py "${argv[0]}" "$BIN/kubectl" "$kc" "$ns" "$out/model.yaml" "${argv[@]:1}" >>"$dir/failures.log" 2>&1 ||
+      { cat "$dir/failures.log"; rc=1; }
+  done
+  finish_case "fail-$name" "$state" "$rc" ""
+}
+
+# Kueue's waitForPodsReady on the real Kueue: a queued step's pods bound but never Ready; the steps
+# before it run as usual (5 s).
+podsready_case() {  # NAME EDIT STEP
+  local unready_step=$3 run_seconds_case=5
+  failure_case "$1" "$2" "podsready $3"
 }
 
 # A spec trainc refuses because some of a step's pods would stay Pending, fixed as the error says
@@ -276,15 +524,24 @@ PY
   problems=$(python3 tests/cluster/judge.py "$BIN/kubectl" "$kc" "$TMP/$1-plan.json" "$out/model.yaml" "$ns" \
     --pending "$step=$want" 2>&1) || rc=1
   if [ -n "$problems" ]; then printf '%s\n' "$problems"; tail -n 10 "$TMP/$1-apply.log"; rc=1; fi
-  if [ -n "$responder" ]; then kill "$responder" 2>/dev/null; wait "$responder" 2>/dev/null; fi
-  # health.sh said the services serve: its requests came through the service proxy to the pods.
-  if [ -n "$responder" ] && [ -f "$out/scripts/health.sh" ] && [ "$rc" -eq 0 ] &&
-    ! grep -q '"GET /' "$TMP/$name-responder.log"; then
-    echo "health.sh passed, but no request of it reached a pod's address through the service proxy"
-    rc=1
-  fi
   bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null
   return "$rc"
+}
+
+# Day 2: each example's edits, applied in turn over the running system once its first apply is
+# judged (EXAMPLE|EDIT|WHAT); each is held to `trainc plan --against` and `trainc diff --live`.
+day2_cases=(
+  "kueue-gpu|s/--model=small]/--model=smaller]/|a step's arguments: that step runs again, nothing else"
+  "kueue-gpu|s/prep[.]py/prep2.py/|the first step's command: it and the steps after it run again"
+  "kueue-gpu|/- name: train-large/,\$d|a step removed: its Job is deleted, nothing runs"
+  "xgb-triton|s/rounds: 300/rounds: 200/|training rounds: train runs again and the service it feeds rolls"
+  "prep-and-train|s/steps: 20000/steps: 25000/|by its README's apply lines, a hyperparameter: only train runs again"
+)
+day2_edits() {  # EXAMPLE: its "EDIT|WHAT" lines
+  local c
+  for c in "${day2_cases[@]}"; do
+    if [ "${c%%|*}" = "$1" ]; then printf '%s\n' "${c#*|}"; fi
+  done
 }
 
 for name in "${examples[@]}"; do
@@ -295,7 +552,9 @@ for name in "${examples[@]}"; do
     t_skip "examples/$name on the upstream control plane" "$why"
     continue
   fi
-  t "examples/$name on the upstream control plane: applied, admitted, bound where the plan says, run in order" cluster_case "$name"
+  edits=$(day2_edits "$name" | cut -d'|' -f2 | paste -sd';' - | sed 's/;/; /g')
+  t "examples/$name on the upstream control plane: applied, admitted, bound where the plan says, run in order${edits:+; then day 2 as plan --against and diff --live say: $edits}" \
+    cluster_case "$name"
 done
 # The error cases about placement that have the shape pending_case reads.
 pending_cases=(nodes-exceed-pool)
@@ -304,17 +563,21 @@ if [ "$#" -eq 0 ]; then
     t "tests/errors/$c on the upstream control plane: the pods trainc says find no room stay Pending" pending_case "$c"
   done
 fi
-# Day 2: an example running, its spec edited, the new output applied over it (EXAMPLE|EDIT|WHAT).
-day2_cases=(
-  "kueue-gpu|s/--model=small]/--model=smaller]/|a step's arguments: that step runs again, nothing else"
-  "kueue-gpu|s/prep[.]py/prep2.py/|the first step's command: it and the steps after it run again"
-  "kueue-gpu|/- name: train-large/,\$d|a step removed: its Job is deleted, nothing runs"
-  "xgb-triton|s/rounds: 300/rounds: 200/|training rounds: train runs again and the service it feeds rolls"
-)
 if [ "$#" -eq 0 ]; then
-  for c in "${day2_cases[@]}"; do
-    IFS='|' read -r ex edit what <<<"$c"
-    t "day 2 on the upstream control plane: examples/$ex, $what, as trainc plan --against says" cluster_case "$ex" "$edit"
-  done
+  t "day 2 on the upstream control plane: examples/mnist, the same output applied again while its JobSet runs: nothing starts, nothing is deleted, its Jobs stay, as trainc plan --against and trainc diff --live say" \
+    cluster_case mnist "" running
+  # Failures on the real Job and JobSet controllers and the pod garbage collector.
+  t "failures on the upstream control plane: examples/mnist's JobSet restarts whole, a preemption and a killed node spend no retry, exit 1 spends one until its retries are gone, a listed exit code fails it at once" \
+    failure_case mnist "" "jobset train NODES" "jobset-fail train"
+  t "failures on the upstream control plane: examples/mnist with a timeout: a restart makes new Jobs whose deadline starts again, and the deadline fails the JobSet" \
+    failure_case mnist 's/^    nodes: 4$/    nodes: 4\n    timeout: 40s/' "deadline train jobset"
+  t "failures on the upstream control plane: examples/customgpt's Job: a preemption and a killed node are not counted, exit 1 is until its retries are gone, a listed exit code fails it at once" \
+    failure_case customgpt "" "job train NODES" "job-fail train"
+  t "failures on the upstream control plane: examples/customgpt with a timeout: the Job's deadline spans its retries" \
+    failure_case customgpt 's/^    retries: 2$/    retries: 2\n    timeout: 40s/' "deadline train job"
+  t "failures on the upstream control plane: examples/kueue-gpu with podsReadyTimeout 30s: a step admitted whose pods never become Ready is evicted at the timeout, suspended and queued again" \
+    podsready_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
+  t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for" \
+    cluster_case xgb-triton "" live
 fi
 tap_done

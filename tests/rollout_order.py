@@ -46,7 +46,8 @@ def events(commands):
 
 def runbook_blocks(text, heading):
     """The commands of the first ```sh block under `heading`, as word lists; commands chained with
-    `&&` (one per line, the line ending in `&&`) are listed one by one."""
+    `&&` (one per line, the line ending in `&&`) or `||` (a step's run applied where a guard finds
+    none) are listed one by one, without their redirections."""
     at = text.find("\n" + heading + "\n")
     if at < 0:
         return None
@@ -56,7 +57,9 @@ def runbook_blocks(text, heading):
     for line in lines:
         current = []
         for word in shlex.split(line, comments=True):
-            if word == "&&":
+            if word in (">/dev/null", "2>&1"):
+                continue
+            if word in ("&&", "||"):
                 if current:
                     commands.append(current)
                 current = []

@@ -579,10 +579,23 @@ std::string apply_commands(const System& sys, const RolloutStep& step) {
       cmds.push_back(cmd::kubectl(kube, {"rollout", "status", "-n", sys.ns, k8s::kubectl_ref(step.workload->done())}));
       break;
     case RolloutStep::Kind::kHealth: break;  // scripts/health.sh, named above the commands
-    case RolloutStep::Kind::kWorkload:
+    case RolloutStep::Kind::kWorkload: {
       wait_each();
-      apply_each();
-      break;
+      // Its run is applied only where it is not on the cluster yet, as apply.sh's start_run: a run
+      // named by what it runs is this run, and applying it again would send back what Kueue wrote
+      // into its pod templates, which the server refuses on a JobSet.
+      const k8s::Object& run = step.workload->done();
+      if (run.role == k8s::Role::kCronJob) {
+        apply_each();
+        break;
+      }
+      for (const auto& f : step.files)
+        if (f != run.file) cmds.push_back(cmd::apply_files(kube, {f}));
+      std::string md;
+      for (const auto& c : cmds) md += c.line() + "\n";
+      return md + cmd::kubectl(kube, {"get", "-n", sys.ns, k8s::kubectl_ref(run), "--output=name"}).line() +
+             " >/dev/null 2>&1 || " + cmd::apply_files(kube, {run.file}).line() + "\n";
+    }
   }
   std::string md;
   for (const auto& c : cmds) md += c.line() + "\n";
@@ -620,9 +633,11 @@ std::string apply_section(const System& sys, const Planned& plan) {
     for (const auto& w : plan.services) md += contents_runbook_note(sys, *w.service);
   }
   if (!plan.workloads.empty())
-    md += "Each step's Job is named by what it runs (`<system>-<step>-<run>`): applying this output again starts "
-          "nothing, and after a spec change only the changed steps and the steps after them start, as new runs "
-          "beside the earlier ones. " +
+    md += "Each step's Job is named by what it runs (`<system>-<step>-<run>`) and applied only where no run of that "
+          "name is on the cluster (the guard before its `||`): applying this output again starts nothing, "
+          "and after a spec change only the changed steps and the steps after them start, as new runs beside "
+          "the earlier ones. A run is never applied over itself: Kueue and the Job controllers write into it "
+          "once it starts, and the API server refuses a changed JobSet's jobs. " +
           std::string(sys.gcp ? "`scripts/apply.sh` also deletes what the output no longer holds and the runs "
                                 "beyond each step's `history`; `--rerun STEP` starts a step again. "
                               : "") +

@@ -330,6 +330,31 @@ void start_run_function(ShellScript& sh) {
       .close("}");
 }
 
+/// --diff: what applying would change, from the cluster itself (`trainc diff --live` on this output
+/// folder: read-only), then a question; nothing would change, or the server refuses a change, ends
+/// the script before anything is applied.
+void diff_function(ShellScript& sh) {
+  sh.line();
+  sh.comment("--diff: trainc diff --live on this output (read-only), then asks before anything is applied.");
+  sh.open("show_diff() {")
+      .line("local trainc=${TRAINC:-trainc} rc=0 answer")
+      .line("command -v \"$trainc\" >/dev/null 2>&1 || die \"--diff runs trainc diff --live: $trainc is not on PATH (set "
+            "TRAINC to it)\"")
+      .line("log \"what applying would change on context $KUBE_CONTEXT (trainc diff --live, read-only):\"")
+      .line("\"$trainc\" diff --live \"$(dirname \"$0\")/..\" --context \"$KUBE_CONTEXT\" || rc=$?")
+      .open("case $rc in")
+      .line("0) log 'nothing would change: nothing is applied'; exit 0 ;;")
+      .line("1) ;;")
+      .line("3) die 'the server refuses a change (above): applying would stop there; nothing was applied' ;;")
+      .line("*) die \"trainc diff --live exited $rc: nothing was applied\" ;;")
+      .close("esac")
+      .line("if [ \"$DRY_RUN\" = 1 ]; then return 0; fi")
+      .line("[ -t 0 ] || die '--diff asks before it applies, and stdin is no terminal: run it in one, or without --diff'")
+      .line("read -r -p 'apply.sh: apply these changes? [y/N] ' answer")
+      .line("case $answer in y | Y | yes) ;; *) log 'nothing was applied'; exit 0 ;; esac")
+      .close("}");
+}
+
 /// The image check's function: a dry run prints the check, a real one asks quietly (as up.sh asks
 /// what exists) and stops at the first image missing, before anything is applied.
 /// --addons-installed's check of one add-on: its Deployments in namespace $1 are available.
@@ -539,6 +564,8 @@ std::string apply_script(const System& sys, const Planned& plan) {
        "apply the shared objects, clusters and services, then stop: start no step (CI deploys)"},
       {"--rerun", "RERUN", "start STEP's run again, and every step's after it (all: every step)", "STEP"},
       {"--no-prune", "NO_PRUNE", "delete nothing the output no longer holds, and no earlier run"},
+      {"--diff", "DIFF",
+       "first show what applying would change on the cluster (trainc diff --live: read-only), then ask"},
       {"--kubeconfig", "KUBECONFIG_FILE",
        "use FILE's cluster (its current context): no gcloud credentials, no image check", "FILE", true}};
   // Only an output that installs add-ons has any to leave to the cluster's administrators.
@@ -551,6 +578,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
   runs_variables(sh, sys, plan);
   runs_functions(sh);
   wait_function(sh);
+  diff_function(sh);
   if (!plan.workloads.empty()) start_run_function(sh);
   if (!plan.clusters.empty() || plan.needs_jobset) wait_for_function(sh);
   if (!plan.services.empty()) rollout_function(sh);
@@ -568,6 +596,7 @@ std::string apply_script(const System& sys, const Planned& plan) {
   sh.open("if [ -z \"$KUBECONFIG_FILE\" ]; then");
   call(sh, cluster_call("get-credentials"));
   sh.close("fi");
+  sh.line("if [ \"$DIFF\" = 1 ]; then show_diff; fi");
   if (!k8s::prerequisites(sys).empty()) check_prerequisites(sh, sys);
   sh.line("guard_owners");
   sh.line("move_local_queue");

@@ -8,29 +8,15 @@
 
 #include "emit/emit_scripts.h"
 #include "k8s/names.h"
+#include "k8s/prune.h"
 
 namespace trainc::scripts {
 namespace {
 
-/// The run kinds: their resource type, where their state is, and what it reads once they finished.
-struct RunType {
-  std::string_view type, state, done;
-};
-constexpr RunType kRunTypes[] = {
-    {"jobs.batch", ".status.conditions[*].type", "(^|,)(Complete|Failed)(,|$)"},
-    {"jobsets.jobset.x-k8s.io", ".status.terminalState", "^(Completed|Failed)$"},
-    {"rayjobs.ray.io", ".status.jobDeploymentStatus", "^(Complete|Failed|ValidationFailed)$"},
-};
-/// Every other type trainc makes in a system's namespace, and outside any (Kueue's cluster-scoped
-/// objects, named after the system). Never the namespace itself, and never the GKE networks and the
-/// gIB installer, which every system on the cluster shares by name.
-constexpr std::string_view kNamespacedTypes[] = {
-    "configmaps", "services", "deployments.apps", "serviceaccounts", "poddisruptionbudgets.policy",
-    "horizontalpodautoscalers.autoscaling", "podmonitorings.monitoring.googleapis.com",
-    "virtualservices.networking.istio.io", "gateways.networking.istio.io", "rayclusters.ray.io",
-    "localqueues.kueue.x-k8s.io", "cronjobs.batch"};
-constexpr std::string_view kClusterTypes[] = {"clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
-                                              "topologies.kueue.x-k8s.io"};
+using k8s::kClusterTypes;
+using k8s::kNamespacedTypes;
+using k8s::kRunTypes;
+using k8s::RunType;
 
 bool is_cluster_type(std::string_view type) {
   return std::any_of(std::begin(kClusterTypes), std::end(kClusterTypes), [&](auto t) { return t == type; });
@@ -133,11 +119,13 @@ void runs_variables(ShellScript& sh, const System& sys, const Planned& plan) {
 void runs_functions(ShellScript& sh) {
   Call get = kubectl({"get", "\"$1\"", "\"${@:3}\"", "-l", "\"${LIST_SELECTOR:-$SELECTOR}\"", "--ignore-not-found"});
   get.next_line().opt("--sort-by", ".metadata.creationTimestamp").flag("--no-headers");
-  get.flag("--output", "\"custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\\.dev/step,STATE:$2\"");
+  get.flag("--output", "\"custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\\.dev/step,"
+                      "OWNER:.metadata.ownerReferences[*].kind,STATE:$2\"");
   const auto parts = get.parts();
   sh.line();
-  sh.comment("The objects of type $1 the system's labels select, oldest first, as \"NAME STEP STATE\" lines");
-  sh.comment("(STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a");
+  sh.comment("The objects of type $1 the system's labels select, oldest first, as \"NAME STEP OWNER STATE\"");
+  sh.comment("lines (OWNER: the kinds of its owners; STATE: jsonpath $2 of each; <none> where unset); $3...:");
+  sh.comment("-n NAMESPACE, or nothing for a");
   sh.comment("cluster-scoped type (listed by LIST_SELECTOR when set). A type whose CRD is not installed has none;");
   sh.comment("in a dry run, a cluster that cannot be read (no credentials yet) has none either (prune says so).");
   sh.open("listed() {");
@@ -166,11 +154,12 @@ void runs_functions(ShellScript& sh) {
   sh.comment("going is stopped: the current run replaces it. The runs of a step no longer in the spec go. The");
   sh.comment(fmt::format("Jobs a scheduled step's CronJob makes ({}) are left to its history limits.", k8s::kScheduleLabel));
   sh.open("prune_runs() {")
-      .line("local name step state lines")
+      .line("local name step owner state lines")
       .line("local -A older=()")
       .line(fmt::format("lines=$(LIST_SELECTOR=\"$SELECTOR,!{}\" listed \"$1\" \"$2\" -n \"$NAMESPACE\")", k8s::kScheduleLabel))
-      .open("while read -r name step state; do")
+      .open("while read -r name step owner state; do")
       .line("[ -n \"$name\" ] || continue")
+      .line("[ \"$owner\" = '<none>' ] || continue  # a controller's (a JobSet's Jobs): its owner's to delete")
       .line("if [ -n \"${CURRENT[$1/$name]:-}\" ]; then KEPT+=(\"$name\"); continue; fi")
       .open("if [ \"$step\" = '<none>' ]; then")
       .line("drop \"$1/$name\" 'a step of this system from before runs were named (an earlier trainc)' -n \"$NAMESPACE\"")
@@ -193,10 +182,11 @@ void runs_functions(ShellScript& sh) {
   sh.comment("The other objects of type $1 ($2...: -n NAMESPACE, or nothing) that this output no longer");
   sh.comment("holds; a run's ConfigMap and Service go with their run (with --services-only, no run goes).");
   sh.open("prune_rest() {")
-      .line("local name step state lines")
+      .line("local name step owner state lines")
       .line("lines=$(listed \"$1\" .metadata.name \"${@:2}\")")
-      .open("while read -r name step state; do")
+      .open("while read -r name step owner state; do")
       .line("[ -n \"$name\" ] || continue")
+      .line("[ \"$owner\" = '<none>' ] || continue  # a controller's (a JobSet's Jobs): its owner's to delete")
       .line("if [ -n \"${CURRENT[$1/$name]:-}\" ]; then continue; fi")
       .line("if [ \"$step\" != '<none>' ] && { [ \"$SERVICES_ONLY\" = 1 ] || kept \"$name\"; }; then continue; fi")
       .line("drop \"$1/$name\" 'this output no longer has it' \"${@:2}\"")

@@ -21,15 +21,17 @@ namespace {
 using json = nlohmann::json;
 using k8s::ObjectKey;
 
-struct Listed {
-  ObjectKey key;
-  std::string file;
-  json obj;
-};
+const std::set<std::string>& run_kinds() {
+  static const std::set<std::string> kinds{"Job", "JobSet", "RayJob"};
+  return kinds;
+}
 
-/// Every object in the k8s/*.yaml files of an output folder (kustomization.yaml is kubectl's, not an object).
-std::vector<Listed> read_manifests(const OutputFiles& files, const std::string& where) {
-  std::vector<Listed> out;
+std::string step_of(const OutputObject& m, const std::set<std::string>& steps) { return object_step(m.obj, m.file, steps); }
+
+}  // namespace
+
+std::vector<OutputObject> output_objects(const OutputFiles& files, const std::string& where) {
+  std::vector<OutputObject> out;
   for (const auto& [path, text] : files) {
     if (!path.starts_with("k8s/") || !path.ends_with(".yaml") || path == "k8s/kustomization.yaml") continue;
     std::vector<YAML::Node> docs;
@@ -38,34 +40,71 @@ std::vector<Listed> read_manifests(const OutputFiles& files, const std::string& 
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(printable(fmt::format("{}/{}: not an output's YAML: {}", where, path, e.what())));
     }
-    for (const auto& d : docs) {
-      json obj = k8s::manifest_json(d);
+    // Each document's own text, as kubectl would read it from the file (a re-emitted node loses
+    // which scalars were quoted: "True" would become a bool).
+    std::vector<std::string> texts;
+    if (docs.size() == 1) {
+      texts.push_back(text);
+    } else {
+      std::string cur;
+      for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end + 1;
+        const std::string_view line(text.data() + at, end - at);
+        if (line == "---\n" || line == "---") {
+          if (cur.find_first_not_of(" \n") != std::string::npos) texts.push_back(std::move(cur));
+          cur.clear();
+        } else {
+          cur.append(line);
+        }
+        at = end;
+      }
+      if (cur.find_first_not_of(" \n") != std::string::npos) texts.push_back(std::move(cur));
+    }
+    for (size_t i = 0; i < docs.size(); ++i) {
+      json obj = k8s::manifest_json(docs[i]);
       if (!obj.is_object() || !obj.contains("kind")) continue;
-      out.push_back({k8s::object_key(obj), path, std::move(obj)});
+      out.push_back({k8s::object_key(obj), path, std::move(obj), i < texts.size() && texts.size() == docs.size() ? texts[i] : ""});
     }
   }
   return out;
 }
 
-const std::set<std::string>& run_kinds() {
-  static const std::set<std::string> kinds{"Job", "JobSet", "RayJob"};
-  return kinds;
+bool is_run_kind(const std::string& kind) { return run_kinds().count(kind) > 0; }
+
+std::string pointer_list(const std::vector<std::string>& paths, size_t most) {
+  std::vector<std::string> shown(paths.begin(), paths.begin() + std::min(most, paths.size()));
+  std::string out = fmt::format("{}", fmt::join(shown, ", "));
+  if (paths.size() > most) out += fmt::format(" and {} more", paths.size() - most);
+  return out;
 }
 
-/// The step an object belongs to: its trainc.dev/step label, else its file (k8s/<step>-job.yaml,
-/// -jobset, -rayjob, -configmap, -service), for output written before steps were labelled.
-std::string step_of(const Listed& m, const std::set<std::string>& steps) {
-  if (const auto it = m.obj.find("metadata"); it != m.obj.end())
+/// What a roll of a service's Deployment costs it (k8s::roll_outage), "" for other objects.
+std::string service_roll_outage(const k8s::Plan& plan, const ObjectKey& key) {
+  if (key.kind != "Deployment") return "";
+  for (const auto& w : plan.services)
+    if (w.service && w.objects.end() != std::find_if(w.objects.begin(), w.objects.end(), [&](const k8s::Object& o) {
+          return o.role == k8s::Role::kServer && o.name == key.name;
+        }))
+      return k8s::roll_outage(w);
+  return "";
+}
+
+
+std::string object_step(const nlohmann::json& obj, const std::string& file, const std::set<std::string>& steps) {
+  if (const auto it = obj.find("metadata"); it != obj.end())
     if (const auto l = it->find("labels"); l != it->end())
       if (const auto s = l->find(std::string(k8s::kStepLabel)); s != l->end() && s->is_string()) return s->get<std::string>();
   for (const char* suffix : {"-job.yaml", "-jobset.yaml", "-rayjob.yaml", "-configmap.yaml", "-service.yaml"}) {
-    const std::string_view f(m.file);
+    const std::string_view f(file);
     if (!f.ends_with(suffix)) continue;
     const std::string step(f.substr(4, f.size() - 4 - std::string_view(suffix).size()));
     if (steps.count(step)) return step;
   }
   return "";
 }
+
+namespace {
 
 std::set<std::string> pipeline_names(const std::string& model_yaml) {
   std::set<std::string> out;
@@ -80,12 +119,6 @@ std::set<std::string> pipeline_names(const std::string& model_yaml) {
   return out;
 }
 
-std::string pointer_list(const std::vector<std::string>& paths, size_t most = 3) {
-  std::vector<std::string> shown(paths.begin(), paths.begin() + std::min(most, paths.size()));
-  std::string out = fmt::format("{}", fmt::join(shown, ", "));
-  if (paths.size() > most) out += fmt::format(" and {} more", paths.size() - most);
-  return out;
-}
 
 /// What changed in a step's run object, in words: a renamed entry-script ConfigMap (named by its
 /// content) is "its entry script"; other paths are listed.
@@ -108,8 +141,6 @@ const WorkloadPlan* step_workload(const ResourcePlan& plan, const std::string& s
   return nullptr;
 }
 
-/// Why a step's run object has a new name, until the steps it needs are known to re-run or not.
-constexpr std::string_view kNewRun = "what it runs changed: its run has a new name";
 
 /// The Configuration in an output's Kueue ConfigMap (addons/), as JSON; null when the output has
 /// none (a system without queues) or it does not parse.
@@ -170,120 +201,18 @@ void kueue_configuration_change(const OutputFiles& old, const OutputFiles& neu, 
   a.objects.push_back(std::move(controller));
 }
 
-/// What a roll of a service's Deployment costs it (k8s::roll_outage), "" for other objects.
-std::string service_roll_outage(const k8s::Plan& plan, const ObjectKey& key) {
-  if (key.kind != "Deployment") return "";
-  for (const auto& w : plan.services)
-    if (w.service && w.objects.end() != std::find_if(w.objects.begin(), w.objects.end(), [&](const k8s::Object& o) {
-          return o.role == k8s::Role::kServer && o.name == key.name;
-        }))
-      return k8s::roll_outage(w);
-  return "";
-}
 
 std::string hours(double h) { return h >= 100 ? fmt::format("{:.0f}", h) : fmt::format("{:.1f}", h); }
 
 }  // namespace
 
-AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const OutputFiles& old, const OutputFiles& neu,
-                         const std::string& old_folder) {
-  const k8s::UpdateRules& rules = k8s::update_rules();
-  AgainstPlan a;
-  a.old_folder = old_folder;
-  const std::vector<Listed> olds = read_manifests(old, old_folder), news = read_manifests(neu, "the new output");
-  std::set<std::string> new_steps, old_steps;
-  for (const auto& s : sys.steps) new_steps.insert(s.name);
-  const auto old_model = old.find("model.yaml");
-  old_steps = pipeline_names(old_model == old.end() ? "" : old_model->second);
-  std::set<std::string> all_steps = new_steps;
-  all_steps.insert(old_steps.begin(), old_steps.end());
-
-  std::map<ObjectKey, const Listed*> old_by_key;
-  std::map<std::string, std::vector<const Listed*>> old_runs;  // step -> its run objects in OLD
-  for (const auto& m : olds) {
-    old_by_key[m.key] = &m;
-    const std::string step = step_of(m, all_steps);
-    if (!step.empty() && run_kinds().count(m.key.kind)) old_runs[step].push_back(&m);
-    if (old_model == old.end()) old_steps.insert(step);  // no model.yaml: the steps its objects name
-  }
-  old_steps.erase("");
-
-  std::map<std::string, std::string> reruns;  // step -> why
-  std::set<ObjectKey> seen;
-  const k8s::Plan services = k8s::plan(sys);  // the rollouts its Deployments make
-  for (const auto& m : news) {
-    ObjectChange c;
-    c.key = m.key;
-    c.file = m.file;
-    c.step = step_of(m, all_steps);
-    seen.insert(m.key);
-    const bool run = !c.step.empty() && run_kinds().count(m.key.kind);
-    const auto it = old_by_key.find(m.key);
-    if (it == old_by_key.end()) {
-      c.action = "create";
-      if (run && old_steps.count(c.step)) {
-        // Same step, another name: a new run (the old one stays as history until pruned).
-        c.action = "rerun";
-        std::vector<std::string> before;
-        for (const auto* o : old_runs[c.step]) before.push_back(o->key.name);
-        c.detail = before.empty() ? "a new run of the step"
-                                  : fmt::format("a new run of the step (the last was {})", fmt::join(before, ", "));
-        reruns.emplace(c.step, std::string(kNewRun));
-      } else if (run) {
-        c.detail = "a new step: its first run";
-        reruns.emplace(c.step, "a new step");
-      }
-    } else {
-      const k8s::UpdateVerdict v = rules.judge(it->second->obj, m.obj);
-      c.action = k8s::action_name(v.action);
-      c.changed = v.changed;
-      c.refused = v.refused;
-      if (v.action == k8s::UpdateVerdict::Action::replace) {
-        std::vector<std::string> fields;
-        for (const auto& r : v.refused) fields.push_back(r.path);
-        c.detail = fmt::format("{} cannot change in place: delete it, then apply; {}", fmt::join(fields, ", "),
-                               v.lost.empty() ? "what it holds is lost" : v.lost);
-        if (run) reruns.emplace(c.step, fmt::format("its {} is replaced ({} changed)", m.key.kind, what_changed(v.changed)));
-      } else if (v.action == k8s::UpdateVerdict::Action::rerun) {
-        c.detail = v.why;
-        reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
-      } else if (v.action == k8s::UpdateVerdict::Action::roll) {
-        c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
-        const std::string served = ptr_key("/spec/template/metadata/annotations", k8s::kServedRunsAnnotation);
-        if (std::find(v.changed.begin(), v.changed.end(), served) != v.changed.end())
-          c.detail += "; it serves a new run of the steps it needs, and loads what that run writes once it is done";
-        if (const std::string outage = service_roll_outage(services, m.key); !outage.empty()) c.detail += "; " + outage;
-      } else if (v.action == k8s::UpdateVerdict::Action::update) {
-        c.detail = v.why.empty() ? fmt::format("changed in place: {}", pointer_list(v.changed)) : v.why;
-      }
-    }
-    a.objects.push_back(std::move(c));
-  }
-  for (const auto& m : olds) {
-    if (seen.count(m.key)) continue;
-    ObjectChange c;
-    c.action = "remove";
-    c.key = m.key;
-    c.file = m.file;
-    c.step = step_of(m, all_steps);
-    if (!c.step.empty() && new_steps.count(c.step) && run_kinds().count(m.key.kind))
-      c.detail = "the step's previous run: kept as history (the step's `history`), stopped if still going";
-    else if (!c.step.empty() && new_steps.count(c.step))
-      c.detail = fmt::format("of step '{}' as it was: kept with its run, and pruned with it", c.step);
-    else if (!c.step.empty() && !new_steps.count(c.step))
-      c.detail = "its step is no longer in the spec: pruned";
-    else
-      c.detail = "no longer in the output: pruned (kubectl apply -k alone leaves it behind)";
-    a.objects.push_back(std::move(c));
-  }
-  kueue_configuration_change(old, neu, a);
-  for (const auto& c : a.objects) ++a.counts[c.action];
-
+void add_step_runs(const System& sys, const ResourcePlan& plan, std::map<std::string, std::string> reruns,
+                   AgainstPlan& a) {
   // A new run of a step after a step it needs re-runs: named so because that one's run changed
   // (steps are in dependency order, so the steps it needs are decided first).
   for (const auto& s : sys.steps) {
     const auto r = reruns.find(s.name);
-    if (r == reruns.end() || r->second != kNewRun) continue;
+    if (r == reruns.end() || r->second != kNewRunWhy) continue;
     std::vector<std::string> upstream;
     for (const auto& need : s.needs)
       if (reruns.count(need)) upstream.push_back("'" + need + "'");
@@ -330,18 +259,124 @@ AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const Outp
   if (bounded) a.accelerator_hours = hours_sum;
   if (bounded && priced) a.cost_bound = cost_sum;
 
+  if (std::any_of(a.runs.begin(), a.runs.end(), [](const auto& r) { return !r.accelerator_hours && r.gpus + r.chips > 0; }))
+    a.notes.push_back("a step that runs has no timeout, so its accelerator-hours have no bound; set `timeout` to bound them");
+}
+
+AgainstPlan plan_against(const System& sys, const ResourcePlan& plan, const OutputFiles& old, const OutputFiles& neu,
+                         const std::string& old_folder) {
+  const k8s::UpdateRules& rules = k8s::update_rules();
+  AgainstPlan a;
+  a.old_folder = old_folder;
+  const std::vector<OutputObject> olds = output_objects(old, old_folder), news = output_objects(neu, "the new output");
+  std::set<std::string> new_steps, old_steps;
+  for (const auto& s : sys.steps) new_steps.insert(s.name);
+  const auto old_model = old.find("model.yaml");
+  old_steps = pipeline_names(old_model == old.end() ? "" : old_model->second);
+  std::set<std::string> all_steps = new_steps;
+  all_steps.insert(old_steps.begin(), old_steps.end());
+
+  std::map<ObjectKey, const OutputObject*> old_by_key;
+  std::map<std::string, std::vector<const OutputObject*>> old_runs;  // step -> its run objects in OLD
+  for (const auto& m : olds) {
+    old_by_key[m.key] = &m;
+    const std::string step = step_of(m, all_steps);
+    if (!step.empty() && run_kinds().count(m.key.kind)) old_runs[step].push_back(&m);
+    if (old_model == old.end()) old_steps.insert(step);  // no model.yaml: the steps its objects name
+  }
+  old_steps.erase("");
+
+  std::map<std::string, std::string> reruns;  // step -> why
+  std::set<ObjectKey> seen;
+  const k8s::Plan services = k8s::plan(sys);  // the rollouts its Deployments make
+  for (const auto& m : news) {
+    ObjectChange c;
+    c.key = m.key;
+    c.file = m.file;
+    c.step = step_of(m, all_steps);
+    seen.insert(m.key);
+    const bool run = !c.step.empty() && run_kinds().count(m.key.kind);
+    const auto it = old_by_key.find(m.key);
+    if (it == old_by_key.end()) {
+      c.action = "create";
+      if (run && old_steps.count(c.step)) {
+        // Same step, another name: a new run (the old one stays as history until pruned).
+        c.action = "rerun";
+        std::vector<std::string> before;
+        for (const auto* o : old_runs[c.step]) before.push_back(o->key.name);
+        c.detail = before.empty() ? "a new run of the step"
+                                  : fmt::format("a new run of the step (the last was {})", fmt::join(before, ", "));
+        reruns.emplace(c.step, std::string(kNewRunWhy));
+      } else if (run) {
+        c.detail = "a new step: its first run";
+        reruns.emplace(c.step, "a new step");
+      }
+    } else {
+      const k8s::UpdateVerdict v = rules.judge(it->second->obj, m.obj);
+      c.action = k8s::action_name(v.action);
+      c.changed = v.changed;
+      c.refused = v.refused;
+      if (v.action == k8s::UpdateVerdict::Action::replace) {
+        std::vector<std::string> fields;
+        for (const auto& r : v.refused) fields.push_back(r.path);
+        c.detail = fmt::format("{} cannot change in place: delete it, then apply; {}", fmt::join(fields, ", "),
+                               v.lost.empty() ? "what it holds is lost" : v.lost);
+        if (run) reruns.emplace(c.step, fmt::format("its {} is replaced ({} changed)", m.key.kind, what_changed(v.changed)));
+      } else if (v.action == k8s::UpdateVerdict::Action::rerun) {
+        c.detail = v.why;
+        reruns.emplace(c.step, fmt::format("its {} changed ({} changed)", m.key.kind, what_changed(v.changed)));
+      } else if (v.action == k8s::UpdateVerdict::Action::roll) {
+        c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
+        const std::string served = ptr_key("/spec/template/metadata/annotations", k8s::kServedRunsAnnotation);
+        if (std::find(v.changed.begin(), v.changed.end(), served) != v.changed.end())
+          c.detail += "; it serves a new run of the steps it needs, and loads what that run writes once it is done";
+        if (const std::string outage = service_roll_outage(services, m.key); !outage.empty()) c.detail += "; " + outage;
+      } else if (v.action == k8s::UpdateVerdict::Action::update) {
+        c.detail = v.why.empty() ? fmt::format("changed in place: {}", pointer_list(v.changed)) : v.why;
+      }
+    }
+    a.objects.push_back(std::move(c));
+  }
+  std::map<std::string, int> history;  // step -> its runs apply.sh keeps, the current one included
+  for (const auto& s : sys.steps) history[s.name] = s.history;
+  for (const auto& m : olds) {
+    if (seen.count(m.key)) continue;
+    ObjectChange c;
+    c.action = "remove";
+    c.key = m.key;
+    c.file = m.file;
+    c.step = step_of(m, all_steps);
+    const bool kept = !c.step.empty() && new_steps.count(c.step) && history[c.step] > 1;
+    if (kept) c.action = "keep";
+    if (kept && run_kinds().count(m.key.kind))
+      c.detail = fmt::format("the step's previous run: kept as history once finished (history: {}, the current run "
+                             "included), deleted if still going (the new run replaces it); an older run beyond the "
+                             "history is pruned (the last output does not hold it: `trainc diff --live` names it)",
+                             history[c.step]);
+    else if (kept)
+      c.detail = fmt::format("of step '{}' as it was: kept with its run, and pruned with it", c.step);
+    else if (!c.step.empty() && new_steps.count(c.step))
+      c.detail = fmt::format("of step '{}' as it was: pruned, the step keeps only its current run (history: 1)", c.step);
+    else if (!c.step.empty() && !new_steps.count(c.step))
+      c.detail = "its step is no longer in the spec: pruned";
+    else
+      c.detail = "no longer in the output: pruned (kubectl apply -k alone leaves it behind)";
+    a.objects.push_back(std::move(c));
+  }
+  kueue_configuration_change(old, neu, a);
+  for (const auto& c : a.objects) ++a.counts[c.action];
+  add_step_runs(sys, plan, reruns, a);
+
   const auto new_model = neu.find("model.yaml");
   if (old_model == old.end())
     a.notes.push_back(fmt::format("{} has no model.yaml: pools are not compared", old_folder));
   else if (new_model != neu.end())
     a.pools = compare_pools(old_model->second, new_model->second, a.notes);
-  if (std::any_of(a.runs.begin(), a.runs.end(), [](const auto& r) { return !r.accelerator_hours && r.gpus + r.chips > 0; }))
-    a.notes.push_back("a step that runs has no timeout, so its accelerator-hours have no bound; set `timeout` to bound them");
   return a;
 }
 
 std::string render_against_text(const AgainstPlan& a) {
-  std::string out = fmt::format("Changes against {} (the output applied last)\n\n", a.old_folder);
+  std::string out = fmt::format("Changes against {}\n\n", a.subject.empty() ? a.old_folder + " (the output applied last)" : a.subject);
   if (!a.runs.empty()) {
     out += "Steps that run\n";
     for (const auto& r : a.runs) {
@@ -393,10 +428,20 @@ std::string render_against_text(const AgainstPlan& a) {
     }
     out += "\n";
   }
+  if (!a.drift.empty()) {
+    out += "Drift (changed on the cluster since the last apply; applying puts back what the output says)\n";
+    for (const auto& d : a.drift) {
+      out += fmt::format("  drift     {} ({})\n", d.key.describe(), d.file);
+      for (const auto& f : d.fields) out += fmt::format("            - {}\n", f);
+      if (!d.detail.empty()) out += fmt::format("            {}\n", d.detail);
+    }
+    out += "\n";
+  }
   std::vector<std::string> summary;
-  for (const char* act : {"rerun", "replace", "roll", "update", "create", "remove", "unchanged"})
+  for (const char* act : {"refused", "rerun", "replace", "roll", "update", "create", "remove", "keep", "unchanged"})
     if (const auto it = a.counts.find(act); it != a.counts.end()) summary.push_back(fmt::format("{} {}", it->second, act));
-  out += fmt::format("Summary: {} step(s) run; objects: {}\n", a.runs.size(), fmt::join(summary, ", "));
+  out += fmt::format("Summary: {} step(s) run; objects: {}{}\n", a.runs.size(), fmt::join(summary, ", "),
+                     a.drift.empty() ? "" : fmt::format("; {} drifted", a.drift.size()));
   for (const auto& n : a.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
@@ -440,7 +485,7 @@ nlohmann::ordered_json against_json(const AgainstPlan& a) {
   }
   out["runs"] = runs;
   oj counts = oj::object();
-  for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove"}) {
+  for (const char* act : {"create", "unchanged", "update", "roll", "replace", "rerun", "remove", "keep"}) {
     const auto it = a.counts.find(act);
     counts[act] = it == a.counts.end() ? 0 : it->second;
   }

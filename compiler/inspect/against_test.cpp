@@ -155,13 +155,13 @@ TEST_CASE("plan --against: a step named by its run re-runs when the name changes
   int seen = 0;
   std::string old_name;
   for (const auto& c : a.objects)
-    if (c.key.kind == "JobSet" && c.step == "train" && c.action == "remove") {
+    if (c.key.kind == "JobSet" && c.step == "train" && c.action == "keep") {  // history: 3 by default
       ++seen;
       old_name = c.key.name;
       CHECK(c.detail.find("history") != std::string::npos);
     }
   for (const auto& c : a.objects)
-    if (c.key.kind == "JobSet" && c.step == "train" && c.action != "remove") {
+    if (c.key.kind == "JobSet" && c.step == "train" && c.action != "keep") {
       ++seen;
       CHECK(c.action == "rerun");
       CHECK(c.detail.find(old_name) != std::string::npos);

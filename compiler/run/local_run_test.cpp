@@ -183,3 +183,15 @@ TEST_CASE("a pod's termination grace is its pod's: 300 s when it syncs outputs o
 }
 
 }  // namespace trainc
+
+TEST_CASE("exchange: stdin in, stdout and stderr out; a child that reads none of its stdin costs no SIGPIPE") {
+  const trainc::Exchanged cat = trainc::exchange({"sh", "-c", "cat; echo said >&2; exit 3"}, "in\n", 10);
+  CHECK(cat.code == 3);
+  CHECK(cat.out == "in\n");
+  CHECK(cat.err == "said\n");
+  // More than a pipe holds, to a child that exits at once: the write fails (EPIPE), trainc lives on.
+  const trainc::Exchanged early = trainc::exchange({"true"}, std::string(1 << 20, 'x'), 10);
+  CHECK(early.code == 0);
+  const trainc::Exchanged slow = trainc::exchange({"sleep", "5"}, "", 1);
+  CHECK(slow.code == -2);
+}

@@ -3,16 +3,19 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -206,6 +209,106 @@ std::optional<std::string> capture(const std::vector<std::string>& argv, const s
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   return out;
+}
+
+Exchanged exchange(const std::vector<std::string>& argv, const std::string& input, int timeout_s, size_t limit) {
+  Exchanged x;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return {-1, "", std::strerror(errno)};
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    close(in[0]);
+    close(in[1]);
+    return {-1, "", std::strerror(errno)};
+  }
+  const Spawn sp(argv, {}, Inherit::caller);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, sp.program.c_str(), &actions, nullptr, sp.args.data(), sp.envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    return {-1, "", fmt::format("cannot start {}: {}", argv[0], std::strerror(rc))};
+  }
+  // stdin written and both outputs read in one loop: a child blocked writing a full pipe while
+  // this one writes its stdin would otherwise wait for ever. A child that exits before reading all
+  // of its stdin must not kill trainc with SIGPIPE: it is blocked in this thread while the loop
+  // writes, and one it raised is taken back before the mask is restored.
+  sigset_t pipe_only, before;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  fcntl(in[1], F_SETFL, O_NONBLOCK);
+  size_t sent = 0;
+  int fin = input.empty() ? -1 : in[1];
+  if (fin < 0) close(in[1]);
+  int fo = out[0], fe = err[0];
+  struct timeval start;
+  gettimeofday(&start, nullptr);
+  bool timed_out = false;
+  while (fo >= 0 || fe >= 0) {
+    struct timeval now;
+    gettimeofday(&now, nullptr);
+    const long elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_usec - start.tv_usec) / 1000;
+    if (elapsed_ms >= timeout_s * 1000L) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    fd_set rd, wr;
+    FD_ZERO(&rd);
+    FD_ZERO(&wr);
+    int top = -1;
+    for (int fd : {fo, fe})
+      if (fd >= 0) FD_SET(fd, &rd), top = std::max(top, fd);
+    if (fin >= 0) FD_SET(fin, &wr), top = std::max(top, fin);
+    struct timeval wait {0, 200000};
+    if (select(top + 1, &rd, &wr, nullptr, &wait) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fin >= 0 && FD_ISSET(fin, &wr)) {
+      const ssize_t n = write(fin, input.data() + sent, input.size() - sent);
+      if (n > 0) sent += static_cast<size_t>(n);
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || sent == input.size()) {
+        close(fin);
+        fin = -1;
+      }
+    }
+    for (auto [fd, into] : {std::pair{&fo, &x.out}, std::pair{&fe, &x.err}}) {
+      if (*fd < 0 || !FD_ISSET(*fd, &rd)) continue;
+      char buf[8192];
+      const ssize_t n = read(*fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        close(*fd);
+        *fd = -1;
+        continue;
+      }
+      if (into->size() < limit) into->append(buf, std::min(static_cast<size_t>(n), limit - into->size()));
+    }
+  }
+  for (int fd : {fin, fo, fe})
+    if (fd >= 0) close(fd);
+  sigset_t pending;
+  sigpending(&pending);
+  if (sigismember(&pending, SIGPIPE)) {
+    const struct timespec now {0, 0};
+    sigtimedwait(&pipe_only, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  x.code = timed_out ? -2 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return x;
 }
 
 int run_one(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& cwd,

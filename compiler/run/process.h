@@ -75,6 +75,17 @@ std::optional<std::string> capture(const std::vector<std::string>& argv,
                                    const std::map<std::string, std::string>& env = {},
                                    Inherit inherit = Inherit::caller);
 
+/// What a program exchange() ran answered.
+struct Exchanged {
+  int code = 0;  ///< its exit code, 128 + signal; -1 when it could not start, -2 when it timed out
+  std::string out, err;
+};
+/// Runs argv to completion with `input` on its stdin and its stdout and stderr captured, each up to
+/// `limit` bytes (more is dropped); it is killed after `timeout_s` seconds. For a tool trainc asks
+/// (kubectl), not for steps.
+Exchanged exchange(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
+                   size_t limit = 64u << 20);
+
 /// Runs `body` in a child that is the first process (pid 1) of a new PID namespace with its own
 /// /proc, and returns its exit code (128 + the signal when it was killed): when that child ends,
 /// the kernel kills every process left in the namespace, so nothing it started outlives it, however

@@ -7,12 +7,13 @@
 # (tests/cluster/operators.sh) with their own CRDs and webhooks.
 #
 # Usage: cluster.sh up [--state DIR] [--no-operators] [--addons LIST] [--kueue-config FILE]
-#                     [--nodes POOL=N]... [--run-seconds S] [PLAN.json...]
+#                     [--nodes POOL=N]... [--run-seconds S] [--unready-step STEP] [PLAN.json...]
 #          starts it (nodes for each `trainc plan --format json` given, tests/cluster/nodes.py) and
 #          prints the kubeconfig's path on its last line; Kueue runs the configuration FILE
 #          holds (trainc's addons/kueue-manager-config.yaml), else its release's; LIST: which of
 #          jobset,kueue,kuberay,istio,metrics-adapter to install (default all); --nodes: N nodes of POOL, not its largest
-#          size; --run-seconds: how long a Job's pods run before they succeed (default 5)
+#          size; --run-seconds: how long a Job's pods run before they succeed (default 5);
+#          --unready-step: the pods of that step (label trainc.dev/step) are bound but never run
 #        cluster.sh nodes [--state DIR] PLAN.json...   adds the nodes of more plans
 #        cluster.sh down [--state DIR]                 stops it and removes its state
 #        cluster.sh kubectl [--state DIR] ARGS...      the cluster's kubectl, with its kubeconfig
@@ -35,6 +36,7 @@ kueue_config=''
 addons=jobset,kueue,kuberay,istio,metrics-adapter
 node_sizes=()
 run_seconds=5
+unready_step=''
 args=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -44,6 +46,7 @@ while [ "$#" -gt 0 ]; do
     --addons) addons=$2; shift ;;
     --nodes) node_sizes+=(--nodes "$2"); shift ;;
     --run-seconds) run_seconds=$2; shift ;;
+    --unready-step) unready_step=$2; shift ;;
     *) args+=("$1") ;;
   esac
   shift
@@ -206,15 +209,55 @@ up() {
   # kwok's own "fast" stages: nodes Ready with a lease heartbeat; pods Running and Ready once bound;
   # a Job's pods Succeeded (exit 0) --run-seconds (default 5) later (the annotation
   # pod-complete.stage.kwok.x-k8s.io/delay on a pod changes that), so that a step's pods all run at
-  # once, as real ones would, before any ends and frees its node.
+  # once, as real ones would, before any ends and frees its node. And one of ours, pod-fail: a
+  # running pod annotated test.trainc.dev/exit-code=N ends Failed, its containers terminated with
+  # exit code N, with the DisruptionTarget condition too when also annotated
+  # test.trainc.dev/disruption (as preemption and eviction add it): tests/cluster/failures.py.
   "$bin/kubectl" kustomize "$bin/../config/kwok/stage/fast" | python3 -c '
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+exit_code = ".metadata.annotations[\"test.trainc.dev/exit-code\"]"
 for d in docs:
     if d["metadata"]["name"] == "pod-complete":
         d["spec"]["delay"] = {"durationMilliseconds": int(sys.argv[1]) * 1000, "durationFrom": {
             "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
-yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" >"$state/kwok-stages.yaml"
+        d["spec"]["selector"]["matchExpressions"].append({"key": exit_code, "operator": "DoesNotExist"})
+    if d["metadata"]["name"] == "pod-ready" and sys.argv[2]:
+        d["spec"]["selector"]["matchExpressions"].append(
+            {"key": ".metadata.labels[\"trainc.dev/step\"]", "operator": "NotIn", "values": [sys.argv[2]]})
+docs.append({"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": "pod-fail"}, "spec": {
+    "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+    "selector": {"matchExpressions": [
+        {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+        {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+        {"key": exit_code, "operator": "Exists"}]},
+    "next": {"statusTemplate": """{{ $now := Now }}
+{{ $code := index .metadata.annotations "test.trainc.dev/exit-code" }}
+containerStatuses:
+{{ range $index, $item := .spec.containers }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: {{ $code }}
+      finishedAt: {{ $now | Quote }}
+      reason: Error
+      startedAt: {{ $now | Quote }}
+{{ end }}
+{{ if index .metadata.annotations "test.trainc.dev/disruption" }}
+conditions:
+- type: DisruptionTarget
+  status: "True"
+  reason: PreemptionByScheduler
+  message: "preempted (tests/cluster/failures.py)"
+  lastTransitionTime: {{ $now | Quote }}
+{{ end }}
+phase: Failed
+"""}}})
+yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" "$unready_step" >"$state/kwok-stages.yaml"
   # Pod addresses: inside the network namespace of tests/cluster/netns.sh (TRAINC_CLUSTER_NETNS=1)
   # from the benchmarking range it routes to its own loopback, so Services get endpoints and the
   # API server's service proxy reaches tests/cluster/responder.py; outside it loopback ones, which

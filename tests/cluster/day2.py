@@ -6,12 +6,14 @@ against what `trainc plan SPEC --against OLD` said it would do.
       the system's steps (Jobs, JobSets, RayJobs) and Deployments as the cluster holds them: each
       object's uid (a new uid is a new object), and per Deployment its ReplicaSets (a new one is a
       roll), plus every object of the namespace that trainc labels.
-  day2.py judge BEFORE.json AFTER.json AGAINST.json
-      one problem per line (nothing when all holds):
+  day2.py judge BEFORE.json AFTER.json AGAINST.json [LIVE.json]
+      AGAINST.json is `trainc plan --against --format json`'s, LIVE.json `trainc diff --live --format
+      json`'s, taken before the apply; for each, one problem per line (nothing when all holds):
       - the steps created are exactly the plan's step objects to create or rerun;
-      - the objects gone are exactly the plan's to remove, but those its detail says are kept (a
-        step's previous runs, within the step's history);
-      - the Deployments that rolled (a new ReplicaSet) are exactly the plan's to roll or replace.
+      - the objects gone are exactly the plan's to remove (not those it keeps: a step's previous
+        runs within the step's history);
+      - the Deployments that rolled (a new ReplicaSet) are exactly the plan's to roll or replace;
+      - nothing a controller made (a JobSet's Jobs) is gone while the object that made it stays.
 """
 import json
 import subprocess
@@ -25,6 +27,7 @@ TYPES = ["jobs.batch", "jobsets.jobset.x-k8s.io", "rayjobs.ray.io", "deployments
 
 def snapshot(k, kc, ns):
     objects = {}
+    owned = {}
     rs_of = {}
     for t in TYPES:
         out = subprocess.run([k, "--kubeconfig", kc, "get", t, "-n", ns, "-l", "app.kubernetes.io/managed-by=trainc",
@@ -39,14 +42,20 @@ def snapshot(k, kc, ns):
             continue
         for o in items:
             if o["metadata"].get("ownerReferences"):
-                continue  # a controller's (a JobSet's Jobs carry its labels): not applied, not pruned
+                # A controller's (a JobSet's Jobs carry its labels): not applied, and its owner's
+                # to delete; gone while its owner stays, apply.sh deleted it.
+                api = o["apiVersion"]
+                group = api.split("/")[0] if "/" in api else ""
+                owned[f"{group}/{o['kind']}/{o['metadata']['name']}"] = {
+                    "uid": o["metadata"]["uid"], "owners": [r["uid"] for r in o["metadata"]["ownerReferences"]]}
+                continue
             api = o["apiVersion"]
             group = api.split("/")[0] if "/" in api else ""
             objects[f"{group}/{o['kind']}/{o['metadata']['name']}"] = o["metadata"]["uid"]
-    return {"objects": objects, "replicasets": {d: sorted(v) for d, v in rs_of.items()}}
+    return {"objects": objects, "owned": owned, "replicasets": {d: sorted(v) for d, v in rs_of.items()}}
 
 
-def judge(before, after, against):
+def judge(before, after, against, who="trainc plan --against"):
     problems = []
     b, a = before["objects"], after["objects"]
     key = lambda o: f"{o['group']}/{o['kind']}/{o['name']}"
@@ -55,26 +64,35 @@ def judge(before, after, against):
     created = {x for x in a if tuple(x.split("/")[:2]) in STEP_KINDS and b.get(x) != a[x]}
     said = {x for x, o in plan.items() if (o["group"], o["kind"]) in STEP_KINDS and o["action"] in ("create", "rerun", "replace")}
     for x in sorted(created - said):
-        problems.append(f"{x} was started, but trainc plan --against said {plan.get(x, {}).get('action', 'nothing of it')}")
+        problems.append(f"{x} was started, but {who} said {plan.get(x, {}).get('action', 'nothing of it')}")
     for x in sorted(said - created):
-        problems.append(f"{x}: trainc plan --against said {plan[x]['action']}, but no new one was started")
-    # Objects gone.
+        problems.append(f"{x}: {who} said {plan[x]['action']}, but no new one was started")
+    # Objects gone. plan --against knows only the output applied last: a step's older runs on the
+    # cluster (from the applies before it), which pruning may delete too, are not in it and are
+    # diff --live's to name.
     gone = {x for x in b if x not in a}
-    # "remove" is every object only the old output holds; its detail says which of them apply.sh
-    # keeps: a step's previous run within the step's history, and the objects of that run.
-    said_gone = {x for x, o in plan.items() if o["action"] == "remove" and "kept" not in o["detail"]}
+    if who == "trainc plan --against":
+        gone = {x for x in gone if x in plan}
+    # "remove" is what apply.sh prunes; "keep" what it leaves of the old output (a step's previous
+    # run within the step's history, and the objects of that run).
+    said_gone = {x for x, o in plan.items() if o["action"] == "remove"}
     for x in sorted(gone - said_gone):
-        problems.append(f"{x} was deleted, but trainc plan --against said {plan.get(x, {}).get('action', 'nothing of it')}")
+        problems.append(f"{x} was deleted, but {who} said {plan.get(x, {}).get('action', 'nothing of it')}")
     for x in sorted((said_gone & set(b)) - gone):
-        problems.append(f"{x}: trainc plan --against said remove, but it is still there")
+        problems.append(f"{x}: {who} said remove, but it is still there")
+    # What a controller made for an object that stays is left to it.
+    alive = set(a.values())
+    for x, o in sorted(before.get("owned", {}).items()):
+        if x not in after.get("owned", {}) and all(u in alive for u in o["owners"]):
+            problems.append(f"{x} was deleted while the object that made it stays")
     # Deployments rolled.
     rolled = {f"apps/Deployment/{d}" for d, rs in after["replicasets"].items()
               if d in before["replicasets"] and set(rs) - set(before["replicasets"][d])}
     said_rolled = {x for x, o in plan.items() if o["kind"] == "Deployment" and o["action"] in ("roll", "replace")}
     for x in sorted(rolled - said_rolled):
-        problems.append(f"{x} rolled, but trainc plan --against said {plan.get(x, {}).get('action', 'nothing of it')}")
+        problems.append(f"{x} rolled, but {who} said {plan.get(x, {}).get('action', 'nothing of it')}")
     for x in sorted((said_rolled & set(b)) - rolled):
-        problems.append(f"{x}: trainc plan --against said {plan[x]['action']}, but it did not roll")
+        problems.append(f"{x}: {who} said {plan[x]['action']}, but it did not roll")
     return problems
 
 
@@ -83,9 +101,12 @@ def main():
         json.dump(snapshot(*sys.argv[2:5]), sys.stdout)
     elif sys.argv[1] == "judge":
         before, after = (json.load(open(f)) for f in sys.argv[2:4])
-        against = json.load(open(sys.argv[4]))["against"]
-        for p in judge(before, after, against):
-            print(p)
+        # plan --format json's "against", or diff --live --format json's whole document.
+        for path in sys.argv[4:]:
+            doc = json.load(open(path))
+            who = "trainc plan --against" if "against" in doc else "trainc diff --live"
+            for p in judge(before, after, doc.get("against", doc), who):
+                print(p)
     else:
         raise SystemExit(__doc__)
 

@@ -12,7 +12,13 @@ readme=$1
 run() { printf '+ %s\n' "$*" >&2; bash -c "$1"; }
 
 mapfile -t fixes < <(sed -n '/^## Before you apply/,/^## /p' "$readme" | grep -o 'else `kubectl create [^`]*`' | sed 's/^else `//; s/`$//')
-for c in ${fixes[@]+"${fixes[@]}"}; do run "$c"; done
+# Each is the README's "else": what exists already (a second apply) is left as it is.
+for c in ${fixes[@]+"${fixes[@]}"}; do
+  printf '+ %s\n' "$c" >&2
+  if ! out=$(bash -c "$c" 2>&1); then
+    case "$out" in *AlreadyExists* | *"already exists"*) printf '%s (there already)\n' "$out" >&2 ;; *) printf '%s\n' "$out" >&2; exit 1 ;; esac
+  fi
+done
 
 mapfile -t cmds < <(awk '/^## Apply/ { on = 1; next } on && /^## / { exit } on && /^```sh/ { code = 1; next }
                          on && /^```/ { code = 0; next } code && NF { print }' "$readme")

@@ -24,7 +24,7 @@ die() {
 }
 usage() {
   printf '%s\n' \
-    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
+    'usage: apply.sh [--services-only] [--rerun STEP] [--no-prune] [--diff] [--kubeconfig FILE] [--addons-installed] [--dry-run] [-h|--help]' \
     'Applies the generated k8s/ files in dependency order: the shared objects, then each' \
     'step once the steps it needs have completed. Run up.sh (or Terraform) first.' \
     'It first checks that every image the pods pull from Artifact Registry is there' \
@@ -33,6 +33,7 @@ usage() {
     '  --services-only apply the shared objects, clusters and services, then stop: start no step (CI deploys)' \
     '  --rerun STEP   start STEP'\''s run again, and every step'\''s after it (all: every step)' \
     '  --no-prune     delete nothing the output no longer holds, and no earlier run' \
+    '  --diff         first show what applying would change on the cluster (trainc diff --live: read-only), then ask' \
     '  --kubeconfig FILE use FILE'\''s cluster (its current context): no gcloud credentials, no image check' \
     '  --addons-installed the cluster'\''s admins installed the add-ons: check them, install none' \
     '  --dry-run      print the commands that would change anything, without running them' \
@@ -44,6 +45,7 @@ usage() {
 SERVICES_ONLY=0
 RERUN=''
 NO_PRUNE=0
+DIFF=0
 KUBECONFIG_FILE=''
 ADDONS_INSTALLED=0
 DRY_RUN=0
@@ -56,6 +58,7 @@ while [ "$#" -gt 0 ]; do
       shift
     ;;
     --no-prune) NO_PRUNE=1 ;;
+    --diff) DIFF=1 ;;
     --kubeconfig)
       if [ "$#" -lt 2 ]; then usage >&2; log 'error: --kubeconfig needs a FILE'; exit 2; fi
       KUBECONFIG_FILE=$2
@@ -68,7 +71,7 @@ while [ "$#" -gt 0 ]; do
   esac
   shift
 done
-readonly SERVICES_ONLY RERUN NO_PRUNE KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
+readonly SERVICES_ONLY RERUN NO_PRUNE DIFF KUBECONFIG_FILE ADDONS_INSTALLED DRY_RUN
 
 # Every gcloud and kubectl action goes through here: printed (quoted where the shell
 # needs it), then run unless --dry-run.
@@ -145,13 +148,14 @@ done
 readonly RERUN_STEPS
 if [ "$SERVICES_ONLY" = 1 ] && [ "${#RERUN_STEPS[@]}" -gt 0 ]; then die '--rerun starts steps again, --services-only starts none: give one of them'; fi
 
-# The objects of type $1 the system's labels select, oldest first, as "NAME STEP STATE" lines
-# (STATE: jsonpath $2 of each, <none> where unset); $3...: -n NAMESPACE, or nothing for a
+# The objects of type $1 the system's labels select, oldest first, as "NAME STEP OWNER STATE"
+# lines (OWNER: the kinds of its owners; STATE: jsonpath $2 of each; <none> where unset); $3...:
+# -n NAMESPACE, or nothing for a
 # cluster-scoped type (listed by LIST_SELECTOR when set). A type whose CRD is not installed has none;
 # in a dry run, a cluster that cannot be read (no credentials yet) has none either (prune says so).
 listed() {
   local out cmd=(kubectl --context "$KUBE_CONTEXT" get "$1" "${@:3}" -l "${LIST_SELECTOR:-$SELECTOR}" --ignore-not-found \
-    --sort-by=.metadata.creationTimestamp --no-headers --output="custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\.dev/step,STATE:$2")
+    --sort-by=.metadata.creationTimestamp --no-headers --output="custom-columns=NAME:.metadata.name,STEP:.metadata.labels.trainc\.dev/step,OWNER:.metadata.ownerReferences[*].kind,STATE:$2")
   if out=$("${cmd[@]}" 2>/dev/null); then printf '%s\n' "$out"; return 0; fi
   out=$("${cmd[@]}" 2>&1 >/dev/null) || true
   case "$out" in *"doesn't have a resource type"*) return 0 ;; esac
@@ -174,11 +178,12 @@ kept() {
 # going is stopped: the current run replaces it. The runs of a step no longer in the spec go. The
 # Jobs a scheduled step's CronJob makes (trainc.dev/schedule) are left to its history limits.
 prune_runs() {
-  local name step state lines
+  local name step owner state lines
   local -A older=()
   lines=$(LIST_SELECTOR="$SELECTOR,!trainc.dev/schedule" listed "$1" "$2" -n "$NAMESPACE")
-  while read -r name step state; do
+  while read -r name step owner state; do
     [ -n "$name" ] || continue
+    [ "$owner" = '<none>' ] || continue  # a controller's (a JobSet's Jobs): its owner's to delete
     if [ -n "${CURRENT[$1/$name]:-}" ]; then KEPT+=("$name"); continue; fi
     if [ "$step" = '<none>' ]; then
       drop "$1/$name" 'a step of this system from before runs were named (an earlier trainc)' -n "$NAMESPACE"
@@ -200,10 +205,11 @@ prune_runs() {
 # The other objects of type $1 ($2...: -n NAMESPACE, or nothing) that this output no longer
 # holds; a run's ConfigMap and Service go with their run (with --services-only, no run goes).
 prune_rest() {
-  local name step state lines
+  local name step owner state lines
   lines=$(listed "$1" .metadata.name "${@:2}")
-  while read -r name step state; do
+  while read -r name step owner state; do
     [ -n "$name" ] || continue
+    [ "$owner" = '<none>' ] || continue  # a controller's (a JobSet's Jobs): its owner's to delete
     if [ -n "${CURRENT[$1/$name]:-}" ]; then continue; fi
     if [ "$step" != '<none>' ] && { [ "$SERVICES_ONLY" = 1 ] || kept "$name"; }; then continue; fi
     drop "$1/$name" 'this output no longer has it' "${@:2}"
@@ -362,6 +368,24 @@ wait_job() {
   done
 }
 
+# --diff: trainc diff --live on this output (read-only), then asks before anything is applied.
+show_diff() {
+  local trainc=${TRAINC:-trainc} rc=0 answer
+  command -v "$trainc" >/dev/null 2>&1 || die "--diff runs trainc diff --live: $trainc is not on PATH (set TRAINC to it)"
+  log "what applying would change on context $KUBE_CONTEXT (trainc diff --live, read-only):"
+  "$trainc" diff --live "$(dirname "$0")/.." --context "$KUBE_CONTEXT" || rc=$?
+  case $rc in
+    0) log 'nothing would change: nothing is applied'; exit 0 ;;
+    1) ;;
+    3) die 'the server refuses a change (above): applying would stop there; nothing was applied' ;;
+    *) die "trainc diff --live exited $rc: nothing was applied" ;;
+  esac
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  [ -t 0 ] || die '--diff asks before it applies, and stdin is no terminal: run it in one, or without --diff'
+  read -r -p 'apply.sh: apply these changes? [y/N] ' answer
+  case $answer in y | Y | yes) ;; *) log 'nothing was applied'; exit 0 ;; esac
+}
+
 # Runs the apply after $1 (a step's run) unless $1 is on the cluster already: a run is
 # named by what it runs, so that one is this run, started before, and is left as it is.
 start_run() {
@@ -428,6 +452,7 @@ if [ -z "$KUBECONFIG_FILE" ]; then
       --location="$LOCATION" \
       --project="$PROJECT_ID"
 fi
+if [ "$DIFF" = 1 ]; then show_diff; fi
 guard_owners
 move_local_queue
 
