@@ -1,4 +1,4 @@
-# The trainc image: the compiler alone, for CI jobs and pre-commit's `language: docker` hooks.
+# The trainc image: the compiler and kubectl, for CI jobs and pre-commit's `language: docker` hooks.
 #   docker build -t REGISTRY/trainc:0.1.0 .
 #   docker run --rm -v "$PWD:/src" -w /src REGISTRY/trainc:0.1.0 diff spec.yaml --against out
 # Built on Debian 12 with the same packages tools/install-deps.sh installs; meson configures the
@@ -13,6 +13,20 @@ RUN apt-get update \
       doctest-dev libcli11-dev libfmt-dev libjsonnet-dev libssl-dev libxgboost-dev libyaml-cpp-dev libyaml-dev \
       libgraphviz-dev libmimalloc-dev nlohmann-json3-dev \
  && rm -rf /var/lib/apt/lists/*
+
+# kubectl, which `trainc diff --live` asks the cluster with (the generated CI's plan job): the
+# release binary of the Kubernetes version trainc's cluster tests run, checked against its
+# published SHA-256.
+ARG KUBECTL_VERSION=v1.36.3
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends curl \
+ && rm -rf /var/lib/apt/lists/* \
+ && arch="$(dpkg --print-architecture)" \
+ && curl -fsSLo /tmp/kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${arch}/kubectl" \
+ && echo "$(curl -fsSL "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${arch}/kubectl.sha256")  /tmp/kubectl" \
+    | sha256sum --check \
+ && install -m 0755 /tmp/kubectl /usr/local/bin/kubectl \
+ && rm /tmp/kubectl
 
 WORKDIR /src/trainc
 COPY . .
@@ -32,6 +46,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends diffutils git libfmt9 libgvc6 libjsonnet0 libmimalloc2.0 libssl3 libyaml-0-2 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/trainc /usr/local/bin/trainc
+COPY --from=build /usr/local/bin/kubectl /usr/local/bin/kubectl
 RUN useradd --uid 1000 --create-home trainc
 USER trainc
 ENTRYPOINT ["trainc"]

@@ -47,7 +47,7 @@ std::vector<std::string> KubectlCluster::base() const {
   return a;
 }
 
-LiveCluster::Answer KubectlCluster::ask(std::vector<std::string> args, const std::string& input) {
+LiveCluster::Answer KubectlCluster::ask(std::vector<std::string> args, const std::string& input, bool dry_run) {
   std::vector<std::string> argv = base();
   argv.insert(argv.end(), args.begin(), args.end());
   const Exchanged x = exchange(argv, input, t_.timeout_s + 15);
@@ -56,12 +56,17 @@ LiveCluster::Answer KubectlCluster::ask(std::vector<std::string> args, const std
   if (x.code == -2) throw LiveError(fmt::format("{} did not answer within {} s", t_.kubectl, t_.timeout_s + 15));
   if (x.code != 0) {
     a.message = server_words(x.err.empty() ? x.out : x.err);
-    // Not allowed by RBAC (a server-side dry run is authorized as the write it stands for): a
-    // question trainc cannot ask, not the server's answer to the change.
-    if (a.message.find("(Forbidden)") != std::string::npos && a.message.find("is forbidden: User") != std::string::npos)
-      throw LiveError(fmt::format("the credentials may not do this ({}); diff --live reads each object and applies it "
-                                  "as a server-side dry run, which needs get, list, create and patch on them",
+    // Not allowed by RBAC: a question trainc cannot ask, not the server's answer to the change. A
+    // dry run is authorized as the write it stands for: diff --live then judges read-only.
+    if (a.message.find("(Forbidden)") != std::string::npos && a.message.find("is forbidden: User") != std::string::npos) {
+      if (dry_run) {
+        a.forbidden = true;
+        return a;
+      }
+      throw LiveError(fmt::format("the credentials may not read this ({}); diff --live needs get and list on the "
+                                  "system's objects",
                                   a.message));
+    }
     a.missing = a.message.find("(NotFound)") != std::string::npos || kind_unknown(a.message);
     a.kind_unknown = kind_unknown(a.message);
     return a;
@@ -113,7 +118,7 @@ LiveCluster::Answer KubectlCluster::get(const std::string& yaml) {
 }
 
 LiveCluster::Answer KubectlCluster::dry_run_apply(const std::string& yaml) {
-  return ask({"apply", "--dry-run=server", "--filename=-", "--output=json"}, yaml);
+  return ask({"apply", "--dry-run=server", "--filename=-", "--output=json"}, yaml, true);
 }
 
 LiveCluster::Answer KubectlCluster::list(const std::string& type, const std::string& ns, const std::string& selector) {
@@ -127,7 +132,8 @@ LiveCluster::Answer KubectlCluster::list(const std::string& type, const std::str
   return a;
 }
 
-int diff_live_and_print(const System& sys, const OutputFiles& files, KubectlTarget target, const std::string& format) {
+int diff_live_and_print(const System& sys, const OutputFiles& files, KubectlTarget target, const std::string& format,
+                        bool read_only) {
   if (const char* k = std::getenv("TRAINC_KUBECTL"); k && *k) target.kubectl = k;
   KubectlCluster cluster(target);
   std::string error;
@@ -139,7 +145,7 @@ int diff_live_and_print(const System& sys, const OutputFiles& files, KubectlTarg
   }
   AgainstPlan a;
   try {
-    a = diff_live(sys, make_plan(sys), files, cluster, where);
+    a = diff_live(sys, make_plan(sys), files, cluster, where, {.read_only = read_only});
   } catch (const LiveError& e) {
     fmt::print(stderr, "trainc: error: {} ({}); nothing was written\n", printable(e.what()), where);
     return 2;

@@ -26,13 +26,14 @@ class KubectlCluster : public LiveCluster {
 
  private:
   std::vector<std::string> base() const;
-  Answer ask(std::vector<std::string> args, const std::string& input);
+  Answer ask(std::vector<std::string> args, const std::string& input, bool dry_run = false);
   KubectlTarget t_;
 };
 
 /// `diff --live`'s whole run once the spec is compiled: the cluster asked, the result printed
 /// (`format`: text or json); its exit code (inspect/live.h live_exit_code, or 2 with an error on
-/// stderr when the cluster cannot be asked).
-int diff_live_and_print(const System& sys, const OutputFiles& files, KubectlTarget target, const std::string& format);
+/// stderr when the cluster cannot be asked). `read_only`: no dry run (inspect/live.h LiveOptions).
+int diff_live_and_print(const System& sys, const OutputFiles& files, KubectlTarget target, const std::string& format,
+                        bool read_only);
 
 }  // namespace trainc

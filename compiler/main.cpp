@@ -64,7 +64,7 @@ struct Options {
   bool skip_non_specs = false;  ///< files that are not trainc specs get a note instead of an error
   bool all = false;             ///< diff: also every output folder whose recorded spec exists
   bool stat = false;            ///< diff: the summary only, no unified diff
-  bool live = false;            ///< diff --live: against the cluster of the kubectl context
+  bool live = false, read_only = false;  ///< diff --live: against the kubectl context's cluster; --read-only
   std::string context, kubeconfig;  ///< diff --live: kubectl's --context and --kubeconfig
   std::string format = "text";  ///< plan: text or json
   std::string graph_out;        ///< graph: FILE.svg or FILE.dot ("" = DOT on stdout)
@@ -370,7 +370,8 @@ int cmd_diff_live(const Options& opt) {
     }
   }
   g_activity = "asking the cluster";
-  return diff_live_and_print(c->system, c->files.files(), {"kubectl", opt.context, opt.kubeconfig}, opt.format);
+  const KubectlTarget target{"kubectl", opt.context, opt.kubeconfig};
+  return diff_live_and_print(c->system, c->files.files(), target, opt.format, opt.read_only);
 }
 
 void print_plan(const Options& opt, const System& sys, const AgainstPlan* against = nullptr) {
@@ -652,6 +653,8 @@ int run_cli(int argc, char** argv) {
   diff->add_option("--kubeconfig", opt.kubeconfig, "diff --live: the kubeconfig file (default: kubectl's)")
       ->needs(diff_live);
   diff->add_option("--format", opt.format, "diff --live: text or json")->check(CLI::IsMember({"text", "json"}))
+      ->needs(diff_live);
+  diff->add_flag("--read-only", opt.read_only, "diff --live: reads alone, no dry run (changes judged by trainc's rules)")
       ->needs(diff_live);
   diff->add_option("--allow-secret-like", opt.allow_secret_like, allow_help);
   diff->add_flag("--stat", opt.stat, "print the summary of what changed, without the unified diff");

@@ -305,9 +305,9 @@ day2() {  # NAME SPEC OUT KC NS EDIT [RUNNING]: an empty EDIT (while running) ap
 }
 
 # trainc diff --live SPEC on this cluster, its JSON in $TMP/NAME-live-WHAT.json; fails unless it exits WANT.
-live_diff() {  # NAME WHAT SPEC KC WANT
+live_diff() {  # NAME WHAT SPEC KC WANT [FLAG]
   local rc=0
-  PATH="$BIN:$PATH" "$TRAINC" diff --live "$3" --kubeconfig "$4" --format json >"$TMP/$1-live-$2.json" \
+  PATH="$BIN:$PATH" "$TRAINC" diff --live "$3" --kubeconfig "$4" --format json ${6:+"$6"} >"$TMP/$1-live-$2.json" \
     2>"$TMP/$1-live-$2.log" || rc=$?
   if [ "$rc" -ne "$5" ]; then
     echo "trainc diff --live ($2) exited $rc, expected $5"
@@ -328,6 +328,49 @@ apply_diff() {  # OUT KC LOG ANSWER
   else
     printf '%s\n' "$answer" | script -qec "$(printf '%q ' "${cmd[@]}")" /dev/null >"$log" 2>&1
   fi
+}
+
+# A kubeconfig for the cluster of KC as a ServiceAccount that may only read (get, list and watch on
+# every resource): the CI plan job's planner. RBAC authorizes a dry run as the write it stands for,
+# so diff --live with it is read-only.
+planner_kubeconfig() {  # KC OUT
+  local kc=$1 out=$2 token k=("$BIN/kubectl" --kubeconfig "$1")
+  "${k[@]}" apply -f - >/dev/null <<'EOF' || return 1
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: trainc-test-planner, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: trainc-test-planner}
+rules:
+  - {apiGroups: ["*"], resources: ["*"], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: trainc-test-planner}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: trainc-test-planner}
+subjects:
+  - {kind: ServiceAccount, name: trainc-test-planner, namespace: default}
+EOF
+  token=$("${k[@]}" create token trainc-test-planner -n default --duration=2h) || return 1
+  python3 -c '
+import sys, yaml
+kc = yaml.safe_load(open(sys.argv[1]))
+for u in kc["users"]:
+    u["user"] = {"token": sys.argv[3]}
+yaml.safe_dump(kc, open(sys.argv[2], "w"))' "$kc" "$out" "$token"
+}
+
+# diff --live as the planner (read-only) beside the one live_diff just made: named WHAT-ro, exits
+# WANT as well, and passes live.py's CHECK (with --read-only) on the same ARGS. FLAG: diff's
+# --read-only, or "" to leave it to what RBAC refuses.
+live_read_only() {  # NAME WHAT SPEC WANT FLAG CHECK [ARGS...]
+  local name=$1 what=$2 spec=$3 want=$4 flag=$5 check=$6 problems
+  shift 6
+  live_diff "$name" "$what-ro" "$spec" "$TMP/$name-planner.kubeconfig" "$want" "$flag" || return 1
+  problems=$(python3 tests/cluster/live.py --read-only "$check" "$TMP/$name-live-$what-ro.json" "$@") ||
+    { echo "read-only (as the planner):"; printf '%s\n' "$problems"; return 1; }
 }
 
 # Before the system is applied: diff --live on the cluster without it says every object is made and
@@ -356,12 +399,15 @@ live_before() {  # NAME SPEC OUT KC
 # writes nothing (every object's resourceVersion stays); then three hand-made changes (a Deployment
 # scaled, a ConfigMap's script edited, the last step's Job deleted) are its drift, and apply.sh puts
 # them back, after which it says nothing again; a key added by hand is drift apply.sh leaves; then a
-# Deployment made again by hand with another selector is refused by the server: exit 3.
+# Deployment made again by hand with another selector is refused by the server: exit 3. At each,
+# diff --live as a planner that may only read (read-only: trainc's rules judge) says the same.
 live_after() {  # NAME SPEC OUT KC NS
   local name=$1 spec=$2 out=$3 kc=$4 ns=$5 problems k=("$BIN/kubectl" --kubeconfig "$4")
   python3 tests/cluster/live.py versions "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-versions-before" || return 1
   live_diff "$name" applied "$spec" "$kc" 0 || { python3 tests/cluster/live.py none "$TMP/$name-live-applied.json"; return 1; }
   problems=$(python3 tests/cluster/live.py none "$TMP/$name-live-applied.json") || { printf '%s\n' "$problems"; return 1; }
+  planner_kubeconfig "$kc" "$TMP/$name-planner.kubeconfig" || { echo "cannot make the planner's kubeconfig"; return 1; }
+  live_read_only "$name" applied "$spec" 0 --read-only none || return 1
   python3 tests/cluster/live.py versions "$BIN/kubectl" "$kc" "$ns" >"$TMP/$name-versions-after" || return 1
   if ! diff "$TMP/$name-versions-before" "$TMP/$name-versions-after" >"$TMP/$name-versions.diff"; then
     echo "objects changed while diff --live ran (it must write nothing):"
@@ -388,6 +434,7 @@ live_after() {  # NAME SPEC OUT KC NS
   live_diff "$name" drift "$spec" "$kc" 1 || return 1
   problems=$(python3 tests/cluster/live.py drift "$TMP/$name-live-drift.json" "Deployment/${deploy#*/}" \
     "ConfigMap/${cm#*/}" "Job/${job#*/}") || { printf '%s\n' "$problems"; return 1; }
+  live_read_only "$name" drift "$spec" 1 "" drift "Deployment/${deploy#*/}" "ConfigMap/${cm#*/}" "Job/${job#*/}" || return 1
   # apply.sh --diff shows the drift and asks: without a terminal it stops, applying nothing; at one,
   # "n" applies nothing; "y" applies.
   if apply_diff "$out" "$kc" "$TMP/$name-apply-diff-notty.log" ''; then
@@ -415,12 +462,14 @@ live_after() {  # NAME SPEC OUT KC NS
   live_diff "$name" left "$spec" "$kc" 1 || return 1
   problems=$(python3 tests/cluster/live.py left "$TMP/$name-live-left.json" "ConfigMap/${cm#*/}") ||
     { printf '%s\n' "$problems"; return 1; }
+  live_read_only "$name" left "$spec" 1 "" left "ConfigMap/${cm#*/}" || return 1
   # The Deployment made again by hand, with the selector kubectl create gives it: immutable.
   "${k[@]}" delete -n "$ns" "$deploy" --wait=true >/dev/null &&
     "${k[@]}" create deployment -n "$ns" "${deploy#*/}" --image=registry.k8s.io/pause:3.10 >/dev/null || return 1
   live_diff "$name" refused "$spec" "$kc" 3 || return 1
   problems=$(python3 tests/cluster/live.py refused "$TMP/$name-live-refused.json" "Deployment/${deploy#*/}") ||
     { printf '%s\n' "$problems"; return 1; }
+  live_read_only "$name" refused "$spec" 3 "" refused "Deployment/${deploy#*/}" || return 1
 }
 
 # Failures on the real controllers (tests/cluster/failures.py): the example running, its pods for an
@@ -487,6 +536,73 @@ failure_case() {  # NAME EDIT CHECK...
 podsready_case() {  # NAME EDIT STEP
   local unready_step=$3 run_seconds_case=5
   failure_case "$1" "$2" "podsready $3"
+}
+
+# Kueue's configuration changed on day 2, on the real Kueue: the example applied with its own
+# (podsReadyTimeout at its default), then EDIT (a shorter one) compiled and applied over it.
+# `trainc plan --against` names Kueue's ConfigMap and its controller's restart; apply.sh restarts
+# it (its Deployment rolls; the harness starts the process again with the ConfigMap as it is then,
+# as a new pod would read it: operators.sh); and the step STEP, whose pods never become Ready, run
+# again after the apply, is evicted at the new timeout: the configuration Kueue runs is the new one.
+kueue_restart_case() {  # NAME EDIT STEP
+  local name=$1 edit=$2 step=$3 spec dir out state kc rc=0 ns problems
+  spec=$(spec_of "$name")
+  dir=$TMP/restart-$name
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp -r "$(dirname "$spec")" "$dir/spec"
+  spec=$dir/spec/$(basename "$spec")
+  "$TRAINC" compile "$spec" -o "$dir/out" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; return 1; }
+  out=$dir/out/$(ls "$dir/out")
+  cp -r "$out" "$dir/first"
+  "$TRAINC" plan "$spec" --format json >"$dir/plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
+  state=$dir/cluster
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" \
+    --kueue-config "$out/addons/kueue-manager-config.yaml" --run-seconds 5 --unready-step "$step" "$dir/plan.json" \
+    2>"$dir/up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$dir/up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  ns=$(namespace_of "$out")
+  apply_output "$out" "$kc" "$dir/apply-1.log" || rc=1
+  if [ "$rc" -eq 0 ]; then
+    sed -i -E "$edit" "$spec"
+    "$TRAINC" compile "$spec" -o "$dir/out" >"$dir/compile2.log" 2>&1 || { cat "$dir/compile2.log"; rc=1; }
+  fi
+  if [ "$rc" -eq 0 ]; then
+    "$TRAINC" plan "$spec" --against "$dir/first" --format json >"$dir/against.json" 2>"$dir/against.log" ||
+      { cat "$dir/against.log"; rc=1; }
+    problems=$(python3 - "$dir/against.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["against"]
+got = {(o["kind"], o["namespace"], o["name"]): o["action"] for o in d["objects"] if o["action"] not in ("unchanged", "keep")}
+want = {("ConfigMap", "kueue-system", "kueue-manager-config"): "update",
+        ("Deployment", "kueue-system", "kueue-controller-manager"): "roll"}
+for k, a in want.items():
+    if got.get(k) != a:
+        print(f"plan --against: {k[0]} {k[1]}/{k[2]} is {got.get(k, 'not named')}, expected {a}")
+for k, a in got.items():
+    if k not in want:
+        print(f"plan --against: {k[0]} {k[1]}/{k[2]} {a}, though only Kueue's configuration changed")
+if d["runs"]:
+    print(f"plan --against: steps re-run ({[r['step'] for r in d['runs']]}), though only Kueue's configuration changed")
+PY
+    ) || rc=1
+    if [ -n "$problems" ]; then printf '%s\n' "$problems"; rc=1; fi
+  fi
+  if [ "$rc" -eq 0 ]; then
+    apply_output "$out" "$kc" "$dir/apply-2.log" || rc=1
+    grep -q "restarted with the configuration" "$state/logs/kueue-pod.log" ||
+      { echo "Kueue's controller was not restarted:"; tail -n 5 "$state/logs/kueue-pod.log"; rc=1; }
+  fi
+  if [ "$rc" -eq 0 ]; then  # the step's run deleted and applied again: admitted by the Kueue now running
+    "$BIN/kubectl" --kubeconfig "$kc" delete jobs.batch -n "$ns" -l "trainc.dev/step=$step" --cascade=foreground \
+      --wait=true >/dev/null 2>&1 || true
+    apply_output "$out" "$kc" "$dir/apply-3.log" || rc=1
+  fi
+  if [ "$rc" -eq 0 ]; then
+    python3 tests/cluster/failures.py podsready "$BIN/kubectl" "$kc" "$ns" "$out/model.yaml" "$step" >"$dir/failures.log" 2>&1 ||
+      { cat "$dir/failures.log"; rc=1; }
+  fi
+  finish_case "restart-$name" "$state" "$rc" ""
 }
 
 # A spec trainc refuses because some of a step's pods would stay Pending, fixed as the error says
@@ -577,7 +693,9 @@ if [ "$#" -eq 0 ]; then
     failure_case customgpt 's/^    retries: 2$/    retries: 2\n    timeout: 40s/' "deadline train job"
   t "failures on the upstream control plane: examples/kueue-gpu with podsReadyTimeout 30s: a step admitted whose pods never become Ready is evicted at the timeout, suspended and queued again" \
     podsready_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
-  t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for" \
+  t "day 2 on the upstream control plane: examples/kueue-gpu's podsReadyTimeout shortened to 30s over the running system: plan --against names Kueue's configuration and its controller's restart, apply.sh restarts it, and the real Kueue evicts at the new timeout" \
+    kueue_restart_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
+  t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for; each also as a planner that may only read (no dry run)" \
     cluster_case xgb-triton "" live
 fi
 tap_done

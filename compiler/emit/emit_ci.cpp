@@ -347,11 +347,10 @@ std::string github_workflow(const System& sys) {
                                {"sparse-checkout", p.out},
                                {"persist-credentials", false}}));
     const std::string trainc_host = google_registry_host(gh.trainc_image);
-    if (!trainc_host.empty()) {
-      steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud));
+    steps.push_back(step_uses("Set up gcloud", catalog().ci().setup_gcloud));
+    if (!trainc_host.empty())
       steps.push_back(step_run("Let docker pull trainc's image",
                                cmd::gcloud({"auth", "configure-docker", trainc_host}).flag("--quiet").line()));
-    }
     steps.push_back(step_run(
         "What applying it does (trainc plan --against the base branch's output)",
         lines({fmt::format("if [ ! -d {} ]; then", sh_path(base + "/k8s")),
@@ -359,6 +358,46 @@ std::string github_workflow(const System& sys) {
                "  exit 0", "fi",
                fmt::format("docker run --rm -v \"$PWD:/src\" -w /src {} plan {} --against {}", sh_quote(gh.trainc_image),
                            sh_path(p.spec), sh_path(base))})));
+    // And to the cluster as it is now (trainc diff --live), where there is one: drift, what its
+    // server refuses, which runs are there. As the planner, read-only: RBAC authorizes a server-side
+    // dry run as the write it stands for. The credentials are a short-lived token in a kubeconfig
+    // (get-gke-credentials without the auth plugin), which trainc's image reads with its kubectl.
+    const std::string location = gcp.zone.empty() ? "REGION" : "ZONE";
+    const auto describe = cmd::gcloud({"container", "clusters", "describe", sys.cluster.name})
+                              .flag("--location", "\"$" + location + "\"")
+                              .flag("--project", "\"$PROJECT_ID\"");
+    ojson there = step_run(
+        "Is the cluster there?",
+        lines({fmt::format("if {} >/dev/null 2>&1; then", describe.line()), "  echo exists=true >>\"$GITHUB_OUTPUT\"",
+               "else", "  echo exists=false >>\"$GITHUB_OUTPUT\"",
+               fmt::format("  echo {}", sh_quote(fmt::format("no cluster {} yet: nothing on it to compare", sys.cluster.name))),
+               "fi"}));
+    there["id"] = "cluster";
+    steps.push_back(there);
+    const bool read_only = !gh.plan_service_account.empty();
+    ojson credentials = step_uses(read_only ? "Credentials for the cluster (the planner's: it may only read)"
+                                            : "Credentials for the cluster",
+                                  catalog().ci().gke_credentials,
+                                  {{"cluster_name", sys.cluster.name},
+                                   {"location", fmt::format("${{{{ env.{} }}}}", location)},
+                                   {"project_id", "${{ env.PROJECT_ID }}"}});
+    credentials["if"] = "steps.cluster.outputs.exists == 'true'";
+    steps.push_back(credentials);
+    ojson live = step_run(
+        "What applying it does to the cluster as it is (trainc diff --live)",
+        lines({"rc=0",
+               fmt::format("docker run --rm --network host --user \"$(id -u):$(id -g)\" -e HOME=/tmp -v \"$PWD:/src\" "
+                           "-v \"$KUBECONFIG:/tmp/kubeconfig:ro\" -w /src {} diff --live {} --kubeconfig /tmp/kubeconfig{} "
+                           "|| rc=$?",
+                           sh_quote(gh.trainc_image), sh_path(p.spec), read_only ? " --read-only" : ""),
+               "# 0: nothing would change; 1: changes or drift (above); 2: the cluster could not be asked; 3: applying "
+               "would be refused",
+               "if [ \"$rc\" -eq 2 ]; then",
+               "  echo '::warning::trainc diff --live could not ask the cluster (a private endpoint is not reachable "
+               "from this runner); the plan above is against the base branch only'",
+               "elif [ \"$rc\" -gt 1 ]; then", "  exit \"$rc\"", "fi"}));
+    live["if"] = "steps.cluster.outputs.exists == 'true'";
+    steps.push_back(live);
     jobs["plan"] = {{"if", "github.event_name == 'pull_request'"},
                     {"needs", "check"},
                     {"runs-on", "ubuntu-latest"},
@@ -435,7 +474,8 @@ std::string github_workflow(const System& sys) {
   wf["jobs"] = jobs;
   refuse_expressions_in_scripts(wf);
   return to_yaml(wf, fmt::format("{}\nCopy to {} (the check job fails while the copy differs).\n"
-                                 "Checks pull requests (trainc diff, terraform fmt and plan, trainc plan --against the base branch's output, image builds) and deploys "
+                                 "Checks pull requests (trainc diff, terraform fmt and plan, trainc plan --against the base branch's "
+                                 "output and diff --live against the cluster, image builds) and deploys "
                                  "pushes to {}.",
                                  kGeneratedNotice, p.workflow_copy, gh.branch));
 }

@@ -73,13 +73,20 @@ std::string ci_runbook_section(const System& sys) {
         "mkdir -p .github/workflows\ncp {1} {2}\n```\n\n"
         "On pull requests to `{3}` it runs `trainc diff` (the committed output is what the spec compiles to), "
         "`terraform fmt -check`, `terraform plan`, `trainc plan --against` the base branch's committed output (what "
-        "applying the change does: steps re-run, objects rolled or replaced, pools resized or replaced) and the "
+        "applying the change does: steps re-run, objects rolled or replaced, pools resized or replaced), "
+        "`trainc diff --live` against the cluster where it exists (what applying does to the objects as they are "
+        "now, and what changed on the cluster by hand since the last apply{5}; it fails the job when applying "
+        "would be refused, and warns when the cluster's endpoint cannot be reached from the runner) and the "
         "image builds; on pushes to `{3}` it pushes the images, "
         "runs `terraform apply` and `scripts/apply.sh --services-only` (one deploy at a time){4}. A run started "
         "by hand (workflow_dispatch) with `run_pipeline` also runs `scripts/apply.sh` in full, starting the "
         "pipeline's steps.\n\n",
         ci_workflow_file(sys), p.workflow, p.workflow_copy, gh.branch,
-        gh.environment.empty() ? "" : fmt::format(", in the GitHub environment `{}`", gh.environment));
+        gh.environment.empty() ? "" : fmt::format(", in the GitHub environment `{}`", gh.environment),
+        gh.plan_service_account.empty()
+            ? "; as the deployer, with a server-side dry run of each object"
+            : "; as the read-only planner, which may not make a server-side dry run, so `--read-only`: changes are "
+              "judged by trainc's update rules, not by the server's checks");
   }
   if (sys.ci->cloudbuild) {
     std::string subs = fmt::format("_REGION={}", gcp.region);

@@ -219,6 +219,26 @@ TEST_CASE("ci: the GitHub workflow's triggers, jobs, needs and permissions") {
         st["run"].as<std::string>().find("--against .trainc-base/deploy/shop") != std::string::npos)
       against = true;
   CHECK(against);
+  // And against the cluster as it is, where it exists: its credentials and diff --live only then;
+  // as the deployer (no planner), with dry runs.
+  YAML::Node there = run_step(plan, "gcloud container clusters describe shop");
+  REQUIRE(there);
+  CHECK(there["id"].as<std::string>() == "cluster");
+  CHECK(contains(there["run"].as<std::string>(), "echo exists=true >>\"$GITHUB_OUTPUT\""));
+  bool credentials = false;
+  for (const auto& st : plan["steps"])
+    if (st["uses"] && st["uses"].as<std::string>() == catalog().ci().gke_credentials) {
+      credentials = true;
+      CHECK(st["if"].as<std::string>() == "steps.cluster.outputs.exists == 'true'");
+      CHECK(st["with"]["cluster_name"].as<std::string>() == "shop");
+    }
+  CHECK(credentials);
+  YAML::Node live = run_step(plan, " diff --live ");
+  REQUIRE(live);
+  CHECK(live["if"].as<std::string>() == "steps.cluster.outputs.exists == 'true'");
+  CHECK(contains(live["run"].as<std::string>(), "--kubeconfig /tmp/kubeconfig || rc=$?"));
+  CHECK(!contains(live["run"].as<std::string>(), "--read-only"));
+  CHECK(contains(live["run"].as<std::string>(), "elif [ \"$rc\" -gt 1 ]; then\n  exit \"$rc\""));
   CHECK(run_step(plan, "terraform plan -input=false -lock=false"));
   for (const auto& s : plan["steps"])
     if (s["uses"] && s["uses"].as<std::string>() == catalog().ci().auth) {
@@ -594,6 +614,12 @@ TEST_CASE("ci: with a planner, pull requests plan read-only and only the deploy 
   };
   CHECK(signs_in_as("plan") == "planner@my-proj.iam.gserviceaccount.com");
   CHECK(signs_in_as("deploy") == "deployer@my-proj.iam.gserviceaccount.com");
+  // The planner may only read: diff --live is read-only.
+  bool read_only = false;
+  for (const auto& s : wf["jobs"]["plan"]["steps"])
+    if (s["run"] && contains(s["run"].as<std::string>(), " diff --live "))
+      read_only = contains(s["run"].as<std::string>(), " --read-only ");
+  CHECK(read_only);
   OutputSink out;
   const auto plan = k8s::plan(sys);
   for (const auto& e : emitters()) e->emit(sys, plan, out);

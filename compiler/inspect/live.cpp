@@ -186,9 +186,63 @@ std::vector<std::pair<std::string, std::string>> set_by_hand(const json& obj) {
   return out;
 }
 
+/// The live object's fields at the places `shape` has (maps by key, lists by position: a list
+/// longer on the cluster keeps its extra items): what the server defaulted and no apply set is
+/// left out, so a read-only comparison sees only what the output or its last apply decide.
+json project(const json& live, const json& shape) {
+  if (live.is_object() && shape.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : shape.items())
+      if (const auto it = live.find(k); it != live.end()) {
+        json c = project(*it, v);
+        if (!c.is_null()) out[k] = std::move(c);
+      }
+    return out.empty() ? json() : out;
+  }
+  if (live.is_array() && shape.is_array() && !shape.empty()) {
+    json out = json::array();
+    for (size_t i = 0; i < live.size(); ++i) out.push_back(project(live[i], shape[std::min(i, shape.size() - 1)]));
+    return out;
+  }
+  return live;
+}
+
+/// The union of two objects' places (lists merged by position), for project().
+json union_shape(const json& a, const json& b) {
+  if (a.is_null()) return b;
+  if (b.is_null()) return a;
+  if (a.is_object() && b.is_object()) {
+    json out = a;
+    for (const auto& [k, v] : b.items()) out[k] = out.contains(k) ? union_shape(out[k], v) : v;
+    return out;
+  }
+  if (a.is_array() && b.is_array()) {
+    json out = json::array();
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i)
+      out.push_back(union_shape(i < a.size() ? a[i] : json(), i < b.size() ? b[i] : json()));
+    return out;
+  }
+  return b;
+}
+
+/// The configuration kubectl recorded at the object's last client-side apply, comparable; null
+/// when there is none (made by hand, or by another tool).
+json last_applied(const json& obj) {
+  const auto md = obj.value("metadata", json::object());
+  const auto ann = md.value("annotations", json::object());
+  const auto last = ann.find(std::string(kLastApplied));
+  if (last == ann.end() || !last->is_string()) return json();
+  try {
+    return comparable(json::parse(last->get<std::string>()));
+  } catch (const json::parse_error&) {
+    return json();
+  }
+}
+
 /// What was asked of the cluster about one object of the output.
 struct Asked {
   LiveCluster::Answer live, applied, reapplied;  ///< get; dry run of the output; dry run of the last-applied
+  bool read_only = false;  ///< no dry run was made (read-only, or the credentials may not)
 };
 
 }  // namespace
@@ -196,7 +250,8 @@ struct Asked {
 // --- the comparison --------------------------------------------------------------------------
 
 AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputFiles& neu, LiveCluster& cluster,
-                      const std::string& subject, int workers) {
+                      const std::string& subject, const LiveOptions& options) {
+  const int workers = options.workers;
   const k8s::UpdateRules& rules = k8s::update_rules();
   AgainstPlan a;
   a.old_folder = "the cluster";
@@ -246,7 +301,11 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
     if (!q.live.ok && !q.live.missing) return;
     // A step's run that is there is left as it is (apply.sh's start_run): nothing to apply.
     if (q.live.ok && is_run_kind(m.key.kind)) return;
-    q.applied = cluster.dry_run_apply(m.yaml);
+    if (!options.read_only) q.applied = cluster.dry_run_apply(m.yaml);
+    if (options.read_only || q.applied.forbidden) {
+      q.read_only = true;
+      return;
+    }
     if (!q.live.ok || !q.applied.ok) return;
     // Drift: what applying the last-applied configuration again would change on the live object.
     const auto md = q.live.object.value("metadata", json::object());
@@ -332,7 +391,9 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
           reruns[c.step] = "its run was deleted on the cluster: applying starts it again";
         }
       }
-      if (!q.applied.ok) {
+      if (q.read_only) {
+        c.detail += std::string(c.detail.empty() ? "" : "; ") + "read-only: the server has not checked it";
+      } else if (!q.applied.ok) {
         if (q.applied.kind_unknown || q.live.kind_unknown)
           c.detail += std::string(c.detail.empty() ? "" : "; ") + "the server does not know kind " + m.key.kind +
                       " yet: apply.sh installs its add-on first, so the server has not checked it";
@@ -348,7 +409,7 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
       const std::string state = run_state(q.live.object).first;
       c.action = "unchanged";
       c.detail = fmt::format("this run is on the cluster ({}): apply.sh leaves it as it is", state);
-    } else if (!q.applied.ok) {
+    } else if (!q.read_only && !q.applied.ok) {
       c.action = "refused";
       const k8s::UpdateVerdict v = rules.judge(live_form(q.live.object), m.obj);
       c.refused = v.refused;
@@ -359,10 +420,34 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
         c.detail += fmt::format("; {} cannot change in place: delete it, then apply ({})", fmt::join(fields, ", "),
                                 v.lost.empty() ? "what it holds is lost" : v.lost);
     } else {
-      const json before = live_form(q.live.object), after = live_form(q.applied.object);
+      // before/after: the object as it is and as applying leaves it. put_back/as_is: what its last
+      // apply set, and those fields as they are now (drift where they differ).
+      const json live = live_form(q.live.object);
+      json before = live, after, put_back, as_is = live;
+      if (q.read_only) {
+        const json last = last_applied(q.live.object);
+        before = project(live, union_shape(last, m.obj));
+        after = m.obj;
+        if (!last.is_null()) {
+          put_back = last;
+          as_is = project(live, last);
+        }
+      } else {
+        after = live_form(q.applied.object);
+        if (q.reapplied.ok) put_back = live_form(q.reapplied.object);
+      }
       const k8s::UpdateVerdict v = rules.judge(before, after);
       c.changed = v.changed;
       c.action = v.changed.empty() ? "unchanged" : k8s::action_name(v.action);
+      if (c.action == "replace" && q.read_only) {
+        c.action = "refused";
+        c.refused = v.refused;
+        std::vector<std::string> fields;
+        for (const auto& r : v.refused) fields.push_back(r.path);
+        c.detail = fmt::format("the server would refuse the change ({} cannot change in place, by trainc's update "
+                               "rules: read-only, the server was not asked): delete it, then apply ({})",
+                               fmt::join(fields, ", "), v.lost.empty() ? "what it holds is lost" : v.lost);
+      }
       if (c.action == "replace") c.action = "update";  // the server accepted it in place
       if (c.action == "roll") {
         c.detail = fmt::format("its pods are restarted with the new template ({} changed)", pointer_list(v.changed));
@@ -375,10 +460,9 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
       }
       Drift d{m.key, m.file, {}, ""};
       std::set<std::string> named;
-      if (q.reapplied.ok) {
-        const json put_back = live_form(q.reapplied.object);
-        for (const auto& p : k8s::changed_paths(before, put_back)) {
-          d.fields.push_back(fmt::format("{}: applied {}, on the cluster {}", p, value_at(put_back, p), value_at(before, p)));
+      if (!put_back.is_null()) {
+        for (const auto& p : k8s::changed_paths(as_is, put_back)) {
+          d.fields.push_back(fmt::format("{}: applied {}, on the cluster {}", p, value_at(put_back, p), value_at(as_is, p)));
           named.insert(p);
         }
       }
@@ -390,7 +474,7 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
         named.insert(p);
         d.fields.push_back(fmt::format("{}: set on the cluster by {} ({}), which the output does not set: applying "
                                        "leaves it",
-                                       p, manager, value_at(before, p)));
+                                       p, manager, value_at(live, p)));
         left = true;
       }
       if (!d.fields.empty()) {
@@ -455,6 +539,14 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
   }
   for (const auto& c : a.objects) ++a.counts[c.action];
   add_step_runs(sys, plan, reruns, a);
+  if (std::any_of(asked.begin(), asked.end(), [](const Asked& q) { return q.read_only; }))
+    a.notes.push_back(options.read_only
+                          ? "read-only (--read-only): no dry run was made; each change was judged by trainc's update "
+                            "rules against the fields the object's last apply and this output set, without the "
+                            "server's defaulting, admission webhooks and immutable-field checks"
+                          : "the credentials may not make a server-side dry run (RBAC authorizes it as the write it "
+                            "stands for), so it was read-only: each change was judged by trainc's update rules against "
+                            "the fields the object's last apply and this output set, without the server's checks");
   a.notes.push_back("node pools are not compared here: `scripts/up.sh --dry-run` names what it would change");
   return a;
 }

@@ -28,6 +28,7 @@ class LiveCluster {
     bool ok = false;         ///< the server answered with an object (or, for list, a list)
     bool missing = false;    ///< no such object, or the server does not know its kind yet
     bool kind_unknown = false;  ///< the server does not know the kind (its add-on is not installed)
+    bool forbidden = false;  ///< a dry run the credentials may not make (RBAC authorizes it as the write)
     nlohmann::json object;   ///< the object (as JSON from the server)
     std::string message;     ///< the server's (or kubectl's) words when not ok
   };
@@ -47,10 +48,20 @@ struct LiveError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// How diff --live asks. Read-only, or where the credentials may not make a dry run (a CI planner
+/// that may only read), each object is read and the change judged by trainc's update rules
+/// (k8s/update_rules.h) against the live object's fields that its last apply or this output set:
+/// the server's defaulting, admission webhooks and immutable-field checks do not run, and a change
+/// the rules say cannot be made in place is `refused` on their word.
+struct LiveOptions {
+  int workers = 4;         ///< requests at once
+  bool read_only = false;  ///< never a dry run: gets and lists alone
+};
+
 /// What applying `neu` (the output `sys` compiles to, its plan `plan`) does to the cluster. `subject`
-/// names the cluster in the text ("the cluster of context 'gke_...'"). `workers` requests at once.
+/// names the cluster in the text ("the cluster of context 'gke_...'").
 AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputFiles& neu, LiveCluster& cluster,
-                      const std::string& subject, int workers = 4);
+                      const std::string& subject, const LiveOptions& options = {});
 
 /// diff --live's JSON: `against_json`'s shape with the drift, and the cluster asked.
 nlohmann::ordered_json live_json(const AgainstPlan& a, const std::string& context);

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -68,7 +69,8 @@ class FakeCluster : public LiveCluster {
  public:
   std::map<k8s::ObjectKey, json> objects;
   std::set<std::string> refuse;  ///< "Kind/name" whose dry run the server refuses
-  int writes = 0;                ///< never anything but dry runs
+  bool forbid_dry_runs = false;  ///< the credentials may only read (RBAC refuses every dry run)
+  int dry_runs = 0;
 
   static k8s::ObjectKey key(const json& o) { return k8s::object_key(o); }
 
@@ -104,6 +106,12 @@ class FakeCluster : public LiveCluster {
     const json m = parse(yaml);
     Answer a;
     const std::string ref = m.value("kind", "") + "/" + m["metadata"].value("name", "");
+    ++dry_runs;
+    if (forbid_dry_runs) {
+      a.forbidden = true;
+      a.message = "Error from server (Forbidden): deployments.apps is forbidden: User \"planner\" cannot patch";
+      return a;
+    }
     if (refuse.count(ref)) {
       a.message = fmt::format("Error from server (Invalid): {} is invalid: spec.selector: field is immutable", ref);
       return a;
@@ -152,7 +160,7 @@ const std::string& triton() {
 }
 
 AgainstPlan live(const Compiled& c, FakeCluster& cluster) {
-  return diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster", 2);
+  return diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster", {.workers = 2});
 }
 
 }  // namespace
@@ -247,4 +255,86 @@ TEST_CASE("diff --live: a change the server refuses is named with its words, and
   CHECK(d->detail.find("field is immutable") != std::string::npos);
   CHECK(live_exit_code(a) == 3);
   CHECK(render_against_text(a).find("refused") != std::string::npos);
+}
+
+namespace {
+
+/// What the server adds to what was applied: defaults no apply sets, which a read-only comparison
+/// must not take for changes.
+void add_server_defaults(FakeCluster& cluster) {
+  for (auto& [k, o] : cluster.objects) {
+    o["metadata"]["generation"] = 2;
+    auto set = [](json& at, const char* key, json v) {
+      if (!at.contains(key)) at[key] = std::move(v);
+    };
+    if (k.kind == "Deployment") {
+      set(o["spec"], "revisionHistoryLimit", 10);
+      set(o["spec"], "progressDeadlineSeconds", 600);
+      for (auto& ctr : o["spec"]["template"]["spec"]["containers"]) {
+        set(ctr, "terminationMessagePath", "/dev/termination-log");
+        set(ctr, "imagePullPolicy", "IfNotPresent");
+      }
+    }
+    if (k.kind == "Service") set(o["spec"], "sessionAffinity", "None");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("diff --live --read-only: no dry run; the output as applied, with the server's defaults, changes nothing") {
+  const Compiled c = compile_text(triton());
+  FakeCluster cluster;
+  cluster.apply_all(c.files.files());
+  add_server_defaults(cluster);
+  const AgainstPlan a = diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster",
+                                  {.workers = 2, .read_only = true});
+  CHECK(cluster.dry_runs == 0);
+  for (const auto& o : a.objects) CHECK_MESSAGE(o.action == "unchanged", o.key.describe(), " ", o.action, " ", o.detail);
+  CHECK(a.drift.empty());
+  CHECK(live_exit_code(a) == 0);
+  CHECK(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) { return n.find("--read-only") != std::string::npos; }));
+}
+
+TEST_CASE("diff --live where dry runs are forbidden: read-only, with drift, changes and an immutable field judged by the rules") {
+  const Compiled c = compile_text(triton());
+  FakeCluster cluster;
+  cluster.forbid_dry_runs = true;
+  cluster.apply_all(c.files.files());
+  add_server_defaults(cluster);
+  std::string deploy;
+  for (auto& [k, o] : cluster.objects)
+    if (k.kind == "Deployment") {
+      deploy = k.name;
+      o["spec"]["replicas"] = 3;  // scaled by hand
+    }
+  AgainstPlan a = live(c, cluster);
+  CHECK(cluster.dry_runs > 0);
+  REQUIRE(a.drift.size() == 1);
+  INFO(fmt::format("{}", fmt::join(a.drift[0].fields, "; ")));
+  REQUIRE(a.drift[0].fields.size() == 1);
+  CHECK(a.drift[0].fields[0] == "/spec/replicas: applied 1, on the cluster 3");
+  const ObjectChange* d = find(a, "Deployment", deploy);
+  REQUIRE(d);
+  CHECK(d->action == "update");
+  CHECK(std::any_of(a.notes.begin(), a.notes.end(),
+                    [](const std::string& n) { return n.find("may not make a server-side dry run") != std::string::npos; }));
+  CHECK(live_exit_code(a) == 1);
+
+  // The last apply had another selector (an earlier output): the change cannot be made in place.
+  for (auto& [k, o] : cluster.objects)
+    if (k.kind == "Deployment") {
+      o["spec"]["replicas"] = 1;
+      o["spec"]["selector"]["matchLabels"]["earlier"] = "yes";
+      json last = json::parse(o["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].get<std::string>());
+      last["spec"]["selector"]["matchLabels"]["earlier"] = "yes";
+      o["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = last.dump();
+    }
+  a = live(c, cluster);
+  d = find(a, "Deployment", deploy);
+  REQUIRE(d);
+  CHECK(d->action == "refused");
+  CHECK(d->detail.find("/spec/selector") != std::string::npos);
+  CHECK(d->detail.find("read-only") != std::string::npos);
+  CHECK(a.drift.empty());
+  CHECK(live_exit_code(a) == 3);
 }

@@ -209,7 +209,9 @@ up() {
   # kwok's own "fast" stages: nodes Ready with a lease heartbeat; pods Running and Ready once bound;
   # a Job's pods Succeeded (exit 0) --run-seconds (default 5) later (the annotation
   # pod-complete.stage.kwok.x-k8s.io/delay on a pod changes that), so that a step's pods all run at
-  # once, as real ones would, before any ends and frees its node. And one of ours, pod-fail: a
+  # once, as real ones would, before any ends and frees its node; a pod annotated
+  # test.trainc.dev/hold-ready is not made Ready (operators.sh: Kueue's, until its process serves).
+  # And one of ours, pod-fail: a
   # running pod annotated test.trainc.dev/exit-code=N ends Failed, its containers terminated with
   # exit code N, with the DisruptionTarget condition too when also annotated
   # test.trainc.dev/disruption (as preemption and eviction add it): tests/cluster/failures.py.
@@ -222,6 +224,9 @@ for d in docs:
         d["spec"]["delay"] = {"durationMilliseconds": int(sys.argv[1]) * 1000, "durationFrom": {
             "expressionFrom": ".metadata.annotations[\"pod-complete.stage.kwok.x-k8s.io/delay\"]"}}
         d["spec"]["selector"]["matchExpressions"].append({"key": exit_code, "operator": "DoesNotExist"})
+    if d["metadata"]["name"] == "pod-ready":
+        d["spec"]["selector"]["matchExpressions"].append(
+            {"key": ".metadata.annotations[\"test.trainc.dev/hold-ready\"]", "operator": "DoesNotExist"})
     if d["metadata"]["name"] == "pod-ready" and sys.argv[2]:
         d["spec"]["selector"]["matchExpressions"].append(
             {"key": ".metadata.labels[\"trainc.dev/step\"]", "operator": "NotIn", "values": [sys.argv[2]]})

@@ -18,6 +18,11 @@ applying then did.
       every object of the namespace and Kueue's cluster-scoped ones, as "KIND/NAME RESOURCEVERSION"
       lines: the same before and after diff --live means it wrote nothing.
 
+--read-only before a check: the diff was made with credentials that may only read (RBAC refuses
+every dry run that would write), or with --read-only, so where anything changes its notes must
+say it was read-only, and a refusal is trainc's rules' word (that the field cannot change in
+place), not the server's.
+
 Each prints one problem per line and exits 1 when there is one.
 """
 import json
@@ -35,7 +40,8 @@ def ref(o):
 
 
 def main():
-    what, args = sys.argv[1], sys.argv[2:]
+    read_only = sys.argv[1] == "--read-only"
+    what, args = sys.argv[2 if read_only else 1], sys.argv[3 if read_only else 2:]
     problems = []
     if what == "versions":
         k, kc, ns = args
@@ -58,6 +64,15 @@ def main():
         return 0
     d = load(args[0])
     objects = d["objects"]
+    said_read_only = any("may not make a server-side dry run" in n or "read-only (--read-only)" in n
+                         for n in d.get("notes", []))
+    # kubectl's apply sends no request for an object it finds unchanged: with nothing to change,
+    # no dry run is refused, and the answer is the server's all the same.
+    changes = d["drift"] or any(o["action"] not in ("unchanged", "keep") for o in objects)
+    if read_only and changes and not said_read_only:
+        problems.append(f"made with read-only credentials, but the notes do not say so: {d.get('notes')}")
+    if not read_only and said_read_only:
+        problems.append(f"made with credentials that may write, but the notes say read-only: {d.get('notes')}")
     if what == "empty":
         steps = [s for s in args[1].split(",") if s]
         for o in objects:
@@ -103,9 +118,10 @@ def main():
         got = [ref(o) for o in objects if o["action"] == "refused"]
         if got != [want]:
             problems.append(f"refused: {got}, expected [{want}]")
+        words = "cannot change in place" if read_only else "field is immutable"
         for o in objects:
-            if ref(o) == want and "field is immutable" not in o["detail"]:
-                problems.append(f"{want}: the detail does not give the server's words: {o['detail']}")
+            if ref(o) == want and words not in o["detail"]:
+                problems.append(f"{want}: the detail does not say '{words}': {o['detail']}")
         # Made again by hand: no record of an apply, which the drift says.
         if not any(ref(x) == want and "no record of an apply" in " ".join(x["fields"]) for x in d["drift"]):
             problems.append(f"{want} was made by hand, but the drift does not say so: {d['drift']}")

@@ -10,7 +10,12 @@ release's manifests.yaml is made) made to run on the loopback test cluster, read
   - everything else (CRDs, RBAC, the controller's Deployment, whose pod kwok keeps Running on a node
     and so takes its room there, Services, Secrets) is kept as released.
 
-Usage: manifests.py PORT CA.crt < manifests.yaml > patched.yaml
+With HOLD (a Deployment's name), that Deployment's pods carry the annotation
+test.trainc.dev/hold-ready, which keeps them un-Ready in kwok (cluster.sh's stages) until the
+harness removes it: operators.sh does once the controller's process, restarted for that pod, serves,
+as the pod's readiness probe would say.
+
+Usage: manifests.py PORT CA.crt [HOLD] < manifests.yaml > patched.yaml
 """
 import base64
 import sys
@@ -21,6 +26,7 @@ import yaml
 
 def main():
     port, ca_file = sys.argv[1], sys.argv[2]
+    hold = sys.argv[3] if len(sys.argv) > 3 else None
     ca = base64.b64encode(open(ca_file, "rb").read()).decode()
     out = []
     for doc in yaml.safe_load_all(sys.stdin):
@@ -36,6 +42,9 @@ def main():
                 w["clientConfig"] = {"url": f"https://127.0.0.1:{port}{quote(path)}", "caBundle": ca}
             # cert-manager or the controller's own cert rotation would inject its CA here.
             (doc.get("metadata") or {}).get("annotations", {}).pop("cert-manager.io/inject-ca-from", None)
+        if kind == "Deployment" and hold and doc["metadata"]["name"] == hold:
+            tmpl = doc["spec"]["template"].setdefault("metadata", {})
+            tmpl.setdefault("annotations", {})["test.trainc.dev/hold-ready"] = "until its process serves"
         out.append(doc)
     yaml.safe_dump_all(out, sys.stdout, sort_keys=False)
 

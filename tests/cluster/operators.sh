@@ -48,8 +48,8 @@ supervise() {
   echo "$!" >"$state/pids/$name"
 }
 
-release() {  # NAME PORT: the release manifests of config/NAME/default with webhooks on PORT, applied
-  "$bin/kubectl" kustomize "$cfg/$1/default" | python3 "$here/manifests.py" "$2" "$state/pki/ca.crt" \
+release() {  # NAME PORT [HOLD]: the release manifests of config/NAME/default with webhooks on PORT, applied
+  "$bin/kubectl" kustomize "$cfg/$1/default" | python3 "$here/manifests.py" "$2" "$state/pki/ca.crt" ${3:+"$3"} \
     >"$state/operators/$1.yaml"
   k apply --server-side --force-conflicts -f "$state/operators/$1.yaml" >/dev/null
 }
@@ -94,11 +94,13 @@ if wants kueue; then
 qport=$(free_port)
 mkdir -p "$state/operators/kueue-tmp"
 webhook_cert "$state/operators/kueue-tmp"
-release kueue "$qport"
+release kueue "$qport" kueue-controller-manager
 if [ -n "$kueue_config" ]; then
   k apply --server-side --force-conflicts -f "$kueue_config" >/dev/null
 fi
+qhealth=$(free_port)
 # The configuration the controller runs: the ConfigMap's, with the serving addresses of a process.
+kueue_config() {
 k get configmap kueue-manager-config -n kueue-system -o 'jsonpath={.data.controller_manager_config\.yaml}' |
   python3 -c '
 import sys, yaml
@@ -108,8 +110,10 @@ c["internalCertManagement"] = {"enable": False}
 c["webhook"] = {"port": int(sys.argv[1]), "host": "127.0.0.1", "certDir": sys.argv[3]}
 c["health"] = {"healthProbeBindAddress": "127.0.0.1:" + sys.argv[2]}
 c["metrics"] = {"bindAddress": "0"}
-yaml.safe_dump(c, sys.stdout)' "$qport" "$(free_port)" "$state/operators/kueue-tmp/k8s-webhook-server/serving-certs" \
-  >"$state/operators/kueue-config.yaml"
+yaml.safe_dump(c, sys.stdout)' "$qport" "$qhealth" "$state/operators/kueue-tmp/k8s-webhook-server/serving-certs" \
+  >"$state/operators/kueue-config.yaml.new" && mv "$state/operators/kueue-config.yaml.new" "$state/operators/kueue-config.yaml"
+}
+kueue_config
 # Without its internal certificate management (whose certificate names only the webhook Service,
 # which the API server cannot reach here), Kueue reads its metrics server's certificate from the
 # fixed folder /etc/kueue/metrics/certs, as its pod mounts it: the process sees /etc with that
@@ -124,6 +128,36 @@ TMPDIR="$state/operators/kueue-tmp" KUBECONFIG=$kc supervise kueue \
   "$overlay" "$bin/kueue" --config "$state/operators/kueue-config.yaml" --kubeconfig "$kc" --zap-log-level=info \
   --feature-gates=VisibilityOnDemand=false
 wait_port kueue "$qport"
+# Kueue's pod, played: its Deployment's pods are held un-Ready (manifests.py) until the process
+# serves for them. A pod of another template (apply.sh marking the configuration it runs, or a
+# rollout restart) is a new container reading the ConfigMap as it is then: the process is started
+# again with it, and the pod made Ready once its webhooks answer, as its readiness probe would.
+kueue_pods() {
+  local serving='' pod hash
+  while sleep 1; do
+    while read -r pod hash; do
+      [ -n "$pod" ] || continue
+      if [ -n "$serving" ] && [ "$hash" != "$serving" ]; then
+        kueue_config
+        pkill -f "^$bin/kueue --config $state/operators/kueue-config.yaml" || true
+        sleep 2
+        wait_port kueue "$qport" || continue
+        echo "pod $pod (template $hash): Kueue restarted with the configuration its ConfigMap holds now:"
+        grep -A3 '^waitForPodsReady' "$state/operators/kueue-config.yaml" || true
+      fi
+      serving=$hash
+      k annotate pod -n kueue-system "$pod" test.trainc.dev/hold-ready- >/dev/null || continue
+    done < <(k get pods -n kueue-system -o json | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    m = p["metadata"]
+    if "test.trainc.dev/hold-ready" in (m.get("annotations") or {}) and not m.get("deletionTimestamp"):
+        print(m["name"], m.get("labels", {}).get("pod-template-hash", ""))')
+  done
+}
+bin=$bin kc=$kc state=$state qport=$qport qhealth=$qhealth \
+  setsid bash -c "$(declare -f k say wait_port kueue_config kueue_pods); kueue_pods" >"$state/logs/kueue-pod.log" 2>&1 &
+echo "$!" >"$state/pids/kueue-pod"
 fi
 
 # ---- KubeRay --------------------------------------------------------------------------------
