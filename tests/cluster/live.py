@@ -66,9 +66,9 @@ def main():
     objects = d["objects"]
     said_read_only = any("may not make a server-side dry run" in n or "read-only (--read-only)" in n
                          for n in d.get("notes", []))
-    # kubectl's apply sends no request for an object it finds unchanged: with nothing to change,
-    # no dry run is refused, and the answer is the server's all the same.
-    changes = d["drift"] or any(o["action"] not in ("unchanged", "keep") for o in objects)
+    # kubectl's apply sends no request for an object it finds unchanged: where applying changes
+    # nothing (drift it leaves aside), no dry run is refused, and the answer is the server's.
+    changes = any(o["action"] not in ("unchanged", "keep") for o in objects)
     if read_only and changes and not said_read_only:
         problems.append(f"made with read-only credentials, but the notes do not say so: {d.get('notes')}")
     if not read_only and said_read_only:

@@ -142,8 +142,9 @@ kueue_pods() {
         pkill -f "^$bin/kueue --config $state/operators/kueue-config.yaml" || true
         sleep 2
         wait_port kueue "$qport" || continue
-        echo "pod $pod (template $hash): Kueue restarted with the configuration its ConfigMap holds now:"
-        grep -A3 '^waitForPodsReady' "$state/operators/kueue-config.yaml" || true
+        echo "pod $pod (template $hash): Kueue restarted with the configuration its ConfigMap holds now: $(python3 -c '
+import sys, yaml
+print("waitForPodsReady", yaml.safe_load(open(sys.argv[1])).get("waitForPodsReady"))' "$state/operators/kueue-config.yaml")"
       fi
       serving=$hash
       k annotate pod -n kueue-system "$pod" test.trainc.dev/hold-ready- >/dev/null || continue
