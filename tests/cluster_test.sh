@@ -9,10 +9,13 @@
 # `needs` order, and the pods of each step and service on as many nodes, as many a node, as the plan
 # says. Day 2 too: an example running, its spec edited, the new output applied over it by its
 # apply.sh; what was started, deleted and rolled is held to `trainc plan --against` and `trainc diff
-# --live` (tests/cluster/day2.py). `trainc diff --live` itself against the live objects: drift,
-# refusals, read-only (tests/cluster/live.py). Failures: pods ended with chosen exit codes or
-# conditions, a node deleted, pods never Ready under Kueue, judged by what the Job and JobSet
-# controllers, the pod garbage collector and Kueue do (tests/cluster/failures.py).
+# --live` (tests/cluster/day2.py); Kueue's configuration changed, its controller restarted; the
+# day-2 corpus's first edits of each example dry-run applied by the server over the unedited
+# objects (tests/day2_corpus.py --server). `trainc diff --live` itself against the live objects:
+# drift, refusals, read-only and as a planner that may only read (tests/cluster/live.py). Failures:
+# pods ended with chosen exit codes or conditions, a node deleted, pods never Ready under Kueue,
+# judged by what the Job and JobSet controllers, the pod garbage collector and Kueue do
+# (tests/cluster/failures.py).
 #
 # The programs are built by tools/install-cluster.sh (.ci/run builds them first). Without them
 # (no Go, no module proxy) the suite is skipped with a line saying why; TRAINC_REQUIRE_CLUSTER=1
@@ -631,6 +634,27 @@ PY
   finish_case "restart-$name" "$state" "$rc" ""
 }
 
+# The day-2 corpus (tests/day2_corpus.py) on the real API server, its operators' webhooks with it:
+# for each example, the first edits that change k8s/, their unedited objects applied for real (Kueue
+# admits their runs), then the edited ones as a server-side dry run; the server must refuse nothing
+# but step runs the update oracle refuses too.
+corpus_case() {
+  local state=$TMP/cluster-corpus kc plans=() name rc=0
+  for name in "${examples[@]}"; do
+    "$TRAINC" plan "$(spec_of "$name")" --format json >"$TMP/corpus-plan-$name.json" 2>/dev/null &&
+      plans+=("$TMP/corpus-plan-$name.json")
+  done
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" "${plans[@]}" 2>"$TMP/corpus-up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$TMP/corpus-up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  python3 tests/day2_corpus.py "$TRAINC" --server "$BIN/kubectl" "$kc" --sample 3 >"$TMP/corpus.tap" 2>&1 || rc=1
+  local judged
+  judged=$(grep -c 'on the real API server$' "$TMP/corpus.tap" || true)
+  echo "# $judged edits judged on the real API server"
+  if [ "$judged" -eq 0 ]; then echo "no edit was judged on the server:"; tail -n 20 "$TMP/corpus.tap"; rc=1; fi
+  if [ "$rc" -ne 0 ]; then grep -A4 '^not ok' "$TMP/corpus.tap" | grep -v 'TODO' | head -n 40; fi
+  finish_case corpus "$state" "$rc" ""
+}
+
 # A spec trainc refuses because some of a step's pods would stay Pending, fixed as the error says
 # (the pool raised to the nodes it names), compiled and applied to a cluster with the pool at the
 # size the spec had: exactly the pods trainc said find no room stay Pending, the scheduler saying
@@ -719,6 +743,8 @@ if [ "$#" -eq 0 ]; then
     failure_case customgpt 's/^    retries: 2$/    retries: 2\n    timeout: 40s/' "deadline train job"
   t "failures on the upstream control plane: examples/kueue-gpu with podsReadyTimeout 30s: a step admitted whose pods never become Ready is evicted at the timeout, suspended and queued again" \
     podsready_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
+  t "day 2 on the upstream control plane: the day-2 corpus's first edits of each example, their unedited objects applied and the edited ones dry-run applied: the server and its admission webhooks refuse nothing but what the update oracle refuses" \
+    corpus_case
   t "day 2 on the upstream control plane: examples/kueue-gpu's podsReadyTimeout shortened to 30s over the running system: plan --against names Kueue's configuration and its controller's restart, apply.sh restarts it, and the real Kueue evicts at the new timeout" \
     kueue_restart_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
   t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for; each also as a planner that may only read (no dry run)" \

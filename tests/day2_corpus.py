@@ -40,7 +40,18 @@ would silently not re-run.
 Before the corpus, the judge is shown to fail: a planted change of a Deployment's selector must be
 read as a refused non-step object.
 
+On the real API server (--server KUBECTL KUBECONFIG, the cluster suite's control plane with Kueue,
+JobSet and KubeRay): the first --sample edits of each example (default 3) that change k8s/ are
+judged again by the server itself. Each edit's OLD objects (moved to names of their own as above)
+are applied for real, as apply.sh applies them (client-side), so Kueue admits its runs; then its
+NEW objects are applied as a server-side dry run, which runs the server's validation, its
+immutable-field checks and the operators' admission webhooks. An object the dry run does not
+accept is refused. A refused object other than a step's run is a failure, as with the oracle; so
+is a refusal the oracle did not make (the two disagree); a refusal the oracle made that the server
+does not is reported (the oracle also judges workloads Kueue has not admitted).
+
 Usage: day2_corpus.py TRAINC [--oracle DIR] [--jobs N] [--example NAME]... [--list] [--keep DIR]
+                      [--server KUBECTL KUBECONFIG [--sample N]]
 The oracle folder: --oracle, else $TRAINC_ORACLE_DIR, else shared/oracle beside the source root.
 Without it every test is skipped (failed when TRAINC_REQUIRE_ORACLES=1). --list prints the edits
 only (no oracle needed).
@@ -451,6 +462,9 @@ def judge_example(args, schema, ex, work):
     shutil.copytree(src, new_dir)
     old_digest = folder_digest(old_k8s)
     for i, (kind, places, only) in enumerate(field_kinds(schema, ex.doc)):
+        # On the server: only the first --sample edits that change k8s/ are compiled and judged.
+        if args.server and sum(1 for r in results if r.get("status") == "ok") >= args.sample:
+            break
         res = {"example": ex.name, "kind": kind, "path": show_path(places[0][0]), "lines": []}
         results.append(res)
         tried = []
@@ -507,9 +521,12 @@ def judge_example(args, schema, ex, work):
         res["new_objs"] = new_objs
         res["judged"] = []
         res["status"] = "ok"
-    judge_batch(args, ex, system, old_objs, [r for r in results if r["status"] == "ok"], kueue, base)
     for r in results:
-        r.pop("new_objs", None)
+        r["system"], r["steps"] = system, ex.steps
+    judge_batch(args, ex, system, old_objs, [r for r in results if r["status"] == "ok"], kueue, base)
+    if not args.server:
+        for r in results:
+            r.pop("new_objs", None)
     return results
 
 
@@ -551,6 +568,8 @@ def judge_batch(args, ex, system, old_objs, results, kueue, base):
             yaml.dump_all([renamed(o, tag) for o in old_objs.values()], f, Dumper=Dumper, sort_keys=False)
         with open(os.path.join(new_all, f"{tag}.yaml"), "w") as f:
             yaml.dump_all([renamed(o, tag) for o in r["new_objs"].values()], f, Dumper=Dumper, sort_keys=False)
+    if args.server:
+        judge_on_server(args, ex, system, by_tag, old_all, new_all)
     for mode in ([None, "pending"] if kueue else [None]):
         parsed, text = run_oracle(args.oracle, old_all, new_all, mode)
         if parsed is None:
@@ -567,6 +586,84 @@ def judge_batch(args, ex, system, old_objs, results, kueue, base):
             r["judged"].append({"mode": mode or "admitted", "kind": okind, "name": name,
                                 "step": step_of(obj, system, ex.steps), "detail": detail})
             r["status"] = "refused"
+
+
+# ---------------------------------------------------------------- the real API server
+
+def json_objects(text):
+    """The objects kubectl printed with -o json: one, a List, or several one after another."""
+    out, at, dec = [], 0, json.JSONDecoder()
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return out
+        try:
+            o, at = dec.raw_decode(text, at)
+        except ValueError:
+            return out
+        out.extend(o.get("items", []) if o.get("kind") == "List" else [o])
+
+
+def judge_on_server(args, ex, system, by_tag, old_all, new_all):
+    """The first --sample edits of by_tag: OLD applied, NEW dry-run applied, refusals in r["server"]."""
+    kubectl, kc = args.server
+    k = [kubectl, "--kubeconfig", kc]
+    tags = sorted(by_tag, key=lambda t: int(t[1:]))[:args.sample]
+    for tag in tags:
+        # Twice: a namespace made in the first pass holds the objects refused in it.
+        for _ in range(2):
+            r = subprocess.run(k + ["apply", "-f", os.path.join(old_all, f"{tag}.yaml")], capture_output=True, text=True)
+            if r.returncode == 0:
+                break
+        res = by_tag[tag]
+        if r.returncode != 0:
+            res["server"] = [("(old)", "", [f"the unedited objects cannot be applied: {r.stderr.strip()[:400]}"])]
+            continue
+        r = subprocess.run(k + ["apply", "--dry-run=server", "-o", "json", "-f", os.path.join(new_all, f"{tag}.yaml")],
+                           capture_output=True, text=True)
+        accepted = set()
+        for o in json_objects(r.stdout):
+            md = o.get("metadata", {})
+            full = f"{md['namespace']}/{md.get('name')}" if md.get("namespace") else md.get("name")
+            accepted.add((o.get("kind"), original(full)[1]))
+        errors = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("Warning:")]
+        res["server"] = []
+        for (kind, name), o in res["new_objs"].items():
+            if (kind, name) in accepted:
+                continue
+            short = name.split("/")[-1]
+            said = [e for e in errors if f'"{tag}--{short}"' in e or f'"{short}"' in e] or errors[:2] or ["(no message)"]
+            res["server"].append((kind, name, said[:3]))
+
+
+def report_server(results, n):
+    """TAP lines for the edits judged on the real API server; returns the last number and failures."""
+    failed = 0
+    for r in results:
+        if "server" not in r:
+            continue
+        n += 1
+        label = f"{r['example']}: {r['kind']} at {r.get('path', '')}, {r.get('edit', '')}, on the real API server".replace("#", "no.")
+        oracle = {(j["kind"], j["name"]) for j in r.get("judged", [])}
+        problems, notes = [], []
+        for kind, name, said in r["server"]:
+            obj = r["new_objs"].get((kind, name)) or {}
+            step = step_of(obj, r["system"], r["steps"]) if obj else None
+            if step is None:
+                problems.append(f"REFUSED {kind} {name} (not a step's run): {' | '.join(said)[:500]}")
+            elif (kind, name) not in oracle:
+                problems.append(f"REFUSED {kind} {name} [step '{step}'], which the oracle accepts: {' | '.join(said)[:500]}")
+            else:
+                notes.append(f"refused {kind} {name} [step '{step}'], as the oracle says")
+        served = {(kind, name) for kind, name, _ in r["server"]}
+        for kind, name in sorted(oracle - served):
+            notes.append(f"the oracle refuses {kind} {name}; the server accepts it (its workload may not be admitted here)")
+        failed += 1 if problems else 0
+        print(f"{'not ok' if problems else 'ok'} {n} - {label}")
+        for ln in problems + notes:
+            print(f"# {ln}")
+    return n, failed
 
 
 # ---------------------------------------------------------------- the planted failure
@@ -697,6 +794,8 @@ def main():
     ap.add_argument("--example", action="append")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--keep")
+    ap.add_argument("--server", nargs=2, metavar=("KUBECTL", "KUBECONFIG"))
+    ap.add_argument("--sample", type=int, default=3)
     args = ap.parse_args()
     args.trainc = os.path.abspath(args.trainc) if os.sep in args.trainc else shutil.which(args.trainc)
     schema = Schema(SCHEMA)
@@ -740,6 +839,9 @@ def main():
     print(f"# step runs content-named: {'yes' if named else 'no'} ({why})")
     n, failed, counts = report(results, named, why, 1)
     failed += 0 if planted_ok else 1
+    if args.server:
+        n, server_failed = report_server(results, n)
+        failed += server_failed
     print(f"# {len(examples)} examples, {len(results)} field kinds: {counts['ok']} ok ({counts['same']} with k8s/ unchanged), "
           f"{counts['refused-step']} refused on step run objects only, {counts['refused-other']} refused on other objects, "
           f"{counts['ray-in-place']} accepted with a RayJob changed under its old name, "

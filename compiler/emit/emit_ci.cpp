@@ -386,10 +386,10 @@ std::string github_workflow(const System& sys) {
     ojson live = step_run(
         "What applying it does to the cluster as it is (trainc diff --live)",
         lines({"rc=0",
-               fmt::format("docker run --rm --network host --user \"$(id -u):$(id -g)\" -e HOME=/tmp -v \"$PWD:/src\" "
-                           "-v \"$KUBECONFIG:/tmp/kubeconfig:ro\" -w /src {} diff --live {} --kubeconfig /tmp/kubeconfig{} "
-                           "|| rc=$?",
-                           sh_quote(gh.trainc_image), sh_path(p.spec), read_only ? " --read-only" : ""),
+               "docker run --rm --network host --user \"$(id -u):$(id -g)\" -e HOME=/tmp \\",
+               "  -v \"$PWD:/src\" -v \"$KUBECONFIG:/tmp/kubeconfig:ro\" -w /src \\",
+               fmt::format("  {} diff --live {} --kubeconfig /tmp/kubeconfig{} || rc=$?", sh_quote(gh.trainc_image),
+                           sh_path(p.spec), read_only ? " --read-only" : ""),
                "# 0: nothing would change; 1: changes or drift (above); 2: the cluster could not be asked; 3: applying "
                "would be refused",
                "if [ \"$rc\" -eq 2 ]; then",
