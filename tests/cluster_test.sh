@@ -646,11 +646,13 @@ corpus_case() {
   done
   kc=$(bash tests/cluster/cluster.sh up --state "$state" "${plans[@]}" 2>"$TMP/corpus-up.log" | tail -n 1)
   if [ ! -f "$kc" ]; then tail -n 20 "$TMP/corpus-up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
-  python3 tests/day2_corpus.py "$TRAINC" --server "$BIN/kubectl" "$kc" --sample 3 >"$TMP/corpus.tap" 2>&1 || rc=1
+  python3 tests/day2_corpus.py "$TRAINC" --server "$BIN/kubectl" "$kc" --sample 5 >"$TMP/corpus.tap" 2>&1 || rc=1
   local judged
   judged=$(grep -c 'on the real API server$' "$TMP/corpus.tap" || true)
   echo "# $judged edits judged on the real API server"
   if [ "$judged" -eq 0 ]; then echo "no edit was judged on the server:"; tail -n 20 "$TMP/corpus.tap"; rc=1; fi
+  grep -q '^ok 2 - the real API server refuses the planted' "$TMP/corpus.tap" ||
+    { echo "the server's refusal of the planted change was not seen:"; sed -n '1,12p' "$TMP/corpus.tap"; rc=1; }
   if [ "$rc" -ne 0 ]; then grep -A4 '^not ok' "$TMP/corpus.tap" | grep -v 'TODO' | head -n 40; fi
   finish_case corpus "$state" "$rc" ""
 }

@@ -48,7 +48,8 @@ NEW objects are applied as a server-side dry run, which runs the server's valida
 immutable-field checks and the operators' admission webhooks. An object the dry run does not
 accept is refused. A refused object other than a step's run is a failure, as with the oracle; so
 is a refusal the oracle did not make (the two disagree); a refusal the oracle made that the server
-does not is reported (the oracle also judges workloads Kueue has not admitted).
+does not is reported (the oracle also judges workloads Kueue has not admitted). Before them, the
+planted selector change above must be refused by the server's dry run too.
 
 Usage: day2_corpus.py TRAINC [--oracle DIR] [--jobs N] [--example NAME]... [--list] [--keep DIR]
                       [--server KUBECTL KUBECONFIG [--sample N]]
@@ -610,15 +611,29 @@ def judge_on_server(args, ex, system, by_tag, old_all, new_all):
     kubectl, kc = args.server
     k = [kubectl, "--kubeconfig", kc]
     tags = sorted(by_tag, key=lambda t: int(t[1:]))[:args.sample]
+
+    def said(text):
+        return " ".join(ln for ln in text.splitlines() if ln.strip() and not ln.startswith("Warning:"))
+
     for tag in tags:
-        # Twice: a namespace made in the first pass holds the objects refused in it.
-        for _ in range(2):
-            r = subprocess.run(k + ["apply", "-f", os.path.join(old_all, f"{tag}.yaml")], capture_output=True, text=True)
-            if r.returncode == 0:
-                break
         res = by_tag[tag]
+        # Every namespace the objects name, old and new, made first (apply.sh makes the system's
+        # before anything in it; a dry run would not keep it; some systems run in one they do not make).
+        namespaces = set()
+        for f in (os.path.join(old_all, f"{tag}.yaml"), os.path.join(new_all, f"{tag}.yaml")):
+            with open(f) as fh:
+                for o in yaml.load_all(fh, Loader=Loader):
+                    if isinstance(o, dict):
+                        md = o.get("metadata") or {}
+                        if o.get("kind") == "Namespace":
+                            namespaces.add(md.get("name"))
+                        elif md.get("namespace"):
+                            namespaces.add(md["namespace"])
+        for ns in sorted(namespaces):
+            subprocess.run(k + ["create", "namespace", ns], capture_output=True, text=True)
+        r = subprocess.run(k + ["apply", "-f", os.path.join(old_all, f"{tag}.yaml")], capture_output=True, text=True)
         if r.returncode != 0:
-            res["server"] = [("(old)", "", [f"the unedited objects cannot be applied: {r.stderr.strip()[:400]}"])]
+            res["server"] = [("(old)", "", [f"the unedited objects cannot be applied: {said(r.stderr)[:600]}"])]
             continue
         r = subprocess.run(k + ["apply", "--dry-run=server", "-o", "json", "-f", os.path.join(new_all, f"{tag}.yaml")],
                            capture_output=True, text=True)
@@ -674,6 +689,8 @@ def planted_refusal(args, work):
     src = os.path.join(ROOT, "examples", "vllm-l4")
     shutil.copytree(src, base)
     old_k8s, system = compile_spec(args.trainc, os.path.join(base, "spec.yaml"), os.path.join(work, "planted-old"))
+    if old_k8s is not None and not os.path.exists(os.path.join(work, "planted-old-k8s")):
+        shutil.copytree(old_k8s, os.path.join(work, "planted-old-k8s"))
     if old_k8s is None:
         return False, [f"vllm-l4 does not compile: {system}"]
     new_k8s = os.path.join(work, "planted-new")
@@ -698,6 +715,24 @@ def planted_refusal(args, work):
     if changed and any(k == "Deployment" for k, _ in non_step):
         return True, []
     return False, ["the planted selector change was not read as a refused Deployment:"] + text.splitlines()[:20]
+
+
+def planted_on_server(args, work):
+    """The planted selector change (planted_refusal's folders) on the real API server: the dry run
+    must refuse the Deployment, or judge_on_server cannot see a refusal."""
+    old_objs, new_objs = load_objects(os.path.join(work, "planted-old-k8s")), load_objects(os.path.join(work, "planted-new"))
+    old_all, new_all = os.path.join(work, "planted-server-old"), os.path.join(work, "planted-server-new")
+    for d, objs in ((old_all, old_objs), (new_all, new_objs)):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "e999.yaml"), "w") as f:
+            yaml.dump_all([renamed(o, "e999") for o in objs.values()], f, Dumper=Dumper, sort_keys=False)
+    res = {"new_objs": new_objs}
+    judge_on_server(args, None, None, {"e999": res}, old_all, new_all)
+    refused = [(k, n) for k, n, _ in res.get("server", [])]
+    if any(k == "Deployment" for k, _ in refused):
+        return True, []
+    return False, [f"the server refused {refused or 'nothing'} of the planted selector change"] + \
+        [ln for _, _, said in res.get("server", []) for ln in said][:5]
 
 
 # ---------------------------------------------------------------- TAP
@@ -826,6 +861,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     try:
         planted_ok, planted_lines = planted_refusal(args, work)
+        if args.server and planted_ok:
+            server_ok, server_lines = planted_on_server(args, work)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = [pool.submit(judge_example, args, schema, ex, work) for ex in examples]
             results = [r for f in futures for r in f.result()]
@@ -836,9 +873,16 @@ def main():
     print(f"{'ok' if planted_ok else 'not ok'} 1 - the judge reads a planted Deployment selector change as a refused non-step object")
     for ln in planted_lines:
         print(f"# {ln}")
+    if args.server:
+        server_ok = server_ok if planted_ok else False
+        print(f"{'ok' if server_ok else 'not ok'} 2 - the real API server refuses the planted Deployment selector change "
+              "in a dry run, and the judge reads it")
+        for ln in (server_lines if planted_ok else ["the planted change was not made"]):
+            print(f"# {ln}")
+        failed_server_planted = 0 if server_ok else 1
     print(f"# step runs content-named: {'yes' if named else 'no'} ({why})")
-    n, failed, counts = report(results, named, why, 1)
-    failed += 0 if planted_ok else 1
+    n, failed, counts = report(results, named, why, 2 if args.server else 1)
+    failed += (0 if planted_ok else 1) + (failed_server_planted if args.server else 0)
     if args.server:
         n, server_failed = report_server(results, n)
         failed += server_failed
