@@ -225,7 +225,7 @@ json union_shape(const json& a, const json& b) {
   return b;
 }
 
-/// The configuration kubectl recorded at the object's last client-side apply, comparable; null
+/// The configuration kubectl recorded at the object's last client-side apply, as applied; null
 /// when there is none (made by hand, or by another tool).
 json last_applied(const json& obj) {
   const auto md = obj.value("metadata", json::object());
@@ -233,7 +233,7 @@ json last_applied(const json& obj) {
   const auto last = ann.find(std::string(kLastApplied));
   if (last == ann.end() || !last->is_string()) return json();
   try {
-    return comparable(json::parse(last->get<std::string>()));
+    return json::parse(last->get<std::string>());
   } catch (const json::parse_error&) {
     return json();
   }
@@ -308,16 +308,8 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
     }
     if (!q.live.ok || !q.applied.ok) return;
     // Drift: what applying the last-applied configuration again would change on the live object.
-    const auto md = q.live.object.value("metadata", json::object());
-    const auto ann = md.value("annotations", json::object());
-    const auto last = ann.find(std::string(kLastApplied));
-    if (last == ann.end() || !last->is_string()) return;
-    json applied_last;
-    try {
-      applied_last = json::parse(last->get<std::string>());
-    } catch (const json::parse_error&) {
-      return;
-    }
+    const json applied_last = last_applied(q.live.object);
+    if (applied_last.is_null()) return;
     if (comparable(applied_last) == m.obj) {
       q.reapplied = q.applied;  // the output is what was applied last: the same dry run
     } else {
@@ -425,7 +417,7 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
       const json live = live_form(q.live.object);
       json before = live, after, put_back, as_is = live;
       if (q.read_only) {
-        const json last = last_applied(q.live.object);
+        const json last = comparable(last_applied(q.live.object));
         before = project(live, union_shape(last, m.obj));
         after = m.obj;
         if (!last.is_null()) {
