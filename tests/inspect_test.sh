@@ -289,7 +289,7 @@ case "$*" in
   "projects describe"*) echo 123456 ;;
   "container clusters describe demo "*--format=*) echo 'default|default|REGULAR|' ;;
   "container node-pools describe gpu-pool "*--format=*)
-    echo 'n1-standard-4|nvidia-tesla-t4|1|100||||||||||||||||https://www.googleapis.com/compute/v1/projects/my-project/zones/us-central1-c/instanceGroupManagers/gke-demo-gpu-pool-grp' ;;
+    echo 'n1-standard-4|nvidia-tesla-t4|1|100|||||||||||||||||https://www.googleapis.com/compute/v1/projects/my-project/zones/us-central1-c/instanceGroupManagers/gke-demo-gpu-pool-grp' ;;
   "compute instance-groups managed describe gke-demo-gpu-pool-grp "*) echo 4 ;;
   "container node-pools list "*) echo gpu-pool ;;
 esac

@@ -139,7 +139,7 @@ for a in "$@"; do
       if [ -z "$verb" ]; then
         case "$a" in
           describe | create | delete | list | enable | get-credentials | add-iam-policy-binding | \
-            remove-iam-policy-binding | ls | rm) verb=$a ;;
+            remove-iam-policy-binding | ls | rm | update) verb=$a ;;
           *) words+=("$a") ;;
         esac
       elif [ -z "$name" ]; then
@@ -188,6 +188,11 @@ case "$group/$verb" in
     b=${name#gs://}; b=${b%%/*}
     [ -e "$cloud/storage_buckets_$b" ] || { echo "ERROR: (gcloud.storage.rm) gs://$b not found: 404." >&2; exit 1; }
     rm -f "$cloud/storage_buckets_$b"; exit 0 ;;
+  "storage buckets/update")  # e.g. --versioning, where checkpoints live
+    b=$name
+    [ -e "$cloud/storage_buckets_$b" ] || { echo "ERROR: (gcloud.storage.buckets.update) gs://$b not found: 404." >&2; exit 1; }
+    printf '%s\n' "$@" >>"$cloud/storage_buckets_$b"
+    echo "Updating gs://$b/..." >&2; exit 0 ;;
   "container node-pools/list")
     for f in "$cloud"/container_node-pools_"${cluster}"_*; do [ -e "$f" ] && echo "${f##*_}"; done
     exit 0 ;;
@@ -263,6 +268,7 @@ value() {
     config.diskSizeGb) disk=$(flag "$f" disk-size); echo "${disk:-100}" ;;
     config.spot) has "$f" spot && echo True ;;
     config.flexStart) has "$f" flex-start && echo True ;;
+    queuedProvisioning.enabled) has "$f" enable-queued-provisioning && echo True ;;
     config.reservationAffinity.consumeReservationType)
       case $(flag "$f" reservation-affinity) in specific) echo SPECIFIC_RESERVATION ;; none) echo NO_RESERVATION ;; esac ;;
     config.reservationAffinity.values) flag "$f" reservation ;;

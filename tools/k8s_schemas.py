@@ -405,6 +405,16 @@ def conv_swagger(s):
 
 
 # ------------------------------------------------------------------ CRDs (openAPIV3Schema)
+
+def case_insensitive(pattern):
+    """Go's (RE2) inline flag (?i), which ECMAScript regular expressions (the validator's) lack: the
+    flag is dropped and each lower-case range in a bracket gains its upper-case twin. Kueue's CRDs
+    use it only before ranges such as [a-z] (AdmissionCheck parameters.kind)."""
+    out = pattern.replace("(?i)", "")
+    if re.search(r"[A-Za-z]", re.sub(r"\[[^\]]*\]", "", out)):
+        sys.exit(f"k8s_schemas: cannot make {pattern!r} case-insensitive: a letter outside a bracket")
+    return out.replace("a-z", "a-zA-Z")
+
 def conv_crd(s, in_junctor=False):
     if isinstance(s, bool):
         return s
@@ -421,6 +431,8 @@ def conv_crd(s, in_junctor=False):
               "maxProperties", "multipleOf"):
         if k in s:
             o[k] = s[k]
+    if "pattern" in o and "(?i)" in o["pattern"]:
+        o["pattern"] = case_insensitive(o["pattern"])
     if s.get("format"):
         for k, v in format_rules(s["format"]).items():
             o.setdefault(k, v)

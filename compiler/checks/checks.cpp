@@ -30,6 +30,7 @@ void check_lowered(const System& sys, const Document& doc, Diagnostics& diags) {
 bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, const CheckOptions& opts, bool* whole) {
   size_t before = diags.error_count();
   check_pools(sys, doc, diags);
+  check_capacity(sys, doc, diags);
   check_names(sys, doc, diags);
   check_steps(sys, doc, diags);
   check_checkpoints(sys, doc, diags);

@@ -39,6 +39,8 @@ bool run_checks(const System& sys, const Document& doc, Diagnostics& diags, cons
 
 /// Pools agree with the hardware catalog: GPUs, TPU topologies, provisioning (hardware.cpp).
 void check_pools(const System& sys, const Document& doc, Diagnostics& diags);
+/// Capacity ladders and queued provisioning: each rung one GKE and Kueue can give (capacity.cpp).
+void check_capacity(const System& sys, const Document& doc, Diagnostics& diags);
 /// Generated Kubernetes names fit their limits (names.cpp).
 void check_names(const System& sys, const Document& doc, Diagnostics& diags);
 /// Every object of the output is one of a kind: no two workloads make the same (API group, kind,

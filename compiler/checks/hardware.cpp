@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/data_path.h"
@@ -170,10 +172,11 @@ void check_provisioning(const Pool& pool, const MachineType& m, const Document& 
               fmt::format("'reservation' is used only with provisioning: reservation, and this pool is {}; GKE cannot "
                           "consume a reservation with {} nodes",
                           pool.provisioning, pool.provisioning));
-  if (pool.provisioning == "flex-start" && !pool.autoscaling)
+  if ((pool.provisioning == "flex-start" || pool.provisioning == "queued") && !pool.autoscaling && !pool.laddered())
     doc.error(diags, pptr,
-              "flex-start pools get nodes when capacity is found, so they must autoscale: add autoscaling: "
-              "{min: 0, max: N}");
+              fmt::format("{} pools get nodes when capacity is found, so they must autoscale: add autoscaling: "
+                          "{{min: 0, max: N}}",
+                          pool.provisioning));
   if (pool.autoscaling && pool.autoscaling->first > pool.autoscaling->second)
     doc.error(diags, ptr_key(ptr_key(pool.ptr, "autoscaling"), "min"),
               fmt::format("autoscaling min {} is above max {}", pool.autoscaling->first, pool.autoscaling->second));
@@ -198,11 +201,14 @@ void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagn
                           "trainc sets for the whole pool)",
                           pool.nodes, pool.nodes),
               Anchor::key, {doc.note("/gcp", "gcp set here", Anchor::key)});
-  if (!pool.tpu && pool.provisioning != "reservation" && !pool.rdma) return;
+  const bool reserved = std::any_of(pool.ladder.begin(), pool.ladder.end(),
+                                    [](const Rung& r) { return r.provisioning == "reservation"; }) ||
+                        pool.provisioning == "reservation";
+  if (!pool.tpu && !reserved && !pool.rdma) return;
   const std::string what =
       pool.tpu && pool.tpu->slices > 1     ? fmt::format("is {} TPU slices, which live", pool.tpu->slices)
       : pool.tpu                           ? "is a TPU slice, which lives"
-      : pool.provisioning == "reservation" ? "consumes a reservation, which lives"
+      : reserved                           ? "consumes a reservation, which lives"
                                            : "uses GPUDirect RDMA, whose network (the zone's RDMA profile) lives";
   doc.error(diags, pool.ptr,
             fmt::format("pool '{}' {} in one zone, and the cluster is regional; add gcp.zone (a zone of {})", pool.name,
@@ -216,7 +222,9 @@ void check_zonal(const System& sys, const Pool& pool, const Document& doc, Diagn
 void check_system_pool(const System& sys, const Document& doc, Diagnostics& diags) {
   if (!sys.gcp || sys.pools.empty()) return;
   for (const auto& [_, pool] : sys.pools)
-    if (!pool.tpu && pool.taints.empty() && pool.provisioning != "flex-start" && pool.nodes > 0) return;
+    if (!pool.tpu && pool.taints.empty() && pool.provisioning != "flex-start" && pool.provisioning != "queued" &&
+        pool.nodes > 0)
+      return;
   doc.error(diags, "/cluster/pools",
             "no pool starts with a node that system pods such as kube-dns can run on (TPU nodes are tainted, "
             "flex-start pools start empty, the others are tainted or have no nodes), so pods could not resolve "

@@ -166,6 +166,8 @@ std::string object_namespace(const System& sys, const k8s::Object& o) {
     case k8s::Role::kNetwork:
     case k8s::Role::kTopology:
     case k8s::Role::kResourceFlavor:
+    case k8s::Role::kProvisioningConfig:
+    case k8s::Role::kAdmissionCheck:
     case k8s::Role::kClusterQueue: return "";
     case k8s::Role::kGibInstaller: return std::string(k8s::kGibInstallerNamespace);
     default: return sys.ns;

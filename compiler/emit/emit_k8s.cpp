@@ -236,7 +236,9 @@ ojson job(const System& sys, const Step& step, const k8s::Object& obj, const std
   j["apiVersion"] = obj.api_version;
   j["kind"] = obj.kind;
   j["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
-  if (!step.annotations.empty()) j["metadata"]["annotations"] = step.annotations;
+  ojson annotations = step.annotations.empty() ? ojson::object() : ojson(step.annotations);
+  annotations.update(k8s::provisioning_annotations(sys, step));
+  if (!annotations.empty()) j["metadata"]["annotations"] = annotations;
   ojson spec;
   if (step.distributed()) {
     // Independent shards (a gang is a JobSet): each index is retried on its own.
@@ -285,6 +287,7 @@ ojson jobset(const System& sys, const Step& step, const k8s::Object& obj, const 
   ojson js = typed(obj);
   js["metadata"] = metadata(obj.name, sys.ns, k8s::queued(sys, step_labels(sys, step)));
   ojson annotations = step.annotations.empty() ? ojson::object() : ojson(step.annotations);
+  annotations.update(k8s::provisioning_annotations(sys, step));
   const Pool* pool = sys.pool(step.pool);
   // One slice's Job per GKE node pool: a slice's hosts share its ICI links.
   if (pool && pool->tpu) annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "cloud.google.com/gke-nodepool";
@@ -431,6 +434,8 @@ ojson build(const System& sys, const k8s::Object& obj, const k8s::Workload* w) {
     case k8s::Role::kVirtualService: return k8s::virtual_service(sys, *w->service, obj);
     case k8s::Role::kTopology: return k8s::topology(sys, obj);
     case k8s::Role::kResourceFlavor: return k8s::resource_flavor(sys, obj);
+    case k8s::Role::kProvisioningConfig: return k8s::provisioning_config(sys, obj);
+    case k8s::Role::kAdmissionCheck: return k8s::admission_check(sys, obj);
     case k8s::Role::kClusterQueue: return k8s::cluster_queue(sys, obj);
     case k8s::Role::kLocalQueue: return k8s::local_queue(sys, obj);
     case k8s::Role::kBatchJob:

@@ -22,7 +22,8 @@ namespace {
 const std::vector<std::string_view>& pool_fields() {
   static const std::vector<std::string_view> fields = {
       "config.machineType", "config.accelerators[0].acceleratorType", "config.accelerators[0].acceleratorCount",
-      "config.diskSizeGb", "config.spot", "config.flexStart", "config.reservationAffinity.consumeReservationType",
+      "config.diskSizeGb", "config.spot", "config.flexStart", "queuedProvisioning.enabled",
+      "config.reservationAffinity.consumeReservationType",
       "config.reservationAffinity.values", "placementPolicy.type", "placementPolicy.tpuTopology",
       "autoscaling.enabled", "autoscaling.minNodeCount", "autoscaling.maxNodeCount", "autoscaling.totalMinNodeCount",
       "autoscaling.totalMaxNodeCount", "config.labels", "config.taints[].key", "config.taints[].value",
@@ -56,7 +57,7 @@ void create_pool_function(ShellScript& sh, const System& sys) {
   sh.line();
   sh.comment("Creates node pool $2 as the spec makes it, through $1: run, or show to print the command.");
   sh.open("create_pool() {").open("case \"$2\" in");
-  for (const auto& [key, p] : sys.pools)
+  for (const Pool& p : sys.gke_pools())
     for (const auto& name : p.node_pools()) {
       sh.open(lit(name) + ")");
       call(sh, pool_create(sys, p, name), "\"$1\"");
@@ -366,13 +367,14 @@ void up_cluster_drift(ShellScript& sh, const System& sys) {
 
 void up_pool_drift(ShellScript& sh, const System& sys, const Pool& p, const std::string& name) {
   const Pool::NodeRange r = p.node_range();
-  const bool flex = p.provisioning == "flex-start";
+  const bool flex = p.provisioning == "flex-start" || p.provisioning == "queued";
   std::vector<std::pair<std::string, std::string>> fixed = {{"config.machineType", p.machine}};
   fixed.emplace_back("config.accelerators[0].acceleratorType", p.accelerator ? p.accelerator->type : "");
   fixed.emplace_back("config.accelerators[0].acceleratorCount", p.accelerator ? std::to_string(p.accelerator->count) : "");
   if (p.disk_gb > 0) fixed.emplace_back("config.diskSizeGb", std::to_string(p.disk_gb));
   fixed.emplace_back("config.spot", p.provisioning == "spot" ? "True" : "False");
   fixed.emplace_back("config.flexStart", flex ? "True" : "False");
+  fixed.emplace_back("queuedProvisioning.enabled", p.provisioning == "queued" ? "True" : "False");
   if (p.provisioning == "reservation") {
     fixed.emplace_back("config.reservationAffinity.consumeReservationType", "SPECIFIC_RESERVATION");
     fixed.emplace_back("config.reservationAffinity.values", p.reservation);

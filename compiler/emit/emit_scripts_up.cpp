@@ -65,9 +65,12 @@ void up_cluster(ShellScript& sh, const System& sys) {
 
 void pool_size(Call& c, const Pool& p) {
   const Pool::NodeRange r = p.node_range();
-  if (p.provisioning == "flex-start") {
-    // Flex-start VMs come only through the autoscaler, from zero, and never from a reservation.
-    c.flag("--flex-start").flag("--enable-autoscaling").flag("--num-nodes", "0");
+  if (p.provisioning == "flex-start" || p.provisioning == "queued") {
+    // Flex-start VMs come only through the autoscaler, from zero, and never from a reservation;
+    // queued provisioning makes all of a ProvisioningRequest's nodes at once, when Kueue asks.
+    c.flag("--flex-start");
+    if (p.provisioning == "queued") c.flag("--enable-queued-provisioning");
+    c.flag("--enable-autoscaling").flag("--num-nodes", "0");
     c.flag("--total-min-nodes", "0").flag("--total-max-nodes", std::to_string(r.max));
     c.flag("--location-policy", "ANY").flag("--reservation-affinity", "none").flag("--no-enable-autorepair");
     return;
@@ -151,7 +154,9 @@ void up_rdma_network(ShellScript& sh, const System& sys) {
 void up_pool(ShellScript& sh, const System& sys, const Pool& p) {
   sh.line();
   const auto names = p.node_pools();
-  if (names.size() == 1)
+  if (!p.ladder_of.empty())
+    sh.comment(fmt::format("Node pool '{}': rung {} of pool '{}' ({}).", p.name, p.rung + 1, p.ladder_of, p.provisioning));
+  else if (names.size() == 1)
     sh.comment(fmt::format("Node pool '{}'.", p.name));
   else
     sh.comment(fmt::format("Pool '{}': {} node pools, one {} TPU slice each, for multislice jobs.", p.name,
@@ -460,7 +465,7 @@ std::string up_script(const System& sys, const Planned& plan) {
   up_node_account(sh, sys);
   sh.line();
   up_cluster(sh, sys);
-  for (const auto& [name, p] : sys.pools) up_pool(sh, sys, p);
+  for (const Pool& p : sys.gke_pools()) up_pool(sh, sys, p);
   up_stale_pools(sh, sys);
   for (const Store* s : gcs_stores(sys, true)) up_bucket(sh, sys, *s);
   if (const Registry* r = own_registry(sys)) up_registry(sh, sys, *r);

@@ -255,7 +255,7 @@ void pool_size(Block& np, const System& sys, const Pool& pool) {
   const Pool::NodeRange r = pool.node_range();
   if (r.autoscaled) {
     np.set("initial_node_count", hcl::number(r.min));
-    autoscaling(np, sys, r.min, r.max, pool.provisioning == "flex-start");
+    autoscaling(np, sys, r.min, r.max, pool.provisioning == "flex-start" || pool.provisioning == "queued");
   } else {
     np.set("node_count", hcl::number(r.max));
   }
@@ -267,7 +267,7 @@ void reservation_affinity(Block& nc, const Pool& pool) {
     r.set("consume_reservation_type", hcl::str("SPECIFIC_RESERVATION"));
     r.set("key", hcl::str("compute.googleapis.com/reservation-name"));
     r.set("values", hcl::list({hcl::str(pool.reservation)}));
-  } else if (pool.provisioning == "flex-start") {
+  } else if (pool.provisioning == "flex-start" || pool.provisioning == "queued") {
     nc.block("reservation_affinity").set("consume_reservation_type", hcl::str("NO_RESERVATION"));
   }
 }
@@ -277,7 +277,7 @@ void node_config(Block& np, const System& sys, const Pool& pool) {
   nc.set("machine_type", hcl::str(pool.machine));
   if (pool.disk_gb > 0) nc.set("disk_size_gb", hcl::number(pool.disk_gb));
   if (pool.provisioning == "spot") nc.set("spot", hcl::boolean(true));
-  if (pool.provisioning == "flex-start") nc.set("flex_start", hcl::boolean(true));
+  if (pool.provisioning == "flex-start" || pool.provisioning == "queued") nc.set("flex_start", hcl::boolean(true));
   if (!pool.labels.empty()) {
     std::vector<std::pair<std::string, Value>> labels;
     for (const auto& [k, v] : pool.labels) labels.emplace_back(k, hcl::str(v));
@@ -409,9 +409,13 @@ void node_pool(Body& file, const System& sys, const Pool& pool, const std::strin
     pp.set("type", hcl::str("COMPACT"));
     pp.set("tpu_topology", hcl::str(pool.tpu->topology));
   }
-  if (pool.provisioning == "flex-start") {
+  if (pool.provisioning == "flex-start" || pool.provisioning == "queued") {
     np.comment("GKE's flex-start guide turns auto-repair off: a repair would recreate a node under a running job.");
     np.block("management").set("auto_repair", hcl::boolean(false));
+  }
+  if (pool.provisioning == "queued") {
+    np.comment("Queued provisioning: GKE makes the nodes of a ProvisioningRequest (Kueue's, per step) all at once.");
+    np.block("queued_provisioning").set("enabled", hcl::boolean(true));
   }
   if (pool.rdma) rdma_network_config(np, pool);
   node_config(np, sys, pool);
@@ -419,7 +423,7 @@ void node_pool(Body& file, const System& sys, const Pool& pool, const std::strin
 
 Body node_pools_tf(const System& sys) {
   Body file;
-  for (const auto& [_, pool] : sys.pools) {
+  for (const Pool& pool : sys.gke_pools()) {
     const auto names = pool.node_pools();
     for (size_t i = 0; i < names.size(); ++i) node_pool(file, sys, pool, names[i], static_cast<int>(i));
   }

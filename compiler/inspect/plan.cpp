@@ -33,7 +33,7 @@ std::optional<double> pick(const Price& p, const std::string& provisioning, std:
     basis = "spot";
     return p.spot;
   }
-  if (provisioning == "flex-start") {
+  if (provisioning == "flex-start" || provisioning == "queued") {  // both Dynamic Workload Scheduler's
     if (p.flex_start) {
       basis = "flex-start";
       return p.flex_start;
@@ -125,8 +125,9 @@ PoolPlan plan_pool(const Pool& pool, const std::string& region) {
   out.vcpus_per_node = pool.vcpus;
   out.memory_gib_per_node = pool.memory_gib;
   out.disk_gb = pool.disk_gb > 0 ? pool.disk_gb : kDefaultDiskGb;
-  const bool preemptible =
-      pool.provisioning == "spot" || (pool.provisioning == "flex-start" && book.flex_start_uses_spot_quota());
+  out.ladder_of = pool.ladder_of;
+  const bool preemptible = pool.provisioning == "spot" ||
+                           ((pool.provisioning == "flex-start" || pool.provisioning == "queued") && book.flex_start_uses_spot_quota());
   auto metric = [&](const QuotaPair* q) { return !q ? std::string() : preemptible ? q->spot : q->on_demand; };
   if (pool.accelerator) {
     out.accelerator = pool.accelerator->type;
@@ -201,6 +202,16 @@ void topology_notes(const System& sys, std::vector<std::string>& notes) {
   }
 }
 
+/// On a ladder with a spot rung, that rung: where a step's nodes may be preempted, the worst case
+/// its goodput is judged by.
+std::optional<Pool> spot_rung(const System& sys, const std::string& name) {
+  const Pool* p = sys.pool(name);
+  if (!p || !p->laddered()) return std::nullopt;
+  for (Pool& r : p->rung_pools())
+    if (r.provisioning == "spot") return std::move(r);
+  return std::nullopt;
+}
+
 WorkloadPlan group_plan(const System& sys, std::string kind, std::string name, const PodGroup& g) {
   WorkloadPlan w;
   w.kind = std::move(kind);
@@ -239,7 +250,7 @@ ResourcePlan make_plan(const System& sys) {
                                      plan.region, fmt::join(price_book().regions(), ", ")));
 
   std::map<std::string, const PoolPlan*> by_name;
-  for (const auto& [name, pool] : sys.pools) plan.pools.push_back(plan_pool(pool, plan.region));
+  for (const Pool& pool : sys.gke_pools()) plan.pools.push_back(plan_pool(pool, plan.region));
   for (auto& p : plan.pools) {
     const long long held = held_nodes(sys, plan.placement, p.name, p.max_nodes, p.floor_pods);
     p.floor_nodes = static_cast<int>(std::clamp<long long>(held, p.min_nodes, std::max(p.min_nodes, p.max_nodes)));
@@ -297,10 +308,15 @@ ResourcePlan make_plan(const System& sys) {
     w.min_pods = w.max_pods = st.nodes * st.slices;
     w.gpus_per_pod = st.gpus;
     const PoolPlan* pool = by_name.count(st.pool) ? by_name[st.pool] : nullptr;
+    // On a ladder, the dearest rung bounds the cost (plan_ladder.cpp prices each).
+    for (const auto& p : plan.pools)
+      if (!st.pool.empty() && p.ladder_of == st.pool && (!pool || (p.node_price && (!pool->node_price || *p.node_price > *pool->node_price))))
+        pool = &p;
     if (pool && pool->chips_per_node > 0) w.chips_per_pod = pool->chips_per_node;
     w.timeout_seconds = st.timeout_seconds;
     w.retries = st.retries;
-    w.goodput = plan_goodput(st, sys.pool(st.pool));
+    const std::optional<Pool> spot = spot_rung(sys, st.pool);
+    w.goodput = plan_goodput(st, spot ? &*spot : sys.pool(st.pool));
     // A step's own Job (a Dask client's too); a RayJob's pods are its cluster's, below.
     if (const ComputeCluster* c = sys.compute_cluster(st.cluster); !c || c->steps_have_own_pods())
       w.topology = topology_request(sys, st).describe();
@@ -327,6 +343,7 @@ ResourcePlan make_plan(const System& sys) {
     }
     plan.workloads.push_back(std::move(w));
   }
+  plan_ladders(sys, plan);
   if (hours_total > 0 || bounded) plan.accelerator_hours = bounded ? std::optional<double>(hours_total) : std::nullopt;
   bool any_accelerator_step = false;
   for (const auto& w : plan.workloads)
@@ -459,6 +476,7 @@ std::string render_plan_text(const ResourcePlan& plan) {
     }
     out += table(rows) + "\n";
   }
+  out += render_ladders_text(plan);
   out += render_goodput_text(plan);
   out += render_placement_text(plan.placement);
   if (!plan.quota.empty()) {
@@ -554,6 +572,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
     o["machine"] = p.machine;
     o["provisioning"] = p.provisioning;
     o["nodePools"] = p.node_pools;
+    if (!p.ladder_of.empty()) o["ladderOf"] = p.ladder_of;
     o["nodes"] = {{"min", p.min_nodes}, {"max", p.max_nodes}};
     o["perNode"] = {{"vcpus", p.vcpus_per_node},
                     {"memoryGiB", p.memory_gib_per_node},
@@ -607,6 +626,7 @@ nlohmann::ordered_json plan_json(const ResourcePlan& plan) {
                                       : ojson{{"min", nullptr}, {"max", nullptr}}},
                  {"unpriced", plan.unpriced},
                  {"acceleratorHours", hrs_opt(plan.accelerator_hours)}};
+  if (!plan.ladders.empty()) j["ladders"] = ladders_json(plan);
   j["failureRates"] = failure_rates_json();
   j["notes"] = plan.notes;
   return j;

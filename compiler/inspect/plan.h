@@ -25,6 +25,7 @@ struct QuotaNeed {
 
 struct PoolPlan {
   std::string name, machine, provisioning;
+  std::string ladder_of;  ///< a rung's node pool: the laddered pool it belongs to
   std::vector<std::string> node_pools;  ///< GKE node pools (one per TPU slice)
   int min_nodes = 0, max_nodes = 0;     ///< over all of its node pools
   /// The nodes that stay up at the least: min_nodes, and at least the nodes that hold the pods
@@ -94,6 +95,23 @@ struct WorkloadPlan {
   std::optional<GoodputPlan> goodput;  ///< long GPU steps only
 };
 
+/// A pool's capacity ladder as the plan shows it (plan_ladder.cpp): per rung its node pool, what a
+/// node costs there, what is known of the wait, and what each step on the pool costs on it.
+struct RungPlan {
+  std::string node_pool, provisioning, reservation;
+  int min_nodes = 0, max_nodes = 0;
+  std::optional<double> node_price;
+  std::string price_basis;
+  std::string wait, wait_source;
+};
+struct LadderPlan {
+  std::string pool;
+  std::vector<RungPlan> rungs;
+  /// Per step on the pool: its name and its cost bound on each rung (nullopt: no bound or no price).
+  std::vector<std::pair<std::string, std::vector<std::optional<double>>>> step_costs;
+  std::string moving_back;  ///< what happens when a better rung frees, and what it costs
+};
+
 struct ResourcePlan {
   std::string system, project, region, zone;
   bool region_assumed = false;  ///< no `gcp:`: priced and counted as in `region`
@@ -107,6 +125,7 @@ struct ResourcePlan {
   std::vector<std::string> unpriced;        ///< pools the price table has no row for
   std::optional<double> accelerator_hours;  ///< sum of the steps' bounds; nullopt if any step has none
   bool disruptions_unbounded = false;       ///< a JobSet step's disruptions may add to the bound
+  std::vector<LadderPlan> ladders;           ///< the pools with a capacity ladder, by name
   std::vector<std::string> notes;
   /// Every pod on its pool's nodes (model/placement.h); its pools point into the System planned.
   Placement placement;
@@ -128,6 +147,11 @@ std::string render_goodput_text(const ResourcePlan& plan);
 nlohmann::ordered_json goodput_json(const GoodputPlan& g);
 /// The failure rates the goodput lines use, with their sources.
 nlohmann::ordered_json failure_rates_json();
+/// The capacity ladders of `sys` into plan.ladders, from its rung pools' rows of plan.pools and its
+/// steps' accelerator-hour bounds (plan_ladder.cpp); the text section and JSON of them.
+void plan_ladders(const System& sys, ResourcePlan& plan);
+std::string render_ladders_text(const ResourcePlan& plan);
+nlohmann::ordered_json ladders_json(const ResourcePlan& plan);
 /// The placement table: per pool the room per node and each node's pods (plan_placement.cpp).
 std::string render_placement_text(const Placement& placed);
 nlohmann::ordered_json placement_json(const Placement& placed);

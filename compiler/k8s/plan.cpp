@@ -268,10 +268,21 @@ Plan plan(const System& sys) {
     if (std::any_of(sys.pools.begin(), sys.pools.end(), [](const auto& e) { return e.second.tas(); }))
       p.shared.push_back({Role::kTopology, "kueue.x-k8s.io/v1beta2", "Topology", queue_topology_name(sys), "k8s/topology.yaml",
                           "Kueue topology: GKE's blocks, sub-blocks and hosts"});
-    for (const auto& [name, pool] : sys.pools)
+    for (const Pool& pool : sys.gke_pools())
       p.shared.push_back({Role::kResourceFlavor, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", queue_flavor_name(sys, pool),
-                          fmt::format("k8s/flavor-{}.yaml", name), fmt::format("Kueue flavor of pool '{}'", name),
-                          Ready::kApplied, name});
+                          fmt::format("k8s/flavor-{}.yaml", pool.name),
+                          pool.ladder_of.empty()
+                              ? fmt::format("Kueue flavor of pool '{}'", pool.name)
+                              : fmt::format("Kueue flavor of pool '{}', rung {} ({})", pool.ladder_of, pool.rung + 1,
+                                            pool.provisioning),
+                          Ready::kApplied, pool.name});
+    if (queued_provisioning(sys)) {
+      p.shared.push_back({Role::kProvisioningConfig, "kueue.x-k8s.io/v1beta2", "ProvisioningRequestConfig",
+                          queued_check_name(sys), "k8s/provisioning-queued.yaml",
+                          "Kueue's ProvisioningRequest parameters for GKE's queued provisioning"});
+      p.shared.push_back({Role::kAdmissionCheck, "kueue.x-k8s.io/v1beta2", "AdmissionCheck", queued_check_name(sys),
+                          "k8s/admissioncheck-queued.yaml", "Kueue admission check: GKE makes a queued rung's nodes first"});
+    }
     p.shared.push_back({Role::kClusterQueue, "kueue.x-k8s.io/v1beta2", "ClusterQueue", cluster_queue_name(sys),
                         "k8s/clusterqueue.yaml", "Kueue cluster queue: the pools' capacity"});
     p.shared.push_back({Role::kLocalQueue, "kueue.x-k8s.io/v1beta2", "LocalQueue", sys.queue->name, "k8s/localqueue.yaml",
@@ -370,6 +381,8 @@ bool makes_pods(Role role) {
     case Role::kVirtualService:
     case Role::kTopology:
     case Role::kResourceFlavor:
+    case Role::kProvisioningConfig:
+    case Role::kAdmissionCheck:
     case Role::kClusterQueue:
     case Role::kLocalQueue: return false;
   }
@@ -429,6 +442,8 @@ std::string logs_ref(const Object& o) {
     case Role::kVirtualService:
     case Role::kTopology:
     case Role::kResourceFlavor:
+    case Role::kProvisioningConfig:
+    case Role::kAdmissionCheck:
     case Role::kClusterQueue:
     case Role::kLocalQueue: return kubectl_ref(o);
   }

@@ -41,6 +41,8 @@ enum class Role {
   kVirtualService,  ///< the Istio VirtualService routing the gateway's traffic to the Service
   kTopology,        ///< the Kueue Topology: GKE's block, sub-block, host and node levels
   kResourceFlavor,  ///< a Kueue ResourceFlavor: one pool's nodes
+  kProvisioningConfig, ///< the Kueue ProvisioningRequestConfig of queued rungs (GKE's queued provisioning)
+  kAdmissionCheck,  ///< the Kueue AdmissionCheck that asks GKE for a queued rung's nodes
   kClusterQueue,    ///< the Kueue ClusterQueue holding the pools' capacity as quota
   kLocalQueue,      ///< the Kueue LocalQueue the system's workloads are labelled with
 };

@@ -171,8 +171,62 @@ ojson topology(const System& sys, const Object& obj) {
   return t;
 }
 
+bool queued_provisioning(const System& sys) {
+  for (const Pool& p : sys.gke_pools())
+    if (p.provisioning == "queued") return true;
+  return false;
+}
+
+std::string queued_check_name(const System& sys) {
+  return fmt::format("{}-queued-{}", sys.name, scope_hash({sys.ns, sys.name}));
+}
+
+ojson provisioning_annotations(const System& sys, const Step& step) {
+  if (!sys.queue || !queued_provisioning(sys)) return ojson::object();
+  int asked = 0;
+  bool queued = false;
+  for (const Pool& p : sys.gke_pools()) {
+    if (p.provisioning != "queued" || (!step.pool.empty() && step.pool != p.name && step.pool != p.ladder_of)) continue;
+    queued = true;
+    const Pool* spec_pool = sys.pool(p.ladder_of.empty() ? p.name : p.ladder_of);
+    const int set = spec_pool && spec_pool->laddered() ? spec_pool->ladder[p.rung].max_run_seconds : 0;
+    if (set > 0) asked = asked == 0 ? set : std::min(asked, set);
+  }
+  if (!queued) return ojson::object();
+  if (asked == 0) asked = step.timeout_seconds ? std::min(*step.timeout_seconds, kQueuedMaxRunSeconds) : kQueuedMaxRunSeconds;
+  return {{"provreq.kueue.x-k8s.io/maxRunDurationSeconds", std::to_string(asked)}};
+}
+
+ojson provisioning_config(const System& sys, const Object& obj) {
+  const QueuedProvisioning& q = catalog().queued_provisioning();
+  ojson c = typed(obj);
+  c["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
+  ojson managed = ojson::array();
+  for (const auto& r : covered(sys))
+    if (r != "cpu" && r != "memory") managed.push_back(r);
+  c["spec"] = {{"provisioningClassName", q.class_name}};
+  // Only PodSets that ask for accelerators need GKE's nodes; a CPU PodSet beside them is admitted
+  // on what the cluster has.
+  if (!managed.empty()) c["spec"]["managedResources"] = managed;
+  // GKE names the nodes it made for a request by the request's resize request: the pods are sent
+  // to exactly those nodes.
+  c["spec"]["podSetUpdates"] = {
+      {"nodeSelector", ojson::array({{{"key", q.node_label}, {"valueFromProvisioningClassDetail", q.class_detail}}})}};
+  return c;
+}
+
+ojson admission_check(const System& sys, const Object& obj) {
+  ojson a = typed(obj);
+  a["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
+  a["spec"] = {{"controllerName", "kueue.x-k8s.io/provisioning-request"},
+               {"parameters", {{"apiGroup", "kueue.x-k8s.io"}, {"kind", "ProvisioningRequestConfig"}, {"name", queued_check_name(sys)}}}};
+  return a;
+}
+
 ojson resource_flavor(const System& sys, const Object& obj) {
-  const Pool& pool = sys.pools.at(obj.group);
+  Pool pool;
+  for (Pool& p : sys.gke_pools())
+    if (p.name == obj.group) pool = std::move(p);
   ojson rf = typed(obj);
   rf["metadata"] = metadata(obj.name, "", labels_for(sys, sys.name, sys.name, "queue", {{std::string(kNamespaceLabel), sys.ns}}));
   const ojson fixed = flavor_immutables(sys, pool);
@@ -188,6 +242,14 @@ ojson resource_flavor(const System& sys, const Object& obj) {
     taint["effect"] = t.effect;
     taints.push_back(taint);
   }
+  if (pool.provisioning == "queued") {
+    // GKE taints the nodes of queued provisioning; the toleration is the flavor's, which Kueue adds
+    // to the pods it admits here, so the same pods fit the other rungs' nodes too.
+    const QueuedProvisioning& q = catalog().queued_provisioning();
+    taints.push_back({{"key", q.taint}, {"value", "true"}, {"effect", "NoSchedule"}});
+    rf["spec"]["tolerations"] =
+        ojson::array({{{"key", q.taint}, {"operator", "Equal"}, {"value", "true"}, {"effect", "NoSchedule"}}});
+  }
   if (!taints.empty()) rf["spec"]["nodeTaints"] = taints;
   // Kueue counts the flavor's nodes by the Topology's levels; the flavor's nodeLabels keep those
   // nodes the pool's own (Kueue requires one with a topology).
@@ -198,7 +260,11 @@ ojson resource_flavor(const System& sys, const Object& obj) {
 ojson cluster_queue(const System& sys, const Object& obj) {
   const auto resources = covered(sys);
   ojson flavors = ojson::array();
-  for (const auto& [_, pool] : sys.pools) {
+  ojson queued_flavors = ojson::array();
+  bool laddered = false;
+  for (const Pool& pool : sys.gke_pools()) {
+    laddered = laddered || !pool.ladder_of.empty();
+    if (pool.provisioning == "queued") queued_flavors.push_back(queue_flavor_name(sys, pool));
     const PoolCapacity c = queue_capacity(sys, pool);
     ojson quotas = ojson::array();
     for (const auto& r : resources) quotas.push_back({{"name", r}, {"nominalQuota", quota(c, r)}});
@@ -213,6 +279,15 @@ ojson cluster_queue(const System& sys, const Object& obj) {
       {"queueingStrategy", "BestEffortFIFO"},
       {"resourceGroups", ojson::array({{{"coveredResources", resources}, {"flavors", flavors}}})},
   };
+  if (laddered)
+    // A ladder's rungs in order: a step is admitted on the first with room. Where it could only
+    // borrow or preempt, Kueue tries the next rung first (TryNextFlavor) and comes back to preempt
+    // only when no rung has room; Kueue v0.19.2's defaults, written out as the ladder relies on them.
+    cq["spec"]["flavorFungibility"] = {{"whenCanBorrow", "MayStopSearch"}, {"whenCanPreempt", "TryNextFlavor"}};
+  if (!queued_flavors.empty())
+    // The ProvisioningRequest is asked for only where the nodes are GKE's queued provisioning.
+    cq["spec"]["admissionChecksStrategy"] = {
+        {"admissionChecks", ojson::array({{{"name", queued_check_name(sys)}, {"onFlavors", queued_flavors}}})}};
   return cq;
 }
 

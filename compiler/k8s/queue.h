@@ -68,7 +68,22 @@ std::string kueue_config_digest(const System& sys);
 inline constexpr std::string_view kKueueConfigAnnotation = "trainc.dev/kueue-config";
 std::string kueue_config_mark(const System& sys);
 
+/// Whether a pool (or a rung of one) gets its nodes by GKE's queued provisioning: Kueue then asks
+/// for a step's nodes with a ProvisioningRequest before it admits the step there.
+bool queued_provisioning(const System& sys);
+/// The AdmissionCheck and ProvisioningRequestConfig of queued provisioning, both cluster-scoped:
+/// "<system>-queued-<scope_hash of namespace, system>".
+std::string queued_check_name(const System& sys);
+/// The ProvisioningRequest parameters Kueue reads off a queued step's Job, JobSet or RayJob
+/// (annotations provreq.kueue.x-k8s.io/<parameter>): maxRunDurationSeconds, the queued rung's
+/// `maxRunDuration`, else the step's timeout, else GKE's most (7 days). Empty off queued pools.
+ojson provisioning_annotations(const System& sys, const Step& step);
+/// GKE keeps a queued request's nodes at most this long (maxRunDurationSeconds).
+inline constexpr int kQueuedMaxRunSeconds = 7 * 24 * 3600;
+
 ojson topology(const System& sys, const Object& obj);
+ojson provisioning_config(const System& sys, const Object& obj);
+ojson admission_check(const System& sys, const Object& obj);
 ojson resource_flavor(const System& sys, const Object& obj);
 ojson cluster_queue(const System& sys, const Object& obj);
 ojson local_queue(const System& sys, const Object& obj);

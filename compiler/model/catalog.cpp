@@ -170,6 +170,13 @@ Catalog Catalog::parse(const std::string& yaml_text) {
                        get<int>(rq, "backoffBaseSeconds", "operators.kueue.requeue"),
                        get<int>(rq, "backoffMaxSeconds", "operators.kueue.requeue")};
   }
+  {
+    const YAML::Node q = root["queuedProvisioning"];
+    c.queued_provisioning_ = {get<std::string>(q, "className", "queuedProvisioning"),
+                              get<std::string>(q, "nodeLabel", "queuedProvisioning"),
+                              get<std::string>(q, "classDetail", "queuedProvisioning"),
+                              get<std::string>(q, "taint", "queuedProvisioning"), get<std::string>(q, "source", "queuedProvisioning")};
+  }
   c.megascale_port_ = get<int>(root["tpuMultislice"], "megascalePort", "tpuMultislice");
   for (const auto& prefix : root["systemNamespaces"]["prefixes"]) c.system_ns_prefixes_.push_back(prefix.as<std::string>());
   if (c.system_ns_prefixes_.empty()) throw std::runtime_error("catalog: systemNamespaces.prefixes is empty");
@@ -203,6 +210,8 @@ Catalog Catalog::parse(const std::string& yaml_text) {
       row.arm = get_or<bool>(fam, "arm", false);
       row.rdma = get_or<bool>(fam, "rdma", false);
       row.gpu_memory_gib = get_or<double>(fam, "gpuMemoryGiB", 0);
+      row.capacity = get_or<std::vector<std::string>>(fam, "capacity", {});
+      row.capacity_source = get_or<std::string>(fam, "capacitySource", "");
       add(std::move(row));
     }
   }

@@ -20,6 +20,10 @@ struct MachineType {
   bool arm = false, rdma = false;
   double gpu_memory_gib = 0;  ///< per built-in GPU (catalog gpuMemoryGiB); 0 = unknown
   bool topology_labels = false;  ///< GKE labels its nodes with their block, sub-block and host (catalog `topology`)
+  /// How Compute Engine offers the machine (catalog gpuFamilies `capacity`: reservation, queued,
+  /// flex-start, spot, standard); empty = every way. With the row's source in capacity_source.
+  std::vector<std::string> capacity;
+  std::string capacity_source;
   // TPU machines:
   int tpu_chips = 0;
   std::string tpu_generation, tpu_accelerator;
@@ -98,6 +102,13 @@ struct KueueConfig {
   int backoff_base_seconds = 0, backoff_max_seconds = 0;  ///< Kueue's requeuing back-off defaults
 };
 
+/// GKE's queued provisioning (Dynamic Workload Scheduler) as Kueue asks for it (catalog
+/// `queuedProvisioning`): the ProvisioningRequest class, the node label the pods are sent to the
+/// request's nodes by (filled from the class detail), and the taint on those nodes.
+struct QueuedProvisioning {
+  std::string class_name, node_label, class_detail, taint, source;
+};
+
 /// The actions (owner/name@ref), images and versions generated CI pipelines use.
 struct CiTools {
   std::string checkout, auth, setup_gcloud, gke_credentials, setup_terraform;
@@ -173,6 +184,7 @@ class Catalog {
   /// Kueue, which admits batch workloads by quota.
   const Manifest& kueue() const { return kueue_; }
   const KueueConfig& kueue_config() const { return kueue_config_; }
+  const QueuedProvisioning& queued_provisioning() const { return queued_provisioning_; }
   /// The port slices of a multislice TPU step coordinate on (MEGASCALE_PORT).
   int megascale_port() const { return megascale_port_; }
   /// What generated CI pipelines run (`ci:` in the catalog).
@@ -220,6 +232,7 @@ class Catalog {
   int pull_margin_seconds_ = 0;
   Manifest metrics_adapter_, jobset_, kueue_;
   KueueConfig kueue_config_;
+  QueuedProvisioning queued_provisioning_;
   int megascale_port_ = 0;
   std::vector<std::string> system_ns_prefixes_;
   std::map<std::string, std::string> server_images_;

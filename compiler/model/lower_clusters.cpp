@@ -67,6 +67,17 @@ Pool Lowerer::pool(const std::string& name, const json& p) {
   }
   out.provisioning = get_or<std::string>(p, "provisioning", "standard");
   out.reservation = get_or<std::string>(p, "reservation", "");
+  out.provisioning_set = p.contains("provisioning");
+  if (p.contains("capacity")) {
+    for (const char* key : {"provisioning", "reservation", "autoscaling"})
+      if (p.contains(key))
+        doc_.error(diags_, ptr_key(out.ptr, key),
+                   fmt::format("`capacity` replaces `{}`: each rung says how it gets its nodes and how many "
+                               "(a reservation rung is its `nodes`, the others scale from 0 to theirs)",
+                               key),
+                   Anchor::key, {doc_.note(ptr_key(out.ptr, "capacity"), "capacity set here", Anchor::key)});
+    ladder(out, p["capacity"]);
+  }
   out.rdma = get_or(p, "rdma", false);
   out.disk_gb = integer(p, "diskSizeGb", 0, out.ptr);
   out.labels = string_map(p, "labels");
@@ -74,6 +85,39 @@ Pool Lowerer::pool(const std::string& name, const json& p) {
     for (const auto& t : p["taints"]) out.taints.push_back({t["key"], get_or<std::string>(t, "value", ""), t["effect"]});
   placement(out, p);
   return out;
+}
+
+void Lowerer::ladder(Pool& out, const json& rungs) {
+  const std::string cptr = ptr_key(out.ptr, "capacity");
+  // A rung's node pool is named by its kind; reservations, the one kind a ladder may hold more
+  // than once (check refuses other repeats), are numbered from the second.
+  static const std::map<std::string, std::string> suffix{
+      {"reservation", "reserved"}, {"queued", "queued"}, {"flex-start", "flex"}, {"spot", "spot"}, {"standard", "ondemand"}};
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    const json& r = rungs[i];
+    Rung rung;
+    rung.ptr = cptr + "/" + std::to_string(i);
+    if (r.is_string()) {
+      rung.provisioning = r.get<std::string>();
+    } else {
+      rung.reservation = get_or<std::string>(r, "reservation", "");
+      rung.provisioning = get_or<std::string>(r, "provisioning", rung.reservation.empty() ? "standard" : "reservation");
+      rung.project = get_or<std::string>(r, "project", "");
+      rung.block = get_or<std::string>(r, "block", "");
+      rung.sub_block = get_or<std::string>(r, "subBlock", "");
+      rung.nodes = integer(r, "nodes", 0, rung.ptr);
+      rung.max_run_seconds = duration(r, "maxRunDuration", 0, rung.ptr);
+    }
+    auto it = suffix.find(rung.provisioning);
+    rung.suffix = it == suffix.end() ? rung.provisioning : it->second;
+    if (const int n = ++seen[rung.provisioning]; n > 1) rung.suffix += "-" + std::to_string(n);
+    out.ladder.push_back(std::move(rung));
+  }
+  if (!out.ladder.empty()) {
+    out.provisioning = out.ladder.front().provisioning;
+    out.reservation = out.ladder.front().provisioning == "reservation" ? out.ladder.front().reservation_path() : "";
+  }
 }
 
 TopologyPlacement Lowerer::placement_of(const json& pl, const std::string& ptr) {
@@ -94,6 +138,14 @@ void Lowerer::placement(Pool& out, const json& p) {
     return;
   }
   if (!root_.contains("queue") || !out.topology_labels) return;
+  if (out.laddered()) {
+    out.placement.why_none = fmt::format(
+        "Pool '{}' gets no topology-aware placement: its rungs after the first start with no nodes, and Kueue "
+        "places by topology only on nodes that exist (a step that asks for it is never admitted there); its "
+        "steps run where each rung's nodes are",
+        out.name);
+    return;
+  }
   // Kueue's TAS counts only the nodes that exist: a pool that may be smaller than its largest
   // would hold a queued Job suspended, podless, and so never scaled up for.
   const Pool::NodeRange r = out.node_range();

@@ -114,6 +114,8 @@ class Lowerer {
   Pool pool(const std::string& name, const json& p);
   /// The pool's topology-aware placement: spec `placement`, else the catalog's default.
   void placement(Pool& out, const json& p);
+  /// A pool's capacity ladder (spec `capacity`): its rungs, in order, with their node pools' suffixes.
+  void ladder(Pool& out, const json& rungs);
   /// A `placement` as written at `ptr` (a pool's or a step's).
   static TopologyPlacement placement_of(const json& pl, const std::string& ptr);
 

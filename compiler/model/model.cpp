@@ -18,7 +18,50 @@ const Pool* System::pool(const std::string& name) const {
   return it == pools.end() ? nullptr : &it->second;
 }
 
+std::string Rung::reservation_path() const {
+  std::string out = project.empty() ? reservation : fmt::format("projects/{}/reservations/{}", project, reservation);
+  if (!block.empty()) out += "/reservationBlocks/" + block;
+  if (!sub_block.empty()) out += "/reservationSubBlocks/" + sub_block;
+  return out;
+}
+
+std::vector<Pool> Pool::rung_pools() const {
+  if (ladder.empty()) return {*this};
+  std::vector<Pool> out;
+  for (size_t i = 0; i < ladder.size(); ++i) {
+    const Rung& r = ladder[i];
+    Pool p = *this;
+    p.ladder.clear();
+    p.ladder_of = name;
+    p.rung = static_cast<int>(i);
+    p.name = name + "-" + r.suffix;
+    p.ptr = r.ptr;
+    p.provisioning = r.provisioning;
+    p.reservation = r.provisioning == "reservation" ? r.reservation_path() : "";
+    const int most = r.nodes > 0 ? r.nodes : nodes;
+    // A reservation is paid for whether its VMs run or not, and Kueue's topology-aware placement
+    // counts only nodes that exist: its rung is all of its nodes. The others cost only while used.
+    p.nodes = r.provisioning == "reservation" ? most : 0;
+    if (r.provisioning == "reservation") p.autoscaling.reset();
+    else p.autoscaling = std::pair<int, int>{0, most};
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Pool> System::gke_pools() const {
+  std::vector<Pool> out;
+  for (const auto& [_, p] : pools)
+    for (Pool& r : p.rung_pools()) out.push_back(std::move(r));
+  return out;
+}
+
 std::vector<std::string> Pool::node_pools() const {
+  if (laddered()) {
+    std::vector<std::string> out;
+    for (const auto& r : ladder) out.push_back(name + "-" + r.suffix);
+    return out;
+  }
   if (!tpu || tpu->slices <= 1) return {name};
   std::vector<std::string> out;
   for (int i = 0; i < tpu->slices; ++i) out.push_back(name + "-" + std::to_string(i));
@@ -146,7 +189,7 @@ double Resources::requested(const std::string& key) const {
 
 Pool::NodeRange Pool::node_range() const {
   const bool multi_host = tpu && tpu->hosts > 1;
-  if (provisioning == "flex-start") return {0, multi_host ? tpu->hosts : max_nodes(), true};
+  if (provisioning == "flex-start" || provisioning == "queued") return {0, multi_host ? tpu->hosts : max_nodes(), true};
   if (multi_host) return {tpu->hosts, tpu->hosts, false};
   if (autoscaling) return {autoscaling->first, autoscaling->second, true};
   return {nodes, nodes, false};

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/pool_parts.h"
 #include "model/catalog.h"
 #include "model/failure.h"
 #include "model/schedule.h"
@@ -100,25 +101,6 @@ struct Ci {
   std::string ptr;
 };
 
-struct Accelerator {
-  std::string type;  ///< node label value, e.g. nvidia-tesla-t4 (also Terraform's guest_accelerator type)
-  int count = 0;     ///< GPUs on each node
-};
-
-/// A TPU slice: each node pool of a multi-host slice is one slice of `hosts` VMs.
-struct TpuSlice {
-  std::string generation;   ///< v4, v5e, v5p, v6e
-  std::string accelerator;  ///< node label cloud.google.com/gke-tpu-accelerator
-  std::string topology;     ///< e.g. 2x4, 2x2x2
-  int chips_per_host = 0;   ///< google.com/tpu per node
-  int hosts = 1;
-  int slices = 1;           ///< identical slices, one GKE node pool each, that a multislice job spans
-};
-
-struct Taint {
-  std::string key, value, effect;  ///< effect: NoSchedule, PreferNoSchedule, NoExecute
-};
-
 /// How Kueue's Topology-Aware Scheduling (TAS) places a pool's multi-pod workloads: spec
 /// `placement`, else the catalog's default (`topology`) for a fixed-size pool on a machine GKE
 /// labels with its block, sub-block and host, behind a queue.
@@ -137,8 +119,12 @@ struct Pool {
   std::optional<TpuSlice> tpu;
   int nodes = 1;  ///< initial size; for autoscaled pools the minimum
   std::optional<std::pair<int, int>> autoscaling;  ///< min, max nodes
-  std::string provisioning = "standard";           ///< standard, spot, flex-start, reservation
-  std::string reservation;                          ///< with provisioning: reservation
+  std::string provisioning = "standard";  ///< standard, spot, flex-start, queued, reservation (a ladder's first rung's)
+  std::string reservation;                ///< with provisioning: reservation (its reservation_path())
+  bool provisioning_set = false;          ///< the spec wrote `provisioning`
+  std::vector<Rung> ladder;  ///< spec `capacity`, best rung first; empty for one provisioning (model/pool_parts.h)
+  std::string ladder_of;     ///< on a rung pool (rung_pools()): the laddered pool, and its rung's index
+  int rung = 0;
   bool rdma = false;                                ///< GPUDirect RDMA multi-networking (A4, A3 Ultra)
   bool topology_labels = false;  ///< GKE labels the nodes with their block, sub-block and host (catalog)
   TopologyPlacement placement;
@@ -169,8 +155,12 @@ struct Pool {
     bool autoscaled = false;
   };
   NodeRange node_range() const;
-  /// The GKE node pools this pool stands for: its own name, or <name>-0 ... <name>-<N-1> for N slices.
+  /// The GKE node pools this pool stands for: its own name, <name>-0 ... <name>-<N-1> for N slices,
+  /// or <name>-<suffix> per rung of its ladder.
   std::vector<std::string> node_pools() const;
+  /// The pools GKE makes for this one: itself, or one per rung (model/pool_parts.h).
+  std::vector<Pool> rung_pools() const;
+  bool laddered() const { return !ladder.empty(); }
 };
 
 /// What one Kueue PodSet asks of Topology-Aware Scheduling (its pod template's annotations).
@@ -760,6 +750,8 @@ struct System {
   std::optional<Ci> ci;
 
   const Pool* pool(const std::string& name) const;
+  /// Every pool's rung_pools(), pools by name: what up.sh, Terraform and Kueue's flavors make.
+  std::vector<Pool> gke_pools() const;
   const Store* store(const std::string& name) const;
   const ComputeCluster* compute_cluster(const std::string& name) const;
   /// RDMA NICs the RDMA VPC needs subnets for: the most GPUs of any pool with rdma (0 = none).

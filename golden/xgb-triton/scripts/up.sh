@@ -194,10 +194,11 @@ create_pool() {
 # The node pool fields up.sh compares with the spec, as gcloud's describe names them.
 readonly POOL_FIELDS=(
   config.machineType 'config.accelerators[0].acceleratorType' 'config.accelerators[0].acceleratorCount' config.diskSizeGb
-  config.spot config.flexStart config.reservationAffinity.consumeReservationType config.reservationAffinity.values
-  placementPolicy.type placementPolicy.tpuTopology autoscaling.enabled autoscaling.minNodeCount
-  autoscaling.maxNodeCount autoscaling.totalMinNodeCount autoscaling.totalMaxNodeCount config.labels
-  'config.taints[].key' 'config.taints[].value' 'config.taints[].effect' instanceGroupUrls
+  config.spot config.flexStart queuedProvisioning.enabled config.reservationAffinity.consumeReservationType
+  config.reservationAffinity.values placementPolicy.type placementPolicy.tpuTopology autoscaling.enabled
+  autoscaling.minNodeCount autoscaling.maxNodeCount autoscaling.totalMinNodeCount autoscaling.totalMaxNodeCount
+  config.labels 'config.taints[].key' 'config.taints[].value' 'config.taints[].effect'
+  instanceGroupUrls
 )
 NOW=()
 # Reads node pool $1 into NOW, in POOL_FIELDS' order (a list's items separated by ';').
@@ -207,7 +208,7 @@ read_pool() {
       --cluster="$CLUSTER" \
       --location="$LOCATION" \
       --project="$PROJECT_ID" \
-      --format='value[separator="|"](config.machineType,config.accelerators[0].acceleratorType,config.accelerators[0].acceleratorCount,config.diskSizeGb,config.spot,config.flexStart,config.reservationAffinity.consumeReservationType,config.reservationAffinity.values,placementPolicy.type,placementPolicy.tpuTopology,autoscaling.enabled,autoscaling.minNodeCount,autoscaling.maxNodeCount,autoscaling.totalMinNodeCount,autoscaling.totalMaxNodeCount,config.labels,config.taints[].key,config.taints[].value,config.taints[].effect,instanceGroupUrls)') ||
+      --format='value[separator="|"](config.machineType,config.accelerators[0].acceleratorType,config.accelerators[0].acceleratorCount,config.diskSizeGb,config.spot,config.flexStart,queuedProvisioning.enabled,config.reservationAffinity.consumeReservationType,config.reservationAffinity.values,placementPolicy.type,placementPolicy.tpuTopology,autoscaling.enabled,autoscaling.minNodeCount,autoscaling.maxNodeCount,autoscaling.totalMinNodeCount,autoscaling.totalMaxNodeCount,config.labels,config.taints[].key,config.taints[].value,config.taints[].effect,instanceGroupUrls)') ||
     die "cannot read node pool $pool"
   IFS='|' read -r -a NOW <<<"$line"
 }
@@ -491,6 +492,7 @@ else
       'config.accelerators[0].acceleratorCount=' \
       config.spot=False \
       config.flexStart=False \
+      queuedProvisioning.enabled=False \
       'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
       placementPolicy.type= \
       placementPolicy.tpuTopology=; then
@@ -516,6 +518,7 @@ else
       'config.accelerators[0].acceleratorCount=' \
       config.spot=False \
       config.flexStart=False \
+      queuedProvisioning.enabled=False \
       'config.reservationAffinity.consumeReservationType=!SPECIFIC_RESERVATION' \
       placementPolicy.type= \
       placementPolicy.tpuTopology=; then
