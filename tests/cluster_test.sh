@@ -696,6 +696,38 @@ PY
   return "$rc"
 }
 
+# A capacity ladder on the real Kueue (tests/cluster/ladder/spec.yaml: a pool of three 2-node rungs,
+# a reservation, queued provisioning and Spot; steps a, b, c of 2 nodes applied together, d after
+# them). The queued rung starts with no nodes: tests/cluster/provisioner.py plays GKE's autoscaler,
+# making a ProvisioningRequest's nodes and marking it Provisioned. tests/cluster/ladder.py then holds
+# the cluster to `trainc plan`'s ladder: a, b and c one rung each, in Kueue's own order of the
+# flavors trainc wrote; a ProvisioningRequest of GKE's class with the Job's parameters for the one
+# on the queued rung, whose pods ran on the nodes made for it; d, once every rung is free, on the first.
+ladder_case() {
+  local dir=$TMP/ladder spec=tests/cluster/ladder/spec.yaml out state kc rc=0 ns problems prov
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "$TRAINC" compile "$spec" -o "$dir/out" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; return 1; }
+  out=$dir/out/$(ls "$dir/out")
+  "$TRAINC" plan "$spec" --format json >"$dir/plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
+  state=$dir/cluster
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" \
+    --kueue-config "$out/addons/kueue-manager-config.yaml" --run-seconds 60 --nodes h100-queued=0 "$dir/plan.json" \
+    2>"$dir/up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$dir/up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  : >"$dir/provisioned.jsonl"
+  setsid python3 tests/cluster/provisioner.py "$BIN/kubectl" "$kc" h100-queued h100-spot "$dir/provisioned.jsonl" \
+    2>"$dir/provisioner.log" &
+  prov=$!
+  ns=$(namespace_of "$out")
+  apply_output "$out" "$kc" "$TMP/ladder-apply.log" || rc=1
+  wait_steps "$kc" "$ns"
+  problems=$(python3 tests/cluster/ladder.py "$BIN/kubectl" "$kc" "$ns" "$dir/plan.json" "$dir/provisioned.jsonl" \
+    --first a,b,c --after d 2>&1) || rc=1
+  if [ -n "$problems" ]; then printf '%s\n' "$problems"; tail -n 5 "$dir/provisioner.log"; rc=1; fi
+  finish_case ladder "$state" "$rc" "$prov"
+}
+
 # Day 2: each example's edits, applied in turn over the running system once its first apply is
 # judged (EXAMPLE|EDIT|WHAT); each is held to `trainc plan --against` and `trainc diff --live`.
 day2_cases=(
@@ -749,6 +781,8 @@ if [ "$#" -eq 0 ]; then
     corpus_case
   t "day 2 on the upstream control plane: examples/kueue-gpu's podsReadyTimeout shortened to 30s over the running system: plan --against names Kueue's configuration and its controller's restart, apply.sh restarts it, and the real Kueue evicts at the new timeout" \
     kueue_restart_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
+  t "a capacity ladder on the upstream control plane: three steps applied together take the reservation, the queued rung (Kueue's ProvisioningRequest, with the Job's parameters, answered by a stand-in for GKE's autoscaler) and Spot, one each in the ClusterQueue's order; the step after them the reservation again, as trainc plan says" \
+    ladder_case
   t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for; each also as a planner that may only read (no dry run)" \
     cluster_case xgb-triton "" live
 fi

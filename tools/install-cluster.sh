@@ -100,4 +100,16 @@ if [ ! -f "$dest/.complete" ]; then
   trap - EXIT
   say "built in $((SECONDS - start)) s: $dest"
 fi
+# GKE serves the ProvisioningRequest API (autoscaling.x-k8s.io) its cluster autoscaler answers: the
+# CRD, from the module Kueue's client of that API comes from (its go.sum pins it), for queued
+# provisioning on the tests' control plane. Added to a set built before this step too.
+if [ ! -f "$dest/config/autoscaler/autoscaling.x-k8s.io_provisioningrequests.yaml" ]; then
+  apis=$(cd "$src" && GOFLAGS=-mod=readonly go mod download -json k8s.io/autoscaler/cluster-autoscaler/apis |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
+  mkdir -p "$dest/config/autoscaler.tmp"
+  cp "$apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" "$dest/config/autoscaler.tmp/"
+  chmod -R u+w "$dest/config/autoscaler.tmp"
+  rm -rf "$dest/config/autoscaler"
+  mv "$dest/config/autoscaler.tmp" "$dest/config/autoscaler"
+fi
 if [ "${1:-}" = --prefix ]; then echo "$dest"; fi

@@ -1,7 +1,10 @@
 // The runbook's Kueue section: admission by quota, and on pools placed by topology what each
 // queued workload asks (model.h topology_request, the same the pod templates carry) and how to see
 // where its pods landed.
+#include <map>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "emit/emit_scripts.h"
 #include "emit/runbook.h"
@@ -108,6 +111,64 @@ std::string pods_ready_section(const System& sys, const KubeTarget& kube) {
   return md;
 }
 
+/// Getting the GPUs: each laddered pool's rungs, what each means, how to see which rung a workload
+/// got and how to add a reservation; queued provisioning's ProvisioningRequests.
+std::string capacity_section(const System& sys, const KubeTarget& kube) {
+  std::vector<const Pool*> laddered;
+  for (const auto& [_, p] : sys.pools)
+    if (p.laddered()) laddered.push_back(&p);
+  if (laddered.empty() && !k8s::queued_provisioning(sys)) return "";
+  const std::string& ns = sys.ns;
+  static const std::map<std::string, std::string> means{
+      {"reservation", "the reservation's VMs, paid for whether they run or not: no wait while the rung has room"},
+      {"queued", "Dynamic Workload Scheduler's queued provisioning: Kueue asks GKE for all of a step's nodes at once "
+                 "(a ProvisioningRequest) and admits the step when GKE has made them; the step waits on this rung, "
+                 "and the rungs after it are tried only while its quota is taken"},
+      {"flex-start", "flex-start VMs, made as capacity is found, each for at most 7 days"},
+      {"spot", "Spot VMs: cheapest, made when Compute Engine has spare capacity, preempted at any time"},
+      {"standard", "on-demand VMs: made when the zone has capacity"}};
+  std::string md = "### Getting the GPUs\n\n";
+  for (const Pool* p : laddered) {
+    md += fmt::format("Pool `{}` gets its nodes by a ladder of {} rungs, each its own GKE node pool and Kueue flavor, "
+                      "listed best first in the ClusterQueue: Kueue admits a step on the first rung whose quota has "
+                      "room.\n\n| rung | node pool | how | nodes |\n|---|---|---|---|\n",
+                      p->name, p->ladder.size());
+    const auto rungs = p->rung_pools();
+    for (size_t i = 0; i < rungs.size(); ++i) {
+      const Pool::NodeRange r = rungs[i].node_range();
+      md += fmt::format("| {} | `{}` | {}{} | {} |\n", i + 1, rungs[i].name,
+                        rungs[i].reservation.empty() ? "" : fmt::format("`{}`: ", rungs[i].reservation),
+                        means.at(rungs[i].provisioning),
+                        r.min == r.max ? std::to_string(r.max) : fmt::format("{} to {}", r.min, r.max));
+    }
+    md += "\n";
+  }
+  md += "Which rung each workload got (its flavor names the rung's node pool), and the nodes of each rung:\n\n```sh\n";
+  md += cmd::kubectl(kube, {"get", "workloads", "-n", ns, "-o",
+                            "custom-columns=NAME:.metadata.name,FLAVORS:.status.admission.podSetAssignments[*].flavors"})
+            .line() +
+        "\n";
+  for (const Pool* p : laddered)
+    md += cmd::kubectl(kube, {"get", "nodes", "-L", "cloud.google.com/gke-nodepool", "-l",
+                              fmt::format("cloud.google.com/gke-nodepool in ({})", fmt::join(p->node_pools(), ","))})
+              .line() +
+          "\n";
+  if (k8s::queued_provisioning(sys))
+    md += cmd::kubectl(kube, {"get", "provisioningrequests", "-n", ns}).line() +
+          "   # queued provisioning: one per admission, Provisioned when GKE has made the nodes\n";
+  md += "```\n\nA step stays on the rung it was admitted on until it ends (Kueue moves a running workload to a "
+        "better flavor only with its alpha ConcurrentAdmission, which trainc leaves off). If its nodes go (a Spot "
+        "preemption) and its pods are not Ready again within `recoveryTimeout`, Kueue evicts it and queues it "
+        "again, from the first rung with room: it restarts from its last checkpoint. `trainc plan` prices each "
+        "rung and says what is known of its wait.\n\nTo add a reservation, add a rung to `capacity` where it "
+        "belongs in the order (`{reservation: NAME}`, with `project` for one shared from another project and "
+        "`block` for a block of it), compile, run `scripts/up.sh` (it makes the rung's node pool) and then "
+        "`scripts/apply.sh` (the flavor, and the ClusterQueue that lists it in order). Removing a rung is the same "
+        "in reverse: apply.sh prunes its flavor, and up.sh names the node pool the spec no longer has, with the "
+        "command that deletes it.\n\n";
+  return md;
+}
+
 }  // namespace
 
 std::string queue_runbook_section(const System& sys) {
@@ -123,6 +184,7 @@ std::string queue_runbook_section(const System& sys) {
       cmd::kubectl(kube, {"describe", "workload", "-n", ns, "NAME"}).line() + "   # why one waits");
 
   md += pods_ready_section(sys, kube);
+  md += capacity_section(sys, kube);
 
   std::vector<const Pool*> placed;
   for (const auto& [_, p] : sys.pools)

@@ -289,6 +289,9 @@ yaml.safe_dump_all(docs, sys.stdout)' "$run_seconds" "$unready_step" >"$state/kw
   for crd in networking.gke.io_networks networking.gke.io_gkenetworkparamsets monitoring.googleapis.com_podmonitorings; do
     gzip -dc "$root/schemas/crds/$crd.yaml.gz" | "${k[@]}" apply --server-side -f - >/dev/null || die "GKE's CRD $crd was refused"
   done
+  # And the cluster autoscaler's ProvisioningRequest, which Kueue looks for once, when it starts.
+  "${k[@]}" apply --server-side -f "$bin/../config/autoscaler/autoscaling.x-k8s.io_provisioningrequests.yaml" >/dev/null ||
+    die "the ProvisioningRequest CRD was refused"
   say "control plane up in $((SECONDS - t0)) s"
   if [ "$operators" = 1 ]; then
     bash "$here/operators.sh" "$state" "$bin" "$kueue_config" "$addons" || die "the operators did not start (logs in $state/logs)"
