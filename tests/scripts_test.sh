@@ -289,6 +289,31 @@ compile_all() {
     "$TRAINC" compile "$spec" -o "$TMP/out" >/dev/null 2>"$TMP/compile.err" || { echo "$spec:"; cat "$TMP/compile.err"; return 1; }
   done
 }
+# The installed gcloud (Google's CLI, when the machine has it) parses each command up.sh ran against
+# the fake cloud that makes a cluster or node pool: its own argument parser refuses a flag it does
+# not know or a value of the wrong form before it asks for credentials, which it has none of here.
+gcloud_parses() {
+  local dir=$1 line out n=0
+  rm -rf "$TMP/stubs" "$SANDBOX" "$TMP/gcloud-config"
+  stubs_install "$TMP/stubs"
+  run_script "$dir" up.sh
+  [ "$rc" -eq 0 ] || { echo "up.sh failed"; show; return 1; }
+  while IFS= read -r line; do
+    n=$((n + 1))
+    # The stand-in logs each call as the shell would quote it again.
+    out=$(eval "CLOUDSDK_CONFIG=$TMP/gcloud-config CLOUDSDK_CORE_DISABLE_PROMPTS=1 timeout 60 $GCLOUD ${line#gcloud }" 2>&1) || true
+    if grep -qiE "unrecognized arguments|argument --[a-z-]+:|invalid choice|Invalid value|expected one argument" <<<"$out"; then
+      echo "gcloud refuses: $line"; printf '%s\n' "$out" | tail -n 5; return 1
+    fi
+    grep -q "gcloud config set account\|gcloud auth login\|credential" <<<"$out" ||
+      { echo "gcloud neither parsed nor refused: $line"; printf '%s\n' "$out" | tail -n 5; return 1; }
+  done < <(grep -E '^gcloud container (clusters|node-pools) create ' "$STUB_STATE/log")
+  [ "$n" -gt 0 ] || { echo "up.sh made no cluster or node pool"; return 1; }
+}
+
+# Google's own gcloud, if installed (the stand-ins of tests/stubs.sh are another program).
+GCLOUD=$(command -v gcloud || true)
+if [ -n "$GCLOUD" ] && ! "$GCLOUD" version >/dev/null 2>&1; then GCLOUD=''; fi
 t "every example compiles" compile_all
 with_scripts=()
 for d in "$TMP"/out/*/; do
@@ -302,6 +327,12 @@ for ex in "${with_scripts[@]}"; do
     day0 "$TMP/out/$ex"
   t "$ex: the nodes run as their own account, made and granted before the cluster, deleted after it" \
     node_account "$TMP/out/$ex"
+  if [ -n "$GCLOUD" ]; then
+    t "$ex: the installed gcloud ($("$GCLOUD" version 2>/dev/null | head -n 1)) parses every cluster and node pool up.sh makes" \
+      gcloud_parses "$TMP/out/$ex"
+  else
+    t_skip "$ex: the installed gcloud parses every cluster and node pool up.sh makes" "no gcloud on this machine"
+  fi
   if ! grep -q '^  network = data.google_compute_network.default.name$' "$TMP/out/$ex/terraform/cluster.tf"; then continue; fi
   t "$ex: without a default network up.sh stops before it makes anything" no_default_network "$TMP/out/$ex"
 done
