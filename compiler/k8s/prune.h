@@ -24,7 +24,8 @@ inline constexpr std::string_view kNamespacedTypes[] = {
     "horizontalpodautoscalers.autoscaling", "podmonitorings.monitoring.googleapis.com",
     "virtualservices.networking.istio.io", "gateways.networking.istio.io", "rayclusters.ray.io",
     "localqueues.kueue.x-k8s.io", "cronjobs.batch"};
-inline constexpr std::string_view kClusterTypes[] = {"clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
-                                                     "topologies.kueue.x-k8s.io"};
+inline constexpr std::string_view kClusterTypes[] = {
+    "clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io", "topologies.kueue.x-k8s.io",
+    "admissionchecks.kueue.x-k8s.io", "provisioningrequestconfigs.kueue.x-k8s.io"};
 
 }  // namespace trainc::k8s

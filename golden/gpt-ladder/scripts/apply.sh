@@ -105,6 +105,7 @@ SYSTEM=gpt-ladder
 LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; never the caller's)
 # Every object of this output that pruning looks at, as TYPE/NAME.
 declare -A CURRENT=(
+  [admissionchecks.kueue.x-k8s.io/gpt-ladder-queued-bba0dd]=1
   [clusterqueues.kueue.x-k8s.io/gpt-ladder-bba0dd]=1
   [configmaps/gpt-ladder-evaluate-7f237524c4]=1
   [configmaps/gpt-ladder-pretrain-c3261d4c58]=1
@@ -113,6 +114,7 @@ declare -A CURRENT=(
   [jobs.batch/gpt-ladder-tokenize-d02cc3548c]=1
   [jobsets.jobset.x-k8s.io/gpt-ladder-pretrain-c3261d4c58]=1
   [localqueues.kueue.x-k8s.io/research]=1
+  [provisioningrequestconfigs.kueue.x-k8s.io/gpt-ladder-queued-bba0dd]=1
   [resourceflavors.kueue.x-k8s.io/gpt-ladder-cpu-bfe076]=1
   [resourceflavors.kueue.x-k8s.io/gpt-ladder-h100-queued-6fc7dd]=1
   [resourceflavors.kueue.x-k8s.io/gpt-ladder-h100-reserved-ddb27a]=1
@@ -120,7 +122,7 @@ declare -A CURRENT=(
   [serviceaccounts/gpt-ksa]=1
 )
 OWN_NAMESPACED=(configmaps jobs.batch jobsets.jobset.x-k8s.io localqueues.kueue.x-k8s.io serviceaccounts)
-OWN_CLUSTER=(clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io)
+OWN_CLUSTER=(admissionchecks.kueue.x-k8s.io clusterqueues.kueue.x-k8s.io provisioningrequestconfigs.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io)
 LOCAL_QUEUE=research CLUSTER_QUEUE=gpt-ladder-bba0dd
 OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_queue)
 # Each step's current run (TYPE/NAME: a run is named by what it runs), how many of its runs
@@ -239,7 +241,7 @@ prune() {
   for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io cronjobs.batch; do
     prune_rest "$type" -n "$NAMESPACE"
   done
-  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
+  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io admissionchecks.kueue.x-k8s.io provisioningrequestconfigs.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
   prune_old_queue
 }
 # Every object of type $1 ($2...: -n NAMESPACE, or nothing) as "NAME SYSTEM NAMESPACE" lines (<none>

@@ -222,7 +222,7 @@ prune() {
   for type in configmaps services deployments.apps serviceaccounts poddisruptionbudgets.policy horizontalpodautoscalers.autoscaling podmonitorings.monitoring.googleapis.com virtualservices.networking.istio.io gateways.networking.istio.io rayclusters.ray.io localqueues.kueue.x-k8s.io cronjobs.batch; do
     prune_rest "$type" -n "$NAMESPACE"
   done
-  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
+  for type in clusterqueues.kueue.x-k8s.io resourceflavors.kueue.x-k8s.io topologies.kueue.x-k8s.io admissionchecks.kueue.x-k8s.io provisioningrequestconfigs.kueue.x-k8s.io; do LIST_SELECTOR=$CLUSTER_SELECTOR prune_rest "$type"; done
   prune_old_queue
 }
 # Every object of type $1 ($2...: -n NAMESPACE, or nothing) as "NAME SYSTEM NAMESPACE" lines (<none>
