@@ -232,7 +232,11 @@ class ModelEmitter final : public Emitter {
                                            : ojson(nullptr);
     m["labels"] = map_json(sys.labels);
     ojson pools = ojson::object();
-    for (const auto& [name, p] : sys.pools) pools[name] = pool_json(p);
+    // By GKE node pool: a laddered pool's rungs each (with `ladderOf`), as plan --against compares them.
+    for (const Pool& p : sys.gke_pools()) {
+      pools[p.name] = pool_json(p);
+      if (!p.ladder_of.empty()) pools[p.name]["ladderOf"] = p.ladder_of;
+    }
     m["pools"] = pools;
     ojson stores = ojson::object();
     for (const auto& [name, s] : sys.stores) {

@@ -237,8 +237,11 @@ void place(ojson& pod, const PodNeeds& n) {
   ojson affinity;
   if (p) {
     const auto node_pools = p->node_pools();
-    // A multislice pool is several GKE node pools, and a nodeSelector matches only one value.
-    if (node_pools.size() == 1) {
+    // A multislice pool is several GKE node pools, and a nodeSelector matches only one value. A
+    // laddered pool's rungs share a node label; Kueue adds the node pool of the rung it admits on.
+    if (p->laddered()) {
+      selector[kLadderLabel] = p->name;
+    } else if (node_pools.size() == 1) {
       selector["cloud.google.com/gke-nodepool"] = node_pools.front();
     } else {
       ojson in_pools = {{"key", "cloud.google.com/gke-nodepool"}, {"operator", "In"}, {"values", node_pools}};

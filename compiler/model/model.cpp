@@ -33,6 +33,7 @@ std::vector<Pool> Pool::rung_pools() const {
     Pool p = *this;
     p.ladder.clear();
     p.ladder_of = name;
+    p.labels[kLadderLabel] = name;
     p.rung = static_cast<int>(i);
     p.name = name + "-" + r.suffix;
     p.ptr = r.ptr;

@@ -27,6 +27,10 @@ struct Taint {
   std::string key, value, effect;  ///< effect: NoSchedule, PreferNoSchedule, NoExecute
 };
 
+/// The node label every rung's nodes carry, valued the laddered pool's name: what its pods select, so
+/// that a rung added or removed changes no pod template (Kueue adds the rung's node pool).
+inline constexpr const char* kLadderLabel = "trainc.dev/pool";
+
 /// One way to get a pool's nodes, a rung of its capacity ladder (spec `capacity`; a pool with the
 /// single `provisioning` form has none, and is its own one rung).
 struct Rung {

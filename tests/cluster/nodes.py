@@ -142,6 +142,8 @@ def main():
             name = node_name(system, np_name, i // len(pools))
             lab = dict(labels, **{"cloud.google.com/gke-nodepool": np_name, "kubernetes.io/hostname": name},
                        **topology_labels(data, machine, i))
+            if pool.get("ladderOf"):  # a rung of a capacity ladder: the label up.sh gives its nodes
+                lab["trainc.dev/pool"] = pool["ladderOf"]
             docs.append({"apiVersion": "v1", "kind": "Node",
                          "metadata": {"name": name, "labels": lab, "annotations": dict(KWOK)},
                          "spec": {"taints": taints} if taints else {},

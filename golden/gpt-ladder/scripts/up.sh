@@ -183,6 +183,7 @@ create_pool() {
           --num-nodes=4 \
           --reservation-affinity=specific \
           --reservation=h100-reservation/reservationBlocks/block-1 \
+          --node-labels=trainc.dev/pool=h100 \
           --service-account="gpt-ladder-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
           --scopes=cloud-platform \
           --workload-metadata=GKE_METADATA
@@ -203,6 +204,7 @@ create_pool() {
           --location-policy=ANY \
           --reservation-affinity=none \
           --no-enable-autorepair \
+          --node-labels=trainc.dev/pool=h100 \
           --service-account="gpt-ladder-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
           --scopes=cloud-platform \
           --workload-metadata=GKE_METADATA
@@ -219,6 +221,7 @@ create_pool() {
           --min-nodes=0 \
           --max-nodes=4 \
           --spot \
+          --node-labels=trainc.dev/pool=h100 \
           --service-account="gpt-ladder-nodes@${PROJECT_ID}.iam.gserviceaccount.com" \
           --scopes=cloud-platform \
           --workload-metadata=GKE_METADATA
@@ -554,7 +557,7 @@ else
       placementPolicy.type= \
       placementPolicy.tpuTopology=; then
     pool_size h100-reserved fixed 4 4
-    pool_labels h100-reserved '' ''
+    pool_labels h100-reserved trainc.dev/pool=h100 trainc.dev/pool=h100
     pool_taints h100-reserved '' ''
   else
     replace_pool h100-reserved 'every pod running on them'
@@ -580,7 +583,7 @@ else
       placementPolicy.type= \
       placementPolicy.tpuTopology=; then
     pool_size h100-queued total 0 4
-    pool_labels h100-queued '' ''
+    pool_labels h100-queued trainc.dev/pool=h100 trainc.dev/pool=h100
     pool_taints h100-queued '' ''
   else
     replace_pool h100-queued 'every pod running on them'
@@ -606,7 +609,7 @@ else
       placementPolicy.type= \
       placementPolicy.tpuTopology=; then
     pool_size h100-spot autoscaled 0 4
-    pool_labels h100-spot '' ''
+    pool_labels h100-spot trainc.dev/pool=h100 trainc.dev/pool=h100
     pool_taints h100-spot '' ''
   else
     replace_pool h100-spot 'every pod running on them'

@@ -26,6 +26,9 @@ resource "google_container_node_pool" "h100_reserved" {
 
   node_config {
     machine_type = "a3-megagpu-8g"
+    labels = {
+      "trainc.dev/pool" = "h100"
+    }
 
     guest_accelerator {
       type  = "nvidia-h100-mega-80gb"
@@ -76,6 +79,9 @@ resource "google_container_node_pool" "h100_queued" {
   node_config {
     machine_type = "a3-megagpu-8g"
     flex_start   = true
+    labels = {
+      "trainc.dev/pool" = "h100"
+    }
 
     guest_accelerator {
       type  = "nvidia-h100-mega-80gb"
@@ -113,6 +119,9 @@ resource "google_container_node_pool" "h100_spot" {
   node_config {
     machine_type = "a3-megagpu-8g"
     spot         = true
+    labels = {
+      "trainc.dev/pool" = "h100"
+    }
 
     guest_accelerator {
       type  = "nvidia-h100-mega-80gb"
