@@ -39,7 +39,8 @@ k8s::PodNeeds needs_of(const System& sys, const Step& step) {
 /// (name, path): for trainrt steps, whose image is read-only, /tmp and the workdir; for other steps
 /// whose image trainc did not build, where inputs are synced to and outputs written: the workdir
 /// too when a sync targets it, since the step then fills it from the store (the image's own
-/// workdir is its user's, often root's, and the sync would fail there).
+/// workdir is its user's, often root's, and the sync would fail there). Not under a writable GCS
+/// mount, which is the store's.
 std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, const k8s::PodNeeds& n) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!n.restricted()) return out;
@@ -59,6 +60,10 @@ std::vector<std::pair<std::string, std::string>> scratch_dirs(const Step& step, 
     auto inside = [&](const std::string& root) { return d == root || d.starts_with(root + "/"); };
     if (d == "/" || inside("/tmp")) continue;
     if (!kept.empty() && inside(kept.back())) continue;  // already under an earlier one
+    // A writable GCS mount holds it already (a second volume at one path the API server refuses:
+    // "Duplicate value" of volumeMounts[].mountPath).
+    if (std::any_of(step.mounts.begin(), step.mounts.end(), [&](const Mount& m) { return !m.read_only && inside(m.path); }))
+      continue;
     kept.push_back(d);
   }
   for (size_t i = 0; i < kept.size(); ++i) out.push_back({fmt::format("scratch-{}", i), kept[i]});

@@ -107,12 +107,12 @@ LIST_SELECTOR=''  # listed()'s selector when not SELECTOR (set for one call; nev
 declare -A CURRENT=(
   [admissionchecks.kueue.x-k8s.io/gpt-ladder-queued-bba0dd]=1
   [clusterqueues.kueue.x-k8s.io/gpt-ladder-bba0dd]=1
-  [configmaps/gpt-ladder-evaluate-f62628a80f]=1
-  [configmaps/gpt-ladder-pretrain-9394a0e0aa]=1
+  [configmaps/gpt-ladder-evaluate-c2e3f9123d]=1
+  [configmaps/gpt-ladder-pretrain-adcb9ef29f]=1
   [configmaps/gpt-ladder-tokenize-d02cc3548c]=1
-  [jobs.batch/gpt-ladder-evaluate-f62628a80f]=1
+  [jobs.batch/gpt-ladder-evaluate-c2e3f9123d]=1
   [jobs.batch/gpt-ladder-tokenize-d02cc3548c]=1
-  [jobsets.jobset.x-k8s.io/gpt-ladder-pretrain-9394a0e0aa]=1
+  [jobsets.jobset.x-k8s.io/gpt-ladder-pretrain-adcb9ef29f]=1
   [localqueues.kueue.x-k8s.io/research]=1
   [provisioningrequestconfigs.kueue.x-k8s.io/gpt-ladder-queued-bba0dd]=1
   [resourceflavors.kueue.x-k8s.io/gpt-ladder-cpu-bfe076]=1
@@ -129,8 +129,8 @@ OLD_CLUSTER_QUEUE=''  # the ClusterQueue the LocalQueue fed before (move_local_q
 # are kept (its history), and the steps that run again with it: itself and every step after it.
 declare -A RUN_OF=(
   [tokenize]=jobs.batch/gpt-ladder-tokenize-d02cc3548c
-  [pretrain]=jobsets.jobset.x-k8s.io/gpt-ladder-pretrain-9394a0e0aa
-  [evaluate]=jobs.batch/gpt-ladder-evaluate-f62628a80f
+  [pretrain]=jobsets.jobset.x-k8s.io/gpt-ladder-pretrain-adcb9ef29f
+  [evaluate]=jobs.batch/gpt-ladder-evaluate-c2e3f9123d
 )
 declare -A HISTORY=(
   [tokenize]=3
@@ -528,13 +528,13 @@ start_run job/gpt-ladder-tokenize-d02cc3548c kubectl --context "$KUBE_CONTEXT" a
 # Step 'pretrain', after tokenize.
 wait_job gpt-ladder-tokenize-d02cc3548c
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/pretrain-configmap.yaml"
-start_run jobset/gpt-ladder-pretrain-9394a0e0aa kubectl --context "$KUBE_CONTEXT" apply \
+start_run jobset/gpt-ladder-pretrain-adcb9ef29f kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/pretrain-jobset.yaml"
 
 # Step 'evaluate', after pretrain.
-wait_for jobset/gpt-ladder-pretrain-9394a0e0aa condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
+wait_for jobset/gpt-ladder-pretrain-adcb9ef29f condition=Completed '{.status.conditions[?(@.type=="Failed")].status}' True
 run kubectl --context "$KUBE_CONTEXT" apply -f "${K8S_DIR}/evaluate-configmap.yaml"
-start_run job/gpt-ladder-evaluate-f62628a80f kubectl --context "$KUBE_CONTEXT" apply \
+start_run job/gpt-ladder-evaluate-c2e3f9123d kubectl --context "$KUBE_CONTEXT" apply \
     -f "${K8S_DIR}/evaluate-job.yaml"
 rerun_scheduled
 
@@ -544,4 +544,4 @@ else
   log 'applied. The Jobs run on; watch them with:'
 fi
 log "  kubectl --context ${KUBE_CONTEXT} get jobs,pods -n ${NAMESPACE} -l app.kubernetes.io/part-of=gpt-ladder -w"
-log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-ladder-evaluate-f62628a80f -n ${NAMESPACE}"
+log "  kubectl --context ${KUBE_CONTEXT} logs -f job/gpt-ladder-evaluate-c2e3f9123d -n ${NAMESPACE}"
