@@ -103,7 +103,11 @@ def main():
     plan = json.load(open(plan_file))
     problems = []
     nodes = kubectl(k, kc, "get", "nodes", "-o", "json")["items"]
-    pool_of = {n["metadata"]["name"]: n["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "") for n in nodes}
+    # A rung of a capacity ladder is a node pool of its own; the plan places pods on the laddered
+    # pool, whose name every rung's nodes carry (trainc.dev/pool). Which rung each step got is
+    # tests/cluster/ladder.py's to judge.
+    pool_of = {n["metadata"]["name"]: n["metadata"]["labels"].get("trainc.dev/pool")
+               or n["metadata"]["labels"].get("cloud.google.com/gke-nodepool", "") for n in nodes}
     pools_of_plan = {p["name"]: set(p["nodePools"]) for p in plan["pools"]}
     pool_of_nodepool = {np: name for name, nps in pools_of_plan.items() for np in nps}
     pods = kubectl(k, kc, "get", "pods", "-n", ns, "-o", "json")["items"]
