@@ -728,6 +728,63 @@ ladder_case() {
   finish_case ladder "$state" "$rc" "$prov"
 }
 
+# Moving back up a ladder, as trainc plan says it happens: a running step keeps its rung, but one
+# whose Spot nodes are taken back (deleted, as a preemption ends them) has no Ready pods again within
+# waitForPodsReady's recoveryTimeout (podsReadyTimeout 30s here), so the real Kueue evicts it and
+# admits it again on the first rung with room: the reservation, freed meanwhile (its step deleted).
+ladder_back_case() {
+  local dir=$TMP/ladder-back spec out state kc rc=0 ns prov i now=''
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  spec=$dir/spec.yaml
+  sed -e 's/^queue: {name: team}$/queue: {name: team, podsReadyTimeout: 30s}/' -e '/^  - name: d$/,$d' \
+    tests/cluster/ladder/spec.yaml >"$spec"
+  "$TRAINC" compile "$spec" -o "$dir/out" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; return 1; }
+  out=$dir/out/$(ls "$dir/out")
+  "$TRAINC" plan "$spec" --format json >"$dir/plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
+  state=$dir/cluster
+  kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" \
+    --kueue-config "$out/addons/kueue-manager-config.yaml" --run-seconds 3600 --nodes h100-queued=0 "$dir/plan.json" \
+    2>"$dir/up.log" | tail -n 1)
+  if [ ! -f "$kc" ]; then tail -n 20 "$dir/up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
+  : >"$dir/provisioned.jsonl"
+  setsid python3 tests/cluster/provisioner.py "$BIN/kubectl" "$kc" h100-queued h100-spot "$dir/provisioned.jsonl" \
+    2>"$dir/provisioner.log" &
+  prov=$!
+  ns=$(namespace_of "$out")
+  apply_output "$out" "$kc" "$TMP/ladder-back-apply.log" || rc=1
+  rungs() { python3 tests/cluster/ladder.py "$BIN/kubectl" "$kc" "$ns" "$dir/plan.json" "$dir/provisioned.jsonl" --first a --print; }
+  for i in $(seq 90); do
+    now=$(rungs 2>/dev/null)
+    if [ "$(grep -c ' h100-' <<<"$now")" -eq 3 ]; then break; fi
+    sleep 2
+  done
+  local on_reserved on_spot
+  on_reserved=$(awk '$2 == "h100-reserved" { print $1 }' <<<"$now")
+  on_spot=$(awk '$2 == "h100-spot" { print $1 }' <<<"$now")
+  if [ -z "$on_reserved" ] || [ -z "$on_spot" ]; then echo "the three steps did not take one rung each: $now"; rc=1; fi
+  if [ "$rc" -eq 0 ]; then
+    "$BIN/kubectl" --kubeconfig "$kc" delete jobsets.jobset.x-k8s.io -n "$ns" -l "trainc.dev/step=$on_reserved" --wait=true >/dev/null
+    "$BIN/kubectl" --kubeconfig "$kc" delete nodes -l cloud.google.com/gke-nodepool=h100-spot >/dev/null
+    for i in $(seq 120); do
+      now=$(rungs 2>/dev/null)
+      if grep -qx "$on_spot h100-reserved" <<<"$now"; then break; fi
+      sleep 2
+    done
+    grep -qx "$on_spot h100-reserved" <<<"$now" ||
+      { echo "step $on_spot, its Spot nodes gone and the reservation free, is not admitted on the reservation: $now"; rc=1; }
+  fi
+  if [ "$rc" -eq 0 ]; then
+    # Kueue evicted it for its pods (not Ready within recoveryTimeout) before it admitted it again.
+    "$BIN/kubectl" --kubeconfig "$kc" get events -n "$ns" -o json | python3 -c '
+import json, sys
+reasons = {e.get("reason") for e in json.load(sys.stdin)["items"] if e["involvedObject"].get("kind") == "Workload"}
+sys.exit(0 if "EvictedDueToPodsReadyTimeout" in reasons or "Evicted" in reasons else 1)' ||
+      { echo "no eviction of step $on_spot's workload was recorded"; rc=1; }
+  fi
+  finish_case ladder-back "$state" "$rc" "$prov"
+}
+
 # Day 2: each example's edits, applied in turn over the running system once its first apply is
 # judged (EXAMPLE|EDIT|WHAT); each is held to `trainc plan --against` and `trainc diff --live`.
 day2_cases=(
@@ -783,6 +840,8 @@ if [ "$#" -eq 0 ]; then
     kueue_restart_case kueue-gpu 's/^queue: [{]name: team-a[}]$/queue: {name: team-a, podsReadyTimeout: 30s}/' train-small
   t "a capacity ladder on the upstream control plane: three steps applied together take the reservation, the queued rung (Kueue's ProvisioningRequest, with the Job's parameters, answered by a stand-in for GKE's autoscaler) and Spot, one each in the ClusterQueue's order; the step after them the reservation again, as trainc plan says" \
     ladder_case
+  t "a capacity ladder on the upstream control plane, moving back: a step whose Spot nodes are taken back is evicted at recoveryTimeout and admitted again on the reservation, freed meanwhile, as trainc plan says" \
+    ladder_back_case
   t "trainc diff --live on the upstream control plane (examples/xgb-triton): an empty cluster, the system applied (read-only), drift by hand put back by apply.sh, a change the server refuses, a cluster no one answers for; each also as a planner that may only read (no dry run)" \
     cluster_case xgb-triton "" live
 fi

@@ -12,7 +12,8 @@ saw it), and its pods must have run on the nodes made for that request; no other
 had one.
 
 Usage: ladder.py KUBECTL KUBECONFIG NAMESPACE PLAN.json PROVISIONER_LOG --first a,b,c --after d
-Prints each problem and exits 1; silent and 0 when the cluster did what the plan says.
+Prints each problem and exits 1; silent and 0 when the cluster did what the plan says. With --print,
+each step's rung as it is now (STEP NODE_POOL, or none), and nothing judged.
 """
 import argparse
 import json
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("log")
     ap.add_argument("--first", required=True)
     ap.add_argument("--after", default="")
+    ap.add_argument("--print", action="store_true", help="print each step's rung (STEP NODE_POOL, or none), judge nothing")
     a = ap.parse_args()
 
     def get(*what, ns=True):
@@ -64,6 +66,10 @@ def main():
             continue
         rung_of[step] = flavor_pool.get(flavors.pop())
         workload_of[step] = (w["metadata"]["name"], owner)
+    if a.print:
+        for step in sorted(s for s in step_of.values() if s):
+            print(step, rung_of.get(step) or "none")
+        return 0
     first = a.first.split(",")
     after = [s for s in a.after.split(",") if s]
     got = sorted(rung_of.get(s) or "none" for s in first)
