@@ -698,8 +698,9 @@ PY
 
 # A capacity ladder on the real Kueue (tests/cluster/ladder/spec.yaml: a pool of three 2-node rungs,
 # a reservation, queued provisioning and Spot; steps a, b, c of 2 nodes applied together, d after
-# them). The queued rung starts with no nodes: tests/cluster/provisioner.py plays GKE's autoscaler,
-# making a ProvisioningRequest's nodes and marking it Provisioned. tests/cluster/ladder.py then holds
+# them; each runs 120 s, time for the three to be admitted one after another while the others run,
+# as Kueue's blockAdmission has it). The queued rung starts with no nodes: tests/cluster/provisioner.py
+# plays GKE's autoscaler, making a ProvisioningRequest's nodes and marking it Provisioned. tests/cluster/ladder.py then holds
 # the cluster to `trainc plan`'s ladder: a, b and c one rung each, in Kueue's own order of the
 # flavors trainc wrote; a ProvisioningRequest of GKE's class with the Job's parameters for the one
 # on the queued rung, whose pods ran on the nodes made for it; d, once every rung is free, on the first.
@@ -712,7 +713,7 @@ ladder_case() {
   "$TRAINC" plan "$spec" --format json >"$dir/plan.json" 2>/dev/null || { echo "trainc plan failed"; return 1; }
   state=$dir/cluster
   kc=$(bash tests/cluster/cluster.sh up --state "$state" --addons "$(addons_of "$out")" \
-    --kueue-config "$out/addons/kueue-manager-config.yaml" --run-seconds 60 --nodes h100-queued=0 "$dir/plan.json" \
+    --kueue-config "$out/addons/kueue-manager-config.yaml" --run-seconds 120 --nodes h100-queued=0 "$dir/plan.json" \
     2>"$dir/up.log" | tail -n 1)
   if [ ! -f "$kc" ]; then tail -n 20 "$dir/up.log"; bash tests/cluster/cluster.sh down --state "$state" 2>/dev/null; return 1; fi
   : >"$dir/provisioned.jsonl"
