@@ -340,6 +340,9 @@ expect dask-cpu sum-of-squares python3 client.py --n=1000000 --workers=2
 expect gpt-a4-tas tokenize python3 tokenize_corpus.py
 expect gpt-a4-tas pretrain torchrun --nnodes=4 --node-rank=0 --nproc-per-node=8 /workspace/train.py --config=gpt-1b
 expect gpt-a4-tas evaluate torchrun --standalone --nnodes=1 --nproc-per-node=8 /workspace/eval.py
+expect gpt-ladder tokenize python3 tokenize_corpus.py
+expect gpt-ladder pretrain torchrun --nnodes=4 --node-rank=0 --nproc-per-node=8 /workspace/train.py --config=gpt-1b
+expect gpt-ladder evaluate torchrun --standalone --nnodes=1 --nproc-per-node=8 /workspace/eval.py
 expect jax-l4 train python3 train.py --data=/data
 expect kueue-gpu prep python3 prep.py
 expect kueue-gpu train-large torchrun --nnodes=4 --node-rank=0 --master-addr=@JOB@-node-0-0.@JOB@ --master-port=29500 /workspace/train.py --model=large
@@ -508,7 +511,7 @@ for cm in "$EX_OUT"/*/k8s/*-configmap.yaml; do
   t "$ex/$step: a fresh pod reaches the launcher with the spec's arguments" entry_run "$ex/$step" "$cm" fresh
   t "$ex/$step: a restarted pod resumes from the newest checkpoint, or runs the same" entry_run "$ex/$step" "$cm" resumed
 done
-t "every expected step has an entry script (20)" test "$n_steps" -eq "${#EXPECT[@]}"
+t "every expected step has an entry script (23)" test "$n_steps" -eq "${#EXPECT[@]}"
 
 # ---- A Dask client's heartbeat stays fresh while its cluster's workers are provisioned ---------
 # xgb-dask-a4's workers are on a flex-start pool, whose nodes may take hours to come. Its client
