@@ -182,6 +182,13 @@ int LocalRay::start(const ComputeCluster& c, const fs::path& python, const Local
                cwd, Inherit::nothing);
     return wait.started() && wait.wait() == 0;
   };
+  // The head first: its raylet registering while a worker's starts beside it was what ran past
+  // Ray's 30 s on two cores.
+  if (!joined(1)) {
+    if (auto rc = ended()) return *rc;
+    fmt::print(stderr, "trainc: the head of Ray cluster '{}' did not register within 120s\n", c.name);
+    return 2;
+  }
   int nodes = 1;
   for (const auto& g : c.workers) {
     if (g.gpus > 0) fmt::print("  (worker group '{}' has {} GPU(s) a pod in the cluster; here it runs as CPU workers)\n", g.name, g.gpus);
@@ -200,11 +207,6 @@ int LocalRay::start(const ComputeCluster& c, const fs::path& python, const Local
         return 2;
       }
     }
-  }
-  if (nodes == 1 && !joined(1)) {
-    if (auto rc = ended()) return *rc;
-    fmt::print(stderr, "trainc: the head of Ray cluster '{}' did not register within 120s\n", c.name);
-    return 2;
   }
   fmt::print("  (Ray cluster '{}': {} node(s) on loopback, dashboard {})\n", c.name, nodes, dashboard_);
   return 0;
