@@ -43,7 +43,7 @@ void check_offered(const Pool& pool, const std::string& provisioning, const std:
                         m->capacity.size() > 1 ? ", or a ladder of them (`capacity`)" : ""));
 }
 
-void check_rung(const System& sys, const Pool& pool, const Rung& r, const Document& doc, Diagnostics& diags) {
+void check_rung(const Pool& pool, const Rung& r, const Document& doc, Diagnostics& diags) {
   if (r.provisioning == "reservation" && r.reservation.empty())
     doc.error(diags, r.ptr, "a reservation rung needs `reservation`, the name of the reservation to consume");
   if (r.provisioning != "reservation" && !r.reservation.empty())
@@ -66,7 +66,6 @@ void check_rung(const System& sys, const Pool& pool, const Rung& r, const Docume
               "GKE keeps queued nodes at most 7 days (maxRunDurationSeconds 604800; "
               "cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest)");
   check_offered(pool, r.provisioning, r.ptr, doc, diags);
-  (void)sys;
 }
 
 void check_ladder(const System& sys, const Pool& pool, const Document& doc, Diagnostics& diags) {
@@ -95,7 +94,7 @@ void check_ladder(const System& sys, const Pool& pool, const Document& doc, Diag
               Anchor::key);
   std::map<std::string, const Rung*> kinds, reservations;
   for (const Rung& r : pool.ladder) {
-    check_rung(sys, pool, r, doc, diags);
+    check_rung(pool, r, doc, diags);
     if (r.provisioning == "reservation") {
       if (r.reservation.empty()) continue;
       auto [it, fresh] = reservations.emplace(r.reservation_path(), &r);

@@ -80,7 +80,8 @@ def main():
         if rung_of.get(s) != rungs[0]:
             problems.append(f"step {s}, started when every rung was free, took {rung_of.get(s)}; the first rung is {rungs[0]}")
 
-    seen = [json.loads(line) for line in open(a.log)] if a.log and open(a.log).read().strip() else []
+    with open(a.log) as f:
+        seen = [json.loads(line) for line in f if line.strip()]
     pods = get("pods")
     node_pool = {n["metadata"]["name"]: n["metadata"]["labels"].get("cloud.google.com/gke-nodepool")
                  for n in get("nodes", ns=False)}
