@@ -250,7 +250,12 @@ cluster_case() {
 finish_case() {  # NAME STATE RC RESPONDER_PID
   local name=$1 state=$2 rc=$3 responder=$4
   if [ "$rc" -ne 0 ]; then
-    "$BIN/kubectl" --kubeconfig "$state/kubeconfig" get pods -A -o wide 2>&1 | head -n 40
+    # The case's own objects first (GKE's simulated kube-system pods, many, would push them out).
+    "$BIN/kubectl" --kubeconfig "$state/kubeconfig" get pods -A -o wide 2>&1 | awk '$1 != "kube-system"' | head -n 60
+    local kind
+    for kind in jobs jobsets.jobset.x-k8s.io rayjobs.ray.io workloads.kueue.x-k8s.io deployments; do
+      "$BIN/kubectl" --kubeconfig "$state/kubeconfig" get "$kind" -A 2>/dev/null | awk '$1 != "kube-system"' | head -n 20
+    done
     mkdir -p out/cluster-logs
     rm -rf "out/cluster-logs/$name"
     cp -r "$state/logs" "out/cluster-logs/$name" 2>/dev/null || true
