@@ -100,9 +100,12 @@ class Catalog:
     def __init__(self, path):
         data = yaml.safe_load(open(path))
         self.machines = {}
+        self.capacity = {}  # machine -> how Compute Engine offers it, where that is not every way
         for fam in data["gpuFamilies"]:
             for m in fam["machines"]:
                 self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": m["gpus"]}
+                if fam.get("capacity"):
+                    self.capacity[m["type"]] = fam["capacity"]
         for m in data["cpuMachines"]["machines"]:
             self.machines[m["type"]] = {"vcpus": m["vcpus"], "memoryGiB": m["memoryGiB"], "gpus": 0}
         for gen in data["tpuGenerations"]:
@@ -200,6 +203,7 @@ class Pool:
     def __init__(self, name, machine, accel, nodes, autoscale, rdma, cat, facts, own=None):
         self.name, self.machine, self.accel, self.nodes, self.autoscale = name, machine, accel, nodes, autoscale
         self.rdma = rdma
+        self.offered = cat.capacity.get(machine)
         self.gpus = accel[1] if accel else cat.machines[machine]["gpus"]
         self.alloc = cat.allocatable(machine)
         self.facts = dict(facts, gpu=self.gpus > 0, rdma=rdma)
@@ -221,6 +225,14 @@ class Pool:
             out["autoscaling"] = {"min": 0, "max": self.nodes}
         else:
             out["nodes"] = self.nodes
+        # A machine not offered on demand (A4, A3 Ultra) says how it gets its nodes: a fixed pool a
+        # reservation, an autoscaled one Spot (flex-start pools start empty, which is a check of its own).
+        if self.offered and "standard" not in self.offered:
+            if self.autoscale:
+                out["provisioning"] = "spot"
+            else:
+                out["provisioning"] = "reservation"
+                out["reservation"] = f"{self.name}-reservation"
         if self.rdma:
             out["rdma"] = True
         return out

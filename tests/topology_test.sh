@@ -112,7 +112,7 @@ t "kubernetes.io/hostname as the first level fails the judge" \
 
 # --- specs written here -----------------------------------------------------------------------------
 # spec NAME POOL-LINES NODES: a system NAME with an a3-ultragpu-8g pool `h200` (POOL-LINES under it,
-# indented six spaces) behind a queue, and a NODES-node torchrun step on it.
+# indented six spaces, saying how it gets its nodes: A3 Ultra is not offered on demand) behind a queue, and a NODES-node torchrun step on it.
 spec() {
   cat >"$TMP/$1.yaml" <<EOF
 apiVersion: trainc/v1
@@ -151,6 +151,8 @@ untouched() {
 
 subblock_required() {
   spec sub-required "      nodes: 2
+      provisioning: reservation
+      reservation: h200-block-1
       placement: {level: subblock, required: true}" 2
   compiled sub-required || return 1
   local job="$TMP/out/sub-required/k8s/pretrain-jobset.yaml"
@@ -162,7 +164,8 @@ t "a fixed a3-ultragpu-8g pool with placement {level: subblock, required: true}:
   subblock_required
 
 autoscaled_plain() {
-  spec autoscaled "      autoscaling: {min: 0, max: 4}" 2
+  spec autoscaled "      provisioning: spot
+      autoscaling: {min: 0, max: 4}" 2
   compiled autoscaled || return 1
   untouched "$TMP/out/autoscaled" || return 1
   judge_passes "$TMP/out/autoscaled" || return 1
@@ -185,7 +188,8 @@ refused() {
   done
   grep -m1 'error:' "$TMP/stderr"
 }
-spec autoscaled-block "      autoscaling: {min: 0, max: 4}
+spec autoscaled-block "      provisioning: spot
+      autoscaling: {min: 0, max: 4}
       placement: {level: block}" 2
 t "an autoscaled pool asking placement {level: block} with a 2-node step is refused, naming the step" \
   refused autoscaled-block "error: step 'pretrain' .*pool 'h200'" "nodes that exist"
@@ -216,6 +220,8 @@ t "an n1-standard-8 + T4 pool asking placement {level: block} is refused: GKE la
 
 level_none() {
   spec level-none "      nodes: 2
+      provisioning: reservation
+      reservation: h200-block-1
       placement: {level: none}" 2
   compiled level-none || return 1
   untouched "$TMP/out/level-none" || return 1
@@ -233,7 +239,7 @@ gcp: {project: my-project, region: us-central1, zone: us-central1-b}
 queue: {name: research}
 cluster:
   pools:
-    h200: {machine: a3-ultragpu-8g, nodes: 3}
+    h200: {machine: a3-ultragpu-8g, nodes: 3, provisioning: reservation, reservation: h200-block-1}
 clusters:
   ray:
     engine: ray
@@ -307,7 +313,7 @@ queue: {}
 cluster:
   pools:
     cpu: {machine: e2-standard-8}
-    a4: {machine: a4-highgpu-8g, nodes: 2}
+    a4: {machine: a4-highgpu-8g, nodes: 2, provisioning: reservation, reservation: a4-block-1}
 pipeline:
   - {name: gpu, image: us-docker.pkg.dev/my-project/ml/x:1, gpus: 8, command: [x], resources: {requests: {cpu: "100", memory: 1000Gi}}}
   - {name: cpu, image: us-docker.pkg.dev/my-project/ml/x:1, command: [x]}

@@ -29,18 +29,26 @@ std::vector<std::string> long_lived_on(const System& sys, const std::string& poo
   return out;
 }
 
-/// A rung (or a pool's one provisioning, at `ptr`) the machine is not offered with.
+/// A rung (or a pool's one provisioning, at `ptr`) the machine is not offered with. `implicit`: the
+/// pool wrote no `provisioning`, so it asks for standard (on-demand) nodes without saying so.
 void check_offered(const Pool& pool, const std::string& provisioning, const std::string& ptr, const Document& doc,
-                   Diagnostics& diags) {
+                   Diagnostics& diags, bool implicit = false) {
   const MachineType* m = catalog().machine(pool.machine);
   if (!m || m->capacity.empty()) return;
   if (std::find(m->capacity.begin(), m->capacity.end(), provisioning) != m->capacity.end()) return;
   std::string offered;
   for (const auto& c : m->capacity) offered += (offered.empty() ? "" : ", ") + c;
-  doc.error(diags, ptr,
-            fmt::format("{} is not offered as {} capacity: Compute Engine gives it by {} ({}); use one of those{}",
-                        m->type, provisioning, offered, m->capacity_source,
-                        m->capacity.size() > 1 ? ", or a ladder of them (`capacity`)" : ""));
+  const std::string ways = m->capacity.size() > 1 ? ", or a ladder of them (`capacity`)" : "";
+  if (implicit)
+    doc.error(diags, ptr,
+              fmt::format("{} is not offered on demand, and a pool without `provisioning` asks for standard, "
+                          "on-demand nodes: Compute Engine gives it by {} ({}); say which, e.g. provisioning: {}{}",
+                          m->type, offered, m->capacity_source, m->capacity.front(), ways),
+              Anchor::key);
+  else
+    doc.error(diags, ptr,
+              fmt::format("{} is not offered as {} capacity: Compute Engine gives it by {} ({}); use one of those{}",
+                          m->type, provisioning, offered, m->capacity_source, ways));
 }
 
 void check_rung(const Pool& pool, const Rung& r, const Document& doc, Diagnostics& diags) {
@@ -128,7 +136,10 @@ void check_capacity(const System& sys, const Document& doc, Diagnostics& diags) 
                     Anchor::key);
       continue;
     }
-    if (pool.provisioning_set) check_offered(pool, pool.provisioning, ptr_key(pool.ptr, "provisioning"), doc, diags);
+    if (pool.provisioning_set)
+      check_offered(pool, pool.provisioning, ptr_key(pool.ptr, "provisioning"), doc, diags);
+    else
+      check_offered(pool, pool.provisioning, ptr_key(pool.ptr, "machine"), doc, diags, true);
     if (pool.provisioning == "queued" && !sys.queue)
       doc.error(diags, ptr_key(pool.ptr, "provisioning"),
                 "queued provisioning is asked for by Kueue: it sends GKE a ProvisioningRequest for a step's nodes when "
