@@ -15,13 +15,15 @@ namespace {
 
 constexpr int kMaxRunSeconds = 7 * 24 * 3600;  // GKE's queued provisioning and flex-start: at most 7 days
 
-/// The pods of long-lived workloads placed on `pool` (services, compute clusters): Kueue does not
-/// admit them, so it picks no rung for them.
-std::vector<std::string> long_lived_on(const System& sys, const std::string& pool) {
+/// The pods of long-lived workloads placed on `pool` (services, compute clusters; with
+/// `per_job_too`, also Ray clusters made per job): Kueue does not admit them, so it picks no rung
+/// for them and asks no queued nodes.
+std::vector<std::string> long_lived_on(const System& sys, const std::string& pool, bool per_job_too = true) {
   std::vector<std::string> out;
   for (const auto& [name, s] : sys.services)
     if (s.pool == pool) out.push_back(fmt::format("service '{}'", name));
   for (const auto& [name, c] : sys.clusters) {
+    if (c.per_job() && !per_job_too) continue;
     if (c.lead().pool == pool) out.push_back(fmt::format("the {} of cluster '{}'", c.lead_name(), name));
     for (const auto& g : c.workers)
       if (g.pool == pool) out.push_back(fmt::format("workers '{}' of cluster '{}'", g.name, name));
@@ -144,6 +146,13 @@ void check_capacity(const System& sys, const Document& doc, Diagnostics& diags) 
       doc.error(diags, ptr_key(pool.ptr, "provisioning"),
                 "queued provisioning is asked for by Kueue: it sends GKE a ProvisioningRequest for a step's nodes when "
                 "it would admit the step; add e.g. queue: {name: team-a}");
+    if (pool.provisioning == "queued")
+      if (const auto pods = long_lived_on(sys, pool.name, false); !pods.empty())
+        doc.error(diags, ptr_key(pool.ptr, "provisioning"),
+                  fmt::format("queued nodes are asked for by Kueue when it admits a step, and it does not admit {}, "
+                              "placed on pool '{}': its pods would wait for nodes no one asks for; give {} a pool "
+                              "of another `provisioning`",
+                              pods.front(), pool.name, pods.size() > 1 ? "them" : "it"));
     if (pool.provisioning == "queued" && pool.placement.required)
       doc.warning(diags, pool.placement.ptr,
                   "GKE's autoscaler provisions a queued request without regard to topology, so a required placement "

@@ -241,6 +241,12 @@ ojson ray_job(const System& sys, const Step& step, const Object& obj) {
   const Ray& r = std::get<Ray>(c.engine);
   ojson labels = run_labels(sys, step, "ray-job");
   j["metadata"] = metadata(obj.name, sys.ns, r.per_job ? queued(sys, std::move(labels)) : std::move(labels));
+  if (r.per_job) {
+    // Kueue's ProvisioningRequest for a queued pool under the job's cluster takes its parameters from here.
+    std::vector<std::string> pools{r.head.pool};
+    for (const auto& g : c.workers) pools.push_back(g.pool);
+    if (ojson a = provisioning_annotations(sys, step, pools); !a.empty()) j["metadata"]["annotations"] = std::move(a);
+  }
   ojson spec;
   spec["entrypoint"] = ray_job_entrypoint(step);
   if (r.per_job) {

@@ -1,8 +1,11 @@
 // A capacity ladder (spec `capacity`) as GKE and Kueue get it: one node pool and one flavor per rung,
 // in order, and queued provisioning's admission check limited to its rung's flavor.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
+#include "emit/emitter.h"
 #include "k8s/names.h"
+#include "k8s/plan.h"
 #include "k8s/queue.h"
 #include "model/test_lowered.h"
 
@@ -86,6 +89,37 @@ TEST_CASE("a queued step asks for the rung's maxRunDuration; without one, its ti
   CHECK(provisioning_annotations(sys, sys.steps[0])["provreq.kueue.x-k8s.io/maxRunDurationSeconds"] == "1800");
   sys.steps[0].pool = "cpu";
   CHECK(provisioning_annotations(sys, sys.steps[0]).empty());
+}
+
+TEST_CASE("a RayJob that brings its own cluster onto a queued pool carries the request's parameters; a shared one none") {
+  const std::string spec = R"(apiVersion: trainc/v1
+kind: TrainingSystem
+name: sys
+gcp: {project: p, region: us-central1, zone: us-central1-c}
+queue: {name: team}
+cluster:
+  pools:
+    cpu: {machine: e2-standard-8}
+    h100: {machine: a3-highgpu-8g, provisioning: queued, autoscaling: {min: 0, max: 2}}
+clusters:
+  ray:
+    engine: ray
+    image: rayproject/ray:2.52.0-py310-gpu
+    perJob: true
+    head: {pool: cpu}
+    workers:
+      gpu: {pool: h100, replicas: 2}
+pipeline:
+  - {name: train, cluster: ray, command: [python, train.py], timeout: 2h}
+)";
+  System sys = testing::lowered(spec);
+  OutputSink out;
+  new_k8s_emitter()->emit(sys, plan(sys), out);
+  const YAML::Node rj = YAML::Load(out.files().at("k8s/train-rayjob.yaml"));
+  CHECK(rj["metadata"]["annotations"]["provreq.kueue.x-k8s.io/maxRunDurationSeconds"].as<std::string>() == "7200");
+  // Its head alone on the queued pool is enough; on no queued pool, nothing.
+  CHECK(provisioning_annotations(sys, sys.steps[0], {"cpu"}).empty());
+  CHECK(provisioning_annotations(sys, sys.steps[0], {"h100"}).size() == 1);
 }
 
 }  // namespace trainc::k8s

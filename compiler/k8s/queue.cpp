@@ -1,5 +1,6 @@
 #include "k8s/queue.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -181,12 +182,16 @@ std::string queued_check_name(const System& sys) {
   return fmt::format("{}-queued-{}", sys.name, scope_hash({sys.ns, sys.name}));
 }
 
-ojson provisioning_annotations(const System& sys, const Step& step) {
+ojson provisioning_annotations(const System& sys, const Step& step, const std::vector<std::string>& pools) {
   if (!sys.queue || !queued_provisioning(sys)) return ojson::object();
   int asked = 0;
   bool queued = false;
+  const auto on = [&](const std::string& name) {
+    if (pools.empty()) return step.pool.empty() || step.pool == name;
+    return std::find(pools.begin(), pools.end(), name) != pools.end();
+  };
   for (const Pool& p : sys.gke_pools()) {
-    if (p.provisioning != "queued" || (!step.pool.empty() && step.pool != p.name && step.pool != p.ladder_of)) continue;
+    if (p.provisioning != "queued" || !(on(p.name) || (!p.ladder_of.empty() && on(p.ladder_of)))) continue;
     queued = true;
     const Pool* spec_pool = sys.pool(p.ladder_of.empty() ? p.name : p.ladder_of);
     const int set = spec_pool && spec_pool->laddered() ? spec_pool->ladder[p.rung].max_run_seconds : 0;

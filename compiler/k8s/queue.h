@@ -77,7 +77,8 @@ std::string queued_check_name(const System& sys);
 /// The ProvisioningRequest parameters Kueue reads off a queued step's Job, JobSet or RayJob
 /// (annotations provreq.kueue.x-k8s.io/<parameter>): maxRunDurationSeconds, the queued rung's
 /// `maxRunDuration`, else the step's timeout, else GKE's most (7 days). Empty off queued pools.
-ojson provisioning_annotations(const System& sys, const Step& step);
+/// `pools`: the pools its pods are on, when not the step's own (a per-job Ray cluster's head and workers).
+ojson provisioning_annotations(const System& sys, const Step& step, const std::vector<std::string>& pools = {});
 /// GKE keeps a queued request's nodes at most this long (maxRunDurationSeconds).
 inline constexpr int kQueuedMaxRunSeconds = 7 * 24 * 3600;
 
