@@ -324,17 +324,18 @@ live_diff() {  # NAME WHAT SPEC KC WANT [FLAG]
   fi
 }
 
-# apply.sh --diff: its answer to the question is ANSWER, typed at a terminal (script(1) gives it
-# one), or none when ANSWER is empty (stdin is then no terminal). Exits as apply.sh does.
+# apply.sh --diff: its answer to the question is ANSWER, typed at a terminal once it asks
+# (tests/cluster/answer.py holds the terminal), or none when ANSWER is empty (stdin is then no
+# terminal). Exits as apply.sh does (answer.py: 125 when it never asked).
 apply_diff() {  # OUT KC LOG ANSWER
   local out=$1 kc=$2 log=$3 answer=$4 installed=()
   if grep -q -- '--addons-installed)' "$out/scripts/apply.sh"; then installed=(--addons-installed); fi
-  local cmd=(env "PATH=$BIN:$STUB_BIN:$PATH" HEALTH_DELAY=2 "TRAINC=$TRAINC" timeout 420 bash "$out/scripts/apply.sh"
+  local cmd=(env "PATH=$BIN:$STUB_BIN:$PATH" HEALTH_DELAY=2 "TRAINC=$TRAINC" timeout --foreground 420 bash "$out/scripts/apply.sh"
     --kubeconfig "$kc" ${installed[@]+"${installed[@]}"} --diff)
   if [ -z "$answer" ]; then
     "${cmd[@]}" </dev/null >"$log" 2>&1
   else
-    printf '%s\n' "$answer" | script -qec "$(printf '%q ' "${cmd[@]}")" /dev/null >"$log" 2>&1
+    python3 tests/cluster/answer.py --timeout 420 'apply these changes[?]' "$answer" -- "${cmd[@]}" </dev/null >"$log" 2>&1
   fi
 }
 
