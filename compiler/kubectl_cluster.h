@@ -1,10 +1,15 @@
 #pragma once
 // The cluster `trainc diff --live` asks (inspect/live.h), through kubectl: every request a read
 // or a server-side dry run, kubectl run as a child process (run/process.h exchange).
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "inspect/live.h"
+#include "run/process.h"
 
 namespace trainc {
 
@@ -23,11 +28,26 @@ class KubectlCluster : public LiveCluster {
   Answer get(const std::string& yaml) override;
   Answer dry_run_apply(const std::string& yaml) override;
   Answer list(const std::string& type, const std::string& ns, const std::string& selector) override;
+  /// One kubectl for all of them; the objects it does not answer for (refused, or kinds the server
+  /// does not know) are asked again one at a time, four at once, each for its own answer.
+  std::vector<Answer> get_each(const std::vector<std::string>& yamls) override;
+  std::vector<Answer> dry_run_each(const std::vector<std::string>& yamls) override;
+  /// One kubectl for the types the server knows (kubectl api-resources, asked once).
+  Answer list_all(const std::vector<std::string>& types, const std::string& ns, const std::string& selector) override;
 
  private:
   std::vector<std::string> base() const;
   Answer ask(std::vector<std::string> args, const std::string& input, bool dry_run = false);
+  /// kubectl with `args`, its output whatever its exit code; a LiveError when it cannot run or hangs.
+  Exchanged run(std::vector<std::string> args, const std::string& input);
+  /// What kubectl `args` (a get or a dry run of every document of `docs` at once) answers for each;
+  /// those it does not answer for, `alone`'s answer. `read`: a get with --ignore-not-found, whose
+  /// success says that the objects it left out are not there.
+  std::vector<Answer> batch(const std::vector<std::string>& args, const std::vector<std::string>& docs,
+                            const std::function<Answer(const std::string&)>& alone, bool read);
   KubectlTarget t_;
+  std::once_flag discovered_;
+  std::optional<std::set<std::string>> known_types_;  ///< kubectl api-resources' names; none when it failed
 };
 
 /// `diff --live`'s whole run once the spec is compiled: the cluster asked, the result printed

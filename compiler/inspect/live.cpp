@@ -243,15 +243,45 @@ json last_applied(const json& obj) {
 struct Asked {
   LiveCluster::Answer live, applied, reapplied;  ///< get; dry run of the output; dry run of the last-applied
   bool read_only = false;  ///< no dry run was made (read-only, or the credentials may not)
+  bool namespace_absent = false;  ///< not dry run: its namespace is not there yet (the output makes it)
 };
 
 }  // namespace
+
+// --- questions asked many at a time, one at a time ------------------------------------------
+
+std::vector<LiveCluster::Answer> LiveCluster::get_each(const std::vector<std::string>& yamls) {
+  std::vector<Answer> out;
+  for (const auto& y : yamls) out.push_back(get(y));
+  return out;
+}
+
+std::vector<LiveCluster::Answer> LiveCluster::dry_run_each(const std::vector<std::string>& yamls) {
+  std::vector<Answer> out;
+  for (const auto& y : yamls) out.push_back(dry_run_apply(y));
+  return out;
+}
+
+LiveCluster::Answer LiveCluster::list_all(const std::vector<std::string>& types, const std::string& ns,
+                                          const std::string& selector) {
+  Answer all;
+  all.ok = true;
+  all.object = {{"items", json::array()}};
+  for (const auto& type : types) {
+    Answer a = list(type, ns, selector);
+    if (!a.ok) {
+      a.message = fmt::format("{}: {}", type, a.message);
+      return a;
+    }
+    for (auto& item : a.object.value("items", json::array())) all.object["items"].push_back(std::move(item));
+  }
+  return all;
+}
 
 // --- the comparison --------------------------------------------------------------------------
 
 AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputFiles& neu, LiveCluster& cluster,
                       const std::string& subject, const LiveOptions& options) {
-  const int workers = options.workers;
   const k8s::UpdateRules& rules = k8s::update_rules();
   AgainstPlan a;
   a.old_folder = "the cluster";
@@ -268,68 +298,86 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
   const std::string selector = fmt::format("app.kubernetes.io/managed-by=trainc,app.kubernetes.io/part-of={}", sys.name);
   const std::string cluster_selector = fmt::format("{},{}={}", selector, k8s::kNamespaceLabel, sys.ns);
   struct Listed {
-    std::string type;
     bool run = false;
     json obj;
   };
-  std::vector<std::function<void()>> tasks;
-  std::vector<std::pair<std::string, LiveCluster::Answer>> lists;
-  std::set<std::string> run_types;
-  for (const auto& r : k8s::kRunTypes) run_types.insert(std::string(r.type));
-  auto list_type = [&](std::string_view type, bool cluster_scoped) {
-    lists.push_back({std::string(type), {}});
-    const size_t at = lists.size() - 1;
-    tasks.push_back([&, at, cluster_scoped] {
-      lists[at].second = cluster.list(lists[at].first, cluster_scoped ? "" : sys.ns,
-                                      cluster_scoped ? cluster_selector
-                                                     : selector + ",!" + std::string(k8s::kScheduleLabel));
-    });
-  };
-  for (const auto& r : k8s::kRunTypes) list_type(r.type, false);
-  for (const auto t : k8s::kNamespacedTypes) list_type(t, false);
-  for (const auto t : k8s::kClusterTypes) list_type(t, true);
-
-  // Each object of the output, asked: workers at a time.
-  std::vector<Asked> asked(news.size());
-  std::vector<std::future<void>> pending;
-  for (const auto& m : news)
+  std::vector<std::string> namespaced_types, cluster_types;
+  for (const auto& r : k8s::kRunTypes) namespaced_types.emplace_back(r.type);
+  for (const auto t : k8s::kNamespacedTypes) namespaced_types.emplace_back(t);
+  for (const auto t : k8s::kClusterTypes) cluster_types.emplace_back(t);
+  std::vector<std::string> yamls;
+  for (const auto& m : news) {
     if (m.yaml.empty()) throw LiveError(fmt::format("{}: its documents cannot be told apart", m.file));
-  auto ask_one = [&](size_t i) {
-    const OutputObject& m = news[i];
+    yamls.push_back(m.yaml);
+  }
+
+  // The questions, in three rounds of questions asked together: the system's objects listed and each
+  // object of the output read; each applied (a dry run); and, for drift, the last-applied
+  // configuration of each live object applied again.
+  std::vector<Asked> asked(news.size());
+  auto listed_here = std::async(std::launch::async, [&] {
+    return cluster.list_all(namespaced_types, sys.ns, selector + ",!" + std::string(k8s::kScheduleLabel));
+  });
+  auto listed_outside = std::async(std::launch::async, [&] { return cluster.list_all(cluster_types, "", cluster_selector); });
+  {
+    std::vector<LiveCluster::Answer> lives = cluster.get_each(yamls);
+    for (size_t i = 0; i < news.size(); ++i) asked[i].live = std::move(lives.at(i));
+  }
+  const LiveCluster::Answer lists[] = {listed_here.get(), listed_outside.get()};
+
+  // The output's namespace, not on the cluster: a dry run of an object in it is refused for that
+  // alone (the dry run creates nothing), so none is made.
+  bool namespace_absent = false;
+  for (size_t i = 0; i < news.size(); ++i)
+    if (news[i].key.kind == "Namespace" && news[i].key.group.empty() && news[i].key.name == sys.ns)
+      namespace_absent = asked[i].live.missing;
+  std::vector<size_t> applying;
+  for (size_t i = 0; i < news.size(); ++i) {
     Asked& q = asked[i];
-    q.live = cluster.get(m.yaml);
-    if (!q.live.ok && !q.live.missing) return;
+    if (!q.live.ok && !q.live.missing) continue;
     // A step's run that is there is left as it is (apply.sh's start_run): nothing to apply.
-    if (q.live.ok && is_run_kind(m.key.kind)) return;
-    if (!options.read_only) q.applied = cluster.dry_run_apply(m.yaml);
-    if (options.read_only || q.applied.forbidden) {
+    if (q.live.ok && is_run_kind(news[i].key.kind)) continue;
+    if (options.read_only) {
       q.read_only = true;
-      return;
+      continue;
     }
-    if (!q.live.ok || !q.applied.ok) return;
-    // Drift: what applying the last-applied configuration again would change on the live object.
+    if (namespace_absent && news[i].key.ns == sys.ns) {
+      q.namespace_absent = true;
+      continue;
+    }
+    applying.push_back(i);
+  }
+  {
+    std::vector<std::string> docs;
+    for (const size_t i : applying) docs.push_back(yamls[i]);
+    std::vector<LiveCluster::Answer> applied = cluster.dry_run_each(docs);
+    for (size_t k = 0; k < applying.size(); ++k) asked[applying[k]].applied = std::move(applied.at(k));
+  }
+  // Drift: what applying the last-applied configuration again would change on the live object.
+  std::vector<size_t> reapplying;
+  std::vector<std::string> lasts;
+  for (const size_t i : applying) {
+    Asked& q = asked[i];
+    if (q.applied.forbidden) q.read_only = true;
+    if (q.read_only || !q.live.ok || !q.applied.ok) continue;
     const json applied_last = last_applied(q.live.object);
-    if (applied_last.is_null()) return;
-    if (comparable(applied_last) == m.obj) {
+    if (applied_last.is_null()) continue;
+    if (comparable(applied_last) == news[i].obj) {
       q.reapplied = q.applied;  // the output is what was applied last: the same dry run
     } else {
-      q.reapplied = cluster.dry_run_apply(applied_last.dump());
+      reapplying.push_back(i);
+      lasts.push_back(applied_last.dump());
     }
-  };
-  for (size_t i = 0; i < news.size(); ++i) tasks.push_back([&ask_one, i] { ask_one(i); });
-  // `workers` requests at once; a LiveError in one is thrown here once they are done.
-  for (size_t i = 0; i < tasks.size(); i += static_cast<size_t>(std::max(1, workers))) {
-    for (size_t j = i; j < std::min(tasks.size(), i + static_cast<size_t>(std::max(1, workers))); ++j)
-      pending.push_back(std::async(std::launch::async, tasks[j]));
-    for (auto& p : pending) p.wait();
-    for (auto& p : pending) p.get();
-    pending.clear();
+  }
+  if (!lasts.empty()) {
+    std::vector<LiveCluster::Answer> again = cluster.dry_run_each(lasts);
+    for (size_t k = 0; k < reapplying.size(); ++k) asked[reapplying[k]].reapplied = std::move(again.at(k));
   }
   std::vector<Listed> on_cluster;
-  for (auto& [type, answer] : lists) {
-    if (!answer.ok) throw LiveError(fmt::format("cannot list {}: {}", type, answer.message));
-    for (auto& item : answer.object.value("items", json::array()))
-      if (!owned(item)) on_cluster.push_back({type, run_types.count(type) > 0, item});
+  for (const auto& answer : lists) {
+    if (!answer.ok) throw LiveError(fmt::format("cannot list the system's objects: {}", answer.message));
+    for (const auto& item : answer.object.value("items", json::array()))
+      if (!owned(item)) on_cluster.push_back({is_run_kind(item.value("kind", "")), item});
   }
 
   // The runs on the cluster per step, newest first (as apply.sh's pruning counts them).
@@ -389,7 +437,7 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
         if (q.applied.kind_unknown || q.live.kind_unknown)
           c.detail += std::string(c.detail.empty() ? "" : "; ") + "the server does not know kind " + m.key.kind +
                       " yet: apply.sh installs its add-on first, so the server has not checked it";
-        else if (namespace_missing(q.applied.message))
+        else if (q.namespace_absent || namespace_missing(q.applied.message))
           c.detail += std::string(c.detail.empty() ? "" : "; ") +
                       "its namespace is created first, so the server has not checked it";
         else {

@@ -40,6 +40,16 @@ class LiveCluster {
   /// Every object of resource type `type` ("jobs.batch") that `selector` selects, in namespace
   /// `ns` ("" for cluster-scoped types): object.items. A type the server does not know: none.
   virtual Answer list(const std::string& type, const std::string& ns, const std::string& selector) = 0;
+
+  // The same questions asked many at a time, as diff --live asks them. Each answer is the one the
+  // single question gives; these defaults ask one at a time, and a cluster may ask at once (kubectl
+  // with every object in one process).
+  /// get() of each of `yamls`, in order.
+  virtual std::vector<Answer> get_each(const std::vector<std::string>& yamls);
+  /// dry_run_apply() of each of `yamls`, in order.
+  virtual std::vector<Answer> dry_run_each(const std::vector<std::string>& yamls);
+  /// list() of each of `types`, their items in one answer.
+  virtual Answer list_all(const std::vector<std::string>& types, const std::string& ns, const std::string& selector);
 };
 
 /// Thrown when the cluster cannot be asked (not reachable, no permission to read): diff --live
@@ -54,7 +64,6 @@ struct LiveError : std::runtime_error {
 /// the server's defaulting, admission webhooks and immutable-field checks do not run, and a change
 /// the rules say cannot be made in place is `refused` on their word.
 struct LiveOptions {
-  int workers = 4;         ///< requests at once
   bool read_only = false;  ///< never a dry run: gets and lists alone
 };
 

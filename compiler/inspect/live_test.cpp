@@ -160,7 +160,7 @@ const std::string& triton() {
 }
 
 AgainstPlan live(const Compiled& c, FakeCluster& cluster) {
-  return diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster", {.workers = 2});
+  return diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster");
 }
 
 }  // namespace
@@ -287,7 +287,7 @@ TEST_CASE("diff --live --read-only: no dry run; the output as applied, with the 
   cluster.apply_all(c.files.files());
   add_server_defaults(cluster);
   const AgainstPlan a = diff_live(c.system, make_plan(c.system), c.files.files(), cluster, "the fake cluster",
-                                  {.workers = 2, .read_only = true});
+                                  {.read_only = true});
   CHECK(cluster.dry_runs == 0);
   for (const auto& o : a.objects) CHECK_MESSAGE(o.action == "unchanged", o.key.describe(), " ", o.action, " ", o.detail);
   CHECK(a.drift.empty());
