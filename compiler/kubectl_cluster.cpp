@@ -1,5 +1,6 @@
 #include "kubectl_cluster.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -125,7 +126,7 @@ LiveCluster::Answer KubectlCluster::ask(std::vector<std::string> args, const std
 std::string KubectlCluster::reach(std::string& error) {
   std::vector<std::string> argv = base();
   argv.insert(argv.end(), {"version", "--output=json"});
-  const Exchanged x = exchange(argv, "", t_.timeout_s + 15);
+  auto asked = std::async(std::launch::async, [&] { return exchange(argv, "", t_.timeout_s + 15); });
   std::string context = t_.context;
   if (context.empty()) {
     std::vector<std::string> cur = base();
@@ -133,6 +134,7 @@ std::string KubectlCluster::reach(std::string& error) {
     const Exchanged c = exchange(cur, "", 15);
     context = c.code == 0 ? c.out.substr(0, c.out.find('\n')) : "";
   }
+  const Exchanged x = asked.get();
   std::string server;
   if (x.code == 0) {
     try {
@@ -245,8 +247,23 @@ std::vector<LiveCluster::Answer> KubectlCluster::get_each(const std::vector<std:
 }
 
 std::vector<LiveCluster::Answer> KubectlCluster::dry_run_each(const std::vector<std::string>& yamls) {
-  return batch({"apply", "--dry-run=server", "--filename=-", "--output=json"}, yamls,
-               [this](const std::string& y) { return dry_run_apply(y); }, false);
+  // kubectl applies one object after another (a read, then the dry-run patch or create), so the
+  // objects are split among up to four kubectl at once, three or more each.
+  constexpr size_t kParts = 4, kLeast = 3;
+  const size_t parts = std::clamp<size_t>((yamls.size() + kLeast - 1) / kLeast, 1, kParts);
+  const size_t each = (yamls.size() + parts - 1) / parts;
+  std::vector<std::future<std::vector<Answer>>> asking;
+  for (size_t at = 0; at < yamls.size(); at += each) {
+    std::vector<std::string> part(yamls.begin() + at, yamls.begin() + std::min(yamls.size(), at + each));
+    asking.push_back(std::async(std::launch::async, [this, part = std::move(part)] {
+      return batch({"apply", "--dry-run=server", "--filename=-", "--output=json"}, part,
+                   [this](const std::string& y) { return dry_run_apply(y); }, false);
+    }));
+  }
+  std::vector<Answer> out;
+  for (auto& a : asking)
+    for (auto& answer : a.get()) out.push_back(std::move(answer));
+  return out;
 }
 
 LiveCluster::Answer KubectlCluster::list_all(const std::vector<std::string>& types, const std::string& ns,
