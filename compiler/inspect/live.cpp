@@ -345,6 +345,7 @@ AgainstPlan diff_live(const System& sys, const ResourcePlan& plan, const OutputF
       q.namespace_absent = true;
       continue;
     }
+    if (q.live.kind_unknown) continue;  // its add-on is not installed: the server cannot check it
     applying.push_back(i);
   }
   {
