@@ -28,8 +28,9 @@ class KubectlCluster : public LiveCluster {
   Answer get(const std::string& yaml) override;
   Answer dry_run_apply(const std::string& yaml) override;
   Answer list(const std::string& type, const std::string& ns, const std::string& selector) override;
-  /// One kubectl for all of them; the objects it does not answer for (refused, or kinds the server
-  /// does not know) are asked again one at a time, four at once, each for its own answer.
+  /// One kubectl reads all of them; up to four dry-run them (three objects or more each). What a
+  /// kubectl does not answer for (a refusal, a forbidden dry run) is asked again alone, four at
+  /// once, for its own answer.
   std::vector<Answer> get_each(const std::vector<std::string>& yamls) override;
   std::vector<Answer> dry_run_each(const std::vector<std::string>& yamls) override;
   /// One kubectl for the types the server knows (kubectl api-resources, asked once).
