@@ -1,9 +1,8 @@
 // A capacity ladder (spec `capacity`) as GKE and Kueue get it: one node pool and one flavor per rung,
 // in order, and queued provisioning's admission check limited to its rung's flavor.
 #include <doctest/doctest.h>
-#include <yaml-cpp/yaml.h>
 
-#include "emit/emitter.h"
+#include "k8s/clusters.h"
 #include "k8s/names.h"
 #include "k8s/plan.h"
 #include "k8s/queue.h"
@@ -113,10 +112,10 @@ pipeline:
   - {name: train, cluster: ray, command: [python, train.py], timeout: 2h}
 )";
   System sys = testing::lowered(spec);
-  OutputSink out;
-  new_k8s_emitter()->emit(sys, plan(sys), out);
-  const YAML::Node rj = YAML::Load(out.files().at("k8s/train-rayjob.yaml"));
-  CHECK(rj["metadata"]["annotations"]["provreq.kueue.x-k8s.io/maxRunDurationSeconds"].as<std::string>() == "7200");
+  const Plan p = plan(sys);
+  const ojson rj = ray_job(sys, sys.steps[0], p.workload("train")->done());
+  REQUIRE(rj["metadata"].contains("annotations"));
+  CHECK(rj["metadata"]["annotations"]["provreq.kueue.x-k8s.io/maxRunDurationSeconds"] == "7200");
   // Its head alone on the queued pool is enough; on no queued pool, nothing.
   CHECK(provisioning_annotations(sys, sys.steps[0], {"cpu"}).empty());
   CHECK(provisioning_annotations(sys, sys.steps[0], {"h100"}).size() == 1);
