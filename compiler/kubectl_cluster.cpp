@@ -39,7 +39,7 @@ k8s::ObjectKey key_of(const std::string& doc) {
 /// K in version G/V"); those objects' keys are added to `keys`.
 bool unknown_kinds_only(const std::string& err, std::set<k8s::ObjectKey>& keys) {
   static const std::regex unknown(
-      R"re(resource mapping not found for name: "([^"]*)" namespace: "([^"]*)" from "[^"]*": no matches for kind "([^"]*)" in version "([^"/]*)/?[^"]*")re");
+      R"re(resource mapping not found for name: "([^"]*)" namespace: "([^"]*)" from "[^"]*": no matches for kind "([^"]*)" in version "(?:([^"/]*)/)?[^"]*")re");
   bool any = false;
   for (size_t at = 0; at < err.size();) {
     size_t end = err.find('\n', at);
@@ -51,10 +51,8 @@ bool unknown_kinds_only(const std::string& err, std::set<k8s::ObjectKey>& keys) 
       continue;
     std::smatch m;
     if (!std::regex_search(line, m, unknown)) return false;
-    // "kueue.x-k8s.io/v1beta2": the group; "v1" alone: the core group.
-    const std::string version = m[4].str();
-    const bool has_group = line.find(fmt::format("in version \"{}/", version)) != std::string::npos;
-    keys.insert({has_group ? version : "", m[3].str(), m[2].str(), m[1].str()});
+    // The group of "kueue.x-k8s.io/v1beta2"; none (the core group) of "v1".
+    keys.insert({m[4].str(), m[3].str(), m[2].str(), m[1].str()});
     any = true;
   }
   return any;
